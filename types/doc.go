@@ -1,0 +1,32 @@
+// Package types defines Sluice's SQL types, the Go values that carry them,
+// and the schemas (ordered, typed columns) that every other package shares.
+//
+// Place in the flow: parser/ produces type names, planner/ resolves them to
+// Type values and checks expressions, exec/ and format/ move values of these
+// types through rows. Nothing here depends on another Sluice package.
+//
+// Values are plain Go values chosen for speed on the hot path:
+//
+//	BOOLEAN   bool
+//	INT       int32
+//	BIGINT    int64
+//	DOUBLE    float64
+//	DECIMAL   *apd.Decimal (later)
+//	STRING    string
+//	BYTES     []byte
+//	TIMESTAMP int64 milliseconds since the epoch
+//	ARRAY     []any
+//	MAP       map[string]any
+//	STRUCT    []any in field order
+//
+// SQL NULL is the Go nil. A row is a []any indexed by column position,
+// positions resolved at plan time.
+//
+// Example:
+//
+//	s := types.Schema{Columns: []types.Column{
+//		{Name: "ID", Type: types.String, Key: true},
+//		{Name: "PRICE", Type: types.Double},
+//	}}
+//	i, _ := s.Find("price") // 1: lookups fold case like ksqlDB's unquoted names
+package types
