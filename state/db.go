@@ -1,0 +1,177 @@
+package state
+
+import (
+	"cmp"
+	"errors"
+	"fmt"
+	"log/slog"
+	"slices"
+	"strings"
+	"sync"
+	"sync/atomic"
+
+	"github.com/dgraph-io/badger/v4"
+)
+
+// ErrClosed is returned by operations on a DB (or one of its stores) after
+// Close.
+var ErrClosed = errors.New("state: database closed")
+
+// Options configure Open.
+type Options struct {
+	// Dir is the Badger directory. Empty opens Badger in in-memory mode,
+	// which the offline `sluice test` runner uses: nothing touches disk and
+	// nothing survives Close.
+	Dir string
+	// Logger receives Badger's warnings and errors; Badger's info and debug
+	// chatter (table opening, compactions) is dropped. Nil means
+	// slog.Default().
+	Logger *slog.Logger
+}
+
+// DB is one Badger database holding every store partition of an instance.
+// Its methods are safe for concurrent use; the *Store values it hands out are
+// not (each belongs to one task goroutine).
+type DB struct {
+	bdb *badger.DB
+	log *slog.Logger
+
+	closed atomic.Bool
+
+	mu     sync.Mutex // guards stores
+	stores map[StoreID]*Store
+}
+
+// StoreID names one partition of one store.
+type StoreID struct {
+	Name      string
+	Partition int32
+}
+
+func (id StoreID) String() string { return fmt.Sprintf("%s/%d", id.Name, id.Partition) }
+
+// Open opens (or creates) the database described by opts.
+func Open(opts Options) (*DB, error) {
+	log := opts.Logger
+	if log == nil {
+		log = slog.Default()
+	}
+	bo := badger.DefaultOptions(opts.Dir).
+		WithLogger(badgerLogger{log: log}).
+		WithLoggingLevel(badger.WARNING)
+	if opts.Dir == "" {
+		bo = bo.WithInMemory(true)
+	}
+	bdb, err := badger.Open(bo)
+	if err != nil {
+		return nil, fmt.Errorf("open state %q: %w", opts.Dir, err)
+	}
+	return &DB{bdb: bdb, log: log, stores: make(map[StoreID]*Store)}, nil
+}
+
+// Close closes Badger. Overlays that were not committed are lost, which is
+// fine: their changes were never acknowledged to Kafka either.
+func (db *DB) Close() error {
+	if db.closed.Swap(true) {
+		return nil
+	}
+	if err := db.bdb.Close(); err != nil {
+		return fmt.Errorf("close state: %w", err)
+	}
+	return nil
+}
+
+// Store returns the view of one store's partition. It is cheap and returns the
+// same *Store for the same (name, partition) while the DB is open, so the
+// overlay is shared by whoever asks.
+func (db *DB) Store(name string, partition int32) *Store {
+	id := StoreID{Name: name, Partition: partition}
+	db.mu.Lock()
+	defer db.mu.Unlock()
+	if s, ok := db.stores[id]; ok {
+		return s
+	}
+	s := newStore(db, id)
+	db.stores[id] = s
+	return s
+}
+
+// Stores lists the (name, partition) pairs that have data or a checkpoint on
+// disk, sorted by name and partition. Overlay-only stores are not listed.
+func (db *DB) Stores() ([]StoreID, error) {
+	if err := db.checkOpen(); err != nil {
+		return nil, err
+	}
+	seen := make(map[StoreID]bool)
+	var out []StoreID
+	err := db.bdb.View(func(txn *badger.Txn) error {
+		for _, tag := range []byte{tagCheckpoint, tagData} {
+			it := txn.NewIterator(badger.IteratorOptions{Prefix: []byte{tag}})
+			// Seek past each store partition's key range after seeing its
+			// first key, so the cost is one seek per store partition, not
+			// one step per data key.
+			for it.Rewind(); it.Valid(); {
+				_, name, part, n, err := decodeStorePrefix(it.Item().Key())
+				if err != nil {
+					it.Close()
+					return err
+				}
+				id := StoreID{Name: name, Partition: part}
+				if !seen[id] {
+					seen[id] = true
+					out = append(out, id)
+				}
+				next := prefixEnd(it.Item().KeyCopy(nil)[:n])
+				if next == nil {
+					break
+				}
+				it.Seek(next)
+			}
+			it.Close()
+		}
+		return nil
+	})
+	if err != nil {
+		return nil, fmt.Errorf("list stores: %w", err)
+	}
+	sortIDs(out)
+	return out, nil
+}
+
+func sortIDs(ids []StoreID) {
+	slices.SortFunc(ids, func(a, b StoreID) int {
+		if c := strings.Compare(a.Name, b.Name); c != 0 {
+			return c
+		}
+		return cmp.Compare(a.Partition, b.Partition)
+	})
+}
+
+// checkOpen is called by every operation that reaches Badger: Badger itself
+// does not reliably refuse work after Close.
+func (db *DB) checkOpen() error {
+	if db.closed.Load() {
+		return ErrClosed
+	}
+	return nil
+}
+
+// badgerLogger forwards Badger's warnings and errors to slog and drops the
+// rest: Badger logs every table open and compaction at info level, which
+// would drown an instance's own logs.
+type badgerLogger struct{ log *slog.Logger }
+
+func (l badgerLogger) Errorf(f string, a ...any) {
+	l.log.Error(trimNL(fmt.Sprintf(f, a...)), "component", "badger")
+}
+
+func (l badgerLogger) Warningf(f string, a ...any) {
+	l.log.Warn(trimNL(fmt.Sprintf(f, a...)), "component", "badger")
+}
+
+func (badgerLogger) Infof(string, ...any)  {}
+func (badgerLogger) Debugf(string, ...any) {}
+
+func trimNL(s string) string { return strings.TrimRight(s, "\n") }
+
+var _ badger.Logger = badgerLogger{}

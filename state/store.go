@@ -1,0 +1,354 @@
+package state
+
+import (
+	"bytes"
+	"errors"
+	"fmt"
+	"slices"
+	"sort"
+
+	"github.com/dgraph-io/badger/v4"
+)
+
+// Store is one partition of one state store: an in-memory overlay holding the
+// writes of the current commit interval on top of the committed data in
+// Badger. Reads see the overlay first. A Store is owned by one task and is not
+// safe for concurrent use.
+type Store struct {
+	db   *DB
+	id   StoreID
+	data []byte // Badger prefix of this store partition's data keys
+	ckey []byte // Badger key of this store partition's checkpoint
+
+	// overlay maps user key → latest write this interval. A map (not a
+	// tree) keeps Put at one hash lookup; the key order Range and Pending
+	// need is built lazily in keys.
+	overlay map[string]entry
+	// keys holds the overlay's keys; sorted unless dirty. Only a Put of a
+	// new key makes it dirty, so coalescing updates stay cheap.
+	keys         []string
+	dirty        bool
+	overlayBytes int64
+}
+
+type entry struct {
+	value []byte
+	del   bool
+}
+
+// Change is one overlay entry, as written to the changelog.
+type Change struct {
+	Key, Value []byte
+	Delete     bool
+}
+
+// Checkpoint is what a store partition has durably applied.
+type Checkpoint struct {
+	// ChangelogOffset is the next changelog offset to read on restore; 0
+	// means "replay from the start".
+	ChangelogOffset int64
+	// SourceOffsets maps "topic/partition" to the next source offset whose
+	// effects are not yet in this state, so a replayed record never counts
+	// twice.
+	SourceOffsets map[string]int64
+}
+
+func newStore(db *DB, id StoreID) *Store {
+	return &Store{
+		db:      db,
+		id:      id,
+		data:    storePrefix(tagData, id.Name, id.Partition),
+		ckey:    storePrefix(tagCheckpoint, id.Name, id.Partition),
+		overlay: make(map[string]entry),
+	}
+}
+
+// ID returns the store name and partition.
+func (s *Store) ID() StoreID { return s.id }
+
+func (s *Store) errorf(op string, err error) error {
+	return fmt.Errorf("%s %s/%d: %w", op, s.id.Name, s.id.Partition, err)
+}
+
+// Get returns the value of key: the overlay's if it has one (a tombstone
+// there means absent), else Badger's. A value from the overlay is shared with
+// it and must not be modified.
+func (s *Store) Get(key []byte) (value []byte, ok bool, err error) {
+	if e, hit := s.overlay[string(key)]; hit {
+		if e.del {
+			return nil, false, nil
+		}
+		return e.value, true, nil
+	}
+	if err := s.db.checkOpen(); err != nil {
+		return nil, false, s.errorf("get", err)
+	}
+	err = s.db.bdb.View(func(txn *badger.Txn) error {
+		item, err := txn.Get(concat(s.data, key))
+		if err != nil {
+			return err
+		}
+		value, err = item.ValueCopy(nil)
+		return err
+	})
+	if errors.Is(err, badger.ErrKeyNotFound) {
+		return nil, false, nil
+	}
+	if err != nil {
+		return nil, false, s.errorf("get", err)
+	}
+	return value, true, nil
+}
+
+// Put records key=value in the overlay, replacing any earlier write of key in
+// this interval. Key and value are copied, so the caller may reuse them.
+func (s *Store) Put(key, value []byte) {
+	v := bytes.Clone(value)
+	if v == nil {
+		// A nil value must stay distinguishable from a tombstone on the
+		// changelog, where a nil value means delete.
+		v = []byte{}
+	}
+	s.set(key, entry{value: v})
+}
+
+// Delete records a tombstone for key in the overlay.
+func (s *Store) Delete(key []byte) { s.set(key, entry{del: true}) }
+
+func (s *Store) set(key []byte, e entry) {
+	if old, hit := s.overlay[string(key)]; hit {
+		s.overlayBytes += int64(len(e.value) - len(old.value))
+		s.overlay[string(key)] = e
+		return
+	}
+	k := string(key)
+	s.overlay[k] = e
+	s.keys = append(s.keys, k)
+	s.dirty = true
+	s.overlayBytes += int64(len(k) + len(e.value))
+}
+
+// sortedKeys returns the overlay keys in order. When re-sorting it builds a
+// new slice, so a Range in progress (whose fn may Put) keeps a stable view.
+func (s *Store) sortedKeys() []string {
+	if s.dirty {
+		s.keys = slices.Clone(s.keys)
+		slices.Sort(s.keys)
+		s.dirty = false
+	}
+	return s.keys
+}
+
+// Range calls fn for each live key starting with prefix, in ascending key
+// order, merging the overlay and Badger (the overlay wins, tombstones hide).
+// fn returning false stops. key and value are only valid during the call;
+// copy them to keep them. An empty prefix ranges over the whole store.
+func (s *Store) Range(prefix []byte, fn func(key, value []byte) bool) error {
+	var end []byte
+	if len(prefix) > 0 {
+		end = prefixEnd(prefix)
+		if end == nil {
+			// prefix is all 0xff: the range is unbounded above but must
+			// still start at prefix.
+			return s.rangeBetween("range", prefix, nil, fn)
+		}
+	}
+	return s.rangeBetween("range", prefix, end, fn)
+}
+
+// RangeBetween is Range over the keys in [start, end); a nil end is unbounded.
+// Window stores use it to scan time ranges of one key.
+func (s *Store) RangeBetween(start, end []byte, fn func(key, value []byte) bool) error {
+	return s.rangeBetween("range", start, end, fn)
+}
+
+func (s *Store) rangeBetween(op string, start, end []byte, fn func(key, value []byte) bool) error {
+	if err := s.db.checkOpen(); err != nil {
+		return s.errorf(op, err)
+	}
+	keys := s.sortedKeys()
+	oi := sort.SearchStrings(keys, string(start))
+	inRange := func(k []byte) bool { return end == nil || bytes.Compare(k, end) < 0 }
+
+	err := s.db.bdb.View(func(txn *badger.Txn) error {
+		it := txn.NewIterator(badger.IteratorOptions{
+			PrefetchValues: true,
+			PrefetchSize:   64,
+			Prefix:         s.data,
+		})
+		defer it.Close()
+		it.Seek(concat(s.data, start))
+		for {
+			var bk []byte
+			if it.Valid() {
+				bk = it.Item().Key()[len(s.data):]
+				if !inRange(bk) {
+					bk = nil
+				}
+			}
+			var ok []byte
+			if oi < len(keys) && inRange([]byte(keys[oi])) {
+				ok = []byte(keys[oi])
+			}
+			if bk == nil && ok == nil {
+				return nil
+			}
+			if ok != nil && (bk == nil || bytes.Compare(ok, bk) <= 0) {
+				if bk != nil && bytes.Equal(ok, bk) {
+					it.Next() // shadowed by the overlay
+				}
+				oi++
+				e, hit := s.overlay[string(ok)]
+				if !hit || e.del {
+					// Missing: fn committed or discarded the overlay
+					// mid-range; the key is no longer pending.
+					continue
+				}
+				if !fn(ok, e.value) {
+					return nil
+				}
+				continue
+			}
+			more := true
+			if err := it.Item().Value(func(v []byte) error {
+				more = fn(bk, v)
+				return nil
+			}); err != nil {
+				return err
+			}
+			if !more {
+				return nil
+			}
+			it.Next()
+		}
+	})
+	if err != nil {
+		return s.errorf(op, err)
+	}
+	return nil
+}
+
+// Pending returns the overlay in key order, for writing to the changelog. It
+// does not clear the overlay. Values are shared with the overlay.
+func (s *Store) Pending() []Change {
+	keys := s.sortedKeys()
+	out := make([]Change, 0, len(keys))
+	for _, k := range keys {
+		e := s.overlay[k]
+		out = append(out, Change{Key: []byte(k), Value: e.value, Delete: e.del})
+	}
+	return out
+}
+
+// PendingCount is the number of distinct keys written this interval.
+func (s *Store) PendingCount() int { return len(s.overlay) }
+
+// Discard drops the overlay, e.g. after an aborted Kafka transaction.
+func (s *Store) Discard() {
+	clear(s.overlay)
+	s.keys = nil
+	s.dirty = false
+	s.overlayBytes = 0
+}
+
+// Commit writes the overlay and cp to Badger in one transaction, then clears
+// the overlay. cp is stored as given (Flush is the caller that merges source
+// offsets).
+//
+// Should the overlay exceed Badger's transaction limit, the data is split over
+// several transactions with the checkpoint in the last one. That stays
+// correct: a crash in between leaves the old checkpoint, and a restore replays
+// the changelog (which already holds this overlay) from it, rewriting the same
+// values.
+func (s *Store) Commit(cp Checkpoint) error {
+	if err := s.db.checkOpen(); err != nil {
+		return s.errorf("commit", err)
+	}
+	enc := encodeCheckpoint(cp)
+	txn := s.db.bdb.NewTransaction(true)
+	defer func() { txn.Discard() }()
+	apply := func(op func(*badger.Txn) error) error {
+		err := op(txn)
+		if !errors.Is(err, badger.ErrTxnTooBig) {
+			return err
+		}
+		if err := txn.Commit(); err != nil {
+			return err
+		}
+		txn = s.db.bdb.NewTransaction(true)
+		return op(txn)
+	}
+	for _, k := range s.sortedKeys() {
+		e := s.overlay[k]
+		bk := concat(s.data, []byte(k))
+		var err error
+		if e.del {
+			err = apply(func(t *badger.Txn) error { return t.Delete(bk) })
+		} else {
+			err = apply(func(t *badger.Txn) error { return t.Set(bk, e.value) })
+		}
+		if err != nil {
+			return s.errorf("commit", err)
+		}
+	}
+	if err := apply(func(t *badger.Txn) error { return t.Set(s.ckey, enc) }); err != nil {
+		return s.errorf("commit", err)
+	}
+	if err := txn.Commit(); err != nil {
+		return s.errorf("commit", err)
+	}
+	s.Discard()
+	return nil
+}
+
+// Checkpoint returns the last committed checkpoint. A store partition that
+// never committed returns the zero Checkpoint (ChangelogOffset 0: restore
+// replays from the start; SourceOffsets nil: consume from the group's
+// committed offsets).
+func (s *Store) Checkpoint() (Checkpoint, error) {
+	if err := s.db.checkOpen(); err != nil {
+		return Checkpoint{}, s.errorf("checkpoint", err)
+	}
+	var cp Checkpoint
+	err := s.db.bdb.View(func(txn *badger.Txn) error {
+		item, err := txn.Get(s.ckey)
+		if errors.Is(err, badger.ErrKeyNotFound) {
+			return nil
+		}
+		if err != nil {
+			return err
+		}
+		return item.Value(func(v []byte) error {
+			cp, err = decodeCheckpoint(v)
+			return err
+		})
+	})
+	if err != nil {
+		return Checkpoint{}, s.errorf("checkpoint", err)
+	}
+	return cp, nil
+}
+
+// Wipe deletes every key and the checkpoint of this store partition, and the
+// overlay. Used before a restore from scratch.
+func (s *Store) Wipe() error {
+	if err := s.db.checkOpen(); err != nil {
+		return s.errorf("wipe", err)
+	}
+	s.Discard()
+	if err := s.db.bdb.DropPrefix(s.data, s.ckey); err != nil {
+		return s.errorf("wipe", err)
+	}
+	return nil
+}
+
+// ApproxBytes estimates the size of this store partition: Badger's on-disk
+// table estimate for its key range (memtables are not counted, so fresh
+// writes show up after a flush) plus the overlay's keys and values.
+func (s *Store) ApproxBytes() int64 {
+	if s.db.checkOpen() != nil {
+		return s.overlayBytes
+	}
+	onDisk, _ := s.db.bdb.EstimateSize(s.data)
+	return int64(onDisk) + s.overlayBytes
+}
