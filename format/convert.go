@@ -1,0 +1,517 @@
+package format
+
+import (
+	"encoding/base64"
+	"encoding/json"
+	"fmt"
+	"math"
+	"sort"
+	"strconv"
+	"strings"
+	"time"
+	"unicode/utf8"
+
+	"github.com/sluice-sql/sluice/types"
+)
+
+// FromJSON converts a JSON-shaped value (what encoding/json produces: nil,
+// bool, float64, json.Number, string, []any, map[string]any; Go integers
+// are accepted too) to the Go value of SQL type t (see types/doc.go).
+//
+// It is as lenient as ksqlDB's JSON deserializer: numeric strings are
+// accepted for numbers, "true"/"false" for BOOLEAN, any scalar for STRING
+// (as its text), numbers with a fraction are truncated for INT and BIGINT.
+// Values that cannot be converted are an error wrapping ErrMalformed.
+func FromJSON(v any, t types.Type) (any, error) {
+	if v == nil {
+		return nil, nil
+	}
+	switch t.Kind {
+	case types.Boolean:
+		switch x := v.(type) {
+		case bool:
+			return x, nil
+		case string:
+			switch {
+			case strings.EqualFold(x, "true"):
+				return true, nil
+			case strings.EqualFold(x, "false"):
+				return false, nil
+			}
+		}
+	case types.Integer:
+		n, ok, err := toInt(v, 32)
+		if ok {
+			return int32(n), err
+		}
+	case types.BigInt, types.Timestamp:
+		if t.Kind == types.Timestamp {
+			if s, isStr := v.(string); isStr {
+				if ms, err := parseTimestamp(s); err == nil {
+					return ms, nil
+				}
+			}
+		}
+		n, ok, err := toInt(v, 64)
+		if ok {
+			return n, err
+		}
+	case types.Date, types.Time:
+		// DATE is int32 days since the epoch, TIME int32 milliseconds since
+		// midnight, as ksqlDB writes them in JSON.
+		if s, isStr := v.(string); isStr && t.Kind == types.Date {
+			if d, err := time.Parse(time.DateOnly, s); err == nil {
+				return int32(d.Unix() / 86400), nil
+			}
+		}
+		n, ok, err := toInt(v, 32)
+		if ok {
+			return int32(n), err
+		}
+	case types.Double, types.Decimal:
+		// DECIMAL travels as float64 until types settles on apd.Decimal.
+		f, ok, err := toFloat(v)
+		if ok {
+			return f, err
+		}
+	case types.String:
+		switch x := v.(type) {
+		case string:
+			return x, nil
+		case json.Number:
+			return x.String(), nil
+		case bool:
+			return strconv.FormatBool(x), nil
+		case float64:
+			return string(appendDouble(nil, x)), nil
+		case int64, int32, int:
+			return fmt.Sprint(x), nil
+		case []any, map[string]any:
+			b, err := json.Marshal(x)
+			return string(b), err
+		}
+	case types.Bytes:
+		switch x := v.(type) {
+		case string:
+			b, err := base64.StdEncoding.DecodeString(x)
+			if err != nil {
+				return nil, fmt.Errorf("%w: BYTES value is not base64: %v", ErrMalformed, err)
+			}
+			return b, nil
+		case []byte:
+			return x, nil
+		}
+	case types.Array:
+		if a, ok := v.([]any); ok {
+			out := make([]any, len(a))
+			for i, e := range a {
+				c, err := FromJSON(e, *t.Elem)
+				if err != nil {
+					return nil, fmt.Errorf("element %d: %w", i, err)
+				}
+				out[i] = c
+			}
+			return out, nil
+		}
+	case types.Map:
+		if m, ok := v.(map[string]any); ok {
+			out := make(map[string]any, len(m))
+			for k, e := range m {
+				c, err := FromJSON(e, *t.Elem)
+				if err != nil {
+					return nil, fmt.Errorf("map key %q: %w", k, err)
+				}
+				out[k] = c
+			}
+			return out, nil
+		}
+	case types.Struct:
+		if m, ok := v.(map[string]any); ok {
+			out := make([]any, len(t.Fields))
+			for i, f := range t.Fields {
+				e, found := lookupField(m, f.Name)
+				if !found {
+					continue
+				}
+				c, err := FromJSON(e, f.Type)
+				if err != nil {
+					return nil, fmt.Errorf("field %s: %w", f.Name, err)
+				}
+				out[i] = c
+			}
+			return out, nil
+		}
+	case types.Unknown:
+		return v, nil
+	}
+	return nil, fmt.Errorf("%w: cannot read JSON %s as %s", ErrMalformed, describeJSON(v), t)
+}
+
+// lookupField finds name in m, exactly first, then ignoring case.
+func lookupField(m map[string]any, name string) (any, bool) {
+	if v, ok := m[name]; ok {
+		return v, true
+	}
+	for k, v := range m {
+		if strings.EqualFold(k, name) {
+			return v, true
+		}
+	}
+	return nil, false
+}
+
+func describeJSON(v any) string {
+	switch x := v.(type) {
+	case string:
+		if len(x) > 40 {
+			x = x[:40] + "…"
+		}
+		return "string " + strconv.Quote(x)
+	case json.Number:
+		return "number " + x.String()
+	case float64:
+		return "number " + strconv.FormatFloat(x, 'g', -1, 64)
+	case bool:
+		return "boolean " + strconv.FormatBool(x)
+	case []any:
+		return "array"
+	case map[string]any:
+		return "object"
+	}
+	return fmt.Sprintf("%T", v)
+}
+
+// toInt converts v to an integer of the given bit size. ok is false when v
+// has no numeric reading at all (the caller reports the type mismatch).
+func toInt(v any, bits int) (n int64, ok bool, err error) {
+	var s string
+	switch x := v.(type) {
+	case json.Number:
+		s = string(x)
+	case string:
+		s = x
+	case float64:
+		return floatToInt(x, bits)
+	case int64:
+		n = x
+	case int32:
+		n = int64(x)
+	case int:
+		n = int64(x)
+	default:
+		return 0, false, nil
+	}
+	if s != "" {
+		n, err = strconv.ParseInt(s, 10, 64)
+		if err != nil {
+			f, ferr := strconv.ParseFloat(s, 64)
+			if ferr != nil {
+				if _, isStr := v.(string); isStr {
+					return 0, false, nil
+				}
+				return 0, true, fmt.Errorf("%w: %q is not a number", ErrMalformed, s)
+			}
+			return floatToInt(f, bits)
+		}
+	}
+	if bits == 32 && (n < math.MinInt32 || n > math.MaxInt32) {
+		return 0, true, fmt.Errorf("%w: %d overflows INT", ErrMalformed, n)
+	}
+	return n, true, nil
+}
+
+func floatToInt(f float64, bits int) (int64, bool, error) {
+	t := math.Trunc(f)
+	lim := math.Ldexp(1, bits-1)
+	if math.IsNaN(t) || t < -lim || t >= lim {
+		return 0, true, fmt.Errorf("%w: %v overflows a %d-bit integer", ErrMalformed, f, bits)
+	}
+	return int64(t), true, nil
+}
+
+func toFloat(v any) (float64, bool, error) {
+	var s string
+	switch x := v.(type) {
+	case json.Number:
+		s = string(x)
+	case string:
+		s = x
+		switch x {
+		case "NaN":
+			return math.NaN(), true, nil
+		case "Infinity":
+			return math.Inf(1), true, nil
+		case "-Infinity":
+			return math.Inf(-1), true, nil
+		}
+	case float64:
+		return x, true, nil
+	case int64:
+		return float64(x), true, nil
+	case int32:
+		return float64(x), true, nil
+	case int:
+		return float64(x), true, nil
+	default:
+		return 0, false, nil
+	}
+	f, err := strconv.ParseFloat(s, 64)
+	if err != nil {
+		if _, isStr := v.(string); isStr {
+			return 0, false, nil
+		}
+		return 0, true, fmt.Errorf("%w: %q is not a number", ErrMalformed, s)
+	}
+	return f, true, nil
+}
+
+// parseTimestamp reads ksqlDB's ISO-8601 timestamp text (UTC unless a zone
+// is given) as epoch milliseconds.
+func parseTimestamp(s string) (int64, error) {
+	for _, layout := range []string{time.RFC3339Nano, "2006-01-02T15:04:05.999999999", "2006-01-02T15:04"} {
+		if t, err := time.Parse(layout, s); err == nil {
+			return t.UnixMilli(), nil
+		}
+	}
+	return 0, fmt.Errorf("%w: %q is not a timestamp", ErrMalformed, s)
+}
+
+// ToJSON converts a Go value of SQL type t to its JSON shape: integers stay
+// int64 (exact), DOUBLE is float64, BYTES a base64 string, STRUCT an object
+// keyed by field name, ARRAY []any, MAP map[string]any.
+func ToJSON(v any, t types.Type) any {
+	if v == nil {
+		return nil
+	}
+	switch x := v.(type) {
+	case int32:
+		if t.Kind == types.Double || t.Kind == types.Decimal {
+			return float64(x)
+		}
+		return int64(x)
+	case int64:
+		if t.Kind == types.Double || t.Kind == types.Decimal {
+			return float64(x)
+		}
+		return x
+	case int:
+		return int64(x)
+	case []byte:
+		return base64.StdEncoding.EncodeToString(x)
+	case []any:
+		if t.Kind == types.Struct {
+			m := make(map[string]any, len(t.Fields))
+			for i, f := range t.Fields {
+				if i < len(x) {
+					m[f.Name] = ToJSON(x[i], f.Type)
+				}
+			}
+			return m
+		}
+		out := make([]any, len(x))
+		for i, e := range x {
+			out[i] = ToJSON(e, elemType(t))
+		}
+		return out
+	case map[string]any:
+		out := make(map[string]any, len(x))
+		for k, e := range x {
+			out[k] = ToJSON(e, elemType(t))
+		}
+		return out
+	}
+	return v
+}
+
+func elemType(t types.Type) types.Type {
+	if t.Elem != nil {
+		return *t.Elem
+	}
+	return types.UnknownType
+}
+
+// appendValue appends v, a Go value of SQL type t, as JSON.
+func appendValue(b []byte, v any, t types.Type) ([]byte, error) {
+	switch x := v.(type) {
+	case nil:
+		return append(b, "null"...), nil
+	case string:
+		return appendString(b, x), nil
+	case int64:
+		if t.Kind == types.Double || t.Kind == types.Decimal {
+			return appendDouble(b, float64(x)), nil
+		}
+		return strconv.AppendInt(b, x, 10), nil
+	case int32:
+		if t.Kind == types.Double || t.Kind == types.Decimal {
+			return appendDouble(b, float64(x)), nil
+		}
+		return strconv.AppendInt(b, int64(x), 10), nil
+	case float64:
+		return appendDouble(b, x), nil
+	case bool:
+		return strconv.AppendBool(b, x), nil
+	case []byte:
+		b = append(b, '"')
+		b = base64.StdEncoding.AppendEncode(b, x)
+		return append(b, '"'), nil
+	case []any:
+		if t.Kind == types.Struct {
+			if len(x) != len(t.Fields) {
+				return b, fmt.Errorf("%w: STRUCT value has %d fields, type %s has %d", ErrEncode, len(x), t, len(t.Fields))
+			}
+			b = append(b, '{')
+			for i, f := range t.Fields {
+				if i > 0 {
+					b = append(b, ',')
+				}
+				b = appendString(b, f.Name)
+				b = append(b, ':')
+				var err error
+				if b, err = appendValue(b, x[i], f.Type); err != nil {
+					return b, err
+				}
+			}
+			return append(b, '}'), nil
+		}
+		et := elemType(t)
+		b = append(b, '[')
+		for i, e := range x {
+			if i > 0 {
+				b = append(b, ',')
+			}
+			var err error
+			if b, err = appendValue(b, e, et); err != nil {
+				return b, err
+			}
+		}
+		return append(b, ']'), nil
+	case map[string]any:
+		// Sorted keys: equal maps encode to equal bytes (changelog
+		// compaction and tests rely on deterministic output).
+		keys := make([]string, 0, len(x))
+		for k := range x {
+			keys = append(keys, k)
+		}
+		sort.Strings(keys)
+		et := elemType(t)
+		b = append(b, '{')
+		for i, k := range keys {
+			if i > 0 {
+				b = append(b, ',')
+			}
+			b = appendString(b, k)
+			b = append(b, ':')
+			var err error
+			if b, err = appendValue(b, x[k], et); err != nil {
+				return b, err
+			}
+		}
+		return append(b, '}'), nil
+	case json.Number:
+		return append(b, x...), nil
+	}
+	return b, fmt.Errorf("%w: Go value of type %T for a %s column", ErrEncode, v, t)
+}
+
+// appendDouble writes f the way Java's Double.toString (and so ksqlDB's
+// serializers) does, so consumers always see a double: 125.0, 0.001,
+// 1.0E7, 1.234E-5. JSON has no NaN or infinities; like Jackson we write
+// them as the strings "NaN", "Infinity" and "-Infinity".
+func appendDouble(b []byte, f float64) []byte {
+	switch {
+	case math.IsNaN(f):
+		return append(b, `"NaN"`...)
+	case math.IsInf(f, 1):
+		return append(b, `"Infinity"`...)
+	case math.IsInf(f, -1):
+		return append(b, `"-Infinity"`...)
+	}
+	if a := math.Abs(f); a == 0 || (a >= 1e-3 && a < 1e7) {
+		start := len(b)
+		b = strconv.AppendFloat(b, f, 'f', -1, 64)
+		for _, c := range b[start:] {
+			if c == '.' {
+				return b
+			}
+		}
+		return append(b, ".0"...)
+	}
+	// Scientific: Go writes 1.5e+07 / 1e-05; Java 1.5E7 / 1.0E-5.
+	var tmp [32]byte
+	s := strconv.AppendFloat(tmp[:0], f, 'e', -1, 64)
+	e := 0
+	for s[e] != 'e' {
+		e++
+	}
+	b = append(b, s[:e]...)
+	if !containsDot(s[:e]) {
+		b = append(b, ".0"...)
+	}
+	b = append(b, 'E')
+	exp := s[e+1:]
+	if exp[0] == '+' {
+		exp = exp[1:]
+	} else {
+		b = append(b, '-')
+		exp = exp[1:]
+	}
+	for len(exp) > 1 && exp[0] == '0' {
+		exp = exp[1:]
+	}
+	return append(b, exp...)
+}
+
+func containsDot(s []byte) bool {
+	for _, c := range s {
+		if c == '.' {
+			return true
+		}
+	}
+	return false
+}
+
+const hexDigits = "0123456789abcdef"
+
+// appendString writes s as a JSON string. Invalid UTF-8 becomes U+FFFD, as
+// with encoding/json; HTML characters are not escaped (Jackson does not).
+func appendString(b []byte, s string) []byte {
+	b = append(b, '"')
+	start := 0
+	for i := 0; i < len(s); {
+		c := s[i]
+		if c < 0x80 {
+			if c >= 0x20 && c != '"' && c != '\\' {
+				i++
+				continue
+			}
+			b = append(b, s[start:i]...)
+			switch c {
+			case '"', '\\':
+				b = append(b, '\\', c)
+			case '\n':
+				b = append(b, '\\', 'n')
+			case '\r':
+				b = append(b, '\\', 'r')
+			case '\t':
+				b = append(b, '\\', 't')
+			default:
+				b = append(b, '\\', 'u', '0', '0', hexDigits[c>>4], hexDigits[c&0xf])
+			}
+			i++
+			start = i
+			continue
+		}
+		r, size := utf8.DecodeRuneInString(s[i:])
+		if r == utf8.RuneError && size == 1 {
+			b = append(b, s[start:i]...)
+			b = append(b, `\ufffd`...)
+			i++
+			start = i
+			continue
+		}
+		i += size
+	}
+	b = append(b, s[start:]...)
+	return append(b, '"')
+}

@@ -1,0 +1,102 @@
+package format
+
+import (
+	"errors"
+	"fmt"
+	"strings"
+
+	"github.com/sluice-sql/sluice/types"
+)
+
+// Codec serialises the columns of one side (key or value) of a Kafka record.
+// A Codec is safe for concurrent use: it holds no per-call state.
+type Codec interface {
+	// Encode serialises vals, given in the order of the codec's columns.
+	// It returns nil for codecs without columns (a NONE or column-less key)
+	// and for a nil vals slice (a tombstone).
+	Encode(vals []any) ([]byte, error)
+	// Decode fills dst[0:len(cols)] from data. A null or empty record sets
+	// every column to nil (SQL NULL), as does a JSON field that is missing.
+	Decode(data []byte, dst []any) error
+}
+
+// Props are the serialisation options from a statement's WITH clause.
+type Props struct {
+	// WrapSingleValue is WRAP_SINGLE_VALUE. nil means the format's default:
+	// values are wrapped in an object, single JSON keys are not.
+	WrapSingleValue *bool
+	// Delimiter is VALUE_DELIMITER / KEY_DELIMITER for DELIMITED: one
+	// character, or TAB or SPACE. Empty means ','.
+	Delimiter string
+}
+
+// Format names, as written in KEY_FORMAT / VALUE_FORMAT / FORMAT.
+const (
+	JSON      = "JSON"
+	Kafka     = "KAFKA"
+	Delimited = "DELIMITED"
+	None      = "NONE"
+)
+
+// Supported lists the formats this package implements.
+var Supported = []string{JSON, Kafka, Delimited, None}
+
+// Error kinds; the returned errors wrap one of these, for errors.Is.
+var (
+	// ErrUnknownFormat: the format name is not one of Supported.
+	ErrUnknownFormat = errors.New("unknown format")
+	// ErrUnsupported: the format cannot carry these columns (for example
+	// KAFKA with two columns, or DELIMITED with an ARRAY column).
+	ErrUnsupported = errors.New("unsupported by format")
+	// ErrMalformed: the record bytes cannot be decoded. exec counts such
+	// records and skips them.
+	ErrMalformed = errors.New("malformed record")
+	// ErrEncode: a value cannot be encoded (wrong column count or Go type).
+	ErrEncode = errors.New("cannot encode")
+)
+
+// NewKeyCodec returns the codec for the key columns of a source or sink.
+func NewKeyCodec(format string, cols []types.Column, p Props) (Codec, error) {
+	return newCodec(format, cols, p, true)
+}
+
+// NewValueCodec returns the codec for the value columns of a source or sink.
+func NewValueCodec(format string, cols []types.Column, p Props) (Codec, error) {
+	return newCodec(format, cols, p, false)
+}
+
+func newCodec(format string, cols []types.Column, p Props, key bool) (Codec, error) {
+	switch strings.ToUpper(format) {
+	case JSON:
+		return newJSONCodec(cols, p, key), nil
+	case Kafka:
+		return newKafkaCodec(cols, key)
+	case Delimited:
+		return newDelimitedCodec(cols, p)
+	case None:
+		if len(cols) > 0 {
+			return nil, fmt.Errorf("%w: format NONE cannot carry columns, got %d", ErrUnsupported, len(cols))
+		}
+		return noneCodec{}, nil
+	}
+	return nil, fmt.Errorf("%w %q: supported formats are %s", ErrUnknownFormat, format, strings.Join(Supported, ", "))
+}
+
+// noneCodec is the NONE format: no columns, no bytes.
+type noneCodec struct{}
+
+func (noneCodec) Encode([]any) ([]byte, error) { return nil, nil }
+func (noneCodec) Decode([]byte, []any) error   { return nil }
+
+func checkEncodeLen(vals []any, n int) error {
+	if len(vals) != n {
+		return fmt.Errorf("%w: %d values for %d columns", ErrEncode, len(vals), n)
+	}
+	return nil
+}
+
+func setNull(dst []any, n int) {
+	for i := range dst[:n] {
+		dst[i] = nil
+	}
+}

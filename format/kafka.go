@@ -1,0 +1,114 @@
+package format
+
+import (
+	"encoding/binary"
+	"fmt"
+	"math"
+
+	"github.com/sluice-sql/sluice/types"
+)
+
+// kafkaCodec is the KAFKA format: one primitive column in the encoding of
+// Kafka's own serializers (StringSerializer, IntegerSerializer, …).
+type kafkaCodec struct {
+	col  types.Column
+	none bool // no columns: a key-less stream
+}
+
+var _ Codec = kafkaCodec{}
+
+func newKafkaCodec(cols []types.Column, key bool) (Codec, error) {
+	switch len(cols) {
+	case 0:
+		return kafkaCodec{none: true}, nil
+	case 1:
+	default:
+		side := "value"
+		if key {
+			side = "key"
+		}
+		return nil, fmt.Errorf("%w: the KAFKA format supports a single %s column, got %d", ErrUnsupported, side, len(cols))
+	}
+	switch cols[0].Type.Kind {
+	case types.String, types.Integer, types.BigInt, types.Double, types.Bytes:
+		return kafkaCodec{col: cols[0]}, nil
+	}
+	return nil, fmt.Errorf("%w: the KAFKA format does not support type %s (column %s); use STRING, INT, BIGINT, DOUBLE or BYTES",
+		ErrUnsupported, cols[0].Type, cols[0].Name)
+}
+
+func (c kafkaCodec) Encode(vals []any) ([]byte, error) {
+	if c.none || vals == nil {
+		return nil, nil
+	}
+	if err := checkEncodeLen(vals, 1); err != nil {
+		return nil, err
+	}
+	switch v := vals[0].(type) {
+	case nil:
+		return nil, nil
+	case string:
+		if c.col.Type.Kind == types.String {
+			return []byte(v), nil
+		}
+	case int32:
+		switch c.col.Type.Kind {
+		case types.Integer:
+			return binary.BigEndian.AppendUint32(nil, uint32(v)), nil
+		case types.BigInt:
+			return binary.BigEndian.AppendUint64(nil, uint64(int64(v))), nil
+		}
+	case int64:
+		if c.col.Type.Kind == types.BigInt {
+			return binary.BigEndian.AppendUint64(nil, uint64(v)), nil
+		}
+	case float64:
+		if c.col.Type.Kind == types.Double {
+			return binary.BigEndian.AppendUint64(nil, math.Float64bits(v)), nil
+		}
+	case []byte:
+		if c.col.Type.Kind == types.Bytes {
+			return v, nil
+		}
+	}
+	return nil, fmt.Errorf("%w: Go value of type %T for KAFKA column %s %s", ErrEncode, vals[0], c.col.Name, c.col.Type)
+}
+
+// Decode reads a null record as NULL. An empty record is "" for STRING
+// and BYTES and NULL for the numeric types.
+func (c kafkaCodec) Decode(data []byte, dst []any) error {
+	if c.none {
+		return nil
+	}
+	dst[0] = nil
+	if data == nil {
+		return nil
+	}
+	switch c.col.Type.Kind {
+	case types.String:
+		dst[0] = string(data)
+		return nil
+	case types.Bytes:
+		dst[0] = append([]byte{}, data...)
+		return nil
+	}
+	if len(data) == 0 {
+		return nil
+	}
+	want := 8
+	if c.col.Type.Kind == types.Integer {
+		want = 4
+	}
+	if len(data) != want {
+		return fmt.Errorf("%w: KAFKA %s column %s needs %d bytes, got %d", ErrMalformed, c.col.Type, c.col.Name, want, len(data))
+	}
+	switch c.col.Type.Kind {
+	case types.Integer:
+		dst[0] = int32(binary.BigEndian.Uint32(data))
+	case types.BigInt:
+		dst[0] = int64(binary.BigEndian.Uint64(data))
+	case types.Double:
+		dst[0] = math.Float64frombits(binary.BigEndian.Uint64(data))
+	}
+	return nil
+}
