@@ -1,0 +1,305 @@
+package state
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"maps"
+	"slices"
+
+	"github.com/twmb/franz-go/pkg/kadm"
+	"github.com/twmb/franz-go/pkg/kerr"
+	"github.com/twmb/franz-go/pkg/kgo"
+)
+
+// ErrPartitioner is returned by Flush when the producing client does not
+// honour kgo.Record.Partition (it must be built with
+// kgo.RecordPartitioner(kgo.ManualPartitioner())).
+var ErrPartitioner = errors.New("changelog producer must use kgo.ManualPartitioner")
+
+// ErrTopicMismatch is returned by EnsureTopic when the topic exists with a
+// different partition count than asked for.
+var ErrTopicMismatch = errors.New("existing topic does not match")
+
+// sourceOffsetsHeader is the record header, on the last record of every
+// flush, carrying the source offsets that flush completes. Restoring from
+// scratch reads it back, so a new owner of a partition knows which source
+// records its rebuilt state already contains. Compaction cannot remove the
+// newest one: the last record of the last flush is never superseded.
+const sourceOffsetsHeader = "sluice.src"
+
+// Changelog names the changelog topic partition of one store partition.
+// Partition is normally the store's own partition.
+type Changelog struct {
+	Topic     string
+	Partition int32
+}
+
+// EnsureTopic creates topic with the given partition count and replication
+// factor (-1: the broker default) unless it exists. The topic gets
+// cleanup.policy=compact, overridden or extended by configs (windowed stores
+// pass "compact,delete" and retention.ms). An existing topic with a different
+// partition count is an ErrTopicMismatch: its records would be partitioned
+// differently from the state.
+func EnsureTopic(ctx context.Context, adm *kadm.Client, topic string, partitions int32, replication int16, configs map[string]*string) error {
+	compact := "compact"
+	cfg := map[string]*string{"cleanup.policy": &compact}
+	maps.Copy(cfg, configs)
+	_, err := adm.CreateTopic(ctx, partitions, replication, cfg, topic)
+	if err == nil {
+		return nil
+	}
+	if !errors.Is(err, kerr.TopicAlreadyExists) {
+		return fmt.Errorf("create topic %s: %w", topic, err)
+	}
+	tds, err := adm.ListTopics(ctx, topic)
+	if err != nil {
+		return fmt.Errorf("describe topic %s: %w", topic, err)
+	}
+	td, ok := tds[topic]
+	if !ok || td.Err != nil {
+		return fmt.Errorf("describe topic %s: %v", topic, td.Err)
+	}
+	if got := int32(len(td.Partitions)); got != partitions {
+		return fmt.Errorf("topic %s has %d partitions, want %d: %w", topic, got, partitions, ErrTopicMismatch)
+	}
+	return nil
+}
+
+// Flush writes the overlay to the changelog and then commits it to Badger.
+//
+// Each pending change is produced to log (key = Key, value = Value, or a nil
+// value for a delete) and acknowledged before anything is committed locally,
+// so Badger never holds state the changelog lacks. Then Commit stores the
+// overlay with a checkpoint whose ChangelogOffset is one past the last
+// produced offset and whose SourceOffsets are the previous checkpoint's
+// updated with src.
+//
+// cl must be built with kgo.RecordPartitioner(kgo.ManualPartitioner()), so
+// records land on log.Partition and not where a key hash would put them;
+// Flush checks this and returns ErrPartitioner before producing. A
+// transactional client works: the records join its open transaction.
+//
+// A nil cl skips the changelog (the offline `sluice test` runner) and only
+// commits.
+func (s *Store) Flush(ctx context.Context, cl *kgo.Client, log Changelog, src map[string]int64) error {
+	prev, err := s.Checkpoint()
+	if err != nil {
+		return err
+	}
+	cp := Checkpoint{ChangelogOffset: prev.ChangelogOffset, SourceOffsets: mergeOffsets(prev.SourceOffsets, src)}
+	pending := s.Pending()
+	if cl == nil || len(pending) == 0 {
+		return s.Commit(cp)
+	}
+	if err := checkManualPartitioner(cl, log.Topic); err != nil {
+		return s.errorf("flush", err)
+	}
+	recs := make([]*kgo.Record, len(pending))
+	for i, c := range pending {
+		r := &kgo.Record{Topic: log.Topic, Partition: log.Partition, Key: c.Key}
+		if !c.Delete {
+			r.Value = c.Value
+		}
+		recs[i] = r
+	}
+	if len(cp.SourceOffsets) > 0 {
+		last := recs[len(recs)-1]
+		last.Headers = append(last.Headers, kgo.RecordHeader{
+			Key:   sourceOffsetsHeader,
+			Value: encodeCheckpoint(Checkpoint{SourceOffsets: cp.SourceOffsets}),
+		})
+	}
+	if err := cl.ProduceSync(ctx, recs...).FirstErr(); err != nil {
+		return s.errorf("flush", fmt.Errorf("produce to %s/%d: %w", log.Topic, log.Partition, err))
+	}
+	for _, r := range recs {
+		if r.Partition != log.Partition {
+			// Cannot happen after checkManualPartitioner; checked because a
+			// record on the wrong partition silently corrupts a restore.
+			return s.errorf("flush", fmt.Errorf("record went to partition %d, want %d: %w", r.Partition, log.Partition, ErrPartitioner))
+		}
+		cp.ChangelogOffset = max(cp.ChangelogOffset, r.Offset+1)
+	}
+	return s.Commit(cp)
+}
+
+func mergeOffsets(prev, src map[string]int64) map[string]int64 {
+	if len(prev) == 0 && len(src) == 0 {
+		return nil
+	}
+	out := make(map[string]int64, len(prev)+len(src))
+	maps.Copy(out, prev)
+	maps.Copy(out, src)
+	return out
+}
+
+// checkManualPartitioner asks cl's partitioner where two probe records that
+// name different partitions would go; only a partitioner that honours
+// Record.Partition sends each to its own.
+func checkManualPartitioner(cl *kgo.Client, topic string) error {
+	p, _ := cl.OptValue(kgo.RecordPartitioner).(kgo.Partitioner)
+	if p == nil {
+		return ErrPartitioner
+	}
+	tp := p.ForTopic(topic)
+	for _, want := range []int32{1, 2} {
+		r := &kgo.Record{Topic: topic, Partition: want, Key: []byte("probe")}
+		if tp.Partition(r, 3) != int(want) {
+			return ErrPartitioner
+		}
+	}
+	return nil
+}
+
+// Restore brings this store partition up to date from its changelog
+// partition and returns the number of records applied.
+//
+// It reads from the local checkpoint's ChangelogOffset up to the end measured
+// when it starts (the last stable offset, so open transactions are not
+// waited for), writing records straight to Badger in large batches (not
+// through the overlay) and advancing the checkpoint after each batch, so an
+// interrupted restore resumes where it stopped. A nil value deletes the key.
+// With local state only the tail is replayed and the checkpoint's
+// SourceOffsets are kept (updated by any source-offset headers in the tail).
+// Without a checkpoint, or with one past the end of the changelog (the topic
+// was recreated), the store partition is wiped and rebuilt from the start.
+//
+// Offsets have gaps (compaction, transaction markers), so progress counts
+// offsets, not records: progress(done, total) is called after every batch and
+// once at the end with done == total. It may be nil.
+//
+// connOpts are connection options only (seed brokers, SASL, TLS, dialer):
+// Restore builds its own direct-partition, read-committed consumer from them,
+// not a group member, and closes it before returning. The overlay should be
+// empty; it is not consulted.
+func (s *Store) Restore(ctx context.Context, connOpts []kgo.Opt, log Changelog, progress func(done, total int64)) (int64, error) {
+	n, err := s.restore(ctx, connOpts, log, progress)
+	if err != nil {
+		return n, s.errorf("restore", err)
+	}
+	return n, nil
+}
+
+func (s *Store) restore(ctx context.Context, connOpts []kgo.Opt, log Changelog, progress func(done, total int64)) (int64, error) {
+	if err := s.db.checkOpen(); err != nil {
+		return 0, err
+	}
+	cp, err := s.Checkpoint()
+	if err != nil {
+		return 0, err
+	}
+	opts := append(slices.Clone(connOpts),
+		kgo.FetchIsolationLevel(kgo.ReadCommitted()),
+		// Control records (transaction markers) occupy offsets; seeing them
+		// lets the loop reach an end offset that is itself a marker.
+		kgo.KeepControlRecords(),
+		// An offset compacted or retained away falls to the log start.
+		kgo.ConsumeResetOffset(kgo.NewOffset().AtStart()),
+	)
+	cl, err := kgo.NewClient(opts...)
+	if err != nil {
+		return 0, fmt.Errorf("consumer: %w", err)
+	}
+	defer cl.Close()
+
+	adm := kadm.NewClient(cl)
+	ends, err := adm.ListCommittedOffsets(ctx, log.Topic)
+	if err != nil {
+		return 0, fmt.Errorf("end offset of %s/%d: %w", log.Topic, log.Partition, err)
+	}
+	lo, ok := ends.Lookup(log.Topic, log.Partition)
+	if !ok {
+		return 0, fmt.Errorf("end offset of %s/%d: %w", log.Topic, log.Partition, kerr.UnknownTopicOrPartition)
+	}
+	if lo.Err != nil {
+		return 0, fmt.Errorf("end offset of %s/%d: %w", log.Topic, log.Partition, lo.Err)
+	}
+	end := lo.Offset
+
+	start := cp.ChangelogOffset
+	if start <= 0 || start > end {
+		if start > end {
+			s.db.log.Warn("changelog is behind local checkpoint; rebuilding from scratch",
+				"store", s.id.String(), "checkpoint", start, "end", end)
+		}
+		if err := s.Wipe(); err != nil {
+			return 0, err
+		}
+		cp, start = Checkpoint{}, 0
+	}
+	if start >= end {
+		if progress != nil {
+			progress(0, 0)
+		}
+		return 0, nil
+	}
+
+	cl.AddConsumePartitions(map[string]map[int32]kgo.Offset{
+		log.Topic: {log.Partition: kgo.NewOffset().At(start)},
+	})
+	var applied int64
+	next := start
+	for next < end {
+		fetches := cl.PollFetches(ctx)
+		if err := ctx.Err(); err != nil {
+			return applied, err
+		}
+		if err := fetchErr(fetches); err != nil {
+			return applied, err
+		}
+		wb := s.db.bdb.NewWriteBatch()
+		var werr error
+		fetches.EachRecord(func(r *kgo.Record) {
+			if werr != nil || r.Offset >= end || r.Offset < next {
+				return
+			}
+			next = r.Offset + 1
+			if r.Attrs.IsControl() || r.Key == nil {
+				return
+			}
+			for _, h := range r.Headers {
+				if h.Key == sourceOffsetsHeader {
+					hc, err := decodeCheckpoint(h.Value)
+					if err != nil {
+						werr = fmt.Errorf("offset %d: source offsets header: %w", r.Offset, err)
+						return
+					}
+					cp.SourceOffsets = mergeOffsets(cp.SourceOffsets, hc.SourceOffsets)
+				}
+			}
+			k := concat(s.data, r.Key)
+			if r.Value == nil {
+				werr = wb.Delete(k)
+			} else {
+				werr = wb.Set(k, r.Value)
+			}
+			applied++
+		})
+		if werr == nil {
+			cp.ChangelogOffset = next
+			werr = wb.Set(s.ckey, encodeCheckpoint(cp))
+		}
+		if werr != nil {
+			wb.Cancel()
+			return applied, werr
+		}
+		if err := wb.Flush(); err != nil {
+			return applied, err
+		}
+		if progress != nil {
+			progress(min(next, end)-start, end-start)
+		}
+	}
+	return applied, nil
+}
+
+func fetchErr(fs kgo.Fetches) error {
+	var first error
+	fs.EachError(func(t string, p int32, err error) {
+		if first == nil {
+			first = fmt.Errorf("fetch %s/%d: %w", t, p, err)
+		}
+	})
+	return first
+}
