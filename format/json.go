@@ -69,7 +69,7 @@ func (c *jsonCodec) Encode(vals []any) ([]byte, error) {
 		}
 		return appendValue(make([]byte, 0, 32), vals[0], c.cols[0].Type)
 	}
-	b := make([]byte, 0, 64+16*len(c.cols))
+	b := make([]byte, 0, 64+32*len(c.cols))
 	var err error
 	for i, col := range c.cols {
 		b = append(b, c.prefix[i]...)
