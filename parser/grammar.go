@@ -1,0 +1,503 @@
+package parser
+
+import (
+	"strings"
+
+	"github.com/alecthomas/participle/v2"
+	"github.com/alecthomas/participle/v2/lexer"
+)
+
+// This file holds the participle grammar: the lexer and the g* structs that
+// participle fills. They mirror the text, not the meaning; convert.go turns
+// them into the AST of ast.go in one pass. Nothing outside this package
+// sees these types.
+
+// sqlLexer splits SQL text into tokens. Order matters: a Duration (5m)
+// must be tried before a Number, and comments before operators.
+var sqlLexer = lexer.MustSimple([]lexer.SimpleRule{
+	{Name: "Comment", Pattern: `--[^\n]*|/\*(?s:.*?)\*/`},
+	{Name: "Whitespace", Pattern: `\s+`},
+	{Name: "Duration", Pattern: `\d+(?i:ms|s|m|h|d)\b`},
+	{Name: "Number", Pattern: `(?:\d+\.\d*|\.\d+|\d+)(?:[eE][+-]?\d+)?`},
+	{Name: "String", Pattern: `'(?:[^']|'')*'`},
+	{Name: "QIdent", Pattern: "`(?:[^`]|``)*`" + `|"(?:[^"]|"")*"`},
+	{Name: "Ident", Pattern: `[A-Za-z_][A-Za-z0-9_]*`},
+	{Name: "Op", Pattern: `->|\|\||<>|!=|<=|>=|:=|[-+*/%=<>(),.;\[\]]`},
+})
+
+var (
+	identType  = sqlLexer.Symbols()["Ident"]
+	qidentType = sqlLexer.Symbols()["QIdent"]
+)
+
+// reserved words cannot be unquoted identifiers: they start or end clauses,
+// so accepting them as names would make the grammar ambiguous. Every other
+// keyword (SIZE, GRACE, KEY, VALUE, TIMESTAMP, …) is usable as a name.
+var reserved = map[string]bool{}
+
+func init() {
+	for _, w := range strings.Fields(`
+		SELECT FROM WHERE GROUP BY HAVING PARTITION WINDOW EMIT LIMIT
+		JOIN INNER LEFT RIGHT FULL OUTER ON WITHIN
+		AND OR NOT IN IS NULL TRUE FALSE BETWEEN LIKE ESCAPE DISTINCT
+		CASE WHEN THEN ELSE END CAST AS WITH
+		CREATE INSERT INTO VALUES DROP`) {
+		reserved[w] = true
+	}
+}
+
+// gIdent is an identifier: an unquoted word that is not reserved, or a
+// backquoted or double-quoted name. Value is upper-cased unless quoted.
+type gIdent struct {
+	Pos    lexer.Position
+	Value  string
+	Raw    string // as written, without quotes
+	Quoted bool
+}
+
+func (g *gIdent) Parse(lex *lexer.PeekingLexer) error {
+	t := lex.Peek()
+	switch t.Type {
+	case identType:
+		up := strings.ToUpper(t.Value)
+		if reserved[up] {
+			return participle.NextMatch
+		}
+		g.Value, g.Raw = up, t.Value
+	case qidentType:
+		q := t.Value[:1]
+		g.Raw = strings.ReplaceAll(t.Value[1:len(t.Value)-1], q+q, q)
+		g.Value, g.Quoted = g.Raw, true
+	default:
+		return participle.NextMatch
+	}
+	g.Pos = t.Pos
+	lex.Next()
+	return nil
+}
+
+type gScript struct {
+	Stmts []*gStatement `parser:"';'* ( @@ ( ';'+ @@ )* ';'* )?"`
+}
+
+type gStatement struct {
+	Pos    lexer.Position
+	Tokens []lexer.Token
+
+	Create    *gCreate    `parser:"  @@"`
+	Insert    *gInsert    `parser:"| @@"`
+	Select    *gSelect    `parser:"| @@"`
+	Set       *gSet       `parser:"| @@"`
+	Unset     *gUnset     `parser:"| @@"`
+	Show      *gShow      `parser:"| @@"`
+	Describe  *gDescribe  `parser:"| @@"`
+	Explain   *gExplain   `parser:"| @@"`
+	Terminate *gTerminate `parser:"| @@"`
+	Drop      *gDrop      `parser:"| @@"`
+	Print     *gPrint     `parser:"| @@"`
+	Run       *gRunScript `parser:"| @@"`
+	Define    *gDefine    `parser:"| @@"`
+	Undefine  *gUndefine  `parser:"| @@"`
+}
+
+type gCreate struct {
+	Pos         lexer.Position
+	OrReplace   bool       `parser:"'CREATE' ( @'OR' 'REPLACE' )?"`
+	Source      bool       `parser:"@'SOURCE'?"`
+	Kind        string     `parser:"@( 'STREAM' | 'TABLE' )"`
+	IfNotExists bool       `parser:"( @'IF' 'NOT' 'EXISTS' )?"`
+	Name        *gIdent    `parser:"@@"`
+	Columns     []*gColumn `parser:"( '(' @@ ( ',' @@ )* ')' )?"`
+	With        []*gProp   `parser:"( 'WITH' '(' @@ ( ',' @@ )* ')' )?"`
+	Query       *gSelect   `parser:"( 'AS' @@ )?"`
+}
+
+type gColumn struct {
+	Pos        lexer.Position
+	Name       *gIdent `parser:"@@"`
+	Type       *gType  `parser:"@@"`
+	PrimaryKey bool    `parser:"( @'PRIMARY' 'KEY'"`
+	Key        bool    `parser:"| @'KEY'"`
+	Headers    bool    `parser:"| @( 'HEADERS' | 'HEADER' ) )?"`
+}
+
+type gProp struct {
+	Pos   lexer.Position
+	Name  *gIdent     `parser:"@@ '='"`
+	Value *gPropValue `parser:"@@"`
+}
+
+type gPropValue struct {
+	Pos    lexer.Position
+	String *string `parser:"  @String"`
+	Neg    bool    `parser:"| ( @'-'?"`
+	Number *string `parser:"    @Number )"`
+	Bool   *string `parser:"| @( 'TRUE' | 'FALSE' )"`
+}
+
+type gInsert struct {
+	Pos     lexer.Position
+	Target  *gIdent   `parser:"'INSERT' 'INTO' @@"`
+	Columns []*gIdent `parser:"( '(' @@ ( ',' @@ )* ')' )?"`
+	Values  *gValues  `parser:"( 'VALUES' '(' @@ ')'"`
+	With    []*gProp  `parser:"| ( 'WITH' '(' @@ ( ',' @@ )* ')' )?"`
+	Query   *gSelect  `parser:"  @@ )"`
+}
+
+type gValues struct {
+	Exprs []*gExpr `parser:"( @@ ( ',' @@ )* )?"`
+}
+
+type gSelect struct {
+	Pos         lexer.Position
+	Items       []*gSelectItem `parser:"'SELECT' @@ ( ',' @@ )*"`
+	From        *gRelation     `parser:"'FROM' @@"`
+	Joins       []*gJoin       `parser:"@@*"`
+	Window      *gWindow       `parser:"( 'WINDOW' @@ )?"`
+	Where       *gExpr         `parser:"( 'WHERE' @@ )?"`
+	GroupBy     []*gExpr       `parser:"( 'GROUP' 'BY' @@ ( ',' @@ )* )?"`
+	PartitionBy []*gExpr       `parser:"( 'PARTITION' 'BY' @@ ( ',' @@ )* )?"`
+	Having      *gExpr         `parser:"( 'HAVING' @@ )?"`
+	Emit        string         `parser:"( 'EMIT' @( 'CHANGES' | 'FINAL' ) )?"`
+	Limit       *gNumber       `parser:"( 'LIMIT' @@ )?"`
+}
+
+type gNumber struct {
+	Pos  lexer.Position
+	Text string `parser:"@Number"`
+}
+
+type gSelectItem struct {
+	Pos        lexer.Position
+	Star       bool       `parser:"  @'*'"`
+	StarSource *gIdent    `parser:"| @@ '.' '*'"`
+	Expr       *gExprItem `parser:"| @@"`
+}
+
+type gExprItem struct {
+	Expr  *gExpr  `parser:"@@"`
+	Alias *gIdent `parser:"( 'AS'? @@ )?"`
+}
+
+type gRelation struct {
+	Pos   lexer.Position
+	Name  *gIdent `parser:"@@"`
+	Alias *gIdent `parser:"( 'AS'? @@ )?"`
+}
+
+type gJoin struct {
+	Pos    lexer.Position
+	Type   string     `parser:"( @'INNER' | @'LEFT' 'OUTER'? | @'RIGHT' 'OUTER'? | @'FULL' 'OUTER'? )? 'JOIN'"`
+	Right  *gRelation `parser:"@@"`
+	Within *gWithin   `parser:"( 'WITHIN' @@ )?"`
+	On     *gExpr     `parser:"'ON' @@"`
+}
+
+type gWithin struct {
+	Before *gDur `parser:"(   '(' @@ ','"`
+	After  *gDur `parser:"    @@ ')'"`
+	Single *gDur `parser:"  | @@ )"`
+	Grace  *gDur `parser:"( 'GRACE' 'PERIOD' @@ )?"`
+}
+
+// gDur is a duration: compact (`parser:"5m"`) or spelled (`parser:"5 MINUTES"`).
+type gDur struct {
+	Pos     lexer.Position
+	Compact string `parser:"  @Duration"`
+	N       string `parser:"| @Number"`
+	Unit    string `parser:"  @( 'MILLISECOND' | 'MILLISECONDS' | 'SECOND' | 'SECONDS' | 'MINUTE' | 'MINUTES' | 'HOUR' | 'HOURS' | 'DAY' | 'DAYS' )"`
+}
+
+type gWindow struct {
+	Pos     lexer.Position
+	Kind    string            `parser:"@( 'TUMBLING' | 'HOPPING' | 'SESSION' | 'SLIDING' )"`
+	Params  []*gWindowParam   `parser:"( '(' @@ ( ',' @@ )* ')'"`
+	Compact *gDur             `parser:"| @@"`
+	Options []*gWindowCompact `parser:"  @@* )"`
+}
+
+type gWindowParam struct {
+	Pos       lexer.Position
+	Size      *gDur `parser:"  'SIZE' @@"`
+	Advance   *gDur `parser:"| 'ADVANCE' 'BY' @@"`
+	Retention *gDur `parser:"| 'RETENTION' @@"`
+	Grace     *gDur `parser:"| 'GRACE' 'PERIOD' @@"`
+	Gap       *gDur `parser:"| @@"`
+}
+
+type gWindowCompact struct {
+	Pos       lexer.Position
+	Advance   *gDur `parser:"  'ADVANCE' 'BY'? @@"`
+	Grace     *gDur `parser:"| 'GRACE' 'PERIOD'? @@"`
+	Retention *gDur `parser:"| 'RETENTION' @@"`
+}
+
+type gSet struct {
+	Pos   lexer.Position
+	Name  string `parser:"'SET' @String '='"`
+	Value string `parser:"@String"`
+}
+
+type gUnset struct {
+	Pos  lexer.Position
+	Name string `parser:"'UNSET' @String"`
+}
+
+type gShow struct {
+	Pos      lexer.Position
+	What     string `parser:"( 'SHOW' | 'LIST' ) @( 'STREAMS' | 'TABLES' | 'QUERIES' | 'TOPICS' | 'PROPERTIES' | 'FUNCTIONS' )"`
+	Extended bool   `parser:"@'EXTENDED'?"`
+}
+
+type gDescribe struct {
+	Pos      lexer.Position
+	Function *gIdent `parser:"'DESCRIBE' ( 'FUNCTION' @@"`
+	Name     *gIdent `parser:"| @@"`
+	Extended bool    `parser:"  @'EXTENDED'? )"`
+}
+
+type gExplain struct {
+	Pos     lexer.Position
+	Stmt    *gStatement `parser:"'EXPLAIN' ( @@"`
+	QueryID *gIdent     `parser:"| @@ )"`
+}
+
+type gTerminate struct {
+	Pos     lexer.Position
+	All     bool    `parser:"'TERMINATE' ( @'ALL'"`
+	QueryID *gIdent `parser:"| @@ )"`
+}
+
+type gDrop struct {
+	Pos         lexer.Position
+	Kind        string  `parser:"'DROP' @( 'STREAM' | 'TABLE' )"`
+	IfExists    bool    `parser:"( @'IF' 'EXISTS' )?"`
+	Name        *gIdent `parser:"@@"`
+	DeleteTopic bool    `parser:"( @'DELETE' 'TOPIC' )?"`
+}
+
+type gPrint struct {
+	Pos           lexer.Position
+	String        *string  `parser:"'PRINT' ( @String"`
+	Ident         *gIdent  `parser:"| @@ )"`
+	FromBeginning bool     `parser:"( @'FROM' 'BEGINNING' )?"`
+	Interval      *gNumber `parser:"( 'INTERVAL' @@ )?"`
+	Limit         *gNumber `parser:"( 'LIMIT' @@ )?"`
+}
+
+type gRunScript struct {
+	Pos  lexer.Position
+	Path string `parser:"'RUN' 'SCRIPT' @String"`
+}
+
+type gDefine struct {
+	Pos   lexer.Position
+	Name  *gIdent `parser:"'DEFINE' @@ '='"`
+	Value string  `parser:"@String"`
+}
+
+type gUndefine struct {
+	Pos  lexer.Position
+	Name *gIdent `parser:"'UNDEFINE' @@"`
+}
+
+// ---- types ----
+
+type gType struct {
+	Pos    lexer.Position
+	Array  *gType      `parser:"  'ARRAY' '<' @@ '>'"`
+	Map    *gMapType   `parser:"| 'MAP' '<' @@ '>'"`
+	Struct *gStructTyp `parser:"| 'STRUCT' '<' @@ '>'"`
+	Name   string      `parser:"| @Ident"`
+	Params []*gNumber  `parser:"  ( '(' @@ ( ',' @@ )* ')' )?"`
+}
+
+type gMapType struct {
+	Key  *gType `parser:"@@ ','"`
+	Elem *gType `parser:"@@"`
+}
+
+type gStructTyp struct {
+	Fields []*gStructField `parser:"( @@ ( ',' @@ )* )?"`
+}
+
+type gStructField struct {
+	Name *gIdent `parser:"@@"`
+	Type *gType  `parser:"@@"`
+}
+
+// ---- expressions, one struct per precedence level, loosest first ----
+
+type gExpr struct {
+	Pos   lexer.Position
+	Left  *gAnd   `parser:"@@"`
+	Right []*gAnd `parser:"( 'OR' @@ )*"`
+}
+
+type gAnd struct {
+	Pos   lexer.Position
+	Left  *gNot   `parser:"@@"`
+	Right []*gNot `parser:"( 'AND' @@ )*"`
+}
+
+type gNot struct {
+	Pos lexer.Position
+	Not *gNot `parser:"  'NOT' @@"`
+	Cmp *gCmp `parser:"| @@"`
+}
+
+type gCmp struct {
+	Pos  lexer.Position
+	Left *gAdd     `parser:"@@"`
+	Tail *gCmpTail `parser:"@@?"`
+}
+
+type gCmpTail struct {
+	Pos     lexer.Position
+	Op      string    `parser:"(  @( '=' | '<>' | '!=' | '<=' | '>=' | '<' | '>' )"`
+	Right   *gAdd     `parser:"   @@"`
+	Is      *gIs      `parser:"| 'IS' @@"`
+	Not     bool      `parser:"| @'NOT'? ("`
+	In      []*gExpr  `parser:"    'IN' '(' @@ ( ',' @@ )* ')'"`
+	Between *gBetween `parser:"  | 'BETWEEN' @@"`
+	Like    *gLike    `parser:"  | 'LIKE' @@ ) )"`
+}
+
+type gIs struct {
+	Not      bool  `parser:"@'NOT'?"`
+	Null     bool  `parser:"( @'NULL'"`
+	Distinct *gAdd `parser:"| 'DISTINCT' 'FROM' @@ )"`
+}
+
+type gBetween struct {
+	Lo *gAdd `parser:"@@ 'AND'"`
+	Hi *gAdd `parser:"@@"`
+}
+
+type gLike struct {
+	Pattern *gAdd   `parser:"@@"`
+	Escape  *string `parser:"( 'ESCAPE' @String )?"`
+}
+
+type gAdd struct {
+	Pos  lexer.Position
+	Left *gMul    `parser:"@@"`
+	Rest []*gAddR `parser:"@@*"`
+}
+
+type gAddR struct {
+	Pos   lexer.Position
+	Op    string `parser:"@( '+' | '-' | '||' )"`
+	Right *gMul  `parser:"@@"`
+}
+
+type gMul struct {
+	Pos  lexer.Position
+	Left *gUnary  `parser:"@@"`
+	Rest []*gMulR `parser:"@@*"`
+}
+
+type gMulR struct {
+	Pos   lexer.Position
+	Op    string  `parser:"@( '*' | '/' | '%' )"`
+	Right *gUnary `parser:"@@"`
+}
+
+type gUnary struct {
+	Pos     lexer.Position
+	Op      string    `parser:"  @( '-' | '+' )"`
+	X       *gUnary   `parser:"  @@"`
+	Postfix *gPostfix `parser:"| @@"`
+}
+
+type gPostfix struct {
+	Pos lexer.Position
+	X   *gPrimary  `parser:"@@"`
+	Ops []*gPostOp `parser:"@@*"`
+}
+
+type gPostOp struct {
+	Pos   lexer.Position
+	Index *gExpr  `parser:"  '[' @@ ']'"`
+	Field *gIdent `parser:"| '->' @@"`
+}
+
+type gPrimary struct {
+	Pos    lexer.Position
+	Paren  *gExpr      `parser:"  '(' @@ ')'"`
+	Null   bool        `parser:"| @'NULL'"`
+	Bool   string      `parser:"| @( 'TRUE' | 'FALSE' )"`
+	Number string      `parser:"| @Number"`
+	String *string     `parser:"| @String"`
+	Case   *gCase      `parser:"| 'CASE' @@"`
+	Cast   *gCast      `parser:"| 'CAST' '(' @@ ')'"`
+	Array  *gArrayCtor `parser:"| 'ARRAY' '[' @@ ']'"`
+	Map    *gMapCtor   `parser:"| 'MAP' '(' @@ ')'"`
+	Struct *gStructCtr `parser:"| 'STRUCT' '(' @@ ')'"`
+	Call   *gCall      `parser:"| @@"`
+	Column *gColumnRef `parser:"| @@"`
+}
+
+type gCase struct {
+	Operand *gExpr   `parser:"@@?"`
+	Whens   []*gWhen `parser:"@@+"`
+	Else    *gExpr   `parser:"( 'ELSE' @@ )? 'END'"`
+}
+
+type gWhen struct {
+	Cond   *gExpr `parser:"'WHEN' @@"`
+	Result *gExpr `parser:"'THEN' @@"`
+}
+
+type gCast struct {
+	X    *gExpr `parser:"@@ 'AS'"`
+	Type *gType `parser:"@@"`
+}
+
+type gArrayCtor struct {
+	Elems []*gExpr `parser:"( @@ ( ',' @@ )* )?"`
+}
+
+type gMapCtor struct {
+	Entries []*gMapEntry `parser:"( @@ ( ',' @@ )* )?"`
+}
+
+type gMapEntry struct {
+	Key   *gExpr `parser:"@@ ':='"`
+	Value *gExpr `parser:"@@"`
+}
+
+type gStructCtr struct {
+	Entries []*gStructEntry `parser:"( @@ ( ',' @@ )* )?"`
+}
+
+type gStructEntry struct {
+	Name  *gIdent `parser:"@@ ':='"`
+	Value *gExpr  `parser:"@@"`
+}
+
+type gCall struct {
+	Pos      lexer.Position
+	Name     *gIdent  `parser:"@@ '('"`
+	Star     bool     `parser:"( @'*'"`
+	Distinct bool     `parser:"| @'DISTINCT'?"`
+	Args     []*gExpr `parser:"  ( @@ ( ',' @@ )* )? ) ')'"`
+}
+
+type gColumnRef struct {
+	Pos   lexer.Position
+	First *gIdent `parser:"@@"`
+	Next  *gIdent `parser:"( '.' @@ )?"`
+}
+
+var parserOptions = []participle.Option{
+	participle.Lexer(sqlLexer),
+	participle.Elide("Whitespace", "Comment"),
+	participle.CaseInsensitive("Ident"),
+	participle.UseLookahead(participle.MaxLookahead),
+}
+
+var (
+	scriptParser = participle.MustBuild[gScript](parserOptions...)
+	exprParser   = participle.MustBuild[gExpr](parserOptions...)
+)

@@ -1,0 +1,238 @@
+package parser
+
+import (
+	"errors"
+	"fmt"
+	"regexp"
+	"strings"
+	"unicode/utf8"
+
+	"github.com/alecthomas/participle/v2"
+	"github.com/alecthomas/participle/v2/lexer"
+)
+
+// Parsed is one statement of a script together with its exact source
+// text (without the trailing `;`, trimmed), as stored in the command topic.
+type Parsed struct {
+	Stmt Statement
+	Text string
+}
+
+// Parse parses a script of `;`-separated statements; the last `;` is
+// optional. It returns an *Error on bad input.
+func Parse(src string) ([]Statement, error) {
+	ps, err := ParseScript(src)
+	if err != nil {
+		return nil, err
+	}
+	out := make([]Statement, len(ps))
+	for i, p := range ps {
+		out[i] = p.Stmt
+	}
+	return out, nil
+}
+
+// ParseScript is Parse that also returns each statement's source text.
+func ParseScript(src string) (out []Parsed, err error) {
+	defer recoverError(src, &err)
+	g, err := scriptParser.ParseString("", src)
+	if err != nil {
+		return nil, convertError(src, err)
+	}
+	c := &converter{src: src}
+	for _, gs := range g.Stmts {
+		st := c.statement(gs)
+		if c.err != nil {
+			return nil, c.err
+		}
+		out = append(out, Parsed{Stmt: st, Text: statementText(src, gs.Tokens)})
+	}
+	return out, nil
+}
+
+// ParseOne parses exactly one statement (a trailing `;` is allowed).
+func ParseOne(src string) (Statement, error) {
+	ps, err := ParseScript(src)
+	if err != nil {
+		return nil, err
+	}
+	switch len(ps) {
+	case 1:
+		return ps[0].Stmt, nil
+	case 0:
+		return nil, newError(src, endPos(src), "", "expected a statement", []string{"statement"})
+	}
+	return nil, newError(src, ps[1].Stmt.Position(), "", "expected one statement, found more", nil)
+}
+
+// ParseExpr parses a single scalar expression.
+func ParseExpr(src string) (x Expr, err error) {
+	defer recoverError(src, &err)
+	g, err := exprParser.ParseString("", src)
+	if err != nil {
+		return nil, convertError(src, err)
+	}
+	c := &converter{src: src}
+	x = c.expr(g)
+	if c.err != nil {
+		return nil, c.err
+	}
+	return x, nil
+}
+
+func statementText(src string, toks []lexer.Token) string {
+	if len(toks) == 0 {
+		return ""
+	}
+	last := toks[len(toks)-1]
+	return strings.TrimSpace(src[toks[0].Pos.Offset : last.Pos.Offset+len(last.Value)])
+}
+
+func endPos(src string) Pos {
+	line := 1 + strings.Count(src, "\n")
+	col := 1 + utf8.RuneCountInString(src[strings.LastIndex(src, "\n")+1:])
+	return Pos{Line: line, Column: col, Offset: len(src)}
+}
+
+// recoverError turns a panic inside participle or the converter into an
+// *Error: no input may crash the caller.
+func recoverError(src string, err *error) {
+	if r := recover(); r != nil {
+		*err = newError(src, Pos{Line: 1, Column: 1}, "", fmt.Sprintf("internal parser error: %v", r), nil)
+	}
+}
+
+// Error is a parse error with its position in the source.
+type Error struct {
+	Pos      Pos
+	Msg      string   // the full message, e.g. `unexpected "FORM", expected "FROM"`
+	Token    string   // the offending token as written; "" at end of input
+	Expected []string // what would have been accepted there, if known
+	Line     string   // the source line holding Pos
+}
+
+func (e *Error) Error() string {
+	return fmt.Sprintf("line %d:%d: %s", e.Pos.Line, e.Pos.Column, e.Msg)
+}
+
+// Pretty returns the message, the source line and a caret under the
+// offending token.
+func (e *Error) Pretty() string {
+	var b strings.Builder
+	b.WriteString(e.Error())
+	b.WriteString("\n")
+	b.WriteString(e.Line)
+	b.WriteString("\n")
+	col := e.Pos.Column - 1
+	for i, r := range []rune(e.Line) {
+		if i >= col {
+			break
+		}
+		if r == '\t' {
+			b.WriteByte('\t')
+		} else {
+			b.WriteByte(' ')
+		}
+	}
+	b.WriteString("^")
+	return b.String()
+}
+
+func newError(src string, p Pos, token, msg string, expected []string) *Error {
+	if p.Line == 0 {
+		p.Line, p.Column = 1, 1
+	}
+	lines := strings.Split(src, "\n")
+	line := ""
+	if p.Line-1 < len(lines) {
+		line = strings.TrimRight(lines[p.Line-1], "\r")
+	}
+	return &Error{Pos: p, Msg: msg, Token: token, Expected: expected, Line: line}
+}
+
+var (
+	unexpectedRE = regexp.MustCompile(`unexpected token "((?:[^"\\]|\\.)*)"(?: \(expected (.*)\))?$`)
+	grammarNames = strings.NewReplacer(
+		"<ident>", "identifier", "<qident>", "identifier", "<number>", "number",
+		"<string>", "string", "<duration>", "duration", "<op>", "operator", "<eof>", "end of input",
+	)
+)
+
+// convertError maps participle's errors to *Error, naming the unexpected
+// token and what the grammar expected there.
+func convertError(src string, err error) *Error {
+	var lexErr *lexer.Error
+	if errors.As(err, &lexErr) {
+		p := pos(lexErr.Pos)
+		tok := ""
+		if p.Offset < len(src) {
+			r, _ := utf8.DecodeRuneInString(src[p.Offset:])
+			tok = string(r)
+		}
+		msg := fmt.Sprintf("unexpected character %q", tok)
+		if tok == "'" {
+			msg = "unterminated string"
+		} else if tok == "`" || tok == `"` {
+			msg = "unterminated quoted identifier"
+		}
+		return newError(src, p, tok, msg, nil)
+	}
+	var perr participle.Error
+	if !errors.As(err, &perr) {
+		return newError(src, Pos{}, "", err.Error(), nil)
+	}
+	p := pos(perr.Position())
+	var ute *participle.UnexpectedTokenError
+	if errors.As(err, &ute) && ute.Unexpected.EOF() {
+		p = endPos(src)
+	}
+	m := unexpectedRE.FindStringSubmatch(perr.Message())
+	if m == nil {
+		return newError(src, p, "", perr.Message(), nil)
+	}
+	token := tokenAt(src, p)
+	if p.Offset >= len(src) {
+		p = endPos(src)
+	}
+	var expected []string
+	if m[2] != "" {
+		expected = []string{describeExpected(m[2])}
+	}
+	msg := "unexpected end of input"
+	if token != "" {
+		msg = fmt.Sprintf("unexpected %q", token)
+	}
+	if len(expected) > 0 {
+		msg += ", expected " + strings.Join(expected, " or ")
+	}
+	return newError(src, p, token, msg, expected)
+}
+
+// tokenAt returns the token text starting at p, lexed again from the
+// source so that it is exactly as written.
+func tokenAt(src string, p Pos) string {
+	if p.Offset >= len(src) {
+		return ""
+	}
+	lx, err := sqlLexer.LexString("", src[p.Offset:])
+	if err != nil {
+		return ""
+	}
+	t, err := lx.Next()
+	if err != nil || t.EOF() {
+		return ""
+	}
+	return t.Value
+}
+
+// describeExpected turns participle's EBNF fragment for the failed
+// production into words a user reads.
+func describeExpected(ebnf string) string {
+	s := grammarNames.Replace(ebnf)
+	for k, v := range productionNames {
+		s = strings.ReplaceAll(s, k, v)
+	}
+	return s
+}
+
+var productionNames = map[string]string{}

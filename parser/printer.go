@@ -1,0 +1,562 @@
+package parser
+
+import (
+	"strconv"
+	"strings"
+	"time"
+)
+
+// The printer writes every node back as normalized SQL: keywords
+// upper-case, identifiers quoted only when needed, minimal parentheses.
+// Parsing the output gives the same tree (ignoring positions); the fuzz
+// target checks that.
+
+// quoteAlso are words that are not reserved for the parser but would
+// change the meaning of a printed statement if written bare (for example
+// a query named ALL in TERMINATE ALL).
+var quoteAlso = map[string]bool{"ALL": true, "FUNCTION": true, "ARRAY": true}
+
+// ctorNames are function names that would print as constructors
+// (`MAP()` is an empty map).
+var ctorNames = map[string]bool{"ARRAY": true, "MAP": true, "STRUCT": true}
+
+// ident writes a name, backquoted when it is not a plain upper-case word
+// or is a keyword.
+func ident(s string) string {
+	if plainIdent(s) && !reserved[s] && !quoteAlso[s] {
+		return s
+	}
+	return "`" + strings.ReplaceAll(s, "`", "``") + "`"
+}
+
+func plainIdent(s string) bool {
+	if s == "" {
+		return false
+	}
+	for i, r := range s {
+		switch {
+		case r >= 'A' && r <= 'Z', r == '_':
+		case r >= '0' && r <= '9' && i > 0:
+		default:
+			return false
+		}
+	}
+	return true
+}
+
+// quote writes a SQL string literal.
+func quote(s string) string { return "'" + strings.ReplaceAll(s, "'", "''") + "'" }
+
+var unitNames = []struct {
+	d    time.Duration
+	name string
+	abbr string
+}{
+	{24 * time.Hour, "DAY", "d"}, {time.Hour, "HOUR", "h"}, {time.Minute, "MINUTE", "m"},
+	{time.Second, "SECOND", "s"}, {time.Millisecond, "MILLISECOND", "ms"},
+}
+
+// durationUnit picks the largest unit that divides d exactly.
+func durationUnit(d time.Duration) (n int64, name, abbr string) {
+	for _, u := range unitNames {
+		if d%u.d == 0 {
+			return int64(d / u.d), u.name, u.abbr
+		}
+	}
+	// Sub-millisecond durations cannot be written; round to milliseconds.
+	return int64(d / time.Millisecond), "MILLISECOND", "ms"
+}
+
+// spelledDuration writes `5 MINUTES`.
+func spelledDuration(d time.Duration) string {
+	n, name, _ := durationUnit(d)
+	if n != 1 {
+		name += "S"
+	}
+	return strconv.FormatInt(n, 10) + " " + name
+}
+
+// compactDuration writes `5m`.
+func compactDuration(d time.Duration) string {
+	n, _, abbr := durationUnit(d)
+	return strconv.FormatInt(n, 10) + abbr
+}
+
+func joinStrings[T any](xs []T, f func(T) string) string {
+	parts := make([]string, len(xs))
+	for i, x := range xs {
+		parts[i] = f(x)
+	}
+	return strings.Join(parts, ", ")
+}
+
+func exprString(x Expr) string { return x.String() }
+
+func (p Property) String() string { return ident(p.Name) + "=" + p.Value.String() }
+
+func withClause(ps []Property) string {
+	if len(ps) == 0 {
+		return ""
+	}
+	return " WITH (" + joinStrings(ps, Property.String) + ")"
+}
+
+// ---- types ----
+
+func (t *TypeName) String() string {
+	switch {
+	case t.Name == "ARRAY" && t.Elem != nil:
+		return "ARRAY<" + t.Elem.String() + ">"
+	case t.Name == "MAP" && t.Key != nil && t.Elem != nil:
+		return "MAP<" + t.Key.String() + ", " + t.Elem.String() + ">"
+	case t.Name == "STRUCT" && (len(t.Fields) > 0 || t.Elem == nil):
+		return "STRUCT<" + joinStrings(t.Fields, func(f StructField) string {
+			return ident(f.Name) + " " + f.Type.String()
+		}) + ">"
+	}
+	s := t.Name
+	if len(t.Params) > 0 {
+		s += "(" + joinStrings(t.Params, strconv.Itoa) + ")"
+	}
+	return s
+}
+
+func (c ColumnDef) String() string {
+	s := ident(c.Name) + " " + c.Type.String()
+	switch {
+	case c.PrimaryKey:
+		s += " PRIMARY KEY"
+	case c.Key:
+		s += " KEY"
+	case c.Headers:
+		s += " HEADERS"
+	}
+	return s
+}
+
+// ---- statements ----
+
+func (s *CreateSource) String() string {
+	var b strings.Builder
+	b.WriteString("CREATE ")
+	if s.OrReplace {
+		b.WriteString("OR REPLACE ")
+	}
+	if s.Source {
+		b.WriteString("SOURCE ")
+	}
+	b.WriteString(s.Kind.String())
+	if s.IfNotExists {
+		b.WriteString(" IF NOT EXISTS")
+	}
+	b.WriteString(" " + ident(s.Name))
+	if len(s.Columns) > 0 {
+		b.WriteString(" (" + joinStrings(s.Columns, ColumnDef.String) + ")")
+	}
+	b.WriteString(withClause(s.With))
+	if s.Query != nil {
+		b.WriteString(" AS " + s.Query.String())
+	}
+	return b.String()
+}
+
+func (s *InsertValues) String() string {
+	out := "INSERT INTO " + ident(s.Target)
+	if len(s.Columns) > 0 {
+		out += " (" + joinStrings(s.Columns, ident) + ")"
+	}
+	return out + " VALUES (" + joinStrings(s.Values, exprString) + ")"
+}
+
+func (s *InsertSelect) String() string {
+	return "INSERT INTO " + ident(s.Target) + withClause(s.With) + " " + s.Query.String()
+}
+
+func (s SelectItem) String() string {
+	switch {
+	case s.Star && s.StarSource != "":
+		return ident(s.StarSource) + ".*"
+	case s.Star:
+		return "*"
+	case s.Alias != "":
+		return s.Expr.String() + " AS " + ident(s.Alias)
+	}
+	return s.Expr.String()
+}
+
+func (s *Select) String() string {
+	var b strings.Builder
+	b.WriteString("SELECT " + joinStrings(s.Items, SelectItem.String))
+	b.WriteString(" FROM " + s.From.String())
+	for _, j := range s.Joins {
+		b.WriteString(" " + j.String())
+	}
+	if s.Window != nil {
+		b.WriteString(" " + s.Window.String())
+	}
+	if s.Where != nil {
+		b.WriteString(" WHERE " + s.Where.String())
+	}
+	if len(s.GroupBy) > 0 {
+		b.WriteString(" GROUP BY " + joinStrings(s.GroupBy, exprString))
+	}
+	if len(s.PartitionBy) > 0 {
+		b.WriteString(" PARTITION BY " + joinStrings(s.PartitionBy, exprString))
+	}
+	if s.Having != nil {
+		b.WriteString(" HAVING " + s.Having.String())
+	}
+	switch s.Emit {
+	case EmitChanges:
+		b.WriteString(" EMIT CHANGES")
+	case EmitFinal:
+		b.WriteString(" EMIT FINAL")
+	}
+	if s.HasLimit {
+		b.WriteString(" LIMIT " + strconv.Itoa(s.Limit))
+	}
+	return b.String()
+}
+
+func (r *Relation) String() string {
+	if r.Alias != "" {
+		return ident(r.Name) + " AS " + ident(r.Alias)
+	}
+	return ident(r.Name)
+}
+
+func (j *Join) String() string {
+	s := j.Type.String() + " JOIN " + j.Right.String()
+	if w := j.Within; w != nil {
+		if w.Before == w.After {
+			s += " WITHIN " + spelledDuration(w.Before)
+		} else {
+			s += " WITHIN (" + spelledDuration(w.Before) + ", " + spelledDuration(w.After) + ")"
+		}
+		if w.HasGrace {
+			s += " GRACE PERIOD " + spelledDuration(w.Grace)
+		}
+	}
+	return s + " ON " + j.On.String()
+}
+
+func (w *WindowSpec) String() string {
+	if w.Compact {
+		s := "WINDOW " + w.Kind.String() + " " + compactDuration(w.Size)
+		if w.Kind == WindowHopping {
+			s += " ADVANCE " + compactDuration(w.Advance)
+		}
+		if w.HasGrace {
+			s += " GRACE " + compactDuration(w.Grace)
+		}
+		if w.HasRetention {
+			s += " RETENTION " + compactDuration(w.Retention)
+		}
+		return s
+	}
+	var parts []string
+	if w.Kind == WindowSession {
+		parts = append(parts, spelledDuration(w.Size))
+	} else {
+		parts = append(parts, "SIZE "+spelledDuration(w.Size))
+	}
+	if w.Kind == WindowHopping {
+		parts = append(parts, "ADVANCE BY "+spelledDuration(w.Advance))
+	}
+	if w.HasRetention {
+		parts = append(parts, "RETENTION "+spelledDuration(w.Retention))
+	}
+	if w.HasGrace {
+		parts = append(parts, "GRACE PERIOD "+spelledDuration(w.Grace))
+	}
+	return "WINDOW " + w.Kind.String() + " (" + strings.Join(parts, ", ") + ")"
+}
+
+func (s *SetProperty) String() string   { return "SET " + quote(s.Name) + "=" + quote(s.Value) }
+func (s *UnsetProperty) String() string { return "UNSET " + quote(s.Name) }
+
+func (s *Show) String() string {
+	out := "SHOW " + s.What.String()
+	if s.Extended {
+		out += " EXTENDED"
+	}
+	return out
+}
+
+func (s *Describe) String() string {
+	if s.Function {
+		return "DESCRIBE FUNCTION " + ident(s.Name)
+	}
+	out := "DESCRIBE " + ident(s.Name)
+	if s.Extended {
+		out += " EXTENDED"
+	}
+	return out
+}
+
+func (s *Explain) String() string {
+	if s.Statement != nil {
+		return "EXPLAIN " + s.Statement.String()
+	}
+	return "EXPLAIN " + ident(s.QueryID)
+}
+
+func (s *Terminate) String() string {
+	if s.All {
+		return "TERMINATE ALL"
+	}
+	return "TERMINATE " + ident(s.QueryID)
+}
+
+func (s *Drop) String() string {
+	out := "DROP " + s.Kind.String()
+	if s.IfExists {
+		out += " IF EXISTS"
+	}
+	out += " " + ident(s.Name)
+	if s.DeleteTopic {
+		out += " DELETE TOPIC"
+	}
+	return out
+}
+
+func (s *Print) String() string {
+	out := "PRINT " + quote(s.Topic)
+	if s.FromBeginning {
+		out += " FROM BEGINNING"
+	}
+	if s.Interval != 0 {
+		out += " INTERVAL " + strconv.Itoa(s.Interval)
+	}
+	if s.HasLimit {
+		out += " LIMIT " + strconv.Itoa(s.Limit)
+	}
+	return out
+}
+
+func (s *RunScript) String() string { return "RUN SCRIPT " + quote(s.Path) }
+func (s *Define) String() string    { return "DEFINE " + ident(s.Name) + " = " + quote(s.Value) }
+func (s *Undefine) String() string  { return "UNDEFINE " + ident(s.Name) }
+
+// ---- expressions ----
+
+// Precedence levels, loosest first; an operand that binds looser than its
+// position allows is parenthesised.
+const (
+	precOr = 1 + iota
+	precAnd
+	precNot
+	precCmp
+	precAdd
+	precMul
+	precUnary
+	precPostfix
+	precPrimary
+)
+
+func precedence(x Expr) int {
+	switch x := x.(type) {
+	case *Binary:
+		switch x.Op {
+		case OpOr:
+			return precOr
+		case OpAnd:
+			return precAnd
+		case OpAdd, OpSub, OpConcat:
+			return precAdd
+		case OpMul, OpDiv, OpMod:
+			return precMul
+		}
+		return precCmp
+	case *Unary:
+		if x.Op == OpNot {
+			return precNot
+		}
+		return precUnary
+	case *IsNull, *In, *Between, *Like:
+		return precCmp
+	case *Subscript, *Dereference:
+		return precPostfix
+	}
+	return precPrimary
+}
+
+// operand prints x, in parentheses if it binds looser than min.
+func operand(x Expr, min int) string {
+	if precedence(x) < min {
+		return "(" + x.String() + ")"
+	}
+	return x.String()
+}
+
+func (l *Literal) String() string {
+	switch l.Kind {
+	case LitNull:
+		return "NULL"
+	case LitBool:
+		if l.Bool {
+			return "TRUE"
+		}
+		return "FALSE"
+	case LitString:
+		return quote(l.Str)
+	}
+	return l.Text
+}
+
+func (c *ColumnRef) String() string {
+	if c.Source != "" {
+		return ident(c.Source) + "." + ident(c.Name)
+	}
+	return ident(c.Name)
+}
+
+func (b *Binary) String() string {
+	p := precedence(b)
+	left, right := p, p+1
+	if p == precCmp {
+		left, right = precAdd, precAdd
+	}
+	return operand(b.Left, left) + " " + b.Op.String() + " " + operand(b.Right, right)
+}
+
+func (u *Unary) String() string {
+	switch u.Op {
+	case OpNot:
+		return "NOT " + operand(u.X, precNot)
+	case OpNeg:
+		return "-" + unaryOperand(u.X)
+	}
+	return "+" + unaryOperand(u.X)
+}
+
+// unaryOperand keeps `- -x` from printing as the comment `--x`.
+func unaryOperand(x Expr) string {
+	if _, ok := x.(*Unary); ok {
+		return "(" + x.String() + ")"
+	}
+	return operand(x, precUnary)
+}
+
+func (f *FuncCall) String() string {
+	name := f.Name
+	if !plainIdent(name) || reserved[name] || ctorNames[name] {
+		name = ident(name)
+	}
+	switch {
+	case f.Star:
+		return name + "(*)"
+	case f.Distinct:
+		return name + "(DISTINCT " + joinStrings(f.Args, exprString) + ")"
+	}
+	return name + "(" + joinStrings(f.Args, exprString) + ")"
+}
+
+func (c *Case) String() string {
+	var b strings.Builder
+	b.WriteString("CASE")
+	if c.Operand != nil {
+		b.WriteString(" " + c.Operand.String())
+	}
+	for _, w := range c.Whens {
+		b.WriteString(" WHEN " + w.Cond.String() + " THEN " + w.Result.String())
+	}
+	if c.Else != nil {
+		b.WriteString(" ELSE " + c.Else.String())
+	}
+	b.WriteString(" END")
+	return b.String()
+}
+
+func (c *Cast) String() string { return "CAST(" + c.X.String() + " AS " + c.Type.String() + ")" }
+
+func not(b bool) string {
+	if b {
+		return "NOT "
+	}
+	return ""
+}
+
+func (n *IsNull) String() string {
+	return operand(n.X, precAdd) + " IS " + not(n.Not) + "NULL"
+}
+
+func (n *In) String() string {
+	return operand(n.X, precAdd) + " " + not(n.Not) + "IN (" + joinStrings(n.List, exprString) + ")"
+}
+
+func (n *Between) String() string {
+	return operand(n.X, precAdd) + " " + not(n.Not) + "BETWEEN " + operand(n.Lo, precAdd) + " AND " + operand(n.Hi, precAdd)
+}
+
+func (n *Like) String() string {
+	s := operand(n.X, precAdd) + " " + not(n.Not) + "LIKE " + operand(n.Pattern, precAdd)
+	if n.Escape != "" {
+		s += " ESCAPE " + quote(n.Escape)
+	}
+	return s
+}
+
+func (s *Subscript) String() string {
+	return operand(s.X, precPostfix) + "[" + s.Index.String() + "]"
+}
+
+func (d *Dereference) String() string {
+	return operand(d.X, precPostfix) + "->" + ident(d.Field)
+}
+
+func (a *ArrayCtor) String() string { return "ARRAY[" + joinStrings(a.Elems, exprString) + "]" }
+
+func (m *MapCtor) String() string {
+	parts := make([]string, len(m.Keys))
+	for i := range m.Keys {
+		parts[i] = m.Keys[i].String() + " := " + m.Values[i].String()
+	}
+	return "MAP(" + strings.Join(parts, ", ") + ")"
+}
+
+func (s *StructCtor) String() string {
+	parts := make([]string, len(s.Names))
+	for i := range s.Names {
+		parts[i] = ident(s.Names[i]) + " := " + s.Values[i].String()
+	}
+	return "STRUCT(" + strings.Join(parts, ", ") + ")"
+}
+
+// ---- positions ----
+
+func (t *TypeName) Position() Pos      { return t.Pos }
+func (s *CreateSource) Position() Pos  { return s.Pos }
+func (s *InsertValues) Position() Pos  { return s.Pos }
+func (s *InsertSelect) Position() Pos  { return s.Pos }
+func (s *Select) Position() Pos        { return s.Pos }
+func (r *Relation) Position() Pos      { return r.Pos }
+func (j *Join) Position() Pos          { return j.Pos }
+func (w *WindowSpec) Position() Pos    { return w.Pos }
+func (s *SetProperty) Position() Pos   { return s.Pos }
+func (s *UnsetProperty) Position() Pos { return s.Pos }
+func (s *Show) Position() Pos          { return s.Pos }
+func (s *Describe) Position() Pos      { return s.Pos }
+func (s *Explain) Position() Pos       { return s.Pos }
+func (s *Terminate) Position() Pos     { return s.Pos }
+func (s *Drop) Position() Pos          { return s.Pos }
+func (s *Print) Position() Pos         { return s.Pos }
+func (s *RunScript) Position() Pos     { return s.Pos }
+func (s *Define) Position() Pos        { return s.Pos }
+func (s *Undefine) Position() Pos      { return s.Pos }
+func (l *Literal) Position() Pos       { return l.Pos }
+func (c *ColumnRef) Position() Pos     { return c.Pos }
+func (b *Binary) Position() Pos        { return b.Pos }
+func (u *Unary) Position() Pos         { return u.Pos }
+func (f *FuncCall) Position() Pos      { return f.Pos }
+func (c *Case) Position() Pos          { return c.Pos }
+func (c *Cast) Position() Pos          { return c.Pos }
+func (n *IsNull) Position() Pos        { return n.Pos }
+func (n *In) Position() Pos            { return n.Pos }
+func (n *Between) Position() Pos       { return n.Pos }
+func (n *Like) Position() Pos          { return n.Pos }
+func (s *Subscript) Position() Pos     { return s.Pos }
+func (d *Dereference) Position() Pos   { return d.Pos }
+func (a *ArrayCtor) Position() Pos     { return a.Pos }
+func (m *MapCtor) Position() Pos       { return m.Pos }
+func (s *StructCtor) Position() Pos    { return s.Pos }
