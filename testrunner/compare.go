@@ -1,0 +1,236 @@
+package testrunner
+
+import (
+	"encoding/json"
+	"fmt"
+	"math"
+	"math/big"
+	"reflect"
+	"strconv"
+	"strings"
+)
+
+// EqualJSON reports whether two JSON-shaped values are equal: numbers by
+// value whatever their Go type (json.Number "125", float64 125.0 and
+// int64 125 are equal; two integers compare exactly, never through
+// float64), objects by keys, arrays in order.
+func EqualJSON(expected, actual any) bool {
+	if en, ok := asNumber(expected); ok {
+		an, ok := asNumber(actual)
+		return ok && en.equal(an)
+	}
+	switch e := expected.(type) {
+	case nil:
+		return actual == nil
+	case string:
+		a, ok := actual.(string)
+		return ok && a == e
+	case bool:
+		a, ok := actual.(bool)
+		return ok && a == e
+	case []any:
+		a, ok := actual.([]any)
+		if !ok || len(a) != len(e) {
+			return false
+		}
+		for i := range e {
+			if !EqualJSON(e[i], a[i]) {
+				return false
+			}
+		}
+		return true
+	case map[string]any:
+		a, ok := actual.(map[string]any)
+		if !ok || len(a) != len(e) {
+			return false
+		}
+		for k, ev := range e {
+			av, ok := a[k]
+			if !ok || !EqualJSON(ev, av) {
+				return false
+			}
+		}
+		return true
+	}
+	return reflect.DeepEqual(expected, actual)
+}
+
+// number is a JSON number: an exact int64 when it has one, else a
+// rational (exact for decimal text and for every float64).
+type number struct {
+	isInt bool
+	i     int64
+	r     *big.Rat // nil for NaN and infinities
+	f     float64  // set when r is nil
+}
+
+func asNumber(v any) (number, bool) {
+	switch x := v.(type) {
+	case json.Number:
+		if i, err := strconv.ParseInt(string(x), 10, 64); err == nil {
+			return number{isInt: true, i: i}, true
+		}
+		r, ok := new(big.Rat).SetString(string(x))
+		if !ok {
+			return number{}, false
+		}
+		return number{r: r}, true
+	case float64:
+		return floatNumber(x), true
+	case float32:
+		return floatNumber(float64(x)), true
+	case int:
+		return number{isInt: true, i: int64(x)}, true
+	case int8:
+		return number{isInt: true, i: int64(x)}, true
+	case int16:
+		return number{isInt: true, i: int64(x)}, true
+	case int32:
+		return number{isInt: true, i: int64(x)}, true
+	case int64:
+		return number{isInt: true, i: x}, true
+	case uint8:
+		return number{isInt: true, i: int64(x)}, true
+	case uint16:
+		return number{isInt: true, i: int64(x)}, true
+	case uint32:
+		return number{isInt: true, i: int64(x)}, true
+	case uint64:
+		if x <= math.MaxInt64 {
+			return number{isInt: true, i: int64(x)}, true
+		}
+		return number{r: new(big.Rat).SetFrac(new(big.Int).SetUint64(x), big.NewInt(1))}, true
+	}
+	return number{}, false
+}
+
+func floatNumber(f float64) number {
+	if math.IsNaN(f) || math.IsInf(f, 0) {
+		return number{f: f}
+	}
+	return number{r: new(big.Rat).SetFloat64(f)}
+}
+
+func (n number) rat() *big.Rat {
+	if n.isInt {
+		return new(big.Rat).SetInt64(n.i)
+	}
+	return n.r
+}
+
+func (n number) equal(o number) bool {
+	if n.isInt && o.isInt {
+		return n.i == o.i
+	}
+	if n.r == nil || o.r == nil {
+		if n.isInt || o.isInt {
+			return false
+		}
+		// NaN equals NaN here: a test expecting NaN should pass on NaN.
+		return n.r == nil && o.r == nil && (n.f == o.f || (math.IsNaN(n.f) && math.IsNaN(o.f)))
+	}
+	return n.rat().Cmp(o.rat()) == 0
+}
+
+// maxListed caps how many missing or extra records are printed per topic.
+const maxListed = 10
+
+// CompareOutputs compares the records a case produced with the expected
+// ones, in order per topic, on key, value, timestamp (when the expected
+// record has one) and window (likewise). It returns one human-readable
+// line per difference: the first mismatch of each topic, and the records
+// missing or extra at its end. No lines means the outputs match.
+func CompareOutputs(expected, actual []Record) []string {
+	var topics []string
+	byTopic := map[string]*[2][]Record{}
+	add := func(side int, rs []Record) {
+		for _, r := range rs {
+			p := byTopic[r.Topic]
+			if p == nil {
+				p = new([2][]Record)
+				byTopic[r.Topic] = p
+				topics = append(topics, r.Topic)
+			}
+			p[side] = append(p[side], r)
+		}
+	}
+	add(0, expected)
+	add(1, actual)
+
+	var diffs []string
+	for _, topic := range topics {
+		exp, act := byTopic[topic][0], byTopic[topic][1]
+		n := min(len(exp), len(act))
+		for i := 0; i < n; i++ {
+			if what := recordMismatch(exp[i], act[i]); what != "" {
+				diffs = append(diffs, fmt.Sprintf("topic %s: record %d differs in %s: expected %s got %s",
+					topic, i, what, formatRecord(exp[i]), formatRecord(act[i])))
+				break
+			}
+		}
+		diffs = listRecords(diffs, topic, "missing", exp[n:], n)
+		diffs = listRecords(diffs, topic, "extra", act[n:], n)
+	}
+	return diffs
+}
+
+func listRecords(diffs []string, topic, what string, rs []Record, first int) []string {
+	if len(rs) == 0 {
+		return diffs
+	}
+	diffs = append(diffs, fmt.Sprintf("topic %s: %d %s record(s) from record %d on", topic, len(rs), what, first))
+	for i, r := range rs {
+		if i == maxListed {
+			diffs = append(diffs, fmt.Sprintf("  … and %d more", len(rs)-maxListed))
+			break
+		}
+		diffs = append(diffs, fmt.Sprintf("  %s %s", what, formatRecord(r)))
+	}
+	return diffs
+}
+
+// recordMismatch names the fields in which actual differs from expected.
+func recordMismatch(e, a Record) string {
+	var what []string
+	if !EqualJSON(e.Key, a.Key) {
+		what = append(what, "key")
+	}
+	if !EqualJSON(e.Value, a.Value) {
+		what = append(what, "value")
+	}
+	if e.Timestamp != nil && (a.Timestamp == nil || *a.Timestamp != *e.Timestamp) {
+		what = append(what, "timestamp")
+	}
+	if e.Window != nil && (a.Window == nil || a.Window.Start != e.Window.Start || a.Window.End != e.Window.End ||
+		!strings.EqualFold(a.Window.Type, e.Window.Type)) {
+		what = append(what, "window")
+	}
+	return strings.Join(what, ", ")
+}
+
+type printedWindow struct {
+	Start int64  `json:"start"`
+	End   int64  `json:"end"`
+	Type  string `json:"type,omitempty"`
+}
+
+type printedRecord struct {
+	Topic     string         `json:"topic"`
+	Key       any            `json:"key"`
+	Value     any            `json:"value"`
+	Timestamp *int64         `json:"timestamp,omitempty"`
+	Window    *printedWindow `json:"window,omitempty"`
+}
+
+// formatRecord prints r as compact JSON, in the shape of the test files.
+func formatRecord(r Record) string {
+	p := printedRecord{Topic: r.Topic, Key: r.Key, Value: r.Value, Timestamp: r.Timestamp}
+	if r.Window != nil {
+		p.Window = &printedWindow{Start: r.Window.Start, End: r.Window.End, Type: r.Window.Type}
+	}
+	b, err := json.Marshal(p)
+	if err != nil {
+		return fmt.Sprintf("%+v", r)
+	}
+	return string(b)
+}

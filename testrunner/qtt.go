@@ -1,0 +1,257 @@
+package testrunner
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"os"
+	"regexp"
+	"strings"
+)
+
+// File is one query-validation-test (QTT) file after format expansion.
+type File struct {
+	Path  string
+	Cases []Case
+}
+
+// Case is one test case: statements to run in order, input records to
+// produce, and either the output records expected on the sink topics or
+// the error a statement must raise.
+type Case struct {
+	Name       string
+	Statements []string
+	Inputs     []Record
+	Outputs    []Record
+	// ExpectedError is set for negative cases: some statement must fail
+	// with Message as a substring (compare loosely: ksqlDB's wording).
+	ExpectedError *ExpectedError
+	// Properties are the case's config overrides, values as text.
+	Properties map[string]string
+	// Format is the format this expansion of a `format: [...]` case runs
+	// with ("" when the case has no format list).
+	Format string
+	// Skip, when not empty, says why the case cannot run here.
+	Skip string
+	// Topics declares topics up front (partitions, schemas), kept raw.
+	Topics json.RawMessage
+	// Post holds post-conditions on sources and topics, kept raw.
+	Post json.RawMessage
+}
+
+// Record is one Kafka record of a case. Key and Value are JSON-shaped
+// (nil, bool, json.Number, string, []any, map[string]any): numbers stay
+// json.Number so that large BIGINTs compare exactly.
+type Record struct {
+	Topic string
+	Key   any
+	Value any
+	// Timestamp is the record time. Inputs without one get 0; outputs
+	// without one are not checked on time (nil).
+	Timestamp *int64
+	Window    *Window
+	Headers   json.RawMessage
+}
+
+// Window is the window of a windowed key.
+type Window struct {
+	Start int64
+	End   int64
+	Type  string // "time" or "session", lower-cased
+}
+
+// ExpectedError is the failure a negative case expects.
+type ExpectedError struct {
+	Type    string `json:"type"`
+	Message string `json:"message"`
+}
+
+// RunnableFormats are the data formats our engine implements.
+var RunnableFormats = []string{"JSON", "DELIMITED", "KAFKA", "NONE"}
+
+// schemaRegistryFormats need a Schema Registry, which the runner lacks.
+var schemaRegistryFormats = map[string]bool{"AVRO": true, "PROTOBUF": true, "JSON_SR": true}
+
+type rawFile struct {
+	Tests []rawCase `json:"tests"`
+}
+
+type rawCase struct {
+	Name              string          `json:"name"`
+	Format            []string        `json:"format"`
+	Enabled           *bool           `json:"enabled"`
+	Statements        []string        `json:"statements"`
+	Inputs            []rawRecord     `json:"inputs"`
+	Outputs           []rawRecord     `json:"outputs"`
+	ExpectedException *ExpectedError  `json:"expectedException"`
+	Properties        map[string]any  `json:"properties"`
+	Topics            json.RawMessage `json:"topics"`
+	Post              json.RawMessage `json:"post"`
+}
+
+type rawRecord struct {
+	Topic     string          `json:"topic"`
+	Key       any             `json:"key"`
+	Value     any             `json:"value"`
+	Timestamp *json.Number    `json:"timestamp"`
+	Window    *rawWindow      `json:"window"`
+	Headers   json.RawMessage `json:"headers"`
+}
+
+type rawWindow struct {
+	Start int64  `json:"start"`
+	End   int64  `json:"end"`
+	Type  string `json:"type"`
+}
+
+// LoadQTT reads a QTT file and expands it: a case with `format: [A, B]`
+// becomes the cases "name - A" and "name - B" with {FORMAT} replaced in
+// statements and topics. Cases we cannot run are kept with Skip set:
+// disabled ones, variants in formats other than RunnableFormats, and cases
+// whose statements use a Schema Registry or otherwise unsupported format.
+func LoadQTT(path string) (*File, error) {
+	data, err := os.ReadFile(path)
+	if err != nil {
+		return nil, err
+	}
+	var raw rawFile
+	if err := decodeStrict(data, &raw); err != nil {
+		return nil, fmt.Errorf("%s: %w", path, err)
+	}
+	f := &File{Path: path}
+	for i, rc := range raw.Tests {
+		base, err := rc.toCase()
+		if err != nil {
+			return nil, fmt.Errorf("%s: test %d (%q): %w", path, i, rc.Name, err)
+		}
+		if len(rc.Format) == 0 {
+			base.Skip = skipReason(rc.Enabled, "", base.Statements)
+			f.Cases = append(f.Cases, base)
+			continue
+		}
+		for _, format := range rc.Format {
+			c := base
+			c.Name = base.Name + " - " + format
+			c.Format = format
+			c.Statements = make([]string, len(base.Statements))
+			for j, s := range base.Statements {
+				c.Statements[j] = strings.ReplaceAll(s, "{FORMAT}", format)
+			}
+			if c.Topics != nil {
+				c.Topics = bytes.ReplaceAll(base.Topics, []byte("{FORMAT}"), []byte(format))
+			}
+			c.Skip = skipReason(rc.Enabled, format, c.Statements)
+			f.Cases = append(f.Cases, c)
+		}
+	}
+	return f, nil
+}
+
+// decodeStrict decodes JSON keeping numbers as json.Number.
+func decodeStrict(data []byte, v any) error {
+	dec := json.NewDecoder(bytes.NewReader(data))
+	dec.UseNumber()
+	return dec.Decode(v)
+}
+
+func (rc rawCase) toCase() (Case, error) {
+	c := Case{
+		Name:          rc.Name,
+		Statements:    rc.Statements,
+		ExpectedError: rc.ExpectedException,
+		Topics:        rc.Topics,
+		Post:          rc.Post,
+	}
+	if len(rc.Properties) > 0 {
+		c.Properties = make(map[string]string, len(rc.Properties))
+		for k, v := range rc.Properties {
+			c.Properties[k] = propertyText(v)
+		}
+	}
+	var err error
+	if c.Inputs, err = toRecords(rc.Inputs, true); err != nil {
+		return c, fmt.Errorf("inputs: %w", err)
+	}
+	if c.Outputs, err = toRecords(rc.Outputs, false); err != nil {
+		return c, fmt.Errorf("outputs: %w", err)
+	}
+	return c, nil
+}
+
+func propertyText(v any) string {
+	switch x := v.(type) {
+	case string:
+		return x
+	case nil:
+		return ""
+	case json.Number:
+		return x.String()
+	case bool:
+		return fmt.Sprint(x)
+	}
+	b, _ := json.Marshal(v)
+	return string(b)
+}
+
+// toRecords converts raw records; inputs get timestamp 0 when it is missing.
+func toRecords(raw []rawRecord, input bool) ([]Record, error) {
+	if raw == nil {
+		return nil, nil
+	}
+	out := make([]Record, len(raw))
+	for i, r := range raw {
+		rec := Record{Topic: r.Topic, Key: r.Key, Value: r.Value, Headers: r.Headers}
+		switch {
+		case r.Timestamp != nil:
+			ts, err := r.Timestamp.Int64()
+			if err != nil {
+				return nil, fmt.Errorf("record %d: timestamp %s is not an integer", i, *r.Timestamp)
+			}
+			rec.Timestamp = &ts
+		case input:
+			rec.Timestamp = new(int64)
+		}
+		if r.Window != nil {
+			rec.Window = &Window{Start: r.Window.Start, End: r.Window.End, Type: strings.ToLower(r.Window.Type)}
+		}
+		out[i] = rec
+	}
+	return out, nil
+}
+
+// formatProperty finds FORMAT='X', KEY_FORMAT='X' and VALUE_FORMAT='X' in
+// WITH clauses.
+var formatProperty = regexp.MustCompile(`(?i)\b(?:key_|value_)?format\s*=\s*'([A-Za-z_]+)'`)
+
+// skipReason says why a case cannot run, or "" when it can.
+func skipReason(enabled *bool, format string, statements []string) string {
+	if enabled != nil && !*enabled {
+		return "disabled upstream (enabled: false)"
+	}
+	if format != "" {
+		if r := formatSkip(format); r != "" {
+			return r
+		}
+	}
+	for _, s := range statements {
+		for _, m := range formatProperty.FindAllStringSubmatch(s, -1) {
+			if r := formatSkip(m[1]); r != "" {
+				return "statement uses " + r
+			}
+		}
+	}
+	return ""
+}
+
+func formatSkip(format string) string {
+	f := strings.ToUpper(format)
+	for _, ok := range RunnableFormats {
+		if f == ok {
+			return ""
+		}
+	}
+	if schemaRegistryFormats[f] {
+		return "format " + f + " needs Schema Registry"
+	}
+	return "format " + f + " is not supported"
+}
