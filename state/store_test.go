@@ -1,0 +1,411 @@
+package state
+
+import (
+	"bytes"
+	"errors"
+	"io"
+	"log/slog"
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+)
+
+func quietLogger() *slog.Logger { return slog.New(slog.NewTextHandler(io.Discard, nil)) }
+
+func openDB(t testing.TB, dir string) *DB {
+	t.Helper()
+	db, err := Open(Options{Dir: dir, Logger: quietLogger()})
+	if err != nil {
+		t.Fatalf("Open(%q): %v", dir, err)
+	}
+	t.Cleanup(func() { _ = db.Close() })
+	return db
+}
+
+// kv is a key/value pair as Range reports it.
+type kv struct{ K, V string }
+
+func collect(t testing.TB, s *Store, prefix []byte) []kv {
+	t.Helper()
+	var out []kv
+	if err := s.Range(prefix, func(k, v []byte) bool {
+		out = append(out, kv{string(k), string(v)})
+		return true
+	}); err != nil {
+		t.Fatalf("Range(%q): %v", prefix, err)
+	}
+	return out
+}
+
+func mustGet(t testing.TB, s *Store, key string) (string, bool) {
+	t.Helper()
+	v, ok, err := s.Get([]byte(key))
+	if err != nil {
+		t.Fatalf("Get(%q): %v", key, err)
+	}
+	return string(v), ok
+}
+
+// op is one write in a table-driven test: Put unless del.
+type op struct {
+	k, v string
+	del  bool
+}
+
+func apply(s *Store, ops []op) {
+	for _, o := range ops {
+		if o.del {
+			s.Delete([]byte(o.k))
+		} else {
+			s.Put([]byte(o.k), []byte(o.v))
+		}
+	}
+}
+
+func TestOverlayReadYourWritesAndCoalescing(t *testing.T) {
+	tests := []struct {
+		name    string
+		ops     []op
+		want    map[string]string // key → value; absent keys listed in gone
+		gone    []string
+		pending []Change
+	}{
+		{
+			name:    "put then get",
+			ops:     []op{{k: "a", v: "1"}},
+			want:    map[string]string{"a": "1"},
+			pending: []Change{{Key: []byte("a"), Value: []byte("1")}},
+		},
+		{
+			name:    "repeated puts coalesce to the last",
+			ops:     []op{{k: "a", v: "1"}, {k: "a", v: "2"}, {k: "a", v: "3"}},
+			want:    map[string]string{"a": "3"},
+			pending: []Change{{Key: []byte("a"), Value: []byte("3")}},
+		},
+		{
+			name:    "delete after put is a tombstone",
+			ops:     []op{{k: "a", v: "1"}, {k: "a", del: true}},
+			gone:    []string{"a"},
+			pending: []Change{{Key: []byte("a"), Delete: true}},
+		},
+		{
+			name:    "put after delete revives",
+			ops:     []op{{k: "a", del: true}, {k: "a", v: "x"}},
+			want:    map[string]string{"a": "x"},
+			pending: []Change{{Key: []byte("a"), Value: []byte("x")}},
+		},
+		{
+			name: "pending is in key order",
+			ops:  []op{{k: "c", v: "3"}, {k: "a", v: "1"}, {k: "b", del: true}, {k: "c", v: "33"}},
+			want: map[string]string{"a": "1", "c": "33"},
+			gone: []string{"b", "zz"},
+			pending: []Change{
+				{Key: []byte("a"), Value: []byte("1")},
+				{Key: []byte("b"), Delete: true},
+				{Key: []byte("c"), Value: []byte("33")},
+			},
+		},
+		{
+			name:    "empty value is not a delete",
+			ops:     []op{{k: "e", v: ""}},
+			want:    map[string]string{"e": ""},
+			pending: []Change{{Key: []byte("e"), Value: []byte{}}},
+		},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			s := openDB(t, t.TempDir()).Store("agg", 0)
+			apply(s, tt.ops)
+			for k, want := range tt.want {
+				if got, ok := mustGet(t, s, k); !ok || got != want {
+					t.Errorf("Get(%q) = %q, %v; want %q, true", k, got, ok, want)
+				}
+			}
+			for _, k := range tt.gone {
+				if got, ok := mustGet(t, s, k); ok {
+					t.Errorf("Get(%q) = %q, true; want absent", k, got)
+				}
+			}
+			if diff := cmp.Diff(tt.pending, s.Pending()); diff != "" {
+				t.Errorf("Pending() mismatch (-want +got):\n%s", diff)
+			}
+			if got := s.PendingCount(); got != len(tt.pending) {
+				t.Errorf("PendingCount() = %d, want %d", got, len(tt.pending))
+			}
+		})
+	}
+}
+
+func TestPutCopiesKeyAndValue(t *testing.T) {
+	s := openDB(t, "").Store("agg", 0)
+	k, v := []byte("key"), []byte("val")
+	s.Put(k, v)
+	copy(k, "XXX")
+	copy(v, "YYY")
+	if got, ok := mustGet(t, s, "key"); !ok || got != "val" {
+		t.Fatalf("Get after caller reused buffers = %q, %v; want \"val\", true", got, ok)
+	}
+}
+
+func TestOverlayShadowsBadger(t *testing.T) {
+	s := openDB(t, t.TempDir()).Store("agg", 0)
+	apply(s, []op{{k: "a", v: "old"}, {k: "b", v: "keep"}})
+	if err := s.Commit(Checkpoint{ChangelogOffset: 2}); err != nil {
+		t.Fatal(err)
+	}
+	apply(s, []op{{k: "a", v: "new"}, {k: "b", del: true}})
+	if got, ok := mustGet(t, s, "a"); !ok || got != "new" {
+		t.Errorf("Get(a) = %q, %v; want new", got, ok)
+	}
+	if _, ok := mustGet(t, s, "b"); ok {
+		t.Errorf("Get(b) found; the overlay tombstone must hide it")
+	}
+	s.Discard()
+	if got, ok := mustGet(t, s, "b"); !ok || got != "keep" {
+		t.Errorf("after Discard Get(b) = %q, %v; want keep", got, ok)
+	}
+	if s.PendingCount() != 0 {
+		t.Errorf("PendingCount after Discard = %d", s.PendingCount())
+	}
+}
+
+func TestRangeMergesOverlayAndBadger(t *testing.T) {
+	s := openDB(t, t.TempDir()).Store("win", 3)
+	// Committed: a1 a2 a3 b1 c1.
+	apply(s, []op{{k: "a1", v: "d"}, {k: "a2", v: "d"}, {k: "a3", v: "d"}, {k: "b1", v: "d"}, {k: "c1", v: "d"}})
+	if err := s.Commit(Checkpoint{ChangelogOffset: 5}); err != nil {
+		t.Fatal(err)
+	}
+	// Overlay: overwrite a2, delete a3, add a0 and a25, delete b1, tombstone
+	// a key Badger never had.
+	apply(s, []op{{k: "a2", v: "o"}, {k: "a3", del: true}, {k: "a0", v: "o"}, {k: "a25", v: "o"}, {k: "b1", del: true}, {k: "a9", del: true}})
+
+	tests := []struct {
+		name       string
+		start, end string // RangeBetween bounds when prefix is unset
+		prefix     *string
+		stopAfter  int
+		want       []kv
+	}{
+		{name: "prefix a", prefix: ptr("a"), want: []kv{{"a0", "o"}, {"a1", "d"}, {"a2", "o"}, {"a25", "o"}}},
+		{name: "prefix b (all hidden)", prefix: ptr("b"), want: nil},
+		{name: "whole store", prefix: ptr(""), want: []kv{{"a0", "o"}, {"a1", "d"}, {"a2", "o"}, {"a25", "o"}, {"c1", "d"}}},
+		{name: "between a1 and a25", start: "a1", end: "a25", want: []kv{{"a1", "d"}, {"a2", "o"}}},
+		{name: "between a2 and unbounded", start: "a2", want: []kv{{"a2", "o"}, {"a25", "o"}, {"c1", "d"}}},
+		{name: "stop after two", prefix: ptr(""), stopAfter: 2, want: []kv{{"a0", "o"}, {"a1", "d"}}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			var got []kv
+			fn := func(k, v []byte) bool {
+				got = append(got, kv{string(k), string(v)})
+				return tt.stopAfter == 0 || len(got) < tt.stopAfter
+			}
+			var err error
+			if tt.prefix != nil {
+				err = s.Range([]byte(*tt.prefix), fn)
+			} else {
+				var end []byte
+				if tt.end != "" {
+					end = []byte(tt.end)
+				}
+				err = s.RangeBetween([]byte(tt.start), end, fn)
+			}
+			if err != nil {
+				t.Fatal(err)
+			}
+			if diff := cmp.Diff(tt.want, got); diff != "" {
+				t.Errorf("mismatch (-want +got):\n%s", diff)
+			}
+		})
+	}
+}
+
+func ptr[T any](v T) *T { return &v }
+
+func TestRangeAllFFPrefix(t *testing.T) {
+	s := openDB(t, "").Store("s", 0)
+	apply(s, []op{{k: "\xff\xff", v: "1"}, {k: "\xff\xff\x01", v: "2"}, {k: "\xfe", v: "no"}})
+	want := []kv{{"\xff\xff", "1"}, {"\xff\xff\x01", "2"}}
+	if diff := cmp.Diff(want, collect(t, s, []byte("\xff\xff"))); diff != "" {
+		t.Errorf("mismatch (-want +got):\n%s", diff)
+	}
+}
+
+func TestStoresDoNotOverlap(t *testing.T) {
+	db := openDB(t, t.TempDir())
+	// "a" partition 0x61… and "ab": the length prefix keeps them apart.
+	a, ab, a1 := db.Store("a", 0), db.Store("ab", 0), db.Store("a", 1)
+	if db.Store("a", 0) != a {
+		t.Fatal("Store returned a different *Store for the same id")
+	}
+	for _, s := range []*Store{a, ab, a1} {
+		s.Put([]byte("k"), []byte(s.ID().String()))
+		if err := s.Commit(Checkpoint{ChangelogOffset: 1}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for _, s := range []*Store{a, ab, a1} {
+		want := []kv{{"k", s.ID().String()}}
+		if diff := cmp.Diff(want, collect(t, s, nil)); diff != "" {
+			t.Errorf("%v mismatch (-want +got):\n%s", s.ID(), diff)
+		}
+	}
+}
+
+func TestCommitWritesDataAndCheckpointTogether(t *testing.T) {
+	db := openDB(t, t.TempDir())
+	s := db.Store("agg", 7)
+	cp0, err := s.Checkpoint()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if diff := cmp.Diff(Checkpoint{}, cp0); diff != "" {
+		t.Errorf("checkpoint before any commit (-want +got):\n%s", diff)
+	}
+	apply(s, []op{{k: "x", v: "1"}, {k: "y", v: "2"}})
+	if ids, _ := db.Stores(); len(ids) != 0 {
+		t.Errorf("Stores() before commit = %v; overlay-only stores must not be listed", ids)
+	}
+	want := Checkpoint{ChangelogOffset: 42, SourceOffsets: map[string]int64{"in/7": 100, "other/7": 5}}
+	if err := s.Commit(want); err != nil {
+		t.Fatal(err)
+	}
+	if s.PendingCount() != 0 {
+		t.Errorf("PendingCount after Commit = %d", s.PendingCount())
+	}
+	got, err := s.Checkpoint()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Errorf("Checkpoint() (-want +got):\n%s", diff)
+	}
+	if diff := cmp.Diff([]kv{{"x", "1"}, {"y", "2"}}, collect(t, s, nil)); diff != "" {
+		t.Errorf("data (-want +got):\n%s", diff)
+	}
+}
+
+func TestReopenSeesDataAndCheckpoint(t *testing.T) {
+	dir := t.TempDir()
+	db := openDB(t, dir)
+	s := db.Store("agg", 2)
+	apply(s, []op{{k: "a", v: "1"}, {k: "b", v: "2"}})
+	want := Checkpoint{ChangelogOffset: 9, SourceOffsets: map[string]int64{"in/2": 33}}
+	if err := s.Commit(want); err != nil {
+		t.Fatal(err)
+	}
+	s.Put([]byte("uncommitted"), []byte("lost"))
+	db.Store("other", 0).Put([]byte("k"), []byte("v"))
+	if err := db.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if _, _, err := s.Get([]byte("zzz")); !errors.Is(err, ErrClosed) {
+		t.Errorf("Get after Close: err = %v, want ErrClosed", err)
+	}
+
+	db2 := openDB(t, dir)
+	s2 := db2.Store("agg", 2)
+	if diff := cmp.Diff([]kv{{"a", "1"}, {"b", "2"}}, collect(t, s2, nil)); diff != "" {
+		t.Errorf("data after reopen (-want +got):\n%s", diff)
+	}
+	got, err := s2.Checkpoint()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Errorf("checkpoint after reopen (-want +got):\n%s", diff)
+	}
+	ids, err := db2.Stores()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if diff := cmp.Diff([]StoreID{{"agg", 2}}, ids); diff != "" {
+		t.Errorf("Stores() (-want +got):\n%s", diff)
+	}
+}
+
+func TestWipe(t *testing.T) {
+	db := openDB(t, t.TempDir())
+	keep, gone := db.Store("agg", 0), db.Store("agg", 1)
+	for _, s := range []*Store{keep, gone} {
+		apply(s, []op{{k: "a", v: "1"}, {k: "b", v: "2"}})
+		if err := s.Commit(Checkpoint{ChangelogOffset: 2, SourceOffsets: map[string]int64{"t/0": 1}}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	gone.Put([]byte("c"), []byte("3"))
+	if err := gone.Wipe(); err != nil {
+		t.Fatal(err)
+	}
+	if got := collect(t, gone, nil); len(got) != 0 {
+		t.Errorf("wiped store still has %v", got)
+	}
+	if cp, _ := gone.Checkpoint(); !cmp.Equal(cp, Checkpoint{}) {
+		t.Errorf("wiped store checkpoint = %+v, want zero", cp)
+	}
+	if diff := cmp.Diff([]kv{{"a", "1"}, {"b", "2"}}, collect(t, keep, nil)); diff != "" {
+		t.Errorf("neighbour partition changed (-want +got):\n%s", diff)
+	}
+	ids, err := db.Stores()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if diff := cmp.Diff([]StoreID{{"agg", 0}}, ids); diff != "" {
+		t.Errorf("Stores() (-want +got):\n%s", diff)
+	}
+}
+
+func TestApproxBytesCountsOverlay(t *testing.T) {
+	s := openDB(t, "").Store("agg", 0)
+	s.Put([]byte("abc"), []byte("12345"))
+	s.Put([]byte("abc"), []byte("1234567"))
+	if got := s.ApproxBytes(); got != 10 {
+		t.Errorf("ApproxBytes() = %d, want 10 (3 key + 7 value bytes)", got)
+	}
+}
+
+func TestCheckpointEncodingRoundTrip(t *testing.T) {
+	for _, cp := range []Checkpoint{
+		{},
+		{ChangelogOffset: 1},
+		{ChangelogOffset: 1 << 40, SourceOffsets: map[string]int64{"a/0": 0, "b/12": 1 << 50}},
+	} {
+		got, err := decodeCheckpoint(encodeCheckpoint(cp))
+		if err != nil {
+			t.Fatalf("decode(%+v): %v", cp, err)
+		}
+		if diff := cmp.Diff(cp, got); diff != "" {
+			t.Errorf("round trip (-want +got):\n%s", diff)
+		}
+	}
+	for _, bad := range [][]byte{nil, {9}, {1}, {1, 2, 5}} {
+		if _, err := decodeCheckpoint(bad); !errors.Is(err, errBadCheckpoint) {
+			t.Errorf("decode(%x) err = %v, want errBadCheckpoint", bad, err)
+		}
+	}
+}
+
+func TestKeyPrefixRoundTrip(t *testing.T) {
+	p := storePrefix(tagData, "my-store", 5)
+	tag, name, part, n, err := decodeStorePrefix(append(p, "user"...))
+	if err != nil || tag != tagData || name != "my-store" || part != 5 || n != len(p) {
+		t.Errorf("decode = %c %q %d %d %v", tag, name, part, n, err)
+	}
+	if !bytes.HasPrefix(p, []byte{'d', 8}) {
+		t.Errorf("prefix %x does not start with 'd' and the name length", p)
+	}
+}
+
+func BenchmarkOverlayPut(b *testing.B) {
+	s := openDB(b, "").Store("bench", 0)
+	keys := make([][]byte, 1024)
+	for i := range keys {
+		keys[i] = []byte{byte(i >> 8), byte(i), 'k', 'e', 'y'}
+	}
+	val := []byte("value-of-some-sixteen+")
+	b.ReportAllocs()
+	for i := 0; b.Loop(); i++ {
+		s.Put(keys[i%len(keys)], val)
+	}
+}
