@@ -194,7 +194,9 @@ func (c *converter) selectStmt(g *gSelect) *Select {
 	if g.Where != nil {
 		s.Where = c.expr(g.Where)
 	}
-	s.GroupBy = c.exprs(g.GroupBy)
+	if g.GroupBy != nil {
+		s.GroupBy = c.exprs(append(g.GroupBy.Set, g.GroupBy.Exprs...))
+	}
 	s.PartitionBy = c.exprs(g.PartitionBy)
 	if g.Having != nil {
 		s.Having = c.expr(g.Having)

@@ -155,11 +155,18 @@ type gSelect struct {
 	Joins       []*gJoin       `parser:"@@*"`
 	Window      *gWindow       `parser:"( 'WINDOW' @@ )?"`
 	Where       *gExpr         `parser:"( 'WHERE' @@ )?"`
-	GroupBy     []*gExpr       `parser:"( 'GROUP' 'BY' @@ ( ',' @@ )* )?"`
+	GroupBy     *gGroupBy      `parser:"( 'GROUP' 'BY' @@ )?"`
 	PartitionBy []*gExpr       `parser:"( 'PARTITION' 'BY' @@ ( ',' @@ )* )?"`
 	Having      *gExpr         `parser:"( 'HAVING' @@ )?"`
 	Emit        string         `parser:"( 'EMIT' @( 'CHANGES' | 'FINAL' ) )?"`
 	Limit       *gNumber       `parser:"( 'LIMIT' @@ )?"`
+}
+
+// gGroupBy is a list of expressions, optionally in parentheses as a
+// grouping set: GROUP BY (a, b).
+type gGroupBy struct {
+	Set   []*gExpr `parser:"  '(' @@ ( ',' @@ )+ ')'"`
+	Exprs []*gExpr `parser:"| @@ ( ',' @@ )*"`
 }
 
 type gNumber struct {
@@ -478,10 +485,10 @@ type gStructEntry struct {
 
 type gCall struct {
 	Pos      lexer.Position
-	Name     *gIdent  `parser:"@@ '('"`
-	Star     bool     `parser:"( @'*'"`
-	Distinct bool     `parser:"| @'DISTINCT'?"`
-	Args     []*gExpr `parser:"  ( @@ ( ',' @@ )* )? ) ')'"`
+	Name     *gIdent  `parser:"@@ '(' ("`
+	Star     bool     `parser:"    @'*'"`
+	Distinct bool     `parser:"  | @'DISTINCT'?"`
+	Args     []*gExpr `parser:"    @@ ( ',' @@ )* )? ')'"`
 }
 
 type gColumnRef struct {

@@ -196,7 +196,9 @@ func convertError(src string, err error) *Error {
 	}
 	var expected []string
 	if m[2] != "" {
-		expected = []string{describeExpected(m[2])}
+		expected = describeExpected(m[2])
+	} else if token != "" {
+		expected = []string{`";"`, "end of input"}
 	}
 	msg := "unexpected end of input"
 	if token != "" {
@@ -225,14 +227,93 @@ func tokenAt(src string, p Pos) string {
 	return t.Value
 }
 
-// describeExpected turns participle's EBNF fragment for the failed
-// production into words a user reads.
-func describeExpected(ebnf string) string {
-	s := grammarNames.Replace(ebnf)
-	for k, v := range productionNames {
-		s = strings.ReplaceAll(s, k, v)
+// describeExpected turns participle's EBNF for the production that failed
+// into the few things a user could have written next: the first term, and
+// the first terms of any optional groups before it.
+func describeExpected(ebnf string) []string {
+	var out []string
+	seen := map[string]bool{}
+	add := func(term string) {
+		if name, ok := productionNames[term]; ok {
+			term = name
+		}
+		term = grammarNames.Replace(term)
+		if !seen[term] {
+			seen[term] = true
+			out = append(out, term)
+		}
 	}
-	return s
+	var walk func(s string) bool // reports whether s can be empty
+	walk = func(s string) bool {
+		for _, alt := range splitTop(s, '|') {
+			terms := splitTop(alt, ' ')
+			empty := true
+			for _, t := range terms {
+				optional := strings.HasSuffix(t, "?") || strings.HasSuffix(t, "*")
+				t = strings.TrimRight(t, "?*+")
+				if strings.HasPrefix(t, "(") && strings.HasSuffix(t, ")") {
+					if !walk(t[1:len(t)-1]) && !optional {
+						empty = false
+						break
+					}
+					continue
+				}
+				add(t)
+				if !optional {
+					empty = false
+					break
+				}
+			}
+			if empty {
+				return true
+			}
+		}
+		return false
+	}
+	walk(strings.TrimSpace(ebnf))
+	return out
 }
 
-var productionNames = map[string]string{}
+// splitTop splits s at sep outside parentheses and quotes.
+func splitTop(s string, sep byte) []string {
+	var out []string
+	depth, start, inQuote := 0, 0, false
+	for i := 0; i < len(s); i++ {
+		switch c := s[i]; {
+		case c == '"':
+			inQuote = !inQuote
+		case inQuote:
+		case c == '(':
+			depth++
+		case c == ')':
+			depth--
+		case c == sep && depth == 0:
+			if part := strings.TrimSpace(s[start:i]); part != "" {
+				out = append(out, part)
+			}
+			start = i + 1
+		}
+	}
+	if part := strings.TrimSpace(s[start:]); part != "" {
+		out = append(out, part)
+	}
+	return out
+}
+
+var productionNames = map[string]string{
+	"GExpr": "expression", "GAnd": "expression", "GNot": "expression", "GCmp": "expression",
+	"GAdd": "expression", "GMul": "expression", "GUnary": "expression", "GPostfix": "expression",
+	"GPrimary": "expression", "GRelation": "source name", "GIdent": "identifier", "GNumber": "number",
+	"GType": "type", "GDur": "duration", "GSelect": `"SELECT"`, "GStatement": "statement",
+	"GJoin": `"JOIN"`, "GWindow": "window", "GColumn": "column definition", "GProp": "property",
+	"GPropValue": "value", "GSelectItem": "select item", "GWithin": "duration", "GCmpTail": "comparison",
+	"GWindowParam": "window parameter", "GWindowCompact": `"GRACE"`, "GValues": "expression",
+	"GCreate": `"CREATE"`, "GInsert": `"INSERT"`, "GSet": `"SET"`, "GUnset": `"UNSET"`,
+	"GShow": `"SHOW"`, "GDescribe": `"DESCRIBE"`, "GExplain": `"EXPLAIN"`, "GTerminate": `"TERMINATE"`,
+	"GDrop": `"DROP"`, "GPrint": `"PRINT"`, "GRunScript": `"RUN"`, "GDefine": `"DEFINE"`, "GUndefine": `"UNDEFINE"`,
+	"GColumnRef": "column", "GCall": "function call", "GCase": `"WHEN"`, "GCast": "expression",
+	"GExprItem": "expression", "GWhen": `"WHEN"`, "GIs": `"NULL"`, "GBetween": "expression", "GLike": "expression",
+	"GMapType": "type", "GStructTyp": "field", "GStructField": "field", "GAddR": "operator", "GMulR": "operator",
+	"GPostOp": "operator", "GMapEntry": "expression", "GStructEntry": "field name", "GArrayCtor": "expression",
+	"GMapCtor": "expression", "GStructCtr": "field name",
+}
