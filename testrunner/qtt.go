@@ -229,20 +229,22 @@ func skipReason(enabled *bool, format string, statements []string) string {
 		return "disabled upstream (enabled: false)"
 	}
 	if format != "" {
-		if r := formatSkip(format); r != "" {
-			return r
+		if why := formatSkip(format); why != "" {
+			return "format " + strings.ToUpper(format) + " " + why
 		}
 	}
 	for _, s := range statements {
 		for _, m := range formatProperty.FindAllStringSubmatch(s, -1) {
-			if r := formatSkip(m[1]); r != "" {
-				return "statement uses " + r
+			if why := formatSkip(m[1]); why != "" {
+				return "statements use format " + strings.ToUpper(m[1]) + ", which " + why
 			}
 		}
 	}
 	return ""
 }
 
+// formatSkip says why format cannot run ("needs Schema Registry"), or ""
+// when it can.
 func formatSkip(format string) string {
 	f := strings.ToUpper(format)
 	for _, ok := range RunnableFormats {
@@ -251,7 +253,7 @@ func formatSkip(format string) string {
 		}
 	}
 	if schemaRegistryFormats[f] {
-		return "format " + f + " needs Schema Registry"
+		return "needs Schema Registry"
 	}
-	return "format " + f + " is not supported"
+	return "is not supported"
 }
