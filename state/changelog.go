@@ -137,12 +137,24 @@ func mergeOffsets(prev, src map[string]int64) map[string]int64 {
 // checkManualPartitioner asks cl's partitioner where two probe records that
 // name different partitions would go; only a partitioner that honours
 // Record.Partition sends each to its own.
-func checkManualPartitioner(cl *kgo.Client, topic string) error {
+//
+// Partitioners that pick by load (kgo.TopicBackupPartitioner, the default's
+// kind) are rejected without probing, and a probe that panics counts as a
+// rejection: some partitioners only work inside the producer.
+func checkManualPartitioner(cl *kgo.Client, topic string) (err error) {
 	p, _ := cl.OptValue(kgo.RecordPartitioner).(kgo.Partitioner)
 	if p == nil {
 		return ErrPartitioner
 	}
 	tp := p.ForTopic(topic)
+	if _, ok := tp.(kgo.TopicBackupPartitioner); ok {
+		return ErrPartitioner
+	}
+	defer func() {
+		if recover() != nil {
+			err = ErrPartitioner
+		}
+	}()
 	for _, want := range []int32{1, 2} {
 		r := &kgo.Record{Topic: topic, Partition: want, Key: []byte("probe")}
 		if tp.Partition(r, 3) != int(want) {

@@ -1,0 +1,355 @@
+package state
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"testing"
+	"time"
+
+	"github.com/google/go-cmp/cmp"
+	"github.com/twmb/franz-go/pkg/kadm"
+	"github.com/twmb/franz-go/pkg/kfake"
+	"github.com/twmb/franz-go/pkg/kgo"
+)
+
+// testKafka is a one-broker kfake cluster reached over loopback TCP.
+type testKafka struct {
+	cluster *kfake.Cluster
+	conn    []kgo.Opt   // connection options, as Restore takes them
+	prod    *kgo.Client // manual-partitioner producer, as Flush needs
+	adm     *kadm.Client
+}
+
+func startKafka(t testing.TB) *testKafka {
+	t.Helper()
+	c, err := kfake.NewCluster(kfake.NumBrokers(1))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(c.Close)
+	conn := []kgo.Opt{kgo.SeedBrokers(c.ListenAddrs()...)}
+	prod, err := kgo.NewClient(append(conn, kgo.RecordPartitioner(kgo.ManualPartitioner()))...)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(prod.Close)
+	return &testKafka{cluster: c, conn: conn, prod: prod, adm: kadm.NewClient(prod)}
+}
+
+func testCtx(t testing.TB) context.Context {
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	t.Cleanup(cancel)
+	return ctx
+}
+
+// readPartition consumes topic/partition from the start until n records
+// have arrived.
+func readPartition(t *testing.T, k *testKafka, topic string, partition int32, n int) []*kgo.Record {
+	t.Helper()
+	cl, err := kgo.NewClient(append(k.conn, kgo.ConsumePartitions(map[string]map[int32]kgo.Offset{
+		topic: {partition: kgo.NewOffset().AtStart()},
+	}))...)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer cl.Close()
+	ctx := testCtx(t)
+	var out []*kgo.Record
+	for len(out) < n {
+		fs := cl.PollFetches(ctx)
+		if err := fetchErr(fs); err != nil {
+			t.Fatalf("after %d of %d records: %v", len(out), n, err)
+		}
+		out = append(out, fs.Records()...)
+	}
+	return out
+}
+
+func TestEnsureTopic(t *testing.T) {
+	k := startKafka(t)
+	ctx := testCtx(t)
+	tests := []struct {
+		name       string
+		configs    map[string]*string
+		wantPolicy string
+		wantRet    string
+	}{
+		{name: "app-agg-changelog", wantPolicy: "compact"},
+		{name: "app-win-changelog", configs: map[string]*string{"cleanup.policy": ptr("compact,delete"), "retention.ms": ptr("600000")},
+			wantPolicy: "compact,delete", wantRet: "600000"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			for range 2 { // the second call finds the topic and succeeds
+				if err := EnsureTopic(ctx, k.adm, tt.name, 4, -1, tt.configs); err != nil {
+					t.Fatal(err)
+				}
+			}
+			rcs, err := k.adm.DescribeTopicConfigs(ctx, tt.name)
+			if err != nil {
+				t.Fatal(err)
+			}
+			rc, err := rcs.On(tt.name, nil)
+			if err != nil {
+				t.Fatal(err)
+			}
+			got := map[string]string{}
+			for _, c := range rc.Configs {
+				if c.Value != nil {
+					got[c.Key] = *c.Value
+				}
+			}
+			if got["cleanup.policy"] != tt.wantPolicy {
+				t.Errorf("cleanup.policy = %q, want %q", got["cleanup.policy"], tt.wantPolicy)
+			}
+			if tt.wantRet != "" && got["retention.ms"] != tt.wantRet {
+				t.Errorf("retention.ms = %q, want %q", got["retention.ms"], tt.wantRet)
+			}
+			err = EnsureTopic(ctx, k.adm, tt.name, 8, -1, tt.configs)
+			if !errors.Is(err, ErrTopicMismatch) {
+				t.Errorf("EnsureTopic with 8 partitions: err = %v, want ErrTopicMismatch", err)
+			}
+		})
+	}
+}
+
+func TestFlushWritesChangelog(t *testing.T) {
+	k := startKafka(t)
+	ctx := testCtx(t)
+	const topic = "q1-agg-changelog"
+	if err := EnsureTopic(ctx, k.adm, topic, 3, -1, nil); err != nil {
+		t.Fatal(err)
+	}
+	s := openDB(t, t.TempDir()).Store("agg", 1)
+	apply(s, []op{{k: "b", v: "1"}, {k: "a", v: "1"}, {k: "b", v: "2"}, {k: "c", del: true}, {k: "e", v: ""}})
+	log := Changelog{Topic: topic, Partition: 1}
+	src := map[string]int64{"bookings/1": 57}
+	if err := s.Flush(ctx, k.prod, log, src); err != nil {
+		t.Fatal(err)
+	}
+	if s.PendingCount() != 0 {
+		t.Errorf("PendingCount after Flush = %d", s.PendingCount())
+	}
+
+	type rec struct {
+		Offset     int64
+		Key, Value string
+		Nil        bool
+		Headers    int
+	}
+	var got []rec
+	for _, r := range readPartition(t, k, topic, 1, 4) {
+		got = append(got, rec{r.Offset, string(r.Key), string(r.Value), r.Value == nil, len(r.Headers)})
+	}
+	want := []rec{
+		{Offset: 0, Key: "a", Value: "1"},
+		{Offset: 1, Key: "b", Value: "2"},
+		{Offset: 2, Key: "c", Nil: true},
+		{Offset: 3, Key: "e", Headers: 1}, // the last record carries the source offsets
+	}
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Errorf("changelog records (-want +got):\n%s", diff)
+	}
+	cp, err := s.Checkpoint()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if diff := cmp.Diff(Checkpoint{ChangelogOffset: 4, SourceOffsets: src}, cp); diff != "" {
+		t.Errorf("checkpoint (-want +got):\n%s", diff)
+	}
+
+	// A flush with nothing pending moves only the source offsets.
+	if err := s.Flush(ctx, k.prod, log, map[string]int64{"bookings/1": 60}); err != nil {
+		t.Fatal(err)
+	}
+	cp, _ = s.Checkpoint()
+	if diff := cmp.Diff(Checkpoint{ChangelogOffset: 4, SourceOffsets: map[string]int64{"bookings/1": 60}}, cp); diff != "" {
+		t.Errorf("checkpoint after empty flush (-want +got):\n%s", diff)
+	}
+}
+
+func TestFlushRejectsKeyPartitioner(t *testing.T) {
+	k := startKafka(t)
+	ctx := testCtx(t)
+	cl, err := kgo.NewClient(k.conn...) // default partitioner hashes keys
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer cl.Close()
+	s := openDB(t, "").Store("agg", 1)
+	s.Put([]byte("k"), []byte("v"))
+	err = s.Flush(ctx, cl, Changelog{Topic: "t", Partition: 1}, nil)
+	if !errors.Is(err, ErrPartitioner) {
+		t.Fatalf("Flush with hashing partitioner: err = %v, want ErrPartitioner", err)
+	}
+	if s.PendingCount() != 1 {
+		t.Errorf("a failed Flush must keep the overlay; PendingCount = %d", s.PendingCount())
+	}
+}
+
+func TestFlushWithoutChangelogCommits(t *testing.T) {
+	s := openDB(t, "").Store("agg", 0)
+	s.Put([]byte("k"), []byte("v"))
+	if err := s.Flush(context.Background(), nil, Changelog{}, map[string]int64{"in/0": 3}); err != nil {
+		t.Fatal(err)
+	}
+	cp, _ := s.Checkpoint()
+	if diff := cmp.Diff(Checkpoint{SourceOffsets: map[string]int64{"in/0": 3}}, cp); diff != "" {
+		t.Errorf("checkpoint (-want +got):\n%s", diff)
+	}
+	if diff := cmp.Diff([]kv{{"k", "v"}}, collect(t, s, nil)); diff != "" {
+		t.Errorf("data (-want +got):\n%s", diff)
+	}
+}
+
+// writeIntervals flushes n commit intervals of churn to the changelog: every
+// interval updates a few keys, deletes one and adds an empty value. It
+// returns the number of records produced.
+func writeIntervals(t *testing.T, k *testKafka, s *Store, log Changelog, from, n int) int64 {
+	t.Helper()
+	var produced int64
+	for i := from; i < from+n; i++ {
+		for j := range 5 {
+			s.Put(fmt.Appendf(nil, "key-%02d", (i+j)%12), fmt.Appendf(nil, "v%d.%d", i, j))
+		}
+		s.Delete(fmt.Appendf(nil, "key-%02d", (i*7)%12))
+		s.Put(fmt.Appendf(nil, "empty-%d", i%3), []byte{})
+		produced += int64(s.PendingCount())
+		if err := s.Flush(testCtx(t), k.prod, log, map[string]int64{"src/0": int64(100 * (i + 1))}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	return produced
+}
+
+func assertSameState(t *testing.T, want, got *Store) {
+	t.Helper()
+	if diff := cmp.Diff(collect(t, want, nil), collect(t, got, nil)); diff != "" {
+		t.Errorf("restored data differs (-want +got):\n%s", diff)
+	}
+	wcp, _ := want.Checkpoint()
+	gcp, _ := got.Checkpoint()
+	if diff := cmp.Diff(wcp, gcp); diff != "" {
+		t.Errorf("restored checkpoint differs (-want +got):\n%s", diff)
+	}
+}
+
+func TestRestoreFromScratch(t *testing.T) {
+	k := startKafka(t)
+	ctx := testCtx(t)
+	log := Changelog{Topic: "q-agg-changelog", Partition: 2}
+	if err := EnsureTopic(ctx, k.adm, log.Topic, 4, -1, nil); err != nil {
+		t.Fatal(err)
+	}
+	src := openDB(t, t.TempDir()).Store("agg", 2)
+	produced := writeIntervals(t, k, src, log, 0, 8)
+
+	for _, compacted := range []bool{false, true} {
+		t.Run(fmt.Sprintf("compacted=%v", compacted), func(t *testing.T) {
+			if compacted {
+				// Compaction leaves gaps in the offsets; restore must not
+				// wait for the missing ones.
+				k.cluster.Compact()
+			}
+			dst := openDB(t, t.TempDir()).Store("agg", 2)
+			// Stale local data without a checkpoint is wiped first.
+			dst.Put([]byte("stale"), []byte("x"))
+			if err := dst.Commit(Checkpoint{}); err != nil {
+				t.Fatal(err)
+			}
+			var last [2]int64
+			calls := 0
+			n, err := dst.Restore(ctx, k.conn, log, func(done, total int64) {
+				calls++
+				last = [2]int64{done, total}
+			})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if compacted && n >= produced {
+				t.Errorf("Restore after compaction applied %d records, want fewer than %d", n, produced)
+			}
+			if !compacted && n != produced {
+				t.Errorf("Restore applied %d records, want %d", n, produced)
+			}
+			// Progress counts offsets, compacted away or not.
+			if calls == 0 || last != [2]int64{produced, produced} {
+				t.Errorf("progress: %d calls, last %v; want last [%d %d]", calls, last, produced, produced)
+			}
+			assertSameState(t, src, dst)
+		})
+	}
+}
+
+func TestRestoreWarmReplaysOnlyTheTail(t *testing.T) {
+	k := startKafka(t)
+	ctx := testCtx(t)
+	log := Changelog{Topic: "q-agg-changelog", Partition: 0}
+	if err := EnsureTopic(ctx, k.adm, log.Topic, 1, -1, nil); err != nil {
+		t.Fatal(err)
+	}
+	owner := openDB(t, t.TempDir()).Store("agg", 0)
+	head := writeIntervals(t, k, owner, log, 0, 3)
+
+	dir := t.TempDir()
+	standby := openDB(t, dir).Store("agg", 0)
+	if n, err := standby.Restore(ctx, k.conn, log, nil); err != nil || n != head {
+		t.Fatalf("first Restore = %d, %v; want %d, nil", n, err, head)
+	}
+	before, _ := standby.Checkpoint()
+
+	tail := writeIntervals(t, k, owner, log, 3, 2)
+	n, err := standby.Restore(ctx, k.conn, log, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if n != tail {
+		t.Errorf("warm Restore applied %d records, want the tail of %d", n, tail)
+	}
+	assertSameState(t, owner, standby)
+	after, _ := standby.Checkpoint()
+	if after.ChangelogOffset != before.ChangelogOffset+tail {
+		t.Errorf("ChangelogOffset %d → %d, want +%d", before.ChangelogOffset, after.ChangelogOffset, tail)
+	}
+
+	// Up to date: nothing to replay.
+	if n, err := standby.Restore(ctx, k.conn, log, nil); err != nil || n != 0 {
+		t.Errorf("Restore when current = %d, %v; want 0, nil", n, err)
+	}
+}
+
+func TestRestoreUnknownTopic(t *testing.T) {
+	k := startKafka(t)
+	s := openDB(t, "").Store("agg", 0)
+	_, err := s.Restore(testCtx(t), k.conn, Changelog{Topic: "nope", Partition: 0}, nil)
+	if err == nil {
+		t.Fatal("Restore of a missing topic succeeded")
+	}
+}
+
+func BenchmarkRestore(b *testing.B) {
+	k := startKafka(b)
+	ctx := testCtx(b)
+	log := Changelog{Topic: "bench-changelog", Partition: 0}
+	if err := EnsureTopic(ctx, k.adm, log.Topic, 1, -1, nil); err != nil {
+		b.Fatal(err)
+	}
+	const records = 5000
+	src := openDB(b, "").Store("agg", 0)
+	for i := range records {
+		src.Put(fmt.Appendf(nil, "key-%06d", i), []byte("value-value-value-value"))
+	}
+	if err := src.Flush(ctx, k.prod, log, nil); err != nil {
+		b.Fatal(err)
+	}
+	b.ReportAllocs()
+	for b.Loop() {
+		dst := openDB(b, "").Store("agg", 0)
+		n, err := dst.Restore(ctx, k.conn, log, nil)
+		if err != nil || n != records {
+			b.Fatalf("Restore = %d, %v", n, err)
+		}
+	}
+	b.ReportMetric(records, "records/op")
+}
