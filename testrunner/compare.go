@@ -60,8 +60,8 @@ func EqualJSON(expected, actual any) bool {
 type number struct {
 	isInt bool
 	i     int64
-	r     *big.Rat // nil for NaN and infinities
-	f     float64  // set when r is nil
+	r     *big.Rat // nil for integers, NaN and infinities
+	f     float64  // NaN or ±Inf when neither isInt nor r
 }
 
 func asNumber(v any) (number, bool) {
@@ -122,12 +122,10 @@ func (n number) equal(o number) bool {
 	if n.isInt && o.isInt {
 		return n.i == o.i
 	}
-	if n.r == nil || o.r == nil {
-		if n.isInt || o.isInt {
-			return false
-		}
+	nSpecial, oSpecial := !n.isInt && n.r == nil, !o.isInt && o.r == nil
+	if nSpecial || oSpecial {
 		// NaN equals NaN here: a test expecting NaN should pass on NaN.
-		return n.r == nil && o.r == nil && (n.f == o.f || (math.IsNaN(n.f) && math.IsNaN(o.f)))
+		return nSpecial && oSpecial && (n.f == o.f || (math.IsNaN(n.f) && math.IsNaN(o.f)))
 	}
 	return n.rat().Cmp(o.rat()) == 0
 }
