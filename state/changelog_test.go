@@ -353,3 +353,62 @@ func BenchmarkRestore(b *testing.B) {
 	}
 	b.ReportMetric(records, "records/op")
 }
+
+// With exactly_once the changelog ends in transaction markers, and aborted
+// intervals sit in it; restore must stop at the marker and skip the aborted
+// records.
+func TestRestoreTransactionalChangelog(t *testing.T) {
+	k := startKafka(t)
+	ctx := testCtx(t)
+	log := Changelog{Topic: "eos-changelog", Partition: 0}
+	if err := EnsureTopic(ctx, k.adm, log.Topic, 1, -1, nil); err != nil {
+		t.Fatal(err)
+	}
+	txn, err := kgo.NewClient(append(k.conn,
+		kgo.RecordPartitioner(kgo.ManualPartitioner()),
+		kgo.TransactionalID("sluice-test-task-0"))...)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer txn.Close()
+	owner := openDB(t, t.TempDir()).Store("agg", 0)
+	interval := func(commit bool, ops []op) {
+		t.Helper()
+		if err := txn.BeginTransaction(); err != nil {
+			t.Fatal(err)
+		}
+		apply(owner, ops)
+		if commit {
+			if err := owner.Flush(ctx, txn, log, nil); err != nil {
+				t.Fatal(err)
+			}
+		} else {
+			// Produce as Flush would, then abort: the exec layer drops
+			// the overlay with Discard.
+			for _, c := range owner.Pending() {
+				if err := txn.ProduceSync(ctx, &kgo.Record{Topic: log.Topic, Key: c.Key, Value: c.Value}).FirstErr(); err != nil {
+					t.Fatal(err)
+				}
+			}
+			owner.Discard()
+		}
+		if err := txn.EndTransaction(ctx, kgo.TransactionEndTry(commit)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	interval(true, []op{{k: "a", v: "1"}, {k: "b", v: "1"}})
+	interval(false, []op{{k: "a", v: "aborted"}, {k: "z", v: "aborted"}})
+	interval(true, []op{{k: "b", del: true}, {k: "c", v: "3"}})
+
+	dst := openDB(t, t.TempDir()).Store("agg", 0)
+	n, err := dst.Restore(ctx, k.conn, log, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if n != 4 {
+		t.Errorf("Restore applied %d records, want 4 (aborted ones skipped)", n)
+	}
+	if diff := cmp.Diff([]kv{{"a", "1"}, {"c", "3"}}, collect(t, dst, nil)); diff != "" {
+		t.Errorf("restored data (-want +got):\n%s", diff)
+	}
+}

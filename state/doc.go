@@ -1,0 +1,58 @@
+// Package state keeps the state of Sluice's stateful operators: Badger-backed
+// key/value stores (window stores are key/value stores with time-ordered
+// keys), an in-memory write overlay per commit interval, changelog writing,
+// checkpoints and restore.
+//
+// # Place in the flow
+//
+//	parser → planner → exec → state
+//
+// The planner names each store and its changelog topic; exec opens one DB per
+// instance, hands each task the *Store of every (store, partition) it owns,
+// and drives the lifecycle below. Nothing here knows about SQL or rows: keys
+// and values are bytes encoded by exec.
+//
+// # Lifecycle of a store partition
+//
+//  1. Restore when a task is assigned the partition. With a local checkpoint
+//     only the changelog tail after it is replayed; without one (a new owner,
+//     an empty data dir) the partition is rebuilt from the changelog's start.
+//  2. Get, Put, Delete, Range and RangeBetween while processing. Writes go to
+//     the overlay, which reads see and which keeps only the last write of a
+//     key, so a hot key costs one changelog record per interval, not one per
+//     input record.
+//  3. Flush at commit: the overlay is produced to the changelog partition and
+//     acknowledged, then written to Badger in one transaction together with
+//     the checkpoint (next changelog offset and the applied source offsets).
+//     Discard instead if the interval's Kafka transaction aborts.
+//
+// Badger never holds a write the changelog lacks, so a crash at any point
+// is repaired by replaying the changelog from the last checkpoint. The source
+// offsets in the checkpoint (and in a header of each flush's last changelog
+// record, for rebuilds from scratch) tell exec which input records the state
+// already contains, so a replayed input record never counts twice.
+//
+// # Example
+//
+// A COUNT(*) GROUP BY hotel task owning partition 3:
+//
+//	db, err := state.Open(state.Options{Dir: "/var/lib/sluice/state"})
+//	// handle err; defer db.Close()
+//	counts := db.Store("q1-agg", 3)
+//	log := state.Changelog{Topic: "app-q1-agg-changelog", Partition: 3}
+//	err = state.EnsureTopic(ctx, adm, log.Topic, 4, -1, nil) // cleanup.policy=compact
+//	n, err := counts.Restore(ctx, connOpts, log, func(done, total int64) {
+//		slog.Info("restoring", "store", "q1-agg/3", "done", done, "total", total)
+//	})
+//	cp, err := counts.Checkpoint() // cp.SourceOffsets["bookings/3"]: where to resume
+//
+//	// per record:
+//	v, ok, err := counts.Get([]byte("hotel-7"))
+//	counts.Put([]byte("hotel-7"), encodeCount(decodeCount(v, ok)+1))
+//
+//	// at commit; producer built with kgo.RecordPartitioner(kgo.ManualPartitioner()):
+//	err = counts.Flush(ctx, producer, log, map[string]int64{"bookings/3": lastOffset + 1})
+//
+// With Options{Dir: ""} Badger runs in memory and Flush(ctx, nil, …) skips the
+// changelog; that is how `sluice test` runs queries without Kafka.
+package state
