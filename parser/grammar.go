@@ -28,6 +28,9 @@ var sqlLexer = lexer.MustSimple([]lexer.SimpleRule{
 var (
 	identType  = sqlLexer.Symbols()["Ident"]
 	qidentType = sqlLexer.Symbols()["QIdent"]
+
+	whitespaceType = sqlLexer.Symbols()["Whitespace"]
+	commentType    = sqlLexer.Symbols()["Comment"]
 )
 
 // reserved words cannot be unquoted identifiers: they start or end clauses,

@@ -81,12 +81,20 @@ func ParseExpr(src string) (x Expr, err error) {
 }
 
 func statementText(src string, toks []lexer.Token) string {
+	for len(toks) > 0 && elided(toks[0]) {
+		toks = toks[1:]
+	}
+	for len(toks) > 0 && elided(toks[len(toks)-1]) {
+		toks = toks[:len(toks)-1]
+	}
 	if len(toks) == 0 {
 		return ""
 	}
 	last := toks[len(toks)-1]
 	return strings.TrimSpace(src[toks[0].Pos.Offset : last.Pos.Offset+len(last.Value)])
 }
+
+func elided(t lexer.Token) bool { return t.Type == whitespaceType || t.Type == commentType }
 
 func endPos(src string) Pos {
 	line := 1 + strings.Count(src, "\n")
@@ -197,7 +205,18 @@ func convertError(src string, err error) *Error {
 	var expected []string
 	if m[2] != "" {
 		expected = describeExpected(m[2])
-	} else if token != "" {
+	}
+	prev := previousToken(src, p.Offset)
+	switch {
+	case len(expected) > 0:
+		// A misspelt keyword (FORM for FROM) is often swallowed as an alias,
+		// so the parser stumbles one token later: point at the typo instead.
+		if prev != nil && prev.Type == identType && looksLikeOneOf(prev.Value, expected) {
+			p, token = pos(prev.Pos), prev.Value
+		}
+	case prev == nil || prev.Value == ";":
+		expected = []string{"statement (" + strings.Join(statementKeywords, ", ") + ")"}
+	case token != "":
 		expected = []string{`";"`, "end of input"}
 	}
 	msg := "unexpected end of input"
@@ -208,6 +227,76 @@ func convertError(src string, err error) *Error {
 		msg += ", expected " + strings.Join(expected, " or ")
 	}
 	return newError(src, p, token, msg, expected)
+}
+
+var statementKeywords = []string{
+	"SELECT", "CREATE", "INSERT", "SHOW", "LIST", "DESCRIBE", "EXPLAIN", "DROP", "TERMINATE",
+	"PRINT", "SET", "UNSET", "RUN SCRIPT", "DEFINE", "UNDEFINE",
+}
+
+// previousToken returns the last non-blank token that ends at or before
+// offset, or nil.
+func previousToken(src string, offset int) *lexer.Token {
+	lx, err := sqlLexer.LexString("", src)
+	if err != nil {
+		return nil
+	}
+	var prev *lexer.Token
+	for {
+		t, err := lx.Next()
+		if err != nil || t.EOF() || t.Pos.Offset+len(t.Value) > offset {
+			return prev
+		}
+		if t.Type != whitespaceType && t.Type != commentType {
+			tok := t
+			prev = &tok
+		}
+	}
+}
+
+// looksLikeOneOf reports whether word is a near miss (edit distance 1 or
+// 2, or a transposition) of one of the expected keywords.
+func looksLikeOneOf(word string, expected []string) bool {
+	w := strings.ToUpper(word)
+	if len(w) < 3 {
+		return false
+	}
+	for _, e := range expected {
+		k := strings.Trim(e, `"`)
+		if k == e || k == w {
+			continue
+		}
+		if d := editDistance(w, k); d == 1 || d == 2 && len(k) > 4 {
+			return true
+		}
+	}
+	return false
+}
+
+// editDistance is the optimal-string-alignment distance: insertions,
+// deletions, substitutions and adjacent transpositions.
+func editDistance(a, b string) int {
+	d := make([][]int, len(a)+1)
+	for i := range d {
+		d[i] = make([]int, len(b)+1)
+		d[i][0] = i
+	}
+	for j := range d[0] {
+		d[0][j] = j
+	}
+	for i := 1; i <= len(a); i++ {
+		for j := 1; j <= len(b); j++ {
+			cost := 1
+			if a[i-1] == b[j-1] {
+				cost = 0
+			}
+			d[i][j] = min(d[i-1][j]+1, d[i][j-1]+1, d[i-1][j-1]+cost)
+			if i > 1 && j > 1 && a[i-1] == b[j-2] && a[i-2] == b[j-1] {
+				d[i][j] = min(d[i][j], d[i-2][j-2]+1)
+			}
+		}
+	}
+	return d[len(a)][len(b)]
 }
 
 // tokenAt returns the token text starting at p, lexed again from the
@@ -271,6 +360,15 @@ func describeExpected(ebnf string) []string {
 		return false
 	}
 	walk(strings.TrimSpace(ebnf))
+	if seen[`"MINUTES"`] {
+		var kept []string
+		for _, e := range out {
+			if !timeUnits[strings.Trim(e, `"`)] {
+				kept = append(kept, e)
+			}
+		}
+		out = append(kept, "time unit (MILLISECONDS, SECONDS, MINUTES, HOURS, DAYS)")
+	}
 	return out
 }
 
@@ -300,12 +398,18 @@ func splitTop(s string, sep byte) []string {
 	return out
 }
 
+var timeUnits = map[string]bool{
+	"MILLISECOND": true, "MILLISECONDS": true, "SECOND": true, "SECONDS": true, "MINUTE": true,
+	"MINUTES": true, "HOUR": true, "HOURS": true, "DAY": true, "DAYS": true,
+}
+
 var productionNames = map[string]string{
-	"GExpr": "expression", "GAnd": "expression", "GNot": "expression", "GCmp": "expression",
+	"gIdent": "identifier",
+	"GExpr":  "expression", "GAnd": "expression", "GNot": "expression", "GCmp": "expression",
 	"GAdd": "expression", "GMul": "expression", "GUnary": "expression", "GPostfix": "expression",
 	"GPrimary": "expression", "GRelation": "source name", "GIdent": "identifier", "GNumber": "number",
 	"GType": "type", "GDur": "duration", "GSelect": `"SELECT"`, "GStatement": "statement",
-	"GJoin": `"JOIN"`, "GWindow": "window", "GColumn": "column definition", "GProp": "property",
+	"GJoin": `"JOIN"`, "GWindow": `"TUMBLING", "HOPPING", "SESSION" or "SLIDING"`, "GColumn": "column definition", "GProp": "property",
 	"GPropValue": "value", "GSelectItem": "select item", "GWithin": "duration", "GCmpTail": "comparison",
 	"GWindowParam": "window parameter", "GWindowCompact": `"GRACE"`, "GValues": "expression",
 	"GCreate": `"CREATE"`, "GInsert": `"INSERT"`, "GSet": `"SET"`, "GUnset": `"UNSET"`,

@@ -58,6 +58,9 @@ var unitNames = []struct {
 
 // durationUnit picks the largest unit that divides d exactly.
 func durationUnit(d time.Duration) (n int64, name, abbr string) {
+	if d == 0 {
+		return 0, "SECOND", "s"
+	}
 	for _, u := range unitNames {
 		if d%u.d == 0 {
 			return int64(d / u.d), u.name, u.abbr
