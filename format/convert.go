@@ -83,7 +83,7 @@ func FromJSON(v any, t types.Type) (any, error) {
 		case bool:
 			return strconv.FormatBool(x), nil
 		case float64:
-			return string(appendDouble(nil, x)), nil
+			return strings.Trim(string(appendDouble(nil, x)), `"`), nil
 		case int64, int32, int:
 			return fmt.Sprint(x), nil
 		case []any, map[string]any:
