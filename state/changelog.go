@@ -7,6 +7,7 @@ import (
 	"maps"
 	"slices"
 
+	"github.com/dgraph-io/badger/v4"
 	"github.com/twmb/franz-go/pkg/kadm"
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kgo"
@@ -240,7 +241,25 @@ func (s *Store) restore(ctx context.Context, connOpts []kgo.Opt, log Changelog, 
 		}
 		cp, start = Checkpoint{}, 0
 	}
+	// Retention (windowed stores use compact,delete) may have removed the
+	// head of the log; without this clamp the consumer would wait forever
+	// for offsets below the log start when the whole log expired.
+	starts, err := adm.ListStartOffsets(ctx, log.Topic)
+	if err != nil {
+		return 0, fmt.Errorf("start offset of %s/%d: %w", log.Topic, log.Partition, err)
+	}
+	if so, ok := starts.Lookup(log.Topic, log.Partition); ok && so.Err == nil && so.Offset > start {
+		start = min(so.Offset, end)
+	}
 	if start >= end {
+		if cp.ChangelogOffset != end && end > 0 {
+			cp.ChangelogOffset = end
+			if err := s.db.bdb.Update(func(txn *badger.Txn) error {
+				return txn.Set(s.ckey, encodeCheckpoint(cp))
+			}); err != nil {
+				return 0, err
+			}
+		}
 		if progress != nil {
 			progress(0, 0)
 		}
