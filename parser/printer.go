@@ -442,9 +442,9 @@ func unaryOperand(x Expr) string {
 }
 
 func (f *FuncCall) String() string {
-	name := f.Name
-	if !plainIdent(name) || reserved[name] || ctorNames[name] {
-		name = ident(name)
+	name := ident(f.Name)
+	if ctorNames[f.Name] {
+		name = "`" + f.Name + "`"
 	}
 	switch {
 	case f.Star:
