@@ -58,8 +58,11 @@ func EnsureTopic(ctx context.Context, adm *kadm.Client, topic string, partitions
 		return fmt.Errorf("describe topic %s: %w", topic, err)
 	}
 	td, ok := tds[topic]
-	if !ok || td.Err != nil {
-		return fmt.Errorf("describe topic %s: %v", topic, td.Err)
+	if !ok {
+		return fmt.Errorf("describe topic %s: %w", topic, kerr.UnknownTopicOrPartition)
+	}
+	if td.Err != nil {
+		return fmt.Errorf("describe topic %s: %w", topic, td.Err)
 	}
 	if got := int32(len(td.Partitions)); got != partitions {
 		return fmt.Errorf("topic %s has %d partitions, want %d: %w", topic, got, partitions, ErrTopicMismatch)
