@@ -1,0 +1,21 @@
+// Package exec runs planned queries: tasks (one per sub-topology and input
+// partition) push records through chains of operators, keep per-task
+// stream time, read and write state stores, and hand results to an Output.
+//
+// Place in the flow: planner/ builds a Topology out of the node specs in
+// this package (source, filter, project, aggregate, sink); exec
+// instantiates one operator chain per task and drives it, either from Kafka
+// through a franz-go consumer group (KafkaRunner) or from memory
+// (MemoryRunner, used by the offline `sluice test` runner and unit tests).
+// State lives in package state.
+//
+// Example: a stateless query `SELECT id, price * 2 AS p FROM s WHERE price > 1`
+// becomes one sub-topology
+//
+//	source(s) → filter(PRICE > 1) → project(ID, PRICE * 2) → sink(OUT)
+//
+// and a GROUP BY on a value column becomes two, split at a repartition topic:
+//
+//	source(s) → filter → select-key(HOTEL) → sink(…-repartition)
+//	source(…-repartition) → aggregate(store …) → project → sink(OUT)
+package exec

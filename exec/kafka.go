@@ -1,0 +1,361 @@
+package exec
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/twmb/franz-go/pkg/kgo"
+
+	"github.com/sluice-sql/sluice/state"
+)
+
+// KafkaConfig configures a KafkaRunner.
+type KafkaConfig struct {
+	// ConnOpts connect to the cluster (seed brokers, TLS, SASL).
+	ConnOpts []kgo.Opt
+	// GroupID is the consumer group of the query; every instance running
+	// the query uses the same one.
+	GroupID string
+	// ResetOffset is where a group with no committed offset starts:
+	// "earliest" or "latest" (ksqlDB's auto.offset.reset).
+	ResetOffset string
+	// CommitInterval is how often outputs are flushed, state committed
+	// and offsets committed. Default 1s.
+	CommitInterval time.Duration
+	DB             *state.DB
+	Log            *slog.Logger
+	// Transient queries keep no changelog and wipe their state at stop.
+	Transient bool
+	// Output replaces Kafka as the destination of sink records (transient
+	// push queries print rows instead of producing them).
+	Output Output
+}
+
+// KafkaRunner runs one query's topology against Kafka: a consumer group
+// over its source topics, one task per assigned partition, outputs
+// produced asynchronously, and a commit cycle that flushes outputs, then
+// state with its changelog, then offsets.
+type KafkaRunner struct {
+	topo    *Topology
+	cfg     KafkaConfig
+	cl      *kgo.Client
+	Metrics *Metrics
+
+	mu    sync.Mutex
+	tasks map[topicPartition]*Task
+	err   error
+
+	cancel context.CancelFunc
+	done   chan struct{}
+	// produceErr holds the first failed produce: losing output is fatal
+	// to an at-least-once query.
+	produceErr error
+}
+
+type topicPartition struct {
+	topic     string
+	partition int32
+}
+
+// Partitioner sends changelog records to the partition the state store
+// owns and every other keyed record to murmur2(key) like Java clients, so
+// topics Sluice writes are co-partitioned with topics others write.
+func Partitioner() kgo.Partitioner { return partitioner{kgo.StickyKeyPartitioner(nil)} }
+
+type partitioner struct{ keyed kgo.Partitioner }
+
+func (p partitioner) ForTopic(topic string) kgo.TopicPartitioner {
+	if strings.HasSuffix(topic, "-changelog") {
+		return kgo.ManualPartitioner().ForTopic(topic)
+	}
+	return p.keyed.ForTopic(topic)
+}
+
+// StartKafka starts running topo. It returns once the client is created;
+// processing continues in the background until Stop.
+func StartKafka(topo *Topology, cfg KafkaConfig, m *Metrics) (*KafkaRunner, error) {
+	if cfg.CommitInterval <= 0 {
+		cfg.CommitInterval = time.Second
+	}
+	if cfg.Log == nil {
+		cfg.Log = slog.Default()
+	}
+	r := &KafkaRunner{topo: topo, cfg: cfg, Metrics: m, tasks: map[topicPartition]*Task{}, done: make(chan struct{})}
+	reset := kgo.NewOffset().AtEnd()
+	if strings.EqualFold(cfg.ResetOffset, "earliest") {
+		reset = kgo.NewOffset().AtStart()
+	}
+	opts := append([]kgo.Opt{}, cfg.ConnOpts...)
+	opts = append(opts,
+		kgo.ConsumerGroup(cfg.GroupID),
+		kgo.ConsumeTopics(topo.SourceTopics()...),
+		kgo.ConsumeResetOffset(reset),
+		kgo.DisableAutoCommit(),
+		kgo.BlockRebalanceOnPoll(),
+		kgo.FetchIsolationLevel(kgo.ReadCommitted()),
+		kgo.RecordPartitioner(Partitioner()),
+		kgo.ProducerLinger(5*time.Millisecond),
+		kgo.OnPartitionsRevoked(r.onRevoked),
+		kgo.OnPartitionsLost(r.onLost),
+	)
+	cl, err := kgo.NewClient(opts...)
+	if err != nil {
+		return nil, fmt.Errorf("query %s: kafka client: %w", topo.QueryID, err)
+	}
+	r.cl = cl
+	ctx, cancel := context.WithCancel(context.Background())
+	r.cancel = cancel
+	go r.run(ctx)
+	return r, nil
+}
+
+// Done is closed when the runner has stopped, cleanly or not.
+func (r *KafkaRunner) Done() <-chan struct{} { return r.done }
+
+// Err is the error that stopped the query, if any.
+func (r *KafkaRunner) Err() error {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return r.err
+}
+
+// Tasks reports the tasks this instance owns and their states.
+func (r *KafkaRunner) Tasks() map[string]TaskState {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	out := make(map[string]TaskState, len(r.tasks))
+	for tp, t := range r.tasks {
+		out[fmt.Sprintf("%s/%d", tp.topic, tp.partition)] = t.State
+	}
+	return out
+}
+
+// Stop ends processing cleanly: outputs flushed, state committed,
+// offsets committed, the group left. It waits for the loop to finish.
+func (r *KafkaRunner) Stop() error {
+	r.cancel()
+	<-r.done
+	return r.Err()
+}
+
+func (r *KafkaRunner) fail(err error) {
+	r.mu.Lock()
+	if r.err == nil {
+		r.err = err
+	}
+	r.mu.Unlock()
+}
+
+func (r *KafkaRunner) run(ctx context.Context) {
+	defer close(r.done)
+	defer r.shutdown()
+	lastCommit := time.Now()
+	for {
+		pollCtx, cancel := context.WithTimeout(ctx, r.cfg.CommitInterval)
+		fetches := r.cl.PollFetches(pollCtx)
+		cancel()
+		if ctx.Err() != nil {
+			r.cl.AllowRebalance()
+			return
+		}
+		if fetches.IsClientClosed() {
+			return
+		}
+		fetches.EachError(func(topic string, p int32, err error) {
+			if !errors.Is(err, context.DeadlineExceeded) && !errors.Is(err, context.Canceled) {
+				r.cfg.Log.Warn("fetch error", "query", r.topo.QueryID, "topic", topic, "partition", p, "err", err)
+			}
+		})
+		var procErr error
+		fetches.EachPartition(func(fp kgo.FetchTopicPartition) {
+			if procErr != nil || len(fp.Records) == 0 {
+				return
+			}
+			t, err := r.task(ctx, fp.Topic, fp.Partition)
+			if err != nil {
+				procErr = err
+				return
+			}
+			var rec Record
+			for _, kr := range fp.Records {
+				rec = Record{Topic: kr.Topic, Partition: kr.Partition, Offset: kr.Offset, Key: kr.Key, Value: kr.Value, Timestamp: kr.Timestamp.UnixMilli()}
+				if err := t.Process(&rec); err != nil {
+					procErr = err
+					return
+				}
+			}
+		})
+		if procErr == nil && time.Since(lastCommit) >= r.cfg.CommitInterval {
+			procErr = r.commit(ctx)
+			lastCommit = time.Now()
+		}
+		r.cl.AllowRebalance()
+		if procErr != nil {
+			r.cfg.Log.Error("query failed", "query", r.topo.QueryID, "err", procErr)
+			r.fail(procErr)
+			return
+		}
+	}
+}
+
+// task returns the task for a partition, creating it (and restoring its
+// state from the changelog) on first use.
+func (r *KafkaRunner) task(ctx context.Context, topic string, partition int32) (*Task, error) {
+	tp := topicPartition{topic, partition}
+	r.mu.Lock()
+	t, ok := r.tasks[tp]
+	r.mu.Unlock()
+	if ok {
+		return t, nil
+	}
+	sub := r.topo.sub(topic)
+	if sub == nil {
+		return nil, fmt.Errorf("query %s: no sub-topology reads %s", r.topo.QueryID, topic)
+	}
+	t, err := NewTask(r.topo, sub, partition, r.cfg.DB, r.output(), r.Metrics, r.cfg.Log)
+	if err != nil {
+		return nil, err
+	}
+	r.mu.Lock()
+	r.tasks[tp] = t
+	r.mu.Unlock()
+	for _, s := range t.stores {
+		if r.cfg.Transient {
+			continue
+		}
+		start := time.Now()
+		n, err := s.store.Restore(ctx, r.cfg.ConnOpts, state.Changelog{Topic: s.spec.Changelog, Partition: partition}, nil)
+		if err != nil {
+			return nil, fmt.Errorf("query %s: restore %s/%d: %w", r.topo.QueryID, s.spec.Name, partition, err)
+		}
+		r.cfg.Log.Info("state restored", "query", r.topo.QueryID, "store", s.spec.Name, "partition", partition, "records", n, "duration", time.Since(start))
+	}
+	if err := t.Open(); err != nil {
+		return nil, err
+	}
+	return t, nil
+}
+
+func (r *KafkaRunner) output() Output {
+	if r.cfg.Output != nil {
+		return r.cfg.Output
+	}
+	return kafkaOutput{r}
+}
+
+type kafkaOutput struct{ r *KafkaRunner }
+
+func (o kafkaOutput) Produce(rec *Record) {
+	kr := &kgo.Record{Topic: rec.Topic, Key: rec.Key, Value: rec.Value, Timestamp: time.UnixMilli(rec.Timestamp)}
+	o.r.cl.Produce(context.Background(), kr, func(_ *kgo.Record, err error) {
+		if err != nil {
+			o.r.mu.Lock()
+			if o.r.produceErr == nil {
+				o.r.produceErr = fmt.Errorf("produce to %s: %w", rec.Topic, err)
+			}
+			o.r.mu.Unlock()
+		}
+	})
+}
+
+// commit makes the work since the last commit durable, in the order that
+// keeps at-least-once honest: outputs acknowledged, then state (changelog
+// first, then Badger with the source offsets it covers), then the
+// consumer offsets.
+func (r *KafkaRunner) commit(ctx context.Context) error {
+	if err := r.cl.Flush(ctx); err != nil {
+		return fmt.Errorf("query %s: flush outputs: %w", r.topo.QueryID, err)
+	}
+	r.mu.Lock()
+	perr := r.produceErr
+	tasks := make([]*Task, 0, len(r.tasks))
+	for _, t := range r.tasks {
+		tasks = append(tasks, t)
+	}
+	r.mu.Unlock()
+	if perr != nil {
+		return fmt.Errorf("query %s: %w", r.topo.QueryID, perr)
+	}
+	changelog := r.cl
+	if r.cfg.Transient {
+		changelog = nil
+	}
+	for _, t := range tasks {
+		src := t.checkpointOffsets()
+		for _, s := range t.stores {
+			if err := s.store.Flush(ctx, changelog, state.Changelog{Topic: s.spec.Changelog, Partition: t.Partition}, src); err != nil {
+				return fmt.Errorf("query %s: commit state %s/%d: %w", r.topo.QueryID, s.spec.Name, t.Partition, err)
+			}
+		}
+	}
+	if err := r.cl.CommitUncommittedOffsets(ctx); err != nil {
+		return fmt.Errorf("query %s: commit offsets: %w", r.topo.QueryID, err)
+	}
+	return nil
+}
+
+// onRevoked commits everything before partitions move to another
+// instance, then closes their tasks.
+func (r *KafkaRunner) onRevoked(ctx context.Context, _ *kgo.Client, revoked map[string][]int32) {
+	if err := r.commit(ctx); err != nil {
+		r.cfg.Log.Warn("commit on revoke failed", "query", r.topo.QueryID, "err", err)
+	}
+	r.dropTasks(revoked)
+}
+
+// onLost drops tasks without committing: another instance owns them now.
+func (r *KafkaRunner) onLost(_ context.Context, _ *kgo.Client, lost map[string][]int32) {
+	r.mu.Lock()
+	for topic, ps := range lost {
+		for _, p := range ps {
+			if t, ok := r.tasks[topicPartition{topic, p}]; ok {
+				for _, s := range t.stores {
+					s.store.Discard()
+				}
+			}
+		}
+	}
+	r.mu.Unlock()
+	r.dropTasks(lost)
+}
+
+func (r *KafkaRunner) dropTasks(parts map[string][]int32) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	for topic, ps := range parts {
+		for _, p := range ps {
+			tp := topicPartition{topic, p}
+			if t, ok := r.tasks[tp]; ok {
+				_ = t.Close()
+				delete(r.tasks, tp)
+			}
+		}
+	}
+}
+
+func (r *KafkaRunner) shutdown() {
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	if r.Err() == nil {
+		if err := r.commit(ctx); err != nil {
+			r.fail(err)
+		}
+	}
+	r.mu.Lock()
+	for tp, t := range r.tasks {
+		_ = t.Close()
+		if r.cfg.Transient {
+			for _, s := range t.stores {
+				_ = s.store.Wipe()
+			}
+		}
+		delete(r.tasks, tp)
+	}
+	r.mu.Unlock()
+	r.cl.Close()
+}

@@ -1,0 +1,63 @@
+package exec
+
+import (
+	"sort"
+	"sync"
+	"sync/atomic"
+)
+
+// Metrics are a query's counters. They are updated on the hot path with
+// atomics; exporters (the server's /metrics) read them.
+type Metrics struct {
+	RecordsIn   atomic.Int64
+	RecordsOut  atomic.Int64
+	LateDropped atomic.Int64
+
+	mu     sync.Mutex
+	errors map[string]*atomic.Int64
+}
+
+// Error kinds counted in Metrics.
+const (
+	ErrKindDeserialize = "deserialize"
+	ErrKindTimestamp   = "timestamp"
+	ErrKindSerialize   = "serialize"
+	ErrKindProcessing  = "processing"
+)
+
+// CountError adds one to the error counter of the given kind.
+func (m *Metrics) CountError(kind string) int64 {
+	m.mu.Lock()
+	if m.errors == nil {
+		m.errors = map[string]*atomic.Int64{}
+	}
+	c, ok := m.errors[kind]
+	if !ok {
+		c = new(atomic.Int64)
+		m.errors[kind] = c
+	}
+	m.mu.Unlock()
+	return c.Add(1)
+}
+
+// Errors returns the error counts by kind.
+func (m *Metrics) Errors() map[string]int64 {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	out := make(map[string]int64, len(m.errors))
+	for k, c := range m.errors {
+		out[k] = c.Load()
+	}
+	return out
+}
+
+// ErrorKinds lists the kinds with counts, sorted.
+func (m *Metrics) ErrorKinds() []string {
+	errs := m.Errors()
+	out := make([]string, 0, len(errs))
+	for k := range errs {
+		out = append(out, k)
+	}
+	sort.Strings(out)
+	return out
+}

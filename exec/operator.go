@@ -1,0 +1,75 @@
+package exec
+
+import (
+	"fmt"
+	"log/slog"
+
+	"github.com/sluice-sql/sluice/state"
+)
+
+// Operator is one step of a task's chain. Its lifecycle is explicit:
+// Open once before the first record (stores are available then), Process
+// for each row, AdvanceTime after stream time moves, Close at the end.
+// Operators forward results by calling the next operator's Process.
+type Operator interface {
+	Open(tc *TaskContext) error
+	Process(tc *TaskContext, row *Row) error
+	AdvanceTime(tc *TaskContext) error
+	Close() error
+}
+
+// Node is the plan-time description of an operator: it is shared by all
+// tasks of a sub-topology and creates one Operator per task.
+type Node interface {
+	// New creates the operator for one task, forwarding to next (nil for
+	// the last node of a chain).
+	New(next Operator) (Operator, error)
+	// Describe is one line for EXPLAIN.
+	Describe() string
+	// Stateful reports whether the operator keeps state.
+	Stateful() bool
+	// StoreNames lists the state stores the operator needs.
+	StoreNames() []string
+}
+
+// TaskContext is what an operator sees of its task.
+type TaskContext struct {
+	QueryID    string
+	Partition  int32
+	StreamTime int64
+	Out        Output
+	Metrics    *Metrics
+	Log        *slog.Logger
+	stores     map[string]*state.Store
+}
+
+// Store returns the named state store of this task's partition.
+func (tc *TaskContext) Store(name string) (*state.Store, error) {
+	s, ok := tc.stores[name]
+	if !ok {
+		return nil, fmt.Errorf("query %s: state store %s is not open for partition %d", tc.QueryID, name, tc.Partition)
+	}
+	return s, nil
+}
+
+// forward is embedded by operators that pass rows and time on unchanged
+// by default.
+type forward struct{ next Operator }
+
+func (f *forward) Open(*TaskContext) error { return nil }
+
+func (f *forward) emit(tc *TaskContext, row *Row) error {
+	if f.next == nil {
+		return nil
+	}
+	return f.next.Process(tc, row)
+}
+
+func (f *forward) AdvanceTime(tc *TaskContext) error {
+	if f.next == nil {
+		return nil
+	}
+	return f.next.AdvanceTime(tc)
+}
+
+func (f *forward) Close() error { return nil }

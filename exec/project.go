@@ -1,0 +1,46 @@
+package exec
+
+import (
+	"strings"
+
+	"github.com/sluice-sql/sluice/expr"
+)
+
+// ProjectNode computes a new row from expressions over the input row.
+// Tombstones keep only the columns listed in KeepOnTombstone (the key),
+// since a deleted row has no values to compute from.
+type ProjectNode struct {
+	Exprs []expr.Eval
+	Names []string
+	// KeyInputs maps output positions to input positions for key columns
+	// that pass straight through, so tombstones can carry their key.
+	KeyInputs map[int]int
+}
+
+var _ Node = (*ProjectNode)(nil)
+
+func (n *ProjectNode) New(next Operator) (Operator, error) {
+	return &project{forward: forward{next}, node: n}, nil
+}
+func (n *ProjectNode) Describe() string     { return "project " + strings.Join(n.Names, ", ") }
+func (n *ProjectNode) Stateful() bool       { return false }
+func (n *ProjectNode) StoreNames() []string { return nil }
+
+type project struct {
+	forward
+	node *ProjectNode
+}
+
+func (p *project) Process(tc *TaskContext, row *Row) error {
+	out := make([]any, len(p.node.Exprs))
+	if row.Tombstone {
+		for o, i := range p.node.KeyInputs {
+			out[o] = row.Cols[i]
+		}
+	} else {
+		for i, e := range p.node.Exprs {
+			out[i] = e(row.Cols)
+		}
+	}
+	return p.emit(tc, &Row{Cols: out, Ts: row.Ts, Tombstone: row.Tombstone})
+}

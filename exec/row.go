@@ -1,0 +1,36 @@
+package exec
+
+// Record is a Kafka record as the engine sees it, independent of the
+// client library.
+type Record struct {
+	Topic     string
+	Partition int32
+	Offset    int64
+	Key       []byte
+	Value     []byte
+	Timestamp int64
+	Headers   []Header
+}
+
+// Header is a Kafka record header.
+type Header struct {
+	Key   string
+	Value []byte
+}
+
+// Row is one row flowing through an operator chain. Cols is indexed by
+// positions resolved at plan time. Ts is the row's event time in epoch
+// milliseconds. Tombstone marks a table row deletion: the sink writes a
+// record with a null value.
+type Row struct {
+	Cols      []any
+	Ts        int64
+	Tombstone bool
+}
+
+// Output receives the records a task produces. The Kafka runner produces
+// them asynchronously; the memory runner routes them to other tasks and
+// collects them.
+type Output interface {
+	Produce(rec *Record)
+}

@@ -1,0 +1,118 @@
+package exec
+
+import (
+	"fmt"
+	"strings"
+
+	"github.com/sluice-sql/sluice/format"
+	"github.com/sluice-sql/sluice/types"
+)
+
+// SinkNode encodes rows into records of one topic: key columns into the
+// key (with the window appended for windowed results), value columns into
+// the value, and the row's event time as the record timestamp.
+type SinkNode struct {
+	Topic       string
+	KeyFormat   string
+	ValueFormat string
+	KeyCols     []types.Column
+	ValueCols   []types.Column
+	KeyProps    format.Props
+	ValueProps  format.Props
+	// KeyIdx and ValueIdx are the positions of the key and value columns
+	// in the incoming row.
+	KeyIdx   []int
+	ValueIdx []int
+	// Window, when not NotWindowed, takes window bounds from the row
+	// positions WindowStartIdx and WindowEndIdx.
+	Window         WindowType
+	WindowStartIdx int
+	WindowEndIdx   int
+	// Internal marks a repartition topic (for EXPLAIN).
+	Internal bool
+}
+
+var _ Node = (*SinkNode)(nil)
+
+func (n *SinkNode) New(Operator) (Operator, error) {
+	kc, err := format.NewKeyCodec(n.KeyFormat, n.KeyCols, n.KeyProps)
+	if err != nil {
+		return nil, fmt.Errorf("sink %s key: %w", n.Topic, err)
+	}
+	vc, err := format.NewValueCodec(n.ValueFormat, n.ValueCols, n.ValueProps)
+	if err != nil {
+		return nil, fmt.Errorf("sink %s value: %w", n.Topic, err)
+	}
+	return &sink{node: n, key: kc, val: vc,
+		keyVals: make([]any, len(n.KeyIdx)), valVals: make([]any, len(n.ValueIdx))}, nil
+}
+
+func (n *SinkNode) Describe() string {
+	kind := "sink"
+	if n.Internal {
+		kind = "repartition"
+	}
+	names := func(cs []types.Column) string {
+		out := make([]string, len(cs))
+		for i, c := range cs {
+			out[i] = c.Name
+		}
+		return strings.Join(out, ", ")
+	}
+	return fmt.Sprintf("%s %s (key %s [%s], value %s [%s])", kind, n.Topic, n.KeyFormat, names(n.KeyCols), n.ValueFormat, names(n.ValueCols))
+}
+func (n *SinkNode) Stateful() bool       { return false }
+func (n *SinkNode) StoreNames() []string { return nil }
+
+type sink struct {
+	node             *SinkNode
+	key, val         format.Codec
+	keyVals, valVals []any
+}
+
+func (s *sink) Open(*TaskContext) error           { return nil }
+func (s *sink) AdvanceTime(*TaskContext) error    { return nil }
+func (s *sink) Close() error                      { return nil }
+
+func (s *sink) Process(tc *TaskContext, row *Row) error {
+	for i, c := range s.node.KeyIdx {
+		s.keyVals[i] = row.Cols[c]
+	}
+	key, err := s.key.Encode(s.keyVals)
+	if err != nil {
+		return s.fail(tc, "key", err)
+	}
+	switch s.node.Window {
+	case TimeWindowed:
+		start, _ := row.Cols[s.node.WindowStartIdx].(int64)
+		key = format.EncodeTimeWindowedKey(key, start)
+	case SessionWindowed:
+		start, _ := row.Cols[s.node.WindowStartIdx].(int64)
+		end, _ := row.Cols[s.node.WindowEndIdx].(int64)
+		key = format.EncodeSessionWindowedKey(key, start, end)
+	}
+	var value []byte
+	if !row.Tombstone {
+		for i, c := range s.node.ValueIdx {
+			s.valVals[i] = row.Cols[c]
+		}
+		if value, err = s.val.Encode(s.valVals); err != nil {
+			return s.fail(tc, "value", err)
+		}
+		if value == nil {
+			value = []byte{} // an empty value is not a tombstone
+		}
+	}
+	tc.Metrics.RecordsOut.Add(1)
+	tc.Out.Produce(&Record{Topic: s.node.Topic, Partition: -1, Key: key, Value: value, Timestamp: row.Ts})
+	return nil
+}
+
+// fail counts a row that cannot be serialised and drops it: one bad row
+// must not stop the query.
+func (s *sink) fail(tc *TaskContext, part string, err error) error {
+	if n := tc.Metrics.CountError(ErrKindSerialize); n == 1 || n%1000 == 0 {
+		tc.Log.Warn("cannot serialise result row; row dropped", "query", tc.QueryID, "topic", s.node.Topic, "part", part, "err", err, "count", n)
+	}
+	return nil
+}

@@ -1,0 +1,183 @@
+package exec
+
+import (
+	"fmt"
+	"strings"
+
+	"github.com/sluice-sql/sluice/format"
+	"github.com/sluice-sql/sluice/types"
+)
+
+// WindowType says how a source's or sink's keys carry a window.
+type WindowType int
+
+const (
+	NotWindowed WindowType = iota
+	TimeWindowed
+	SessionWindowed
+)
+
+// Pseudo-column names appended to every source row, as in ksqlDB.
+const (
+	ColRowTime      = "ROWTIME"
+	ColRowPartition = "ROWPARTITION"
+	ColRowOffset    = "ROWOFFSET"
+	ColWindowStart  = "WINDOWSTART"
+	ColWindowEnd    = "WINDOWEND"
+)
+
+// SourceSpec decodes the records of one topic into rows laid out as
+//
+//	[key columns…, value columns…, ROWTIME, ROWPARTITION, ROWOFFSET, (WINDOWSTART, WINDOWEND)]
+type SourceSpec struct {
+	Topic       string
+	KeyFormat   string
+	ValueFormat string
+	KeyCols     []types.Column
+	ValueCols   []types.Column
+	KeyProps    format.Props
+	ValueProps  format.Props
+	Window      WindowType
+	// TimestampCol is the position of the column holding event time, or
+	// -1 to use the record timestamp.
+	TimestampCol int
+	// TimestampFormat parses string timestamps (empty: ISO-8601).
+	TimestampFormat string
+	// Table sources turn null values into row deletions; stream sources
+	// skip them, since a stream has nothing to delete.
+	Table bool
+}
+
+// RowSchema is the layout of the rows the source produces.
+func (s *SourceSpec) RowSchema() types.Schema {
+	var cols []types.Column
+	cols = append(cols, s.KeyCols...)
+	cols = append(cols, s.ValueCols...)
+	cols = append(cols,
+		types.Column{Name: ColRowTime, Type: types.BigIntType},
+		types.Column{Name: ColRowPartition, Type: types.IntegerType},
+		types.Column{Name: ColRowOffset, Type: types.BigIntType},
+	)
+	if s.Window != NotWindowed {
+		cols = append(cols,
+			types.Column{Name: ColWindowStart, Type: types.BigIntType},
+			types.Column{Name: ColWindowEnd, Type: types.BigIntType},
+		)
+	}
+	return types.Schema{Columns: cols}
+}
+
+// Describe is the line EXPLAIN prints.
+func (s *SourceSpec) Describe() string {
+	ts := "record timestamp"
+	if s.TimestampCol >= 0 {
+		all := s.RowSchema()
+		ts = all.Columns[s.TimestampCol].Name
+	}
+	return fmt.Sprintf("source %s (key %s, value %s, event time %s)", s.Topic, s.KeyFormat, s.ValueFormat, ts)
+}
+
+// decoder is the per-task instance of a SourceSpec.
+type decoder struct {
+	spec     *SourceSpec
+	key, val format.Codec
+	nk, nv   int
+	width    int
+}
+
+func newDecoder(s *SourceSpec) (*decoder, error) {
+	kc, err := format.NewKeyCodec(s.KeyFormat, s.KeyCols, s.KeyProps)
+	if err != nil {
+		return nil, fmt.Errorf("source %s key: %w", s.Topic, err)
+	}
+	vc, err := format.NewValueCodec(s.ValueFormat, s.ValueCols, s.ValueProps)
+	if err != nil {
+		return nil, fmt.Errorf("source %s value: %w", s.Topic, err)
+	}
+	return &decoder{spec: s, key: kc, val: vc, nk: len(s.KeyCols), nv: len(s.ValueCols), width: len(s.RowSchema().Columns)}, nil
+}
+
+// decodeError says which part of a record could not be read.
+type decodeError struct {
+	kind string
+	err  error
+}
+
+func (e *decodeError) Error() string { return e.err.Error() }
+
+// decode fills row from rec. A tombstone (nil value) on a table source
+// yields a row with Tombstone set and only key columns.
+func (d *decoder) decode(rec *Record, row *Row) error {
+	cols := make([]any, d.width)
+	key := rec.Key
+	var wstart, wend int64
+	switch d.spec.Window {
+	case TimeWindowed:
+		k, start, err := format.DecodeTimeWindowedKey(key)
+		if err != nil {
+			return &decodeError{ErrKindDeserialize, fmt.Errorf("windowed key: %w", err)}
+		}
+		key, wstart = k, start
+	case SessionWindowed:
+		k, start, end, err := format.DecodeSessionWindowedKey(key)
+		if err != nil {
+			return &decodeError{ErrKindDeserialize, fmt.Errorf("session key: %w", err)}
+		}
+		key, wstart, wend = k, start, end
+	}
+	if d.nk > 0 {
+		if err := d.key.Decode(key, cols[:d.nk]); err != nil {
+			return &decodeError{ErrKindDeserialize, fmt.Errorf("key: %w", err)}
+		}
+	}
+	if rec.Value == nil {
+		row.Tombstone = true
+	} else if d.nv > 0 {
+		if err := d.val.Decode(rec.Value, cols[d.nk:d.nk+d.nv]); err != nil {
+			return &decodeError{ErrKindDeserialize, fmt.Errorf("value: %w", err)}
+		}
+	}
+	base := d.nk + d.nv
+	cols[base] = rec.Timestamp
+	cols[base+1] = rec.Partition
+	cols[base+2] = rec.Offset
+	if d.spec.Window != NotWindowed {
+		cols[base+3] = wstart
+		cols[base+4] = wend
+	}
+	row.Cols = cols
+	row.Ts = rec.Timestamp
+	if tc := d.spec.TimestampCol; tc >= 0 && !row.Tombstone {
+		ts, err := eventTime(cols[tc], d.spec.TimestampFormat)
+		if err != nil {
+			return &decodeError{ErrKindTimestamp, err}
+		}
+		row.Ts = ts
+		cols[base] = ts
+	}
+	return nil
+}
+
+func eventTime(v any, layout string) (int64, error) {
+	switch x := v.(type) {
+	case int64:
+		if x < 0 {
+			return 0, fmt.Errorf("negative timestamp %d", x)
+		}
+		return x, nil
+	case int32:
+		return int64(x), nil
+	case string:
+		return parseTimestamp(x, layout)
+	case nil:
+		return 0, fmt.Errorf("timestamp column is null")
+	}
+	return 0, fmt.Errorf("timestamp column holds %T, not a time", v)
+}
+
+func parseTimestamp(s, layout string) (int64, error) {
+	if layout == "" {
+		return parseISO(s)
+	}
+	return parseJavaLayout(strings.TrimSpace(s), layout)
+}

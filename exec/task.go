@@ -1,0 +1,184 @@
+package exec
+
+import (
+	"fmt"
+	"log/slog"
+	"math"
+	"runtime/debug"
+	"strconv"
+
+	"github.com/sluice-sql/sluice/state"
+)
+
+// TaskState is the visible lifecycle state of a task.
+type TaskState string
+
+const (
+	TaskRestoring TaskState = "RESTORING"
+	TaskRunning   TaskState = "RUNNING"
+	TaskClosed    TaskState = "CLOSED"
+)
+
+// streamTimeKey stores a task's stream time in its state checkpoint, so
+// a restarted task keeps closing windows where it left off.
+const streamTimeKey = "#streamtime"
+
+// Task runs one sub-topology for one input partition.
+type Task struct {
+	Topo      *Topology
+	Sub       *SubTopology
+	Partition int32
+	State     TaskState
+
+	dec    *decoder
+	head   Operator
+	ops    []Operator
+	tc     TaskContext
+	stores []taskStore
+	// applied is the next source offset whose effect is not yet in state;
+	// records below it were applied before a restart and are skipped, so
+	// replays never count twice.
+	applied int64
+	next    int64 // next offset after the last processed record
+	row     Row
+}
+
+type taskStore struct {
+	spec  StoreSpec
+	store *state.Store
+}
+
+// NewTask builds the operator chain of sub for one partition. Stores
+// come from db; nothing is restored yet (see the runners).
+func NewTask(topo *Topology, sub *SubTopology, partition int32, db *state.DB, out Output, m *Metrics, log *slog.Logger) (*Task, error) {
+	dec, err := newDecoder(sub.Source)
+	if err != nil {
+		return nil, err
+	}
+	t := &Task{Topo: topo, Sub: sub, Partition: partition, State: TaskRestoring, dec: dec, applied: -1, next: -1}
+	t.tc = TaskContext{QueryID: topo.QueryID, Partition: partition, StreamTime: math.MinInt64, Out: out, Metrics: m, Log: log, stores: map[string]*state.Store{}}
+	for _, n := range sub.Nodes {
+		for _, name := range n.StoreNames() {
+			spec, err := topo.store(name)
+			if err != nil {
+				return nil, err
+			}
+			s := db.Store(name, partition)
+			t.stores = append(t.stores, taskStore{spec, s})
+			t.tc.stores[name] = s
+		}
+	}
+	var next Operator
+	for i := len(sub.Nodes) - 1; i >= 0; i-- {
+		op, err := sub.Nodes[i].New(next)
+		if err != nil {
+			return nil, fmt.Errorf("query %s: %w", topo.QueryID, err)
+		}
+		t.ops = append([]Operator{op}, t.ops...)
+		next = op
+	}
+	t.head = next
+	return t, nil
+}
+
+// Stores lists the task's stores with their specs.
+func (t *Task) Stores() []*state.Store {
+	out := make([]*state.Store, len(t.stores))
+	for i, s := range t.stores {
+		out[i] = s.store
+	}
+	return out
+}
+
+// sourceKey names this task's input partition in checkpoints.
+func (t *Task) sourceKey() string {
+	return t.Sub.Source.Topic + "/" + strconv.Itoa(int(t.Partition))
+}
+
+// Open reads the checkpoint of restored state and opens the operators.
+func (t *Task) Open() error {
+	for _, s := range t.stores {
+		cp, err := s.store.Checkpoint()
+		if err != nil {
+			return fmt.Errorf("query %s: checkpoint of %s: %w", t.Topo.QueryID, s.spec.Name, err)
+		}
+		if off, ok := cp.SourceOffsets[t.sourceKey()]; ok && (t.applied < 0 || off < t.applied) {
+			t.applied = off
+		}
+		if st, ok := cp.SourceOffsets[streamTimeKey]; ok && st > t.tc.StreamTime {
+			t.tc.StreamTime = st
+		}
+	}
+	for _, op := range t.ops {
+		if err := op.Open(&t.tc); err != nil {
+			return fmt.Errorf("query %s: open: %w", t.Topo.QueryID, err)
+		}
+	}
+	t.State = TaskRunning
+	return nil
+}
+
+// Process runs one record through the chain. Bad records are counted,
+// logged and skipped; only failures of the engine itself (state errors,
+// a panicking operator) return an error, which fails the query.
+func (t *Task) Process(rec *Record) (err error) {
+	defer func() {
+		if p := recover(); p != nil {
+			t.tc.Log.Error("operator panicked", "query", t.Topo.QueryID, "topic", rec.Topic, "partition", rec.Partition, "offset", rec.Offset, "panic", p, "stack", string(debug.Stack()))
+			err = fmt.Errorf("query %s: operator panicked at %s/%d@%d: %v", t.Topo.QueryID, rec.Topic, rec.Partition, rec.Offset, p)
+		}
+	}()
+	if rec.Offset < t.applied {
+		return nil
+	}
+	t.next = rec.Offset + 1
+	t.tc.Metrics.RecordsIn.Add(1)
+	t.row = Row{}
+	if err := t.dec.decode(rec, &t.row); err != nil {
+		kind := ErrKindDeserialize
+		if de, ok := err.(*decodeError); ok {
+			kind = de.kind
+		}
+		if n := t.tc.Metrics.CountError(kind); n <= 1 || n%1000 == 0 {
+			t.tc.Log.Warn("skipping bad record", "query", t.Topo.QueryID, "topic", rec.Topic, "partition", rec.Partition, "offset", rec.Offset, "kind", kind, "err", err, "skipped_so_far", n)
+		}
+		return nil
+	}
+	if t.row.Tombstone && !t.Sub.Source.Table {
+		return nil
+	}
+	if t.row.Ts > t.tc.StreamTime {
+		t.tc.StreamTime = t.row.Ts
+	}
+	if err := t.head.Process(&t.tc, &t.row); err != nil {
+		return err
+	}
+	return t.head.AdvanceTime(&t.tc)
+}
+
+// checkpointOffsets is what a commit records with the state: the next
+// source offset and the stream time.
+func (t *Task) checkpointOffsets() map[string]int64 {
+	m := map[string]int64{streamTimeKey: t.tc.StreamTime}
+	if t.next >= 0 {
+		m[t.sourceKey()] = t.next
+	} else if t.applied >= 0 {
+		m[t.sourceKey()] = t.applied
+	}
+	return m
+}
+
+// StreamTime is the largest event time the task has seen.
+func (t *Task) StreamTime() int64 { return t.tc.StreamTime }
+
+// Close closes the operators.
+func (t *Task) Close() error {
+	var first error
+	for _, op := range t.ops {
+		if err := op.Close(); err != nil && first == nil {
+			first = err
+		}
+	}
+	t.State = TaskClosed
+	return first
+}

@@ -1,0 +1,104 @@
+package exec
+
+import (
+	"fmt"
+	"strings"
+)
+
+// SubTopology is a chain of operators fed by one source topic. A query
+// splits into several sub-topologies at repartition topics.
+type SubTopology struct {
+	ID     int
+	Source *SourceSpec
+	Nodes  []Node
+}
+
+// StoreSpec names a state store and its changelog topic.
+type StoreSpec struct {
+	Name      string
+	Changelog string
+	Windowed  bool
+	// Partitions is the partition count of the changelog, equal to that
+	// of the sub-topology's source.
+	Partitions int32
+	// RetentionMs bounds a windowed store's changelog (compact,delete).
+	RetentionMs int64
+}
+
+// TopicSpec is a topic the query needs created: repartition topics and
+// changelogs.
+type TopicSpec struct {
+	Name       string
+	Partitions int32
+	Configs    map[string]string
+}
+
+// Topology is the physical plan of one query.
+type Topology struct {
+	QueryID string
+	Subs    []*SubTopology
+	Stores  []StoreSpec
+	// Internal lists repartition topics; changelogs are derived from Stores.
+	Internal []TopicSpec
+	// SinkTopic is where results go ("" for a transient query whose sink
+	// is a callback).
+	SinkTopic string
+}
+
+// SourceTopics lists the topics the query reads.
+func (t *Topology) SourceTopics() []string {
+	out := make([]string, 0, len(t.Subs))
+	for _, s := range t.Subs {
+		out = append(out, s.Source.Topic)
+	}
+	return out
+}
+
+// sub returns the sub-topology reading topic.
+func (t *Topology) sub(topic string) *SubTopology {
+	for _, s := range t.Subs {
+		if s.Source.Topic == topic {
+			return s
+		}
+	}
+	return nil
+}
+
+// store returns the spec of a named store.
+func (t *Topology) store(name string) (StoreSpec, error) {
+	for _, s := range t.Stores {
+		if s.Name == name {
+			return s, nil
+		}
+	}
+	return StoreSpec{}, fmt.Errorf("query %s: no state store %s", t.QueryID, name)
+}
+
+// Explain prints the topology as a tree, stateful steps marked, the
+// format EXPLAIN shows.
+func (t *Topology) Explain() string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "Query %s\n", t.QueryID)
+	for _, s := range t.Subs {
+		fmt.Fprintf(&b, "└─ sub-topology %d\n", s.ID)
+		fmt.Fprintf(&b, "   ├─ %s\n", s.Source.Describe())
+		for i, n := range s.Nodes {
+			branch := "├─"
+			if i == len(s.Nodes)-1 {
+				branch = "└─"
+			}
+			kind := "stateless"
+			if n.Stateful() {
+				kind = "stateful"
+			}
+			fmt.Fprintf(&b, "   %s %s  (%s)\n", branch, n.Describe(), kind)
+		}
+	}
+	for _, st := range t.Stores {
+		fmt.Fprintf(&b, "state store %s → changelog %s\n", st.Name, st.Changelog)
+	}
+	for _, it := range t.Internal {
+		fmt.Fprintf(&b, "repartition topic %s (%d partitions)\n", it.Name, it.Partitions)
+	}
+	return b.String()
+}

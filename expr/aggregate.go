@@ -1,0 +1,190 @@
+package expr
+
+import (
+	"fmt"
+	"strings"
+
+	"github.com/sluice-sql/sluice/types"
+)
+
+// Aggregate is a bound aggregate function. Its accumulator is a plain
+// value (see package types) so that state stores can encode it without
+// knowing the function.
+type Aggregate struct {
+	Name       string
+	ResultType types.Type
+	// Init returns the empty accumulator.
+	Init func() any
+	// Add folds one row's argument values into the accumulator.
+	Add func(acc any, args []any) any
+	// Result turns the accumulator into the output value.
+	Result func(acc any) any
+}
+
+type aggBinder func(args []types.Type, star bool) (*Aggregate, error)
+
+var aggregates = map[string]aggBinder{
+	"COUNT":              bindCount,
+	"SUM":                bindSum,
+	"AVG":                bindAvg,
+	"MIN":                bindMinMax("MIN", -1),
+	"MAX":                bindMinMax("MAX", 1),
+	"LATEST_BY_OFFSET":   bindByOffset("LATEST_BY_OFFSET", true),
+	"EARLIEST_BY_OFFSET": bindByOffset("EARLIEST_BY_OFFSET", false),
+}
+
+// IsAggregate reports whether name (upper-case) is an aggregate function.
+func IsAggregate(name string) bool {
+	_, ok := aggregates[strings.ToUpper(name)]
+	return ok
+}
+
+// BindAggregate resolves an aggregate for the given argument types.
+// star is set for COUNT(*).
+func BindAggregate(name string, args []types.Type, star bool) (*Aggregate, error) {
+	b, ok := aggregates[strings.ToUpper(name)]
+	if !ok {
+		return nil, fmt.Errorf("%w: %s is not an aggregate function", ErrUnknownFunction, name)
+	}
+	return b(args, star)
+}
+
+func identity(acc any) any { return acc }
+
+func bindCount(args []types.Type, star bool) (*Aggregate, error) {
+	if !star && len(args) > 1 {
+		return nil, fmt.Errorf("%w: COUNT takes one argument", ErrType)
+	}
+	countAll := star || len(args) == 0
+	return &Aggregate{
+		Name:       "COUNT",
+		ResultType: types.BigIntType,
+		Init:       func() any { return int64(0) },
+		Add: func(acc any, a []any) any {
+			n := acc.(int64)
+			if countAll || a[0] != nil {
+				n++
+			}
+			return n
+		},
+		Result: identity,
+	}, nil
+}
+
+func bindSum(args []types.Type, _ bool) (*Aggregate, error) {
+	if len(args) != 1 {
+		return nil, fmt.Errorf("%w: SUM takes one argument", ErrType)
+	}
+	switch args[0].Kind {
+	case types.Integer:
+		return &Aggregate{Name: "SUM", ResultType: types.IntegerType, Init: func() any { return int32(0) }, Result: identity,
+			Add: func(acc any, a []any) any {
+				if v, ok := a[0].(int32); ok {
+					return acc.(int32) + v
+				}
+				return acc
+			}}, nil
+	case types.BigInt:
+		return &Aggregate{Name: "SUM", ResultType: types.BigIntType, Init: func() any { return int64(0) }, Result: identity,
+			Add: func(acc any, a []any) any {
+				if v, ok := types.AsInt64(a[0]); ok {
+					return acc.(int64) + v
+				}
+				return acc
+			}}, nil
+	case types.Double, types.Decimal:
+		return &Aggregate{Name: "SUM", ResultType: types.DoubleType, Init: func() any { return float64(0) }, Result: identity,
+			Add: func(acc any, a []any) any {
+				if v, ok := types.AsFloat(a[0]); ok {
+					return acc.(float64) + v
+				}
+				return acc
+			}}, nil
+	}
+	return nil, fmt.Errorf("%w: SUM does not accept %s", ErrType, args[0])
+}
+
+// AVG keeps [sum, count]; integers sum exactly as BIGINT.
+func bindAvg(args []types.Type, _ bool) (*Aggregate, error) {
+	if len(args) != 1 || !args[0].IsNumeric() {
+		return nil, fmt.Errorf("%w: AVG takes one numeric argument", ErrType)
+	}
+	return &Aggregate{
+		Name:       "AVG",
+		ResultType: types.DoubleType,
+		Init:       func() any { return []any{float64(0), int64(0)} },
+		Add: func(acc any, a []any) any {
+			st := acc.([]any)
+			v, ok := types.AsFloat(a[0])
+			if !ok {
+				return st
+			}
+			return []any{st[0].(float64) + v, st[1].(int64) + 1}
+		},
+		Result: func(acc any) any {
+			st := acc.([]any)
+			n := st[1].(int64)
+			if n == 0 {
+				return float64(0)
+			}
+			return st[0].(float64) / float64(n)
+		},
+	}, nil
+}
+
+func bindMinMax(name string, sign int) aggBinder {
+	return func(args []types.Type, _ bool) (*Aggregate, error) {
+		if len(args) != 1 {
+			return nil, fmt.Errorf("%w: %s takes one argument", ErrType, name)
+		}
+		return &Aggregate{
+			Name:       name,
+			ResultType: args[0],
+			Init:       func() any { return nil },
+			Add: func(acc any, a []any) any {
+				v := a[0]
+				if v == nil {
+					return acc
+				}
+				if acc == nil {
+					return v
+				}
+				if c, ok := types.Compare(v, acc); ok && c*sign > 0 {
+					return v
+				}
+				return acc
+			},
+			Result: identity,
+		}, nil
+	}
+}
+
+func bindByOffset(name string, latest bool) aggBinder {
+	return func(args []types.Type, _ bool) (*Aggregate, error) {
+		if len(args) < 1 || len(args) > 2 {
+			return nil, fmt.Errorf("%w: %s takes one or two arguments", ErrType, name)
+		}
+		// The optional second argument (ignoreNulls) defaults to true.
+		return &Aggregate{
+			Name:       name,
+			ResultType: args[0],
+			Init:       func() any { return nil },
+			Add: func(acc any, a []any) any {
+				ignoreNulls := true
+				if len(a) == 2 {
+					if b, ok := a[1].(bool); ok {
+						ignoreNulls = b
+					}
+				}
+				if a[0] == nil && ignoreNulls {
+					return acc
+				}
+				if latest || acc == nil {
+					return a[0]
+				}
+				return acc
+			},
+			Result: identity,
+		}, nil
+	}
+}

@@ -1,0 +1,332 @@
+package expr
+
+import (
+	"fmt"
+	"math"
+	"strconv"
+
+	"github.com/sluice-sql/sluice/parser"
+	"github.com/sluice-sql/sluice/types"
+)
+
+// widen returns the numeric type both operands convert to: INT < BIGINT <
+// DOUBLE, as ksqlDB types arithmetic.
+func widen(a, b types.Type) types.Type {
+	rank := func(t types.Type) int {
+		switch t.Kind {
+		case types.Integer:
+			return 1
+		case types.BigInt:
+			return 2
+		case types.Decimal, types.Double:
+			return 3
+		}
+		return 0
+	}
+	if rank(a) >= rank(b) {
+		if a.Kind == types.Decimal {
+			return types.DoubleType
+		}
+		return a
+	}
+	if b.Kind == types.Decimal {
+		return types.DoubleType
+	}
+	return b
+}
+
+// converter returns a function converting a numeric value to t's Go type;
+// other types pass through.
+func converter(t types.Type) func(any) any {
+	switch t.Kind {
+	case types.BigInt:
+		return func(v any) any {
+			if x, ok := v.(int32); ok {
+				return int64(x)
+			}
+			return v
+		}
+	case types.Double:
+		return func(v any) any {
+			switch x := v.(type) {
+			case int32:
+				return float64(x)
+			case int64:
+				return float64(x)
+			}
+			return v
+		}
+	}
+	return func(v any) any { return v }
+}
+
+func compileBinary(b *parser.Binary, scope Scope) (Compiled, error) {
+	l, err := Compile(b.Left, scope)
+	if err != nil {
+		return Compiled{}, err
+	}
+	r, err := Compile(b.Right, scope)
+	if err != nil {
+		return Compiled{}, err
+	}
+	var c Compiled
+	switch b.Op {
+	case parser.OpAnd, parser.OpOr:
+		c, err = logical(b.Op, l, r)
+	case parser.OpAdd, parser.OpSub, parser.OpMul, parser.OpDiv, parser.OpMod:
+		c, err = arithmetic(b.Op, l, r)
+	case parser.OpConcat:
+		c, err = concatOp(l, r)
+	default:
+		c, err = comparison(b.Op, l, r)
+	}
+	if err != nil {
+		return Compiled{}, errAt(b, err)
+	}
+	c.Const = l.Const && r.Const
+	return fold(c), nil
+}
+
+func logical(op parser.BinaryOp, l, r Compiled) (Compiled, error) {
+	for _, t := range []types.Type{l.Type, r.Type} {
+		if t.Kind != types.Boolean && t.Kind != types.Unknown {
+			return Compiled{}, fmt.Errorf("%w: %s needs BOOLEAN operands, got %s", ErrType, op, t)
+		}
+	}
+	lf, rf := l.Eval, r.Eval
+	if op == parser.OpAnd {
+		return Compiled{Type: types.BooleanType, Eval: func(row []any) any {
+			a, aok := lf(row).(bool)
+			if aok && !a {
+				return false
+			}
+			b, bok := rf(row).(bool)
+			if bok && !b {
+				return false
+			}
+			if aok && bok {
+				return true
+			}
+			return nil
+		}}, nil
+	}
+	return Compiled{Type: types.BooleanType, Eval: func(row []any) any {
+		a, aok := lf(row).(bool)
+		if aok && a {
+			return true
+		}
+		b, bok := rf(row).(bool)
+		if bok && b {
+			return true
+		}
+		if aok && bok {
+			return false
+		}
+		return nil
+	}}, nil
+}
+
+func concatOp(l, r Compiled) (Compiled, error) {
+	lf, rf := l.Eval, r.Eval
+	return Compiled{Type: types.StringType, Eval: func(row []any) any {
+		a, b := lf(row), rf(row)
+		if a == nil || b == nil {
+			return nil
+		}
+		return types.FormatValue(a) + types.FormatValue(b)
+	}}, nil
+}
+
+func arithmetic(op parser.BinaryOp, l, r Compiled) (Compiled, error) {
+	if op == parser.OpAdd && l.Type.Kind == types.String && r.Type.Kind == types.String {
+		return concatOp(l, r)
+	}
+	lt, rt := l.Type, r.Type
+	if lt.Kind == types.Unknown {
+		lt = rt
+	}
+	if rt.Kind == types.Unknown {
+		rt = lt
+	}
+	if !lt.IsNumeric() || !rt.IsNumeric() {
+		return Compiled{}, fmt.Errorf("%w: unsupported arithmetic types. %s %s %s", ErrType, l.Type, op, r.Type)
+	}
+	t := widen(lt, rt)
+	lf, rf := l.Eval, r.Eval
+	var eval Eval
+	switch t.Kind {
+	case types.Integer:
+		f := int32Op(op)
+		eval = func(row []any) any {
+			a, ok1 := lf(row).(int32)
+			b, ok2 := rf(row).(int32)
+			if !ok1 || !ok2 {
+				return nil
+			}
+			return f(a, b)
+		}
+	case types.BigInt:
+		f := int64Op(op)
+		eval = func(row []any) any {
+			a, ok1 := types.AsInt64(lf(row))
+			b, ok2 := types.AsInt64(rf(row))
+			if !ok1 || !ok2 {
+				return nil
+			}
+			return f(a, b)
+		}
+	default:
+		f := floatOp(op)
+		eval = func(row []any) any {
+			a, ok1 := types.AsFloat(lf(row))
+			b, ok2 := types.AsFloat(rf(row))
+			if !ok1 || !ok2 {
+				return nil
+			}
+			return f(a, b)
+		}
+	}
+	return Compiled{Type: t, Eval: eval}, nil
+}
+
+func int32Op(op parser.BinaryOp) func(a, b int32) any {
+	switch op {
+	case parser.OpAdd:
+		return func(a, b int32) any { return a + b }
+	case parser.OpSub:
+		return func(a, b int32) any { return a - b }
+	case parser.OpMul:
+		return func(a, b int32) any { return a * b }
+	case parser.OpDiv:
+		return func(a, b int32) any {
+			if b == 0 {
+				return nil
+			}
+			return a / b
+		}
+	}
+	return func(a, b int32) any {
+		if b == 0 {
+			return nil
+		}
+		return a % b
+	}
+}
+
+func int64Op(op parser.BinaryOp) func(a, b int64) any {
+	switch op {
+	case parser.OpAdd:
+		return func(a, b int64) any { return a + b }
+	case parser.OpSub:
+		return func(a, b int64) any { return a - b }
+	case parser.OpMul:
+		return func(a, b int64) any { return a * b }
+	case parser.OpDiv:
+		return func(a, b int64) any {
+			if b == 0 {
+				return nil
+			}
+			return a / b
+		}
+	}
+	return func(a, b int64) any {
+		if b == 0 {
+			return nil
+		}
+		return a % b
+	}
+}
+
+func floatOp(op parser.BinaryOp) func(a, b float64) any {
+	switch op {
+	case parser.OpAdd:
+		return func(a, b float64) any { return a + b }
+	case parser.OpSub:
+		return func(a, b float64) any { return a - b }
+	case parser.OpMul:
+		return func(a, b float64) any { return a * b }
+	case parser.OpDiv:
+		return func(a, b float64) any { return a / b }
+	}
+	return func(a, b float64) any { return math.Mod(a, b) }
+}
+
+func comparable(a, b types.Type) bool {
+	switch {
+	case a.Kind == types.Unknown || b.Kind == types.Unknown:
+		return true
+	case a.IsNumeric() && b.IsNumeric():
+		return true
+	case a.Kind == types.Timestamp && (b.Kind == types.String || b.Kind == types.BigInt):
+		return true
+	case b.Kind == types.Timestamp && (a.Kind == types.String || a.Kind == types.BigInt):
+		return true
+	}
+	return a.Kind == b.Kind
+}
+
+func comparison(op parser.BinaryOp, l, r Compiled) (Compiled, error) {
+	if !comparable(l.Type, r.Type) {
+		return Compiled{}, fmt.Errorf("%w: cannot compare %s (%s) to %s (%s)", ErrType, "left", l.Type, "right", r.Type)
+	}
+	lf, rf := l.Eval, r.Eval
+	var test func(c int) bool
+	switch op {
+	case parser.OpEq, parser.OpIsNotDistinct:
+		test = func(c int) bool { return c == 0 }
+	case parser.OpNe, parser.OpIsDistinct:
+		test = func(c int) bool { return c != 0 }
+	case parser.OpLt:
+		test = func(c int) bool { return c < 0 }
+	case parser.OpLe:
+		test = func(c int) bool { return c <= 0 }
+	case parser.OpGt:
+		test = func(c int) bool { return c > 0 }
+	case parser.OpGe:
+		test = func(c int) bool { return c >= 0 }
+	default:
+		return Compiled{}, fmt.Errorf("%w: unknown operator %s", ErrType, op)
+	}
+	if op == parser.OpIsDistinct || op == parser.OpIsNotDistinct {
+		distinct := op == parser.OpIsDistinct
+		return Compiled{Type: types.BooleanType, Eval: func(row []any) any {
+			a, b := lf(row), rf(row)
+			if a == nil || b == nil {
+				return (a == nil) != (b == nil) == distinct
+			}
+			c, ok := types.Compare(a, b)
+			return ok && test(c)
+		}}, nil
+	}
+	// Timestamps compared with strings parse the string once per row;
+	// with a constant string that cost is tiny next to decoding.
+	tsL, tsR := l.Type.Kind == types.Timestamp, r.Type.Kind == types.Timestamp
+	return Compiled{Type: types.BooleanType, Eval: func(row []any) any {
+		a, b := lf(row), rf(row)
+		if a == nil || b == nil {
+			return nil
+		}
+		if tsL {
+			b = timestampOperand(b)
+		} else if tsR {
+			a = timestampOperand(a)
+		}
+		c, ok := types.Compare(a, b)
+		if !ok {
+			return nil
+		}
+		return test(c)
+	}}, nil
+}
+
+func timestampOperand(v any) any {
+	if s, ok := v.(string); ok {
+		if ms, err := ParseTimestampText(s); err == nil {
+			return ms
+		}
+		if n, err := strconv.ParseInt(s, 10, 64); err == nil {
+			return n
+		}
+	}
+	return v
+}

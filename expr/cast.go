@@ -1,0 +1,210 @@
+package expr
+
+import (
+	"fmt"
+	"math"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/sluice-sql/sluice/parser"
+	"github.com/sluice-sql/sluice/types"
+)
+
+// ResolveType turns a parsed type name into a Type.
+func ResolveType(tn *parser.TypeName) (types.Type, error) {
+	if tn == nil {
+		return types.Type{}, fmt.Errorf("%w: missing type", ErrType)
+	}
+	switch strings.ToUpper(tn.Name) {
+	case "ARRAY":
+		elem, err := ResolveType(tn.Elem)
+		if err != nil {
+			return types.Type{}, err
+		}
+		return types.ArrayOf(elem), nil
+	case "MAP":
+		k, err := ResolveType(tn.Key)
+		if err != nil {
+			return types.Type{}, err
+		}
+		v, err := ResolveType(tn.Elem)
+		if err != nil {
+			return types.Type{}, err
+		}
+		return types.MapOf(k, v), nil
+	case "STRUCT":
+		t := types.Type{Kind: types.Struct}
+		for _, f := range tn.Fields {
+			ft, err := ResolveType(f.Type)
+			if err != nil {
+				return types.Type{}, err
+			}
+			t.Fields = append(t.Fields, types.Field{Name: f.Name, Type: ft})
+		}
+		return t, nil
+	case "DECIMAL":
+		t := types.Type{Kind: types.Decimal, Precision: 10}
+		if len(tn.Params) > 0 {
+			t.Precision = tn.Params[0]
+		}
+		if len(tn.Params) > 1 {
+			t.Scale = tn.Params[1]
+		}
+		return t, nil
+	}
+	if t, ok := types.ParseScalar(tn.Name); ok {
+		return t, nil
+	}
+	return types.Type{}, fmt.Errorf("%w: unknown type %s", ErrType, tn.Name)
+}
+
+func compileCast(c *parser.Cast, scope Scope) (Compiled, error) {
+	x, err := Compile(c.X, scope)
+	if err != nil {
+		return Compiled{}, err
+	}
+	to, err := ResolveType(c.Type)
+	if err != nil {
+		return Compiled{}, errAt(c, err)
+	}
+	conv, err := CastFunc(x.Type, to)
+	if err != nil {
+		return Compiled{}, errAt(c, err)
+	}
+	f := x.Eval
+	return fold(Compiled{Type: to, Const: x.Const, Eval: func(row []any) any {
+		v := f(row)
+		if v == nil {
+			return nil
+		}
+		return conv(v)
+	}}), nil
+}
+
+// CastFunc returns the conversion of a non-nil value from one type to
+// another, or an error when SQL does not allow that cast. A value that
+// cannot be converted (e.g. 'abc' to INT) becomes NULL.
+func CastFunc(from, to types.Type) (func(any) any, error) {
+	switch to.Kind {
+	case types.String:
+		return func(v any) any { return types.FormatValue(v) }, nil
+	case types.Integer:
+		return func(v any) any {
+			switch x := v.(type) {
+			case int32:
+				return x
+			case int64:
+				return int32(x)
+			case float64:
+				return int32(x)
+			case string:
+				n, err := strconv.ParseInt(strings.TrimSpace(x), 10, 32)
+				if err != nil {
+					return nil
+				}
+				return int32(n)
+			case bool:
+				if x {
+					return int32(1)
+				}
+				return int32(0)
+			}
+			return nil
+		}, nil
+	case types.BigInt:
+		return func(v any) any {
+			switch x := v.(type) {
+			case int32:
+				return int64(x)
+			case int64:
+				return x
+			case float64:
+				return int64(x)
+			case string:
+				n, err := strconv.ParseInt(strings.TrimSpace(x), 10, 64)
+				if err != nil {
+					return nil
+				}
+				return n
+			}
+			return nil
+		}, nil
+	case types.Double, types.Decimal:
+		return func(v any) any {
+			switch x := v.(type) {
+			case int32:
+				return float64(x)
+			case int64:
+				return float64(x)
+			case float64:
+				return x
+			case string:
+				f, err := strconv.ParseFloat(strings.TrimSpace(x), 64)
+				if err != nil {
+					return nil
+				}
+				return f
+			}
+			return nil
+		}, nil
+	case types.Boolean:
+		return func(v any) any {
+			switch x := v.(type) {
+			case bool:
+				return x
+			case string:
+				switch strings.ToLower(strings.TrimSpace(x)) {
+				case "true", "t", "yes", "y":
+					return true
+				case "false", "f", "no", "n":
+					return false
+				}
+			}
+			return nil
+		}, nil
+	case types.Timestamp:
+		return func(v any) any {
+			switch x := v.(type) {
+			case int64:
+				return x
+			case string:
+				ms, err := ParseTimestampText(x)
+				if err != nil {
+					return nil
+				}
+				return ms
+			}
+			return nil
+		}, nil
+	}
+	if from.Equal(to) {
+		return func(v any) any { return v }, nil
+	}
+	return nil, fmt.Errorf("%w: cannot cast %s to %s", ErrType, from, to)
+}
+
+// ParseTimestampText reads an ISO-8601 timestamp such as
+// 2024-01-02T03:04:05.678 (UTC unless a zone is given) as epoch millis.
+func ParseTimestampText(s string) (int64, error) {
+	layouts := []string{
+		"2006-01-02T15:04:05.999999999Z07:00",
+		"2006-01-02T15:04:05.999999999",
+		"2006-01-02T15:04:05",
+		"2006-01-02T15:04",
+		"2006-01-02",
+	}
+	for _, l := range layouts {
+		if t, err := time.ParseInLocation(l, s, time.UTC); err == nil {
+			return t.UnixMilli(), nil
+		}
+	}
+	return 0, fmt.Errorf("%w: cannot parse timestamp %q", ErrType, s)
+}
+
+func roundHalfUp(f float64) float64 {
+	if f < 0 {
+		return -math.Floor(-f + 0.5)
+	}
+	return math.Floor(f + 0.5)
+}

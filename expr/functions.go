@@ -1,0 +1,264 @@
+package expr
+
+import (
+	"fmt"
+	"math"
+	"sort"
+	"strings"
+	"unicode/utf8"
+
+	"github.com/sluice-sql/sluice/parser"
+	"github.com/sluice-sql/sluice/types"
+)
+
+// scalar describes one scalar function: how it types its arguments and
+// the implementation for those argument types.
+type scalar struct {
+	name string
+	// bind checks argument types and returns the result type and the
+	// implementation. Implementations receive evaluated arguments and
+	// handle NULLs themselves.
+	bind func(args []types.Type) (types.Type, func(args []any) any, error)
+	doc  string
+}
+
+var scalars = map[string]*scalar{}
+
+func register(s *scalar) { scalars[s.name] = s }
+
+// ScalarNames lists the registered scalar functions, sorted.
+func ScalarNames() []string {
+	out := make([]string, 0, len(scalars))
+	for n := range scalars {
+		out = append(out, n)
+	}
+	sort.Strings(out)
+	return out
+}
+
+func argCount(name string, args []types.Type, min, max int) error {
+	if len(args) < min || (max >= 0 && len(args) > max) {
+		return fmt.Errorf("%w: function %s does not accept %d arguments", ErrType, name, len(args))
+	}
+	return nil
+}
+
+func strFunc(name string, f func(string) string) *scalar {
+	return &scalar{name: name, bind: func(args []types.Type) (types.Type, func([]any) any, error) {
+		if err := argCount(name, args, 1, 1); err != nil {
+			return types.Type{}, nil, err
+		}
+		return types.StringType, func(a []any) any {
+			s, ok := a[0].(string)
+			if !ok {
+				return nil
+			}
+			return f(s)
+		}, nil
+	}}
+}
+
+func init() {
+	register(strFunc("UCASE", strings.ToUpper))
+	register(strFunc("LCASE", strings.ToLower))
+	register(strFunc("TRIM", strings.TrimSpace))
+	register(strFunc("LTRIM", func(s string) string { return strings.TrimLeft(s, " \t\r\n") }))
+	register(strFunc("RTRIM", func(s string) string { return strings.TrimRight(s, " \t\r\n") }))
+	register(&scalar{name: "LEN", bind: func(args []types.Type) (types.Type, func([]any) any, error) {
+		if err := argCount("LEN", args, 1, 1); err != nil {
+			return types.Type{}, nil, err
+		}
+		return types.IntegerType, func(a []any) any {
+			s, ok := a[0].(string)
+			if !ok {
+				return nil
+			}
+			return int32(utf8.RuneCountInString(s))
+		}, nil
+	}})
+	register(&scalar{name: "CONCAT", bind: func(args []types.Type) (types.Type, func([]any) any, error) {
+		if len(args) == 0 {
+			return types.Type{}, nil, fmt.Errorf("%w: CONCAT needs at least one argument", ErrType)
+		}
+		// ksqlDB's CONCAT skips NULL arguments rather than returning NULL.
+		return types.StringType, func(a []any) any {
+			var b strings.Builder
+			for _, v := range a {
+				if v != nil {
+					b.WriteString(types.FormatValue(v))
+				}
+			}
+			return b.String()
+		}, nil
+	}})
+	register(&scalar{name: "SUBSTRING", bind: func(args []types.Type) (types.Type, func([]any) any, error) {
+		if err := argCount("SUBSTRING", args, 2, 3); err != nil {
+			return types.Type{}, nil, err
+		}
+		return types.StringType, func(a []any) any {
+			s, ok := a[0].(string)
+			pos, ok2 := types.AsInt64(a[1])
+			if !ok || !ok2 {
+				return nil
+			}
+			r := []rune(s)
+			start := int(pos) - 1
+			if pos < 0 {
+				start = len(r) + int(pos)
+			}
+			start = max(0, min(start, len(r)))
+			end := len(r)
+			if len(a) == 3 {
+				n, ok := types.AsInt64(a[2])
+				if !ok {
+					return nil
+				}
+				end = max(start, min(len(r), start+int(n)))
+			}
+			return string(r[start:end])
+		}, nil
+	}})
+	register(&scalar{name: "ABS", bind: numericUnary("ABS", func(i int64) int64 {
+		if i < 0 {
+			return -i
+		}
+		return i
+	}, math.Abs)})
+	register(&scalar{name: "CEIL", bind: numericUnary("CEIL", nil, math.Ceil)})
+	register(&scalar{name: "FLOOR", bind: numericUnary("FLOOR", nil, math.Floor)})
+	register(&scalar{name: "ROUND", bind: bindRound})
+	register(&scalar{name: "COALESCE", bind: bindCoalesce})
+	register(&scalar{name: "IFNULL", bind: func(args []types.Type) (types.Type, func([]any) any, error) {
+		if err := argCount("IFNULL", args, 2, 2); err != nil {
+			return types.Type{}, nil, err
+		}
+		return bindCoalesce(args)
+	}})
+}
+
+// numericUnary builds a function that keeps integer types (applying fi,
+// or passing them through when fi is nil) and applies ff to doubles.
+func numericUnary(name string, fi func(int64) int64, ff func(float64) float64) func([]types.Type) (types.Type, func([]any) any, error) {
+	return func(args []types.Type) (types.Type, func([]any) any, error) {
+		if err := argCount(name, args, 1, 1); err != nil {
+			return types.Type{}, nil, err
+		}
+		t := args[0]
+		if !t.IsNumeric() && t.Kind != types.Unknown {
+			return types.Type{}, nil, fmt.Errorf("%w: function %s does not accept %s", ErrType, name, t)
+		}
+		if t.Kind == types.Decimal || t.Kind == types.Unknown {
+			t = types.DoubleType
+		}
+		return t, func(a []any) any {
+			switch x := a[0].(type) {
+			case int32:
+				if fi == nil {
+					return x
+				}
+				return int32(fi(int64(x)))
+			case int64:
+				if fi == nil {
+					return x
+				}
+				return fi(x)
+			case float64:
+				return ff(x)
+			}
+			return nil
+		}, nil
+	}
+}
+
+// bindRound follows ksqlDB: ROUND(x) rounds half up and returns BIGINT for
+// doubles (INT/BIGINT stay); ROUND(x, d) returns a DOUBLE rounded to d
+// decimal places.
+func bindRound(args []types.Type) (types.Type, func([]any) any, error) {
+	if err := argCount("ROUND", args, 1, 2); err != nil {
+		return types.Type{}, nil, err
+	}
+	if !args[0].IsNumeric() {
+		return types.Type{}, nil, fmt.Errorf("%w: function ROUND does not accept %s", ErrType, args[0])
+	}
+	if len(args) == 2 {
+		return types.DoubleType, func(a []any) any {
+			f, ok := types.AsFloat(a[0])
+			d, ok2 := types.AsInt64(a[1])
+			if !ok || !ok2 {
+				return nil
+			}
+			p := math.Pow(10, float64(d))
+			return roundHalfUp(f*p) / p
+		}, nil
+	}
+	switch args[0].Kind {
+	case types.Integer, types.BigInt:
+		return args[0], func(a []any) any { return a[0] }, nil
+	}
+	return types.BigIntType, func(a []any) any {
+		f, ok := types.AsFloat(a[0])
+		if !ok {
+			return nil
+		}
+		return int64(roundHalfUp(f))
+	}, nil
+}
+
+func bindCoalesce(args []types.Type) (types.Type, func([]any) any, error) {
+	if len(args) == 0 {
+		return types.Type{}, nil, fmt.Errorf("%w: COALESCE needs arguments", ErrType)
+	}
+	t := types.UnknownType
+	for _, a := range args {
+		switch {
+		case a.Kind == types.Unknown:
+		case t.Kind == types.Unknown:
+			t = a
+		case t.IsNumeric() && a.IsNumeric():
+			t = widen(t, a)
+		case !t.Equal(a):
+			return types.Type{}, nil, fmt.Errorf("%w: COALESCE arguments must share a type, got %s and %s", ErrType, t, a)
+		}
+	}
+	conv := converter(t)
+	return t, func(a []any) any {
+		for _, v := range a {
+			if v != nil {
+				return conv(v)
+			}
+		}
+		return nil
+	}, nil
+}
+
+func compileCall(call *parser.FuncCall, scope Scope) (Compiled, error) {
+	if IsAggregate(call.Name) {
+		return Compiled{}, fmt.Errorf("%w: aggregate function %s is not allowed here", ErrType, call.Name)
+	}
+	s, ok := scalars[call.Name]
+	if !ok {
+		return Compiled{}, fmt.Errorf("%w: %s; the functions are %s", ErrUnknownFunction, call.Name, strings.Join(ScalarNames(), ", "))
+	}
+	argTypes := make([]types.Type, len(call.Args))
+	evals := make([]Eval, len(call.Args))
+	allConst := true
+	for i, a := range call.Args {
+		c, err := Compile(a, scope)
+		if err != nil {
+			return Compiled{}, err
+		}
+		argTypes[i], evals[i] = c.Type, c.Eval
+		allConst = allConst && c.Const
+	}
+	rt, impl, err := s.bind(argTypes)
+	if err != nil {
+		return Compiled{}, err
+	}
+	return fold(Compiled{Type: rt, Const: allConst, Eval: func(row []any) any {
+		args := make([]any, len(evals))
+		for i, e := range evals {
+			args[i] = e(row)
+		}
+		return impl(args)
+	}}), nil
+}

@@ -1,0 +1,332 @@
+package planner
+
+import (
+	"fmt"
+	"strings"
+	"time"
+
+	"github.com/sluice-sql/sluice/exec"
+	"github.com/sluice-sql/sluice/expr"
+	"github.com/sluice-sql/sluice/parser"
+	"github.com/sluice-sql/sluice/types"
+)
+
+// Internal column names of the aggregation stages.
+const (
+	groupColPrefix = "KSQL_INTERNAL_GROUP_"
+	aggColPrefix   = "KSQL_INTERNAL_AGG_"
+)
+
+// planAggregate plans GROUP BY queries:
+//
+//	[source → filter → prepare(group keys, aggregate inputs) → repartition]
+//	source → (prepare) → aggregate → [having] → project → sink
+//
+// The repartition step is skipped when the rows are already keyed by the
+// grouping columns.
+func (p *planning) planAggregate() error {
+	sel := p.sel
+	if len(sel.GroupBy) == 0 {
+		return posErr(sel.Pos, fmt.Errorf("%w: aggregate functions require a GROUP BY clause", ErrUnsupported))
+	}
+	if p.src.Kind == parser.KindTable {
+		return posErr(sel.From.Pos, fmt.Errorf("%w: aggregating a TABLE is not supported yet", ErrUnsupported))
+	}
+	if err := p.checkTargetKind(parser.KindTable); err != nil {
+		return err
+	}
+
+	// 1. The grouping expressions, typed against the source row.
+	groupText := map[string]int{}
+	var groupCols []types.Column
+	var groupEvals []expr.Eval
+	for i, g := range sel.GroupBy {
+		c, err := expr.Compile(g, p.sc)
+		if err != nil {
+			return err
+		}
+		if expr.IsAggregate(funcName(g)) {
+			return posErr(g.Position(), fmt.Errorf("%w: GROUP BY does not allow aggregate functions: %s", ErrInvalid, g))
+		}
+		groupText[g.String()] = i
+		groupCols = append(groupCols, types.Column{Name: fmt.Sprintf("%s%d", groupColPrefix, i), Type: c.Type, Key: true})
+		groupEvals = append(groupEvals, c.Eval)
+	}
+
+	// 2. Aggregate calls, de-duplicated by their text, and the source
+	// columns their arguments read.
+	var calls []*parser.FuncCall
+	callIndex := map[string]int{}
+	rewrite := func(e parser.Expr) parser.Expr {
+		return mapExpr(e, func(x parser.Expr) parser.Expr {
+			if i, ok := groupText[x.String()]; ok {
+				return &parser.ColumnRef{Pos: x.Position(), Name: groupCols[i].Name}
+			}
+			if f, ok := x.(*parser.FuncCall); ok && expr.IsAggregate(f.Name) {
+				key := f.String()
+				i, seen := callIndex[key]
+				if !seen {
+					i = len(calls)
+					callIndex[key] = i
+					calls = append(calls, f)
+				}
+				return &parser.ColumnRef{Pos: f.Pos, Name: fmt.Sprintf("%s%d", aggColPrefix, i)}
+			}
+			return nil
+		})
+	}
+	rewritten := make([]parser.Expr, len(p.items))
+	for i, it := range p.items {
+		rewritten[i] = rewrite(it.expr)
+	}
+	var having parser.Expr
+	if sel.Having != nil {
+		having = rewrite(sel.Having)
+	}
+	var argCols []int
+	seenCol := map[int]bool{}
+	for _, f := range calls {
+		for _, a := range f.Args {
+			var err error
+			walkExpr(a, func(e parser.Expr) {
+				if err != nil {
+					return
+				}
+				if ff, ok := e.(*parser.FuncCall); ok && expr.IsAggregate(ff.Name) {
+					err = posErr(ff.Pos, fmt.Errorf("%w: aggregate functions cannot be nested: %s", ErrInvalid, f))
+				}
+				if ref, ok := e.(*parser.ColumnRef); ok {
+					i, _, rerr := p.sc.Resolve(ref)
+					if rerr != nil {
+						err = posErr(ref.Pos, rerr)
+						return
+					}
+					if !seenCol[i] {
+						seenCol[i] = true
+						argCols = append(argCols, i)
+					}
+				}
+			})
+			if err != nil {
+				return err
+			}
+		}
+	}
+
+	// 3. The prepared row: [group keys…, argument columns…].
+	prep := types.Schema{Columns: append([]types.Column{}, groupCols...)}
+	prepEvals := append([]expr.Eval{}, groupEvals...)
+	for _, i := range argCols {
+		c := p.sc.schema.Columns[i]
+		c.Key = false
+		prep.Columns = append(prep.Columns, c)
+		idx := i
+		prepEvals = append(prepEvals, func(row []any) any { return row[idx] })
+	}
+	prepNames := prep.Names()
+	var pre []exec.Node
+	where, err := p.whereNode(p.sc)
+	if err != nil {
+		return err
+	}
+	if where != nil {
+		pre = append(pre, where)
+	}
+	pre = append(pre, &exec.ProjectNode{Exprs: prepEvals, Names: prepNames})
+
+	aggScope := expr.SchemaScope(prep)
+	aggSpec := p.spec
+	partitions := p.src.Partitions
+	var chain []exec.Node
+	if p.needsRepartition() {
+		repart := p.prefix + "-Aggregate-GroupBy-repartition"
+		keyFormat := "JSON"
+		if len(groupCols) == 1 && isPrimitive(groupCols[0].Type) {
+			keyFormat = "KAFKA"
+		}
+		values := prep.Columns[len(groupCols):]
+		pre = append(pre, &exec.SinkNode{
+			Topic: repart, KeyFormat: keyFormat, ValueFormat: "JSON",
+			KeyCols: groupCols, ValueCols: values, KeyIdx: seq(0, len(groupCols)), ValueIdx: seq(len(groupCols), len(prep.Columns)),
+			Internal: true,
+		})
+		p.addSub(p.spec, pre)
+		p.q.Topology.Internal = append(p.q.Topology.Internal, exec.TopicSpec{Name: repart, Partitions: partitions, Configs: map[string]string{"cleanup.policy": "delete"}})
+		aggSpec = &exec.SourceSpec{Topic: repart, KeyFormat: keyFormat, ValueFormat: "JSON", KeyCols: groupCols, ValueCols: values, TimestampCol: -1}
+		p.finalSpec = aggSpec
+	} else {
+		chain = pre
+	}
+
+	// 4. The aggregate itself.
+	aggNode := &exec.AggregateNode{Store: p.q.ID + "-Aggregate-Materialize", KeyCols: seq(0, len(groupCols)), EmitFinal: sel.Emit == parser.EmitFinal}
+	for _, g := range sel.GroupBy {
+		aggNode.KeyNames = append(aggNode.KeyNames, g.String())
+	}
+	post := types.Schema{Columns: append([]types.Column{}, groupCols...)}
+	for i, f := range calls {
+		argTypes := make([]types.Type, len(f.Args))
+		var evals []expr.Eval
+		for j, a := range f.Args {
+			c, err := expr.Compile(a, aggScope)
+			if err != nil {
+				return err
+			}
+			argTypes[j] = c.Type
+			evals = append(evals, c.Eval)
+		}
+		agg, err := expr.BindAggregate(f.Name, argTypes, f.Star)
+		if err != nil {
+			return posErr(f.Pos, err)
+		}
+		aggNode.Aggs = append(aggNode.Aggs, exec.AggCall{Agg: agg, Args: evals, Text: f.String()})
+		post.Columns = append(post.Columns, types.Column{Name: fmt.Sprintf("%s%d", aggColPrefix, i), Type: agg.ResultType})
+	}
+	win := exec.NotWindowed
+	var winSize int64
+	if sel.Window != nil {
+		w, err := windowSpec(sel.Window)
+		if err != nil {
+			return err
+		}
+		aggNode.Window = w
+		win, winSize = exec.TimeWindowed, w.Size
+		post.Columns = append(post.Columns,
+			types.Column{Name: exec.ColWindowStart, Type: types.BigIntType},
+			types.Column{Name: exec.ColWindowEnd, Type: types.BigIntType})
+	}
+	chain = append(chain, aggNode)
+	store := exec.StoreSpec{Name: aggNode.Store, Changelog: p.prefix + "-Aggregate-Materialize-changelog", Partitions: partitions}
+	if aggNode.Window != nil {
+		store.Windowed = true
+		store.RetentionMs = aggNode.Window.Retention
+	}
+	p.q.Topology.Stores = append(p.q.Topology.Stores, store)
+	p.post = &post
+	postScope := &postScope{schema: post, groupCount: len(groupCols)}
+
+	if having != nil {
+		c, err := expr.Compile(having, postScope)
+		if err != nil {
+			return err
+		}
+		chain = append(chain, &exec.FilterNode{Pred: c.Eval, Text: sel.Having.String(), TombstoneOnReject: p.target != nil})
+	}
+	compiled := make([]expr.Compiled, len(rewritten))
+	for i, e := range rewritten {
+		if compiled[i], err = expr.Compile(e, postScope); err != nil {
+			return err
+		}
+	}
+	if p.target == nil {
+		p.finalSpec = aggSpec
+		return p.transientAgg(chain, compiled)
+	}
+	// Key columns: the items that are exactly a grouping expression.
+	var keyItems []int
+	for g := range groupCols {
+		found := -1
+		for i, e := range rewritten {
+			if ref, ok := e.(*parser.ColumnRef); ok && ref.Name == groupCols[g].Name {
+				found = i
+				break
+			}
+		}
+		if found < 0 {
+			return p.keyMissing(sel.GroupBy[g].String())
+		}
+		keyItems = append(keyItems, found)
+	}
+	p.finalSpec = aggSpec
+	return p.finish(chain, compiled, keyItems, win, winSize, windowInputs(post), partitions)
+}
+
+func (p *planning) transientAgg(chain []exec.Node, compiled []expr.Compiled) error {
+	saved := p.spec
+	p.spec = p.finalSpec
+	err := p.transient(chain, compiled, nil)
+	p.spec = saved
+	return err
+}
+
+// postScope resolves names after aggregation and explains what went
+// wrong when a SELECT names a column that is neither grouped nor
+// aggregated.
+type postScope struct {
+	schema     types.Schema
+	groupCount int
+}
+
+func (s *postScope) Resolve(ref *parser.ColumnRef) (int, types.Type, error) {
+	if i := s.schema.Find(ref.Name); i >= 0 {
+		return i, s.schema.Columns[i].Type, nil
+	}
+	return 0, types.Type{}, fmt.Errorf("%w: non-aggregate SELECT expression(s) not part of GROUP BY: %s", ErrInvalid, ref.String())
+}
+
+// needsRepartition is false when the GROUP BY columns are exactly the
+// source's key columns in order: rows of a group already share a
+// partition.
+func (p *planning) needsRepartition() bool {
+	keys := p.src.Schema.Keys()
+	if len(keys) != len(p.sel.GroupBy) {
+		return true
+	}
+	for i, g := range p.sel.GroupBy {
+		ref, ok := g.(*parser.ColumnRef)
+		if !ok || !strings.EqualFold(ref.Name, keys[i].Name) {
+			return true
+		}
+	}
+	return false
+}
+
+func windowSpec(w *parser.WindowSpec) (*exec.WindowSpec, error) {
+	ms := func(d time.Duration) int64 { return d.Milliseconds() }
+	spec := &exec.WindowSpec{Size: ms(w.Size), Grace: ms(DefaultGrace)}
+	if w.HasGrace {
+		spec.Grace = ms(w.Grace)
+	}
+	if w.HasRetention {
+		spec.Retention = ms(w.Retention)
+	}
+	switch w.Kind {
+	case parser.WindowTumbling:
+		spec.Kind = exec.Tumbling
+	case parser.WindowHopping:
+		spec.Kind = exec.Hopping
+		spec.Advance = ms(w.Advance)
+		if spec.Advance <= 0 || spec.Advance > spec.Size {
+			return nil, posErr(w.Pos, fmt.Errorf("%w: HOPPING window ADVANCE must be positive and at most SIZE", ErrInvalid))
+		}
+	default:
+		return nil, posErr(w.Pos, fmt.Errorf("%w: %s windows are not supported yet", ErrUnsupported, w.Kind))
+	}
+	if spec.Size <= 0 {
+		return nil, posErr(w.Pos, fmt.Errorf("%w: window SIZE must be positive", ErrInvalid))
+	}
+	return spec, nil
+}
+
+func isPrimitive(t types.Type) bool {
+	switch t.Kind {
+	case types.Integer, types.BigInt, types.Double, types.String:
+		return true
+	}
+	return false
+}
+
+func seq(from, to int) []int {
+	out := make([]int, 0, to-from)
+	for i := from; i < to; i++ {
+		out = append(out, i)
+	}
+	return out
+}
+
+func funcName(e parser.Expr) string {
+	if f, ok := e.(*parser.FuncCall); ok {
+		return f.Name
+	}
+	return ""
+}

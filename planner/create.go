@@ -1,0 +1,197 @@
+package planner
+
+import (
+	"fmt"
+	"strconv"
+	"strings"
+
+	"github.com/sluice-sql/sluice/expr"
+	"github.com/sluice-sql/sluice/format"
+	"github.com/sluice-sql/sluice/parser"
+	"github.com/sluice-sql/sluice/types"
+)
+
+// Props is a WITH (…) clause as a map of upper-case names to text values.
+type Props map[string]string
+
+// knownProps are the WITH properties Sluice understands; anything else
+// is an error naming the property, so typos do not pass silently.
+var knownProps = map[string]bool{
+	"KAFKA_TOPIC": true, "VALUE_FORMAT": true, "KEY_FORMAT": true, "FORMAT": true,
+	"TIMESTAMP": true, "TIMESTAMP_FORMAT": true, "PARTITIONS": true, "REPLICAS": true,
+	"WRAP_SINGLE_VALUE": true, "VALUE_DELIMITER": true, "KEY_DELIMITER": true,
+	"RETENTION": true, "LATE_TOPIC": true, "ERROR_TOPIC": true, "IDLE_TIMEOUT": true,
+	"VALUE_SCHEMA_ID": true, "KEY_SCHEMA_ID": true, "VALUE_AVRO_SCHEMA_FULL_NAME": true,
+	"WINDOW_TYPE": true, "WINDOW_SIZE": true, "RETENTION_MS": true,
+}
+
+// PropsOf converts a WITH clause, rejecting unknown names.
+func PropsOf(with []parser.Property) (Props, error) {
+	p := Props{}
+	for _, prop := range with {
+		name := strings.ToUpper(prop.Name)
+		if !knownProps[name] {
+			return nil, posErr(prop.Pos, fmt.Errorf("%w: unknown WITH property %s", ErrInvalid, name))
+		}
+		p[name] = literalText(prop.Value)
+	}
+	return p, nil
+}
+
+func literalText(l *parser.Literal) string {
+	if l == nil {
+		return ""
+	}
+	switch l.Kind {
+	case parser.LitString:
+		return l.Str
+	case parser.LitBool:
+		return strconv.FormatBool(l.Bool)
+	case parser.LitNull:
+		return ""
+	}
+	return l.Text
+}
+
+// PosError is a planning error at a position in the statement.
+type PosError = expr.PosError
+
+func posErr(p parser.Pos, err error) error { return &PosError{Pos: p, Err: err} }
+
+func (p Props) formats(defKey, defValue string) (key, value string) {
+	key, value = defKey, defValue
+	if f, ok := p["FORMAT"]; ok {
+		key, value = f, f
+	}
+	if f, ok := p["KEY_FORMAT"]; ok {
+		key = f
+	}
+	if f, ok := p["VALUE_FORMAT"]; ok {
+		value = f
+	}
+	return strings.ToUpper(key), strings.ToUpper(value)
+}
+
+func (p Props) partitions() (int32, error) {
+	s, ok := p["PARTITIONS"]
+	if !ok {
+		return 0, nil
+	}
+	n, err := strconv.Atoi(s)
+	if err != nil || n <= 0 {
+		return 0, fmt.Errorf("%w: PARTITIONS must be a positive integer, got %q", ErrInvalid, s)
+	}
+	return int32(n), nil
+}
+
+func (p Props) formatProps() (key, value format.Props) {
+	if w, ok := p["WRAP_SINGLE_VALUE"]; ok {
+		b := strings.EqualFold(w, "true")
+		value.WrapSingleValue = &b
+	}
+	value.Delimiter = p["VALUE_DELIMITER"]
+	key.Delimiter = p["KEY_DELIMITER"]
+	return key, value
+}
+
+// CreateSource plans CREATE STREAM|TABLE with a column list (not AS
+// SELECT). The engine creates the topic when it does not exist.
+func CreateSource(cat *Catalog, st *parser.CreateSource, text string) (*Source, error) {
+	props, err := PropsOf(st.With)
+	if err != nil {
+		return nil, err
+	}
+	topic, ok := props["KAFKA_TOPIC"]
+	if !ok {
+		return nil, posErr(st.Pos, fmt.Errorf("%w: missing required property KAFKA_TOPIC in WITH clause", ErrInvalid))
+	}
+	keyFormat, valueFormat := props.formats("KAFKA", "")
+	if valueFormat == "" {
+		return nil, posErr(st.Pos, fmt.Errorf("%w: missing required property VALUE_FORMAT in WITH clause", ErrInvalid))
+	}
+	parts, err := props.partitions()
+	if err != nil {
+		return nil, posErr(st.Pos, err)
+	}
+	s := &Source{
+		Name: st.Name, Kind: st.Kind, Topic: topic, KeyFormat: keyFormat, ValueFormat: valueFormat,
+		Partitions: parts, Statement: text,
+		TimestampColumn: strings.ToUpper(props["TIMESTAMP"]), TimestampFormat: props["TIMESTAMP_FORMAT"],
+	}
+	s.KeyProps, s.ValueProps = props.formatProps()
+	seen := map[string]bool{}
+	var keys, values []types.Column
+	for _, c := range st.Columns {
+		name := c.Name
+		if seen[strings.ToUpper(name)] {
+			return nil, posErr(c.Pos, fmt.Errorf("%w: duplicate column name %s", ErrInvalid, name))
+		}
+		seen[strings.ToUpper(name)] = true
+		if isReserved(name) {
+			return nil, posErr(c.Pos, fmt.Errorf("%w: %s is a reserved column name", ErrInvalid, name))
+		}
+		t, err := expr.ResolveType(c.Type)
+		if err != nil {
+			return nil, posErr(c.Pos, err)
+		}
+		if c.Key {
+			if st.Kind == parser.KindStream && c.PrimaryKey {
+				return nil, posErr(c.Pos, fmt.Errorf("%w: column %s is a 'PRIMARY KEY' column: please use 'KEY' for streams. Tables have PRIMARY KEYs, which are unique and NON NULL. Streams have KEYs, which have no uniqueness or NULL constraints", ErrInvalid, name))
+			}
+			if st.Kind == parser.KindTable && !c.PrimaryKey {
+				return nil, posErr(c.Pos, fmt.Errorf("%w: column %s is a 'KEY' column: please use 'PRIMARY KEY' for tables. Tables have PRIMARY KEYs, which are unique and NON NULL. Streams have KEYs, which have no uniqueness or NULL constraints", ErrInvalid, name))
+			}
+			keys = append(keys, types.Column{Name: name, Type: t, Key: true})
+			continue
+		}
+		values = append(values, types.Column{Name: name, Type: t})
+	}
+	if st.Kind == parser.KindTable && len(keys) == 0 && len(st.Columns) > 0 {
+		return nil, posErr(st.Pos, fmt.Errorf("%w: tables require a PRIMARY KEY. Please define the PRIMARY KEY", ErrInvalid))
+	}
+	if len(keys) == 0 {
+		s.KeyFormat = "KAFKA"
+	}
+	s.Schema = types.Schema{Columns: append(keys, values...)}
+	if err := validateFormats(s); err != nil {
+		return nil, posErr(st.Pos, err)
+	}
+	if s.TimestampColumn != "" {
+		i := s.Schema.Find(s.TimestampColumn)
+		if i < 0 {
+			return nil, posErr(st.Pos, fmt.Errorf("%w: the TIMESTAMP column set in the WITH clause does not exist in the schema: '%s'", ErrInvalid, s.TimestampColumn))
+		}
+		switch s.Schema.Columns[i].Type.Kind {
+		case types.BigInt, types.Timestamp:
+		case types.String:
+			if s.TimestampFormat == "" {
+				return nil, posErr(st.Pos, fmt.Errorf("%w: TIMESTAMP column %s is a STRING: set TIMESTAMP_FORMAT", ErrInvalid, s.TimestampColumn))
+			}
+		default:
+			return nil, posErr(st.Pos, fmt.Errorf("%w: TIMESTAMP column %s must be BIGINT, TIMESTAMP or a formatted STRING, not %s", ErrInvalid, s.TimestampColumn, s.Schema.Columns[i].Type))
+		}
+		s.TimestampColumn = s.Schema.Columns[i].Name
+	}
+	return s, nil
+}
+
+// validateFormats checks the formats exist and fit the columns, by
+// building the codecs once at plan time.
+func validateFormats(s *Source) error {
+	if _, err := format.NewKeyCodec(s.KeyFormat, s.Schema.Keys(), s.KeyProps); err != nil {
+		return fmt.Errorf("%w: key format: %v", ErrInvalid, err)
+	}
+	if _, err := format.NewValueCodec(s.ValueFormat, s.Schema.Values(), s.ValueProps); err != nil {
+		return fmt.Errorf("%w: value format: %v", ErrInvalid, err)
+	}
+	return nil
+}
+
+// isReserved reports pseudo-column names users may not declare.
+func isReserved(name string) bool {
+	switch strings.ToUpper(name) {
+	case "ROWTIME", "ROWPARTITION", "ROWOFFSET", "WINDOWSTART", "WINDOWEND":
+		return true
+	}
+	return false
+}

@@ -1,0 +1,20 @@
+// Package planner turns parsed statements into catalog entries and
+// physical topologies.
+//
+// Place in the flow: parser/ gives an AST; the planner resolves names
+// against the Catalog, type-checks expressions (compiling them with
+// package expr), decides the key of every result, and builds an
+// exec.Topology: sub-topologies split at repartition topics, named state
+// stores with changelog topics, and the sink. The engine then runs it.
+//
+// Example: for
+//
+//	CREATE TABLE hotel_5m AS SELECT hotel, COUNT(*) AS bookings
+//	  FROM bookings WINDOW TUMBLING 5m GRACE 2m GROUP BY hotel;
+//
+// the planner sees that HOTEL is not the key of BOOKINGS, so it plans
+// sub-topology 0 (read BOOKINGS, re-key by HOTEL, write the repartition
+// topic) and sub-topology 1 (read the repartition topic, aggregate into
+// a windowed store whose changelog is compacted, write HOTEL_5M keyed by
+// HOTEL and window start).
+package planner

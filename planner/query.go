@@ -1,0 +1,470 @@
+package planner
+
+import (
+	"fmt"
+	"strings"
+	"time"
+
+	"github.com/sluice-sql/sluice/exec"
+	"github.com/sluice-sql/sluice/expr"
+	"github.com/sluice-sql/sluice/parser"
+	"github.com/sluice-sql/sluice/types"
+)
+
+// Options are the service-wide settings planning needs.
+type Options struct {
+	// ServiceID prefixes internal topic names. Default "default".
+	ServiceID string
+}
+
+// DefaultGrace is the grace period of a window that states none: ksqlDB's
+// default of 24 hours.
+const DefaultGrace = 24 * time.Hour
+
+// Target is where a persistent query writes: a new stream or table
+// (CREATE … AS SELECT) or an existing one (INSERT INTO).
+type Target struct {
+	Name     string
+	Kind     parser.SourceKind
+	With     Props
+	Existing *Source
+	Text     string
+}
+
+// Query is a planned query.
+type Query struct {
+	ID       string
+	Topology *exec.Topology
+	// Sink is the stream or table the query writes (nil when transient).
+	Sink *Source
+	// Output names the columns of rows a transient query delivers, in
+	// SELECT order; Collect is the node that delivers them.
+	Output  types.Schema
+	Collect *exec.CallbackNode
+	// Sources are the names of the streams and tables read.
+	Sources []string
+	// Limit is the LIMIT of a transient query (0: none).
+	Limit int
+}
+
+// InternalPrefix is the name prefix of a query's internal topics.
+func InternalPrefix(serviceID, queryID string) string {
+	if serviceID == "" {
+		serviceID = "default"
+	}
+	return "_sluice-" + serviceID + "-query-" + queryID
+}
+
+// scope resolves column references against one source's row.
+type scope struct {
+	src    *Source
+	alias  string
+	schema types.Schema
+}
+
+func (s *scope) Resolve(ref *parser.ColumnRef) (int, types.Type, error) {
+	if ref.Source != "" && !strings.EqualFold(ref.Source, s.src.Name) && !strings.EqualFold(ref.Source, s.alias) {
+		return 0, types.Type{}, fmt.Errorf("%w %s.%s: no source named %s in FROM", expr.ErrUnknownColumn, ref.Source, ref.Name, ref.Source)
+	}
+	if i := s.schema.Find(ref.Name); i >= 0 {
+		return i, s.schema.Columns[i].Type, nil
+	}
+	return 0, types.Type{}, fmt.Errorf("%w %s: %s has columns %s", expr.ErrUnknownColumn, ref.Name, s.src.Name, strings.Join(visibleNames(s.schema), ", "))
+}
+
+// visibleNames lists the columns a user can name, without internal ones.
+func visibleNames(s types.Schema) []string {
+	var out []string
+	for _, n := range s.Names() {
+		if !strings.HasPrefix(n, "KSQL_INTERNAL_") {
+			out = append(out, n)
+		}
+	}
+	return out
+}
+
+// item is one output column of a SELECT before planning.
+type item struct {
+	expr parser.Expr
+	name string
+	pos  parser.Pos
+}
+
+func expandItems(sel *parser.Select, sc *scope) ([]item, error) {
+	var items []item
+	generated := 0
+	seen := map[string]bool{}
+	add := func(it item) error {
+		key := strings.ToUpper(it.name)
+		if seen[key] {
+			return posErr(it.pos, fmt.Errorf("%w: duplicate output column name %s; use an alias", ErrInvalid, it.name))
+		}
+		seen[key] = true
+		items = append(items, it)
+		return nil
+	}
+	for _, si := range sel.Items {
+		if si.Star {
+			if si.StarSource != "" && !strings.EqualFold(si.StarSource, sc.src.Name) && !strings.EqualFold(si.StarSource, sc.alias) {
+				return nil, posErr(si.Pos, fmt.Errorf("%w: %s.* names no source in FROM", ErrInvalid, si.StarSource))
+			}
+			cols := sc.src.Schema.Keys()
+			if sc.src.Window != exec.NotWindowed {
+				cols = append(cols, types.Column{Name: exec.ColWindowStart}, types.Column{Name: exec.ColWindowEnd})
+			}
+			cols = append(cols, sc.src.Schema.Values()...)
+			for _, c := range cols {
+				if err := add(item{expr: &parser.ColumnRef{Pos: si.Pos, Name: c.Name}, name: c.Name, pos: si.Pos}); err != nil {
+					return nil, err
+				}
+			}
+			continue
+		}
+		name := si.Alias
+		if name == "" {
+			switch x := si.Expr.(type) {
+			case *parser.ColumnRef:
+				name = x.Name
+			case *parser.Dereference:
+				name = x.Field
+			default:
+				name = fmt.Sprintf("KSQL_COL_%d", generated)
+				generated++
+			}
+		}
+		if err := add(item{expr: si.Expr, name: name, pos: si.Pos}); err != nil {
+			return nil, err
+		}
+	}
+	return items, nil
+}
+
+// PlanQuery plans a SELECT. With a target it is a persistent query
+// writing a topic; without, a transient query delivering rows to the
+// client through Query.Collect.
+func PlanQuery(cat *Catalog, sel *parser.Select, target *Target, queryID string, opts Options) (*Query, error) {
+	if len(sel.Joins) > 0 {
+		return nil, posErr(sel.Joins[0].Pos, fmt.Errorf("%w: joins are not supported yet", ErrUnsupported))
+	}
+	src, err := cat.Lookup(sel.From.Name)
+	if err != nil {
+		return nil, posErr(sel.From.Pos, err)
+	}
+	spec := src.sourceSpec()
+	spec.Table = src.Kind == parser.KindTable
+	sc := &scope{src: src, alias: sel.From.Alias, schema: spec.RowSchema()}
+	items, err := expandItems(sel, sc)
+	if err != nil {
+		return nil, err
+	}
+	p := &planning{cat: cat, sel: sel, target: target, opts: opts, src: src, spec: spec, sc: sc, items: items,
+		q: &Query{ID: queryID, Sources: []string{src.Name}, Limit: sel.Limit}}
+	p.prefix = InternalPrefix(opts.ServiceID, queryID)
+	p.q.Topology = &exec.Topology{QueryID: queryID}
+	if sel.Emit == parser.EmitFinal && sel.Window == nil {
+		return nil, posErr(sel.Pos, fmt.Errorf("%w: EMIT FINAL is only supported for windowed aggregations", ErrInvalid))
+	}
+	if target != nil && len(sel.PartitionBy) > 0 {
+		return nil, posErr(sel.PartitionBy[0].Position(), fmt.Errorf("%w: PARTITION BY is not supported yet", ErrUnsupported))
+	}
+	if len(sel.GroupBy) > 0 || p.hasAggregates() {
+		err = p.planAggregate()
+	} else {
+		if sel.Window != nil {
+			return nil, posErr(sel.Window.Pos, fmt.Errorf("%w: WINDOW clause requires a GROUP BY", ErrInvalid))
+		}
+		if sel.Having != nil {
+			return nil, posErr(sel.Having.Position(), fmt.Errorf("%w: HAVING requires a GROUP BY", ErrInvalid))
+		}
+		err = p.planStateless()
+	}
+	if err != nil {
+		return nil, err
+	}
+	return p.q, nil
+}
+
+type planning struct {
+	cat    *Catalog
+	sel    *parser.Select
+	target *Target
+	opts   Options
+	src    *Source
+	spec   *exec.SourceSpec
+	sc     *scope
+	items  []item
+	prefix string
+	q      *Query
+	// post is the schema after aggregation and finalSpec the source of
+	// the sub-topology the final projection runs in (set when a
+	// repartition splits the query).
+	post      *types.Schema
+	finalSpec *exec.SourceSpec
+}
+
+func (p *planning) hasAggregates() bool {
+	found := false
+	for _, it := range p.items {
+		walkExpr(it.expr, func(e parser.Expr) {
+			if f, ok := e.(*parser.FuncCall); ok && expr.IsAggregate(f.Name) {
+				found = true
+			}
+		})
+	}
+	return found
+}
+
+func (p *planning) whereNode(sc expr.Scope) (exec.Node, error) {
+	if p.sel.Where == nil {
+		return nil, nil
+	}
+	c, err := expr.Compile(p.sel.Where, sc)
+	if err != nil {
+		return nil, err
+	}
+	if c.Type.Kind != types.Boolean && c.Type.Kind != types.Unknown {
+		return nil, posErr(p.sel.Where.Position(), fmt.Errorf("%w: WHERE must be a BOOLEAN expression, got %s", expr.ErrType, c.Type))
+	}
+	return &exec.FilterNode{Pred: c.Eval, Text: p.sel.Where.String()}, nil
+}
+
+// outputKind is the kind of result the query produces: a table when it
+// aggregates or reads a table, else a stream.
+func (p *planning) checkTargetKind(produces parser.SourceKind) error {
+	if p.target == nil {
+		return nil
+	}
+	want := p.target.Kind
+	if p.target.Existing != nil {
+		want = p.target.Existing.Kind
+	}
+	if want == produces {
+		return nil
+	}
+	if p.target.Existing != nil {
+		return posErr(p.sel.Pos, fmt.Errorf("%w: incompatible data sink and query result. Data sink (%s) type is %s but select query result is %s", ErrInvalid, p.target.Existing.Name, want, produces))
+	}
+	return posErr(p.sel.Pos, fmt.Errorf("%w: invalid result type. Your SELECT query produces a %s. Please use CREATE %s AS SELECT statement instead", ErrInvalid, produces, produces))
+}
+
+func (p *planning) planStateless() error {
+	produces := p.src.Kind
+	if err := p.checkTargetKind(produces); err != nil {
+		return err
+	}
+	var nodes []exec.Node
+	filter, err := p.whereNode(p.sc)
+	if err != nil {
+		return err
+	}
+	if filter != nil {
+		nodes = append(nodes, filter)
+	}
+	keyPositions := map[int]bool{}
+	for i, c := range p.sc.schema.Columns {
+		if c.Key {
+			keyPositions[i] = true
+		}
+	}
+	compiled := make([]expr.Compiled, len(p.items))
+	for i, it := range p.items {
+		if compiled[i], err = expr.Compile(it.expr, p.sc); err != nil {
+			return err
+		}
+	}
+	if p.target == nil {
+		return p.transient(nodes, compiled, p.sc)
+	}
+	// The result keeps the source's key: each key column must be
+	// selected, and becomes a key column under its output name.
+	keyItem := make([]int, 0)
+	for ki, kc := range p.src.Schema.Keys() {
+		found := -1
+		for i, it := range p.items {
+			if ref, ok := it.expr.(*parser.ColumnRef); ok && strings.EqualFold(ref.Name, kc.Name) {
+				found = i
+				break
+			}
+		}
+		if found < 0 {
+			return p.keyMissing(kc.Name)
+		}
+		_ = ki
+		keyItem = append(keyItem, found)
+	}
+	return p.finish(nodes, compiled, keyItem, p.src.Window, p.src.WindowSize, windowInputs(p.sc.schema), p.src.Partitions)
+}
+
+func (p *planning) keyMissing(name string) error {
+	return posErr(p.sel.Pos, fmt.Errorf("%w (ie, SELECT). The query used to build `%s` must include the key column %s in its projection (eg, SELECT %s...)", ErrKeyProjection, p.target.Name, name, name))
+}
+
+// windowInputs finds WINDOWSTART/WINDOWEND in a row schema (-1 if absent).
+func windowInputs(s types.Schema) [2]int {
+	return [2]int{s.Find(exec.ColWindowStart), s.Find(exec.ColWindowEnd)}
+}
+
+// transient ends the chain with a callback delivering items in order.
+func (p *planning) transient(nodes []exec.Node, compiled []expr.Compiled, sc expr.Scope) error {
+	exprs := make([]expr.Eval, len(compiled))
+	names := make([]string, len(compiled))
+	var cols []types.Column
+	for i, c := range compiled {
+		exprs[i], names[i] = c.Eval, p.items[i].name
+		cols = append(cols, types.Column{Name: p.items[i].name, Type: c.Type})
+	}
+	collect := &exec.CallbackNode{Names: names}
+	nodes = append(nodes, &exec.ProjectNode{Exprs: exprs, Names: names}, collect)
+	p.q.Output = types.Schema{Columns: cols}
+	p.q.Collect = collect
+	p.addSub(p.spec, nodes)
+	return nil
+}
+
+func (p *planning) addSub(spec *exec.SourceSpec, nodes []exec.Node) {
+	t := p.q.Topology
+	t.Subs = append(t.Subs, &exec.SubTopology{ID: len(t.Subs), Source: spec, Nodes: nodes})
+}
+
+// finish projects the items (key items first), builds the sink source and
+// the sink node. window carries the positions of window bounds in the
+// projection's input when the result is windowed.
+func (p *planning) finish(nodes []exec.Node, compiled []expr.Compiled, keyItems []int, win exec.WindowType, winSize int64, winIn [2]int, partitions int32) error {
+	isKey := map[int]bool{}
+	for _, k := range keyItems {
+		isKey[k] = true
+	}
+	order := append([]int{}, keyItems...)
+	for i := range p.items {
+		if !isKey[i] {
+			order = append(order, i)
+		}
+	}
+	var exprs []expr.Eval
+	var names []string
+	var keyCols, valCols []types.Column
+	keyInputs := map[int]int{}
+	for pos, i := range order {
+		c := compiled[i]
+		exprs = append(exprs, c.Eval)
+		names = append(names, p.items[i].name)
+		col := types.Column{Name: p.items[i].name, Type: c.Type}
+		if isKey[i] {
+			col.Key = true
+			keyCols = append(keyCols, col)
+			if ref, ok := p.items[i].expr.(*parser.ColumnRef); ok {
+				if in, _, err := p.projectionScope().Resolve(ref); err == nil {
+					keyInputs[pos] = in
+				}
+			}
+		} else {
+			if c.Type.Kind == types.Unknown {
+				return posErr(p.items[i].pos, fmt.Errorf("%w: cannot infer the type of %s (a bare NULL); use CAST", expr.ErrType, p.items[i].name))
+			}
+			valCols = append(valCols, col)
+		}
+	}
+	winStart, winEnd := -1, -1
+	if win != exec.NotWindowed {
+		winStart, winEnd = len(exprs), len(exprs)+1
+		s, e := winIn[0], winIn[1]
+		exprs = append(exprs, func(row []any) any { return row[s] }, func(row []any) any { return row[e] })
+		keyInputs[winStart], keyInputs[winEnd] = s, e
+	}
+	nodes = append(nodes, &exec.ProjectNode{Exprs: exprs, Names: names, KeyInputs: keyInputs})
+
+	sink, err := p.sinkSource(keyCols, valCols, win, winSize, partitions)
+	if err != nil {
+		return err
+	}
+	keyIdx := make([]int, len(keyCols))
+	for i := range keyIdx {
+		keyIdx[i] = i
+	}
+	valIdx := make([]int, len(valCols))
+	for i := range valIdx {
+		valIdx[i] = len(keyCols) + i
+	}
+	nodes = append(nodes, &exec.SinkNode{
+		Topic: sink.Topic, KeyFormat: sink.KeyFormat, ValueFormat: sink.ValueFormat,
+		KeyCols: sink.Schema.Keys(), ValueCols: sink.Schema.Values(), KeyProps: sink.KeyProps, ValueProps: sink.ValueProps,
+		KeyIdx: keyIdx, ValueIdx: valIdx, Window: win, WindowStartIdx: winStart, WindowEndIdx: winEnd,
+	})
+	p.addSub(p.lastSpec(), nodes)
+	p.q.Sink = sink
+	p.q.Topology.SinkTopic = sink.Topic
+	return nil
+}
+
+// projectionScope is the scope the final projection reads; set by the
+// aggregate planner to the post-aggregation schema.
+func (p *planning) projectionScope() expr.Scope {
+	if p.post != nil {
+		return expr.SchemaScope(*p.post)
+	}
+	return p.sc
+}
+
+// lastSpec is the source of the sub-topology the final chain belongs to.
+func (p *planning) lastSpec() *exec.SourceSpec {
+	if p.finalSpec != nil {
+		return p.finalSpec
+	}
+	return p.spec
+}
+
+// sinkSource builds (or, for INSERT INTO, checks) the source the query
+// writes.
+func (p *planning) sinkSource(keyCols, valCols []types.Column, win exec.WindowType, winSize int64, partitions int32) (*Source, error) {
+	if ex := p.target.Existing; ex != nil {
+		if err := compatible(ex, keyCols, valCols); err != nil {
+			return nil, posErr(p.sel.Pos, err)
+		}
+		return ex, nil
+	}
+	with := p.target.With
+	topic := with["KAFKA_TOPIC"]
+	if topic == "" {
+		topic = strings.ToUpper(p.target.Name)
+	}
+	keyFormat, valueFormat := with.formats(p.src.KeyFormat, p.src.ValueFormat)
+	if _, explicit := with["KEY_FORMAT"]; !explicit && keyFormat == "KAFKA" && len(keyCols) > 1 {
+		keyFormat = "JSON" // KAFKA holds one column; several need a structured format
+	}
+	parts, err := with.partitions()
+	if err != nil {
+		return nil, posErr(p.sel.Pos, err)
+	}
+	if parts == 0 {
+		parts = partitions
+	}
+	s := &Source{
+		Name: p.target.Name, Kind: p.target.Kind, Topic: topic, KeyFormat: keyFormat, ValueFormat: valueFormat,
+		Schema: types.Schema{Columns: append(append([]types.Column{}, keyCols...), valCols...)}, Partitions: parts,
+		Window: win, WindowSize: winSize, Statement: p.target.Text, QueryID: p.q.ID,
+	}
+	s.KeyProps, s.ValueProps = with.formatProps()
+	if _, ok := with["WRAP_SINGLE_VALUE"]; !ok {
+		s.ValueProps.WrapSingleValue = p.src.ValueProps.WrapSingleValue
+	}
+	if err := validateFormats(s); err != nil {
+		return nil, posErr(p.sel.Pos, err)
+	}
+	return s, nil
+}
+
+func compatible(ex *Source, keyCols, valCols []types.Column) error {
+	exKeys, exVals := ex.Schema.Keys(), ex.Schema.Values()
+	same := len(exKeys) == len(keyCols) && len(exVals) == len(valCols)
+	for i := 0; same && i < len(keyCols); i++ {
+		same = exKeys[i].Type.Equal(keyCols[i].Type) && strings.EqualFold(exKeys[i].Name, keyCols[i].Name)
+	}
+	for i := 0; same && i < len(valCols); i++ {
+		same = exVals[i].Type.Equal(valCols[i].Type) && strings.EqualFold(exVals[i].Name, valCols[i].Name)
+	}
+	if !same {
+		got := types.Schema{Columns: append(append([]types.Column{}, keyCols...), valCols...)}
+		return fmt.Errorf("%w: incompatible schema between results and sink. Result schema is %s but sink schema is %s", ErrInvalid, got, ex.Schema)
+	}
+	return nil
+}

@@ -1,0 +1,170 @@
+package types
+
+import (
+	"bytes"
+	"fmt"
+	"math"
+	"strconv"
+)
+
+// Compare orders two non-nil values of comparable types: negative when
+// a < b, zero when equal, positive when a > b. Numbers of different Go
+// types compare by value. ok is false when the values cannot be compared.
+func Compare(a, b any) (c int, ok bool) {
+	switch x := a.(type) {
+	case int32:
+		switch y := b.(type) {
+		case int32:
+			return cmpOrdered(x, y), true
+		case int64:
+			return cmpOrdered(int64(x), y), true
+		case float64:
+			return cmpFloat(float64(x), y), true
+		}
+	case int64:
+		switch y := b.(type) {
+		case int32:
+			return cmpOrdered(x, int64(y)), true
+		case int64:
+			return cmpOrdered(x, y), true
+		case float64:
+			return cmpFloat(float64(x), y), true
+		}
+	case float64:
+		switch y := b.(type) {
+		case int32:
+			return cmpFloat(x, float64(y)), true
+		case int64:
+			return cmpFloat(x, float64(y)), true
+		case float64:
+			return cmpFloat(x, y), true
+		}
+	case string:
+		if y, isStr := b.(string); isStr {
+			return cmpOrdered(x, y), true
+		}
+	case bool:
+		if y, isBool := b.(bool); isBool {
+			switch {
+			case x == y:
+				return 0, true
+			case !x:
+				return -1, true
+			default:
+				return 1, true
+			}
+		}
+	case []byte:
+		if y, isBytes := b.([]byte); isBytes {
+			return bytes.Compare(x, y), true
+		}
+	}
+	return 0, false
+}
+
+func cmpOrdered[T int64 | int32 | string](a, b T) int {
+	switch {
+	case a < b:
+		return -1
+	case a > b:
+		return 1
+	}
+	return 0
+}
+
+func cmpFloat(a, b float64) int {
+	switch {
+	case a < b:
+		return -1
+	case a > b:
+		return 1
+	case a == b:
+		return 0
+	case math.IsNaN(a) && math.IsNaN(b):
+		return 0
+	case math.IsNaN(a):
+		return 1 // NaN sorts last, as in Java's Double.compare
+	}
+	return -1
+}
+
+// Equal reports SQL equality of two non-nil values (numbers by value).
+func Equal(a, b any) bool {
+	if c, ok := Compare(a, b); ok {
+		return c == 0
+	}
+	return false
+}
+
+// AsFloat converts a numeric value to float64.
+func AsFloat(v any) (float64, bool) {
+	switch x := v.(type) {
+	case int32:
+		return float64(x), true
+	case int64:
+		return float64(x), true
+	case float64:
+		return x, true
+	}
+	return 0, false
+}
+
+// AsInt64 converts an integer value to int64.
+func AsInt64(v any) (int64, bool) {
+	switch x := v.(type) {
+	case int32:
+		return int64(x), true
+	case int64:
+		return x, true
+	}
+	return 0, false
+}
+
+// FormatValue renders a value for people: shell tables, PRINT, errors.
+// NULL prints as "null" like ksqlDB's CLI.
+func FormatValue(v any) string {
+	switch x := v.(type) {
+	case nil:
+		return "null"
+	case string:
+		return x
+	case float64:
+		return FormatDouble(x)
+	case int32:
+		return strconv.FormatInt(int64(x), 10)
+	case int64:
+		return strconv.FormatInt(x, 10)
+	case bool:
+		return strconv.FormatBool(x)
+	case []byte:
+		return fmt.Sprintf("%x", x)
+	}
+	return fmt.Sprint(v)
+}
+
+// FormatDouble prints a double the way Java does for ordinary magnitudes:
+// shortest round-trip digits, and always a fractional part, so that 125
+// as a DOUBLE reads 125.0.
+func FormatDouble(f float64) string {
+	if math.IsInf(f, 1) {
+		return "Infinity"
+	}
+	if math.IsInf(f, -1) {
+		return "-Infinity"
+	}
+	if math.IsNaN(f) {
+		return "NaN"
+	}
+	abs := math.Abs(f)
+	if abs != 0 && (abs < 1e-3 || abs >= 1e7) {
+		s := strconv.FormatFloat(f, 'E', -1, 64)
+		return s
+	}
+	s := strconv.FormatFloat(f, 'f', -1, 64)
+	for i := 0; i < len(s); i++ {
+		if s[i] == '.' {
+			return s
+		}
+	}
+	return s + ".0"
+}
