@@ -63,7 +63,7 @@ func (g *gIdent) Parse(lex *lexer.PeekingLexer) error {
 	switch t.Type {
 	case identType:
 		up := strings.ToUpper(t.Value)
-		if reserved[up] {
+		if reserved[up] || ctorNames[up] && opensCtor(lex, up) {
 			return participle.NextMatch
 		}
 		g.Value, g.Raw = up, t.Value
@@ -77,6 +77,20 @@ func (g *gIdent) Parse(lex *lexer.PeekingLexer) error {
 	g.Pos = t.Pos
 	lex.Next()
 	return nil
+}
+
+// opensCtor reports whether the token after the next one opens a
+// constructor's argument list: an unquoted ARRAY[, MAP( or STRUCT( is
+// always a constructor. Refusing it as a name here also keeps the parser
+// from trying both readings of nested constructors, which is exponential.
+func opensCtor(lex *lexer.PeekingLexer, word string) bool {
+	cp := lex.MakeCheckpoint()
+	defer lex.LoadCheckpoint(cp)
+	lex.Next()
+	if word == "ARRAY" {
+		return lex.Peek().Value == "["
+	}
+	return lex.Peek().Value == "("
 }
 
 type gScript struct {

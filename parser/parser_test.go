@@ -31,6 +31,7 @@ var roundTripCases = []struct{ in, want string }{
 	{"SELECT (NOT a) IS NULL FROM s", "SELECT (NOT A) IS NULL FROM S"},
 	{"SELECT (a + b)[1], (-a)->f FROM s", "SELECT (A + B)[1], (-A)->F FROM S"},
 	{"SELECT `MAP`(), `ARRAY`(1), map, array FROM s", "SELECT `MAP`(), `ARRAY`(1), MAP, `ARRAY` FROM S"},
+	{"SELECT map['k'], struct->f, `STRUCT`(1) FROM s", "SELECT MAP['k'], STRUCT->F, `STRUCT`(1) FROM S"},
 	{"SELECT a FROM s WHERE a IN (SELECTED)", "SELECT A FROM S WHERE A IN (SELECTED)"},
 	{"TERMINATE `ALL`", "TERMINATE `ALL`"},
 	{"DESCRIBE `FUNCTION` EXTENDED", "DESCRIBE `FUNCTION` EXTENDED"},
@@ -264,5 +265,18 @@ func TestNoPanicOnOddInput(t *testing.T) {
 	} {
 		_, _ = Parse(src)
 		_, _ = ParseExpr(src)
+	}
+}
+
+// TestNestedConstructorsAreFast guards against exponential backtracking
+// between constructors and calls of the same name.
+func TestNestedConstructorsAreFast(t *testing.T) {
+	for _, open := range []string{"MAP(", "ARRAY[", "STRUCT(", "f(", "(", "CAST("} {
+		src := "SELECT " + strings.Repeat(open, 40) + "a FROM s"
+		start := time.Now()
+		_, _ = Parse(src)
+		if d := time.Since(start); d > time.Second {
+			t.Errorf("%.30s… took %v", src, d)
+		}
 	}
 }
