@@ -520,7 +520,7 @@ func (c *converter) primary(g *gPrimary) Expr {
 		}
 		return s
 	case g.Call != nil:
-		return &FuncCall{Pos: p, Name: strings.ToUpper(g.Call.Name.Value), Args: c.exprs(g.Call.Args),
+		return &FuncCall{Pos: p, Name: strings.ToUpper(g.Call.Name.Value), Args: c.exprs(append(g.Call.DistinctArgs, g.Call.Args...)),
 			Star: g.Call.Star, Distinct: g.Call.Distinct}
 	default:
 		col := &ColumnRef{Pos: p, Name: g.Column.First.Value}

@@ -501,11 +501,12 @@ type gStructEntry struct {
 }
 
 type gCall struct {
-	Pos      lexer.Position
-	Name     *gIdent  `parser:"@@ '(' ("`
-	Star     bool     `parser:"    @'*'"`
-	Distinct bool     `parser:"  | @'DISTINCT'?"`
-	Args     []*gExpr `parser:"    @@ ( ',' @@ )* )? ')'"`
+	Pos          lexer.Position
+	Name         *gIdent  `parser:"@@ '(' ("`
+	Star         bool     `parser:"    @'*'"`
+	Distinct     bool     `parser:"  | @'DISTINCT'"`
+	DistinctArgs []*gExpr `parser:"    @@ ( ',' @@ )*"`
+	Args         []*gExpr `parser:"  | @@ ( ',' @@ )* )? ')'"`
 }
 
 type gColumnRef struct {
