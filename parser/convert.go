@@ -117,11 +117,10 @@ func (c *converter) props(gs []*gProp) []Property {
 			lit.Kind, lit.Str = LitString, unquoteString(*v.String)
 		case v.Bool != nil:
 			lit.Kind, lit.Bool = LitBool, strings.EqualFold(*v.Bool, "TRUE")
+		case v.Neg != nil:
+			lit.Kind, lit.Text = numberKind(*v.Neg), "-"+*v.Neg
 		default:
 			lit.Kind, lit.Text = numberKind(*v.Number), *v.Number
-			if v.Neg {
-				lit.Text = "-" + lit.Text
-			}
 		}
 		out = append(out, Property{Pos: pos(g.Pos), Name: strings.ToUpper(g.Name.Value), Value: lit})
 	}

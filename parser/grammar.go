@@ -147,9 +147,9 @@ type gProp struct {
 type gPropValue struct {
 	Pos    lexer.Position
 	String *string `parser:"  @String"`
-	Neg    bool    `parser:"| ( @'-'?"`
-	Number *string `parser:"    @Number )"`
 	Bool   *string `parser:"| @( 'TRUE' | 'FALSE' )"`
+	Number *string `parser:"| @Number"`
+	Neg    *string `parser:"| '-' @Number"`
 }
 
 type gInsert struct {

@@ -410,7 +410,7 @@ var productionNames = map[string]string{
 	"GPrimary": "expression", "GRelation": "source name", "GIdent": "identifier", "GNumber": "number",
 	"GType": "type", "GDur": "duration", "GSelect": `"SELECT"`, "GStatement": "statement",
 	"GJoin": `"JOIN"`, "GWindow": `"TUMBLING", "HOPPING", "SESSION" or "SLIDING"`, "GColumn": "column definition", "GProp": "property",
-	"GPropValue": "value", "GSelectItem": "select item", "GWithin": "duration", "GCmpTail": "comparison",
+	"GPropValue": "string, number, TRUE or FALSE", "GSelectItem": "select item", "GWithin": "duration", "GCmpTail": "comparison",
 	"GWindowParam": "window parameter", "GWindowCompact": `"GRACE"`, "GValues": "expression",
 	"GCreate": `"CREATE"`, "GInsert": `"INSERT"`, "GSet": `"SET"`, "GUnset": `"UNSET"`,
 	"GShow": `"SHOW"`, "GDescribe": `"DESCRIBE"`, "GExplain": `"EXPLAIN"`, "GTerminate": `"TERMINATE"`,
