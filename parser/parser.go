@@ -96,10 +96,21 @@ func statementText(src string, toks []lexer.Token) string {
 
 func elided(t lexer.Token) bool { return t.Type == whitespaceType || t.Type == commentType }
 
+// endPos is where an "unexpected end of input" points: just after the
+// last token, so the caret lands on a line the user can see.
 func endPos(src string) Pos {
-	line := 1 + strings.Count(src, "\n")
-	col := 1 + utf8.RuneCountInString(src[strings.LastIndex(src, "\n")+1:])
-	return Pos{Line: line, Column: col, Offset: len(src)}
+	end := len(src)
+	if last := previousToken(src, len(src)); last != nil {
+		end = last.Pos.Offset + len(last.Value)
+	}
+	return offsetPos(src, end)
+}
+
+func offsetPos(src string, off int) Pos {
+	before := src[:off]
+	line := 1 + strings.Count(before, "\n")
+	col := 1 + utf8.RuneCountInString(before[strings.LastIndex(before, "\n")+1:])
+	return Pos{Line: line, Column: col, Offset: off}
 }
 
 // recoverError turns a panic inside participle or the converter into an
