@@ -17,9 +17,9 @@ type CallbackNode struct {
 var _ Node = (*CallbackNode)(nil)
 
 func (n *CallbackNode) New(Operator) (Operator, error) { return &callback{n}, nil }
-func (n *CallbackNode) Describe() string                { return "emit to client " + strings.Join(n.Names, ", ") }
-func (n *CallbackNode) Stateful() bool                  { return false }
-func (n *CallbackNode) StoreNames() []string            { return nil }
+func (n *CallbackNode) Describe() string               { return "emit to client " + strings.Join(n.Names, ", ") }
+func (n *CallbackNode) Stateful() bool                 { return false }
+func (n *CallbackNode) StoreNames() []string           { return nil }
 
 type callback struct{ node *CallbackNode }
 

@@ -70,9 +70,9 @@ type sink struct {
 	keyVals, valVals []any
 }
 
-func (s *sink) Open(*TaskContext) error           { return nil }
-func (s *sink) AdvanceTime(*TaskContext) error    { return nil }
-func (s *sink) Close() error                      { return nil }
+func (s *sink) Open(*TaskContext) error        { return nil }
+func (s *sink) AdvanceTime(*TaskContext) error { return nil }
+func (s *sink) Close() error                   { return nil }
 
 func (s *sink) Process(tc *TaskContext, row *Row) error {
 	for i, c := range s.node.KeyIdx {

@@ -1,0 +1,238 @@
+package engine
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"path/filepath"
+	"sort"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/twmb/franz-go/pkg/kadm"
+	"github.com/twmb/franz-go/pkg/kerr"
+	"github.com/twmb/franz-go/pkg/kgo"
+
+	"github.com/sluice-sql/sluice/exec"
+	"github.com/sluice-sql/sluice/parser"
+	"github.com/sluice-sql/sluice/planner"
+	"github.com/sluice-sql/sluice/state"
+)
+
+// Config configures an Engine.
+type Config struct {
+	// ConnOpts connect to Kafka (at least kgo.SeedBrokers). Ignored with
+	// Memory.
+	ConnOpts []kgo.Opt
+	// DataDir holds the Badger state ("" with Memory: in-memory Badger).
+	DataDir string
+	// ServiceID names this service; instances with the same id share
+	// queries and internal topics. Default "default".
+	ServiceID string
+	// Memory runs without a broker (the offline test runner).
+	Memory bool
+	// Properties are initial session properties (SET overrides them).
+	Properties map[string]string
+	Log        *slog.Logger
+}
+
+// Engine executes statements against one catalog.
+type Engine struct {
+	cfg   Config
+	log   *slog.Logger
+	cat   *planner.Catalog
+	db    *state.DB
+	cl    *kgo.Client
+	adm   *kadm.Client
+	mem   *exec.MemoryRunner
+	props map[string]string
+
+	mu      sync.Mutex
+	queries map[string]*Query
+	// memTopics are the topics of a Memory engine.
+	memTopics map[string]int32
+}
+
+// Query is a running persistent query.
+type Query struct {
+	ID        string
+	Statement string
+	Plan      *planner.Query
+	Metrics   *exec.Metrics
+	runner    *exec.KafkaRunner
+}
+
+// Tasks reports the partitions this instance processes and their states.
+func (q *Query) Tasks() map[string]exec.TaskState {
+	if q.runner == nil {
+		return nil
+	}
+	return q.runner.Tasks()
+}
+
+// Err reports why the query stopped, if it failed.
+func (q *Query) Err() error {
+	if q.runner == nil {
+		return nil
+	}
+	return q.runner.Err()
+}
+
+// Open creates an engine: opens the state database and connects to Kafka.
+func Open(ctx context.Context, cfg Config) (*Engine, error) {
+	if cfg.ServiceID == "" {
+		cfg.ServiceID = "default"
+	}
+	if cfg.Log == nil {
+		cfg.Log = slog.Default()
+	}
+	e := &Engine{cfg: cfg, log: cfg.Log, cat: planner.NewCatalog(), props: map[string]string{}, queries: map[string]*Query{}, memTopics: map[string]int32{}}
+	for k, v := range cfg.Properties {
+		e.props[strings.ToLower(k)] = v
+	}
+	dir := ""
+	if cfg.DataDir != "" {
+		dir = filepath.Join(cfg.DataDir, "state", cfg.ServiceID)
+	}
+	db, err := state.Open(state.Options{Dir: dir, Logger: cfg.Log})
+	if err != nil {
+		return nil, fmt.Errorf("open state: %w", err)
+	}
+	e.db = db
+	if cfg.Memory {
+		e.mem = exec.NewMemoryRunner(db, cfg.Log)
+		return e, nil
+	}
+	opts := append([]kgo.Opt{}, cfg.ConnOpts...)
+	opts = append(opts, kgo.RecordPartitioner(exec.Partitioner()), kgo.ProducerLinger(2*time.Millisecond))
+	cl, err := kgo.NewClient(opts...)
+	if err != nil {
+		db.Close()
+		return nil, fmt.Errorf("kafka client: %w", err)
+	}
+	e.cl = cl
+	e.adm = kadm.NewClient(cl)
+	pingCtx, cancel := context.WithTimeout(ctx, 30*time.Second)
+	defer cancel()
+	if err := cl.Ping(pingCtx); err != nil {
+		e.Close()
+		return nil, fmt.Errorf("cannot reach Kafka: %w", err)
+	}
+	return e, nil
+}
+
+// Catalog returns the engine's catalog.
+func (e *Engine) Catalog() *planner.Catalog { return e.cat }
+
+// DB returns the engine's state database.
+func (e *Engine) DB() *state.DB { return e.db }
+
+// Memory returns the in-memory runner of a Memory engine (nil otherwise).
+func (e *Engine) Memory() *exec.MemoryRunner { return e.mem }
+
+// Queries lists the running persistent queries, sorted by id.
+func (e *Engine) Queries() []*Query {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	out := make([]*Query, 0, len(e.queries))
+	for _, q := range e.queries {
+		out = append(out, q)
+	}
+	sort.Slice(out, func(i, j int) bool { return out[i].ID < out[j].ID })
+	return out
+}
+
+// Close stops every query cleanly (outputs flushed, state and offsets
+// committed) and releases the database and clients.
+func (e *Engine) Close() error {
+	var errs []error
+	for _, q := range e.Queries() {
+		if err := e.stopQuery(q); err != nil {
+			errs = append(errs, err)
+		}
+	}
+	if e.cl != nil {
+		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+		if err := e.cl.Flush(ctx); err != nil {
+			errs = append(errs, fmt.Errorf("flush inserts: %w", err))
+		}
+		cancel()
+		e.cl.Close()
+	}
+	if e.db != nil {
+		if err := e.db.Close(); err != nil {
+			errs = append(errs, err)
+		}
+	}
+	return errors.Join(errs...)
+}
+
+func (e *Engine) stopQuery(q *Query) error {
+	e.mu.Lock()
+	delete(e.queries, q.ID)
+	e.mu.Unlock()
+	if q.runner != nil {
+		if err := q.runner.Stop(); err != nil {
+			return fmt.Errorf("stop %s: %w", q.ID, err)
+		}
+	}
+	if e.mem != nil {
+		e.mem.Remove(q.ID)
+	}
+	return nil
+}
+
+// property returns a session property (lower-cased name) or def.
+func (e *Engine) property(name, def string) string {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	if v, ok := e.props[name]; ok {
+		return v
+	}
+	return def
+}
+
+// topicPartitions returns the partition count of an existing topic, or 0
+// when it does not exist.
+func (e *Engine) topicPartitions(ctx context.Context, topic string) (int32, error) {
+	if e.mem != nil {
+		return e.memTopics[topic], nil
+	}
+	tds, err := e.adm.ListTopics(ctx, topic)
+	if err != nil {
+		return 0, fmt.Errorf("describe topic %s: %w", topic, err)
+	}
+	td, ok := tds[topic]
+	if !ok || errors.Is(td.Err, kerr.UnknownTopicOrPartition) {
+		return 0, nil
+	}
+	if td.Err != nil {
+		return 0, fmt.Errorf("describe topic %s: %w", topic, td.Err)
+	}
+	return int32(len(td.Partitions)), nil
+}
+
+// createTopic creates a topic unless it exists, with configs.
+func (e *Engine) createTopic(ctx context.Context, topic string, partitions int32, configs map[string]string) error {
+	if e.mem != nil {
+		if _, ok := e.memTopics[topic]; !ok {
+			e.memTopics[topic] = 1
+		}
+		return nil
+	}
+	cfg := map[string]*string{}
+	for k, v := range configs {
+		cfg[k] = &v
+	}
+	_, err := e.adm.CreateTopic(ctx, partitions, -1, cfg, topic)
+	if err != nil && !errors.Is(err, kerr.TopicAlreadyExists) {
+		return fmt.Errorf("create topic %s: %w", topic, err)
+	}
+	return nil
+}
+
+// Parse splits and parses a script, for callers that want to show
+// statements before running them.
+func Parse(text string) ([]parser.Parsed, error) { return parser.ParseScript(text) }

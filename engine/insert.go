@@ -1,0 +1,122 @@
+package engine
+
+import (
+	"context"
+	"fmt"
+	"strings"
+	"time"
+
+	"github.com/twmb/franz-go/pkg/kgo"
+
+	"github.com/sluice-sql/sluice/exec"
+	"github.com/sluice-sql/sluice/expr"
+	"github.com/sluice-sql/sluice/format"
+	"github.com/sluice-sql/sluice/parser"
+	"github.com/sluice-sql/sluice/planner"
+	"github.com/sluice-sql/sluice/types"
+)
+
+// noColumns is the scope of INSERT … VALUES: values are constants.
+type noColumns struct{}
+
+func (noColumns) Resolve(ref *parser.ColumnRef) (int, types.Type, error) {
+	return 0, types.Type{}, fmt.Errorf("%w %s: INSERT … VALUES takes constant values", expr.ErrUnknownColumn, ref.Name)
+}
+
+func (e *Engine) insertValues(ctx context.Context, st *parser.InsertValues) error {
+	src, err := e.cat.Lookup(st.Target)
+	if err != nil {
+		return err
+	}
+	if src.Window != exec.NotWindowed {
+		return fmt.Errorf("%w: cannot insert into windowed %s", planner.ErrInvalid, src.Name)
+	}
+	names := st.Columns
+	if len(names) == 0 {
+		names = src.Schema.Names()
+	}
+	if len(names) != len(st.Values) {
+		return fmt.Errorf("%w: expected %d values for columns %s, got %d", planner.ErrInvalid, len(names), strings.Join(names, ", "), len(st.Values))
+	}
+	row := make([]any, len(src.Schema.Columns))
+	ts := time.Now().UnixMilli()
+	for i, name := range names {
+		c, err := expr.Compile(st.Values[i], noColumns{})
+		if err != nil {
+			return err
+		}
+		v := c.Eval(nil)
+		if strings.EqualFold(name, exec.ColRowTime) {
+			n, ok := types.AsInt64(v)
+			if !ok {
+				return fmt.Errorf("%w: ROWTIME must be a BIGINT, got %s", planner.ErrInvalid, c.Type)
+			}
+			ts = n
+			continue
+		}
+		idx := src.Schema.Find(name)
+		if idx < 0 {
+			return fmt.Errorf("%w: column %s does not exist in %s; columns are %s", expr.ErrUnknownColumn, name, src.Name, strings.Join(src.Schema.Names(), ", "))
+		}
+		col := src.Schema.Columns[idx]
+		if v != nil {
+			if v, err = coerce(v, c.Type, col); err != nil {
+				return err
+			}
+		}
+		row[idx] = v
+	}
+	nk := len(src.Schema.Keys())
+	kc, err := format.NewKeyCodec(src.KeyFormat, src.Schema.Keys(), src.KeyProps)
+	if err != nil {
+		return err
+	}
+	vc, err := format.NewValueCodec(src.ValueFormat, src.Schema.Values(), src.ValueProps)
+	if err != nil {
+		return err
+	}
+	key, err := kc.Encode(row[:nk])
+	if err != nil {
+		return fmt.Errorf("encode key: %w", err)
+	}
+	value, err := vc.Encode(row[nk:])
+	if err != nil {
+		return fmt.Errorf("encode value: %w", err)
+	}
+	if value == nil {
+		value = []byte{}
+	}
+	return e.produce(ctx, &exec.Record{Topic: src.Topic, Key: key, Value: value, Timestamp: ts})
+}
+
+// coerce converts an inserted value to its column's type, widening
+// numbers as SQL allows and refusing anything else.
+func coerce(v any, from types.Type, col types.Column) (any, error) {
+	to := col.Type
+	switch {
+	case from.Equal(to):
+		return v, nil
+	case from.IsNumeric() && to.IsNumeric(), to.Kind == types.Timestamp && from.Kind == types.BigInt,
+		to.Kind == types.Timestamp && from.Kind == types.String:
+		conv, err := expr.CastFunc(from, to)
+		if err != nil {
+			return nil, err
+		}
+		return conv(v), nil
+	}
+	return nil, fmt.Errorf("%w: expected type %s for column %s but got %s", expr.ErrType, to, col.Name, from)
+}
+
+// produce writes one record synchronously, so statements that follow an
+// INSERT see it, in order.
+func (e *Engine) produce(ctx context.Context, rec *exec.Record) error {
+	if e.mem != nil {
+		_, err := e.mem.Send(*rec)
+		return err
+	}
+	kr := &kgo.Record{Topic: rec.Topic, Key: rec.Key, Value: rec.Value, Timestamp: time.UnixMilli(rec.Timestamp)}
+	if err := e.cl.ProduceSync(ctx, kr).FirstErr(); err != nil {
+		return fmt.Errorf("insert into %s: %w", rec.Topic, err)
+	}
+	return nil
+}

@@ -1,0 +1,260 @@
+package testrunner
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"log/slog"
+	"strings"
+
+	"github.com/sluice-sql/sluice/engine"
+	"github.com/sluice-sql/sluice/exec"
+	"github.com/sluice-sql/sluice/format"
+	"github.com/sluice-sql/sluice/parser"
+	"github.com/sluice-sql/sluice/planner"
+	"github.com/sluice-sql/sluice/types"
+)
+
+// RunCase runs one case on a fresh in-memory engine (real planner,
+// operators and Badger state; no broker) and reports the outcome.
+func RunCase(file string, c *Case) Result {
+	res := Result{File: file, Case: c.Name}
+	if c.Skip != "" {
+		res.Status, res.Reason = Skipped, c.Skip
+		return res
+	}
+	actual, err := runCase(c)
+	if c.ExpectedError != nil {
+		switch {
+		case err == nil:
+			res.Status, res.Reason = Failed, fmt.Sprintf("expected an error containing %q, but every statement succeeded", c.ExpectedError.Message)
+		case !strings.Contains(strings.ToLower(err.Error()), strings.ToLower(c.ExpectedError.Message)):
+			res.Status, res.Reason = Failed, fmt.Sprintf("expected an error containing %q, got: %v", c.ExpectedError.Message, err)
+		default:
+			res.Status = Passed
+		}
+		return res
+	}
+	if err != nil {
+		res.Status, res.Reason = Failed, err.Error()
+		return res
+	}
+	if diff := CompareOutputs(c.Outputs, actual); len(diff) > 0 {
+		res.Status, res.Diff = Failed, diff
+		return res
+	}
+	res.Status = Passed
+	return res
+}
+
+func runCase(c *Case) (out []Record, err error) {
+	defer func() {
+		if p := recover(); p != nil {
+			err = fmt.Errorf("engine panicked: %v", p)
+		}
+	}()
+	ctx := context.Background()
+	e, err := engine.Open(ctx, engine.Config{Memory: true, Properties: c.Properties, Log: slog.New(slog.NewTextHandler(io.Discard, nil))})
+	if err != nil {
+		return nil, err
+	}
+	defer e.Close()
+	for _, st := range c.Statements {
+		if _, err := e.Execute(ctx, st); err != nil {
+			return nil, err
+		}
+	}
+	mem := e.Memory()
+	for i, in := range c.Inputs {
+		rec, err := encodeInput(e.Catalog(), in)
+		if err != nil {
+			return nil, fmt.Errorf("input %d: %w", i, err)
+		}
+		if _, err := mem.Send(rec); err != nil {
+			return nil, fmt.Errorf("input %d: %w", i, err)
+		}
+	}
+	for _, r := range mem.Produced() {
+		if strings.HasPrefix(r.Topic, "_sluice-") {
+			continue
+		}
+		rec, err := decodeOutput(e.Catalog(), r)
+		if err != nil {
+			return nil, fmt.Errorf("output on %s: %w", r.Topic, err)
+		}
+		out = append(out, rec)
+	}
+	return out, nil
+}
+
+// sourceFor finds the stream or table over a topic, preferring one
+// declared with columns over a query's sink.
+func sourceFor(cat *planner.Catalog, topic string) *planner.Source {
+	var fromQuery *planner.Source
+	for _, kind := range []parser.SourceKind{parser.KindStream, parser.KindTable} {
+		for _, s := range cat.Sources(kind) {
+			if s.Topic != topic {
+				continue
+			}
+			if s.QueryID == "" {
+				return s
+			}
+			if fromQuery == nil {
+				fromQuery = s
+			}
+		}
+	}
+	return fromQuery
+}
+
+func encodeInput(cat *planner.Catalog, in Record) (exec.Record, error) {
+	rec := exec.Record{Topic: in.Topic}
+	if in.Timestamp != nil {
+		rec.Timestamp = *in.Timestamp
+	}
+	src := sourceFor(cat, in.Topic)
+	if src == nil {
+		return rec, fmt.Errorf("no stream or table reads topic %s", in.Topic)
+	}
+	key, err := encodeSide(in.Key, src.KeyFormat, src.Schema.Keys(), src.KeyProps, true)
+	if err != nil {
+		return rec, fmt.Errorf("key: %w", err)
+	}
+	if in.Window != nil {
+		if in.Window.Type == "session" {
+			key = format.EncodeSessionWindowedKey(key, in.Window.Start, in.Window.End)
+		} else {
+			key = format.EncodeTimeWindowedKey(key, in.Window.Start)
+		}
+	}
+	rec.Key = key
+	if in.Value != nil {
+		if rec.Value, err = encodeSide(in.Value, src.ValueFormat, src.Schema.Values(), src.ValueProps, false); err != nil {
+			return rec, fmt.Errorf("value: %w", err)
+		}
+		if rec.Value == nil {
+			rec.Value = []byte{}
+		}
+	}
+	return rec, nil
+}
+
+// encodeSide turns a JSON-shaped key or value into the bytes a producer
+// of that format would write. JSON passes through as JSON text; other
+// formats go through their codec.
+func encodeSide(v any, formatName string, cols []types.Column, props format.Props, key bool) ([]byte, error) {
+	if v == nil {
+		return nil, nil
+	}
+	switch strings.ToUpper(formatName) {
+	case format.JSON:
+		return json.Marshal(v)
+	case format.Delimited:
+		if s, ok := v.(string); ok {
+			return []byte(s), nil
+		}
+	}
+	var codec format.Codec
+	var err error
+	if key {
+		codec, err = format.NewKeyCodec(formatName, cols, props)
+	} else {
+		codec, err = format.NewValueCodec(formatName, cols, props)
+	}
+	if err != nil {
+		return nil, err
+	}
+	vals := make([]any, len(cols))
+	if len(cols) == 1 {
+		if vals[0], err = format.FromJSON(v, cols[0].Type); err != nil {
+			return nil, err
+		}
+	} else if m, ok := v.(map[string]any); ok {
+		for i, c := range cols {
+			for k, x := range m {
+				if strings.EqualFold(k, c.Name) {
+					if vals[i], err = format.FromJSON(x, c.Type); err != nil {
+						return nil, err
+					}
+				}
+			}
+		}
+	}
+	return codec.Encode(vals)
+}
+
+func decodeOutput(cat *planner.Catalog, r *exec.Record) (Record, error) {
+	ts := r.Timestamp
+	out := Record{Topic: r.Topic, Timestamp: &ts}
+	src := sourceFor(cat, r.Topic)
+	if src == nil {
+		return out, fmt.Errorf("no stream or table writes topic %s", r.Topic)
+	}
+	key := r.Key
+	switch src.Window {
+	case exec.TimeWindowed:
+		k, start, err := format.DecodeTimeWindowedKey(key)
+		if err != nil {
+			return out, err
+		}
+		key, out.Window = k, &Window{Start: start, End: start + src.WindowSize, Type: "time"}
+	case exec.SessionWindowed:
+		k, start, end, err := format.DecodeSessionWindowedKey(key)
+		if err != nil {
+			return out, err
+		}
+		key, out.Window = k, &Window{Start: start, End: end, Type: "session"}
+	}
+	var err error
+	if out.Key, err = decodeSide(key, src.KeyFormat, src.Schema.Keys(), src.KeyProps, true); err != nil {
+		return out, fmt.Errorf("key: %w", err)
+	}
+	if r.Value != nil {
+		if out.Value, err = decodeSide(r.Value, src.ValueFormat, src.Schema.Values(), src.ValueProps, false); err != nil {
+			return out, fmt.Errorf("value: %w", err)
+		}
+	}
+	return out, nil
+}
+
+func decodeSide(b []byte, formatName string, cols []types.Column, props format.Props, key bool) (any, error) {
+	if b == nil {
+		return nil, nil
+	}
+	switch strings.ToUpper(formatName) {
+	case format.JSON:
+		d := json.NewDecoder(bytes.NewReader(b))
+		d.UseNumber()
+		var v any
+		if err := d.Decode(&v); err != nil {
+			return nil, err
+		}
+		return v, nil
+	case format.Delimited:
+		return string(b), nil
+	}
+	var codec format.Codec
+	var err error
+	if key {
+		codec, err = format.NewKeyCodec(formatName, cols, props)
+	} else {
+		codec, err = format.NewValueCodec(formatName, cols, props)
+	}
+	if err != nil {
+		return nil, err
+	}
+	vals := make([]any, len(cols))
+	if err := codec.Decode(b, vals); err != nil {
+		return nil, err
+	}
+	if len(cols) == 1 {
+		return format.ToJSON(vals[0], cols[0].Type), nil
+	}
+	m := map[string]any{}
+	for i, c := range cols {
+		m[c.Name] = format.ToJSON(vals[i], c.Type)
+	}
+	return m, nil
+}
