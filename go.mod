@@ -13,6 +13,7 @@ require (
 )
 
 require (
+	github.com/alecthomas/kong v1.17.0 // indirect
 	github.com/alecthomas/repr v0.5.2 // indirect
 	github.com/cespare/xxhash/v2 v2.3.0 // indirect
 	github.com/dgraph-io/ristretto/v2 v2.2.0 // indirect

@@ -38,6 +38,9 @@ type SourceSpec struct {
 	KeyProps    format.Props
 	ValueProps  format.Props
 	Window      WindowType
+	// WindowSize gives time-windowed keys their end (start + size): the
+	// key carries only the start.
+	WindowSize int64
 	// TimestampCol is the position of the column holding event time, or
 	// -1 to use the record timestamp.
 	TimestampCol int
@@ -117,7 +120,7 @@ func (d *decoder) decode(rec *Record, row *Row) error {
 		if err != nil {
 			return &decodeError{ErrKindDeserialize, fmt.Errorf("windowed key: %w", err)}
 		}
-		key, wstart = k, start
+		key, wstart, wend = k, start, start+d.spec.WindowSize
 	case SessionWindowed:
 		k, start, end, err := format.DecodeSessionWindowedKey(key)
 		if err != nil {

@@ -110,6 +110,7 @@ func (s *Source) sourceSpec() *exec.SourceSpec {
 		KeyProps:        s.KeyProps,
 		ValueProps:      s.ValueProps,
 		Window:          s.Window,
+		WindowSize:      s.WindowSize,
 		TimestampCol:    -1,
 		TimestampFormat: s.TimestampFormat,
 	}

@@ -1,0 +1,59 @@
+// Command sluice is the one Sluice binary: run a SQL file against Kafka,
+// run the embedded broker, or run ksqlDB-format test files offline.
+package main
+
+import (
+	"fmt"
+	"log/slog"
+	"os"
+
+	"github.com/alecthomas/kong"
+)
+
+// cli is the command line. Every flag can also come from a SLUICE_*
+// environment variable.
+type cli struct {
+	LogLevel string `name:"log-level" env:"SLUICE_LOG_LEVEL" default:"warn" enum:"debug,info,warn,error" help:"Log level (${enum})."`
+
+	Run    runCmd    `cmd:"" help:"Run the statements of a SQL file and keep its queries running until Ctrl-C."`
+	Broker brokerCmd `cmd:"" help:"Run the embedded Kafka-protocol broker on its own."`
+	Test   testCmd   `cmd:"" help:"Run ksqlDB test files (query-validation tests or ksql-test-runner inputs) offline."`
+}
+
+// exitError carries a process exit code out of a command.
+type exitError struct {
+	code int
+	msg  string
+}
+
+func (e *exitError) Error() string { return e.msg }
+
+func main() {
+	var c cli
+	parser, err := kong.New(&c, kong.Name("sluice"),
+		kong.Description("Sluice: streaming SQL for Kafka."),
+		kong.UsageOnError())
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		os.Exit(2)
+	}
+	ctx, err := parser.Parse(os.Args[1:])
+	if err != nil {
+		parser.Errorf("%s", err)
+		os.Exit(2)
+	}
+	var level slog.Level
+	_ = level.UnmarshalText([]byte(c.LogLevel))
+	log := slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: level}))
+	slog.SetDefault(log)
+	if err := ctx.Run(log); err != nil {
+		if ee, ok := err.(*exitError); ok {
+			if ee.msg != "" {
+				fmt.Fprintln(os.Stderr, ee.msg)
+			}
+			os.Exit(ee.code)
+		}
+		fmt.Fprintln(os.Stderr, "sluice:", err)
+		os.Exit(1)
+	}
+}

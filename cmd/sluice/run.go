@@ -1,0 +1,137 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"log/slog"
+	"os"
+	"os/signal"
+	"path/filepath"
+	"strings"
+	"sync"
+	"syscall"
+
+	"github.com/twmb/franz-go/pkg/kgo"
+
+	"github.com/sluice-sql/sluice/broker"
+	"github.com/sluice-sql/sluice/engine"
+	"github.com/sluice-sql/sluice/parser"
+	"github.com/sluice-sql/sluice/types"
+)
+
+type runCmd struct {
+	File      string   `arg:"" help:"SQL file to run." type:"existingfile"`
+	Brokers   []string `sep:"," env:"SLUICE_BROKERS" help:"Kafka bootstrap servers (host:port,…). Without them Sluice starts its embedded broker."`
+	DataDir   string   `name:"data-dir" default:"./sluice-data" env:"SLUICE_DATA_DIR" help:"Directory for local state (and the embedded broker's data)."`
+	ServiceID string   `name:"service-id" default:"default" env:"SLUICE_SERVICE_ID" help:"Service id: instances with the same id share queries."`
+}
+
+func (c *runCmd) Run(log *slog.Logger) error {
+	src, err := os.ReadFile(c.File)
+	if err != nil {
+		return &exitError{2, fmt.Sprintf("sluice run: %v", err)}
+	}
+	text := string(src)
+	stmts, err := parser.ParseScript(text)
+	if err != nil {
+		return &exitError{2, fmt.Sprintf("%s: %s", c.File, engine.FormatError(text, err))}
+	}
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+
+	brokers := c.Brokers
+	if len(brokers) == 0 {
+		b, err := broker.Start(broker.Config{DataDir: filepath.Join(c.DataDir, "broker")})
+		if err != nil {
+			return err
+		}
+		defer b.Close()
+		brokers = []string{b.Addr()}
+		fmt.Fprintf(os.Stderr, "embedded broker on %s (data in %s)\n", b.Addr(), filepath.Join(c.DataDir, "broker"))
+	}
+	e, err := engine.Open(ctx, engine.Config{ConnOpts: []kgo.Opt{kgo.SeedBrokers(brokers...)}, DataDir: c.DataDir, ServiceID: c.ServiceID, Log: log})
+	if err != nil {
+		return err
+	}
+	var printers sync.WaitGroup
+	var streams []*engine.RowStream
+	out := &syncWriter{w: os.Stdout}
+	runErr := func() error {
+		for _, p := range stmts {
+			res, err := e.ExecuteStatement(ctx, p)
+			if err != nil {
+				return &exitError{2, fmt.Sprintf("%s: %s", c.File, engine.FormatError(text, err))}
+			}
+			switch {
+			case res.Rows != nil:
+				streams = append(streams, res.Rows)
+				printers.Add(1)
+				go func() {
+					defer printers.Done()
+					printRows(out, res.Rows)
+				}()
+			case res.Message != "":
+				fmt.Fprintf(os.Stderr, "%s\n", res.Message)
+			case res.Text != "":
+				out.write(res.Text)
+			}
+		}
+		return nil
+	}()
+	if runErr == nil {
+		<-ctx.Done()
+	}
+	for _, s := range streams {
+		s.Close()
+	}
+	printers.Wait()
+	if err := e.Close(); err != nil && runErr == nil {
+		runErr = err
+	}
+	return runErr
+}
+
+// syncWriter lets several push queries print whole lines without
+// interleaving them.
+type syncWriter struct {
+	mu sync.Mutex
+	w  io.Writer
+}
+
+func (s *syncWriter) write(text string) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	_, _ = io.WriteString(s.w, text)
+}
+
+// printRows prints a push query's rows as a table as they arrive: the
+// header once, then one line per row.
+func printRows(out *syncWriter, rows *engine.RowStream) {
+	widths := make([]int, len(rows.Columns.Columns))
+	var header, rule strings.Builder
+	rule.WriteString("+")
+	header.WriteString("|")
+	for i, col := range rows.Columns.Columns {
+		widths[i] = max(len(col.Name), minWidth(col.Type))
+		rule.WriteString(strings.Repeat("-", widths[i]+2) + "+")
+		fmt.Fprintf(&header, " %-*s |", widths[i], col.Name)
+	}
+	out.write(rule.String() + "\n" + header.String() + "\n" + rule.String() + "\n")
+	for row := range rows.C {
+		var line strings.Builder
+		line.WriteString("|")
+		for i, v := range row {
+			fmt.Fprintf(&line, " %-*s |", widths[i], types.FormatValue(v))
+		}
+		out.write(line.String() + "\n")
+	}
+}
+
+// minWidth fits typical values: epoch millis need 13 digits.
+func minWidth(t types.Type) int {
+	if t.Kind == types.BigInt || t.Kind == types.Timestamp {
+		return 13
+	}
+	return 10
+}
