@@ -195,6 +195,9 @@ func (r *KafkaRunner) run(ctx context.Context) {
 			lastCommit = time.Now()
 		}
 		r.cl.AllowRebalance()
+		if procErr != nil && ctx.Err() != nil && errors.Is(procErr, context.Canceled) {
+			return // stopped while restoring: a clean stop, not a failure
+		}
 		if procErr != nil {
 			r.cfg.Log.Error("query failed", "query", r.topo.QueryID, "err", procErr)
 			r.fail(procErr)

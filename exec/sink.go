@@ -103,7 +103,9 @@ func (s *sink) Process(tc *TaskContext, row *Row) error {
 			value = []byte{} // an empty value is not a tombstone
 		}
 	}
-	tc.Metrics.RecordsOut.Add(1)
+	if !s.node.Internal {
+		tc.Metrics.RecordsOut.Add(1)
+	}
 	tc.Out.Produce(&Record{Topic: s.node.Topic, Partition: -1, Key: key, Value: value, Timestamp: row.Ts})
 	return nil
 }

@@ -1,0 +1,317 @@
+package engine_test
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"log/slog"
+	"sort"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/google/go-cmp/cmp"
+	"github.com/twmb/franz-go/pkg/kadm"
+	"github.com/twmb/franz-go/pkg/kgo"
+
+	"github.com/sluice-sql/sluice/engine"
+	"github.com/sluice-sql/sluice/format"
+	"github.com/sluice-sql/sluice/internal/testkafka"
+)
+
+// quiet keeps expected warnings (bad records) out of test output.
+var quiet = slog.New(slog.NewTextHandler(io.Discard, nil))
+
+func openEngine(t *testing.T, brokers, dataDir, service string) *engine.Engine {
+	t.Helper()
+	e, err := engine.Open(context.Background(), engine.Config{
+		ConnOpts:   []kgo.Opt{kgo.SeedBrokers(strings.Split(brokers, ",")...)},
+		DataDir:    dataDir,
+		ServiceID:  service,
+		Properties: map[string]string{"auto.offset.reset": "earliest", "commit.interval.ms": "100"},
+		Log:        quiet,
+	})
+	if err != nil {
+		t.Fatalf("open engine: %v", err)
+	}
+	return e
+}
+
+func execute(t *testing.T, e *engine.Engine, sql string) []*engine.Result {
+	t.Helper()
+	res, err := e.Execute(context.Background(), sql)
+	if err != nil {
+		t.Fatalf("execute: %v\n%s", err, sql)
+	}
+	return res
+}
+
+func closeEngine(t *testing.T, e *engine.Engine) {
+	t.Helper()
+	if err := e.Close(); err != nil {
+		t.Fatalf("close engine: %v", err)
+	}
+}
+
+// outRecord is an output record reduced to what the tests compare.
+type outRecord struct {
+	Key   string
+	Value string
+	Ts    int64
+}
+
+func outputs(t *testing.T, brokers, topic string) []outRecord {
+	t.Helper()
+	var out []outRecord
+	for _, r := range testkafka.ReadAll(t, brokers, topic) {
+		out = append(out, outRecord{Key: string(r.Key), Value: string(r.Value), Ts: r.Timestamp.UnixMilli()})
+	}
+	return out
+}
+
+func rec(topic, key, value string, ts int64) *kgo.Record {
+	r := &kgo.Record{Topic: topic, Value: []byte(value), Timestamp: time.UnixMilli(ts)}
+	if key != "" {
+		r.Key = []byte(key)
+	}
+	return r
+}
+
+// TestStatelessQueryThroughKafka runs a filter and a projection with
+// arithmetic over a two-partition topic, with one record that is not JSON
+// and one that lacks a column among the good ones.
+func TestStatelessQueryThroughKafka(t *testing.T) {
+	brokers := testkafka.Brokers(t)
+	in, out := testkafka.Name(t, "orders"), testkafka.Name(t, "big_orders")
+	e := openEngine(t, brokers, t.TempDir(), testkafka.Name(t, "svc"))
+	res := execute(t, e, fmt.Sprintf(`
+		CREATE STREAM %[1]s (id VARCHAR KEY, item VARCHAR, qty INT, price DOUBLE)
+		  WITH (KAFKA_TOPIC='%[1]s', VALUE_FORMAT='JSON', PARTITIONS=2);
+		CREATE STREAM %[2]s AS
+		  SELECT id, UCASE(item) AS item, qty * price AS total, qty + 1 AS next_qty
+		  FROM %[1]s WHERE qty * price >= 10;`, in, out))
+	q := res[1].Query
+	testkafka.Produce(t, brokers,
+		rec(in, "o1", `{"item":"pen","qty":2,"price":1.5}`, 1000),
+		rec(in, "o2", `{"item":"ink","qty":4,"price":2.5}`, 2000),
+		rec(in, "o3", `this is not json`, 3000),
+		rec(in, "o4", `{"item":"pad","qty":10}`, 4000), // no price: NULL total, filtered out
+		rec(in, "o5", `{"ITEM":"Box","QTY":1,"PRICE":12.0}`, 5000),
+		rec(in, "o6", `{"qty":3,"price":4}`, 6000), // no item: NULL item in the output
+	)
+	testkafka.Await(t, 30*time.Second, "3 results", func() bool { return q.Metrics.RecordsOut.Load() >= 3 })
+	testkafka.Await(t, 30*time.Second, "all 6 records read", func() bool { return q.Metrics.RecordsIn.Load() >= 6 })
+	closeEngine(t, e) // flushes outputs
+	got := outputs(t, brokers, out)
+	sort.Slice(got, func(i, j int) bool { return got[i].Key < got[j].Key })
+	want := []outRecord{
+		{"o2", `{"ITEM":"INK","TOTAL":10.0,"NEXT_QTY":5}`, 2000},
+		{"o5", `{"ITEM":"BOX","TOTAL":12.0,"NEXT_QTY":2}`, 5000},
+		{"o6", `{"ITEM":null,"TOTAL":12.0,"NEXT_QTY":4}`, 6000},
+	}
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Errorf("outputs (-want +got):\n%s", diff)
+	}
+	if n := q.Metrics.Errors()["deserialize"]; n != 1 {
+		t.Errorf("deserialize errors = %d, want 1", n)
+	}
+	if q.Err() != nil {
+		t.Errorf("query failed: %v", q.Err())
+	}
+}
+
+// windowedOutput decodes a windowed table record: KAFKA string key with
+// the window start appended.
+type windowedOutput struct {
+	Key   string
+	Start int64
+	Value string
+	Ts    int64
+}
+
+func windowedOutputs(t *testing.T, brokers, topic string) []windowedOutput {
+	t.Helper()
+	var out []windowedOutput
+	for _, r := range testkafka.ReadAll(t, brokers, topic) {
+		k, start, err := format.DecodeTimeWindowedKey(r.Key)
+		if err != nil {
+			t.Fatalf("windowed key %x: %v", r.Key, err)
+		}
+		out = append(out, windowedOutput{string(k), start, string(r.Value), r.Timestamp.UnixMilli()})
+	}
+	return out
+}
+
+// TestWindowedAggregationThroughKafka checks tumbling windows with a
+// correction inside grace and a drop beyond it, and the changelog topic's
+// configuration.
+func TestWindowedAggregationThroughKafka(t *testing.T) {
+	brokers := testkafka.Brokers(t)
+	in, out, svc := testkafka.Name(t, "bookings"), testkafka.Name(t, "hotel_5m"), testkafka.Name(t, "svc")
+	e := openEngine(t, brokers, t.TempDir(), svc)
+	res := execute(t, e, fmt.Sprintf(`
+		CREATE STREAM %[1]s (hotel VARCHAR KEY, price DOUBLE, booked_at BIGINT)
+		  WITH (KAFKA_TOPIC='%[1]s', VALUE_FORMAT='JSON', TIMESTAMP='booked_at', PARTITIONS=1);
+		CREATE TABLE %[2]s AS
+		  SELECT hotel, COUNT(*) AS bookings, SUM(price) AS revenue
+		  FROM %[1]s WINDOW TUMBLING 5m GRACE 2m GROUP BY hotel EMIT CHANGES;`, in, out))
+	q := res[1].Query
+	const m = 60_000
+	v := func(price float64, at int64) string { return fmt.Sprintf(`{"price":%v,"booked_at":%d}`, price, at) }
+	testkafka.Produce(t, brokers,
+		rec(in, "ritz", v(220, 0*m), 1),
+		rec(in, "ritz", v(250, 4*m), 2),
+		rec(in, "ritz", v(200, 6*m), 3), // stream time 6m
+		rec(in, "ritz", v(300, 3*m), 4), // late, inside grace: [0,5m) closes at 7m
+		rec(in, "ritz", v(210, 9*m), 5), // stream time 9m
+		rec(in, "ritz", v(999, 2*m), 6), // beyond grace: dropped
+	)
+	testkafka.Await(t, 30*time.Second, "6 records processed", func() bool { return q.Metrics.RecordsIn.Load() >= 6 })
+	testkafka.Await(t, 30*time.Second, "5 results", func() bool { return q.Metrics.RecordsOut.Load() >= 5 })
+	checkChangelogs(t, brokers, e)
+	closeEngine(t, e) // flushes outputs
+	got := windowedOutputs(t, brokers, out)
+	want := []windowedOutput{
+		{"ritz", 0, `{"BOOKINGS":1,"REVENUE":220.0}`, 0},
+		{"ritz", 0, `{"BOOKINGS":2,"REVENUE":470.0}`, 4 * m},
+		{"ritz", 5 * m, `{"BOOKINGS":1,"REVENUE":200.0}`, 6 * m},
+		{"ritz", 0, `{"BOOKINGS":3,"REVENUE":770.0}`, 4 * m},
+		{"ritz", 5 * m, `{"BOOKINGS":2,"REVENUE":410.0}`, 9 * m},
+	}
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Errorf("outputs (-want +got):\n%s", diff)
+	}
+	if n := q.Metrics.LateDropped.Load(); n != 1 {
+		t.Errorf("late records dropped = %d, want 1", n)
+	}
+}
+
+// checkChangelogs requires every state store of every query to have a
+// changelog topic whose cleanup.policy includes compact.
+func checkChangelogs(t *testing.T, brokers string, e *engine.Engine) {
+	t.Helper()
+	adm := kadm.NewClient(testkafka.Client(t, brokers))
+	stores := 0
+	for _, q := range e.Queries() {
+		for _, st := range q.Plan.Topology.Stores {
+			stores++
+			rcs, err := adm.DescribeTopicConfigs(context.Background(), st.Changelog)
+			if err != nil {
+				t.Fatalf("describe %s: %v", st.Changelog, err)
+			}
+			rc, err := rcs.On(st.Changelog, nil)
+			if err != nil || rc.Err != nil {
+				t.Fatalf("describe %s: %v %v", st.Changelog, err, rc.Err)
+			}
+			policy := ""
+			for _, c := range rc.Configs {
+				if c.Key == "cleanup.policy" && c.Value != nil {
+					policy = *c.Value
+				}
+			}
+			if !strings.Contains(policy, "compact") {
+				t.Errorf("changelog %s has cleanup.policy=%q, want compact", st.Changelog, policy)
+			}
+		}
+	}
+	if stores == 0 {
+		t.Fatal("no state stores found")
+	}
+}
+
+// latestTotals reads a non-windowed table topic and keeps the last value
+// per key, as a table consumer would.
+func latestTotals(t *testing.T, brokers, topic string) map[string]map[string]any {
+	t.Helper()
+	out := map[string]map[string]any{}
+	for _, r := range testkafka.ReadAll(t, brokers, topic) {
+		var v map[string]any
+		if err := json.Unmarshal(r.Value, &v); err != nil {
+			t.Fatalf("output value %q: %v", r.Value, err)
+		}
+		out[string(r.Key)] = v
+	}
+	return out
+}
+
+// TestGroupByValueColumnRestarts aggregates a value column of a
+// 4-partition topic (through a repartition topic), stops and restarts
+// the engine with its local state, then with an empty data directory
+// (state rebuilt from the changelog), producing more input each time:
+// the totals stay exact.
+func TestGroupByValueColumnRestarts(t *testing.T) {
+	brokers := testkafka.Brokers(t)
+	in, out, svc := testkafka.Name(t, "clicks"), testkafka.Name(t, "per_page"), testkafka.Name(t, "svc")
+	sql := fmt.Sprintf(`
+		CREATE STREAM %[1]s (user_id VARCHAR KEY, page VARCHAR, ms BIGINT)
+		  WITH (KAFKA_TOPIC='%[1]s', VALUE_FORMAT='JSON', PARTITIONS=4);
+		CREATE TABLE %[2]s AS
+		  SELECT page, COUNT(*) AS views, SUM(ms) AS total_ms, MAX(ms) AS longest
+		  FROM %[1]s GROUP BY page;`, in, out)
+	pages := []string{"home", "cart", "search", "help", "about"}
+	want := map[string][3]int64{}
+	produced := 0
+	batch := func(n int) {
+		var recs []*kgo.Record
+		for i := 0; i < n; i++ {
+			k := produced + i
+			page := pages[(k*7)%len(pages)]
+			ms := int64(k%97 + 1)
+			w := want[page]
+			w[0]++
+			w[1] += ms
+			w[2] = max(w[2], ms)
+			want[page] = w
+			recs = append(recs, rec(in, fmt.Sprintf("user%d", k%13), fmt.Sprintf(`{"page":%q,"ms":%d}`, page, ms), int64(k)))
+		}
+		produced += n
+		testkafka.Produce(t, brokers, recs...)
+	}
+	check := func(stage string) {
+		t.Helper()
+		got := latestTotals(t, brokers, out)
+		for page, w := range want {
+			g := got[page]
+			if g == nil || g["VIEWS"] != float64(w[0]) || g["TOTAL_MS"] != float64(w[1]) || g["LONGEST"] != float64(w[2]) {
+				t.Errorf("%s: %s = %v, want views %d total %d longest %d", stage, page, g, w[0], w[1], w[2])
+			}
+		}
+		if len(got) != len(want) {
+			t.Errorf("%s: %d keys, want %d", stage, len(got), len(want))
+		}
+	}
+	waitFor := func(e *engine.Engine, n int64) {
+		t.Helper()
+		q := e.Queries()[0]
+		testkafka.Await(t, 60*time.Second, fmt.Sprintf("%d aggregated records", n), func() bool {
+			return q.Metrics.RecordsOut.Load() >= n
+		})
+	}
+
+	dir := t.TempDir()
+	e := openEngine(t, brokers, dir, svc)
+	execute(t, e, sql)
+	batch(1000)
+	waitFor(e, 1000)
+	checkChangelogs(t, brokers, e)
+	closeEngine(t, e)
+	check("first run")
+
+	// Same statements, same data directory: resumes from local state.
+	e = openEngine(t, brokers, dir, svc)
+	execute(t, e, sql)
+	batch(500)
+	waitFor(e, 500)
+	closeEngine(t, e)
+	check("restart with local state")
+
+	// Same statements, empty data directory: state comes back from the
+	// changelog before new records are counted.
+	e = openEngine(t, brokers, t.TempDir(), svc)
+	execute(t, e, sql)
+	batch(500)
+	waitFor(e, 500)
+	closeEngine(t, e)
+	check("restart with empty data directory")
+}
