@@ -3,6 +3,7 @@
 package main
 
 import (
+	"errors"
 	"fmt"
 	"log/slog"
 	"os"
@@ -47,7 +48,8 @@ func main() {
 	log := slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: level}))
 	slog.SetDefault(log)
 	if err := ctx.Run(log); err != nil {
-		if ee, ok := err.(*exitError); ok {
+		var ee *exitError
+		if errors.As(err, &ee) {
 			if ee.msg != "" {
 				fmt.Fprintln(os.Stderr, ee.msg)
 			}
