@@ -28,6 +28,8 @@ type AggregateNode struct {
 	Aggs      []AggCall
 	Window    *WindowSpec // nil: not windowed
 	EmitFinal bool
+	// WithOld attaches the previous result to each emitted row (Row.Old).
+	WithOld bool
 }
 
 var _ Node = (*AggregateNode)(nil)
@@ -126,9 +128,13 @@ func (a *aggregate) Process(tc *TaskContext, row *Row) error {
 // update folds row into the accumulators stored under key and emits the
 // new result (unless results wait for the window to close).
 func (a *aggregate) update(tc *TaskContext, row *Row, key []byte, start, end int64) error {
-	accs, maxTs, err := a.load(key)
+	accs, maxTs, existed, err := a.load(key)
 	if err != nil {
 		return err
+	}
+	var old []any
+	if a.node.WithOld && existed {
+		old = a.result(accs, maxTs, start, end).Cols
 	}
 	for i, call := range a.node.Aggs {
 		a.args = a.args[:0]
@@ -144,22 +150,25 @@ func (a *aggregate) update(tc *TaskContext, row *Row, key []byte, start, end int
 	if a.node.EmitFinal {
 		return nil
 	}
-	return a.emit(tc, a.result(accs, maxTs, start, end))
+	out := a.result(accs, maxTs, start, end)
+	out.Old = old
+	return a.emit(tc, out)
 }
 
-func (a *aggregate) load(key []byte) (accs []any, maxTs int64, err error) {
+func (a *aggregate) load(key []byte) (accs []any, maxTs int64, existed bool, err error) {
 	v, ok, err := a.store.Get(key)
 	if err != nil {
-		return nil, 0, fmt.Errorf("aggregate %s: read state: %w", a.node.Store, err)
+		return nil, 0, false, fmt.Errorf("aggregate %s: read state: %w", a.node.Store, err)
 	}
 	if !ok {
 		accs = make([]any, len(a.node.Aggs))
 		for i, call := range a.node.Aggs {
 			accs[i] = call.Agg.Init()
 		}
-		return accs, math.MinInt64, nil
+		return accs, math.MinInt64, false, nil
 	}
-	return decodeAggState(v, a.node.Store)
+	accs, maxTs, err = decodeAggState(v, a.node.Store)
+	return accs, maxTs, true, err
 }
 
 func decodeAggState(v []byte, store string) ([]any, int64, error) {

@@ -6,9 +6,10 @@ import "github.com/sluice-sql/sluice/expr"
 type FilterNode struct {
 	Pred expr.Eval
 	Text string
-	// TombstoneOnReject turns a rejected row into a deletion of its key:
-	// the table semantics of HAVING, where a row that stops qualifying
-	// leaves the result table.
+	// TombstoneOnReject gives HAVING its table semantics: a rejected row
+	// whose previous version (Row.Old) passed becomes a deletion of its
+	// key, since it leaves the result table; a row that never passed
+	// emits nothing.
 	TombstoneOnReject bool
 }
 
@@ -33,8 +34,10 @@ func (f *filter) Process(tc *TaskContext, row *Row) error {
 	if b, _ := f.node.Pred(row.Cols).(bool); b {
 		return f.emit(tc, row)
 	}
-	if f.node.TombstoneOnReject {
-		return f.emit(tc, &Row{Cols: row.Cols, Ts: row.Ts, Tombstone: true})
+	if f.node.TombstoneOnReject && row.Old != nil {
+		if was, _ := f.node.Pred(row.Old).(bool); was {
+			return f.emit(tc, &Row{Cols: row.Cols, Ts: row.Ts, Tombstone: true})
+		}
 	}
 	return nil
 }

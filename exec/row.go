@@ -26,6 +26,10 @@ type Row struct {
 	Cols      []any
 	Ts        int64
 	Tombstone bool
+	// Old is the previous result of the same aggregate key, when the
+	// aggregate was asked to keep it (nil for a new key). A HAVING filter
+	// needs it to know whether a rejected row used to be in the table.
+	Old []any
 }
 
 // Output receives the records a task produces. The Kafka runner produces

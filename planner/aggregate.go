@@ -185,7 +185,7 @@ func (p *planning) planAggregate() error {
 	win := exec.NotWindowed
 	var winSize int64
 	if sel.Window != nil {
-		w, err := windowSpec(sel.Window)
+		w, err := windowSpec(sel.Window, sel.Emit == parser.EmitFinal)
 		if err != nil {
 			return err
 		}
@@ -211,6 +211,7 @@ func (p *planning) planAggregate() error {
 			return err
 		}
 		chain = append(chain, &exec.FilterNode{Pred: c.Eval, Text: sel.Having.String(), TombstoneOnReject: p.target != nil})
+		aggNode.WithOld = p.target != nil
 	}
 	compiled := make([]expr.Compiled, len(rewritten))
 	for i, e := range rewritten {
@@ -238,6 +239,7 @@ func (p *planning) planAggregate() error {
 		keyItems = append(keyItems, found)
 	}
 	p.finalSpec = aggSpec
+	p.rewritten = rewritten
 	return p.finish(chain, compiled, keyItems, win, winSize, windowInputs(post), partitions)
 }
 
@@ -281,9 +283,15 @@ func (p *planning) needsRepartition() bool {
 	return false
 }
 
-func windowSpec(w *parser.WindowSpec) (*exec.WindowSpec, error) {
+// windowSpec resolves a WINDOW clause. A window without GRACE gets
+// ksqlDB's default: none with EMIT FINAL (results wait for the window's
+// end, no longer), and 24 hours minus the size with EMIT CHANGES.
+func windowSpec(w *parser.WindowSpec, emitFinal bool) (*exec.WindowSpec, error) {
 	ms := func(d time.Duration) int64 { return d.Milliseconds() }
-	spec := &exec.WindowSpec{Size: ms(w.Size), Grace: ms(DefaultGrace)}
+	spec := &exec.WindowSpec{Size: ms(w.Size)}
+	if !emitFinal {
+		spec.Grace = max(ms(DefaultGrace)-spec.Size, 0)
+	}
 	if w.HasGrace {
 		spec.Grace = ms(w.Grace)
 	}

@@ -149,9 +149,6 @@ func CreateSource(cat *Catalog, st *parser.CreateSource, text string) (*Source, 
 	if st.Kind == parser.KindTable && len(keys) == 0 && len(st.Columns) > 0 {
 		return nil, posErr(st.Pos, fmt.Errorf("%w: tables require a PRIMARY KEY. Please define the PRIMARY KEY", ErrInvalid))
 	}
-	if len(keys) == 0 {
-		s.KeyFormat = "KAFKA"
-	}
 	s.Schema = types.Schema{Columns: append(keys, values...)}
 	if err := validateFormats(s); err != nil {
 		return nil, posErr(st.Pos, err)

@@ -17,8 +17,8 @@ type Options struct {
 	ServiceID string
 }
 
-// DefaultGrace is the grace period of a window that states none: ksqlDB's
-// default of 24 hours.
+// DefaultGrace bounds the grace period of an EMIT CHANGES window that
+// states none: ksqlDB's 24 hours, less the window's size.
 const DefaultGrace = 24 * time.Hour
 
 // Target is where a persistent query writes: a new stream or table
@@ -200,6 +200,8 @@ type planning struct {
 	// repartition splits the query).
 	post      *types.Schema
 	finalSpec *exec.SourceSpec
+	// rewritten are the SELECT items over the post-aggregation schema.
+	rewritten []parser.Expr
 }
 
 func (p *planning) hasAggregates() bool {
@@ -296,7 +298,7 @@ func (p *planning) planStateless() error {
 }
 
 func (p *planning) keyMissing(name string) error {
-	return posErr(p.sel.Pos, fmt.Errorf("%w (ie, SELECT). The query used to build `%s` must include the key column %s in its projection (eg, SELECT %s...)", ErrKeyProjection, p.target.Name, name, name))
+	return posErr(p.sel.Pos, fmt.Errorf("%w (ie, SELECT). The query used to build `%s` must include the key column %s in its projection (eg, SELECT %s...).", ErrKeyProjection, p.target.Name, name, name))
 }
 
 // windowInputs finds WINDOWSTART/WINDOWEND in a row schema (-1 if absent).
@@ -352,7 +354,11 @@ func (p *planning) finish(nodes []exec.Node, compiled []expr.Compiled, keyItems 
 		if isKey[i] {
 			col.Key = true
 			keyCols = append(keyCols, col)
-			if ref, ok := p.items[i].expr.(*parser.ColumnRef); ok {
+			e := p.items[i].expr
+			if p.rewritten != nil {
+				e = p.rewritten[i]
+			}
+			if ref, ok := e.(*parser.ColumnRef); ok {
 				if in, _, err := p.projectionScope().Resolve(ref); err == nil {
 					keyInputs[pos] = in
 				}

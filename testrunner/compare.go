@@ -127,7 +127,19 @@ func (n number) equal(o number) bool {
 		// NaN equals NaN here: a test expecting NaN should pass on NaN.
 		return nSpecial && oSpecial && (n.f == o.f || (math.IsNaN(n.f) && math.IsNaN(o.f)))
 	}
-	return n.rat().Cmp(o.rat()) == 0
+	if n.rat().Cmp(o.rat()) == 0 {
+		return true
+	}
+	if n.isInt || o.isInt {
+		return false // an integer is never rounded to match
+	}
+	// A DOUBLE travels as the shortest decimal text that reads back as the
+	// same float64 (Java's and ours alike), so two numbers that are not
+	// both integers are equal when they name the same double: 1.1 written
+	// by ksqlDB and float64(1.1) computed here.
+	nf, _ := n.rat().Float64()
+	of, _ := o.rat().Float64()
+	return nf == of
 }
 
 // maxListed caps how many missing or extra records are printed per topic.
