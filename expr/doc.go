@@ -5,7 +5,8 @@
 // calls Compile once per expression at plan time; exec/ operators call the
 // resulting Eval on every record. Evaluation never looks a column up by
 // name and never returns an error: as in ksqlDB, a failing expression
-// (division by zero, a bad cast) yields NULL, and the operator counts it.
+// (integer division by zero, a bad cast) yields NULL. DOUBLE division by
+// zero gives ±Infinity or NaN, as in Java and ksqlDB.
 //
 // Example:
 //

@@ -1,0 +1,105 @@
+package planner_test
+
+import (
+	"fmt"
+	"strings"
+	"testing"
+
+	"github.com/cockroachdb/datadriven"
+
+	"github.com/sluice-sql/sluice/engine"
+	"github.com/sluice-sql/sluice/parser"
+	"github.com/sluice-sql/sluice/planner"
+)
+
+// TestPlans runs the datadriven files in testdata/. Commands:
+//
+//	ddl     — CREATE STREAM/TABLE statements that fill the catalog; prints the schema
+//	plan    — a query; prints its physical topology (EXPLAIN's tree) or the error
+//
+// Regenerate with: go test ./planner -run TestPlans -rewrite
+func TestPlans(t *testing.T) {
+	datadriven.Walk(t, "testdata", func(t *testing.T, path string) {
+		cat := planner.NewCatalog()
+		datadriven.RunTest(t, path, func(t *testing.T, d *datadriven.TestData) string {
+			switch d.Cmd {
+			case "ddl":
+				return ddl(cat, d.Input)
+			case "plan":
+				return plan(cat, d.Input)
+			}
+			return fmt.Sprintf("unknown command %q", d.Cmd)
+		})
+	})
+}
+
+func ddl(cat *planner.Catalog, sql string) string {
+	stmts, err := parser.ParseScript(sql)
+	if err != nil {
+		return engine.FormatError(sql, err)
+	}
+	var b strings.Builder
+	for _, p := range stmts {
+		st, ok := p.Stmt.(*parser.CreateSource)
+		if !ok || st.Query != nil {
+			return "ddl takes CREATE STREAM/TABLE with columns"
+		}
+		src, err := planner.CreateSource(cat, st, p.Text)
+		if err != nil {
+			b.WriteString(engine.FormatError(sql, err) + "\n")
+			continue
+		}
+		if src.Partitions == 0 {
+			src.Partitions = 1
+		}
+		if err := cat.Add(src, st.OrReplace); err != nil {
+			b.WriteString(err.Error() + "\n")
+			continue
+		}
+		fmt.Fprintf(&b, "%s %s: %s (topic %s, key %s, value %s)\n", src.Kind, src.Name, src.Schema, src.Topic, src.KeyFormat, src.ValueFormat)
+	}
+	return b.String()
+}
+
+func plan(cat *planner.Catalog, sql string) string {
+	st, err := parser.ParseOne(sql)
+	if err != nil {
+		return engine.FormatError(sql, err)
+	}
+	var sel *parser.Select
+	var target *planner.Target
+	id := "TRANSIENT"
+	switch s := st.(type) {
+	case *parser.Select:
+		sel = s
+	case *parser.CreateSource:
+		props, err := planner.PropsOf(s.With)
+		if err != nil {
+			return engine.FormatError(sql, err)
+		}
+		sel, target = s.Query, &planner.Target{Name: s.Name, Kind: s.Kind, With: props, Text: sql}
+		id = "Q_" + strings.ToUpper(s.Name)
+	case *parser.InsertSelect:
+		existing, err := cat.Lookup(s.Target)
+		if err != nil {
+			return err.Error()
+		}
+		sel, target, id = s.Query, &planner.Target{Name: existing.Name, Existing: existing}, "INSERT"
+	default:
+		return "plan takes a query"
+	}
+	q, err := planner.PlanQuery(cat, sel, target, id, planner.Options{ServiceID: "test"})
+	if err != nil {
+		return engine.FormatError(sql, err)
+	}
+	out := q.Topology.Explain()
+	if q.Sink != nil {
+		out += fmt.Sprintf("result %s %s: %s (topic %s, key %s, value %s)\n", q.Sink.Kind, q.Sink.Name, q.Sink.Schema, q.Sink.Topic, q.Sink.KeyFormat, q.Sink.ValueFormat)
+		if target.Existing == nil {
+			_ = cat.Add(q.Sink, true)
+		}
+	} else {
+		out += fmt.Sprintf("rows: %s\n", q.Output)
+	}
+	return out
+}
