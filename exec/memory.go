@@ -24,6 +24,14 @@ type MemoryRunner struct {
 	offsets  map[string]int64
 	queue    []*Record
 	produced []*Record
+	// changelogs keep what each store committed, in order, standing in
+	// for changelog topics so Restart can rebuild wiped state from them.
+	changelogs map[string]*memChangelog
+}
+
+type memChangelog struct {
+	changes []state.Change
+	src     map[string]int64
 }
 
 // NewMemoryRunner returns an empty runner over db.
@@ -31,13 +39,24 @@ func NewMemoryRunner(db *state.DB, log *slog.Logger) *MemoryRunner {
 	if log == nil {
 		log = slog.Default()
 	}
-	return &MemoryRunner{DB: db, Log: log, tasks: map[string][]*Task{}, metrics: map[string]*Metrics{}, offsets: map[string]int64{}}
+	return &MemoryRunner{DB: db, Log: log, tasks: map[string][]*Task{}, metrics: map[string]*Metrics{}, offsets: map[string]int64{}, changelogs: map[string]*memChangelog{}}
 }
 
 // Add starts a topology: one task per sub-topology on partition 0.
 func (m *MemoryRunner) Add(topo *Topology) error {
-	met := &Metrics{}
-	m.metrics[topo.QueryID] = met
+	if err := m.startTasks(topo); err != nil {
+		return err
+	}
+	m.topos = append(m.topos, topo)
+	return nil
+}
+
+func (m *MemoryRunner) startTasks(topo *Topology) error {
+	met := m.metrics[topo.QueryID]
+	if met == nil {
+		met = &Metrics{}
+		m.metrics[topo.QueryID] = met
+	}
 	for _, sub := range topo.Subs {
 		t, err := NewTask(topo, sub, 0, m.DB, m, met, m.Log)
 		if err != nil {
@@ -48,8 +67,53 @@ func (m *MemoryRunner) Add(topo *Topology) error {
 		}
 		m.tasks[sub.Source.Topic] = append(m.tasks[sub.Source.Topic], t)
 	}
-	m.topos = append(m.topos, topo)
 	return nil
+}
+
+// Restart stops every task and starts them again from their stores, as
+// a restarted process would. With wipe, the stores are emptied first and
+// rebuilt from what was committed to their changelogs, as on a machine
+// that lost its data directory.
+func (m *MemoryRunner) Restart(wipe bool) error {
+	for topic, ts := range m.tasks {
+		for _, t := range ts {
+			if err := t.Close(); err != nil {
+				return err
+			}
+			if wipe {
+				for _, s := range t.stores {
+					if err := m.rebuild(s); err != nil {
+						return err
+					}
+				}
+			}
+		}
+		delete(m.tasks, topic)
+	}
+	for _, topo := range m.topos {
+		if err := m.startTasks(topo); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+func (m *MemoryRunner) rebuild(s taskStore) error {
+	if err := s.store.Wipe(); err != nil {
+		return err
+	}
+	log := m.changelogs[s.spec.Changelog]
+	if log == nil {
+		return nil
+	}
+	for _, c := range log.changes {
+		if c.Delete {
+			s.store.Delete(c.Key)
+		} else {
+			s.store.Put(c.Key, c.Value)
+		}
+	}
+	return s.store.Commit(state.Checkpoint{ChangelogOffset: int64(len(log.changes)), SourceOffsets: log.src})
 }
 
 // Remove stops a topology's tasks.
@@ -123,6 +187,13 @@ func (m *MemoryRunner) AdvanceAll(ts int64) error {
 func (m *MemoryRunner) commit(t *Task) error {
 	src := t.checkpointOffsets()
 	for _, s := range t.stores {
+		log := m.changelogs[s.spec.Changelog]
+		if log == nil {
+			log = &memChangelog{}
+			m.changelogs[s.spec.Changelog] = log
+		}
+		log.changes = append(log.changes, s.store.Pending()...)
+		log.src = src
 		if err := s.store.Flush(context.Background(), nil, state.Changelog{Topic: s.spec.Changelog}, src); err != nil {
 			return fmt.Errorf("commit %s: %w", s.spec.Name, err)
 		}

@@ -7,7 +7,9 @@ import (
 )
 
 // TestGolden runs our own query-validation files in testdata: every case
-// must pass, none may be skipped. Their expected outputs were computed by
+// must pass, none may be skipped, and every positive case must also pass
+// when its queries restart halfway, on local state and on state rebuilt
+// from the changelog. Their expected outputs were computed by
 // hand from the semantics in each file's comments, not recorded from the
 // engine.
 func TestGolden(t *testing.T) {
@@ -39,6 +41,11 @@ func TestGolden(t *testing.T) {
 				}
 				if c.ExpectedError != nil {
 					return
+				}
+				for _, mode := range []Restart{RestartLocal, RestartWiped} {
+					if r := RunCaseWith(file, c, mode); r.Status != Passed {
+						t.Errorf("%s\n%s", r.Status, report(r))
+					}
 				}
 				// The same case with its last expected record removed must
 				// fail: proof that the comparison saw the engine's output.

@@ -17,15 +17,40 @@ import (
 	"github.com/sluice-sql/sluice/types"
 )
 
+// Restart says whether, and how, a case's queries are stopped and
+// started again halfway through its inputs. Every mode must give the same
+// outputs: state lives in stores, not in operators' memory.
+type Restart int
+
+const (
+	// NoRestart runs the inputs straight through.
+	NoRestart Restart = iota
+	// RestartLocal stops the tasks and reopens them on their local state.
+	RestartLocal
+	// RestartWiped stops the tasks, wipes their state and rebuilds it
+	// from the changelog records the stores committed.
+	RestartWiped
+)
+
+func (r Restart) String() string {
+	return [...]string{"straight", "restarted on local state", "restarted from the changelog"}[r]
+}
+
 // RunCase runs one case on a fresh in-memory engine (real planner,
 // operators and Badger state; no broker) and reports the outcome.
-func RunCase(file string, c *Case) Result {
+func RunCase(file string, c *Case) Result { return RunCaseWith(file, c, NoRestart) }
+
+// RunCaseWith runs a case, restarting its queries halfway as mode says.
+func RunCaseWith(file string, c *Case, mode Restart) Result {
 	res := Result{File: file, Case: c.Name}
+	if mode != NoRestart {
+		res.Case += " (" + mode.String() + ")"
+	}
 	if c.Skip != "" {
 		res.Status, res.Reason = Skipped, c.Skip
 		return res
 	}
-	actual, err := runCase(c)
+	actual, err := runCase(c, mode)
 	if c.ExpectedError != nil {
 		switch {
 		case err == nil:
@@ -49,7 +74,7 @@ func RunCase(file string, c *Case) Result {
 	return res
 }
 
-func runCase(c *Case) (out []Record, err error) {
+func runCase(c *Case, mode Restart) (out []Record, err error) {
 	defer func() {
 		if p := recover(); p != nil {
 			err = fmt.Errorf("engine panicked: %v", p)
@@ -68,6 +93,11 @@ func runCase(c *Case) (out []Record, err error) {
 	}
 	mem := e.Memory()
 	for i, in := range c.Inputs {
+		if mode != NoRestart && i == len(c.Inputs)/2 {
+			if err := mem.Restart(mode == RestartWiped); err != nil {
+				return nil, fmt.Errorf("restart before input %d: %w", i, err)
+			}
+		}
 		rec, err := encodeInput(e.Catalog(), in)
 		if err != nil {
 			return nil, fmt.Errorf("input %d: %w", i, err)
