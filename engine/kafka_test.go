@@ -8,6 +8,7 @@ import (
 	"log/slog"
 	"sort"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -25,12 +26,17 @@ var quiet = slog.New(slog.NewTextHandler(io.Discard, nil))
 
 func openEngine(t *testing.T, brokers, dataDir, service string) *engine.Engine {
 	t.Helper()
+	return openEngineLog(t, brokers, dataDir, service, quiet)
+}
+
+func openEngineLog(t *testing.T, brokers, dataDir, service string, log *slog.Logger) *engine.Engine {
+	t.Helper()
 	e, err := engine.Open(context.Background(), engine.Config{
 		ConnOpts:   []kgo.Opt{kgo.SeedBrokers(strings.Split(brokers, ",")...)},
 		DataDir:    dataDir,
 		ServiceID:  service,
 		Properties: map[string]string{"auto.offset.reset": "earliest", "commit.interval.ms": "100"},
-		Log:        quiet,
+		Log:        log,
 	})
 	if err != nil {
 		t.Fatalf("open engine: %v", err)
@@ -84,7 +90,8 @@ func rec(topic, key, value string, ts int64) *kgo.Record {
 func TestStatelessQueryThroughKafka(t *testing.T) {
 	brokers := testkafka.Brokers(t)
 	in, out := testkafka.Name(t, "orders"), testkafka.Name(t, "big_orders")
-	e := openEngine(t, brokers, t.TempDir(), testkafka.Name(t, "svc"))
+	var logs syncBuffer
+	e := openEngineLog(t, brokers, t.TempDir(), testkafka.Name(t, "svc"), slog.New(slog.NewTextHandler(&logs, nil)))
 	res := execute(t, e, fmt.Sprintf(`
 		CREATE STREAM %[1]s (id VARCHAR KEY, item VARCHAR, qty INT, price DOUBLE)
 		  WITH (KAFKA_TOPIC='%[1]s', VALUE_FORMAT='JSON', PARTITIONS=2);
@@ -115,6 +122,22 @@ func TestStatelessQueryThroughKafka(t *testing.T) {
 	}
 	if n := q.Metrics.Errors()["deserialize"]; n != 1 {
 		t.Errorf("deserialize errors = %d, want 1", n)
+	}
+	// The bad record is logged once, with where it is.
+	var bad []string
+	for _, line := range strings.Split(logs.String(), "\n") {
+		if strings.Contains(line, "skipping bad record") {
+			bad = append(bad, line)
+		}
+	}
+	if len(bad) != 1 {
+		t.Fatalf("bad-record log lines = %d, want 1:\n%s", len(bad), strings.Join(bad, "\n"))
+	}
+	p, o := badRecordPosition(t, brokers, in, "o3")
+	for _, want := range []string{"topic=" + in, fmt.Sprintf("partition=%d", p), fmt.Sprintf("offset=%d", o), "kind=deserialize"} {
+		if !strings.Contains(bad[0], want) {
+			t.Errorf("bad-record log line lacks %q: %s", want, bad[0])
+		}
 	}
 	if q.Err() != nil {
 		t.Errorf("query failed: %v", q.Err())
@@ -314,4 +337,34 @@ func TestGroupByValueColumnRestarts(t *testing.T) {
 	waitFor(e, 500)
 	closeEngine(t, e)
 	check("restart with empty data directory")
+}
+
+// syncBuffer is a log sink the engine's goroutines can share.
+type syncBuffer struct {
+	mu sync.Mutex
+	b  strings.Builder
+}
+
+func (s *syncBuffer) Write(p []byte) (int, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.Write(p)
+}
+
+func (s *syncBuffer) String() string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.String()
+}
+
+// badRecordPosition finds where the record with key landed.
+func badRecordPosition(t *testing.T, brokers, topic, key string) (int32, int64) {
+	t.Helper()
+	for _, r := range testkafka.ReadAll(t, brokers, topic) {
+		if string(r.Key) == key {
+			return r.Partition, r.Offset
+		}
+	}
+	t.Fatalf("no record with key %s in %s", key, topic)
+	return 0, 0
 }
