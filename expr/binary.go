@@ -156,7 +156,7 @@ func arithmetic(op parser.BinaryOp, l, r Compiled) (Compiled, error) {
 	var eval Eval
 	switch t.Kind {
 	case types.Integer:
-		f := int32Op(op)
+		f := intOp[int32](op)
 		eval = func(row []any) any {
 			a, ok1 := lf(row).(int32)
 			b, ok2 := rf(row).(int32)
@@ -166,7 +166,7 @@ func arithmetic(op parser.BinaryOp, l, r Compiled) (Compiled, error) {
 			return f(a, b)
 		}
 	case types.BigInt:
-		f := int64Op(op)
+		f := intOp[int64](op)
 		eval = func(row []any) any {
 			a, ok1 := types.AsInt64(lf(row))
 			b, ok2 := types.AsInt64(rf(row))
@@ -189,47 +189,25 @@ func arithmetic(op parser.BinaryOp, l, r Compiled) (Compiled, error) {
 	return Compiled{Type: t, Eval: eval}, nil
 }
 
-func int32Op(op parser.BinaryOp) func(a, b int32) any {
+// intOp implements integer arithmetic; division and modulo by zero give
+// NULL, as ksqlDB does.
+func intOp[T int32 | int64](op parser.BinaryOp) func(a, b T) any {
 	switch op {
 	case parser.OpAdd:
-		return func(a, b int32) any { return a + b }
+		return func(a, b T) any { return a + b }
 	case parser.OpSub:
-		return func(a, b int32) any { return a - b }
+		return func(a, b T) any { return a - b }
 	case parser.OpMul:
-		return func(a, b int32) any { return a * b }
+		return func(a, b T) any { return a * b }
 	case parser.OpDiv:
-		return func(a, b int32) any {
+		return func(a, b T) any {
 			if b == 0 {
 				return nil
 			}
 			return a / b
 		}
 	}
-	return func(a, b int32) any {
-		if b == 0 {
-			return nil
-		}
-		return a % b
-	}
-}
-
-func int64Op(op parser.BinaryOp) func(a, b int64) any {
-	switch op {
-	case parser.OpAdd:
-		return func(a, b int64) any { return a + b }
-	case parser.OpSub:
-		return func(a, b int64) any { return a - b }
-	case parser.OpMul:
-		return func(a, b int64) any { return a * b }
-	case parser.OpDiv:
-		return func(a, b int64) any {
-			if b == 0 {
-				return nil
-			}
-			return a / b
-		}
-	}
-	return func(a, b int64) any {
+	return func(a, b T) any {
 		if b == 0 {
 			return nil
 		}

@@ -186,13 +186,7 @@ func encodeSide(v any, formatName string, cols []types.Column, props format.Prop
 			return []byte(s), nil
 		}
 	}
-	var codec format.Codec
-	var err error
-	if key {
-		codec, err = format.NewKeyCodec(formatName, cols, props)
-	} else {
-		codec, err = format.NewValueCodec(formatName, cols, props)
-	}
+	codec, err := codecFor(formatName, cols, props, key)
 	if err != nil {
 		return nil, err
 	}
@@ -265,13 +259,7 @@ func decodeSide(b []byte, formatName string, cols []types.Column, props format.P
 	case format.Delimited:
 		return string(b), nil
 	}
-	var codec format.Codec
-	var err error
-	if key {
-		codec, err = format.NewKeyCodec(formatName, cols, props)
-	} else {
-		codec, err = format.NewValueCodec(formatName, cols, props)
-	}
+	codec, err := codecFor(formatName, cols, props, key)
 	if err != nil {
 		return nil, err
 	}
@@ -287,4 +275,11 @@ func decodeSide(b []byte, formatName string, cols []types.Column, props format.P
 		m[c.Name] = format.ToJSON(vals[i], c.Type)
 	}
 	return m, nil
+}
+
+func codecFor(formatName string, cols []types.Column, props format.Props, key bool) (format.Codec, error) {
+	if key {
+		return format.NewKeyCodec(formatName, cols, props)
+	}
+	return format.NewValueCodec(formatName, cols, props)
 }
