@@ -237,7 +237,7 @@ func compileCall(call *parser.FuncCall, scope Scope) (Compiled, error) {
 	}
 	s, ok := scalars[call.Name]
 	if !ok {
-		return Compiled{}, fmt.Errorf("%w: %s; the functions are %s", ErrUnknownFunction, call.Name, strings.Join(ScalarNames(), ", "))
+		return Compiled{}, fmt.Errorf("%w: can't find any functions with the name '%s'", ErrUnknownFunction, call.Name)
 	}
 	argTypes := make([]types.Type, len(call.Args))
 	evals := make([]Eval, len(call.Args))
