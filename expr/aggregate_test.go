@@ -1,0 +1,185 @@
+package expr_test
+
+import (
+	"errors"
+	"math"
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+	"github.com/google/go-cmp/cmp/cmpopts"
+	"github.com/sluice-sql/sluice/expr"
+	"github.com/sluice-sql/sluice/types"
+)
+
+type aggCase struct {
+	name     string
+	fn       string
+	args     []types.Type
+	star     bool
+	rows     [][]any // the argument values of each row
+	wantType types.Type
+	want     any
+}
+
+func one(vs ...any) [][]any {
+	out := make([][]any, len(vs))
+	for i, v := range vs {
+		out[i] = []any{v}
+	}
+	return out
+}
+
+var aggCases = []aggCase{
+	{"COUNT(*)", "COUNT", nil, true, [][]any{{}, {}, {}}, tBig, int64(3)},
+	{"COUNT(*) no rows", "COUNT", nil, true, nil, tBig, int64(0)},
+	{"COUNT(*) counts NULL rows", "COUNT", []types.Type{tInt}, true, one(int32(1), nil, nil), tBig, int64(3)},
+	{"COUNT(col) skips NULLs", "COUNT", []types.Type{tInt}, false, one(int32(1), nil, int32(3), nil), tBig, int64(2)},
+	{"COUNT(col) all NULL", "COUNT", []types.Type{tString}, false, one(nil, nil), tBig, int64(0)},
+	{"lower-case name", "count", []types.Type{tString}, false, one("a"), tBig, int64(1)},
+	{"SUM INT", "SUM", []types.Type{tInt}, false, one(int32(1), nil, int32(2), int32(-10)), tInt, int32(-7)},
+	{"SUM INT wraps", "SUM", []types.Type{tInt}, false, one(int32(math.MaxInt32), int32(1)), tInt, int32(math.MinInt32)},
+	{"SUM BIGINT", "SUM", []types.Type{tBig}, false, one(int64(1<<40), nil, int64(1)), tBig, int64(1<<40 + 1)},
+	{"SUM DOUBLE", "SUM", []types.Type{tDouble}, false, one(0.5, nil, 0.25), tDouble, 0.75},
+	{"SUM no values", "SUM", []types.Type{tDouble}, false, one(nil), tDouble, 0.0},
+	{"SUM INT no rows", "SUM", []types.Type{tInt}, false, nil, tInt, int32(0)},
+	{"AVG INT", "AVG", []types.Type{tInt}, false, one(int32(1), int32(2), nil, int32(4)), tDouble, 7.0 / 3},
+	{"AVG BIGINT", "AVG", []types.Type{tBig}, false, one(int64(2), int64(3)), tDouble, 2.5},
+	{"AVG DOUBLE", "AVG", []types.Type{tDouble}, false, one(1.5, nil, -0.5), tDouble, 0.5},
+	{"AVG no values", "AVG", []types.Type{tDouble}, false, one(nil, nil), tDouble, 0.0},
+	{"MIN INT", "MIN", []types.Type{tInt}, false, one(int32(3), nil, int32(1), int32(2)), tInt, int32(1)},
+	{"MAX INT", "MAX", []types.Type{tInt}, false, one(int32(3), nil, int32(1), int32(2)), tInt, int32(3)},
+	{"MIN first NULL", "MIN", []types.Type{tBig}, false, one(nil, int64(5), int64(-5)), tBig, int64(-5)},
+	{"MAX all NULL", "MAX", []types.Type{tDouble}, false, one(nil, nil), tDouble, nil},
+	{"MIN no rows", "MIN", []types.Type{tDouble}, false, nil, tDouble, nil},
+	{"MIN STRING", "MIN", []types.Type{tString}, false, one("b", "a", "c"), tString, "a"},
+	{"MAX STRING", "MAX", []types.Type{tString}, false, one("b", "a", "c"), tString, "c"},
+	{"MAX DOUBLE", "MAX", []types.Type{tDouble}, false, one(-1.0, math.Inf(-1), 2.5), tDouble, 2.5},
+	{"MAX with NaN", "MAX", []types.Type{tDouble}, false, one(1.0, math.NaN(), 2.0), tDouble, math.NaN()}, // NaN sorts last
+	{"MIN with NaN", "MIN", []types.Type{tDouble}, false, one(math.NaN(), 2.0, 1.0), tDouble, 1.0},
+	{"MAX BOOLEAN", "MAX", []types.Type{tBool}, false, one(false, true, false), tBool, true},
+	{"LATEST_BY_OFFSET", "LATEST_BY_OFFSET", []types.Type{tInt}, false, one(int32(1), int32(2), int32(3)), tInt, int32(3)},
+	{"LATEST_BY_OFFSET ignores NULLs", "LATEST_BY_OFFSET", []types.Type{tInt}, false, one(int32(1), int32(2), nil), tInt, int32(2)},
+	{"LATEST_BY_OFFSET ignoreNulls true", "LATEST_BY_OFFSET", []types.Type{tString, tBool}, false, [][]any{{"a", true}, {nil, true}}, tString, "a"},
+	{"LATEST_BY_OFFSET ignoreNulls false", "LATEST_BY_OFFSET", []types.Type{tString, tBool}, false, [][]any{{"a", false}, {nil, false}}, tString, nil},
+	{"LATEST_BY_OFFSET ignoreNulls false then value", "LATEST_BY_OFFSET", []types.Type{tString, tBool}, false, [][]any{{nil, false}, {"b", false}}, tString, "b"},
+	{"LATEST_BY_OFFSET no rows", "LATEST_BY_OFFSET", []types.Type{tString}, false, nil, tString, nil},
+	{"EARLIEST_BY_OFFSET", "EARLIEST_BY_OFFSET", []types.Type{tBig}, false, one(int64(1), int64(2)), tBig, int64(1)},
+	{"EARLIEST_BY_OFFSET ignores NULLs", "EARLIEST_BY_OFFSET", []types.Type{tBig}, false, one(nil, int64(2), int64(3)), tBig, int64(2)},
+	{"EARLIEST_BY_OFFSET ignoreNulls false keeps first value", "EARLIEST_BY_OFFSET", []types.Type{tDouble, tBool}, false, [][]any{{1.5, false}, {nil, false}, {2.5, false}}, tDouble, 1.5},
+	{"EARLIEST_BY_OFFSET all NULL", "EARLIEST_BY_OFFSET", []types.Type{tDouble}, false, one(nil, nil), tDouble, nil},
+}
+
+func fold(agg *expr.Aggregate, acc any, rows [][]any) any {
+	for _, r := range rows {
+		acc = agg.Add(acc, r)
+	}
+	return acc
+}
+
+func TestAggregates(t *testing.T) {
+	for _, tc := range aggCases {
+		t.Run(tc.name, func(t *testing.T) {
+			agg, err := expr.BindAggregate(tc.fn, tc.args, tc.star)
+			if err != nil {
+				t.Fatalf("BindAggregate: %v", err)
+			}
+			if !agg.ResultType.Equal(tc.wantType) {
+				t.Errorf("ResultType %s, want %s", agg.ResultType, tc.wantType)
+			}
+			got := agg.Result(fold(agg, agg.Init(), tc.rows))
+			if diff := cmp.Diff(tc.want, got, cmpopts.EquateNaNs()); diff != "" {
+				t.Errorf("result (-want +got):\n%s", diff)
+			}
+		})
+	}
+}
+
+// State stores keep accumulators encoded; folding must go on from a
+// decoded accumulator as if it had never left memory.
+func TestAggregateAccumulatorSurvivesEncoding(t *testing.T) {
+	for _, tc := range aggCases {
+		t.Run(tc.name, func(t *testing.T) {
+			agg, err := expr.BindAggregate(tc.fn, tc.args, tc.star)
+			if err != nil {
+				t.Fatal(err)
+			}
+			// Encode and decode after every row, the worst case.
+			acc := agg.Init()
+			for _, r := range tc.rows {
+				buf := types.AppendValue(nil, acc)
+				dec, rest, err := types.DecodeValue(buf)
+				if err != nil || len(rest) != 0 {
+					t.Fatalf("decode accumulator %#v: rest %x, err %v", acc, rest, err)
+				}
+				acc = agg.Add(dec, r)
+			}
+			buf := types.AppendValues(nil, []any{acc})
+			accs, _, err := types.DecodeValues(buf)
+			if err != nil {
+				t.Fatal(err)
+			}
+			got := agg.Result(accs[0])
+			if diff := cmp.Diff(tc.want, got, cmpopts.EquateNaNs()); diff != "" {
+				t.Errorf("result after encoding (-want +got):\n%s", diff)
+			}
+		})
+	}
+}
+
+// Init returns a fresh accumulator each time: folding one group must not
+// leak into another.
+func TestAggregateInitIsFresh(t *testing.T) {
+	agg, err := expr.BindAggregate("AVG", []types.Type{tInt}, false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	a := fold(agg, agg.Init(), one(int32(10)))
+	b := fold(agg, agg.Init(), one(int32(2), int32(4)))
+	if ra, rb := agg.Result(a), agg.Result(b); ra != 10.0 || rb != 3.0 {
+		t.Errorf("results %v, %v; want 10, 3", ra, rb)
+	}
+	// Add does not mutate the accumulator it was given.
+	before := agg.Init()
+	_ = agg.Add(before, []any{int32(5)})
+	if got := agg.Result(before); got != 0.0 {
+		t.Errorf("Add mutated its input: %v", got)
+	}
+}
+
+func TestBindAggregateErrors(t *testing.T) {
+	cases := []struct {
+		fn   string
+		args []types.Type
+		kind error
+	}{
+		{"NOPE", []types.Type{tInt}, expr.ErrUnknownFunction},
+		{"UCASE", []types.Type{tString}, expr.ErrUnknownFunction},
+		{"COUNT", []types.Type{tInt, tInt}, expr.ErrType},
+		{"SUM", []types.Type{tString}, expr.ErrType},
+		{"SUM", []types.Type{tBool}, expr.ErrType},
+		{"SUM", nil, expr.ErrType},
+		{"AVG", []types.Type{tString}, expr.ErrType},
+		{"AVG", []types.Type{tInt, tInt}, expr.ErrType},
+		{"MIN", nil, expr.ErrType},
+		{"MAX", []types.Type{tInt, tInt}, expr.ErrType},
+		{"LATEST_BY_OFFSET", nil, expr.ErrType},
+		{"EARLIEST_BY_OFFSET", []types.Type{tInt, tBool, tBool}, expr.ErrType},
+	}
+	for _, tc := range cases {
+		if _, err := expr.BindAggregate(tc.fn, tc.args, false); !errors.Is(err, tc.kind) {
+			t.Errorf("BindAggregate(%s, %v): err %v, want %v", tc.fn, tc.args, err, tc.kind)
+		}
+	}
+}
+
+func TestIsAggregate(t *testing.T) {
+	for name, want := range map[string]bool{
+		"COUNT": true, "count": true, "Sum": true, "AVG": true, "MIN": true, "MAX": true,
+		"LATEST_BY_OFFSET": true, "earliest_by_offset": true,
+		"UCASE": false, "COALESCE": false, "": false, "COUNT_DISTINCT": false,
+	} {
+		if got := expr.IsAggregate(name); got != want {
+			t.Errorf("IsAggregate(%q) = %v, want %v", name, got, want)
+		}
+	}
+}
