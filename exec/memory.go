@@ -144,7 +144,13 @@ func (m *MemoryRunner) Produce(rec *Record) {
 // Send delivers rec to its topic and processes everything that follows
 // from it. Records produced along the way are returned in order.
 func (m *MemoryRunner) Send(rec Record) ([]*Record, error) {
-	m.queue = append(m.queue[:0], &rec)
+	m.queue = append(m.queue, &rec)
+	return m.drain(&rec)
+}
+
+// drain delivers queued records until none is left, returning those the
+// tasks produced (everything but input, the record sent from outside).
+func (m *MemoryRunner) drain(input *Record) ([]*Record, error) {
 	var out []*Record
 	for len(m.queue) > 0 {
 		r := m.queue[0]
@@ -152,7 +158,7 @@ func (m *MemoryRunner) Send(rec Record) ([]*Record, error) {
 		r.Partition = 0
 		r.Offset = m.offsets[r.Topic]
 		m.offsets[r.Topic]++
-		if r != &rec {
+		if r != input {
 			out = append(out, r)
 		}
 		for _, t := range m.tasks[r.Topic] {
@@ -169,19 +175,20 @@ func (m *MemoryRunner) Send(rec Record) ([]*Record, error) {
 }
 
 // AdvanceAll moves every task's stream time to at least ts, closing
-// windows as if a record with that time had arrived.
-func (m *MemoryRunner) AdvanceAll(ts int64) error {
+// windows as if a record with that time had arrived, and delivers what
+// that produces.
+func (m *MemoryRunner) AdvanceAll(ts int64) ([]*Record, error) {
 	for _, ts2 := range m.tasks {
 		for _, t := range ts2 {
 			if ts > t.tc.StreamTime {
 				t.tc.StreamTime = ts
 			}
 			if err := t.head.AdvanceTime(&t.tc); err != nil {
-				return err
+				return nil, err
 			}
 		}
 	}
-	return nil
+	return m.drain(nil)
 }
 
 func (m *MemoryRunner) commit(t *Task) error {

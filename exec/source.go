@@ -150,6 +150,9 @@ func (d *decoder) decode(rec *Record, row *Row) error {
 	}
 	row.Cols = cols
 	row.Ts = rec.Timestamp
+	if rec.Timestamp < 0 && d.spec.TimestampCol < 0 {
+		return &decodeError{ErrKindTimestamp, fmt.Errorf("negative record timestamp %d", rec.Timestamp)}
+	}
 	if tc := d.spec.TimestampCol; tc >= 0 && !row.Tombstone {
 		ts, err := eventTime(cols[tc], d.spec.TimestampFormat)
 		if err != nil {

@@ -47,9 +47,14 @@ func (w *WindowSpec) retention() int64 {
 	return max(w.Retention, w.Size+w.Grace)
 }
 
-// starts lists the starts of the windows containing ts, ascending.
+// starts lists the starts of the windows containing ts, ascending. As in
+// Kafka Streams, windows start at 0 or later, so a negative time has none
+// (sources skip such records before they get here).
 func (w *WindowSpec) starts(ts int64, buf []int64) []int64 {
 	buf = buf[:0]
+	if ts < 0 {
+		return buf
+	}
 	if w.Kind == Tumbling {
 		return append(buf, ts-mod(ts, w.Size))
 	}

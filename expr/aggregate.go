@@ -164,11 +164,13 @@ func bindByOffset(name string, latest bool) aggBinder {
 		if len(args) < 1 || len(args) > 2 {
 			return nil, fmt.Errorf("%w: %s takes one or two arguments", ErrType, name)
 		}
-		// The optional second argument (ignoreNulls) defaults to true.
+		// The optional second argument (ignoreNulls) defaults to true. The
+		// accumulator is [seen, value], so that a NULL kept on purpose is
+		// not mistaken for "nothing seen yet".
 		return &Aggregate{
 			Name:       name,
 			ResultType: args[0],
-			Init:       func() any { return nil },
+			Init:       func() any { return []any{false, nil} },
 			Add: func(acc any, a []any) any {
 				ignoreNulls := true
 				if len(a) == 2 {
@@ -179,12 +181,12 @@ func bindByOffset(name string, latest bool) aggBinder {
 				if a[0] == nil && ignoreNulls {
 					return acc
 				}
-				if latest || acc == nil {
-					return a[0]
+				if seen, _ := acc.([]any)[0].(bool); seen && !latest {
+					return acc
 				}
-				return acc
+				return []any{true, a[0]}
 			},
-			Result: identity,
+			Result: func(acc any) any { return acc.([]any)[1] },
 		}, nil
 	}
 }

@@ -3,6 +3,7 @@ package expr
 import (
 	"fmt"
 	"math"
+	"math/big"
 	"strconv"
 	"strings"
 	"time"
@@ -97,7 +98,7 @@ func CastFunc(from, to types.Type) (func(any) any, error) {
 			case int64:
 				return int32(x)
 			case float64:
-				return int32(x)
+				return int32(SaturateInt(x, math.MinInt32, math.MaxInt32))
 			case string:
 				n, err := strconv.ParseInt(strings.TrimSpace(x), 10, 32)
 				if err != nil {
@@ -120,7 +121,7 @@ func CastFunc(from, to types.Type) (func(any) any, error) {
 			case int64:
 				return x
 			case float64:
-				return int64(x)
+				return SaturateInt(x, math.MinInt64, math.MaxInt64)
 			case string:
 				n, err := strconv.ParseInt(strings.TrimSpace(x), 10, 64)
 				if err != nil {
@@ -200,6 +201,62 @@ func ParseTimestampText(s string) (int64, error) {
 		}
 	}
 	return 0, fmt.Errorf("%w: cannot parse timestamp %q", ErrType, s)
+}
+
+// SaturateInt converts a double to an integer the way Java's casts do:
+// out-of-range values clamp to the bounds and NaN becomes 0. (Go leaves
+// such conversions to the machine.)
+func SaturateInt(f float64, lo, hi int64) int64 {
+	switch {
+	case math.IsNaN(f):
+		return 0
+	case f <= float64(lo):
+		return lo
+	case f >= float64(hi):
+		return hi
+	}
+	return int64(f)
+}
+
+// roundDecimal rounds f to d decimal places, half away from zero, on its
+// shortest decimal text rather than its binary value, so 1.005 rounds to
+// 1.01 as ksqlDB's BigDecimal.valueOf(x).setScale(d, HALF_UP) does.
+func roundDecimal(f float64, d int64) float64 {
+	if math.IsNaN(f) || math.IsInf(f, 0) {
+		return f
+	}
+	r, ok := new(big.Rat).SetString(strconv.FormatFloat(f, 'g', -1, 64))
+	if !ok {
+		return f
+	}
+	scale := new(big.Rat).SetInt(new(big.Int).Exp(big.NewInt(10), big.NewInt(abs64(d)), nil))
+	if d >= 0 {
+		r.Mul(r, scale)
+	} else {
+		r.Quo(r, scale)
+	}
+	// Half away from zero: add ±1/2, then truncate toward zero.
+	half := big.NewRat(1, 2)
+	if r.Sign() < 0 {
+		half.Neg(half)
+	}
+	r.Add(r, half)
+	q := new(big.Int).Quo(r.Num(), r.Denom())
+	r.SetInt(q)
+	if d >= 0 {
+		r.Quo(r, scale)
+	} else {
+		r.Mul(r, scale)
+	}
+	out, _ := r.Float64()
+	return out
+}
+
+func abs64(n int64) int64 {
+	if n < 0 {
+		return -n
+	}
+	return n
 }
 
 func roundHalfUp(f float64) float64 {

@@ -283,6 +283,9 @@ func compileIn(in *parser.In, scope Scope) (Compiled, error) {
 		if err != nil {
 			return Compiled{}, err
 		}
+		if !comparable(x.Type, c.Type) {
+			return Compiled{}, errAt(e, fmt.Errorf("%w: cannot compare %s to %s in IN list", ErrType, x.Type, c.Type))
+		}
 		list[i] = c.Eval
 	}
 	f, not := x.Eval, in.Not
@@ -315,6 +318,9 @@ func compileBetween(b *parser.Between, scope Scope) (Compiled, error) {
 		c, err := Compile(e, scope)
 		if err != nil {
 			return Compiled{}, err
+		}
+		if i > 0 && !comparable(cs[0].Type, c.Type) {
+			return Compiled{}, errAt(e, fmt.Errorf("%w: cannot compare %s to %s in BETWEEN", ErrType, cs[0].Type, c.Type))
 		}
 		cs[i] = c
 	}

@@ -113,7 +113,7 @@ func init() {
 				if !ok {
 					return nil
 				}
-				end = max(start, min(len(r), start+int(n)))
+				end = start + int(max(0, min(n, int64(len(r)-start))))
 			}
 			return string(r[start:end])
 		}, nil
@@ -187,8 +187,7 @@ func bindRound(args []types.Type) (types.Type, func([]any) any, error) {
 			if !ok || !ok2 {
 				return nil
 			}
-			p := math.Pow(10, float64(d))
-			return roundHalfUp(f*p) / p
+			return roundDecimal(f, d)
 		}, nil
 	}
 	switch args[0].Kind {
@@ -200,7 +199,7 @@ func bindRound(args []types.Type) (types.Type, func([]any) any, error) {
 		if !ok {
 			return nil
 		}
-		return int64(roundHalfUp(f))
+		return SaturateInt(roundHalfUp(f), math.MinInt64, math.MaxInt64)
 	}, nil
 }
 

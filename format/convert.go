@@ -419,56 +419,13 @@ func appendValue(b []byte, v any, t types.Type) ([]byte, error) {
 // 1.0E7, 1.234E-5. JSON has no NaN or infinities; like Jackson we write
 // them as the strings "NaN", "Infinity" and "-Infinity".
 func appendDouble(b []byte, f float64) []byte {
-	switch {
-	case math.IsNaN(f):
-		return append(b, `"NaN"`...)
-	case math.IsInf(f, 1):
-		return append(b, `"Infinity"`...)
-	case math.IsInf(f, -1):
-		return append(b, `"-Infinity"`...)
+	// JSON has no NaN or infinities; Jackson writes them as strings.
+	if math.IsNaN(f) || math.IsInf(f, 0) {
+		b = append(b, '"')
+		b = types.AppendDouble(b, f)
+		return append(b, '"')
 	}
-	if a := math.Abs(f); a == 0 || (a >= 1e-3 && a < 1e7) {
-		start := len(b)
-		b = strconv.AppendFloat(b, f, 'f', -1, 64)
-		for _, c := range b[start:] {
-			if c == '.' {
-				return b
-			}
-		}
-		return append(b, ".0"...)
-	}
-	// Scientific: Go writes 1.5e+07 / 1e-05; Java 1.5E7 / 1.0E-5.
-	var tmp [32]byte
-	s := strconv.AppendFloat(tmp[:0], f, 'e', -1, 64)
-	e := 0
-	for s[e] != 'e' {
-		e++
-	}
-	b = append(b, s[:e]...)
-	if !containsDot(s[:e]) {
-		b = append(b, ".0"...)
-	}
-	b = append(b, 'E')
-	exp := s[e+1:]
-	if exp[0] == '+' {
-		exp = exp[1:]
-	} else {
-		b = append(b, '-')
-		exp = exp[1:]
-	}
-	for len(exp) > 1 && exp[0] == '0' {
-		exp = exp[1:]
-	}
-	return append(b, exp...)
-}
-
-func containsDot(s []byte) bool {
-	for _, c := range s {
-		if c == '.' {
-			return true
-		}
-	}
-	return false
+	return types.AppendDouble(b, f)
 }
 
 const hexDigits = "0123456789abcdef"

@@ -142,29 +142,46 @@ func FormatValue(v any) string {
 	return fmt.Sprint(v)
 }
 
-// FormatDouble prints a double the way Java does for ordinary magnitudes:
-// shortest round-trip digits, and always a fractional part, so that 125
-// as a DOUBLE reads 125.0.
-func FormatDouble(f float64) string {
-	if math.IsInf(f, 1) {
-		return "Infinity"
+// FormatDouble prints a double as Java's Double.toString does, which is
+// how ksqlDB shows and serialises doubles: shortest round-trip digits,
+// always a fractional part (125 as a DOUBLE reads 125.0), and E notation
+// outside [1e-3, 1e7) (1.0E7, 1.5E-5).
+func FormatDouble(f float64) string { return string(AppendDouble(nil, f)) }
+
+// AppendDouble appends FormatDouble(f) to b.
+func AppendDouble(b []byte, f float64) []byte {
+	switch {
+	case math.IsNaN(f):
+		return append(b, "NaN"...)
+	case math.IsInf(f, 1):
+		return append(b, "Infinity"...)
+	case math.IsInf(f, -1):
+		return append(b, "-Infinity"...)
 	}
-	if math.IsInf(f, -1) {
-		return "-Infinity"
-	}
-	if math.IsNaN(f) {
-		return "NaN"
-	}
-	abs := math.Abs(f)
-	if abs != 0 && (abs < 1e-3 || abs >= 1e7) {
-		s := strconv.FormatFloat(f, 'E', -1, 64)
-		return s
-	}
-	s := strconv.FormatFloat(f, 'f', -1, 64)
-	for i := 0; i < len(s); i++ {
-		if s[i] == '.' {
-			return s
+	if a := math.Abs(f); a == 0 || (a >= 1e-3 && a < 1e7) {
+		start := len(b)
+		b = strconv.AppendFloat(b, f, 'f', -1, 64)
+		if !bytes.ContainsRune(b[start:], '.') {
+			b = append(b, ".0"...)
 		}
+		return b
 	}
-	return s + ".0"
+	// Go writes 1.5e+07 and 1e-05; Java writes 1.5E7 and 1.0E-5.
+	var tmp [32]byte
+	s := strconv.AppendFloat(tmp[:0], f, 'e', -1, 64)
+	e := bytes.IndexByte(s, 'e')
+	b = append(b, s[:e]...)
+	if !bytes.ContainsRune(s[:e], '.') {
+		b = append(b, ".0"...)
+	}
+	b = append(b, 'E')
+	exp := s[e+1:]
+	if exp[0] == '-' {
+		b = append(b, '-')
+	}
+	exp = bytes.TrimLeft(exp[1:], "0")
+	if len(exp) == 0 {
+		exp = []byte{'0'}
+	}
+	return append(b, exp...)
 }

@@ -1,0 +1,16 @@
+package types_test
+
+import (
+	"testing"
+
+	"github.com/sluice-sql/sluice/types"
+)
+
+// Java's Double.toString: E notation is "1.0E7", not Go's "1E+07".
+func TestFormatDoubleScientific(t *testing.T) {
+	for in, want := range map[float64]string{1e7: "1.0E7", 1e-4: "1.0E-4", 1.5e10: "1.5E10", 123456789: "1.23456789E8", -2.5e-7: "-2.5E-7", 1e21: "1.0E21"} {
+		if got := types.FormatDouble(in); got != want {
+			t.Errorf("FormatDouble(%v) = %q, want %q", in, got, want)
+		}
+	}
+}
