@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/twmb/franz-go/pkg/kgo"
+	"github.com/twmb/franz-go/plugin/kslog"
 
 	"github.com/sluice-sql/sluice/state"
 )
@@ -100,6 +101,11 @@ func StartKafka(topo *Topology, cfg KafkaConfig, m *Metrics) (*KafkaRunner, erro
 		kgo.FetchIsolationLevel(kgo.ReadCommitted()),
 		kgo.RecordPartitioner(Partitioner()),
 		kgo.ProducerLinger(5*time.Millisecond),
+		// A fetch waits at most this long for data: with the 5 s default a
+		// fetch of an empty partition holds back the others after a
+		// restart.
+		kgo.FetchMaxWait(min(cfg.CommitInterval, 500*time.Millisecond)),
+		kgo.WithLogger(kslog.New(cfg.Log)),
 		kgo.OnPartitionsRevoked(r.onRevoked),
 		kgo.OnPartitionsLost(r.onLost),
 	)
