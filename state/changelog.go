@@ -87,17 +87,31 @@ func EnsureTopic(ctx context.Context, adm *kadm.Client, topic string, partitions
 // A nil cl skips the changelog (the offline `sluice test` runner) and only
 // commits.
 func (s *Store) Flush(ctx context.Context, cl *kgo.Client, log Changelog, src map[string]int64) error {
-	prev, err := s.Checkpoint()
+	cp, err := s.ProduceChangelog(ctx, cl, log, src)
 	if err != nil {
 		return err
+	}
+	return s.Commit(cp)
+}
+
+// ProduceChangelog is the first half of Flush: it produces the overlay to
+// the changelog and returns the checkpoint that Commit should store, but
+// commits nothing locally. Exactly-once processing produces inside a
+// Kafka transaction and calls Commit only once the transaction has
+// committed, so local state never runs ahead of what Kafka kept; after an
+// abort it calls Discard instead.
+func (s *Store) ProduceChangelog(ctx context.Context, cl *kgo.Client, log Changelog, src map[string]int64) (Checkpoint, error) {
+	prev, err := s.Checkpoint()
+	if err != nil {
+		return Checkpoint{}, err
 	}
 	cp := Checkpoint{ChangelogOffset: prev.ChangelogOffset, SourceOffsets: mergeOffsets(prev.SourceOffsets, src)}
 	pending := s.Pending()
 	if cl == nil || len(pending) == 0 {
-		return s.Commit(cp)
+		return cp, nil
 	}
 	if err := checkManualPartitioner(cl, log.Topic); err != nil {
-		return s.errorf("flush", err)
+		return Checkpoint{}, s.errorf("flush", err)
 	}
 	recs := make([]*kgo.Record, len(pending))
 	for i, c := range pending {
@@ -115,17 +129,17 @@ func (s *Store) Flush(ctx context.Context, cl *kgo.Client, log Changelog, src ma
 		})
 	}
 	if err := cl.ProduceSync(ctx, recs...).FirstErr(); err != nil {
-		return s.errorf("flush", fmt.Errorf("produce to %s/%d: %w", log.Topic, log.Partition, err))
+		return Checkpoint{}, s.errorf("flush", fmt.Errorf("produce to %s/%d: %w", log.Topic, log.Partition, err))
 	}
 	for _, r := range recs {
 		if r.Partition != log.Partition {
 			// Cannot happen after checkManualPartitioner; checked because a
 			// record on the wrong partition silently corrupts a restore.
-			return s.errorf("flush", fmt.Errorf("record went to partition %d, want %d: %w", r.Partition, log.Partition, ErrPartitioner))
+			return Checkpoint{}, s.errorf("flush", fmt.Errorf("record went to partition %d, want %d: %w", r.Partition, log.Partition, ErrPartitioner))
 		}
 		cp.ChangelogOffset = max(cp.ChangelogOffset, r.Offset+1)
 	}
-	return s.Commit(cp)
+	return cp, nil
 }
 
 func mergeOffsets(prev, src map[string]int64) map[string]int64 {
