@@ -1,9 +1,12 @@
 package exec
 
 import (
+	"bytes"
+	"encoding/binary"
 	"fmt"
 	"math"
 	"strings"
+	"time"
 
 	"github.com/sluice-sql/sluice/expr"
 	"github.com/sluice-sql/sluice/state"
@@ -30,6 +33,12 @@ type AggregateNode struct {
 	EmitFinal bool
 	// WithOld attaches the previous result to each emitted row (Row.Old).
 	WithOld bool
+	// Retention (milliseconds, 0: forever) bounds a non-windowed
+	// aggregate: a key whose latest event time is at or before stream
+	// time minus Retention is deleted from the store and a tombstone of
+	// its row is emitted; a later record for it starts from scratch.
+	// Windowed aggregates bound their state with Window.Retention.
+	Retention int64
 }
 
 var _ Node = (*AggregateNode)(nil)
@@ -51,6 +60,8 @@ func (n *AggregateNode) Describe() string {
 		} else {
 			s += " emit changes"
 		}
+	} else if n.Retention > 0 {
+		s += " retention " + (time.Duration(n.Retention) * time.Millisecond).String()
 	}
 	return s + " [store " + n.Store + "]"
 }
@@ -62,15 +73,22 @@ type aggregate struct {
 	node  *AggregateNode
 	store *state.Store
 
-	keyBuf, stateKey, valBuf []byte
-	keyVals                  []any
-	starts                   []int64
-	args                     []any
+	keyBuf, stateKey, valBuf, idxKey []byte
+	keyVals                          []any
+	starts                           []int64
+	args                             []any
 	// nextClose is the earliest stream time at which some open window
 	// closes (EMIT FINAL); nextExpire is when some window's retention
-	// ends. Both start at the minimum so the first AdvanceTime after
-	// Open scans restored state once.
+	// ends, or (non-windowed with Retention) when the least recently
+	// updated key expires. Both start at the minimum so the first
+	// AdvanceTime after Open scans restored state once.
 	nextClose, nextExpire int64
+	// closeFrom, expireFrom and keysFrom are where the next scan of
+	// closeWindows, expire and expireKeys starts: everything before was
+	// deleted by an earlier scan and cannot come back. Starting there
+	// rather than at the beginning keeps scans from walking over the
+	// deletion markers Badger keeps until compaction.
+	closeFrom, expireFrom, keysFrom int64
 }
 
 func (a *aggregate) Open(tc *TaskContext) error {
@@ -81,6 +99,7 @@ func (a *aggregate) Open(tc *TaskContext) error {
 	a.store = s
 	a.keyVals = make([]any, len(a.node.KeyCols))
 	a.nextClose, a.nextExpire = math.MinInt64, math.MinInt64
+	a.closeFrom, a.expireFrom, a.keysFrom = math.MinInt64, math.MinInt64, math.MinInt64
 	return nil
 }
 
@@ -100,7 +119,8 @@ func (a *aggregate) Process(tc *TaskContext, row *Row) error {
 	a.keyBuf = types.AppendValues(a.keyBuf[:0], a.keyVals)
 	w := a.node.Window
 	if w == nil {
-		return a.update(tc, row, a.keyBuf, 0, 0)
+		a.stateKey = tableKey(a.stateKey[:0], a.keyBuf)
+		return a.update(tc, row, a.stateKey, 0, 0)
 	}
 	a.starts = w.starts(row.Ts, a.starts)
 	accepted := false
@@ -143,10 +163,24 @@ func (a *aggregate) update(tc *TaskContext, row *Row, key []byte, start, end int
 		}
 		accs[i] = call.Agg.Add(accs[i], a.args)
 	}
+	oldTs := maxTs
 	maxTs = max(maxTs, row.Ts)
 	a.valBuf = types.AppendValue(a.valBuf[:0], maxTs)
 	a.valBuf = types.AppendValues(a.valBuf, accs)
 	a.store.Put(key, a.valBuf)
+	if ret := a.node.Retention; ret > 0 && a.node.Window == nil && (!existed || maxTs != oldTs) {
+		// Keep the time index exact: one entry per live key, at its
+		// latest event time.
+		gk := key[1:]
+		if existed {
+			a.idxKey = expiryKey(a.idxKey[:0], oldTs, gk)
+			a.store.Delete(a.idxKey)
+		}
+		a.idxKey = expiryKey(a.idxKey[:0], maxTs, gk)
+		a.store.Put(a.idxKey, nil)
+		a.nextExpire = min(a.nextExpire, addSat(maxTs, ret))
+		a.keysFrom = min(a.keysFrom, maxTs) // a late new key may sit below the last cutoff
+	}
 	if a.node.EmitFinal {
 		return nil
 	}
@@ -205,6 +239,11 @@ func (a *aggregate) result(accs []any, maxTs, start, end int64) *Row {
 func (a *aggregate) AdvanceTime(tc *TaskContext) error {
 	w := a.node.Window
 	if w == nil {
+		if a.node.Retention > 0 && tc.StreamTime >= a.nextExpire {
+			if err := a.expireKeys(tc); err != nil {
+				return err
+			}
+		}
 		return a.forward.AdvanceTime(tc)
 	}
 	if a.node.EmitFinal && tc.StreamTime >= a.nextClose {
@@ -232,8 +271,12 @@ func (a *aggregate) closeWindows(tc *TaskContext) error {
 	}
 	var done []closed
 	// Windows are stored in start order; all windows of one size close in
-	// that order too, so the scan stops at the first open one.
-	err := a.store.Range(nil, func(k, v []byte) bool {
+	// that order too, so the scan stops at the first open one. Windows
+	// starting at or before stream time - size - grace are closed now
+	// and no record can open them again: the next scan starts after.
+	from := a.closeFrom
+	a.closeFrom = max(a.closeFrom, addSat(subSat(tc.StreamTime, w.Size+w.Grace), 1))
+	err := a.store.RangeBetween(windowBound(from), nil, func(k, v []byte) bool {
 		start, gk, ok := splitWindowKey(k)
 		if !ok {
 			return true
@@ -273,7 +316,11 @@ func (a *aggregate) expire(tc *TaskContext) error {
 	cutoff := tc.StreamTime - ret // windows ending at or before cutoff are gone
 	a.nextExpire = math.MaxInt64
 	var old [][]byte
-	err := a.store.Range(nil, func(k, _ []byte) bool {
+	// Windows ending at or before cutoff are deleted below and closed for
+	// good (retention >= size + grace): the next scan starts after them.
+	from := a.expireFrom
+	a.expireFrom = max(a.expireFrom, addSat(subSat(cutoff, w.Size), 1))
+	err := a.store.RangeBetween(windowBound(from), nil, func(k, _ []byte) bool {
 		start, _, ok := splitWindowKey(k)
 		if !ok {
 			return true
@@ -291,5 +338,99 @@ func (a *aggregate) expire(tc *TaskContext) error {
 	for _, k := range old {
 		a.store.Delete(k)
 	}
+	tc.Metrics.Expired.Add(int64(len(old)))
 	return nil
+}
+
+// Non-windowed state holds two kinds of keys, told apart by their first
+// byte so that ranges over one never meet the other:
+//
+//	0x00 ‖ group key                          → maxTs ‖ accumulators
+//	0x01 ‖ big-endian(maxTs ^ sign) ‖ group key → empty (with Retention only)
+//
+// The second is a time index: it lists the keys in order of their latest
+// event time, so expiry reads only the keys it deletes plus one.
+const (
+	tableDataTag  = 0x00
+	tableIndexTag = 0x01
+)
+
+func tableKey(buf, groupKey []byte) []byte {
+	return append(append(buf, tableDataTag), groupKey...)
+}
+
+func expiryKey(buf []byte, ts int64, groupKey []byte) []byte {
+	buf = append(buf, tableIndexTag)
+	buf = binary.BigEndian.AppendUint64(buf, uint64(ts)^(1<<63))
+	return append(buf, groupKey...)
+}
+
+func splitExpiryKey(k []byte) (ts int64, groupKey []byte, ok bool) {
+	if len(k) < 9 || k[0] != tableIndexTag {
+		return 0, nil, false
+	}
+	return int64(binary.BigEndian.Uint64(k[1:]) ^ (1 << 63)), k[9:], true
+}
+
+// expireKeys deletes the keys last updated at or before stream time minus
+// retention, in order of that time, and emits a tombstone for each, so
+// the output table loses the row too. The tombstones carry the stream
+// time at which the keys expired.
+func (a *aggregate) expireKeys(tc *TaskContext) error {
+	ret := a.node.Retention
+	cutoff := subSat(tc.StreamTime, ret)
+	a.nextExpire = math.MaxInt64
+	var expired [][]byte
+	// Entries at or before cutoff are all deleted below; the next scan
+	// starts after them unless a late new key lands there (see update).
+	from := a.keysFrom
+	a.keysFrom = max(a.keysFrom, addSat(cutoff, 1))
+	err := a.store.RangeBetween(expiryKey(nil, from, nil), []byte{tableIndexTag + 1}, func(k, _ []byte) bool {
+		tc.Metrics.expiryVisited.Add(1)
+		ts, _, ok := splitExpiryKey(k)
+		if !ok {
+			return true
+		}
+		if ts > cutoff {
+			a.nextExpire = addSat(ts, ret)
+			return false
+		}
+		expired = append(expired, bytes.Clone(k))
+		return true
+	})
+	if err != nil {
+		return fmt.Errorf("aggregate %s: expire keys: %w", a.node.Store, err)
+	}
+	for _, k := range expired {
+		_, gk, _ := splitExpiryKey(k)
+		group, _, err := types.DecodeValues(gk)
+		if err != nil {
+			return fmt.Errorf("aggregate %s: decode expired key: %w", a.node.Store, err)
+		}
+		a.store.Delete(k)
+		a.stateKey = tableKey(a.stateKey[:0], gk)
+		a.store.Delete(a.stateKey)
+		tc.Metrics.Expired.Add(1)
+		// Values stay NULL: a tombstone carries only its key columns.
+		cols := make([]any, len(a.node.KeyCols)+len(a.node.Aggs))
+		copy(cols, group)
+		if err := a.emit(tc, &Row{Cols: cols, Ts: tc.StreamTime, Tombstone: true}); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+func addSat(a, b int64) int64 {
+	if b > 0 && a > math.MaxInt64-b {
+		return math.MaxInt64
+	}
+	return a + b
+}
+
+func subSat(a, b int64) int64 {
+	if b > 0 && a < math.MinInt64+b {
+		return math.MinInt64
+	}
+	return a - b
 }

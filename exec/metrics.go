@@ -12,6 +12,14 @@ type Metrics struct {
 	RecordsIn   atomic.Int64
 	RecordsOut  atomic.Int64
 	LateDropped atomic.Int64
+	// Expired counts state entries deleted by retention: keys of a
+	// non-windowed aggregate WITH (RETENTION=…), and windows past their
+	// retention.
+	Expired atomic.Int64
+
+	// expiryVisited counts index entries read by key expiry scans, so
+	// tests can check a scan reads only what it deletes plus one.
+	expiryVisited atomic.Int64
 
 	mu     sync.Mutex
 	errors map[string]*atomic.Int64

@@ -189,11 +189,26 @@ func (p *planning) planAggregate() error {
 		if err != nil {
 			return err
 		}
+		if d, ok, err := p.withRetention(); err != nil {
+			return err
+		} else if ok {
+			if sel.Window.HasRetention {
+				return posErr(sel.Window.Pos, fmt.Errorf("%w: RETENTION is given both in the WINDOW clause and in WITH; give it once", ErrInvalid))
+			}
+			w.Retention = d.Milliseconds()
+		}
 		aggNode.Window = w
 		win, winSize = exec.TimeWindowed, w.Size
 		post.Columns = append(post.Columns,
 			types.Column{Name: exec.ColWindowStart, Type: types.BigIntType},
 			types.Column{Name: exec.ColWindowEnd, Type: types.BigIntType})
+	}
+	if aggNode.Window == nil {
+		d, err := p.tableRetention()
+		if err != nil {
+			return err
+		}
+		aggNode.Retention = d.Milliseconds()
 	}
 	chain = append(chain, aggNode)
 	store := exec.StoreSpec{Name: aggNode.Store, Changelog: p.prefix + "-Aggregate-Materialize-changelog", Partitions: partitions}
@@ -281,6 +296,48 @@ func (p *planning) needsRepartition() bool {
 		}
 	}
 	return false
+}
+
+// withRetention is the RETENTION of the statement's WITH clause, if any.
+func (p *planning) withRetention() (time.Duration, bool, error) {
+	text, ok := p.target.withProp("RETENTION")
+	if !ok {
+		return 0, false, nil
+	}
+	d, err := parseDuration("RETENTION", text)
+	if err != nil {
+		return 0, false, posErr(p.sel.Pos, err)
+	}
+	return d, true, nil
+}
+
+// tableRetention is how long a key of a non-windowed aggregation lives
+// after its last update, in event time: WITH (RETENTION=…), else, for
+// persistent queries, the session's sluice.table.retention; 0 keeps keys
+// forever.
+func (p *planning) tableRetention() (time.Duration, error) {
+	d, ok, err := p.withRetention()
+	if err != nil || ok {
+		return d, err
+	}
+	if p.target == nil || p.opts.TableRetention == "" {
+		return 0, nil
+	}
+	d, err = parseDuration("'"+TableRetentionProperty+"'", p.opts.TableRetention)
+	if err != nil {
+		return 0, posErr(p.sel.Pos, err)
+	}
+	return d, nil
+}
+
+// withProp reads a WITH property of the target; a transient query or an
+// INSERT INTO has none.
+func (t *Target) withProp(name string) (string, bool) {
+	if t == nil {
+		return "", false
+	}
+	v, ok := t.With[name]
+	return v, ok
 }
 
 // windowSpec resolves a WINDOW clause. A window without GRACE gets

@@ -15,7 +15,16 @@ import (
 type Options struct {
 	// ServiceID prefixes internal topic names. Default "default".
 	ServiceID string
+	// TableRetention is the session property sluice.table.retention
+	// (TableRetentionProperty): the retention of persistent non-windowed
+	// aggregations whose statement sets no WITH (RETENTION=…). Same
+	// syntax as RETENTION. Default "": keys are kept forever.
+	TableRetention string
 }
+
+// TableRetentionProperty names the session property behind
+// Options.TableRetention.
+const TableRetentionProperty = "sluice.table.retention"
 
 // DefaultGrace bounds the grace period of an EMIT CHANGES window that
 // states none: ksqlDB's 24 hours, less the window's size.
@@ -253,6 +262,9 @@ func (p *planning) planStateless() error {
 	produces := p.src.Kind
 	if err := p.checkTargetKind(produces); err != nil {
 		return err
+	}
+	if _, ok := p.target.withProp("RETENTION"); ok {
+		return posErr(p.sel.Pos, fmt.Errorf("%w: RETENTION bounds the state of an aggregation (GROUP BY); this query keeps no state", ErrInvalid))
 	}
 	var nodes []exec.Node
 	filter, err := p.whereNode(p.sc)
