@@ -30,12 +30,21 @@ func Brokers(t testing.TB) string {
 	if b := os.Getenv(EnvBrokers); b != "" {
 		return b
 	}
+	return Embedded(t).Addr()
+}
+
+// Embedded starts a fresh embedded broker, closed at cleanup, whatever
+// SLUICE_TEST_BROKERS says. It is for tests that need powers only the
+// embedded broker has (b.Cluster().Compact() forces compaction now);
+// everything else should use Brokers.
+func Embedded(t testing.TB) *broker.Broker {
+	t.Helper()
 	b, err := broker.Start(broker.Config{})
 	if err != nil {
 		t.Fatalf("start embedded broker: %v", err)
 	}
 	t.Cleanup(b.Close)
-	return b.Addr()
+	return b
 }
 
 var (
