@@ -2,6 +2,9 @@ package engine
 
 import (
 	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"os"
 	"errors"
 	"fmt"
 	"log/slog"
@@ -48,6 +51,10 @@ type Engine struct {
 	adm   *kadm.Client
 	mem   *exec.MemoryRunner
 	props map[string]string
+
+	// instanceID names this process's data directory; with the query id
+	// it makes a transactional id that survives restarts.
+	instanceID string
 
 	mu      sync.Mutex
 	queries map[string]*Query
@@ -101,6 +108,14 @@ func Open(ctx context.Context, cfg Config) (*Engine, error) {
 		return nil, fmt.Errorf("open state: %w", err)
 	}
 	e.db = db
+	if dir != "" {
+		if e.instanceID, err = instanceID(dir); err != nil {
+			db.Close()
+			return nil, err
+		}
+	} else {
+		e.instanceID = randomID()
+	}
 	if cfg.Memory {
 		e.mem = exec.NewMemoryRunner(db, cfg.Log)
 		return e, nil
@@ -236,3 +251,23 @@ func (e *Engine) createTopic(ctx context.Context, topic string, partitions int32
 // Parse splits and parses a script, for callers that want to show
 // statements before running them.
 func Parse(text string) ([]parser.Parsed, error) { return parser.ParseScript(text) }
+
+// instanceID reads the id of the instance owning dir, creating it on
+// first use.
+func instanceID(dir string) (string, error) {
+	path := filepath.Join(dir, "instance-id")
+	if b, err := os.ReadFile(path); err == nil && len(strings.TrimSpace(string(b))) > 0 {
+		return strings.TrimSpace(string(b)), nil
+	}
+	id := randomID()
+	if err := os.WriteFile(path, []byte(id+"\n"), 0o644); err != nil {
+		return "", fmt.Errorf("write instance id: %w", err)
+	}
+	return id, nil
+}
+
+func randomID() string {
+	var b [8]byte
+	_, _ = rand.Read(b[:])
+	return hex.EncodeToString(b[:])
+}

@@ -286,12 +286,27 @@ func (e *Engine) start(ctx context.Context, plan *planner.Query, text string) (*
 	return q, nil
 }
 
+// ExactlyOnce reports whether the session's processing.guarantee asks
+// for exactly-once (ksqlDB's exactly_once and exactly_once_v2 alike).
+func (e *Engine) ExactlyOnce() bool {
+	g := strings.ToLower(e.property("processing.guarantee", e.property("ksql.streams.processing.guarantee", "at_least_once")))
+	return strings.HasPrefix(g, "exactly_once")
+}
+
 func (e *Engine) kafkaConfig(group string, transient bool, out exec.Output) exec.KafkaConfig {
+	eos := !transient && e.ExactlyOnce()
+	// Exactly-once commits often: results become visible to
+	// read_committed consumers only when their transaction commits.
 	interval := time.Second
+	if eos {
+		interval = 100 * time.Millisecond
+	}
 	if ms, err := strconv.Atoi(e.property("commit.interval.ms", e.property("ksql.streams.commit.interval.ms", ""))); err == nil && ms > 0 {
 		interval = time.Duration(ms) * time.Millisecond
 	}
 	return exec.KafkaConfig{
+		ExactlyOnce:     eos,
+		TransactionalID: group + "-" + e.instanceID,
 		ConnOpts:       e.cfg.ConnOpts,
 		GroupID:        group,
 		ResetOffset:    e.property("auto.offset.reset", e.property("ksql.streams.auto.offset.reset", "latest")),

@@ -29,13 +29,17 @@ func openEngine(t *testing.T, brokers, dataDir, service string) *engine.Engine {
 	return openEngineLog(t, brokers, dataDir, service, quiet)
 }
 
-func openEngineLog(t *testing.T, brokers, dataDir, service string, log *slog.Logger) *engine.Engine {
+func openEngineLog(t *testing.T, brokers, dataDir, service string, log *slog.Logger, extra ...string) *engine.Engine {
 	t.Helper()
+	props := map[string]string{"auto.offset.reset": "earliest", "commit.interval.ms": "100"}
+	for i := 0; i+1 < len(extra); i += 2 {
+		props[extra[i]] = extra[i+1]
+	}
 	e, err := engine.Open(context.Background(), engine.Config{
 		ConnOpts:   []kgo.Opt{kgo.SeedBrokers(strings.Split(brokers, ",")...)},
 		DataDir:    dataDir,
 		ServiceID:  service,
-		Properties: map[string]string{"auto.offset.reset": "earliest", "commit.interval.ms": "100"},
+		Properties: props,
 		Log:        log,
 	})
 	if err != nil {
@@ -264,6 +268,12 @@ func latestTotals(t *testing.T, brokers, topic string) map[string]map[string]any
 // (state rebuilt from the changelog), producing more input each time:
 // the totals stay exact.
 func TestGroupByValueColumnRestarts(t *testing.T) {
+	for _, guarantee := range []string{"at_least_once", "exactly_once"} {
+		t.Run(guarantee, func(t *testing.T) { groupByRestarts(t, guarantee) })
+	}
+}
+
+func groupByRestarts(t *testing.T, guarantee string) {
 	brokers := testkafka.Brokers(t)
 	in, out, svc := testkafka.Name(t, "clicks"), testkafka.Name(t, "per_page"), testkafka.Name(t, "svc")
 	sql := fmt.Sprintf(`
@@ -312,8 +322,11 @@ func TestGroupByValueColumnRestarts(t *testing.T) {
 		})
 	}
 
+	open := func(dir string) *engine.Engine {
+		return openEngineLog(t, brokers, dir, svc, quiet, "processing.guarantee", guarantee)
+	}
 	dir := t.TempDir()
-	e := openEngine(t, brokers, dir, svc)
+	e := open(dir)
 	execute(t, e, sql)
 	batch(1000)
 	waitFor(e, 1000)
@@ -322,7 +335,7 @@ func TestGroupByValueColumnRestarts(t *testing.T) {
 	check("first run")
 
 	// Same statements, same data directory: resumes from local state.
-	e = openEngine(t, brokers, dir, svc)
+	e = open(dir)
 	execute(t, e, sql)
 	batch(500)
 	waitFor(e, 500)
@@ -331,7 +344,7 @@ func TestGroupByValueColumnRestarts(t *testing.T) {
 
 	// Same statements, empty data directory: state comes back from the
 	// changelog before new records are counted.
-	e = openEngine(t, brokers, t.TempDir(), svc)
+	e = open(t.TempDir())
 	execute(t, e, sql)
 	batch(500)
 	waitFor(e, 500)

@@ -35,6 +35,15 @@ type KafkaConfig struct {
 	// Output replaces Kafka as the destination of sink records (transient
 	// push queries print rows instead of producing them).
 	Output Output
+	// ExactlyOnce runs each commit interval as one Kafka transaction:
+	// outputs, repartition and changelog records and the input offsets
+	// commit together or not at all, and local state is committed only
+	// after the transaction is. TransactionalID must then be stable for
+	// this query on this instance, so a restarted process fences its
+	// crashed predecessor at once instead of waiting for its transaction
+	// to time out.
+	ExactlyOnce     bool
+	TransactionalID string
 }
 
 // KafkaRunner runs one query's topology against Kafka: a consumer group
@@ -45,6 +54,8 @@ type KafkaRunner struct {
 	topo    *Topology
 	cfg     KafkaConfig
 	cl      *kgo.Client
+	sess    *kgo.GroupTransactSession // exactly-once only
+	inTxn   bool
 	Metrics *Metrics
 
 	mu    sync.Mutex
@@ -109,11 +120,20 @@ func StartKafka(topo *Topology, cfg KafkaConfig, m *Metrics) (*KafkaRunner, erro
 		kgo.OnPartitionsRevoked(r.onRevoked),
 		kgo.OnPartitionsLost(r.onLost),
 	)
-	cl, err := kgo.NewClient(opts...)
-	if err != nil {
-		return nil, fmt.Errorf("query %s: kafka client: %w", topo.QueryID, err)
+	if cfg.ExactlyOnce {
+		opts = append(opts, kgo.TransactionalID(cfg.TransactionalID), kgo.TransactionTimeout(transactionTimeout))
+		sess, err := kgo.NewGroupTransactSession(opts...)
+		if err != nil {
+			return nil, fmt.Errorf("query %s: kafka client: %w", topo.QueryID, err)
+		}
+		r.sess, r.cl = sess, sess.Client()
+	} else {
+		cl, err := kgo.NewClient(opts...)
+		if err != nil {
+			return nil, fmt.Errorf("query %s: kafka client: %w", topo.QueryID, err)
+		}
+		r.cl = cl
 	}
-	r.cl = cl
 	ctx, cancel := context.WithCancel(context.Background())
 	r.cancel = cancel
 	go r.run(ctx)
@@ -166,8 +186,15 @@ func (r *KafkaRunner) run(ctx context.Context) {
 		fetches := r.cl.PollFetches(pollCtx)
 		cancel()
 		if ctx.Err() != nil {
-			r.cl.AllowRebalance()
 			return
+		}
+		if r.sess != nil && !r.inTxn && !fetches.Empty() {
+			if err := r.sess.Begin(); err != nil {
+				r.fail(fmt.Errorf("query %s: begin transaction: %w", r.topo.QueryID, err))
+				return
+			}
+			r.inTxn = true
+			lastCommit = time.Now()
 		}
 		if fetches.IsClientClosed() {
 			return
@@ -200,8 +227,13 @@ func (r *KafkaRunner) run(ctx context.Context) {
 			procErr = r.commit(ctx)
 			lastCommit = time.Now()
 		}
-		r.cl.AllowRebalance()
-		if procErr != nil && ctx.Err() != nil && errors.Is(procErr, context.Canceled) {
+		// Within a transaction the group may not rebalance: partitions
+		// moving mid-transaction would abort it. Rebalances wait for the
+		// commit, at most one commit interval.
+		if !r.inTxn {
+			r.cl.AllowRebalance()
+		}
+		if procErr != nil && ctx.Err() != nil {
 			return // stopped while restoring: a clean stop, not a failure
 		}
 		if procErr != nil {
@@ -230,9 +262,6 @@ func (r *KafkaRunner) task(ctx context.Context, topic string, partition int32) (
 	if err != nil {
 		return nil, err
 	}
-	r.mu.Lock()
-	r.tasks[tp] = t
-	r.mu.Unlock()
 	for _, s := range t.stores {
 		if r.cfg.Transient {
 			continue
@@ -247,6 +276,11 @@ func (r *KafkaRunner) task(ctx context.Context, topic string, partition int32) (
 	if err := t.Open(); err != nil {
 		return nil, err
 	}
+	// Only a restored, open task joins the set that commits: a restore
+	// cut short by a stop leaves nothing half-done to commit.
+	r.mu.Lock()
+	r.tasks[tp] = t
+	r.mu.Unlock()
 	return t, nil
 }
 
@@ -272,11 +306,19 @@ func (o kafkaOutput) Produce(rec *Record) {
 	})
 }
 
+// transactionTimeout bounds how long a crashed instance's open
+// transaction can hold back read_committed consumers when no successor
+// with the same transactional id fences it.
+const transactionTimeout = 15 * time.Second
+
 // commit makes the work since the last commit durable, in the order that
 // keeps at-least-once honest: outputs acknowledged, then state (changelog
 // first, then Badger with the source offsets it covers), then the
 // consumer offsets.
 func (r *KafkaRunner) commit(ctx context.Context) error {
+	if r.sess != nil {
+		return r.commitTransaction(ctx)
+	}
 	if err := r.cl.Flush(ctx); err != nil {
 		return fmt.Errorf("query %s: flush outputs: %w", r.topo.QueryID, err)
 	}
@@ -308,11 +350,77 @@ func (r *KafkaRunner) commit(ctx context.Context) error {
 	return nil
 }
 
+// commitTransaction ends the open transaction: changelog records join
+// it, then outputs, changelog and input offsets commit together. Only
+// then does local state commit. If Kafka aborts instead, the overlays are
+// dropped and the tasks closed: they reopen from the last committed state
+// while the session rewinds the input to the last committed offsets.
+func (r *KafkaRunner) commitTransaction(ctx context.Context) error {
+	if !r.inTxn {
+		return nil
+	}
+	r.mu.Lock()
+	tasks := make([]*Task, 0, len(r.tasks))
+	for _, t := range r.tasks {
+		tasks = append(tasks, t)
+	}
+	r.mu.Unlock()
+	type pendingCommit struct {
+		store *state.Store
+		cp    state.Checkpoint
+	}
+	var pending []pendingCommit
+	var produceErr error
+	for _, t := range tasks {
+		src := t.checkpointOffsets()
+		for _, s := range t.stores {
+			cp, err := s.store.ProduceChangelog(ctx, r.cl, state.Changelog{Topic: s.spec.Changelog, Partition: t.Partition}, src)
+			if err != nil {
+				produceErr = err
+				break
+			}
+			pending = append(pending, pendingCommit{s.store, cp})
+		}
+	}
+	try := kgo.TryCommit
+	if produceErr != nil {
+		try = kgo.TryAbort
+	}
+	committed, err := r.sess.End(ctx, try)
+	r.inTxn = false
+	if err != nil {
+		return fmt.Errorf("query %s: end transaction: %w", r.topo.QueryID, err)
+	}
+	if committed {
+		for _, p := range pending {
+			if err := p.store.Commit(p.cp); err != nil {
+				return fmt.Errorf("query %s: commit state: %w", r.topo.QueryID, err)
+			}
+		}
+		return nil
+	}
+	r.cfg.Log.Warn("transaction aborted; reprocessing from the last commit", "query", r.topo.QueryID, "cause", produceErr)
+	r.mu.Lock()
+	for tp, t := range r.tasks {
+		for _, s := range t.stores {
+			s.store.Discard()
+		}
+		_ = t.Close()
+		delete(r.tasks, tp)
+	}
+	r.produceErr = nil
+	r.mu.Unlock()
+	return nil
+}
+
 // onRevoked commits everything before partitions move to another
-// instance, then closes their tasks.
+// instance, then closes their tasks. Under exactly-once, rebalances only
+// happen between transactions, so there is nothing left to commit.
 func (r *KafkaRunner) onRevoked(ctx context.Context, _ *kgo.Client, revoked map[string][]int32) {
-	if err := r.commit(ctx); err != nil {
-		r.cfg.Log.Warn("commit on revoke failed", "query", r.topo.QueryID, "err", err)
+	if r.sess == nil {
+		if err := r.commit(ctx); err != nil {
+			r.cfg.Log.Warn("commit on revoke failed", "query", r.topo.QueryID, "err", err)
+		}
 	}
 	r.dropTasks(revoked)
 }
@@ -366,5 +474,10 @@ func (r *KafkaRunner) shutdown() {
 		delete(r.tasks, tp)
 	}
 	r.mu.Unlock()
-	r.cl.Close()
+	// Polling blocks rebalances until allowed; leaving the group is one.
+	if r.sess != nil {
+		r.sess.CloseAllowingRebalance()
+		return
+	}
+	r.cl.CloseAllowingRebalance()
 }
