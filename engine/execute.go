@@ -307,14 +307,14 @@ func (e *Engine) kafkaConfig(group string, transient bool, out exec.Output) exec
 	return exec.KafkaConfig{
 		ExactlyOnce:     eos,
 		TransactionalID: group + "-" + e.instanceID,
-		ConnOpts:       e.cfg.ConnOpts,
-		GroupID:        group,
-		ResetOffset:    e.property("auto.offset.reset", e.property("ksql.streams.auto.offset.reset", "latest")),
-		CommitInterval: interval,
-		DB:             e.db,
-		Log:            e.log,
-		Transient:      transient,
-		Output:         out,
+		ConnOpts:        e.cfg.ConnOpts,
+		GroupID:         group,
+		ResetOffset:     e.property("auto.offset.reset", e.property("ksql.streams.auto.offset.reset", "latest")),
+		CommitInterval:  interval,
+		DB:              e.db,
+		Log:             e.log,
+		Transient:       transient,
+		Output:          out,
 	}
 }
 
