@@ -129,7 +129,9 @@ func (e *Engine) ExecuteStatement(ctx context.Context, p parser.Parsed) (*Result
 	return res, nil
 }
 
-func (e *Engine) planOptions() planner.Options { return planner.Options{ServiceID: e.cfg.ServiceID} }
+func (e *Engine) planOptions() planner.Options {
+	return planner.Options{ServiceID: e.cfg.ServiceID, TableRetention: e.property(planner.TableRetentionProperty, "")}
+}
 
 func (e *Engine) createSource(ctx context.Context, st *parser.CreateSource, text string) (string, error) {
 	if _, err := e.cat.Lookup(st.Name); err == nil && st.IfNotExists {
