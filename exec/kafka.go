@@ -217,6 +217,12 @@ func (r *KafkaRunner) run(ctx context.Context) {
 			var rec Record
 			for _, kr := range fp.Records {
 				rec = Record{Topic: kr.Topic, Partition: kr.Partition, Offset: kr.Offset, Key: kr.Key, Value: kr.Value, Timestamp: kr.Timestamp.UnixMilli()}
+				if len(kr.Headers) > 0 && t.Sub.Source.Dedupe {
+					rec.Headers = make([]Header, len(kr.Headers))
+					for i, h := range kr.Headers {
+						rec.Headers[i] = Header{Key: h.Key, Value: h.Value}
+					}
+				}
 				if err := t.Process(&rec); err != nil {
 					procErr = err
 					return
@@ -295,6 +301,9 @@ type kafkaOutput struct{ r *KafkaRunner }
 
 func (o kafkaOutput) Produce(rec *Record) {
 	kr := &kgo.Record{Topic: rec.Topic, Key: rec.Key, Value: rec.Value, Timestamp: time.UnixMilli(rec.Timestamp)}
+	for _, h := range rec.Headers {
+		kr.Headers = append(kr.Headers, kgo.RecordHeader{Key: h.Key, Value: h.Value})
+	}
 	o.r.cl.Produce(context.Background(), kr, func(_ *kgo.Record, err error) {
 		if err != nil {
 			o.r.mu.Lock()

@@ -41,6 +41,9 @@ type TaskContext struct {
 	Metrics    *Metrics
 	Log        *slog.Logger
 	stores     map[string]*state.Store
+	// input is the record being processed, so repartition sinks can stamp
+	// what they write with where it came from.
+	input *Record
 }
 
 // Store returns the named state store of this task's partition.

@@ -1,6 +1,7 @@
 package exec
 
 import (
+	"encoding/binary"
 	"fmt"
 	"strings"
 
@@ -106,7 +107,11 @@ func (s *sink) Process(tc *TaskContext, row *Row) error {
 	if !s.node.Internal {
 		tc.Metrics.RecordsOut.Add(1)
 	}
-	tc.Out.Produce(&Record{Topic: s.node.Topic, Partition: -1, Key: key, Value: value, Timestamp: row.Ts})
+	out := &Record{Topic: s.node.Topic, Partition: -1, Key: key, Value: value, Timestamp: row.Ts}
+	if s.node.Internal && tc.input != nil {
+		out.Headers = []Header{{Key: upstreamHeader, Value: encodeUpstream(tc.input.Partition, tc.input.Offset)}}
+	}
+	tc.Out.Produce(out)
 	return nil
 }
 
@@ -117,4 +122,25 @@ func (s *sink) fail(tc *TaskContext, part string, err error) error {
 		tc.Log.Warn("cannot serialise result row; row dropped", "query", tc.QueryID, "topic", s.node.Topic, "part", part, "err", err, "count", n)
 	}
 	return nil
+}
+
+// upstreamHeader names the header in which repartition records carry the
+// partition and offset of the input record they came from.
+const upstreamHeader = "sluice.up"
+
+func encodeUpstream(partition int32, offset int64) []byte {
+	b := binary.AppendVarint(nil, int64(partition))
+	return binary.AppendVarint(b, offset)
+}
+
+func decodeUpstream(b []byte) (partition int32, offset int64, ok bool) {
+	p, n := binary.Varint(b)
+	if n <= 0 {
+		return 0, 0, false
+	}
+	o, m := binary.Varint(b[n:])
+	if m <= 0 {
+		return 0, 0, false
+	}
+	return int32(p), o, true
 }

@@ -49,6 +49,12 @@ type SourceSpec struct {
 	// Table sources turn null values into row deletions; stream sources
 	// skip them, since a stream has nothing to delete.
 	Table bool
+	// Dedupe marks a repartition topic: its records carry the partition
+	// and offset of the record upstream that produced them, and a record
+	// whose upstream offset was already applied is skipped. After an
+	// at-least-once crash the upstream task writes some records again;
+	// this keeps them from being counted twice.
+	Dedupe bool
 }
 
 // RowSchema is the layout of the rows the source produces.

@@ -6,6 +6,7 @@ import (
 	"math"
 	"runtime/debug"
 	"strconv"
+	"strings"
 
 	"github.com/sluice-sql/sluice/state"
 )
@@ -40,7 +41,10 @@ type Task struct {
 	// replays never count twice.
 	applied int64
 	next    int64 // next offset after the last processed record
-	row     Row
+	// upstream holds, for a repartition source, the next upstream offset
+	// per upstream partition whose effect is not yet applied.
+	upstream map[int32]int64
+	row      Row
 }
 
 type taskStore struct {
@@ -108,6 +112,16 @@ func (t *Task) Open() error {
 		if st, ok := cp.SourceOffsets[streamTimeKey]; ok && st > t.tc.StreamTime {
 			t.tc.StreamTime = st
 		}
+		for k, off := range cp.SourceOffsets {
+			if p, ok := upstreamPartition(k); ok && t.Sub.Source.Dedupe {
+				if t.upstream == nil {
+					t.upstream = map[int32]int64{}
+				}
+				if cur, seen := t.upstream[p]; !seen || off < cur {
+					t.upstream[p] = off
+				}
+			}
+		}
 	}
 	for _, op := range t.ops {
 		if err := op.Open(&t.tc); err != nil {
@@ -132,6 +146,10 @@ func (t *Task) Process(rec *Record) (err error) {
 		return nil
 	}
 	t.next = rec.Offset + 1
+	if t.Sub.Source.Dedupe && !t.freshUpstream(rec) {
+		return nil
+	}
+	t.tc.input = rec
 	t.tc.Metrics.RecordsIn.Add(1)
 	t.row = Row{}
 	if err := t.dec.decode(rec, &t.row); err != nil {
@@ -165,7 +183,46 @@ func (t *Task) checkpointOffsets() map[string]int64 {
 	} else if t.applied >= 0 {
 		m[t.sourceKey()] = t.applied
 	}
+	for p, off := range t.upstream {
+		m[upstreamKeyPrefix+strconv.Itoa(int(p))] = off
+	}
 	return m
+}
+
+// upstreamKeyPrefix marks checkpoint entries of upstream offsets.
+const upstreamKeyPrefix = "#up/"
+
+func upstreamPartition(key string) (int32, bool) {
+	rest, ok := strings.CutPrefix(key, upstreamKeyPrefix)
+	if !ok {
+		return 0, false
+	}
+	p, err := strconv.Atoi(rest)
+	return int32(p), err == nil
+}
+
+// freshUpstream reports whether a repartition record's upstream record
+// has not been applied yet, and records it as applied. Records without
+// the header (written by something else) always count.
+func (t *Task) freshUpstream(rec *Record) bool {
+	for _, h := range rec.Headers {
+		if h.Key != upstreamHeader {
+			continue
+		}
+		p, off, ok := decodeUpstream(h.Value)
+		if !ok {
+			return true
+		}
+		if t.upstream == nil {
+			t.upstream = map[int32]int64{}
+		}
+		if next, seen := t.upstream[p]; seen && off < next {
+			return false
+		}
+		t.upstream[p] = off + 1
+		return true
+	}
+	return true
 }
 
 // StreamTime is the largest event time the task has seen.

@@ -152,7 +152,7 @@ func (p *planning) planAggregate() error {
 		})
 		p.addSub(p.spec, pre)
 		p.q.Topology.Internal = append(p.q.Topology.Internal, exec.TopicSpec{Name: repart, Partitions: partitions, Configs: map[string]string{"cleanup.policy": "delete"}})
-		aggSpec = &exec.SourceSpec{Topic: repart, KeyFormat: keyFormat, ValueFormat: "JSON", KeyCols: groupCols, ValueCols: values, TimestampCol: -1}
+		aggSpec = &exec.SourceSpec{Topic: repart, KeyFormat: keyFormat, ValueFormat: "JSON", KeyCols: groupCols, ValueCols: values, TimestampCol: -1, Dedupe: true}
 		p.finalSpec = aggSpec
 	} else {
 		chain = pre
