@@ -248,6 +248,11 @@ func (e *Engine) query(id string) *Query {
 // start creates the internal topics of a plan and runs it.
 func (e *Engine) start(ctx context.Context, plan *planner.Query, text string) (*Query, error) {
 	topo := plan.Topology
+	if topo.ErrorTopic != "" {
+		if err := e.createTopic(ctx, topo.ErrorTopic, 1, nil); err != nil {
+			return nil, err
+		}
+	}
 	for _, it := range topo.Internal {
 		if err := e.createTopic(ctx, it.Name, it.Partitions, it.Configs); err != nil {
 			return nil, err

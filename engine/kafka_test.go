@@ -93,15 +93,15 @@ func rec(topic, key, value string, ts int64) *kgo.Record {
 // and one that lacks a column among the good ones.
 func TestStatelessQueryThroughKafka(t *testing.T) {
 	brokers := testkafka.Brokers(t)
-	in, out := testkafka.Name(t, "orders"), testkafka.Name(t, "big_orders")
+	in, out, dead := testkafka.Name(t, "orders"), testkafka.Name(t, "big_orders"), testkafka.Name(t, "orders_dead")
 	var logs syncBuffer
 	e := openEngineLog(t, brokers, t.TempDir(), testkafka.Name(t, "svc"), slog.New(slog.NewTextHandler(&logs, nil)))
 	res := execute(t, e, fmt.Sprintf(`
 		CREATE STREAM %[1]s (id VARCHAR KEY, item VARCHAR, qty INT, price DOUBLE)
 		  WITH (KAFKA_TOPIC='%[1]s', VALUE_FORMAT='JSON', PARTITIONS=2);
-		CREATE STREAM %[2]s AS
+		CREATE STREAM %[2]s WITH (ERROR_TOPIC='%[3]s') AS
 		  SELECT id, UCASE(item) AS item, qty * price AS total, qty + 1 AS next_qty
-		  FROM %[1]s WHERE qty * price >= 10;`, in, out))
+		  FROM %[1]s WHERE qty * price >= 10;`, in, out, dead))
 	q := res[1].Query
 	testkafka.Produce(t, brokers,
 		rec(in, "o1", `{"item":"pen","qty":2,"price":1.5}`, 1000),
@@ -126,6 +126,29 @@ func TestStatelessQueryThroughKafka(t *testing.T) {
 	}
 	if n := q.Metrics.Errors()["deserialize"]; n != 1 {
 		t.Errorf("deserialize errors = %d, want 1", n)
+	}
+	// The bad record lands in the error topic, unchanged, with headers
+	// saying where it came from and why it was skipped.
+	deadRecs := testkafka.ReadAll(t, brokers, dead)
+	if len(deadRecs) != 1 || string(deadRecs[0].Key) != "o3" || string(deadRecs[0].Value) != "this is not json" || deadRecs[0].Timestamp.UnixMilli() != 3000 {
+		t.Fatalf("error topic holds %d records, want the one bad record: %v", len(deadRecs), deadRecs)
+	}
+	p3, o3 := badRecordPosition(t, brokers, in, "o3")
+	headers := map[string]string{}
+	for _, h := range deadRecs[0].Headers {
+		headers[h.Key] = string(h.Value)
+	}
+	wantHeaders := map[string]string{
+		"sluice.query": q.ID, "sluice.topic": in, "sluice.partition": fmt.Sprint(p3), "sluice.offset": fmt.Sprint(o3),
+		"sluice.error.kind": "deserialize",
+	}
+	for k, v := range wantHeaders {
+		if headers[k] != v {
+			t.Errorf("dead letter header %s = %q, want %q", k, headers[k], v)
+		}
+	}
+	if !strings.Contains(headers["sluice.error"], "value") {
+		t.Errorf("dead letter error header %q does not say the value was bad", headers["sluice.error"])
 	}
 	// The bad record is logged once, with where it is.
 	var bad []string

@@ -160,6 +160,9 @@ func (t *Task) Process(rec *Record) (err error) {
 		if n := t.tc.Metrics.CountError(kind); n <= 1 || n%1000 == 0 {
 			t.tc.Log.Warn("skipping bad record", "query", t.Topo.QueryID, "topic", rec.Topic, "partition", rec.Partition, "offset", rec.Offset, "kind", kind, "err", err, "skipped_so_far", n)
 		}
+		if t.Topo.ErrorTopic != "" {
+			t.tc.Out.Produce(deadLetter(t.Topo, rec, kind, err))
+		}
 		return nil
 	}
 	if t.row.Tombstone && !t.Sub.Source.Table {
@@ -238,4 +241,21 @@ func (t *Task) Close() error {
 	}
 	t.State = TaskClosed
 	return first
+}
+
+// deadLetter is a bad input record as the error topic keeps it: key,
+// value and timestamp unchanged, and headers saying which query could
+// not read it, where it was, and why.
+func deadLetter(topo *Topology, rec *Record, kind string, err error) *Record {
+	return &Record{
+		Topic: topo.ErrorTopic, Partition: -1, Key: rec.Key, Value: rec.Value, Timestamp: rec.Timestamp,
+		Headers: []Header{
+			{Key: "sluice.query", Value: []byte(topo.QueryID)},
+			{Key: "sluice.topic", Value: []byte(rec.Topic)},
+			{Key: "sluice.partition", Value: []byte(strconv.Itoa(int(rec.Partition)))},
+			{Key: "sluice.offset", Value: []byte(strconv.FormatInt(rec.Offset, 10))},
+			{Key: "sluice.error.kind", Value: []byte(kind)},
+			{Key: "sluice.error", Value: []byte(err.Error())},
+		},
+	}
 }

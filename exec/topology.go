@@ -43,6 +43,10 @@ type Topology struct {
 	// SinkTopic is where results go ("" for a transient query whose sink
 	// is a callback).
 	SinkTopic string
+	// ErrorTopic, when set, receives every input record the query could
+	// not read (WITH (ERROR_TOPIC=…)): a dead-letter topic, so nothing is
+	// lost silently.
+	ErrorTopic string
 }
 
 // SourceTopics lists the topics the query reads.

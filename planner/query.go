@@ -170,6 +170,9 @@ func PlanQuery(cat *Catalog, sel *parser.Select, target *Target, queryID string,
 		q: &Query{ID: queryID, Sources: []string{src.Name}, Limit: sel.Limit}}
 	p.prefix = InternalPrefix(opts.ServiceID, queryID)
 	p.q.Topology = &exec.Topology{QueryID: queryID}
+	if target != nil {
+		p.q.Topology.ErrorTopic = target.With["ERROR_TOPIC"]
+	}
 	if sel.Emit == parser.EmitFinal && sel.Window == nil {
 		return nil, posErr(sel.Pos, fmt.Errorf("%w: EMIT FINAL is only supported for windowed aggregations", ErrInvalid))
 	}
