@@ -39,6 +39,9 @@ type Config struct {
 	// Properties are initial session properties (SET overrides them).
 	Properties map[string]string
 	Log        *slog.Logger
+	// OnRestoreProgress hears how state restores advance (for progress
+	// bars); it may be called from several queries at once.
+	OnRestoreProgress func(exec.RestoreProgress)
 }
 
 // Engine executes statements against one catalog.
@@ -72,7 +75,7 @@ type Query struct {
 }
 
 // Tasks reports the partitions this instance processes and their states.
-func (q *Query) Tasks() map[string]exec.TaskState {
+func (q *Query) Tasks() []exec.TaskInfo {
 	if q.runner == nil {
 		return nil
 	}

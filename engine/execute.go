@@ -117,6 +117,12 @@ func (e *Engine) ExecuteStatement(ctx context.Context, p parser.Parsed) (*Result
 			return nil, err
 		}
 		res.Message = msg
+	case *parser.Describe:
+		text, err := e.describe(st)
+		if err != nil {
+			return nil, err
+		}
+		res.Text = text
 	case *parser.Show:
 		text, err := e.show(st)
 		if err != nil {
@@ -312,16 +318,17 @@ func (e *Engine) kafkaConfig(group string, transient bool, out exec.Output) exec
 		interval = time.Duration(ms) * time.Millisecond
 	}
 	return exec.KafkaConfig{
-		ExactlyOnce:     eos,
-		TransactionalID: group + "-" + e.instanceID,
-		ConnOpts:        e.cfg.ConnOpts,
-		GroupID:         group,
-		ResetOffset:     e.property("auto.offset.reset", e.property("ksql.streams.auto.offset.reset", "latest")),
-		CommitInterval:  interval,
-		DB:              e.db,
-		Log:             e.log,
-		Transient:       transient,
-		Output:          out,
+		ExactlyOnce:       eos,
+		TransactionalID:   group + "-" + e.instanceID,
+		ConnOpts:          e.cfg.ConnOpts,
+		GroupID:           group,
+		ResetOffset:       e.property("auto.offset.reset", e.property("ksql.streams.auto.offset.reset", "latest")),
+		CommitInterval:    interval,
+		DB:                e.db,
+		Log:               e.log,
+		Transient:         transient,
+		Output:            out,
+		OnRestoreProgress: e.cfg.OnRestoreProgress,
 	}
 }
 

@@ -220,6 +220,20 @@ func TestWindowedAggregationThroughKafka(t *testing.T) {
 	testkafka.Await(t, 30*time.Second, "6 records processed", func() bool { return q.Metrics.RecordsIn.Load() >= 6 })
 	testkafka.Await(t, 30*time.Second, "5 results", func() bool { return q.Metrics.RecordsOut.Load() >= 5 })
 	checkChangelogs(t, brokers, e)
+	desc := execute(t, e, "DESCRIBE "+out+" EXTENDED;")[0].Text
+	for _, want := range []string{
+		"Type                 : TABLE",
+		"Windowed             : 5m0s",
+		" HOTEL | STRING (primary key)",
+		"Written by query " + q.ID,
+		"Records in: 6, out: 5, late and dropped: 1",
+		" " + in + "/0  RUNNING",
+		"changelog _sluice-" + svc + "-query-" + q.ID + "-Aggregate-Materialize-changelog",
+	} {
+		if !strings.Contains(desc, want) {
+			t.Errorf("DESCRIBE EXTENDED lacks %q:\n%s", want, desc)
+		}
+	}
 	closeEngine(t, e) // flushes outputs
 	got := windowedOutputs(t, brokers, out)
 	want := []windowedOutput{

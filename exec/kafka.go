@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"sort"
 	"strings"
 	"sync"
 	"time"
@@ -35,6 +36,9 @@ type KafkaConfig struct {
 	// Output replaces Kafka as the destination of sink records (transient
 	// push queries print rows instead of producing them).
 	Output Output
+	// OnRestoreProgress, when set, hears how restores advance: records
+	// done out of total, per store partition (for progress bars).
+	OnRestoreProgress func(p RestoreProgress)
 	// ExactlyOnce runs each commit interval as one Kafka transaction:
 	// outputs, repartition and changelog records and the input offsets
 	// commit together or not at all, and local state is committed only
@@ -58,9 +62,10 @@ type KafkaRunner struct {
 	inTxn   bool
 	Metrics *Metrics
 
-	mu    sync.Mutex
-	tasks map[topicPartition]*Task
-	err   error
+	mu        sync.Mutex
+	tasks     map[topicPartition]*Task
+	restoring map[topicPartition]*RestoreProgress
+	err       error
 
 	cancel context.CancelFunc
 	done   chan struct{}
@@ -97,7 +102,7 @@ func StartKafka(topo *Topology, cfg KafkaConfig, m *Metrics) (*KafkaRunner, erro
 	if cfg.Log == nil {
 		cfg.Log = slog.Default()
 	}
-	r := &KafkaRunner{topo: topo, cfg: cfg, Metrics: m, tasks: map[topicPartition]*Task{}, done: make(chan struct{})}
+	r := &KafkaRunner{topo: topo, cfg: cfg, Metrics: m, tasks: map[topicPartition]*Task{}, restoring: map[topicPartition]*RestoreProgress{}, done: make(chan struct{})}
 	reset := kgo.NewOffset().AtEnd()
 	if strings.EqualFold(cfg.ResetOffset, "earliest") {
 		reset = kgo.NewOffset().AtStart()
@@ -150,14 +155,44 @@ func (r *KafkaRunner) Err() error {
 	return r.err
 }
 
-// Tasks reports the tasks this instance owns and their states.
-func (r *KafkaRunner) Tasks() map[string]TaskState {
+// RestoreProgress is where a store partition's restore stands.
+type RestoreProgress struct {
+	Query     string
+	Store     string
+	Partition int32
+	Done      int64 // changelog offsets replayed
+	Total     int64 // changelog offsets to replay
+	Started   time.Time
+}
+
+// TaskInfo describes one task of this instance.
+type TaskInfo struct {
+	Topic     string
+	Partition int32
+	State     TaskState
+	// Restore is set while the task is RESTORING.
+	Restore *RestoreProgress
+}
+
+// Tasks reports the tasks this instance owns, restoring ones included,
+// sorted by topic and partition.
+func (r *KafkaRunner) Tasks() []TaskInfo {
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	out := make(map[string]TaskState, len(r.tasks))
+	out := make([]TaskInfo, 0, len(r.tasks)+len(r.restoring))
 	for tp, t := range r.tasks {
-		out[fmt.Sprintf("%s/%d", tp.topic, tp.partition)] = t.State
+		out = append(out, TaskInfo{Topic: tp.topic, Partition: tp.partition, State: t.State})
 	}
+	for tp, p := range r.restoring {
+		cp := *p
+		out = append(out, TaskInfo{Topic: tp.topic, Partition: tp.partition, State: TaskRestoring, Restore: &cp})
+	}
+	sort.Slice(out, func(i, j int) bool {
+		if out[i].Topic != out[j].Topic {
+			return out[i].Topic < out[j].Topic
+		}
+		return out[i].Partition < out[j].Partition
+	})
 	return out
 }
 
@@ -272,12 +307,9 @@ func (r *KafkaRunner) task(ctx context.Context, topic string, partition int32) (
 		if r.cfg.Transient {
 			continue
 		}
-		start := time.Now()
-		n, err := s.store.Restore(ctx, r.cfg.ConnOpts, state.Changelog{Topic: s.spec.Changelog, Partition: partition}, nil)
-		if err != nil {
-			return nil, fmt.Errorf("query %s: restore %s/%d: %w", r.topo.QueryID, s.spec.Name, partition, err)
+		if err := r.restore(ctx, tp, s); err != nil {
+			return nil, err
 		}
-		r.cfg.Log.Info("state restored", "query", r.topo.QueryID, "store", s.spec.Name, "partition", partition, "records", n, "duration", time.Since(start))
 	}
 	if err := t.Open(); err != nil {
 		return nil, err
@@ -288,6 +320,39 @@ func (r *KafkaRunner) task(ctx context.Context, topic string, partition int32) (
 	r.tasks[tp] = t
 	r.mu.Unlock()
 	return t, nil
+}
+
+// restore replays one store partition's changelog, reporting progress
+// and logging what it took.
+func (r *KafkaRunner) restore(ctx context.Context, tp topicPartition, s taskStore) error {
+	start := time.Now()
+	prog := &RestoreProgress{Query: r.topo.QueryID, Store: s.spec.Name, Partition: tp.partition, Started: start}
+	r.mu.Lock()
+	r.restoring[tp] = prog
+	r.mu.Unlock()
+	defer func() {
+		r.mu.Lock()
+		delete(r.restoring, tp)
+		r.mu.Unlock()
+	}()
+	n, err := s.store.Restore(ctx, r.cfg.ConnOpts, state.Changelog{Topic: s.spec.Changelog, Partition: tp.partition}, func(done, total int64) {
+		r.mu.Lock()
+		prog.Done, prog.Total = done, total
+		snapshot := *prog
+		r.mu.Unlock()
+		if r.cfg.OnRestoreProgress != nil {
+			r.cfg.OnRestoreProgress(snapshot)
+		}
+	})
+	if err != nil {
+		return fmt.Errorf("query %s: restore %s/%d: %w", r.topo.QueryID, s.spec.Name, tp.partition, err)
+	}
+	took := time.Since(start)
+	r.Metrics.RestoredRecords.Add(n)
+	r.Metrics.RestoreNanos.Add(int64(took))
+	r.cfg.Log.Info("state restored", "query", r.topo.QueryID, "store", s.spec.Name, "partition", tp.partition,
+		"records", n, "bytes", s.store.ApproxBytes(), "duration", took)
+	return nil
 }
 
 func (r *KafkaRunner) output() Output {

@@ -12,6 +12,10 @@ type Metrics struct {
 	RecordsIn   atomic.Int64
 	RecordsOut  atomic.Int64
 	LateDropped atomic.Int64
+	// RestoredRecords and RestoreNanos add up the state restores of the
+	// query's tasks: records replayed from changelogs and time spent.
+	RestoredRecords atomic.Int64
+	RestoreNanos    atomic.Int64
 	// Expired counts state entries deleted by retention: keys of a
 	// non-windowed aggregate WITH (RETENTION=…), and windows past their
 	// retention.

@@ -50,7 +50,8 @@ func (c *runCmd) Run(log *slog.Logger) error {
 		brokers = []string{b.Addr()}
 		fmt.Fprintf(os.Stderr, "embedded broker on %s (data in %s)\n", b.Addr(), filepath.Join(c.DataDir, "broker"))
 	}
-	e, err := engine.Open(ctx, engine.Config{ConnOpts: []kgo.Opt{kgo.SeedBrokers(brokers...)}, DataDir: c.DataDir, ServiceID: c.ServiceID, Log: log})
+	e, err := engine.Open(ctx, engine.Config{ConnOpts: []kgo.Opt{kgo.SeedBrokers(brokers...)}, DataDir: c.DataDir, ServiceID: c.ServiceID, Log: log,
+		OnRestoreProgress: restoreProgress()})
 	if err != nil {
 		return err
 	}

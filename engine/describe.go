@@ -1,0 +1,92 @@
+package engine
+
+import (
+	"fmt"
+	"strings"
+	"time"
+
+	"github.com/sluice-sql/sluice/exec"
+	"github.com/sluice-sql/sluice/parser"
+	"github.com/sluice-sql/sluice/planner"
+)
+
+// describe prints a stream or table: its columns and topic and, with
+// EXTENDED, the query writing it with its counters, its tasks on this
+// instance (state, restore progress) and its state stores.
+func (e *Engine) describe(st *parser.Describe) (string, error) {
+	if st.Function {
+		return "", fmt.Errorf("%w: DESCRIBE FUNCTION is not supported yet", planner.ErrUnsupported)
+	}
+	src, err := e.cat.Lookup(st.Name)
+	if err != nil {
+		return "", err
+	}
+	var b strings.Builder
+	fmt.Fprintf(&b, "Name                 : %s\n", src.Name)
+	fmt.Fprintf(&b, "Type                 : %s\n", src.Kind)
+	fmt.Fprintf(&b, "Kafka topic          : %s (partitions: %d)\n", src.Topic, src.Partitions)
+	fmt.Fprintf(&b, "Key format           : %s\n", src.KeyFormat)
+	fmt.Fprintf(&b, "Value format         : %s\n", src.ValueFormat)
+	if src.TimestampColumn != "" {
+		fmt.Fprintf(&b, "Timestamp field      : %s\n", src.TimestampColumn)
+	}
+	if src.Window != exec.NotWindowed {
+		fmt.Fprintf(&b, "Windowed             : %s\n", time.Duration(src.WindowSize)*time.Millisecond)
+	}
+	b.WriteString("\n Field | Type\n")
+	for _, c := range src.Schema.Columns {
+		key := ""
+		if c.Key {
+			key = " (key)"
+			if src.Kind == parser.KindTable {
+				key = " (primary key)"
+			}
+		}
+		fmt.Fprintf(&b, " %s | %s%s\n", c.Name, c.Type, key)
+	}
+	q := e.query(src.QueryID)
+	if q == nil {
+		return b.String(), nil
+	}
+	fmt.Fprintf(&b, "\nWritten by query %s: %s\n", q.ID, q.Statement)
+	if !st.Extended {
+		return b.String(), nil
+	}
+	m := q.Metrics
+	fmt.Fprintf(&b, "\nRecords in: %d, out: %d, late and dropped: %d", m.RecordsIn.Load(), m.RecordsOut.Load(), m.LateDropped.Load())
+	for _, kind := range m.ErrorKinds() {
+		fmt.Fprintf(&b, ", %s errors: %d", kind, m.Errors()[kind])
+	}
+	fmt.Fprintf(&b, "\nRestored: %d records in %s\n", m.RestoredRecords.Load(), time.Duration(m.RestoreNanos.Load()).Round(time.Millisecond))
+	if err := q.Err(); err != nil {
+		fmt.Fprintf(&b, "Query FAILED: %v\n", err)
+	}
+	b.WriteString("\nTasks on this instance:\n")
+	tasks := q.Tasks()
+	if len(tasks) == 0 {
+		b.WriteString(" (none yet: tasks start when their partition has records)\n")
+	}
+	for _, t := range tasks {
+		fmt.Fprintf(&b, " %s/%d  %s", t.Topic, t.Partition, t.State)
+		if r := t.Restore; r != nil {
+			fmt.Fprintf(&b, "  %s %d/%d", r.Store, r.Done, r.Total)
+			if el := time.Since(r.Started).Seconds(); el > 0 && r.Done > 0 {
+				rate := float64(r.Done) / el
+				fmt.Fprintf(&b, " (%.0f/s, ETA %s)", rate, (time.Duration(float64(r.Total-r.Done)/rate) * time.Second).Round(time.Second))
+			}
+		}
+		b.WriteString("\n")
+	}
+	b.WriteString("\nState stores:\n")
+	for _, s := range q.Plan.Topology.Stores {
+		var bytes int64
+		parts, _ := e.db.Stores()
+		for _, id := range parts {
+			if id.Name == s.Name {
+				bytes += e.db.Store(id.Name, id.Partition).ApproxBytes()
+			}
+		}
+		fmt.Fprintf(&b, " %s  changelog %s  ~%d bytes local\n", s.Name, s.Changelog, bytes)
+	}
+	return b.String(), nil
+}
