@@ -419,7 +419,15 @@ func (r *KafkaRunner) commit(ctx context.Context) error {
 		}
 	}
 	if err := r.cl.CommitUncommittedOffsets(ctx); err != nil {
-		return fmt.Errorf("query %s: commit offsets: %w", r.topo.QueryID, err)
+		if ctx.Err() != nil {
+			return fmt.Errorf("query %s: commit offsets: %w", r.topo.QueryID, err)
+		}
+		// The group coordinator is away (broker restarting, network):
+		// the offsets stay uncommitted and go with the next commit.
+		// State already records what it applied, so a replay in between
+		// changes nothing.
+		n := r.Metrics.CountError(ErrKindCommit)
+		r.cfg.Log.Warn("offset commit failed; retrying at the next commit", "query", r.topo.QueryID, "err", err, "failures", n)
 	}
 	return nil
 }

@@ -35,6 +35,7 @@ const (
 	ErrKindTimestamp   = "timestamp"
 	ErrKindSerialize   = "serialize"
 	ErrKindProcessing  = "processing"
+	ErrKindCommit      = "commit"
 )
 
 // CountError adds one to the error counter of the given kind.
