@@ -1,0 +1,34 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"os/signal"
+
+	"github.com/alecthomas/kong"
+)
+
+type cli struct {
+	Quick   bool   `help:"Smaller inputs, for a run of a few minutes."`
+	Brokers string `help:"Bootstrap address of an existing cluster (e.g. from scripts/kafka start). Default: an embedded broker (broker.Start) in this process."`
+	Results string `default:"results.json" type:"path" help:"JSON file the target ratios are merged into."`
+
+	Restore restoreCmd `cmd:"" default:"withargs" help:"Changelog restore (issue 5, T9): Store.Restore against a raw franz-go consume of the same topic."`
+}
+
+func main() {
+	var c cli
+	kctx := kong.Parse(&c,
+		kong.Name("bench"),
+		kong.Description("Sluice benchmark harness: contenders interleaved, medians and ratios reported."),
+		kong.UsageOnError(),
+	)
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)
+	defer stop()
+	kctx.BindTo(ctx, (*context.Context)(nil))
+	if err := kctx.Run(&c); err != nil {
+		fmt.Fprintln(os.Stderr, "bench:", err)
+		os.Exit(1)
+	}
+}
