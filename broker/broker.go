@@ -38,9 +38,10 @@ func Start(cfg Config) (*Broker, error) {
 		// kfake asks for 127.0.0.1:<port>; we listen where the user said.
 		kfake.ListenFn(func(network, _ string) (net.Listener, error) { return net.Listen(network, listen) }),
 		kfake.BrokerConfigs(map[string]string{
-			// Compaction runs often, so changelog topics stay small in
-			// long local runs as they would on a tuned cluster.
-			"log.cleaner.backoff.ms": "15000",
+			// Compaction keeps changelog topics small in long local runs;
+			// kfake compacts inside its single request loop, stalling every
+			// client for a moment per large topic, so once a minute.
+			"log.cleaner.backoff.ms": "60000",
 		}),
 	}
 	if cfg.Partitions > 0 {
