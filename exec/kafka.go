@@ -265,7 +265,7 @@ func (r *KafkaRunner) run(ctx context.Context) {
 			}
 		})
 		if procErr == nil && time.Since(lastCommit) >= r.cfg.CommitInterval {
-			procErr = r.commit(ctx)
+			procErr = r.commitDetached()
 			lastCommit = time.Now()
 		}
 		// Within a transaction the group may not rebalance: partitions
@@ -379,6 +379,19 @@ func (o kafkaOutput) Produce(rec *Record) {
 		}
 	})
 }
+
+// commitDetached commits with a context of its own: a stop requested
+// while a commit is under way must let it finish, or an exactly-once
+// query would abort the work it was about to commit.
+func (r *KafkaRunner) commitDetached() error {
+	ctx, cancel := context.WithTimeout(context.Background(), commitTimeout)
+	defer cancel()
+	return r.commit(ctx)
+}
+
+// commitTimeout bounds one commit; past it the query fails rather than
+// hang.
+const commitTimeout = 2 * time.Minute
 
 // transactionTimeout bounds how long a crashed instance's open
 // transaction can hold back read_committed consumers when no successor
@@ -538,10 +551,8 @@ func (r *KafkaRunner) dropTasks(parts map[string][]int32) {
 }
 
 func (r *KafkaRunner) shutdown() {
-	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
-	defer cancel()
 	if r.Err() == nil {
-		if err := r.commit(ctx); err != nil {
+		if err := r.commitDetached(); err != nil {
 			r.fail(err)
 		}
 	}
