@@ -121,6 +121,12 @@ func StartKafka(topo *Topology, cfg KafkaConfig, m *Metrics) (*KafkaRunner, erro
 		// fetch of an empty partition holds back the others after a
 		// restart.
 		kgo.FetchMaxWait(min(cfg.CommitInterval, 500*time.Millisecond)),
+		// A member that died without leaving holds its partitions this
+		// long (Kafka's default is 45 s). Static membership would make a
+		// restart after a crash immediate, but a static member never
+		// leaves, so a clean stop would strand its partitions instead.
+		kgo.SessionTimeout(10*time.Second),
+		kgo.HeartbeatInterval(time.Second),
 		kgo.WithLogger(kslog.New(cfg.Log)),
 		kgo.OnPartitionsRevoked(r.onRevoked),
 		kgo.OnPartitionsLost(r.onLost),
@@ -218,7 +224,12 @@ func (r *KafkaRunner) run(ctx context.Context) {
 	lastCommit := time.Now()
 	for {
 		pollCtx, cancel := context.WithTimeout(ctx, r.cfg.CommitInterval)
-		fetches := r.cl.PollFetches(pollCtx)
+		var fetches kgo.Fetches
+		if r.sess != nil {
+			fetches = r.sess.PollRecords(pollCtx, maxPollRecords)
+		} else {
+			fetches = r.cl.PollRecords(pollCtx, maxPollRecords)
+		}
 		cancel()
 		if ctx.Err() != nil {
 			return
@@ -388,6 +399,11 @@ func (r *KafkaRunner) commitDetached() error {
 	defer cancel()
 	return r.commit(ctx)
 }
+
+// maxPollRecords bounds the records processed between two looks at the
+// commit interval, so one commit (one transaction under exactly-once)
+// stays small even when a restart finds a large backlog.
+const maxPollRecords = 5000
 
 // commitTimeout bounds one commit; past it the query fails rather than
 // hang.
