@@ -162,8 +162,16 @@ CREATE TABLE %[3]s AS
 	prodCl := testkafka.Client(t, brokers, kgo.RecordPartitioner(kgo.StickyKeyPartitioner(nil)))
 	prodDone := make(chan error, 1)
 	var prodMu sync.Mutex
+	// The second half of the input waits until the restarted engine is
+	// working again: otherwise it could all be produced while the new
+	// process waits for the crashed member's session to expire, and be
+	// processed in one burst with no moment to kill it mid-work.
+	secondHalf := make(chan struct{})
 	go func() {
 		for lo := 0; lo < crashRecords; lo += crashBatch {
+			if lo == crashRecords/2 {
+				<-secondHalf
+			}
 			var recs []*kgo.Record
 			for seq := lo; seq < lo+crashBatch; seq++ {
 				in0 := inputs[seq]
@@ -303,6 +311,16 @@ CREATE TABLE %[3]s AS
 		t.Logf("kill %d at %s: output end offsets %d (%d one poll, %s, before the kill; %d once dead), input end offsets %d; aggregate's committed input offsets %d (%d at this run's start), so killed while writing with %d input records not committed; committed group offsets once dead: %v",
 			i+1, kp.at, kp.outHW, kp.outHWBefore, kp.pollGap, kp.outHWAfter, kp.produced, kp.committedBefore, kp.committedAtStart, crashRecords-kp.committedBefore, kp.committed)
 		p = run()
+		if i == 0 {
+			deadline := time.Now().Add(60 * time.Second)
+			for endSum(out) <= kp.outHWAfter {
+				if time.Now().After(deadline) {
+					t.Fatalf("the restarted engine wrote nothing within 60s")
+				}
+				time.Sleep(10 * time.Millisecond)
+			}
+			close(secondHalf)
+		}
 	}
 
 	// Wait for the producer, then for the results: every seq in the
