@@ -127,6 +127,10 @@ func TestStatelessQueryThroughKafka(t *testing.T) {
 	if n := q.Metrics.Errors()["deserialize"]; n != 1 {
 		t.Errorf("deserialize errors = %d, want 1", n)
 	}
+	// o4 lacks price and o6 lacks item: both read on with NULL, counted.
+	if n := q.Metrics.Errors()["missing_column"]; n != 2 {
+		t.Errorf("records with missing columns = %d, want 2", n)
+	}
 	// The bad record lands in the error topic, unchanged, with headers
 	// saying where it came from and why it was skipped.
 	deadRecs := testkafka.ReadAll(t, brokers, dead)

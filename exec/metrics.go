@@ -36,6 +36,9 @@ const (
 	ErrKindSerialize   = "serialize"
 	ErrKindProcessing  = "processing"
 	ErrKindCommit      = "commit"
+	// ErrKindMissingColumn counts records read with a column absent: the
+	// row goes on with NULL there, as in ksqlDB, but it is counted.
+	ErrKindMissingColumn = "missing_column"
 )
 
 // CountError adds one to the error counter of the given kind.

@@ -106,6 +106,15 @@ func newDecoder(s *SourceSpec) (*decoder, error) {
 	return &decoder{spec: s, key: kc, val: vc, nk: len(s.KeyCols), nv: len(s.ValueCols), width: len(s.RowSchema().Columns)}, nil
 }
 
+// missingColumns reports how many value columns the last record lacked
+// (0 when the format cannot tell).
+func (d *decoder) missingColumns() int {
+	if mr, ok := d.val.(format.MissingReporter); ok {
+		return mr.Missing()
+	}
+	return 0
+}
+
 // decodeError says which part of a record could not be read.
 type decodeError struct {
 	kind string

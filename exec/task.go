@@ -168,6 +168,11 @@ func (t *Task) Process(rec *Record) (err error) {
 	if t.row.Tombstone && !t.Sub.Source.Table {
 		return nil
 	}
+	if missing := t.dec.missingColumns(); missing > 0 && !t.row.Tombstone {
+		if n := t.tc.Metrics.CountError(ErrKindMissingColumn); n <= 1 || n%1000 == 0 {
+			t.tc.Log.Warn("record lacks columns; reading them as NULL", "query", t.Topo.QueryID, "topic", rec.Topic, "partition", rec.Partition, "offset", rec.Offset, "missing", missing, "so_far", n)
+		}
+	}
 	if t.row.Ts > t.tc.StreamTime {
 		t.tc.StreamTime = t.row.Ts
 	}

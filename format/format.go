@@ -20,6 +20,13 @@ type Codec interface {
 	Decode(data []byte, dst []any) error
 }
 
+// MissingReporter is implemented by codecs that can tell a column absent
+// from a record apart from one that is present and null (JSON objects).
+// The count refers to the last Decode.
+type MissingReporter interface {
+	Missing() int
+}
+
 // Props are the serialisation options from a statement's WITH clause.
 type Props struct {
 	// WrapSingleValue is WRAP_SINGLE_VALUE. nil means the format's default:

@@ -23,6 +23,8 @@ type jsonCodec struct {
 	// keyed by the lower-cased column name.
 	exact  map[string]int
 	folded map[string]int
+	// missing counts the columns the last decoded object lacked.
+	missing int
 }
 
 var _ Codec = (*jsonCodec)(nil)
@@ -80,9 +82,13 @@ func (c *jsonCodec) Encode(vals []any) ([]byte, error) {
 	return append(b, '}'), nil
 }
 
+// Missing reports how many columns the last decoded object lacked.
+func (c *jsonCodec) Missing() int { return c.missing }
+
 func (c *jsonCodec) Decode(data []byte, dst []any) error {
 	n := len(c.cols)
 	setNull(dst, n)
+	c.missing = 0
 	if n == 0 || isNullJSON(data) {
 		return nil
 	}
@@ -122,6 +128,7 @@ func (c *jsonCodec) Decode(data []byte, dst []any) error {
 		}
 		filled[i] = true
 	}
+	defer func() { c.missing = countUnfilled(filled) }()
 	if pending == 0 {
 		return nil
 	}
@@ -176,4 +183,14 @@ func parseJSON(data []byte) (any, error) {
 		return nil, fmt.Errorf("%w: unexpected data after the JSON value at byte %d", ErrMalformed, off)
 	}
 	return v, nil
+}
+
+func countUnfilled(filled []bool) int {
+	n := 0
+	for _, f := range filled {
+		if !f {
+			n++
+		}
+	}
+	return n
 }
