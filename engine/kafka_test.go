@@ -337,7 +337,9 @@ func groupByRestarts(t *testing.T, guarantee string) {
 			w[1] += ms
 			w[2] = max(w[2], ms)
 			want[page] = w
-			recs = append(recs, rec(in, fmt.Sprintf("user%d", k%13), fmt.Sprintf(`{"page":%q,"ms":%d}`, page, ms), int64(k)))
+			// Timestamps near now: a broker's time-based retention must not
+			// delete the input while the test runs.
+			recs = append(recs, rec(in, fmt.Sprintf("user%d", k%13), fmt.Sprintf(`{"page":%q,"ms":%d}`, page, ms), time.Now().UnixMilli()))
 		}
 		produced += n
 		testkafka.Produce(t, brokers, recs...)

@@ -45,7 +45,7 @@ func TestBrokerOutage(t *testing.T) {
 	batch := func(from, n int) []*kgo.Record {
 		var recs []*kgo.Record
 		for i := from; i < from+n; i++ {
-			recs = append(recs, rec(in, fmt.Sprintf("h%d", i%3), fmt.Sprintf(`{"ms":%d}`, i), int64(i)))
+			recs = append(recs, rec(in, fmt.Sprintf("h%d", i%3), fmt.Sprintf(`{"ms":%d}`, i), time.Now().UnixMilli()))
 		}
 		return recs
 	}

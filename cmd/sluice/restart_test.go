@@ -69,10 +69,11 @@ CREATE TABLE %[2]s AS
 			w.Total += ms
 			want[page] = w
 			recs = append(recs, &kgo.Record{
-				Topic:     in,
-				Key:       fmt.Appendf(nil, "user%d", k%13),
-				Value:     fmt.Appendf(nil, `{"page":%q,"ms":%d}`, page, ms),
-				Timestamp: time.UnixMilli(int64(1_000_000 + k)),
+				Topic: in,
+				Key:   fmt.Appendf(nil, "user%d", k%13),
+				Value: fmt.Appendf(nil, `{"page":%q,"ms":%d}`, page, ms),
+				// No timestamp: the client's clock, so a broker's
+				// time-based retention cannot delete the input mid-test.
 			})
 		}
 		produced += n
