@@ -78,9 +78,12 @@ func (e *Engine) describe(st *parser.Describe) (string, error) {
 		b.WriteString("\n")
 	}
 	b.WriteString("\nState stores:\n")
+	parts, err := e.db.Stores()
+	if err != nil {
+		return "", fmt.Errorf("describe %s: list state stores: %w", src.Name, err)
+	}
 	for _, s := range q.Plan.Topology.Stores {
 		var bytes int64
-		parts, _ := e.db.Stores()
 		for _, id := range parts {
 			if id.Name == s.Name {
 				bytes += e.db.Store(id.Name, id.Partition).ApproxBytes()

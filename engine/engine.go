@@ -19,7 +19,6 @@ import (
 	"github.com/twmb/franz-go/pkg/kgo"
 
 	"github.com/sluice-sql/sluice/exec"
-	"github.com/sluice-sql/sluice/parser"
 	"github.com/sluice-sql/sluice/planner"
 	"github.com/sluice-sql/sluice/state"
 )
@@ -250,10 +249,6 @@ func (e *Engine) createTopic(ctx context.Context, topic string, partitions int32
 	}
 	return nil
 }
-
-// Parse splits and parses a script, for callers that want to show
-// statements before running them.
-func Parse(text string) ([]parser.Parsed, error) { return parser.ParseScript(text) }
 
 // instanceID reads the id of the instance owning dir, creating it on
 // first use.

@@ -295,7 +295,7 @@ func (p *planning) planStateless() error {
 	// The result keeps the source's key: each key column must be
 	// selected, and becomes a key column under its output name.
 	keyItem := make([]int, 0)
-	for ki, kc := range p.src.Schema.Keys() {
+	for _, kc := range p.src.Schema.Keys() {
 		found := -1
 		for i, it := range p.items {
 			if ref, ok := it.expr.(*parser.ColumnRef); ok && strings.EqualFold(ref.Name, kc.Name) {
@@ -306,7 +306,6 @@ func (p *planning) planStateless() error {
 		if found < 0 {
 			return p.keyMissing(kc.Name)
 		}
-		_ = ki
 		keyItem = append(keyItem, found)
 	}
 	return p.finish(nodes, compiled, keyItem, p.src.Window, p.src.WindowSize, windowInputs(p.sc.schema), p.src.Partitions)
