@@ -190,25 +190,9 @@ func bookingsSource() *exec.SourceSpec {
 // project, sink.
 func windowedCountTopology(t testing.TB, emitFinal bool) *exec.Topology {
 	src := bookingsSource()
-	in := src.RowSchema()
-	count, err := expr.BindAggregate("COUNT", nil, true)
-	if err != nil {
-		t.Fatal(err)
-	}
-	price := compileOver(t, "price", in)
-	sum, err := expr.BindAggregate("SUM", []types.Type{price.Type}, false)
-	if err != nil {
-		t.Fatal(err)
-	}
-	agg := &exec.AggregateNode{
-		Store: "CTAS_W-Aggregate-Materialize", KeyCols: []int{0}, KeyNames: []string{"HOTEL"},
-		Aggs: []exec.AggCall{
-			{Agg: count, Text: "COUNT(*)"},
-			{Agg: sum, Args: []expr.Eval{price.Eval}, Text: "SUM(PRICE)"},
-		},
-		Window:    &exec.WindowSpec{Kind: exec.Tumbling, Size: 10_000, Grace: 2_000},
-		EmitFinal: emitFinal,
-	}
+	agg := countSumByHotel(t, src, "CTAS_W-Aggregate-Materialize")
+	agg.Window = &exec.WindowSpec{Kind: exec.Tumbling, Size: 10_000, Grace: 2_000}
+	agg.EmitFinal = emitFinal
 	// The aggregate emits [HOTEL, COUNT, SUM, WINDOWSTART, WINDOWEND].
 	col := func(i int) expr.Eval { return func(row []any) any { return row[i] } }
 	return &exec.Topology{
@@ -225,6 +209,29 @@ func windowedCountTopology(t testing.TB, emitFinal bool) *exec.Topology {
 				Window: exec.TimeWindowed, WindowStartIdx: 3, WindowEndIdx: 4,
 			},
 		}}},
+	}
+}
+
+// countSumByHotel is the aggregate of `SELECT hotel, COUNT(*),
+// SUM(price) FROM bookings GROUP BY hotel` over src's rows, unwindowed;
+// callers add a window or a retention.
+func countSumByHotel(t testing.TB, src *exec.SourceSpec, store string) *exec.AggregateNode {
+	t.Helper()
+	count, err := expr.BindAggregate("COUNT", nil, true)
+	if err != nil {
+		t.Fatal(err)
+	}
+	price := compileOver(t, "price", src.RowSchema())
+	sum, err := expr.BindAggregate("SUM", []types.Type{price.Type}, false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return &exec.AggregateNode{
+		Store: store, KeyCols: []int{0}, KeyNames: []string{"HOTEL"},
+		Aggs: []exec.AggCall{
+			{Agg: count, Text: "COUNT(*)"},
+			{Agg: sum, Args: []expr.Eval{price.Eval}, Text: "SUM(PRICE)"},
+		},
 	}
 }
 

@@ -19,24 +19,8 @@ const retentionStore = "CTAS_R-Aggregate-Materialize"
 // after their last update.
 func retentionTopology(t testing.TB, retention int64) *exec.Topology {
 	src := bookingsSource()
-	in := src.RowSchema()
-	count, err := expr.BindAggregate("COUNT", nil, true)
-	if err != nil {
-		t.Fatal(err)
-	}
-	price := compileOver(t, "price", in)
-	sum, err := expr.BindAggregate("SUM", []types.Type{price.Type}, false)
-	if err != nil {
-		t.Fatal(err)
-	}
-	agg := &exec.AggregateNode{
-		Store: retentionStore, KeyCols: []int{0}, KeyNames: []string{"HOTEL"},
-		Aggs: []exec.AggCall{
-			{Agg: count, Text: "COUNT(*)"},
-			{Agg: sum, Args: []expr.Eval{price.Eval}, Text: "SUM(PRICE)"},
-		},
-		Retention: retention,
-	}
+	agg := countSumByHotel(t, src, retentionStore)
+	agg.Retention = retention
 	col := func(i int) expr.Eval { return func(row []any) any { return row[i] } }
 	return &exec.Topology{
 		QueryID: "CTAS_R", SinkTopic: "hotels",
