@@ -5,6 +5,7 @@ import (
 	"encoding/binary"
 	"fmt"
 	"math"
+	"strconv"
 	"strings"
 	"time"
 
@@ -39,12 +40,31 @@ type AggregateNode struct {
 	// its row is emitted; a later record for it starts from scratch.
 	// Windowed aggregates bound their state with Window.Retention.
 	Retention int64
+	// LateTopic, when set, receives every record that arrived after all
+	// its windows closed (WITH (LATE_TOPIC=…)), stamped with its event
+	// time and headers naming the query, the window and the stream time.
+	LateTopic string
+	// KsqlDBFinal reproduces ksqlDB's EMIT FINAL quirk (property
+	// sluice.compat=ksqldb): a closed time window is dropped instead of
+	// emitted when its start lies more than the retention behind the
+	// newest window start, as Kafka Streams' window store has already
+	// expired it. Sluice otherwise emits every window exactly once.
+	KsqlDBFinal bool
 }
 
 var _ Node = (*AggregateNode)(nil)
 
 func (n *AggregateNode) New(next Operator) (Operator, error) {
-	return &aggregate{forward: forward{next}, node: n}, nil
+	a := &aggregate{forward: forward{next}, node: n}
+	if n.Window != nil {
+		switch n.Window.Kind {
+		case Session:
+			return &sessionAggregate{aggregate: a}, nil
+		case Sliding:
+			return &slidingAggregate{aggregate: a}, nil
+		}
+	}
+	return a, nil
 }
 
 func (n *AggregateNode) Describe() string {
@@ -89,6 +109,9 @@ type aggregate struct {
 	// rather than at the beginning keeps scans from walking over the
 	// deletion markers Badger keeps until compaction.
 	closeFrom, expireFrom, keysFrom int64
+	// maxStart is the newest window start that took a record (for
+	// KsqlDBFinal).
+	maxStart int64
 }
 
 func (a *aggregate) Open(tc *TaskContext) error {
@@ -100,23 +123,43 @@ func (a *aggregate) Open(tc *TaskContext) error {
 	a.keyVals = make([]any, len(a.node.KeyCols))
 	a.nextClose, a.nextExpire = math.MinInt64, math.MinInt64
 	a.closeFrom, a.expireFrom, a.keysFrom = math.MinInt64, math.MinInt64, math.MinInt64
+	a.maxStart = math.MinInt64
 	return nil
+}
+
+// late counts a record that arrived after every window it belongs to
+// closed and, with a late topic, writes the record there: its key and
+// value as the aggregate read them, its event time as timestamp, and
+// headers saying which query and window it missed and the stream time
+// when it came. [start, end) is the newest window it would have joined.
+func (a *aggregate) late(tc *TaskContext, row *Row, start, end int64) {
+	tc.Metrics.LateDropped.Add(1)
+	if a.node.LateTopic == "" || tc.input == nil {
+		return
+	}
+	in := tc.input
+	itoa := func(v int64) []byte { return strconv.AppendInt(nil, v, 10) }
+	tc.Out.Produce(&Record{
+		Topic: a.node.LateTopic, Partition: -1, Key: in.Key, Value: in.Value, Timestamp: row.Ts,
+		Headers: []Header{
+			{Key: "sluice.query", Value: []byte(tc.QueryID)},
+			{Key: "sluice.window.start", Value: itoa(start)},
+			{Key: "sluice.window.end", Value: itoa(end)},
+			{Key: "sluice.stream.time", Value: itoa(tc.StreamTime)},
+			{Key: "sluice.topic", Value: []byte(in.Topic)},
+			{Key: "sluice.partition", Value: itoa(int64(in.Partition))},
+			{Key: "sluice.offset", Value: itoa(in.Offset)},
+		},
+	})
 }
 
 func (a *aggregate) Process(tc *TaskContext, row *Row) error {
 	if row.Tombstone {
 		return nil // stream aggregation: a null value carries nothing to fold
 	}
-	for i, c := range a.node.KeyCols {
-		v := row.Cols[c]
-		if v == nil {
-			// ksqlDB drops rows whose grouping key is NULL.
-			tc.Metrics.CountError(ErrKindProcessing)
-			return nil
-		}
-		a.keyVals[i] = v
+	if !a.groupKey(tc, row) {
+		return nil
 	}
-	a.keyBuf = types.AppendValues(a.keyBuf[:0], a.keyVals)
 	w := a.node.Window
 	if w == nil {
 		a.stateKey = tableKey(a.stateKey[:0], a.keyBuf)
@@ -138,9 +181,11 @@ func (a *aggregate) Process(tc *TaskContext, row *Row) error {
 			a.nextClose = min(a.nextClose, end+w.Grace)
 		}
 		a.nextExpire = min(a.nextExpire, end+w.retention())
+		a.maxStart = max(a.maxStart, start)
 	}
-	if !accepted {
-		tc.Metrics.LateDropped.Add(1)
+	if !accepted && len(a.starts) > 0 {
+		last := a.starts[len(a.starts)-1]
+		a.late(tc, row, last, last+w.Size)
 	}
 	return nil
 }
@@ -156,18 +201,10 @@ func (a *aggregate) update(tc *TaskContext, row *Row, key []byte, start, end int
 	if a.node.WithOld && existed {
 		old = a.result(accs, maxTs, start, end).Cols
 	}
-	for i, call := range a.node.Aggs {
-		a.args = a.args[:0]
-		for _, e := range call.Args {
-			a.args = append(a.args, e(row.Cols))
-		}
-		accs[i] = call.Agg.Add(accs[i], a.args)
-	}
+	a.fold(accs, row)
 	oldTs := maxTs
 	maxTs = max(maxTs, row.Ts)
-	a.valBuf = types.AppendValue(a.valBuf[:0], maxTs)
-	a.valBuf = types.AppendValues(a.valBuf, accs)
-	a.store.Put(key, a.valBuf)
+	a.store.Put(key, a.encodeAggState(maxTs, accs))
 	if ret := a.node.Retention; ret > 0 && a.node.Window == nil && (!existed || maxTs != oldTs) {
 		// Keep the time index exact: one entry per live key, at its
 		// latest event time.
@@ -189,17 +226,39 @@ func (a *aggregate) update(tc *TaskContext, row *Row, key []byte, start, end int
 	return a.emit(tc, out)
 }
 
+// fold adds one row to the accumulators.
+func (a *aggregate) fold(accs []any, row *Row) {
+	for i, call := range a.node.Aggs {
+		a.args = a.args[:0]
+		for _, e := range call.Args {
+			a.args = append(a.args, e(row.Cols))
+		}
+		accs[i] = call.Agg.Add(accs[i], a.args)
+	}
+}
+
+// initAccs returns fresh accumulators.
+func (a *aggregate) initAccs() []any {
+	accs := make([]any, len(a.node.Aggs))
+	for i, call := range a.node.Aggs {
+		accs[i] = call.Agg.Init()
+	}
+	return accs
+}
+
+// encodeAggState lays out a window's or key's state: maxTs ‖ accumulators.
+func (a *aggregate) encodeAggState(maxTs int64, accs []any) []byte {
+	a.valBuf = types.AppendValue(a.valBuf[:0], maxTs)
+	return types.AppendValues(a.valBuf, accs)
+}
+
 func (a *aggregate) load(key []byte) (accs []any, maxTs int64, existed bool, err error) {
 	v, ok, err := a.store.Get(key)
 	if err != nil {
 		return nil, 0, false, fmt.Errorf("aggregate %s: read state: %w", a.node.Store, err)
 	}
 	if !ok {
-		accs = make([]any, len(a.node.Aggs))
-		for i, call := range a.node.Aggs {
-			accs[i] = call.Agg.Init()
-		}
-		return accs, math.MinInt64, false, nil
+		return a.initAccs(), math.MinInt64, false, nil
 	}
 	accs, maxTs, err = decodeAggState(v, a.node.Store)
 	return accs, maxTs, true, err
@@ -301,6 +360,11 @@ func (a *aggregate) closeWindows(tc *TaskContext) error {
 		return fmt.Errorf("aggregate %s: scan windows: %w", a.node.Store, err)
 	}
 	for _, c := range done {
+		if a.node.KsqlDBFinal && c.start+w.retention() < a.maxStart {
+			a.store.Delete(c.key)
+			tc.Metrics.Expired.Add(1)
+			continue
+		}
 		copy(a.keyVals, c.group)
 		if err := a.emit(tc, a.result(c.accs, c.maxTs, c.start, c.end)); err != nil {
 			return err

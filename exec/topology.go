@@ -47,6 +47,9 @@ type Topology struct {
 	// not read (WITH (ERROR_TOPIC=…)): a dead-letter topic, so nothing is
 	// lost silently.
 	ErrorTopic string
+	// LateTopic, when set, receives records that arrived after their
+	// windows closed (WITH (LATE_TOPIC=…)).
+	LateTopic string
 }
 
 // SourceTopics lists the topics the query reads.

@@ -12,18 +12,32 @@ type WindowKind int
 const (
 	Tumbling WindowKind = iota
 	Hopping
+	// Session windows group a key's records no more than Size (the
+	// inactivity gap) apart; they grow and merge as records arrive.
+	Session
+	// Sliding windows are [t−Size, t] (both ends inclusive) for every
+	// record time t, plus [t+1, t+1+Size] when another record follows t
+	// within Size: each distinct set of records within Size of each other
+	// gets one window, as in Kafka Streams' SlidingWindows.
+	Sliding
 )
 
 func (k WindowKind) String() string {
-	if k == Hopping {
+	switch k {
+	case Hopping:
 		return "HOPPING"
+	case Session:
+		return "SESSION"
+	case Sliding:
+		return "SLIDING"
 	}
 	return "TUMBLING"
 }
 
-// WindowSpec is a resolved time window: all durations in milliseconds.
+// WindowSpec is a resolved window: all durations in milliseconds.
 type WindowSpec struct {
-	Kind      WindowKind
+	Kind WindowKind
+	// Size is the window length; for SESSION, the inactivity gap.
 	Size      int64
 	Advance   int64
 	Grace     int64
@@ -34,6 +48,9 @@ type WindowSpec struct {
 func (w *WindowSpec) String() string {
 	d := func(ms int64) string { return (time.Duration(ms) * time.Millisecond).String() }
 	s := fmt.Sprintf("%s size %s", w.Kind, d(w.Size))
+	if w.Kind == Session {
+		s = fmt.Sprintf("%s gap %s", w.Kind, d(w.Size))
+	}
 	if w.Kind == Hopping {
 		s += " advance " + d(w.Advance)
 	}
@@ -46,6 +63,10 @@ func (w *WindowSpec) String() string {
 func (w *WindowSpec) retention() int64 {
 	return max(w.Retention, w.Size+w.Grace)
 }
+
+// EffectiveRetention is the retention in force: the RETENTION given, but
+// never less than size (or gap) + grace.
+func (w *WindowSpec) EffectiveRetention() int64 { return w.retention() }
 
 // starts lists the starts of the windows containing ts, ascending. As in
 // Kafka Streams, windows start at 0 or later, so a negative time has none

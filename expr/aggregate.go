@@ -19,6 +19,11 @@ type Aggregate struct {
 	Add func(acc any, args []any) any
 	// Result turns the accumulator into the output value.
 	Result func(acc any) any
+	// Merge combines two accumulators, earlier (in event time) first, as
+	// session windows need when a record bridges two sessions. Nil when
+	// the function cannot merge: such functions are refused for SESSION
+	// windows at plan time.
+	Merge func(earlier, later any) any
 }
 
 type aggBinder func(args []types.Type, star bool) (*Aggregate, error)
@@ -68,6 +73,7 @@ func bindCount(args []types.Type, star bool) (*Aggregate, error) {
 			return n
 		},
 		Result: identity,
+		Merge:  func(a, b any) any { return a.(int64) + b.(int64) },
 	}, nil
 }
 
@@ -83,7 +89,8 @@ func bindSum(args []types.Type, _ bool) (*Aggregate, error) {
 					return acc.(int32) + v
 				}
 				return acc
-			}}, nil
+			},
+			Merge: func(a, b any) any { return a.(int32) + b.(int32) }}, nil
 	case types.BigInt:
 		return &Aggregate{Name: "SUM", ResultType: types.BigIntType, Init: func() any { return int64(0) }, Result: identity,
 			Add: func(acc any, a []any) any {
@@ -91,7 +98,8 @@ func bindSum(args []types.Type, _ bool) (*Aggregate, error) {
 					return acc.(int64) + v
 				}
 				return acc
-			}}, nil
+			},
+			Merge: func(a, b any) any { return a.(int64) + b.(int64) }}, nil
 	case types.Double, types.Decimal:
 		return &Aggregate{Name: "SUM", ResultType: types.DoubleType, Init: func() any { return float64(0) }, Result: identity,
 			Add: func(acc any, a []any) any {
@@ -99,7 +107,8 @@ func bindSum(args []types.Type, _ bool) (*Aggregate, error) {
 					return acc.(float64) + v
 				}
 				return acc
-			}}, nil
+			},
+			Merge: func(a, b any) any { return a.(float64) + b.(float64) }}, nil
 	}
 	return nil, fmt.Errorf("%w: SUM does not accept %s", ErrType, args[0])
 }
@@ -129,6 +138,10 @@ func bindAvg(args []types.Type, _ bool) (*Aggregate, error) {
 			}
 			return st[0].(float64) / float64(n)
 		},
+		Merge: func(a, b any) any {
+			x, y := a.([]any), b.([]any)
+			return []any{x[0].(float64) + y[0].(float64), x[1].(int64) + y[1].(int64)}
+		},
 	}, nil
 }
 
@@ -137,7 +150,7 @@ func bindMinMax(name string, sign int) aggBinder {
 		if len(args) != 1 {
 			return nil, fmt.Errorf("%w: %s takes one argument", ErrType, name)
 		}
-		return &Aggregate{
+		agg := &Aggregate{
 			Name:       name,
 			ResultType: args[0],
 			Init:       func() any { return nil },
@@ -155,7 +168,9 @@ func bindMinMax(name string, sign int) aggBinder {
 				return acc
 			},
 			Result: identity,
-		}, nil
+		}
+		agg.Merge = func(a, b any) any { return agg.Add(a, []any{b}) }
+		return agg, nil
 	}
 }
 
@@ -187,6 +202,18 @@ func bindByOffset(name string, latest bool) aggBinder {
 				return []any{true, a[0]}
 			},
 			Result: func(acc any) any { return acc.([]any)[1] },
+			// Offsets are not kept, so merged sessions order by event
+			// time: the later session's value is the latest.
+			Merge: func(earlier, later any) any {
+				first, last := earlier, later
+				if !latest {
+					first, last = later, earlier
+				}
+				if seen, _ := last.([]any)[0].(bool); seen {
+					return last
+				}
+				return first
+			},
 		}, nil
 	}
 }

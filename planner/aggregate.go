@@ -199,6 +199,17 @@ func (p *planning) planAggregate() error {
 		}
 		aggNode.Window = w
 		win, winSize = exec.TimeWindowed, w.Size
+		if w.Kind == exec.Session {
+			win, winSize = exec.SessionWindowed, 0
+			for i, call := range aggNode.Aggs {
+				if call.Agg.Merge == nil {
+					return posErr(calls[i].Pos, fmt.Errorf("%w: %s cannot be used with SESSION windows: sessions that merge need to merge its results", ErrUnsupported, call.Agg.Name))
+				}
+			}
+		}
+		aggNode.LateTopic, _ = p.target.withProp("LATE_TOPIC")
+		p.q.Topology.LateTopic = aggNode.LateTopic
+		aggNode.KsqlDBFinal = p.opts.Compat == CompatKsqlDB
 		post.Columns = append(post.Columns,
 			types.Column{Name: exec.ColWindowStart, Type: types.BigIntType},
 			types.Column{Name: exec.ColWindowEnd, Type: types.BigIntType})
@@ -214,7 +225,7 @@ func (p *planning) planAggregate() error {
 	store := exec.StoreSpec{Name: aggNode.Store, Changelog: p.prefix + "-Aggregate-Materialize-changelog", Partitions: partitions}
 	if aggNode.Window != nil {
 		store.Windowed = true
-		store.RetentionMs = aggNode.Window.Retention
+		store.RetentionMs = aggNode.Window.EffectiveRetention()
 	}
 	p.q.Topology.Stores = append(p.q.Topology.Stores, store)
 	p.post = &post
@@ -364,6 +375,10 @@ func windowSpec(w *parser.WindowSpec, emitFinal bool) (*exec.WindowSpec, error) 
 		if spec.Advance <= 0 || spec.Advance > spec.Size {
 			return nil, posErr(w.Pos, fmt.Errorf("%w: HOPPING window ADVANCE must be positive and at most SIZE", ErrInvalid))
 		}
+	case parser.WindowSession:
+		spec.Kind = exec.Session
+	case parser.WindowSliding:
+		spec.Kind = exec.Sliding
 	default:
 		return nil, posErr(w.Pos, fmt.Errorf("%w: %s windows are not supported yet", ErrUnsupported, w.Kind))
 	}

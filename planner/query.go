@@ -20,11 +20,25 @@ type Options struct {
 	// aggregations whose statement sets no WITH (RETENTION=…). Same
 	// syntax as RETENTION. Default "": keys are kept forever.
 	TableRetention string
+	// Compat is the session property sluice.compat (CompatProperty):
+	// "ksqldb" reproduces ksqlDB behaviour where Sluice deliberately
+	// differs; "" or "sluice" is Sluice's own.
+	Compat string
 }
 
 // TableRetentionProperty names the session property behind
 // Options.TableRetention.
 const TableRetentionProperty = "sluice.table.retention"
+
+// CompatProperty names the session property behind Options.Compat, and
+// CompatKsqlDB its value that follows ksqlDB. The one difference today:
+// with EMIT FINAL, ksqlDB drops a closed time window whose start is more
+// than the retention behind the newest window start (its window store
+// expired it before the result was emitted); Sluice emits every window.
+const (
+	CompatProperty = "sluice.compat"
+	CompatKsqlDB   = "ksqldb"
+)
 
 // DefaultGrace bounds the grace period of an EMIT CHANGES window that
 // states none: ksqlDB's 24 hours, less the window's size.

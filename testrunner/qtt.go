@@ -7,6 +7,8 @@ import (
 	"os"
 	"regexp"
 	"strings"
+
+	"github.com/sluice-sql/sluice/planner"
 )
 
 // File is one query-validation-test (QTT) file after format expansion.
@@ -162,11 +164,12 @@ func (rc rawCase) toCase() (Case, error) {
 		Topics:        rc.Topics,
 		Post:          rc.Post,
 	}
-	if len(rc.Properties) > 0 {
-		c.Properties = make(map[string]string, len(rc.Properties))
-		for k, v := range rc.Properties {
-			c.Properties[k] = propertyText(v)
-		}
+	// ksqlDB's own tests expect ksqlDB's behaviour where Sluice
+	// deliberately differs (see planner.CompatProperty); a case may
+	// still set the property itself.
+	c.Properties = map[string]string{planner.CompatProperty: planner.CompatKsqlDB}
+	for k, v := range rc.Properties {
+		c.Properties[k] = propertyText(v)
 	}
 	var err error
 	if c.Inputs, err = toRecords(rc.Inputs, true); err != nil {
