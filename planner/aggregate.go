@@ -27,7 +27,15 @@ const (
 func (p *planning) planAggregate() error {
 	sel := p.sel
 	if len(sel.GroupBy) == 0 {
+		for _, it := range p.items {
+			if !containsAggregate(it.expr) {
+				return posErr(it.expr.Position(), fmt.Errorf("%w: Non-aggregate SELECT expression(s) not part of GROUP BY: %s", ErrInvalid, it.expr))
+			}
+		}
 		return posErr(sel.Pos, fmt.Errorf("%w: aggregate functions require a GROUP BY clause", ErrUnsupported))
+	}
+	if err := p.checkWindowBounds(); err != nil {
+		return err
 	}
 	if p.src.Kind == parser.KindTable {
 		return posErr(sel.From.Pos, fmt.Errorf("%w: aggregating a TABLE is not supported yet", ErrUnsupported))
@@ -82,6 +90,9 @@ func (p *planning) planAggregate() error {
 	var having parser.Expr
 	if sel.Having != nil {
 		having = rewrite(sel.Having)
+	}
+	if len(calls) == 0 {
+		return posErr(sel.Pos, fmt.Errorf("%w: GROUP BY requires aggregate functions in either the SELECT or HAVING clause.", ErrInvalid))
 	}
 	var argCols []int
 	seenCol := map[int]bool{}
@@ -386,6 +397,56 @@ func windowSpec(w *parser.WindowSpec, emitFinal bool) (*exec.WindowSpec, error) 
 		return nil, posErr(w.Pos, fmt.Errorf("%w: window SIZE must be positive", ErrInvalid))
 	}
 	return spec, nil
+}
+
+// checkWindowBounds refuses WINDOWSTART and WINDOWEND of a non-windowed
+// source anywhere but as plain SELECT items of a windowed aggregation:
+// the bounds exist only once rows are in windows, after grouping.
+func (p *planning) checkWindowBounds() error {
+	if p.src.Window != exec.NotWindowed {
+		return nil
+	}
+	var found *parser.ColumnRef
+	visit := func(e parser.Expr) {
+		walkExpr(e, func(x parser.Expr) {
+			if ref, ok := x.(*parser.ColumnRef); ok && found == nil && isWindowBound(ref.Name) {
+				found = ref
+			}
+		})
+	}
+	for _, g := range p.sel.GroupBy {
+		visit(g)
+	}
+	for _, it := range p.items {
+		walkExpr(it.expr, func(x parser.Expr) {
+			if f, ok := x.(*parser.FuncCall); ok && expr.IsAggregate(f.Name) {
+				for _, a := range f.Args {
+					visit(a)
+				}
+			}
+		})
+	}
+	if p.sel.Having != nil {
+		visit(p.sel.Having)
+	}
+	if found == nil {
+		return nil
+	}
+	return posErr(found.Pos, fmt.Errorf("%w: Window bounds column %s can only be used in the SELECT clause of windowed aggregations", ErrInvalid, strings.ToUpper(found.Name)))
+}
+
+func isWindowBound(name string) bool {
+	return strings.EqualFold(name, exec.ColWindowStart) || strings.EqualFold(name, exec.ColWindowEnd)
+}
+
+func containsAggregate(e parser.Expr) bool {
+	found := false
+	walkExpr(e, func(x parser.Expr) {
+		if f, ok := x.(*parser.FuncCall); ok && expr.IsAggregate(f.Name) {
+			found = true
+		}
+	})
+	return found
 }
 
 func isPrimitive(t types.Type) bool {

@@ -188,7 +188,7 @@ func PlanQuery(cat *Catalog, sel *parser.Select, target *Target, queryID string,
 		p.q.Topology.ErrorTopic = target.With["ERROR_TOPIC"]
 	}
 	if sel.Emit == parser.EmitFinal && sel.Window == nil {
-		return nil, posErr(sel.Pos, fmt.Errorf("%w: EMIT FINAL is only supported for windowed aggregations", ErrInvalid))
+		return nil, posErr(sel.Pos, fmt.Errorf("%w: EMIT FINAL is only supported for windowed aggregations.", ErrInvalid))
 	}
 	if target != nil && len(sel.PartitionBy) > 0 {
 		return nil, posErr(sel.PartitionBy[0].Position(), fmt.Errorf("%w: PARTITION BY is not supported yet", ErrUnsupported))
@@ -245,6 +245,17 @@ func (p *planning) hasAggregates() bool {
 func (p *planning) whereNode(sc expr.Scope) (exec.Node, error) {
 	if p.sel.Where == nil {
 		return nil, nil
+	}
+	var unknown *parser.ColumnRef
+	walkExpr(p.sel.Where, func(x parser.Expr) {
+		if ref, ok := x.(*parser.ColumnRef); ok && unknown == nil && isWindowBound(ref.Name) {
+			if _, _, err := sc.Resolve(ref); err != nil {
+				unknown = ref
+			}
+		}
+	})
+	if unknown != nil {
+		return nil, posErr(unknown.Pos, fmt.Errorf("%w: Error in WHERE expression: Unknown column %s.", ErrInvalid, strings.ToUpper(unknown.Name)))
 	}
 	c, err := expr.Compile(p.sel.Where, sc)
 	if err != nil {
