@@ -78,18 +78,16 @@ func (e *Engine) describe(st *parser.Describe) (string, error) {
 		b.WriteString("\n")
 	}
 	b.WriteString("\nState stores:\n")
-	parts, err := e.db.Stores()
+	stores, err := e.QueryState(q.ID)
 	if err != nil {
-		return "", fmt.Errorf("describe %s: list state stores: %w", src.Name, err)
+		return "", fmt.Errorf("describe %s: %w", src.Name, err)
 	}
-	for _, s := range q.Plan.Topology.Stores {
-		var bytes int64
-		for _, id := range parts {
-			if id.Name == s.Name {
-				bytes += e.db.Store(id.Name, id.Partition).ApproxBytes()
-			}
+	for _, s := range stores {
+		what := "keys"
+		if s.Windowed {
+			what = "windows"
 		}
-		fmt.Fprintf(&b, " %s  changelog %s  ~%d bytes local\n", s.Name, s.Changelog, bytes)
+		fmt.Fprintf(&b, " %s  changelog %s  %d %s, ~%d bytes local\n", s.Name, s.Changelog, s.Entries, what, s.Bytes)
 	}
 	return b.String(), nil
 }

@@ -85,6 +85,22 @@ func (n *AggregateNode) Describe() string {
 	}
 	return s + " [store " + n.Store + "]"
 }
+// EntryPrefix is the key prefix of the store's windows (or, not
+// windowed, its keys), leaving out index and record entries, so reports
+// can count open windows.
+func (n *AggregateNode) EntryPrefix() []byte {
+	if n.Window == nil {
+		return []byte{tableDataTag}
+	}
+	switch n.Window.Kind {
+	case Session:
+		return []byte{sessionDataTag}
+	case Sliding:
+		return []byte{slidingWindowTag}
+	}
+	return nil // time windows: every key is a window
+}
+
 func (n *AggregateNode) Stateful() bool       { return true }
 func (n *AggregateNode) StoreNames() []string { return []string{n.Store} }
 

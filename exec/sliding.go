@@ -109,7 +109,7 @@ func (a *slidingAggregate) Process(tc *TaskContext, row *Row) error {
 	}
 	for _, u := range updates {
 		a.fold(u.accs, row)
-		a.putWindow(u.start, max(u.maxTs, t), u.accs)
+		a.putWindow(u.start, max(u.maxTs, t), u.accs, false)
 		a.affected = append(a.affected, u.start)
 	}
 
@@ -179,7 +179,7 @@ func (a *slidingAggregate) Process(tc *TaskContext, row *Row) error {
 			}
 			maxTs = max(maxTs, r.ts)
 		}
-		a.putWindow(s, maxTs, accs)
+		a.putWindow(s, maxTs, accs, true)
 		a.affected = append(a.affected, s)
 	}
 
@@ -207,11 +207,14 @@ func (a *slidingAggregate) Process(tc *TaskContext, row *Row) error {
 	return nil
 }
 
-func (a *slidingAggregate) putWindow(start, maxTs int64, accs []any) {
+// putWindow stores a window; a new one is also entered in the index.
+func (a *slidingAggregate) putWindow(start, maxTs int64, accs []any, isNew bool) {
 	a.stateKey = slidingWindowKey(a.stateKey[:0], a.keyBuf, start)
 	a.store.Put(a.stateKey, a.encodeAggState(maxTs, accs))
-	a.idxKey = slidingWinIndexKey(a.idxKey[:0], start+a.node.Window.Size, a.keyBuf)
-	a.store.Put(a.idxKey, nil)
+	if isNew {
+		a.idxKey = slidingWinIndexKey(a.idxKey[:0], start+a.node.Window.Size, a.keyBuf)
+		a.store.Put(a.idxKey, nil)
+	}
 }
 
 // loadRecords reads the current key's kept records with times in

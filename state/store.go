@@ -171,11 +171,16 @@ func (s *Store) rangeBetween(op string, start, end []byte, fn func(key, value []
 	inRange := func(k []byte) bool { return end == nil || bytes.Compare(k, end) < 0 }
 
 	err := s.db.bdb.View(func(txn *badger.Txn) error {
-		it := txn.NewIterator(badger.IteratorOptions{
-			PrefetchValues: true,
-			PrefetchSize:   64,
-			Prefix:         s.data,
-		})
+		// A bounded range narrows the iterator to the longest prefix its
+		// bounds share, and reads values only for the keys it visits:
+		// Badger otherwise prefetches past the end of short ranges,
+		// walking every version of the keys beyond.
+		opts := badger.IteratorOptions{PrefetchValues: true, PrefetchSize: 64, Prefix: s.data}
+		if end != nil {
+			opts.PrefetchValues = false
+			opts.Prefix = concat(s.data, commonPrefix(start, end))
+		}
+		it := txn.NewIterator(opts)
 		defer it.Close()
 		it.Seek(concat(s.data, start))
 		for {
@@ -351,4 +356,36 @@ func (s *Store) ApproxBytes() int64 {
 	}
 	onDisk, _ := s.db.bdb.EstimateSize(s.data)
 	return int64(onDisk) + s.overlayBytes
+}
+
+// CommittedStats counts the committed keys starting with prefix and their
+// approximate bytes (key and value). It reads Badger only, never the
+// overlay, so other goroutines may call it while the task writes: reports
+// such as DESCRIBE EXTENDED use it to show how much state a query holds.
+func (s *Store) CommittedStats(prefix []byte) (keys, bytes int64, err error) {
+	if err := s.db.checkOpen(); err != nil {
+		return 0, 0, s.errorf("stats", err)
+	}
+	err = s.db.bdb.View(func(txn *badger.Txn) error {
+		it := txn.NewIterator(badger.IteratorOptions{Prefix: concat(s.data, prefix)})
+		defer it.Close()
+		for it.Rewind(); it.Valid(); it.Next() {
+			item := it.Item()
+			keys++
+			bytes += int64(len(item.Key())-len(s.data)) + item.ValueSize()
+		}
+		return nil
+	})
+	if err != nil {
+		return 0, 0, s.errorf("stats", err)
+	}
+	return keys, bytes, nil
+}
+
+func commonPrefix(a, b []byte) []byte {
+	n := 0
+	for n < len(a) && n < len(b) && a[n] == b[n] {
+		n++
+	}
+	return a[:n]
 }
