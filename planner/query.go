@@ -99,7 +99,11 @@ type item struct {
 	pos  parser.Pos
 }
 
-func expandItems(sel *parser.Select, sc *scope) ([]item, error) {
+// expandItems lists the SELECT's output columns, expanding *. A windowed
+// source's window bounds are part of * only in transient queries, as in
+// ksqlDB: a persistent query writes them in the windowed key of its sink,
+// not again in the value.
+func expandItems(sel *parser.Select, sc *scope, persistent bool) ([]item, error) {
 	var items []item
 	generated := 0
 	seen := map[string]bool{}
@@ -118,7 +122,7 @@ func expandItems(sel *parser.Select, sc *scope) ([]item, error) {
 				return nil, posErr(si.Pos, fmt.Errorf("%w: %s.* names no source in FROM", ErrInvalid, si.StarSource))
 			}
 			cols := sc.src.Schema.Keys()
-			if sc.src.Window != exec.NotWindowed {
+			if sc.src.Window != exec.NotWindowed && !persistent {
 				cols = append(cols, types.Column{Name: exec.ColWindowStart}, types.Column{Name: exec.ColWindowEnd})
 			}
 			cols = append(cols, sc.src.Schema.Values()...)
@@ -162,7 +166,7 @@ func PlanQuery(cat *Catalog, sel *parser.Select, target *Target, queryID string,
 	spec := src.sourceSpec()
 	spec.Table = src.Kind == parser.KindTable
 	sc := &scope{src: src, alias: sel.From.Alias, schema: spec.RowSchema()}
-	items, err := expandItems(sel, sc)
+	items, err := expandItems(sel, sc, target != nil)
 	if err != nil {
 		return nil, err
 	}
