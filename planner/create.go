@@ -119,6 +119,9 @@ func CreateSource(cat *Catalog, st *parser.CreateSource, text string) (*Source, 
 		TimestampColumn: strings.ToUpper(props["TIMESTAMP"]), TimestampFormat: props["TIMESTAMP_FORMAT"],
 	}
 	s.KeyProps, s.ValueProps = props.formatProps()
+	if s.Window, s.WindowSize, err = sourceWindow(props); err != nil {
+		return nil, posErr(st.Pos, err)
+	}
 	seen := map[string]bool{}
 	var keys, values []types.Column
 	for _, c := range st.Columns {
