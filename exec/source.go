@@ -47,8 +47,15 @@ type SourceSpec struct {
 	// TimestampFormat parses string timestamps (empty: ISO-8601).
 	TimestampFormat string
 	// Table sources turn null values into row deletions; stream sources
-	// skip them, since a stream has nothing to delete.
+	// skip them, since a stream has nothing to delete, unless
+	// KeepNullValues is set.
 	Table bool
+	// KeepNullValues lets a stream source's null-value records go on as
+	// rows holding only their key columns (Row.Tombstone), so that a
+	// persistent projection writes them out with a null value, as ksqlDB
+	// does. ksqlDB drops them at a WHERE or an aggregation, so the planner
+	// sets this only for plain projections.
+	KeepNullValues bool
 	// Dedupe marks a repartition topic: its records carry the partition
 	// and offset of the record upstream that produced them, and a record
 	// whose upstream offset was already applied is skipped. After an

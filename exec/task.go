@@ -165,7 +165,7 @@ func (t *Task) Process(rec *Record) (err error) {
 		}
 		return nil
 	}
-	if t.row.Tombstone && !t.Sub.Source.Table {
+	if t.row.Tombstone && !t.Sub.Source.Table && !t.Sub.Source.KeepNullValues {
 		return nil
 	}
 	if missing := t.dec.missingColumns(); missing > 0 && !t.row.Tombstone {

@@ -312,6 +312,9 @@ func (p *planning) planStateless() error {
 		}
 		keyItem = append(keyItem, found)
 	}
+	// A null-value record of a stream passes a plain projection as a
+	// null-value record (ksqlDB's behaviour); a WHERE drops it.
+	p.spec.KeepNullValues = produces == parser.KindStream && filter == nil
 	return p.finish(nodes, compiled, keyItem, p.src.Window, p.src.WindowSize, windowInputs(p.sc.schema), p.src.Partitions)
 }
 
