@@ -416,11 +416,23 @@ func (p *planning) finish(nodes []exec.Node, compiled []expr.Compiled, keyItems 
 		Topic: sink.Topic, KeyFormat: sink.KeyFormat, ValueFormat: sink.ValueFormat,
 		KeyCols: sink.Schema.Keys(), ValueCols: sink.Schema.Values(), KeyProps: sink.KeyProps, ValueProps: sink.ValueProps,
 		KeyIdx: keyIdx, ValueIdx: valIdx, Window: win, WindowStartIdx: winStart, WindowEndIdx: winEnd,
+		Timestamp: sinkTimestamp(sink),
 	})
 	p.addSub(p.lastSpec(), nodes)
 	p.q.Sink = sink
 	p.q.Topology.SinkTopic = sink.Topic
 	return nil
+}
+
+// sinkTimestamp says where the sink takes record timestamps from: the
+// sink's TIMESTAMP column, at its schema position in the projected row
+// (key columns, then value columns, as finish lays them out), or nil for
+// the row's event time.
+func sinkTimestamp(sink *Source) *exec.SinkTimestamp {
+	if sink.TimestampColumn == "" {
+		return nil
+	}
+	return &exec.SinkTimestamp{Col: sink.Schema.Find(sink.TimestampColumn), Name: sink.TimestampColumn, Format: sink.TimestampFormat}
 }
 
 // projectionScope is the scope the final projection reads; set by the
@@ -473,6 +485,12 @@ func (p *planning) sinkSource(keyCols, valCols []types.Column, win exec.WindowTy
 	s.KeyProps, s.ValueProps = with.formatProps()
 	if _, ok := with["WRAP_SINGLE_VALUE"]; !ok {
 		s.ValueProps.WrapSingleValue = p.src.ValueProps.WrapSingleValue
+	}
+	// TIMESTAMP names the output column that becomes each record's
+	// timestamp; readers of the result take event time from it too.
+	s.TimestampColumn, s.TimestampFormat = strings.ToUpper(with["TIMESTAMP"]), with["TIMESTAMP_FORMAT"]
+	if err := resolveTimestampColumn(s); err != nil {
+		return nil, posErr(p.sel.Pos, err)
 	}
 	if err := validateFormats(s); err != nil {
 		return nil, posErr(p.sel.Pos, err)
