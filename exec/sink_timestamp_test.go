@@ -1,6 +1,7 @@
 package exec_test
 
 import (
+	"errors"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
@@ -105,6 +106,38 @@ func TestSinkTimestampColumn(t *testing.T) {
 				t.Errorf("errors (-want +got):\n%s", diff)
 			}
 		})
+	}
+}
+
+// A record whose event time cannot be read is counted and skipped, unless
+// the source asks to fail the query (ksql.timestamp.throw.on.invalid).
+func TestBadEventTime(t *testing.T) {
+	for _, fail := range []bool{false, true} {
+		src := eventsSource()
+		src.TimestampCol = 2
+		src.TimestampFormat = "yy-MM-dd HH:mm:ssX"
+		src.FailOnBadTimestamp = fail
+		m := exec.NewMemoryRunner(openDB(t), quiet)
+		if err := m.Add(copyTopology(src, nil)); err != nil {
+			t.Fatal(err)
+		}
+		_, err := m.Send(exec.Record{Topic: "events", Key: []byte(bigKey(1)), Value: []byte(`{"ID":2,"TS":"!!!!!!"}`), Timestamp: 5})
+		if fail {
+			if !errors.Is(err, exec.ErrTimestampExtractor) {
+				t.Errorf("FailOnBadTimestamp: Send error %v, want ErrTimestampExtractor", err)
+			}
+			continue
+		}
+		if err != nil {
+			t.Fatalf("Send: %v", err)
+		}
+		if got, want := m.Metrics("CSAS_OUT").Errors(), map[string]int64{exec.ErrKindTimestamp: 1}; !cmp.Equal(got, want) {
+			t.Errorf("Errors() = %v, want %v", got, want)
+		}
+		got := send(t, m, "events", bigKey(2), `{"ID":3,"TS":"20-02-10 08:31:44Z"}`, 6)
+		if want := []out{{"out", bigKey(2), `{"ID":3,"TS":"20-02-10 08:31:44Z"}`, 1581323504000}}; !cmp.Equal(want, got) {
+			t.Errorf("after a bad record: %v, want %v", got, want)
+		}
 	}
 }
 

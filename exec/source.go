@@ -1,12 +1,19 @@
 package exec
 
 import (
+	"errors"
 	"fmt"
 	"strings"
 
 	"github.com/sluice-sql/sluice/format"
 	"github.com/sluice-sql/sluice/types"
 )
+
+// ErrTimestampExtractor fails a query whose source has FailOnBadTimestamp
+// set when a record's event time cannot be read. The text is ksqlDB's
+// (Kafka Streams') for the same failure, so users and ksqlDB's tests
+// recognise it.
+var ErrTimestampExtractor = errors.New("Fatal user code error in TimestampExtractor callback for record")
 
 // WindowType says how a source's or sink's keys carry a window.
 type WindowType int
@@ -46,6 +53,11 @@ type SourceSpec struct {
 	TimestampCol int
 	// TimestampFormat parses string timestamps (empty: ISO-8601).
 	TimestampFormat string
+	// FailOnBadTimestamp makes a record whose event time cannot be read
+	// (null, negative, unparsable) fail the query with
+	// ErrTimestampExtractor instead of being counted and skipped. Only a
+	// user's explicit ksql.timestamp.throw.on.invalid sets it.
+	FailOnBadTimestamp bool
 	// Table sources turn null values into row deletions; stream sources
 	// skip them, since a stream has nothing to delete, unless
 	// KeepNullValues is set.

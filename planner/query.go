@@ -20,11 +20,20 @@ type Options struct {
 	// aggregations whose statement sets no WITH (RETENTION=…). Same
 	// syntax as RETENTION. Default "": keys are kept forever.
 	TableRetention string
+	// TimestampThrowOnInvalid is ksqlDB's session property
+	// ksql.timestamp.throw.on.invalid (TimestampThrowOnInvalidProperty):
+	// a record whose event time cannot be read fails the query instead of
+	// being counted and skipped. Default false.
+	TimestampThrowOnInvalid bool
 }
 
 // TableRetentionProperty names the session property behind
 // Options.TableRetention.
 const TableRetentionProperty = "sluice.table.retention"
+
+// TimestampThrowOnInvalidProperty names the session property behind
+// Options.TimestampThrowOnInvalid.
+const TimestampThrowOnInvalidProperty = "ksql.timestamp.throw.on.invalid"
 
 // DefaultGrace bounds the grace period of an EMIT CHANGES window that
 // states none: ksqlDB's 24 hours, less the window's size.
@@ -165,6 +174,7 @@ func PlanQuery(cat *Catalog, sel *parser.Select, target *Target, queryID string,
 	}
 	spec := src.sourceSpec()
 	spec.Table = src.Kind == parser.KindTable
+	spec.FailOnBadTimestamp = opts.TimestampThrowOnInvalid
 	sc := &scope{src: src, alias: sel.From.Alias, schema: spec.RowSchema()}
 	items, err := expandItems(sel, sc, target != nil)
 	if err != nil {
