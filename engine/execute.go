@@ -136,7 +136,12 @@ func (e *Engine) ExecuteStatement(ctx context.Context, p parser.Parsed) (*Result
 }
 
 func (e *Engine) planOptions() planner.Options {
-	return planner.Options{ServiceID: e.cfg.ServiceID, TableRetention: e.property(planner.TableRetentionProperty, ""), Compat: strings.ToLower(e.property(planner.CompatProperty, ""))}
+	return planner.Options{
+		ServiceID:               e.cfg.ServiceID,
+		TableRetention:          e.property(planner.TableRetentionProperty, ""),
+		TimestampThrowOnInvalid: strings.EqualFold(e.property(planner.TimestampThrowOnInvalidProperty, "false"), "true"),
+		Compat:                  strings.ToLower(e.property(planner.CompatProperty, "")),
+	}
 }
 
 func (e *Engine) createSource(ctx context.Context, st *parser.CreateSource, text string) (string, error) {

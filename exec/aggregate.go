@@ -85,6 +85,7 @@ func (n *AggregateNode) Describe() string {
 	}
 	return s + " [store " + n.Store + "]"
 }
+
 // EntryPrefix is the key prefix of the store's windows (or, not
 // windowed, its keys), leaving out index and record entries, so reports
 // can count open windows.

@@ -31,6 +31,18 @@ type SinkNode struct {
 	WindowEndIdx   int
 	// Internal marks a repartition topic (for EXPLAIN).
 	Internal bool
+	// Timestamp, when set, takes record timestamps from a column of the
+	// row (the sink's TIMESTAMP property) instead of the row's event time.
+	Timestamp *SinkTimestamp
+}
+
+// SinkTimestamp is the column a sink's record timestamps come from.
+type SinkTimestamp struct {
+	Col  int    // position in the incoming row
+	Name string // for EXPLAIN
+	// Format parses STRING columns (empty: ISO-8601), as a source's
+	// TIMESTAMP_FORMAT does.
+	Format string
 }
 
 var _ Node = (*SinkNode)(nil)
@@ -60,7 +72,11 @@ func (n *SinkNode) Describe() string {
 		}
 		return strings.Join(out, ", ")
 	}
-	return fmt.Sprintf("%s %s (key %s [%s], value %s [%s])", kind, n.Topic, n.KeyFormat, names(n.KeyCols), n.ValueFormat, names(n.ValueCols))
+	ts := ""
+	if n.Timestamp != nil {
+		ts = ", timestamp " + n.Timestamp.Name
+	}
+	return fmt.Sprintf("%s %s (key %s [%s], value %s [%s]%s)", kind, n.Topic, n.KeyFormat, names(n.KeyCols), n.ValueFormat, names(n.ValueCols), ts)
 }
 func (n *SinkNode) Stateful() bool       { return false }
 func (n *SinkNode) StoreNames() []string { return nil }
@@ -76,6 +92,18 @@ func (s *sink) AdvanceTime(*TaskContext) error { return nil }
 func (s *sink) Close() error                   { return nil }
 
 func (s *sink) Process(tc *TaskContext, row *Row) error {
+	ts := row.Ts
+	if t := s.node.Timestamp; t != nil && !row.Tombstone {
+		var err error
+		if ts, err = eventTime(row.Cols[t.Col], t.Format); err != nil {
+			// As in ksqlDB, a row whose timestamp column is null, negative
+			// or unparsable is counted and dropped: Kafka cannot carry it.
+			if n := tc.Metrics.CountError(ErrKindTimestamp); n <= 1 || n%1000 == 0 {
+				tc.Log.Warn("dropping row: bad sink timestamp", "query", tc.QueryID, "topic", s.node.Topic, "column", t.Name, "err", err, "so_far", n)
+			}
+			return nil
+		}
+	}
 	for i, c := range s.node.KeyIdx {
 		s.keyVals[i] = row.Cols[c]
 	}
@@ -107,7 +135,7 @@ func (s *sink) Process(tc *TaskContext, row *Row) error {
 	if !s.node.Internal {
 		tc.Metrics.RecordsOut.Add(1)
 	}
-	out := &Record{Topic: s.node.Topic, Partition: -1, Key: key, Value: value, Timestamp: row.Ts}
+	out := &Record{Topic: s.node.Topic, Partition: -1, Key: key, Value: value, Timestamp: ts}
 	if s.node.Internal && tc.input != nil {
 		out.Headers = []Header{{Key: upstreamHeader, Value: encodeUpstream(tc.input.Partition, tc.input.Offset)}}
 	}

@@ -1,12 +1,19 @@
 package exec
 
 import (
+	"errors"
 	"fmt"
 	"strings"
 
 	"github.com/sluice-sql/sluice/format"
 	"github.com/sluice-sql/sluice/types"
 )
+
+// ErrTimestampExtractor fails a query whose source has FailOnBadTimestamp
+// set when a record's event time cannot be read. The text is ksqlDB's
+// (Kafka Streams') for the same failure, so users and ksqlDB's tests
+// recognise it.
+var ErrTimestampExtractor = errors.New("Fatal user code error in TimestampExtractor callback for record")
 
 // WindowType says how a source's or sink's keys carry a window.
 type WindowType int
@@ -46,9 +53,21 @@ type SourceSpec struct {
 	TimestampCol int
 	// TimestampFormat parses string timestamps (empty: ISO-8601).
 	TimestampFormat string
+	// FailOnBadTimestamp makes a record whose event time cannot be read
+	// (null, negative, unparsable) fail the query with
+	// ErrTimestampExtractor instead of being counted and skipped. Only a
+	// user's explicit ksql.timestamp.throw.on.invalid sets it.
+	FailOnBadTimestamp bool
 	// Table sources turn null values into row deletions; stream sources
-	// skip them, since a stream has nothing to delete.
+	// skip them, since a stream has nothing to delete, unless
+	// KeepNullValues is set.
 	Table bool
+	// KeepNullValues lets a stream source's null-value records go on as
+	// rows holding only their key columns (Row.Tombstone), so that a
+	// persistent projection writes them out with a null value, as ksqlDB
+	// does. ksqlDB drops them at a WHERE or an aggregation, so the planner
+	// sets this only for plain projections.
+	KeepNullValues bool
 	// Dedupe marks a repartition topic: its records carry the partition
 	// and offset of the record upstream that produced them, and a record
 	// whose upstream offset was already applied is skipped. After an

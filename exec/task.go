@@ -157,6 +157,9 @@ func (t *Task) Process(rec *Record) (err error) {
 		if de, ok := err.(*decodeError); ok {
 			kind = de.kind
 		}
+		if kind == ErrKindTimestamp && t.Sub.Source.FailOnBadTimestamp {
+			return fmt.Errorf("query %s: %w %s/%d@%d: %v", t.Topo.QueryID, ErrTimestampExtractor, rec.Topic, rec.Partition, rec.Offset, err)
+		}
 		if n := t.tc.Metrics.CountError(kind); n <= 1 || n%1000 == 0 {
 			t.tc.Log.Warn("skipping bad record", "query", t.Topo.QueryID, "topic", rec.Topic, "partition", rec.Partition, "offset", rec.Offset, "kind", kind, "err", err, "skipped_so_far", n)
 		}
@@ -165,7 +168,7 @@ func (t *Task) Process(rec *Record) (err error) {
 		}
 		return nil
 	}
-	if t.row.Tombstone && !t.Sub.Source.Table {
+	if t.row.Tombstone && !t.Sub.Source.Table && !t.Sub.Source.KeepNullValues {
 		return nil
 	}
 	if missing := t.dec.missingColumns(); missing > 0 && !t.row.Tombstone {

@@ -24,6 +24,12 @@ type Aggregate struct {
 	// the function cannot merge: such functions are refused for SESSION
 	// windows at plan time.
 	Merge func(earlier, later any) any
+	// StateType is the type ksqlDB declares for the accumulator when it
+	// differs from ResultType (AVG keeps a STRUCT of sum and count). Sluice
+	// encodes accumulators its own way, but the planner checks this type
+	// against the value format, so that a query ksqlDB rejects is rejected
+	// here too. The zero Type means ResultType.
+	StateType types.Type
 }
 
 type aggBinder func(args []types.Type, star bool) (*Aggregate, error)
@@ -36,6 +42,8 @@ var aggregates = map[string]aggBinder{
 	"MAX":                bindMinMax("MAX", 1),
 	"LATEST_BY_OFFSET":   bindByOffset("LATEST_BY_OFFSET", true),
 	"EARLIEST_BY_OFFSET": bindByOffset("EARLIEST_BY_OFFSET", false),
+	"TOPK":               bindTopK("TOPK", false),
+	"TOPKDISTINCT":       bindTopK("TOPKDISTINCT", true),
 }
 
 // IsAggregate reports whether name (upper-case) is an aggregate function.
@@ -121,7 +129,9 @@ func bindAvg(args []types.Type, _ bool) (*Aggregate, error) {
 	return &Aggregate{
 		Name:       "AVG",
 		ResultType: types.DoubleType,
-		Init:       func() any { return []any{float64(0), int64(0)} },
+		StateType: types.Type{Kind: types.Struct, Fields: []types.Field{
+			{Name: "SUM", Type: args[0]}, {Name: "COUNT", Type: types.BigIntType}}},
+		Init: func() any { return []any{float64(0), int64(0)} },
 		Add: func(acc any, a []any) any {
 			st := acc.([]any)
 			v, ok := types.AsFloat(a[0])

@@ -67,6 +67,26 @@ var aggCases = []aggCase{
 	{"EARLIEST_BY_OFFSET ignores NULLs", "EARLIEST_BY_OFFSET", []types.Type{tBig}, false, one(nil, int64(2), int64(3)), tBig, int64(2)},
 	{"EARLIEST_BY_OFFSET ignoreNulls false keeps first value", "EARLIEST_BY_OFFSET", []types.Type{tDouble, tBool}, false, [][]any{{1.5, false}, {nil, false}, {2.5, false}}, tDouble, 1.5},
 	{"EARLIEST_BY_OFFSET all NULL", "EARLIEST_BY_OFFSET", []types.Type{tDouble}, false, one(nil, nil), tDouble, nil},
+	{"TOPK", "TOPK", []types.Type{tDouble, tInt}, false, withK(2, 0.0, 100.0, 10.0), types.ArrayOf(tDouble), []any{100.0, 10.0}},
+	{"TOPK keeps duplicates", "TOPK", []types.Type{tInt, tInt}, false, withK(3, int32(0), int32(100), int32(99), int32(7), int32(100)), types.ArrayOf(tInt), []any{int32(100), int32(100), int32(99)}},
+	{"TOPK fewer rows than k", "TOPK", []types.Type{tString, tInt}, false, withK(3, "b", "a"), types.ArrayOf(tString), []any{"b", "a"}},
+	{"TOPK skips NULLs", "TOPK", []types.Type{tBig, tInt}, false, withK(2, nil, int64(5), nil), types.ArrayOf(tBig), []any{int64(5)}},
+	{"TOPK no rows", "TOPK", []types.Type{tBig, tInt}, false, nil, types.ArrayOf(tBig), []any{}},
+	{"TOPKDISTINCT", "TOPKDISTINCT", []types.Type{tDouble, tInt}, false, withK(2, 0.0, 100.0, 10.0, 100.0), types.ArrayOf(tDouble), []any{100.0, 10.0}},
+	{"TOPKDISTINCT one distinct value", "TOPKDISTINCT", []types.Type{tInt, tInt}, false, withK(2, int32(1), int32(1)), types.ArrayOf(tInt), []any{int32(1)}},
+	{"TOPK struct: ties keep arrival order", "TOPK", []types.Type{tInt, tString, tInt}, false,
+		[][]any{{int32(0), "zero", int32(3)}, {int32(100), "one", int32(3)}, {int32(99), "two", int32(3)}, {nil, "three", int32(3)}, {int32(100), nil, int32(3)}},
+		types.ArrayOf(types.Type{Kind: types.Struct, Fields: []types.Field{{Name: "sort_col", Type: tInt}, {Name: "col0", Type: tString}}}),
+		[]any{[]any{int32(100), "one"}, []any{int32(100), nil}, []any{int32(99), "two"}}},
+}
+
+// withK gives rows of one value each, followed by TOPK's k.
+func withK(k int32, vs ...any) [][]any {
+	out := make([][]any, len(vs))
+	for i, v := range vs {
+		out[i] = []any{v, k}
+	}
+	return out
 }
 
 func fold(agg *expr.Aggregate, acc any, rows [][]any) any {
@@ -144,6 +164,16 @@ func TestAggregateInitIsFresh(t *testing.T) {
 	if got := agg.Result(before); got != 0.0 {
 		t.Errorf("Add mutated its input: %v", got)
 	}
+	// TOPK inserts into a list: the previous list must stay as it was.
+	topk, err := expr.BindAggregate("TOPK", []types.Type{tInt, tInt}, false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	prev := fold(topk, topk.Init(), withK(2, int32(5), int32(1)))
+	_ = topk.Add(prev, []any{int32(3), int32(2)})
+	if diff := cmp.Diff([]any{int32(5), int32(1)}, prev); diff != "" {
+		t.Errorf("TOPK Add mutated its input (-want +got):\n%s", diff)
+	}
 }
 
 func TestBindAggregateErrors(t *testing.T) {
@@ -164,6 +194,10 @@ func TestBindAggregateErrors(t *testing.T) {
 		{"MAX", []types.Type{tInt, tInt}, expr.ErrType},
 		{"LATEST_BY_OFFSET", nil, expr.ErrType},
 		{"EARLIEST_BY_OFFSET", []types.Type{tInt, tBool, tBool}, expr.ErrType},
+		{"TOPK", []types.Type{tInt}, expr.ErrType},
+		{"TOPK", []types.Type{tInt, tString}, expr.ErrType},
+		{"TOPK", []types.Type{tBool, tInt}, expr.ErrType},
+		{"TOPKDISTINCT", []types.Type{tInt, tString, tInt}, expr.ErrType},
 	}
 	for _, tc := range cases {
 		if _, err := expr.BindAggregate(tc.fn, tc.args, false); !errors.Is(err, tc.kind) {
@@ -175,7 +209,7 @@ func TestBindAggregateErrors(t *testing.T) {
 func TestIsAggregate(t *testing.T) {
 	for name, want := range map[string]bool{
 		"COUNT": true, "count": true, "Sum": true, "AVG": true, "MIN": true, "MAX": true,
-		"LATEST_BY_OFFSET": true, "earliest_by_offset": true,
+		"LATEST_BY_OFFSET": true, "earliest_by_offset": true, "TOPK": true, "topkdistinct": true,
 		"UCASE": false, "COALESCE": false, "": false, "COUNT_DISTINCT": false,
 	} {
 		if got := expr.IsAggregate(name); got != want {

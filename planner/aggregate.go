@@ -187,6 +187,9 @@ func (p *planning) planAggregate() error {
 			evals = append(evals, c.Eval)
 		}
 		agg, err := expr.BindAggregate(f.Name, argTypes, f.Star)
+		if err == nil {
+			err = checkStateType(p.src, agg)
+		}
 		if err != nil {
 			return posErr(f.Pos, err)
 		}

@@ -119,6 +119,9 @@ func CreateSource(cat *Catalog, st *parser.CreateSource, text string) (*Source, 
 		TimestampColumn: strings.ToUpper(props["TIMESTAMP"]), TimestampFormat: props["TIMESTAMP_FORMAT"],
 	}
 	s.KeyProps, s.ValueProps = props.formatProps()
+	if s.Window, s.WindowSize, err = sourceWindow(props); err != nil {
+		return nil, posErr(st.Pos, err)
+	}
 	seen := map[string]bool{}
 	var keys, values []types.Column
 	for _, c := range st.Columns {
@@ -153,23 +156,33 @@ func CreateSource(cat *Catalog, st *parser.CreateSource, text string) (*Source, 
 	if err := validateFormats(s); err != nil {
 		return nil, posErr(st.Pos, err)
 	}
-	if s.TimestampColumn != "" {
-		i := s.Schema.Find(s.TimestampColumn)
-		if i < 0 {
-			return nil, posErr(st.Pos, fmt.Errorf("%w: the TIMESTAMP column set in the WITH clause does not exist in the schema: '%s'", ErrInvalid, s.TimestampColumn))
-		}
-		switch s.Schema.Columns[i].Type.Kind {
-		case types.BigInt, types.Timestamp:
-		case types.String:
-			if s.TimestampFormat == "" {
-				return nil, posErr(st.Pos, fmt.Errorf("%w: TIMESTAMP column %s is a STRING: set TIMESTAMP_FORMAT", ErrInvalid, s.TimestampColumn))
-			}
-		default:
-			return nil, posErr(st.Pos, fmt.Errorf("%w: TIMESTAMP column %s must be BIGINT, TIMESTAMP or a formatted STRING, not %s", ErrInvalid, s.TimestampColumn, s.Schema.Columns[i].Type))
-		}
-		s.TimestampColumn = s.Schema.Columns[i].Name
+	if err := resolveTimestampColumn(s); err != nil {
+		return nil, posErr(st.Pos, err)
 	}
 	return s, nil
+}
+
+// resolveTimestampColumn checks the TIMESTAMP property's column (if any)
+// against the source's schema and spells it as the schema does.
+func resolveTimestampColumn(s *Source) error {
+	if s.TimestampColumn == "" {
+		return nil
+	}
+	i := s.Schema.Find(s.TimestampColumn)
+	if i < 0 {
+		return fmt.Errorf("%w: the TIMESTAMP column set in the WITH clause does not exist in the schema: '%s'", ErrInvalid, s.TimestampColumn)
+	}
+	switch s.Schema.Columns[i].Type.Kind {
+	case types.BigInt, types.Timestamp:
+	case types.String:
+		if s.TimestampFormat == "" {
+			return fmt.Errorf("%w: TIMESTAMP column %s is a STRING: set TIMESTAMP_FORMAT", ErrInvalid, s.TimestampColumn)
+		}
+	default:
+		return fmt.Errorf("%w: TIMESTAMP column %s must be BIGINT, TIMESTAMP or a formatted STRING, not %s", ErrInvalid, s.TimestampColumn, s.Schema.Columns[i].Type)
+	}
+	s.TimestampColumn = s.Schema.Columns[i].Name
+	return nil
 }
 
 // validateFormats checks the formats exist and fit the columns, by

@@ -8,6 +8,7 @@ import (
 	"github.com/cockroachdb/datadriven"
 
 	"github.com/sluice-sql/sluice/engine"
+	"github.com/sluice-sql/sluice/exec"
 	"github.com/sluice-sql/sluice/parser"
 	"github.com/sluice-sql/sluice/planner"
 )
@@ -56,7 +57,7 @@ func ddl(cat *planner.Catalog, sql string) string {
 			b.WriteString(err.Error() + "\n")
 			continue
 		}
-		fmt.Fprintf(&b, "%s %s: %s (topic %s, key %s, value %s)\n", src.Kind, src.Name, src.Schema, src.Topic, src.KeyFormat, src.ValueFormat)
+		fmt.Fprintf(&b, "%s %s: %s (topic %s, key %s, value %s%s)\n", src.Kind, src.Name, src.Schema, src.Topic, src.KeyFormat, src.ValueFormat, windowNote(src))
 	}
 	return b.String()
 }
@@ -102,4 +103,15 @@ func plan(cat *planner.Catalog, sql string) string {
 		out += fmt.Sprintf("rows: %s\n", q.Output)
 	}
 	return out
+}
+
+// windowNote describes a source's windowed keys for ddl output.
+func windowNote(src *planner.Source) string {
+	switch src.Window {
+	case exec.TimeWindowed:
+		return fmt.Sprintf(", time-windowed keys of %dms", src.WindowSize)
+	case exec.SessionWindowed:
+		return ", session-windowed keys"
+	}
+	return ""
 }

@@ -24,6 +24,11 @@ type Options struct {
 	// "ksqldb" reproduces ksqlDB behaviour where Sluice deliberately
 	// differs; "" or "sluice" is Sluice's own.
 	Compat string
+	// TimestampThrowOnInvalid is ksqlDB's session property
+	// ksql.timestamp.throw.on.invalid (TimestampThrowOnInvalidProperty):
+	// a record whose event time cannot be read fails the query instead of
+	// being counted and skipped. Default false.
+	TimestampThrowOnInvalid bool
 }
 
 // TableRetentionProperty names the session property behind
@@ -39,6 +44,9 @@ const (
 	CompatProperty = "sluice.compat"
 	CompatKsqlDB   = "ksqldb"
 )
+// TimestampThrowOnInvalidProperty names the session property behind
+// Options.TimestampThrowOnInvalid.
+const TimestampThrowOnInvalidProperty = "ksql.timestamp.throw.on.invalid"
 
 // DefaultGrace bounds the grace period of an EMIT CHANGES window that
 // states none: ksqlDB's 24 hours, less the window's size.
@@ -113,7 +121,11 @@ type item struct {
 	pos  parser.Pos
 }
 
-func expandItems(sel *parser.Select, sc *scope) ([]item, error) {
+// expandItems lists the SELECT's output columns, expanding *. A windowed
+// source's window bounds are part of * only in transient queries, as in
+// ksqlDB: a persistent query writes them in the windowed key of its sink,
+// not again in the value.
+func expandItems(sel *parser.Select, sc *scope, persistent bool) ([]item, error) {
 	var items []item
 	generated := 0
 	seen := map[string]bool{}
@@ -132,7 +144,7 @@ func expandItems(sel *parser.Select, sc *scope) ([]item, error) {
 				return nil, posErr(si.Pos, fmt.Errorf("%w: %s.* names no source in FROM", ErrInvalid, si.StarSource))
 			}
 			cols := sc.src.Schema.Keys()
-			if sc.src.Window != exec.NotWindowed {
+			if sc.src.Window != exec.NotWindowed && !persistent {
 				cols = append(cols, types.Column{Name: exec.ColWindowStart}, types.Column{Name: exec.ColWindowEnd})
 			}
 			cols = append(cols, sc.src.Schema.Values()...)
@@ -175,8 +187,9 @@ func PlanQuery(cat *Catalog, sel *parser.Select, target *Target, queryID string,
 	}
 	spec := src.sourceSpec()
 	spec.Table = src.Kind == parser.KindTable
+	spec.FailOnBadTimestamp = opts.TimestampThrowOnInvalid
 	sc := &scope{src: src, alias: sel.From.Alias, schema: spec.RowSchema()}
-	items, err := expandItems(sel, sc)
+	items, err := expandItems(sel, sc, target != nil)
 	if err != nil {
 		return nil, err
 	}
@@ -333,6 +346,9 @@ func (p *planning) planStateless() error {
 		}
 		keyItem = append(keyItem, found)
 	}
+	// A null-value record of a stream passes a plain projection as a
+	// null-value record (ksqlDB's behaviour); a WHERE drops it.
+	p.spec.KeepNullValues = produces == parser.KindStream && filter == nil
 	return p.finish(nodes, compiled, keyItem, p.src.Window, p.src.WindowSize, windowInputs(p.sc.schema), p.src.Partitions)
 }
 
@@ -434,11 +450,23 @@ func (p *planning) finish(nodes []exec.Node, compiled []expr.Compiled, keyItems 
 		Topic: sink.Topic, KeyFormat: sink.KeyFormat, ValueFormat: sink.ValueFormat,
 		KeyCols: sink.Schema.Keys(), ValueCols: sink.Schema.Values(), KeyProps: sink.KeyProps, ValueProps: sink.ValueProps,
 		KeyIdx: keyIdx, ValueIdx: valIdx, Window: win, WindowStartIdx: winStart, WindowEndIdx: winEnd,
+		Timestamp: sinkTimestamp(sink),
 	})
 	p.addSub(p.lastSpec(), nodes)
 	p.q.Sink = sink
 	p.q.Topology.SinkTopic = sink.Topic
 	return nil
+}
+
+// sinkTimestamp says where the sink takes record timestamps from: the
+// sink's TIMESTAMP column, at its schema position in the projected row
+// (key columns, then value columns, as finish lays them out), or nil for
+// the row's event time.
+func sinkTimestamp(sink *Source) *exec.SinkTimestamp {
+	if sink.TimestampColumn == "" {
+		return nil
+	}
+	return &exec.SinkTimestamp{Col: sink.Schema.Find(sink.TimestampColumn), Name: sink.TimestampColumn, Format: sink.TimestampFormat}
 }
 
 // projectionScope is the scope the final projection reads; set by the
@@ -491,6 +519,12 @@ func (p *planning) sinkSource(keyCols, valCols []types.Column, win exec.WindowTy
 	s.KeyProps, s.ValueProps = with.formatProps()
 	if _, ok := with["WRAP_SINGLE_VALUE"]; !ok {
 		s.ValueProps.WrapSingleValue = p.src.ValueProps.WrapSingleValue
+	}
+	// TIMESTAMP names the output column that becomes each record's
+	// timestamp; readers of the result take event time from it too.
+	s.TimestampColumn, s.TimestampFormat = strings.ToUpper(with["TIMESTAMP"]), with["TIMESTAMP_FORMAT"]
+	if err := resolveTimestampColumn(s); err != nil {
+		return nil, posErr(p.sel.Pos, err)
 	}
 	if err := validateFormats(s); err != nil {
 		return nil, posErr(p.sel.Pos, err)
