@@ -259,8 +259,11 @@ func (e *Engine) query(id string) *Query {
 // start creates the internal topics of a plan and runs it.
 func (e *Engine) start(ctx context.Context, plan *planner.Query, text string) (*Query, error) {
 	topo := plan.Topology
-	if topo.ErrorTopic != "" {
-		if err := e.createTopic(ctx, topo.ErrorTopic, 1, nil); err != nil {
+	for _, side := range []string{topo.ErrorTopic, topo.LateTopic} {
+		if side == "" {
+			continue
+		}
+		if err := e.createTopic(ctx, side, 1, nil); err != nil {
 			return nil, err
 		}
 	}

@@ -80,6 +80,9 @@ func (n *AggregateNode) Describe() string {
 		} else {
 			s += " emit changes"
 		}
+		if n.LateTopic != "" {
+			s += ", late records to " + n.LateTopic
+		}
 	} else if n.Retention > 0 {
 		s += " retention " + (time.Duration(n.Retention) * time.Millisecond).String()
 	}

@@ -200,6 +200,9 @@ func PlanQuery(cat *Catalog, sel *parser.Select, target *Target, queryID string,
 	if target != nil {
 		p.q.Topology.ErrorTopic = target.With["ERROR_TOPIC"]
 	}
+	if _, ok := target.withProp("LATE_TOPIC"); ok && sel.Window == nil {
+		return nil, posErr(sel.Pos, fmt.Errorf("%w: LATE_TOPIC needs a windowed aggregation: only windows close and turn records away", ErrInvalid))
+	}
 	if sel.Emit == parser.EmitFinal && sel.Window == nil {
 		return nil, posErr(sel.Pos, fmt.Errorf("%w: EMIT FINAL is only supported for windowed aggregations.", ErrInvalid))
 	}
