@@ -28,7 +28,9 @@ func TestLateTopicThroughKafka(t *testing.T) {
 	// Event times near now, so no broker retention check deletes them.
 	const m = 60_000
 	base := time.Now().Add(-time.Hour).UnixMilli() / (5 * m) * (5 * m)
-	v := func(price float64, at int64) string { return fmt.Sprintf(`{"price":%v,"booked_at":%d}`, price, base+at) }
+	v := func(price float64, at int64) string {
+		return fmt.Sprintf(`{"price":%v,"booked_at":%d}`, price, base+at)
+	}
 	lateValue := v(999, 2*m)
 	testkafka.Produce(t, brokers,
 		rec(in, "ritz", v(220, 0), base),

@@ -44,6 +44,7 @@ const (
 	CompatProperty = "sluice.compat"
 	CompatKsqlDB   = "ksqldb"
 )
+
 // TimestampThrowOnInvalidProperty names the session property behind
 // Options.TimestampThrowOnInvalid.
 const TimestampThrowOnInvalidProperty = "ksql.timestamp.throw.on.invalid"
