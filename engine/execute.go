@@ -136,7 +136,11 @@ func (e *Engine) ExecuteStatement(ctx context.Context, p parser.Parsed) (*Result
 }
 
 func (e *Engine) planOptions() planner.Options {
-	return planner.Options{ServiceID: e.cfg.ServiceID, TableRetention: e.property(planner.TableRetentionProperty, "")}
+	return planner.Options{
+		ServiceID:      e.cfg.ServiceID,
+		TableRetention: e.property(planner.TableRetentionProperty, ""),
+		IdleTimeout:    e.property(planner.IdleTimeoutProperty, ""),
+	}
 }
 
 func (e *Engine) createSource(ctx context.Context, st *parser.CreateSource, text string) (string, error) {

@@ -20,6 +20,11 @@ type Options struct {
 	// aggregations whose statement sets no WITH (RETENTION=…). Same
 	// syntax as RETENTION. Default "": keys are kept forever.
 	TableRetention string
+	// IdleTimeout is the session property sluice.idle.timeout
+	// (IdleTimeoutProperty): the idle timeout of queries whose statement
+	// sets no WITH (IDLE_TIMEOUT=…). Same syntax. Default "": stream
+	// time moves only with records.
+	IdleTimeout string
 }
 
 // TableRetentionProperty names the session property behind
@@ -172,6 +177,9 @@ func PlanQuery(cat *Catalog, sel *parser.Select, target *Target, queryID string,
 	p.q.Topology = &exec.Topology{QueryID: queryID}
 	if target != nil {
 		p.q.Topology.ErrorTopic = target.With["ERROR_TOPIC"]
+	}
+	if p.q.Topology.IdleTimeout, err = idleTimeout(target, opts); err != nil {
+		return nil, posErr(sel.Pos, err)
 	}
 	if sel.Emit == parser.EmitFinal && sel.Window == nil {
 		return nil, posErr(sel.Pos, fmt.Errorf("%w: EMIT FINAL is only supported for windowed aggregations", ErrInvalid))
