@@ -11,8 +11,9 @@ import (
 )
 
 // describe prints a stream or table: its columns and topic and, with
-// EXTENDED, the query writing it with its counters, its tasks on this
-// instance (state, restore progress) and its state stores.
+// EXTENDED, how late its records arrive at the queries reading it, and
+// the query writing it with its counters, its tasks on this instance
+// (state, restore progress) and its state stores.
 func (e *Engine) describe(st *parser.Describe) (string, error) {
 	if st.Function {
 		return "", fmt.Errorf("%w: DESCRIBE FUNCTION is not supported yet", planner.ErrUnsupported)
@@ -45,11 +46,14 @@ func (e *Engine) describe(st *parser.Describe) (string, error) {
 		fmt.Fprintf(&b, " %s | %s%s\n", c.Name, c.Type, key)
 	}
 	q := e.query(src.QueryID)
-	if q == nil {
+	if q != nil {
+		fmt.Fprintf(&b, "\nWritten by query %s: %s\n", q.ID, q.Statement)
+	}
+	if !st.Extended {
 		return b.String(), nil
 	}
-	fmt.Fprintf(&b, "\nWritten by query %s: %s\n", q.ID, q.Statement)
-	if !st.Extended {
+	e.describeLateness(&b, src)
+	if q == nil {
 		return b.String(), nil
 	}
 	m := q.Metrics

@@ -141,6 +141,7 @@ func (e *Engine) planOptions() planner.Options {
 		TableRetention:          e.property(planner.TableRetentionProperty, ""),
 		TimestampThrowOnInvalid: strings.EqualFold(e.property(planner.TimestampThrowOnInvalidProperty, "false"), "true"),
 		Compat:                  strings.ToLower(e.property(planner.CompatProperty, "")),
+		IdleTimeout:             e.property(planner.IdleTimeoutProperty, ""),
 	}
 }
 
@@ -429,7 +430,13 @@ func (e *Engine) explain(st *parser.Explain) (string, error) {
 		if q == nil {
 			return "", fmt.Errorf("query %s %w", st.QueryID, planner.ErrNotFound)
 		}
-		return q.Statement + "\n\n" + q.Plan.Topology.Explain(), nil
+		text := q.Statement + "\n\n" + q.Plan.Topology.Explain()
+		if parsed, err := parser.ParseOne(q.Statement); err == nil {
+			if sel := selectOf(parsed); sel != nil {
+				text += e.graceWarning(sel)
+			}
+		}
+		return text, nil
 	}
 	var sel *parser.Select
 	var target *planner.Target
@@ -459,7 +466,7 @@ func (e *Engine) explain(st *parser.Explain) (string, error) {
 	if err != nil {
 		return "", err
 	}
-	return plan.Topology.Explain(), nil
+	return plan.Topology.Explain() + e.graceWarning(sel), nil
 }
 
 func (e *Engine) terminate(st *parser.Terminate) (string, error) {

@@ -222,8 +222,14 @@ func (r *KafkaRunner) run(ctx context.Context) {
 	defer close(r.done)
 	defer r.shutdown()
 	lastCommit := time.Now()
+	// The loop wakes at least this often without records: to commit, and
+	// to let idle partitions' stream time move on in time.
+	wake := r.cfg.CommitInterval
+	if idle := r.topo.IdleTimeout; idle > 0 {
+		wake = min(wake, max(idle/2, 50*time.Millisecond))
+	}
 	for {
-		pollCtx, cancel := context.WithTimeout(ctx, r.cfg.CommitInterval)
+		pollCtx, cancel := context.WithTimeout(ctx, wake)
 		var fetches kgo.Fetches
 		if r.sess != nil {
 			fetches = r.sess.PollRecords(pollCtx, maxPollRecords)
@@ -251,6 +257,7 @@ func (r *KafkaRunner) run(ctx context.Context) {
 			}
 		})
 		var procErr error
+		now := time.Now()
 		fetches.EachPartition(func(fp kgo.FetchTopicPartition) {
 			if procErr != nil || len(fp.Records) == 0 {
 				return
@@ -260,6 +267,7 @@ func (r *KafkaRunner) run(ctx context.Context) {
 				procErr = err
 				return
 			}
+			t.setClock(now)
 			var rec Record
 			for _, kr := range fp.Records {
 				rec = Record{Topic: kr.Topic, Partition: kr.Partition, Offset: kr.Offset, Key: kr.Key, Value: kr.Value, Timestamp: kr.Timestamp.UnixMilli()}
@@ -275,6 +283,9 @@ func (r *KafkaRunner) run(ctx context.Context) {
 				}
 			}
 		})
+		if procErr == nil && r.topo.IdleTimeout > 0 {
+			procErr = r.advanceIdle(time.Now())
+		}
 		if procErr == nil && time.Since(lastCommit) >= r.cfg.CommitInterval {
 			procErr = r.commitDetached()
 			lastCommit = time.Now()
@@ -294,6 +305,38 @@ func (r *KafkaRunner) run(ctx context.Context) {
 			return
 		}
 	}
+}
+
+// advanceIdle moves on the stream time of every task whose partition
+// has sent nothing for the topology's IdleTimeout. What that emits is
+// output like any other: under exactly-once it must be part of a
+// transaction, so one begins when a task is due (one in which nothing
+// was produced ends without a request to the broker), and the commit
+// that follows in the loop makes it visible.
+func (r *KafkaRunner) advanceIdle(now time.Time) error {
+	r.mu.Lock()
+	tasks := make([]*Task, 0, len(r.tasks))
+	for _, t := range r.tasks {
+		tasks = append(tasks, t)
+	}
+	r.mu.Unlock()
+	for _, t := range tasks {
+		t.setClock(now)
+		ts, ok := t.idleTarget(r.topo.IdleTimeout)
+		if !ok {
+			continue
+		}
+		if r.sess != nil && !r.inTxn {
+			if err := r.sess.Begin(); err != nil {
+				return fmt.Errorf("query %s: begin transaction for idle partitions: %w", r.topo.QueryID, err)
+			}
+			r.inTxn = true
+		}
+		if err := t.advanceIdle(ts); err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
 // task returns the task for a partition, creating it (and restoring its

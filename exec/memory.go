@@ -4,6 +4,8 @@ import (
 	"context"
 	"fmt"
 	"log/slog"
+	"sort"
+	"time"
 
 	"github.com/sluice-sql/sluice/state"
 )
@@ -27,6 +29,9 @@ type MemoryRunner struct {
 	// changelogs keep what each store committed, in order, standing in
 	// for changelog topics so Restart can rebuild wiped state from them.
 	changelogs map[string]*memChangelog
+	// clock is the runner's wall clock. It stands still unless Idle
+	// moves it, so a test says exactly when partitions become idle.
+	clock time.Time
 }
 
 type memChangelog struct {
@@ -39,7 +44,7 @@ func NewMemoryRunner(db *state.DB, log *slog.Logger) *MemoryRunner {
 	if log == nil {
 		log = slog.Default()
 	}
-	return &MemoryRunner{DB: db, Log: log, tasks: map[string][]*Task{}, metrics: map[string]*Metrics{}, offsets: map[string]int64{}, changelogs: map[string]*memChangelog{}}
+	return &MemoryRunner{DB: db, Log: log, tasks: map[string][]*Task{}, metrics: map[string]*Metrics{}, offsets: map[string]int64{}, changelogs: map[string]*memChangelog{}, clock: time.Now()}
 }
 
 // Add starts a topology: one task per sub-topology on partition 0.
@@ -62,6 +67,7 @@ func (m *MemoryRunner) startTasks(topo *Topology) error {
 		if err != nil {
 			return err
 		}
+		t.setClock(m.clock)
 		if err := t.Open(); err != nil {
 			return err
 		}
@@ -162,6 +168,7 @@ func (m *MemoryRunner) drain(input *Record) ([]*Record, error) {
 			out = append(out, r)
 		}
 		for _, t := range m.tasks[r.Topic] {
+			t.setClock(m.clock)
 			if err := t.Process(r); err != nil {
 				return out, err
 			}
@@ -184,6 +191,35 @@ func (m *MemoryRunner) AdvanceAll(ts int64) ([]*Record, error) {
 				t.tc.StreamTime = ts
 			}
 			if err := t.head.AdvanceTime(&t.tc); err != nil {
+				return nil, err
+			}
+		}
+	}
+	return m.drain(nil)
+}
+
+// Idle lets d of wall-clock time pass without input. Tasks of
+// topologies with an IdleTimeout that have now had no record for that
+// long move their stream time on with the clock (Topology.IdleTimeout);
+// what that produces is delivered and returned.
+func (m *MemoryRunner) Idle(d time.Duration) ([]*Record, error) {
+	m.clock = m.clock.Add(d)
+	topics := make([]string, 0, len(m.tasks))
+	for topic := range m.tasks {
+		topics = append(topics, topic)
+	}
+	sort.Strings(topics) // outputs in the same order on every run
+	for _, topic := range topics {
+		for _, t := range m.tasks[topic] {
+			t.setClock(m.clock)
+			ts, ok := t.idleTarget(t.Topo.IdleTimeout)
+			if !ok {
+				continue
+			}
+			if err := t.advanceIdle(ts); err != nil {
+				return nil, err
+			}
+			if err := m.commit(t); err != nil {
 				return nil, err
 			}
 		}

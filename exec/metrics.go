@@ -27,6 +27,31 @@ type Metrics struct {
 
 	mu     sync.Mutex
 	errors map[string]*atomic.Int64
+	// lateness is measured per source topic (see Lateness).
+	lateness map[string]*Lateness
+}
+
+// Lateness returns how late the records of topic arrived at this
+// query's tasks, or nil when the query has read none.
+func (m *Metrics) Lateness(topic string) *Lateness {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	return m.lateness[topic]
+}
+
+// latenessOf returns the lateness of topic, creating it.
+func (m *Metrics) latenessOf(topic string) *Lateness {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if m.lateness == nil {
+		m.lateness = map[string]*Lateness{}
+	}
+	l, ok := m.lateness[topic]
+	if !ok {
+		l = &Lateness{}
+		m.lateness[topic] = l
+	}
+	return l
 }
 
 // Error kinds counted in Metrics.

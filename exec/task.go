@@ -7,6 +7,7 @@ import (
 	"runtime/debug"
 	"strconv"
 	"strings"
+	"time"
 
 	"github.com/sluice-sql/sluice/state"
 )
@@ -45,6 +46,18 @@ type Task struct {
 	// per upstream partition whose effect is not yet applied.
 	upstream map[int32]int64
 	row      Row
+
+	// lateness measures how far records fall behind stream time; nil
+	// for repartition sources, whose records the user never wrote.
+	lateness *Lateness
+	// clock is the wall-clock time of the batch being processed, set by
+	// the runner: one clock reading per batch, not per record.
+	clock time.Time
+	// lastRecord is the clock when the last record arrived and idleFrom
+	// the stream time just after it: an idle task's stream time is
+	// idleFrom plus the wall-clock time since lastRecord.
+	lastRecord time.Time
+	idleFrom   int64
 }
 
 type taskStore struct {
@@ -59,7 +72,10 @@ func NewTask(topo *Topology, sub *SubTopology, partition int32, db *state.DB, ou
 	if err != nil {
 		return nil, err
 	}
-	t := &Task{Topo: topo, Sub: sub, Partition: partition, State: TaskRestoring, dec: dec, applied: -1, next: -1}
+	t := &Task{Topo: topo, Sub: sub, Partition: partition, State: TaskRestoring, dec: dec, applied: -1, next: -1, clock: time.Now()}
+	if !sub.Source.Dedupe {
+		t.lateness = m.latenessOf(sub.Source.Topic)
+	}
 	t.tc = TaskContext{QueryID: topo.QueryID, Partition: partition, StreamTime: math.MinInt64, Out: out, Metrics: m, Log: log, stores: map[string]*state.Store{}}
 	for _, n := range sub.Nodes {
 		for _, name := range n.StoreNames() {
@@ -128,9 +144,14 @@ func (t *Task) Open() error {
 			return fmt.Errorf("query %s: open: %w", t.Topo.QueryID, err)
 		}
 	}
+	t.lastRecord, t.idleFrom = t.clock, t.tc.StreamTime
 	t.State = TaskRunning
 	return nil
 }
+
+// setClock tells the task the wall-clock time of what it processes
+// next, or of an idle check.
+func (t *Task) setClock(now time.Time) { t.clock = now }
 
 // Process runs one record through the chain. Bad records are counted,
 // logged and skipped; only failures of the engine itself (state errors,
@@ -146,6 +167,7 @@ func (t *Task) Process(rec *Record) (err error) {
 		return nil
 	}
 	t.next = rec.Offset + 1
+	t.lastRecord, t.idleFrom = t.clock, t.tc.StreamTime
 	if t.Sub.Source.Dedupe && !t.freshUpstream(rec) {
 		return nil
 	}
@@ -176,13 +198,61 @@ func (t *Task) Process(rec *Record) (err error) {
 			t.tc.Log.Warn("record lacks columns; reading them as NULL", "query", t.Topo.QueryID, "topic", rec.Topic, "partition", rec.Partition, "offset", rec.Offset, "missing", missing, "so_far", n)
 		}
 	}
+	var late int64
 	if t.row.Ts > t.tc.StreamTime {
 		t.tc.StreamTime = t.row.Ts
+	} else if t.tc.StreamTime != math.MinInt64 {
+		late = t.tc.StreamTime - t.row.Ts
+		if late < 0 { // overflow: an event time near MinInt64
+			late = math.MaxInt64
+		}
 	}
+	if t.lateness != nil {
+		t.lateness.Record(late, t.clock)
+	}
+	t.idleFrom = t.tc.StreamTime
 	if err := t.head.Process(&t.tc, &t.row); err != nil {
 		return err
 	}
 	return t.head.AdvanceTime(&t.tc)
+}
+
+// idleTarget is the stream time an idle task moves to: once no record
+// has arrived for timeout of wall-clock time, the stream time at the
+// last record plus the wall-clock time since, so windows close as if
+// event time went on at the pace of the clock. ok is false while the
+// task is not idle, has never seen an event time, or is already there.
+func (t *Task) idleTarget(timeout time.Duration) (ts int64, ok bool) {
+	if timeout <= 0 || t.State != TaskRunning || t.idleFrom == math.MinInt64 {
+		return 0, false
+	}
+	idle := t.clock.Sub(t.lastRecord)
+	if idle < timeout {
+		return 0, false
+	}
+	ts = t.idleFrom + idle.Milliseconds()
+	return ts, ts > t.tc.StreamTime
+}
+
+// advanceIdle moves stream time to ts and lets the operators act on it
+// (EMIT FINAL windows close, state expires), as a record would. Like
+// Process it turns an operator's panic into an error that fails the
+// query.
+func (t *Task) advanceIdle(ts int64) (err error) {
+	defer func() {
+		if p := recover(); p != nil {
+			t.tc.Log.Error("operator panicked", "query", t.Topo.QueryID, "topic", t.Sub.Source.Topic, "partition", t.Partition, "panic", p, "stack", string(debug.Stack()))
+			err = fmt.Errorf("query %s: operator panicked advancing idle %s/%d: %v", t.Topo.QueryID, t.Sub.Source.Topic, t.Partition, p)
+		}
+	}()
+	t.tc.StreamTime = ts
+	// Nothing is being processed: a repartition sink must not stamp its
+	// output with the last record's position.
+	t.tc.input = nil
+	if err := t.head.AdvanceTime(&t.tc); err != nil {
+		return fmt.Errorf("query %s: advance idle %s/%d: %w", t.Topo.QueryID, t.Sub.Source.Topic, t.Partition, err)
+	}
+	return nil
 }
 
 // checkpointOffsets is what a commit records with the state: the next

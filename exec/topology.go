@@ -3,6 +3,7 @@ package exec
 import (
 	"fmt"
 	"strings"
+	"time"
 )
 
 // SubTopology is a chain of operators fed by one source topic. A query
@@ -50,6 +51,12 @@ type Topology struct {
 	// LateTopic, when set, receives records that arrived after their
 	// windows closed (WITH (LATE_TOPIC=…)).
 	LateTopic string
+	// IdleTimeout, when positive, lets a task whose partition has sent
+	// no record for this long of wall-clock time move its stream time on
+	// with the clock, so the last windows of an EMIT FINAL query close
+	// without new data (WITH (IDLE_TIMEOUT=…) or sluice.idle.timeout).
+	// 0: stream time moves only with records.
+	IdleTimeout time.Duration
 }
 
 // SourceTopics lists the topics the query reads.
@@ -106,6 +113,9 @@ func (t *Topology) Explain() string {
 	}
 	for _, it := range t.Internal {
 		fmt.Fprintf(&b, "repartition topic %s (%d partitions)\n", it.Name, it.Partitions)
+	}
+	if t.IdleTimeout > 0 {
+		fmt.Fprintf(&b, "idle timeout %s: a partition without records for that long moves its stream time on with the wall clock\n", t.IdleTimeout)
 	}
 	return b.String()
 }

@@ -29,6 +29,11 @@ type Options struct {
 	// a record whose event time cannot be read fails the query instead of
 	// being counted and skipped. Default false.
 	TimestampThrowOnInvalid bool
+	// IdleTimeout is the session property sluice.idle.timeout
+	// (IdleTimeoutProperty): the idle timeout of queries whose statement
+	// sets no WITH (IDLE_TIMEOUT=…). Same syntax. Default "": stream
+	// time moves only with records.
+	IdleTimeout string
 }
 
 // TableRetentionProperty names the session property behind
@@ -203,6 +208,9 @@ func PlanQuery(cat *Catalog, sel *parser.Select, target *Target, queryID string,
 	}
 	if _, ok := target.withProp("LATE_TOPIC"); ok && sel.Window == nil {
 		return nil, posErr(sel.Pos, fmt.Errorf("%w: LATE_TOPIC needs a windowed aggregation: only windows close and turn records away", ErrInvalid))
+	}
+	if p.q.Topology.IdleTimeout, err = idleTimeout(target, opts); err != nil {
+		return nil, posErr(sel.Pos, err)
 	}
 	if sel.Emit == parser.EmitFinal && sel.Window == nil {
 		return nil, posErr(sel.Pos, fmt.Errorf("%w: EMIT FINAL is only supported for windowed aggregations.", ErrInvalid))
