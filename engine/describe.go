@@ -56,6 +56,19 @@ func (e *Engine) describe(st *parser.Describe) (string, error) {
 	if q == nil {
 		return b.String(), nil
 	}
+	for _, sub := range q.Plan.Topology.Subs {
+		for _, n := range sub.Nodes {
+			if agg, ok := n.(*exec.AggregateNode); ok && agg.Window != nil {
+				// Always state the grace and retention in force: the
+				// defaults differ by EMIT mode and surprise people.
+				fmt.Fprintf(&b, "\nWindow: %s", agg.Window)
+				if agg.LateTopic != "" {
+					fmt.Fprintf(&b, "; late records to %s", agg.LateTopic)
+				}
+				b.WriteString("\n")
+			}
+		}
+	}
 	m := q.Metrics
 	fmt.Fprintf(&b, "\nRecords in: %d, out: %d, late and dropped: %d", m.RecordsIn.Load(), m.RecordsOut.Load(), m.LateDropped.Load())
 	for _, kind := range m.ErrorKinds() {

@@ -224,13 +224,20 @@ func TestWindowedAggregationThroughKafka(t *testing.T) {
 	testkafka.Await(t, 30*time.Second, "6 records processed", func() bool { return q.Metrics.RecordsIn.Load() >= 6 })
 	testkafka.Await(t, 30*time.Second, "5 results", func() bool { return q.Metrics.RecordsOut.Load() >= 5 })
 	checkChangelogs(t, brokers, e)
+	// Both windows ([0, 5m) and [5m, 10m)) stay within retention 7m.
+	testkafka.Await(t, 30*time.Second, "2 windows committed", func() bool {
+		st, err := e.QueryState(q.ID)
+		return err == nil && len(st) == 1 && st[0].Entries == 2
+	})
 	desc := execute(t, e, "DESCRIBE "+out+" EXTENDED;")[0].Text
 	for _, want := range []string{
 		"Type                 : TABLE",
 		"Windowed             : 5m0s",
 		" HOTEL | STRING (primary key)",
 		"Written by query " + q.ID,
+		"Window: TUMBLING size 5m0s grace 2m0s retention 7m0s\n",
 		"Records in: 6, out: 5, late and dropped: 1",
+		"-Aggregate-Materialize-changelog  2 windows, ~",
 		" " + in + "/0  RUNNING",
 		"changelog _sluice-" + svc + "-query-" + q.ID + "-Aggregate-Materialize-changelog",
 	} {
