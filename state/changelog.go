@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"maps"
 	"slices"
+	"time"
 
 	"github.com/dgraph-io/badger/v4"
 	"github.com/twmb/franz-go/pkg/kadm"
@@ -53,13 +54,29 @@ func EnsureTopic(ctx context.Context, adm *kadm.Client, topic string, partitions
 	if !errors.Is(err, kerr.TopicAlreadyExists) {
 		return fmt.Errorf("create topic %s: %w", topic, err)
 	}
-	tds, err := adm.ListTopics(ctx, topic)
-	if err != nil {
-		return fmt.Errorf("describe topic %s: %w", topic, err)
-	}
-	td, ok := tds[topic]
-	if !ok {
-		return fmt.Errorf("describe topic %s: %w", topic, kerr.UnknownTopicOrPartition)
+	// A topic just created (by us a moment ago, or by another instance)
+	// can be missing from metadata for a while, and kadm answers from
+	// metadata cached for up to 5 s (kgo's MetadataMinAge): ask again for
+	// a little longer than that before calling it an error.
+	var td kadm.TopicDetail
+	for attempt := 0; ; attempt++ {
+		tds, err := adm.ListTopics(ctx, topic)
+		if err != nil {
+			return fmt.Errorf("describe topic %s: %w", topic, err)
+		}
+		var ok bool
+		td, ok = tds[topic]
+		if !ok {
+			td.Err = kerr.UnknownTopicOrPartition
+		}
+		if !errors.Is(td.Err, kerr.UnknownTopicOrPartition) || attempt == 70 {
+			break
+		}
+		select {
+		case <-ctx.Done():
+			return fmt.Errorf("describe topic %s: %w", topic, ctx.Err())
+		case <-time.After(100 * time.Millisecond):
+		}
 	}
 	if td.Err != nil {
 		return fmt.Errorf("describe topic %s: %w", topic, td.Err)
