@@ -10,6 +10,7 @@ import (
 	"os"
 	"path/filepath"
 	"sort"
+	"strconv"
 	"strings"
 	"sync"
 	"time"
@@ -105,7 +106,11 @@ func Open(ctx context.Context, cfg Config) (*Engine, error) {
 	if cfg.DataDir != "" {
 		dir = filepath.Join(cfg.DataDir, "state", cfg.ServiceID)
 	}
-	db, err := state.Open(state.Options{Dir: dir, Logger: cfg.Log})
+	minFree, err := parseMinFree(cfg.Properties[MinFreeBytesProperty])
+	if err != nil {
+		return nil, err
+	}
+	db, err := state.Open(state.Options{Dir: dir, Logger: cfg.Log, MinFreeBytes: minFree})
 	if err != nil {
 		return nil, fmt.Errorf("open state: %w", err)
 	}
@@ -268,4 +273,22 @@ func randomID() string {
 	var b [8]byte
 	_, _ = rand.Read(b[:])
 	return hex.EncodeToString(b[:])
+}
+
+// MinFreeBytesProperty names the instance property that sets how much
+// free disk space state commits leave untouched (state.Options.MinFreeBytes):
+// below it a stateful query fails with "disk full" instead of Badger
+// filling the disk and crashing the process. Default 128 MiB; -1 turns
+// the check off.
+const MinFreeBytesProperty = "sluice.state.min.free.bytes"
+
+func parseMinFree(text string) (int64, error) {
+	if text == "" {
+		return 0, nil
+	}
+	n, err := strconv.ParseInt(text, 10, 64)
+	if err != nil || n < -1 {
+		return 0, fmt.Errorf("%w: '%s' must be a number of bytes, or -1 to turn the check off, not %q", planner.ErrInvalid, MinFreeBytesProperty, text)
+	}
+	return n, nil
 }

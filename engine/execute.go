@@ -90,6 +90,13 @@ func (e *Engine) ExecuteStatement(ctx context.Context, p parser.Parsed) (*Result
 		}
 		res.Message = "1 row inserted"
 	case *parser.SetProperty:
+		if strings.EqualFold(st.Name, MinFreeBytesProperty) {
+			n, err := parseMinFree(st.Value)
+			if err != nil {
+				return nil, err
+			}
+			e.db.SetMinFreeBytes(n)
+		}
 		e.mu.Lock()
 		e.props[strings.ToLower(st.Name)] = st.Value
 		e.mu.Unlock()

@@ -27,6 +27,10 @@ type Options struct {
 	// chatter (table opening, compactions) is dropped. Nil means
 	// slog.Default().
 	Logger *slog.Logger
+	// MinFreeBytes is the free disk space every commit leaves untouched;
+	// a commit that would eat into it fails with ErrDiskFull. Zero means
+	// DefaultMinFreeBytes; negative turns the check off.
+	MinFreeBytes int64
 }
 
 // DB is one Badger database holding every store partition of an instance.
@@ -35,6 +39,9 @@ type Options struct {
 type DB struct {
 	bdb *badger.DB
 	log *slog.Logger
+	dir string
+	// minFree is the free-space reserve (see Options.MinFreeBytes).
+	minFree atomic.Int64
 
 	closed atomic.Bool
 
@@ -72,7 +79,13 @@ func Open(opts Options) (*DB, error) {
 	if err != nil {
 		return nil, fmt.Errorf("open state %q: %w", opts.Dir, err)
 	}
-	return &DB{bdb: bdb, log: log, stores: make(map[StoreID]*Store)}, nil
+	db := &DB{bdb: bdb, log: log, dir: opts.Dir, stores: make(map[StoreID]*Store)}
+	reserve := opts.MinFreeBytes
+	if reserve == 0 {
+		reserve = DefaultMinFreeBytes
+	}
+	db.SetMinFreeBytes(reserve)
+	return db, nil
 }
 
 // Close closes Badger. Overlays that were not committed are lost, which is

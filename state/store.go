@@ -269,6 +269,9 @@ func (s *Store) Commit(cp Checkpoint) error {
 	if err := s.db.checkOpen(); err != nil {
 		return s.errorf("commit", err)
 	}
+	if err := s.db.checkSpace(s.overlayBytes); err != nil {
+		return s.errorf("commit", err)
+	}
 	enc := encodeCheckpoint(cp)
 	txn := s.db.bdb.NewTransaction(true)
 	defer func() { txn.Discard() }()
