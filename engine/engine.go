@@ -42,6 +42,19 @@ type Config struct {
 	// OnRestoreProgress hears how state restores advance (for progress
 	// bars); it may be called from several queries at once.
 	OnRestoreProgress func(exec.RestoreProgress)
+	// ClientOpts, when set, adds options to each long-lived Kafka client
+	// the engine makes (one per query, one for administration), named by
+	// a client id unique within the process: the server hangs one
+	// metrics hook on each that way.
+	ClientOpts func(clientID string) []kgo.Opt
+}
+
+// clientOpts returns the extra options of a client named id.
+func (e *Engine) clientOpts(id string) []kgo.Opt {
+	if e.cfg.ClientOpts == nil {
+		return nil
+	}
+	return e.cfg.ClientOpts(id)
 }
 
 // Engine executes statements against one catalog.
@@ -129,6 +142,7 @@ func Open(ctx context.Context, cfg Config) (*Engine, error) {
 	}
 	opts := append([]kgo.Opt{}, cfg.ConnOpts...)
 	opts = append(opts, kgo.RecordPartitioner(exec.Partitioner()), kgo.ProducerLinger(2*time.Millisecond))
+	opts = append(opts, e.clientOpts("sluice-"+cfg.ServiceID+"-admin-"+e.instanceID)...)
 	cl, err := kgo.NewClient(opts...)
 	if err != nil {
 		db.Close()

@@ -345,6 +345,7 @@ func (e *Engine) kafkaConfig(group string, transient bool, out exec.Output) exec
 		Transient:         transient,
 		Output:            out,
 		OnRestoreProgress: e.cfg.OnRestoreProgress,
+		ClientOpts:        e.clientOpts(group + "-" + e.instanceID),
 	}
 }
 

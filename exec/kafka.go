@@ -20,6 +20,10 @@ import (
 type KafkaConfig struct {
 	// ConnOpts connect to the cluster (seed brokers, TLS, SASL).
 	ConnOpts []kgo.Opt
+	// ClientOpts are added to the query's own client only, not to the
+	// short-lived clients of state restores: hooks such as a metrics
+	// collector that must see one client per id.
+	ClientOpts []kgo.Opt
 	// GroupID is the consumer group of the query; every instance running
 	// the query uses the same one.
 	GroupID string
@@ -131,6 +135,7 @@ func StartKafka(topo *Topology, cfg KafkaConfig, m *Metrics) (*KafkaRunner, erro
 		kgo.OnPartitionsRevoked(r.onRevoked),
 		kgo.OnPartitionsLost(r.onLost),
 	)
+	opts = append(opts, cfg.ClientOpts...)
 	if cfg.ExactlyOnce {
 		opts = append(opts, kgo.TransactionalID(cfg.TransactionalID), kgo.TransactionTimeout(transactionTimeout))
 		sess, err := kgo.NewGroupTransactSession(opts...)
@@ -228,6 +233,9 @@ func (r *KafkaRunner) run(ctx context.Context) {
 	if idle := r.topo.IdleTimeout; idle > 0 {
 		wake = min(wake, max(idle/2, 50*time.Millisecond))
 	}
+	// lag is, per input partition, how far the last fetch's high
+	// watermark is ahead of the last record processed.
+	lag := map[topicPartition]int64{}
 	for {
 		pollCtx, cancel := context.WithTimeout(ctx, wake)
 		var fetches kgo.Fetches
@@ -282,7 +290,15 @@ func (r *KafkaRunner) run(ctx context.Context) {
 					return
 				}
 			}
+			if fp.HighWatermark >= 0 {
+				lag[topicPartition{fp.Topic, fp.Partition}] = max(fp.HighWatermark-rec.Offset-1, 0)
+			}
 		})
+		var total int64
+		for _, l := range lag {
+			total += l
+		}
+		r.Metrics.Lag.Store(total)
 		if procErr == nil && r.topo.IdleTimeout > 0 {
 			procErr = r.advanceIdle(time.Now())
 		}
@@ -402,8 +418,7 @@ func (r *KafkaRunner) restore(ctx context.Context, tp topicPartition, s taskStor
 		return fmt.Errorf("query %s: restore %s/%d: %w", r.topo.QueryID, s.spec.Name, tp.partition, err)
 	}
 	took := time.Since(start)
-	r.Metrics.RestoredRecords.Add(n)
-	r.Metrics.RestoreNanos.Add(int64(took))
+	r.Metrics.AddRestore(s.spec.Name, n, took)
 	r.cfg.Log.Info("state restored", "query", r.topo.QueryID, "store", s.spec.Name, "partition", tp.partition,
 		"records", n, "bytes", s.store.ApproxBytes(), "duration", took)
 	return nil

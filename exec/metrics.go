@@ -4,6 +4,7 @@ import (
 	"sort"
 	"sync"
 	"sync/atomic"
+	"time"
 )
 
 // Metrics are a query's counters. They are updated on the hot path with
@@ -25,10 +26,47 @@ type Metrics struct {
 	// tests can check a scan reads only what it deletes plus one.
 	expiryVisited atomic.Int64
 
+	// Lag is the records the query's consumer is behind the end of its
+	// input partitions on this instance, as of the last fetch.
+	Lag atomic.Int64
+
 	mu     sync.Mutex
 	errors map[string]*atomic.Int64
 	// lateness is measured per source topic (see Lateness).
 	lateness map[string]*Lateness
+	restores map[string]StoreRestore
+}
+
+// StoreRestore adds up the restores of one state store's partitions.
+type StoreRestore struct {
+	Records int64
+	Took    time.Duration
+}
+
+// AddRestore records one finished restore of a store partition.
+func (m *Metrics) AddRestore(store string, records int64, took time.Duration) {
+	m.RestoredRecords.Add(records)
+	m.RestoreNanos.Add(int64(took))
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if m.restores == nil {
+		m.restores = map[string]StoreRestore{}
+	}
+	r := m.restores[store]
+	r.Records += records
+	r.Took += took
+	m.restores[store] = r
+}
+
+// Restores returns the restore totals by store.
+func (m *Metrics) Restores() map[string]StoreRestore {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	out := make(map[string]StoreRestore, len(m.restores))
+	for k, v := range m.restores {
+		out[k] = v
+	}
+	return out
 }
 
 // Lateness returns how late the records of topic arrived at this
