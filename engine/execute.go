@@ -107,6 +107,14 @@ func (e *Engine) ExecuteStatement(ctx context.Context, p parser.Parsed) (*Result
 		e.mu.Unlock()
 		res.Message = fmt.Sprintf("Successfully unset local property '%s'.", st.Name)
 	case *parser.Select:
+		if q, reader := e.pullSource(st); reader != nil {
+			rows, err := e.pullQuery(st, q, reader)
+			if err != nil {
+				return nil, err
+			}
+			res.Rows = rows
+			break
+		}
 		rows, err := e.pushQuery(ctx, st)
 		if err != nil {
 			return nil, err
@@ -349,11 +357,14 @@ func (e *Engine) kafkaConfig(group string, transient bool, out exec.Output) exec
 	}
 }
 
-// RowStream delivers the rows of a push query.
+// RowStream delivers the rows of a query: a push query's until Close or
+// LIMIT, a pull query's all at once (C is closed after them).
 type RowStream struct {
 	Columns types.Schema
 	C       <-chan []any
 	QueryID string
+	// Pull is set for a pull query: the rows are the table's now.
+	Pull bool
 
 	once   sync.Once
 	stop   func()

@@ -392,3 +392,33 @@ func commonPrefix(a, b []byte) []byte {
 	}
 	return a[:n]
 }
+
+// RangeCommitted is Range over committed data only, never the overlay,
+// so other goroutines may call it while the task writes: pull queries
+// read tables this way, as of the last commit.
+func (s *Store) RangeCommitted(prefix []byte, fn func(key, value []byte) bool) error {
+	if err := s.db.checkOpen(); err != nil {
+		return s.errorf("range", err)
+	}
+	err := s.db.bdb.View(func(txn *badger.Txn) error {
+		it := txn.NewIterator(badger.IteratorOptions{PrefetchValues: true, PrefetchSize: 64, Prefix: concat(s.data, prefix)})
+		defer it.Close()
+		for it.Rewind(); it.Valid(); it.Next() {
+			more := true
+			if err := it.Item().Value(func(v []byte) error {
+				more = fn(it.Item().Key()[len(s.data):], v)
+				return nil
+			}); err != nil {
+				return err
+			}
+			if !more {
+				return nil
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		return s.errorf("range", err)
+	}
+	return nil
+}

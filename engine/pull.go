@@ -1,0 +1,90 @@
+package engine
+
+import (
+	"errors"
+	"fmt"
+	"strings"
+	"time"
+
+	"github.com/sluice-sql/sluice/exec"
+	"github.com/sluice-sql/sluice/parser"
+	"github.com/sluice-sql/sluice/planner"
+)
+
+// pullSource returns the query materializing the table a SELECT reads,
+// when the SELECT is a pull query: no EMIT clause, FROM a table that an
+// aggregation keeps in state. Other SELECTs are push queries.
+func (e *Engine) pullSource(sel *parser.Select) (*Query, *exec.TableReader) {
+	if sel.Emit != parser.EmitNone || len(sel.Joins) > 0 {
+		return nil, nil
+	}
+	src, err := e.cat.Lookup(sel.From.Name)
+	if err != nil || src.Kind != parser.KindTable || src.QueryID == "" {
+		return nil, nil
+	}
+	q := e.query(src.QueryID)
+	if q == nil {
+		return nil, nil
+	}
+	r, err := exec.NewTableReader(q.Plan.Topology)
+	if err != nil {
+		return nil, nil
+	}
+	return q, r
+}
+
+// pullQuery answers a SELECT on a materialized table from the table's
+// committed state on this instance (as of its last commit: at most one
+// commit interval old), then ends. WHERE, projection and LIMIT apply as
+// in a push query; the key's partitions on other instances are not
+// asked (scale-out forwards them: see the server).
+func (e *Engine) pullQuery(sel *parser.Select, q *Query, reader *exec.TableReader) (*RowStream, error) {
+	if len(sel.GroupBy) > 0 || sel.Window != nil || sel.Having != nil {
+		return nil, fmt.Errorf("%w: pull queries cannot aggregate or window; add EMIT CHANGES for a push query", planner.ErrUnsupported)
+	}
+	id := fmt.Sprintf("pull_%s_%d", strings.ToUpper(sel.From.Name), time.Now().UnixNano())
+	plan, err := planner.PlanQuery(e.cat, sel, nil, id, e.planOptions())
+	if err != nil {
+		return nil, err
+	}
+	if len(plan.Topology.Subs) != 1 {
+		return nil, fmt.Errorf("%w: pull queries cannot repartition", planner.ErrUnsupported)
+	}
+	if plan.Collect == nil {
+		return nil, errors.New("pull query: plan has no client output")
+	}
+	var rows [][]any
+	plan.Collect.Fn = func(row *exec.Row) { rows = append(rows, append([]any(nil), row.Cols...)) }
+	chain, err := exec.NewChain(id, plan.Topology.Subs[0].Nodes)
+	if err != nil {
+		return nil, fmt.Errorf("%w: %v", planner.ErrUnsupported, err)
+	}
+	src, err := e.cat.Lookup(sel.From.Name)
+	if err != nil {
+		return nil, err
+	}
+	rowTime := len(src.Schema.Columns) // ROWTIME follows the key and value columns
+	var procErr error
+	err = reader.Scan(e.db, func(row []any) bool {
+		ts, _ := row[rowTime].(int64)
+		if procErr = chain.Process(row, ts); procErr != nil {
+			return false
+		}
+		return plan.Limit <= 0 || len(rows) < plan.Limit
+	})
+	if err == nil {
+		err = procErr
+	}
+	if err != nil {
+		return nil, fmt.Errorf("pull query on %s: %w", src.Name, err)
+	}
+	if plan.Limit > 0 && len(rows) > plan.Limit {
+		rows = rows[:plan.Limit]
+	}
+	ch := make(chan []any, len(rows))
+	for _, r := range rows {
+		ch <- r
+	}
+	close(ch)
+	return &RowStream{Columns: plan.Output, C: ch, QueryID: id, Pull: true, closed: make(chan struct{}), stop: func() {}}, nil
+}

@@ -1,0 +1,217 @@
+package exec
+
+import (
+	"errors"
+	"fmt"
+	"log/slog"
+
+	"github.com/sluice-sql/sluice/state"
+	"github.com/sluice-sql/sluice/types"
+)
+
+// ErrNotMaterialized is returned for a table no aggregation keeps in state.
+var ErrNotMaterialized = errors.New("not materialized")
+
+// TableReader reads the rows of a table that an aggregation query keeps
+// in its state store, as of the store's last commit: for each key (or
+// window) the row the query's sink last wrote, after HAVING and the
+// projection. Pull queries are served this way, from local Badger state.
+type TableReader struct {
+	topo *Topology
+	agg  *AggregateNode
+	// post are the stateless steps between the aggregate and the sink.
+	post []Node
+	sink *SinkNode
+}
+
+// NewTableReader prepares reading the table written by topo.
+func NewTableReader(topo *Topology) (*TableReader, error) {
+	for _, sub := range topo.Subs {
+		for i, n := range sub.Nodes {
+			agg, ok := n.(*AggregateNode)
+			if !ok {
+				continue
+			}
+			sink, ok := sub.Nodes[len(sub.Nodes)-1].(*SinkNode)
+			if !ok {
+				return nil, fmt.Errorf("query %s: %w: its results go to no topic", topo.QueryID, ErrNotMaterialized)
+			}
+			return &TableReader{topo: topo, agg: agg, post: sub.Nodes[i+1 : len(sub.Nodes)-1], sink: sink}, nil
+		}
+	}
+	return nil, fmt.Errorf("query %s: %w: it keeps no aggregation state", topo.QueryID, ErrNotMaterialized)
+}
+
+// Scan calls fn with each row of the table, in the table's source row
+// layout: key columns, value columns, ROWTIME, ROWPARTITION, ROWOFFSET
+// (NULL: a state row has no offset), and WINDOWSTART, WINDOWEND for a
+// windowed table. Only the store partitions present in db are read.
+// fn returning false stops the scan.
+func (r *TableReader) Scan(db *state.DB, fn func(row []any) bool) error {
+	ids, err := db.Stores()
+	if err != nil {
+		return fmt.Errorf("read table of %s: %w", r.topo.QueryID, err)
+	}
+	for _, id := range ids {
+		if id.Name != r.agg.Store {
+			continue
+		}
+		more, err := r.scanPartition(db.Store(id.Name, id.Partition), id.Partition, fn)
+		if err != nil || !more {
+			return err
+		}
+	}
+	return nil
+}
+
+// collect ends the post-aggregate chain, turning the sink's input into a
+// table row.
+type collect struct {
+	r         *TableReader
+	partition int32
+	fn        func(row []any) bool
+	stop      bool
+}
+
+func (c *collect) Open(*TaskContext) error        { return nil }
+func (c *collect) AdvanceTime(*TaskContext) error { return nil }
+func (c *collect) Close() error                   { return nil }
+
+func (c *collect) Process(_ *TaskContext, row *Row) error {
+	if row.Tombstone || c.stop {
+		return nil // HAVING rejected the group: not in the table
+	}
+	s := c.r.sink
+	out := make([]any, 0, len(s.KeyIdx)+len(s.ValueIdx)+5)
+	for _, i := range s.KeyIdx {
+		out = append(out, row.Cols[i])
+	}
+	for _, i := range s.ValueIdx {
+		out = append(out, row.Cols[i])
+	}
+	out = append(out, row.Ts, c.partition, nil)
+	if s.Window != NotWindowed {
+		out = append(out, row.Cols[s.WindowStartIdx], row.Cols[s.WindowEndIdx])
+	}
+	c.stop = !c.fn(out)
+	return nil
+}
+
+func (r *TableReader) scanPartition(store *state.Store, partition int32, fn func(row []any) bool) (bool, error) {
+	sink := &collect{r: r, partition: partition, fn: fn}
+	var head Operator = sink
+	for i := len(r.post) - 1; i >= 0; i-- {
+		op, err := r.post[i].New(head)
+		if err != nil {
+			return false, fmt.Errorf("read table of %s: %w", r.topo.QueryID, err)
+		}
+		head = op
+	}
+	tc := &TaskContext{QueryID: r.topo.QueryID, Partition: partition, Metrics: &Metrics{}, Log: slog.New(slog.DiscardHandler), Out: discard{}}
+	n := r.agg
+	prefix, split := entryLayout(n)
+	var failed error
+	err := store.RangeCommitted(prefix, func(k, v []byte) bool {
+		gk, start, end, ok := split(k)
+		if !ok {
+			return true
+		}
+		group, _, err := types.DecodeValues(gk)
+		if err != nil {
+			failed = fmt.Errorf("read table of %s: decode key: %w", r.topo.QueryID, err)
+			return false
+		}
+		accs, maxTs, err := decodeAggState(v, n.Store)
+		if err != nil {
+			failed = err
+			return false
+		}
+		cols := append([]any(nil), group...)
+		for i, call := range n.Aggs {
+			cols = append(cols, call.Agg.Result(accs[i]))
+		}
+		if n.Window != nil {
+			cols = append(cols, start, end)
+		}
+		if err := head.Process(tc, &Row{Cols: cols, Ts: maxTs}); err != nil {
+			failed = err
+			return false
+		}
+		return !sink.stop
+	})
+	if err == nil {
+		err = failed
+	}
+	if err != nil {
+		return false, fmt.Errorf("read table of %s: %w", r.topo.QueryID, err)
+	}
+	return !sink.stop, nil
+}
+
+// entryLayout says where an aggregate's result entries are in its store
+// and how to split their keys into group key and window bounds.
+func entryLayout(n *AggregateNode) (prefix []byte, split func(k []byte) (gk []byte, start, end int64, ok bool)) {
+	if n.Window == nil {
+		return []byte{tableDataTag}, func(k []byte) ([]byte, int64, int64, bool) { return k[1:], 0, 0, true }
+	}
+	size := n.Window.Size
+	switch n.Window.Kind {
+	case Session:
+		return []byte{sessionDataTag}, func(k []byte) ([]byte, int64, int64, bool) {
+			if len(k) < 17 {
+				return nil, 0, 0, false
+			}
+			return k[1 : len(k)-16], readTime(k[len(k)-16:]), readTime(k[len(k)-8:]), true
+		}
+	case Sliding:
+		return []byte{slidingWindowTag}, func(k []byte) ([]byte, int64, int64, bool) {
+			if len(k) < 9 {
+				return nil, 0, 0, false
+			}
+			start := readTime(k[len(k)-8:])
+			return k[1 : len(k)-8], start, start + size, true
+		}
+	}
+	return nil, func(k []byte) ([]byte, int64, int64, bool) {
+		start, gk, ok := splitWindowKey(k)
+		return gk, start, start + size, ok
+	}
+}
+
+// discard is the output of a table read: the post-aggregate steps write
+// nothing, but an Output must exist.
+type discard struct{}
+
+func (discard) Produce(*Record) {}
+
+// Chain runs rows through stateless nodes outside any task: a pull query
+// pushes a table's rows through its own filter and projection this way.
+type Chain struct {
+	head Operator
+	tc   *TaskContext
+}
+
+// NewChain builds the operators of nodes, which must keep no state.
+func NewChain(queryID string, nodes []Node) (*Chain, error) {
+	var head Operator
+	for i := len(nodes) - 1; i >= 0; i-- {
+		if nodes[i].Stateful() {
+			return nil, fmt.Errorf("query %s: %s keeps state: not allowed here", queryID, nodes[i].Describe())
+		}
+		op, err := nodes[i].New(head)
+		if err != nil {
+			return nil, fmt.Errorf("query %s: %w", queryID, err)
+		}
+		head = op
+	}
+	if head == nil {
+		return nil, fmt.Errorf("query %s: no steps", queryID)
+	}
+	tc := &TaskContext{QueryID: queryID, Metrics: &Metrics{}, Log: slog.New(slog.DiscardHandler), Out: discard{}}
+	return &Chain{head: head, tc: tc}, nil
+}
+
+// Process runs one row (in the chain's input layout) with event time ts.
+func (c *Chain) Process(cols []any, ts int64) error {
+	return c.head.Process(c.tc, &Row{Cols: cols, Ts: ts})
+}
