@@ -7,8 +7,11 @@ import (
 	"time"
 
 	"github.com/sluice-sql/sluice/exec"
+	"github.com/sluice-sql/sluice/expr"
 	"github.com/sluice-sql/sluice/parser"
 	"github.com/sluice-sql/sluice/planner"
+	"github.com/sluice-sql/sluice/state"
+	"github.com/sluice-sql/sluice/types"
 )
 
 // pullSource returns the query materializing the table a SELECT reads,
@@ -65,7 +68,11 @@ func (e *Engine) pullQuery(sel *parser.Select, q *Query, reader *exec.TableReade
 	}
 	rowTime := len(src.Schema.Columns) // ROWTIME follows the key and value columns
 	var procErr error
-	err = reader.Scan(e.db, func(row []any) bool {
+	scan := reader.Scan
+	if keys, ok := lookupKeys(sel, src); ok {
+		scan = func(db *state.DB, fn func([]any) bool) error { return reader.ScanKeys(db, keys, fn) }
+	}
+	err = scan(e.db, func(row []any) bool {
 		ts, _ := row[rowTime].(int64)
 		if procErr = chain.Process(row, ts); procErr != nil {
 			return false
@@ -87,4 +94,73 @@ func (e *Engine) pullQuery(sel *parser.Select, q *Query, reader *exec.TableReade
 	}
 	close(ch)
 	return &RowStream{Columns: plan.Output, C: ch, QueryID: id, Pull: true, closed: make(chan struct{}), stop: func() {}}, nil
+}
+
+// lookupKeys finds, in a pull query's WHERE, a conjunct that pins the
+// table's one key column to literals (KEY = x, or KEY IN (x, y, …)) and
+// returns those keys encoded as the aggregation stores them, so that the
+// read goes straight to them. The WHERE still filters the rows read, so
+// a lookup that finds more than it should changes nothing.
+func lookupKeys(sel *parser.Select, src *planner.Source) ([][]byte, bool) {
+	keyCols := src.Schema.Keys()
+	if sel.Where == nil || len(keyCols) != 1 {
+		return nil, false
+	}
+	key := keyCols[0]
+	isKey := func(x parser.Expr) bool {
+		ref, ok := x.(*parser.ColumnRef)
+		return ok && strings.EqualFold(ref.Name, key.Name)
+	}
+	encode := func(lits []parser.Expr) ([][]byte, bool) {
+		out := make([][]byte, 0, len(lits))
+		for _, l := range lits {
+			if _, ok := l.(*parser.Literal); !ok {
+				return nil, false
+			}
+			c, err := expr.Compile(l, expr.SchemaScope(types.Schema{}))
+			if err != nil {
+				return nil, false
+			}
+			cast, err := expr.CastFunc(c.Type, key.Type)
+			if err != nil {
+				return nil, false
+			}
+			v := cast(c.Eval(nil))
+			if v == nil {
+				return nil, false
+			}
+			out = append(out, types.AppendValues(nil, []any{v}))
+		}
+		return out, true
+	}
+	var conjuncts []parser.Expr
+	var split func(parser.Expr)
+	split = func(x parser.Expr) {
+		if b, ok := x.(*parser.Binary); ok && b.Op == parser.OpAnd {
+			split(b.Left)
+			split(b.Right)
+			return
+		}
+		conjuncts = append(conjuncts, x)
+	}
+	split(sel.Where)
+	for _, c := range conjuncts {
+		switch x := c.(type) {
+		case *parser.Binary:
+			if x.Op != parser.OpEq {
+				continue
+			}
+			if isKey(x.Left) {
+				return encode([]parser.Expr{x.Right})
+			}
+			if isKey(x.Right) {
+				return encode([]parser.Expr{x.Left})
+			}
+		case *parser.In:
+			if !x.Not && isKey(x.X) {
+				return encode(x.List)
+			}
+		}
+	}
+	return nil, false
 }

@@ -97,7 +97,40 @@ func (c *collect) Process(_ *TaskContext, row *Row) error {
 	return nil
 }
 
+// ScanKeys is Scan limited to the given group keys (each encoded with
+// types.AppendValues), read directly rather than by a full scan where the
+// store layout keeps a key's entries together: keys of a non-windowed
+// table, and the windows of one key for SESSION and SLIDING. Time
+// windows lay the window start first, so they are scanned whole.
+func (r *TableReader) ScanKeys(db *state.DB, keys [][]byte, fn func(row []any) bool) error {
+	if w := r.agg.Window; w != nil && w.Kind != Session && w.Kind != Sliding {
+		return r.Scan(db, fn)
+	}
+	ids, err := db.Stores()
+	if err != nil {
+		return fmt.Errorf("read table of %s: %w", r.topo.QueryID, err)
+	}
+	for _, id := range ids {
+		if id.Name != r.agg.Store {
+			continue
+		}
+		for _, gk := range keys {
+			more, err := r.scanPrefix(db.Store(id.Name, id.Partition), id.Partition, gk, fn)
+			if err != nil || !more {
+				return err
+			}
+		}
+	}
+	return nil
+}
+
 func (r *TableReader) scanPartition(store *state.Store, partition int32, fn func(row []any) bool) (bool, error) {
+	return r.scanPrefix(store, partition, nil, fn)
+}
+
+// scanPrefix reads the entries of one store partition; with a group key,
+// only that key's (its entries follow the layout's tag byte).
+func (r *TableReader) scanPrefix(store *state.Store, partition int32, groupKey []byte, fn func(row []any) bool) (bool, error) {
 	sink := &collect{r: r, partition: partition, fn: fn}
 	var head Operator = sink
 	for i := len(r.post) - 1; i >= 0; i-- {
@@ -110,6 +143,9 @@ func (r *TableReader) scanPartition(store *state.Store, partition int32, fn func
 	tc := &TaskContext{QueryID: r.topo.QueryID, Partition: partition, Metrics: &Metrics{}, Log: slog.New(slog.DiscardHandler), Out: discard{}}
 	n := r.agg
 	prefix, split := entryLayout(n)
+	if groupKey != nil {
+		prefix = append(append([]byte(nil), prefix...), groupKey...)
+	}
 	var failed error
 	err := store.RangeCommitted(prefix, func(k, v []byte) bool {
 		gk, start, end, ok := split(k)

@@ -1,0 +1,56 @@
+package engine
+
+import (
+	"fmt"
+	"testing"
+
+	"github.com/sluice-sql/sluice/parser"
+	"github.com/sluice-sql/sluice/planner"
+	"github.com/sluice-sql/sluice/types"
+)
+
+// TestLookupKeys checks which WHERE clauses of a pull query go straight
+// to their keys instead of scanning the table.
+func TestLookupKeys(t *testing.T) {
+	src := &planner.Source{Name: "T", Schema: types.Schema{Columns: []types.Column{
+		{Name: "ID", Type: types.BigIntType, Key: true}, {Name: "N", Type: types.BigIntType},
+	}}}
+	tests := []struct {
+		where string
+		want  string // the keys, decoded; "scan" when there is no lookup
+	}{
+		{"id = 5", "[[5]]"},
+		{"5 = ID", "[[5]]"},
+		{"n > 1 AND id IN (1, 2, 3)", "[[1] [2] [3]]"},
+		{"id = 5 OR id = 6", "scan"},
+		{"id > 5", "scan"},
+		{"id NOT IN (1, 2)", "scan"},
+		{"n = 5", "scan"},
+		{"id = n", "scan"},
+		{"id = NULL", "scan"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.where, func(t *testing.T) {
+			p, err := parser.ParseOne("SELECT * FROM t WHERE " + tt.where + ";")
+			if err != nil {
+				t.Fatal(err)
+			}
+			keys, ok := lookupKeys(p.(*parser.Select), src)
+			got := "scan"
+			if ok {
+				var decoded [][]any
+				for _, k := range keys {
+					vals, _, err := types.DecodeValues(k)
+					if err != nil {
+						t.Fatal(err)
+					}
+					decoded = append(decoded, vals)
+				}
+				got = fmt.Sprint(decoded)
+			}
+			if got != tt.want {
+				t.Errorf("got %s, want %s", got, tt.want)
+			}
+		})
+	}
+}
