@@ -85,3 +85,41 @@ func TestIdleTimeoutClosesLastWindow(t *testing.T) {
 		})
 	}
 }
+
+// A partition that stays silent after a restart still closes its last
+// window: its task starts once the partition has been assigned for the
+// idle timeout, restores the stream time it had, and moves on from there.
+func TestIdleTimeoutAfterRestart(t *testing.T) {
+	brokers := testkafka.Brokers(t)
+	in, out, svc, dir := testkafka.Name(t, "bookings"), testkafka.Name(t, "idle_10s"), testkafka.Name(t, "svc"), t.TempDir()
+	statements := fmt.Sprintf(`
+		CREATE STREAM %[1]s (hotel VARCHAR KEY, booked_at BIGINT)
+		  WITH (KAFKA_TOPIC='%[1]s', VALUE_FORMAT='JSON', TIMESTAMP='booked_at', PARTITIONS=1);
+		CREATE TABLE %[2]s WITH (IDLE_TIMEOUT='3s') AS SELECT hotel, COUNT(*) AS n FROM %[1]s
+		  WINDOW TUMBLING 10s GROUP BY hotel EMIT FINAL;`, in, out)
+	e := openEngine(t, brokers, dir, svc)
+	q := execute(t, e, statements)[1].Query
+	now := time.Now().UnixMilli()
+	v := func(at int64) string { return fmt.Sprintf(`{"booked_at":%d}`, at) }
+	testkafka.Produce(t, brokers, rec(in, "ritz", v(1_000), now), rec(in, "ritz", v(12_000), now))
+	window0 := []windowedOutput{{"ritz", 0, `{"N":1}`, 1_000}}
+	testkafka.Await(t, 10*time.Second, "the first window", func() bool { return len(windowedOutputs(t, brokers, out)) == 1 })
+	testkafka.Await(t, 10*time.Second, "2 records read", func() bool { return q.Metrics.RecordsIn.Load() == 2 })
+	closeEngine(t, e) // well before 3 s of idleness
+	if diff := cmp.Diff(window0, windowedOutputs(t, brokers, out)); diff != "" {
+		t.Fatalf("before the restart (-want +got):\n%s", diff)
+	}
+
+	e = openEngine(t, brokers, dir, svc)
+	defer closeEngine(t, e)
+	execute(t, e, statements)
+	want := append(window0, windowedOutput{"ritz", 10_000, `{"N":1}`, 12_000})
+	var got []windowedOutput
+	for deadline := time.Now().Add(20 * time.Second); len(got) < len(want) && time.Now().Before(deadline); {
+		time.Sleep(200 * time.Millisecond)
+		got = windowedOutputs(t, brokers, out)
+	}
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Errorf("after the restart, with no new input (-want +got):\n%s", diff)
+	}
+}

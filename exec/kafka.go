@@ -69,6 +69,10 @@ type KafkaRunner struct {
 	mu        sync.Mutex
 	tasks     map[topicPartition]*Task
 	restoring map[topicPartition]*RestoreProgress
+	// assigned holds when each partition of this member was assigned, so
+	// that with an idle timeout a partition that stays silent after a
+	// restart or rebalance still gets its task and closes its windows.
+	assigned map[topicPartition]time.Time
 	err       error
 
 	cancel context.CancelFunc
@@ -106,7 +110,7 @@ func StartKafka(topo *Topology, cfg KafkaConfig, m *Metrics) (*KafkaRunner, erro
 	if cfg.Log == nil {
 		cfg.Log = slog.Default()
 	}
-	r := &KafkaRunner{topo: topo, cfg: cfg, Metrics: m, tasks: map[topicPartition]*Task{}, restoring: map[topicPartition]*RestoreProgress{}, done: make(chan struct{})}
+	r := &KafkaRunner{topo: topo, cfg: cfg, Metrics: m, tasks: map[topicPartition]*Task{}, restoring: map[topicPartition]*RestoreProgress{}, assigned: map[topicPartition]time.Time{}, done: make(chan struct{})}
 	reset := kgo.NewOffset().AtEnd()
 	if strings.EqualFold(cfg.ResetOffset, "earliest") {
 		reset = kgo.NewOffset().AtStart()
@@ -132,6 +136,7 @@ func StartKafka(topo *Topology, cfg KafkaConfig, m *Metrics) (*KafkaRunner, erro
 		kgo.SessionTimeout(10*time.Second),
 		kgo.HeartbeatInterval(time.Second),
 		kgo.WithLogger(kslog.New(cfg.Log)),
+		kgo.OnPartitionsAssigned(r.onAssigned),
 		kgo.OnPartitionsRevoked(r.onRevoked),
 		kgo.OnPartitionsLost(r.onLost),
 	)
@@ -300,6 +305,9 @@ func (r *KafkaRunner) run(ctx context.Context) {
 		}
 		r.Metrics.Lag.Store(total)
 		if procErr == nil && r.topo.IdleTimeout > 0 {
+			procErr = r.startIdleTasks(ctx, time.Now())
+		}
+		if procErr == nil && r.topo.IdleTimeout > 0 {
 			procErr = r.advanceIdle(time.Now())
 		}
 		if procErr == nil && time.Since(lastCommit) >= r.cfg.CommitInterval {
@@ -358,6 +366,12 @@ func (r *KafkaRunner) advanceIdle(now time.Time) error {
 // task returns the task for a partition, creating it (and restoring its
 // state from the changelog) on first use.
 func (r *KafkaRunner) task(ctx context.Context, topic string, partition int32) (*Task, error) {
+	return r.taskAt(ctx, topic, partition, time.Now())
+}
+
+// taskAt is task, with the wall-clock time the partition counts as last
+// heard from when the task is new.
+func (r *KafkaRunner) taskAt(ctx context.Context, topic string, partition int32, heard time.Time) (*Task, error) {
 	tp := topicPartition{topic, partition}
 	r.mu.Lock()
 	t, ok := r.tasks[tp]
@@ -381,6 +395,7 @@ func (r *KafkaRunner) task(ctx context.Context, topic string, partition int32) (
 			return nil, err
 		}
 	}
+	t.setClock(heard)
 	if err := t.Open(); err != nil {
 		return nil, err
 	}
@@ -585,6 +600,55 @@ func (r *KafkaRunner) commitTransaction(ctx context.Context) error {
 // onRevoked commits everything before partitions move to another
 // instance, then closes their tasks. Under exactly-once, rebalances only
 // happen between transactions, so there is nothing left to commit.
+// onAssigned notes when partitions arrived (see assigned).
+func (r *KafkaRunner) onAssigned(_ context.Context, _ *kgo.Client, assigned map[string][]int32) {
+	now := time.Now()
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	for topic, ps := range assigned {
+		for _, p := range ps {
+			r.assigned[topicPartition{topic, p}] = now
+		}
+	}
+}
+
+// startIdleTasks creates the task of every stateful partition that has
+// been assigned for the idle timeout without sending a record: its state
+// (and stream time) is restored, and advanceIdle can then close its
+// windows as if the partition had been idle since it was assigned.
+func (r *KafkaRunner) startIdleTasks(ctx context.Context, now time.Time) error {
+	type due struct {
+		tp topicPartition
+		at time.Time
+	}
+	var dues []due
+	r.mu.Lock()
+	for tp, at := range r.assigned {
+		if _, ok := r.tasks[tp]; ok || now.Sub(at) < r.topo.IdleTimeout {
+			continue
+		}
+		if sub := r.topo.sub(tp.topic); sub != nil && hasStores(sub) {
+			dues = append(dues, due{tp, at})
+		}
+	}
+	r.mu.Unlock()
+	for _, d := range dues {
+		if _, err := r.taskAt(ctx, d.tp.topic, d.tp.partition, d.at); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+func hasStores(sub *SubTopology) bool {
+	for _, n := range sub.Nodes {
+		if len(n.StoreNames()) > 0 {
+			return true
+		}
+	}
+	return false
+}
+
 func (r *KafkaRunner) onRevoked(ctx context.Context, _ *kgo.Client, revoked map[string][]int32) {
 	if r.sess == nil {
 		if err := r.commit(ctx); err != nil {
@@ -616,6 +680,7 @@ func (r *KafkaRunner) dropTasks(parts map[string][]int32) {
 	for topic, ps := range parts {
 		for _, p := range ps {
 			tp := topicPartition{topic, p}
+			delete(r.assigned, tp)
 			if t, ok := r.tasks[tp]; ok {
 				_ = t.Close()
 				delete(r.tasks, tp)
