@@ -73,7 +73,7 @@ type KafkaRunner struct {
 	// that with an idle timeout a partition that stays silent after a
 	// restart or rebalance still gets its task and closes its windows.
 	assigned map[topicPartition]time.Time
-	err       error
+	err      error
 
 	cancel context.CancelFunc
 	done   chan struct{}
