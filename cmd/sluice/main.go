@@ -14,7 +14,8 @@ import (
 // cli is the command line. Every flag can also come from a SLUICE_*
 // environment variable.
 type cli struct {
-	LogLevel string `name:"log-level" env:"SLUICE_LOG_LEVEL" default:"warn" enum:"debug,info,warn,error" help:"Log level (${enum})."`
+	LogLevel  string `name:"log-level" env:"SLUICE_LOG_LEVEL" default:"warn" enum:"debug,info,warn,error" help:"Log level (${enum})."`
+	LogFormat string `name:"log-format" env:"SLUICE_LOG_FORMAT" default:"text" enum:"text,json" help:"Log format (${enum}): json writes one object a line, with the query id as a field, for log pipelines."`
 
 	Run    runCmd    `cmd:"" help:"Run the statements of a SQL file and keep its queries running until Ctrl-C."`
 	Broker brokerCmd `cmd:"" help:"Run the embedded Kafka-protocol broker on its own."`
@@ -45,7 +46,12 @@ func main() {
 	}
 	var level slog.Level
 	_ = level.UnmarshalText([]byte(c.LogLevel))
-	log := slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: level}))
+	var handler slog.Handler = slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: level})
+	if c.LogFormat == "json" {
+		handler = slog.NewJSONHandler(os.Stderr, &slog.HandlerOptions{Level: level})
+		jsonLogs = true
+	}
+	log := slog.New(handler)
 	slog.SetDefault(log)
 	if err := ctx.Run(log); err != nil {
 		var ee *exitError
@@ -58,4 +64,19 @@ func main() {
 		fmt.Fprintln(os.Stderr, "sluice:", err)
 		os.Exit(1)
 	}
+}
+
+// jsonLogs is set by --log-format json: stderr then carries only log
+// entries, so status lines become entries too.
+var jsonLogs bool
+
+// status tells the user what happened (a statement's outcome, where the
+// embedded broker listens): a plain line on stderr, or with JSON logs an
+// info entry, so that every stderr line stays machine-readable.
+func status(log *slog.Logger, format string, args ...any) {
+	if jsonLogs {
+		log.Info(fmt.Sprintf(format, args...))
+		return
+	}
+	fmt.Fprintf(os.Stderr, format+"\n", args...)
 }

@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"bytes"
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -361,5 +362,33 @@ func TestBrokerAndRun(t *testing.T) {
 	b.stop(t, 30*time.Second)
 	if len(b.all) != 1 {
 		t.Errorf("broker stdout after its first line: %q", b.all[1:])
+	}
+}
+
+// TestJSONLogs: with --log-format json every stderr line is a JSON
+// object, and the lines about a query carry its id as a field.
+func TestJSONLogs(t *testing.T) {
+	r := startSluice(t, "--log-format", "json", "--log-level", "info", "run", "cmd/sluice/testdata/counts.sql", "--data-dir", t.TempDir())
+	const header = "| PAGE       | N          |"
+	r.waitFor(t, 60*time.Second, "the count of 2", func(lines []string) bool {
+		rows := tableRows(lines, header)
+		return len(rows) > 0 && rows[len(rows)-1][1] == "2"
+	})
+	r.stop(t, 30*time.Second)
+	restored := 0
+	for _, line := range strings.Split(strings.TrimSpace(r.stderr.String()), "\n") {
+		var entry map[string]any
+		if err := json.Unmarshal([]byte(line), &entry); err != nil {
+			t.Fatalf("stderr line is not JSON: %q", line)
+		}
+		if entry["msg"] == "state restored" {
+			restored++
+			if entry["query"] != "CTAS_HIT_COUNTS" || entry["level"] != "INFO" {
+				t.Errorf("state restored entry: %v", entry)
+			}
+		}
+	}
+	if restored != 1 {
+		t.Errorf("%d \"state restored\" entries, want 1:\n%s", restored, r.stderr.String())
 	}
 }

@@ -48,7 +48,7 @@ func (c *runCmd) Run(log *slog.Logger) error {
 		}
 		defer b.Close()
 		brokers = []string{b.Addr()}
-		fmt.Fprintf(os.Stderr, "embedded broker on %s (data in %s)\n", b.Addr(), filepath.Join(c.DataDir, "broker"))
+		status(log, "embedded broker on %s (data in %s)", b.Addr(), filepath.Join(c.DataDir, "broker"))
 	}
 	e, err := engine.Open(ctx, engine.Config{ConnOpts: []kgo.Opt{kgo.SeedBrokers(brokers...)}, DataDir: c.DataDir, ServiceID: c.ServiceID, Log: log,
 		OnRestoreProgress: restoreProgress()})
@@ -73,7 +73,7 @@ func (c *runCmd) Run(log *slog.Logger) error {
 					printRows(out, res.Rows)
 				}()
 			case res.Message != "":
-				fmt.Fprintf(os.Stderr, "%s\n", res.Message)
+				status(log, "%s", res.Message)
 			case res.Text != "":
 				out.write(res.Text)
 			}
