@@ -206,8 +206,12 @@ func (e *Engine) stopQuery(q *Query) error {
 	return nil
 }
 
-// property returns a session property (lower-cased name) or def.
-func (e *Engine) property(name, def string) string {
+// property returns a property (lower-cased name): the request's override
+// carried by ctx (WithProperties), else the engine's session value, else def.
+func (e *Engine) property(ctx context.Context, name, def string) string {
+	if v, ok := overrides(ctx)[name]; ok {
+		return v
+	}
 	e.mu.Lock()
 	defer e.mu.Unlock()
 	if v, ok := e.props[name]; ok {
