@@ -296,3 +296,30 @@ func parseMinFree(text string) (int64, error) {
 	}
 	return n, nil
 }
+
+// ServiceID is the service id the engine runs under.
+func (e *Engine) ServiceID() string { return e.cfg.ServiceID }
+
+// ClusterID asks Kafka for its cluster id ("" when the cluster has none;
+// "memory" for a Memory engine).
+func (e *Engine) ClusterID(ctx context.Context) (string, error) {
+	if e.mem != nil {
+		return "memory", nil
+	}
+	md, err := e.adm.BrokerMetadata(ctx)
+	if err != nil {
+		return "", fmt.Errorf("cluster id: %w", err)
+	}
+	return md.Cluster, nil
+}
+
+// Ping checks that Kafka answers (always nil for a Memory engine).
+func (e *Engine) Ping(ctx context.Context) error {
+	if e.mem != nil {
+		return nil
+	}
+	if err := e.cl.Ping(ctx); err != nil {
+		return fmt.Errorf("ping Kafka: %w", err)
+	}
+	return nil
+}
