@@ -20,11 +20,11 @@ const (
 // failed (with its text and the entities of the statements before it),
 // "generic_error" otherwise.
 type errorBody struct {
-	Type          string   `json:"@type"`
-	ErrorCode     int      `json:"error_code"`
-	Message       string   `json:"message"`
-	StatementText *string  `json:"statementText,omitempty"`
-	Entities      []entity `json:"entities,omitempty"`
+	Type          string    `json:"@type"`
+	ErrorCode     int       `json:"error_code"`
+	Message       string    `json:"message"`
+	StatementText *string   `json:"statementText,omitempty"`
+	Entities      *[]entity `json:"entities,omitempty"`
 }
 
 func writeJSON(w http.ResponseWriter, status int, v any) {
@@ -47,5 +47,5 @@ func statementError(w http.ResponseWriter, code int, msg, stmt string, done []en
 }
 
 func statementErrorBody(code int, msg, stmt string, done []entity) errorBody {
-	return errorBody{Type: "statement_error", ErrorCode: code, Message: msg, StatementText: &stmt, Entities: done}
+	return errorBody{Type: "statement_error", ErrorCode: code, Message: msg, StatementText: &stmt, Entities: &done}
 }

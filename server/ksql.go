@@ -86,12 +86,12 @@ func (s *Server) handleKSQL(w http.ResponseWriter, r *http.Request) {
 			continue
 		case *parser.Select, *parser.Print:
 			statementError(w, codeQueryEndpoint,
-				"The following statement types should be issued to the websocket endpoint '/query':\n\t* PRINT\n\t* SELECT", p.Text, done)
+				"The following statement types should be issued to the websocket endpoint '/query':\n\t* PRINT\n\t* SELECT", stmtText(p), done)
 			return
 		}
 		res, err := s.eng.ExecuteStatement(engine.WithProperties(r.Context(), props), p)
 		if err != nil {
-			statementError(w, codeBadStatement, engine.FormatError(text, err), p.Text, done)
+			statementError(w, codeBadStatement, engine.FormatError(text, err), stmtText(p), done)
 			return
 		}
 		if res.Rows != nil {
@@ -112,7 +112,7 @@ func (s *Server) handleKSQL(w http.ResponseWriter, r *http.Request) {
 // ksqlDB.
 func (s *Server) resultEntity(p parser.Parsed, res *engine.Result) entity {
 	if res.Entity != nil {
-		return toEntity(p.Text, res.Entity)
+		return toEntity(stmtText(p), res.Entity)
 	}
 	var id string
 	switch st := p.Stmt.(type) {
@@ -139,7 +139,7 @@ func (s *Server) resultEntity(p parser.Parsed, res *engine.Result) entity {
 	if msg == "" {
 		msg = res.Text
 	}
-	cs := currentStatus{Type: "currentStatus", StatementText: p.Text, CommandID: id,
+	cs := currentStatus{Type: "currentStatus", StatementText: stmtText(p), CommandID: id,
 		CommandStatus: commandStatus{Status: "SUCCESS", Message: msg}, CommandSequenceNumber: s.seq.Add(1), Warnings: []warning{}}
 	if res.Query != nil {
 		qid := res.Query.ID
@@ -147,3 +147,6 @@ func (s *Server) resultEntity(p parser.Parsed, res *engine.Result) entity {
 	}
 	return cs
 }
+
+// stmtText is a statement's text as ksqlDB echoes it: with its ';'.
+func stmtText(p parser.Parsed) string { return p.Text + ";" }

@@ -49,7 +49,7 @@ func (s *Server) startPush(w http.ResponseWriter, r *http.Request, sql string, p
 	}
 	res, err := s.eng.ExecuteStatement(engine.WithProperties(r.Context(), props), stmts[0])
 	if err != nil {
-		statementError(w, codeBadStatement, engine.FormatError(sql, err), stmts[0].Text, nil)
+		statementError(w, codeBadStatement, engine.FormatError(sql, err), stmtText(stmts[0]), nil)
 		return nil
 	}
 	p := &push{rs: res.Rows}

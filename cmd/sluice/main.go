@@ -1,5 +1,5 @@
 // Command sluice is the one Sluice binary: run a SQL file against Kafka,
-// run the embedded broker, or run ksqlDB-format test files offline.
+// serve ksqlDB's REST API, run the embedded broker, or run ksqlDB-format test files offline.
 package main
 
 import (
@@ -17,6 +17,7 @@ type cli struct {
 	LogLevel string `name:"log-level" env:"SLUICE_LOG_LEVEL" default:"warn" enum:"debug,info,warn,error" help:"Log level (${enum})."`
 
 	Run    runCmd    `cmd:"" help:"Run the statements of a SQL file and keep its queries running until Ctrl-C."`
+	Server serverCmd `cmd:"" help:"Serve ksqlDB's REST API (/ksql, /query-stream, /inserts-stream, …) over the engine until Ctrl-C or SIGTERM."`
 	Broker brokerCmd `cmd:"" help:"Run the embedded Kafka-protocol broker on its own."`
 	Test   testCmd   `cmd:"" help:"Run ksqlDB test files (query-validation tests or ksql-test-runner inputs) offline."`
 }
@@ -33,7 +34,8 @@ func main() {
 	var c cli
 	parser, err := kong.New(&c, kong.Name("sluice"),
 		kong.Description("Sluice: streaming SQL for Kafka."),
-		kong.UsageOnError())
+		kong.UsageOnError(),
+		kong.Configuration(kong.JSON))
 	if err != nil {
 		fmt.Fprintln(os.Stderr, err)
 		os.Exit(2)
