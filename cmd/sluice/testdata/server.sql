@@ -1,0 +1,3 @@
+CREATE STREAM pings (host VARCHAR KEY, ms INT)
+  WITH (KAFKA_TOPIC='server_pings', VALUE_FORMAT='JSON', PARTITIONS=1);
+INSERT INTO pings VALUES ('a', 12);
