@@ -18,6 +18,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kadm"
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kgo"
+	"github.com/twmb/franz-go/pkg/kmsg"
 
 	"github.com/sluice-sql/sluice/exec"
 	"github.com/sluice-sql/sluice/planner"
@@ -226,9 +227,9 @@ func (e *Engine) topicPartitions(ctx context.Context, topic string) (int32, erro
 	if e.mem != nil {
 		return e.memTopics[topic], nil
 	}
-	tds, err := e.adm.ListTopics(ctx, topic)
+	tds, err := e.describeTopics(ctx, topic)
 	if err != nil {
-		return 0, fmt.Errorf("describe topic %s: %w", topic, err)
+		return 0, err
 	}
 	td, ok := tds[topic]
 	if !ok || errors.Is(td.Err, kerr.UnknownTopicOrPartition) {
@@ -238,6 +239,39 @@ func (e *Engine) topicPartitions(ctx context.Context, topic string) (int32, erro
 		return 0, fmt.Errorf("describe topic %s: %w", topic, td.Err)
 	}
 	return int32(len(td.Partitions)), nil
+}
+
+// describeTopics asks the cluster for the named topics (all with none).
+// It bypasses the client's metadata cache, which can answer from up to
+// 5 s ago: a topic just created (CREATE STREAM … PARTITIONS, then another
+// CREATE over the same topic) or deleted (DROP … DELETE TOPIC) must show
+// as it is now.
+func (e *Engine) describeTopics(ctx context.Context, topics ...string) (kadm.TopicDetails, error) {
+	req := kmsg.NewPtrMetadataRequest()
+	for _, t := range topics {
+		rt := kmsg.NewMetadataRequestTopic()
+		rt.Topic = kmsg.StringPtr(t)
+		req.Topics = append(req.Topics, rt)
+	}
+	if len(topics) == 0 {
+		req.Topics = nil // all topics
+	}
+	resp, err := req.RequestWith(ctx, e.cl)
+	if err != nil {
+		return nil, fmt.Errorf("describe topics: %w", err)
+	}
+	out := kadm.TopicDetails{}
+	for _, t := range resp.Topics {
+		if t.Topic == nil {
+			continue
+		}
+		td := kadm.TopicDetail{Topic: *t.Topic, IsInternal: t.IsInternal, Partitions: kadm.PartitionDetails{}, Err: kerr.ErrorForCode(t.ErrorCode)}
+		for _, p := range t.Partitions {
+			td.Partitions[p.Partition] = kadm.PartitionDetail{Topic: *t.Topic, Partition: p.Partition, Leader: p.Leader, Replicas: p.Replicas, ISR: p.ISR}
+		}
+		out[*t.Topic] = td
+	}
+	return out, nil
 }
 
 // createTopic creates a topic unless it exists, with configs.

@@ -201,12 +201,12 @@ func (e *Engine) topicList(ctx context.Context) (*TopicList, error) {
 			}
 		}
 	} else {
-		tds, err := e.adm.ListTopics(ctx)
+		tds, err := e.describeTopics(ctx)
 		if err != nil {
 			return nil, fmt.Errorf("list topics: %w", err)
 		}
 		for _, td := range tds.Sorted() {
-			if td.IsInternal || strings.HasPrefix(td.Topic, "_") {
+			if td.IsInternal || td.Err != nil || strings.HasPrefix(td.Topic, "_") {
 				continue
 			}
 			ts := TopicSummary{Name: td.Topic}

@@ -128,3 +128,19 @@ func TestRequestProperties(t *testing.T) {
 		t.Errorf("without it: %q, want the engine's earliest", got)
 	}
 }
+
+// TestCreateOverNewTopic creates a second stream over the topic the first
+// CREATE just made: the engine must see the topic at once, not through
+// the client's metadata cache (which answered "does not exist").
+func TestCreateOverNewTopic(t *testing.T) {
+	brokers := testkafka.Brokers(t)
+	e := openEngine(t, brokers, t.TempDir(), testkafka.Name(t, "svc"))
+	defer closeEngine(t, e)
+	topic := testkafka.Name(t, "t")
+	res := execute(t, e, `CREATE STREAM a (id VARCHAR KEY, v INT) WITH (KAFKA_TOPIC='`+topic+`', VALUE_FORMAT='JSON', PARTITIONS=3);
+		CREATE STREAM b (id VARCHAR KEY, v INT) WITH (KAFKA_TOPIC='`+topic+`', VALUE_FORMAT='JSON');
+		DESCRIBE b;`)
+	if got := res[2].Entity.(*engine.SourceDescription).Partitions; got != 3 {
+		t.Errorf("b has %d partitions, want the topic's 3", got)
+	}
+}
