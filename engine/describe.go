@@ -14,14 +14,22 @@ import (
 // EXTENDED, how late its records arrive at the queries reading it, and
 // the query writing it with its counters, its tasks on this instance
 // (state, restore progress) and its state stores.
-func (e *Engine) describe(st *parser.Describe) (string, error) {
+func (e *Engine) describe(st *parser.Describe) (string, *SourceDescription, error) {
 	if st.Function {
-		return "", fmt.Errorf("%w: DESCRIBE FUNCTION is not supported yet", planner.ErrUnsupported)
+		return "", nil, fmt.Errorf("%w: DESCRIBE FUNCTION is not supported yet", planner.ErrUnsupported)
 	}
 	src, err := e.cat.Lookup(st.Name)
 	if err != nil {
-		return "", err
+		return "", nil, err
 	}
+	text, err := e.describeText(st, src)
+	if err != nil {
+		return "", nil, err
+	}
+	return text, e.sourceDescription(src, st.Extended), nil
+}
+
+func (e *Engine) describeText(st *parser.Describe, src *planner.Source) (string, error) {
 	var b strings.Builder
 	fmt.Fprintf(&b, "Name                 : %s\n", src.Name)
 	fmt.Fprintf(&b, "Type                 : %s\n", src.Kind)

@@ -18,6 +18,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kadm"
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kgo"
+	"github.com/twmb/franz-go/pkg/kmsg"
 
 	"github.com/sluice-sql/sluice/exec"
 	"github.com/sluice-sql/sluice/planner"
@@ -220,8 +221,12 @@ func (e *Engine) stopQuery(q *Query) error {
 	return nil
 }
 
-// property returns a session property (lower-cased name) or def.
-func (e *Engine) property(name, def string) string {
+// property returns a property (lower-cased name): the request's override
+// carried by ctx (WithProperties), else the engine's session value, else def.
+func (e *Engine) property(ctx context.Context, name, def string) string {
+	if v, ok := overrides(ctx)[name]; ok {
+		return v
+	}
 	e.mu.Lock()
 	defer e.mu.Unlock()
 	if v, ok := e.props[name]; ok {
@@ -236,9 +241,9 @@ func (e *Engine) topicPartitions(ctx context.Context, topic string) (int32, erro
 	if e.mem != nil {
 		return e.memTopics[topic], nil
 	}
-	tds, err := e.adm.ListTopics(ctx, topic)
+	tds, err := e.describeTopics(ctx, topic)
 	if err != nil {
-		return 0, fmt.Errorf("describe topic %s: %w", topic, err)
+		return 0, err
 	}
 	td, ok := tds[topic]
 	if !ok || errors.Is(td.Err, kerr.UnknownTopicOrPartition) {
@@ -248,6 +253,39 @@ func (e *Engine) topicPartitions(ctx context.Context, topic string) (int32, erro
 		return 0, fmt.Errorf("describe topic %s: %w", topic, td.Err)
 	}
 	return int32(len(td.Partitions)), nil
+}
+
+// describeTopics asks the cluster for the named topics (all with none).
+// It bypasses the client's metadata cache, which can answer from up to
+// 5 s ago: a topic just created (CREATE STREAM … PARTITIONS, then another
+// CREATE over the same topic) or deleted (DROP … DELETE TOPIC) must show
+// as it is now.
+func (e *Engine) describeTopics(ctx context.Context, topics ...string) (kadm.TopicDetails, error) {
+	req := kmsg.NewPtrMetadataRequest()
+	for _, t := range topics {
+		rt := kmsg.NewMetadataRequestTopic()
+		rt.Topic = kmsg.StringPtr(t)
+		req.Topics = append(req.Topics, rt)
+	}
+	if len(topics) == 0 {
+		req.Topics = nil // all topics
+	}
+	resp, err := req.RequestWith(ctx, e.cl)
+	if err != nil {
+		return nil, fmt.Errorf("describe topics: %w", err)
+	}
+	out := kadm.TopicDetails{}
+	for _, t := range resp.Topics {
+		if t.Topic == nil {
+			continue
+		}
+		td := kadm.TopicDetail{Topic: *t.Topic, IsInternal: t.IsInternal, Partitions: kadm.PartitionDetails{}, Err: kerr.ErrorForCode(t.ErrorCode)}
+		for _, p := range t.Partitions {
+			td.Partitions[p.Partition] = kadm.PartitionDetail{Topic: *t.Topic, Partition: p.Partition, Leader: p.Leader, Replicas: p.Replicas, ISR: p.ISR}
+		}
+		out[*t.Topic] = td
+	}
+	return out, nil
 }
 
 // createTopic creates a topic unless it exists, with configs.
@@ -305,4 +343,31 @@ func parseMinFree(text string) (int64, error) {
 		return 0, fmt.Errorf("%w: '%s' must be a number of bytes, or -1 to turn the check off, not %q", planner.ErrInvalid, MinFreeBytesProperty, text)
 	}
 	return n, nil
+}
+
+// ServiceID is the service id the engine runs under.
+func (e *Engine) ServiceID() string { return e.cfg.ServiceID }
+
+// ClusterID asks Kafka for its cluster id ("" when the cluster has none;
+// "memory" for a Memory engine).
+func (e *Engine) ClusterID(ctx context.Context) (string, error) {
+	if e.mem != nil {
+		return "memory", nil
+	}
+	md, err := e.adm.BrokerMetadata(ctx)
+	if err != nil {
+		return "", fmt.Errorf("cluster id: %w", err)
+	}
+	return md.Cluster, nil
+}
+
+// Ping checks that Kafka answers (always nil for a Memory engine).
+func (e *Engine) Ping(ctx context.Context) error {
+	if e.mem != nil {
+		return nil
+	}
+	if err := e.cl.Ping(ctx); err != nil {
+		return fmt.Errorf("ping Kafka: %w", err)
+	}
+	return nil
 }

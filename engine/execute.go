@@ -25,6 +25,9 @@ type Result struct {
 	Rows *RowStream
 	// Text is set for EXPLAIN and other informational statements.
 	Text string
+	// Entity is the structured form of Text for SHOW, DESCRIBE and
+	// EXPLAIN (see Entity).
+	Entity Entity
 }
 
 // StatementError is an error of one statement of a script, with the
@@ -108,7 +111,7 @@ func (e *Engine) ExecuteStatement(ctx context.Context, p parser.Parsed) (*Result
 		res.Message = fmt.Sprintf("Successfully unset local property '%s'.", st.Name)
 	case *parser.Select:
 		if q, reader := e.pullSource(st); reader != nil {
-			rows, err := e.pullQuery(st, q, reader)
+			rows, err := e.pullQuery(ctx, st, q, reader)
 			if err != nil {
 				return nil, err
 			}
@@ -121,11 +124,11 @@ func (e *Engine) ExecuteStatement(ctx context.Context, p parser.Parsed) (*Result
 		}
 		res.Rows = rows
 	case *parser.Explain:
-		text, err := e.explain(st)
+		text, ent, err := e.explain(ctx, st)
 		if err != nil {
 			return nil, err
 		}
-		res.Text = text
+		res.Text, res.Entity = text, ent
 	case *parser.Terminate:
 		msg, err := e.terminate(st)
 		if err != nil {
@@ -133,30 +136,36 @@ func (e *Engine) ExecuteStatement(ctx context.Context, p parser.Parsed) (*Result
 		}
 		res.Message = msg
 	case *parser.Describe:
-		text, err := e.describe(st)
+		text, ent, err := e.describe(st)
 		if err != nil {
 			return nil, err
 		}
-		res.Text = text
+		res.Text, res.Entity = text, ent
 	case *parser.Show:
-		text, err := e.show(st)
+		text, ent, err := e.show(ctx, st)
 		if err != nil {
 			return nil, err
 		}
-		res.Text = text
+		res.Text, res.Entity = text, ent
+	case *parser.Drop:
+		msg, err := e.drop(ctx, st)
+		if err != nil {
+			return nil, err
+		}
+		res.Message = msg
 	default:
 		return nil, fmt.Errorf("%w: %T statements are not supported yet", planner.ErrUnsupported, p.Stmt)
 	}
 	return res, nil
 }
 
-func (e *Engine) planOptions() planner.Options {
+func (e *Engine) planOptions(ctx context.Context) planner.Options {
 	return planner.Options{
 		ServiceID:               e.cfg.ServiceID,
-		TableRetention:          e.property(planner.TableRetentionProperty, ""),
-		TimestampThrowOnInvalid: strings.EqualFold(e.property(planner.TimestampThrowOnInvalidProperty, "false"), "true"),
-		Compat:                  strings.ToLower(e.property(planner.CompatProperty, "")),
-		IdleTimeout:             e.property(planner.IdleTimeoutProperty, ""),
+		TableRetention:          e.property(ctx, planner.TableRetentionProperty, ""),
+		TimestampThrowOnInvalid: strings.EqualFold(e.property(ctx, planner.TimestampThrowOnInvalidProperty, "false"), "true"),
+		Compat:                  strings.ToLower(e.property(ctx, planner.CompatProperty, "")),
+		IdleTimeout:             e.property(ctx, planner.IdleTimeoutProperty, ""),
 	}
 }
 
@@ -221,7 +230,7 @@ func (e *Engine) createAsSelect(ctx context.Context, st *parser.CreateSource, te
 	}
 	target := &planner.Target{Name: st.Name, Kind: st.Kind, With: props, Text: text}
 	id := queryID(st.Kind, st.Name)
-	plan, err := planner.PlanQuery(e.cat, st.Query, target, id, e.planOptions())
+	plan, err := planner.PlanQuery(e.cat, st.Query, target, id, e.planOptions(ctx))
 	if err != nil {
 		return nil, err
 	}
@@ -259,7 +268,7 @@ func (e *Engine) insertSelect(ctx context.Context, st *parser.InsertSelect, text
 		}
 	}
 	id := fmt.Sprintf("INSERTQUERY_%s_%d", strings.ToUpper(target.Name), n)
-	plan, err := planner.PlanQuery(e.cat, st.Query, &planner.Target{Name: target.Name, Existing: target, Text: text}, id, e.planOptions())
+	plan, err := planner.PlanQuery(e.cat, st.Query, &planner.Target{Name: target.Name, Existing: target, Text: text}, id, e.planOptions(ctx))
 	if err != nil {
 		return nil, err
 	}
@@ -310,7 +319,7 @@ func (e *Engine) start(ctx context.Context, plan *planner.Query, text string) (*
 		q.Metrics = e.mem.Metrics(plan.ID)
 	} else {
 		q.Metrics = &exec.Metrics{}
-		r, err := exec.StartKafka(topo, e.kafkaConfig(planner.InternalPrefix(e.cfg.ServiceID, plan.ID), false, nil), q.Metrics)
+		r, err := exec.StartKafka(topo, e.kafkaConfig(ctx, planner.InternalPrefix(e.cfg.ServiceID, plan.ID), false, nil), q.Metrics)
 		if err != nil {
 			return nil, err
 		}
@@ -325,20 +334,22 @@ func (e *Engine) start(ctx context.Context, plan *planner.Query, text string) (*
 
 // ExactlyOnce reports whether the session's processing.guarantee asks
 // for exactly-once (ksqlDB's exactly_once and exactly_once_v2 alike).
-func (e *Engine) ExactlyOnce() bool {
-	g := strings.ToLower(e.property("processing.guarantee", e.property("ksql.streams.processing.guarantee", "at_least_once")))
+func (e *Engine) ExactlyOnce() bool { return e.exactlyOnce(context.Background()) }
+
+func (e *Engine) exactlyOnce(ctx context.Context) bool {
+	g := strings.ToLower(e.property(ctx, "processing.guarantee", e.property(ctx, "ksql.streams.processing.guarantee", "at_least_once")))
 	return strings.HasPrefix(g, "exactly_once")
 }
 
-func (e *Engine) kafkaConfig(group string, transient bool, out exec.Output) exec.KafkaConfig {
-	eos := !transient && e.ExactlyOnce()
+func (e *Engine) kafkaConfig(ctx context.Context, group string, transient bool, out exec.Output) exec.KafkaConfig {
+	eos := !transient && e.exactlyOnce(ctx)
 	// Exactly-once commits often: results become visible to
 	// read_committed consumers only when their transaction commits.
 	interval := time.Second
 	if eos {
 		interval = 100 * time.Millisecond
 	}
-	if ms, err := strconv.Atoi(e.property("commit.interval.ms", e.property("ksql.streams.commit.interval.ms", ""))); err == nil && ms > 0 {
+	if ms, err := strconv.Atoi(e.property(ctx, "commit.interval.ms", e.property(ctx, "ksql.streams.commit.interval.ms", ""))); err == nil && ms > 0 {
 		interval = time.Duration(ms) * time.Millisecond
 	}
 	return exec.KafkaConfig{
@@ -346,7 +357,7 @@ func (e *Engine) kafkaConfig(group string, transient bool, out exec.Output) exec
 		TransactionalID:   group + "-" + e.instanceID,
 		ConnOpts:          e.cfg.ConnOpts,
 		GroupID:           group,
-		ResetOffset:       e.property("auto.offset.reset", e.property("ksql.streams.auto.offset.reset", "latest")),
+		ResetOffset:       e.property(ctx, "auto.offset.reset", e.property(ctx, "ksql.streams.auto.offset.reset", "latest")),
 		CommitInterval:    interval,
 		DB:                e.db,
 		Log:               e.log,
@@ -381,7 +392,7 @@ func (r *RowStream) Close() {
 
 func (e *Engine) pushQuery(ctx context.Context, sel *parser.Select) (*RowStream, error) {
 	id := fmt.Sprintf("transient_%s_%d", strings.ToUpper(sel.From.Name), time.Now().UnixNano())
-	plan, err := planner.PlanQuery(e.cat, sel, nil, id, e.planOptions())
+	plan, err := planner.PlanQuery(e.cat, sel, nil, id, e.planOptions(ctx))
 	if err != nil {
 		return nil, err
 	}
@@ -430,7 +441,7 @@ func (e *Engine) pushQuery(ctx context.Context, sel *parser.Select) (*RowStream,
 			return nil, err
 		}
 	}
-	r, err := exec.StartKafka(plan.Topology, e.kafkaConfig(planner.InternalPrefix(e.cfg.ServiceID, id), true, nil), &exec.Metrics{})
+	r, err := exec.StartKafka(plan.Topology, e.kafkaConfig(ctx, planner.InternalPrefix(e.cfg.ServiceID, id), true, nil), &exec.Metrics{})
 	if err != nil {
 		return nil, err
 	}
@@ -443,19 +454,22 @@ func (e *Engine) pushQuery(ctx context.Context, sel *parser.Select) (*RowStream,
 	return rs, nil
 }
 
-func (e *Engine) explain(st *parser.Explain) (string, error) {
+func (e *Engine) explain(ctx context.Context, st *parser.Explain) (string, *QueryDescription, error) {
 	if st.Statement == nil {
 		q := e.query(strings.ToUpper(st.QueryID))
 		if q == nil {
-			return "", fmt.Errorf("query %s %w", st.QueryID, planner.ErrNotFound)
+			return "", nil, fmt.Errorf("query %s %w", st.QueryID, planner.ErrNotFound)
 		}
-		text := q.Statement + "\n\n" + q.Plan.Topology.Explain()
+		d := &QueryDescription{QuerySummary: e.querySummary(q), Topology: q.Plan.Topology.Explain()}
+		if q.Plan.Sink != nil {
+			d.Fields = fieldsOf(q.Plan.Sink.Schema)
+		}
 		if parsed, err := parser.ParseOne(q.Statement); err == nil {
 			if sel := selectOf(parsed); sel != nil {
-				text += e.graceWarning(sel)
+				d.Warning = e.graceWarning(sel)
 			}
 		}
-		return text, nil
+		return q.Statement + "\n\n" + d.Topology + d.Warning, d, nil
 	}
 	var sel *parser.Select
 	var target *planner.Target
@@ -465,27 +479,32 @@ func (e *Engine) explain(st *parser.Explain) (string, error) {
 		sel = s
 	case *parser.CreateSource:
 		if s.Query == nil {
-			return "", fmt.Errorf("%w: EXPLAIN takes a query", planner.ErrInvalid)
+			return "", nil, fmt.Errorf("%w: EXPLAIN takes a query", planner.ErrInvalid)
 		}
 		props, err := planner.PropsOf(s.With)
 		if err != nil {
-			return "", err
+			return "", nil, err
 		}
 		sel, target, id = s.Query, &planner.Target{Name: s.Name, Kind: s.Kind, With: props}, queryID(s.Kind, s.Name)
 	case *parser.InsertSelect:
 		t, err := e.cat.Lookup(s.Target)
 		if err != nil {
-			return "", err
+			return "", nil, err
 		}
 		sel, target = s.Query, &planner.Target{Name: t.Name, Existing: t}
 	default:
-		return "", fmt.Errorf("%w: EXPLAIN takes a query", planner.ErrInvalid)
+		return "", nil, fmt.Errorf("%w: EXPLAIN takes a query", planner.ErrInvalid)
 	}
-	plan, err := planner.PlanQuery(e.cat, sel, target, id, e.planOptions())
+	plan, err := planner.PlanQuery(e.cat, sel, target, id, e.planOptions(ctx))
 	if err != nil {
-		return "", err
+		return "", nil, err
 	}
-	return plan.Topology.Explain() + e.graceWarning(sel), nil
+	d := &QueryDescription{QuerySummary: QuerySummary{ID: id, Statement: fmt.Sprint(st.Statement), State: "NOT_RUNNING", Sources: plan.Sources},
+		Topology: plan.Topology.Explain(), Warning: e.graceWarning(sel), Fields: fieldsOf(plan.Output)}
+	if plan.Sink != nil {
+		d.Sinks, d.SinkTopics, d.Fields = []string{plan.Sink.Name}, []string{plan.Sink.Topic}, fieldsOf(plan.Sink.Schema)
+	}
+	return d.Topology + d.Warning, d, nil
 }
 
 func (e *Engine) terminate(st *parser.Terminate) (string, error) {
@@ -507,7 +526,7 @@ func (e *Engine) terminate(st *parser.Terminate) (string, error) {
 	return fmt.Sprintf("Query %s terminated.", q.ID), nil
 }
 
-func (e *Engine) show(st *parser.Show) (string, error) {
+func (e *Engine) show(ctx context.Context, st *parser.Show) (string, Entity, error) {
 	var b strings.Builder
 	switch st.What {
 	case parser.ShowStreams, parser.ShowTables:
@@ -515,19 +534,34 @@ func (e *Engine) show(st *parser.Show) (string, error) {
 		if st.What == parser.ShowTables {
 			kind = parser.KindTable
 		}
-		for _, s := range e.cat.Sources(kind) {
+		l := e.sourceList(kind)
+		for _, s := range l.Sources {
 			fmt.Fprintf(&b, "%s\t%s\t%s\t%s\n", s.Name, s.Topic, s.KeyFormat, s.ValueFormat)
 		}
+		return b.String(), l, nil
 	case parser.ShowQueries:
-		for _, q := range e.Queries() {
-			state := "RUNNING"
-			if q.Err() != nil {
-				state = "ERROR: " + q.Err().Error()
+		l := e.queryList()
+		for _, q := range l.Queries {
+			state := q.State
+			if q.Error != "" {
+				state += ": " + q.Error
 			}
-			fmt.Fprintf(&b, "%s\t%s\t%s\n", q.ID, q.Plan.Topology.SinkTopic, state)
+			topic := ""
+			if len(q.SinkTopics) > 0 {
+				topic = q.SinkTopics[0]
+			}
+			fmt.Fprintf(&b, "%s\t%s\t%s\n", q.ID, topic, state)
 		}
-	default:
-		return "", fmt.Errorf("%w: SHOW %s is not supported yet", planner.ErrUnsupported, st.What)
+		return b.String(), l, nil
+	case parser.ShowTopics:
+		l, err := e.topicList(ctx)
+		if err != nil {
+			return "", nil, err
+		}
+		return e.showTopicsText(l), l, nil
+	case parser.ShowProperties:
+		l := e.propertyList(ctx)
+		return e.showPropertiesText(l), l, nil
 	}
-	return b.String(), nil
+	return "", nil, fmt.Errorf("%w: SHOW %s is not supported yet", planner.ErrUnsupported, st.What)
 }

@@ -66,6 +66,49 @@ func (e *Engine) insertValues(ctx context.Context, st *parser.InsertValues) erro
 		}
 		row[idx] = v
 	}
+	return e.insertRow(ctx, src, row, ts)
+}
+
+// InsertJSON writes one row given as a JSON object (column name → JSON
+// value, names matched ignoring case; ROWTIME sets the record timestamp)
+// into a stream or table, as /inserts-stream receives rows. Values are
+// converted as the JSON format reads them; unknown columns are an error.
+func (e *Engine) InsertJSON(ctx context.Context, target string, obj map[string]any) error {
+	src, err := e.cat.Lookup(target)
+	if err != nil {
+		return err
+	}
+	if src.Window != exec.NotWindowed {
+		return fmt.Errorf("%w: cannot insert into windowed %s", planner.ErrInvalid, src.Name)
+	}
+	row := make([]any, len(src.Schema.Columns))
+	ts := time.Now().UnixMilli()
+	for name, jv := range obj {
+		if strings.EqualFold(name, exec.ColRowTime) {
+			v, err := format.FromJSON(jv, types.BigIntType)
+			if err != nil || v == nil {
+				return fmt.Errorf("%w: ROWTIME must be a BIGINT, got %v", planner.ErrInvalid, jv)
+			}
+			ts = v.(int64)
+			continue
+		}
+		idx := src.Schema.Find(name)
+		if idx < 0 {
+			return fmt.Errorf("%w %s: %s has columns %s", expr.ErrUnknownColumn, name, src.Name, strings.Join(src.Schema.Names(), ", "))
+		}
+		col := src.Schema.Columns[idx]
+		v, err := format.FromJSON(jv, col.Type)
+		if err != nil {
+			return fmt.Errorf("column %s: %w", col.Name, err)
+		}
+		row[idx] = v
+	}
+	return e.insertRow(ctx, src, row, ts)
+}
+
+// insertRow encodes a row (key columns first) with the source's formats
+// and produces it.
+func (e *Engine) insertRow(ctx context.Context, src *planner.Source, row []any, ts int64) error {
 	nk := len(src.Schema.Keys())
 	kc, err := format.NewKeyCodec(src.KeyFormat, src.Schema.Keys(), src.KeyProps)
 	if err != nil {

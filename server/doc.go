@@ -1,6 +1,23 @@
-// Package server will hold `sluice server`: persistent queries kept in a
-// Kafka command topic and ksqlDB's REST API (/ksql, /query-stream, …)
-// over the engine.
+// Package server serves ksqlDB's REST API over an engine, so that
+// ksqlDB's clients (the CLI's REST calls, language clients, curl) work
+// against Sluice: POST /ksql (statements), POST /query-stream and POST
+// /query (push queries), POST /inserts-stream, POST /close-query, GET
+// /info, /healthcheck and /clusterStatus. One listener speaks HTTP/1.1
+// and HTTP/2 (cleartext with prior knowledge, or over TLS).
 //
-// Its work is tracked as its own issue; nothing here runs yet.
+// Place in the flow: cmd/sluice's `server` command opens an engine and
+// hands it to New; every request's statements go to the engine with the
+// request's properties (engine.WithProperties), and the engine's results
+// (Result.Message, Result.Entity, Result.Rows) are rendered in ksqlDB's
+// JSON shapes here. Persisting the catalog in a command topic is a
+// separate piece of work.
+//
+// Example:
+//
+//	srv := server.New(eng, server.Options{Users: map[string]string{"alice": "secret"}})
+//	srv.Handle("GET /metrics", promhttp.Handler())
+//	ln, _ := net.Listen("tcp", "127.0.0.1:8088")
+//	go srv.Serve(ln)
+//	…
+//	srv.Shutdown(ctx) // push queries end their responses; then eng.Close()
 package server

@@ -1,5 +1,5 @@
 // Command sluice is the one Sluice binary: run a SQL file against Kafka,
-// run the embedded broker, or run ksqlDB-format test files offline.
+// serve ksqlDB's REST API, run the embedded broker, or run ksqlDB-format test files offline.
 package main
 
 import (
@@ -18,6 +18,7 @@ type cli struct {
 	LogFormat string `name:"log-format" env:"SLUICE_LOG_FORMAT" default:"text" enum:"text,json" help:"Log format (${enum}): json writes one object a line, with the query id as a field, for log pipelines."`
 
 	Run    runCmd    `cmd:"" help:"Run the statements of a SQL file and keep its queries running until Ctrl-C."`
+	Server serverCmd `cmd:"" help:"Serve ksqlDB's REST API (/ksql, /query-stream, /inserts-stream, …) over the engine until Ctrl-C or SIGTERM."`
 	Broker brokerCmd `cmd:"" help:"Run the embedded Kafka-protocol broker on its own."`
 	Test   testCmd   `cmd:"" help:"Run ksqlDB test files (query-validation tests or ksql-test-runner inputs) offline."`
 }
@@ -34,7 +35,8 @@ func main() {
 	var c cli
 	parser, err := kong.New(&c, kong.Name("sluice"),
 		kong.Description("Sluice: streaming SQL for Kafka."),
-		kong.UsageOnError())
+		kong.UsageOnError(),
+		kong.Configuration(kong.JSON))
 	if err != nil {
 		fmt.Fprintln(os.Stderr, err)
 		os.Exit(2)

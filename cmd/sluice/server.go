@@ -1,0 +1,190 @@
+package main
+
+import (
+	"context"
+	"crypto/tls"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net"
+	"os"
+	"os/signal"
+	"path/filepath"
+	"strings"
+	"syscall"
+	"time"
+
+	"github.com/alecthomas/kong"
+	"github.com/twmb/franz-go/pkg/kgo"
+	"github.com/twmb/franz-go/pkg/sasl"
+	"github.com/twmb/franz-go/pkg/sasl/plain"
+	"github.com/twmb/franz-go/pkg/sasl/scram"
+
+	"github.com/sluice-sql/sluice/broker"
+	"github.com/sluice-sql/sluice/engine"
+	"github.com/sluice-sql/sluice/metrics"
+	"github.com/sluice-sql/sluice/parser"
+	"github.com/sluice-sql/sluice/server"
+)
+
+type serverCmd struct {
+	Config    kong.ConfigFlag `placeholder:"FILE" help:"JSON file with any of these flags, named with '_' for '-' (e.g. {\"listen\": \"0.0.0.0:8088\", \"data_dir\": \"/var/lib/sluice\"}); flags given on the command line win."`
+	Brokers   []string        `sep:"," env:"SLUICE_BROKERS" help:"Kafka bootstrap servers (host:port,…). Without them Sluice starts its embedded broker."`
+	Listen    string          `default:"127.0.0.1:8088" env:"SLUICE_LISTEN" help:"Address the HTTP API listens on (HTTP/1.1 and HTTP/2 on one port)."`
+	DataDir   string          `name:"data-dir" default:"./sluice-data" env:"SLUICE_DATA_DIR" help:"Directory for local state (and the embedded broker's data)."`
+	ServiceID string          `name:"service-id" default:"default" env:"SLUICE_SERVICE_ID" help:"Service id: instances with the same id share queries."`
+	Auth      []string        `sep:"none" env:"SLUICE_AUTH" placeholder:"USER:PASSWORD" help:"Require HTTP Basic authentication with these credentials (repeatable). /healthcheck stays open."`
+	TLSCert   string          `name:"tls-cert" env:"SLUICE_TLS_CERT" type:"existingfile" help:"Certificate (PEM) to serve HTTPS with; needs --tls-key."`
+	TLSKey    string          `name:"tls-key" env:"SLUICE_TLS_KEY" type:"existingfile" help:"Private key (PEM) of --tls-cert."`
+	File      string          `type:"existingfile" env:"SLUICE_FILE" help:"SQL file whose statements run at start (no push SELECTs)."`
+
+	KafkaTLS      bool   `name:"kafka-tls" env:"SLUICE_KAFKA_TLS" help:"Connect to Kafka over TLS (system roots)."`
+	SASLMechanism string `name:"sasl-mechanism" env:"SLUICE_SASL_MECHANISM" enum:",PLAIN,SCRAM-SHA-256,SCRAM-SHA-512" default:"" help:"SASL mechanism for Kafka: PLAIN, SCRAM-SHA-256 or SCRAM-SHA-512."`
+	SASLUser      string `name:"sasl-user" env:"SLUICE_SASL_USER" help:"SASL user name."`
+	SASLPassword  string `name:"sasl-password" env:"SLUICE_SASL_PASSWORD" help:"SASL password."`
+}
+
+func (c *serverCmd) Run(log *slog.Logger) error {
+	users, err := parseUsers(c.Auth)
+	if err != nil {
+		return &exitError{2, "sluice server: " + err.Error()}
+	}
+	if (c.TLSCert == "") != (c.TLSKey == "") {
+		return &exitError{2, "sluice server: --tls-cert and --tls-key go together"}
+	}
+	var script string
+	if c.File != "" {
+		b, err := os.ReadFile(c.File)
+		if err != nil {
+			return &exitError{2, fmt.Sprintf("sluice server: %v", err)}
+		}
+		script = string(b)
+		if _, err := parser.ParseScript(script); err != nil {
+			return &exitError{2, fmt.Sprintf("%s: %s", c.File, engine.FormatError(script, err))}
+		}
+	}
+	connOpts, err := c.kafkaOpts()
+	if err != nil {
+		return &exitError{2, "sluice server: " + err.Error()}
+	}
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+
+	brokers := c.Brokers
+	if len(brokers) == 0 {
+		b, err := broker.Start(broker.Config{DataDir: filepath.Join(c.DataDir, "broker")})
+		if err != nil {
+			return err
+		}
+		defer b.Close()
+		brokers = []string{b.Addr()}
+		connOpts = nil // the embedded broker speaks neither TLS nor SASL
+		status(log, "embedded broker on %s (data in %s)", b.Addr(), filepath.Join(c.DataDir, "broker"))
+	}
+	connOpts = append(connOpts, kgo.SeedBrokers(brokers...))
+	reg := metrics.New()
+	e, err := engine.Open(ctx, engine.Config{ConnOpts: connOpts, DataDir: c.DataDir, ServiceID: c.ServiceID, Log: log, ClientOpts: reg.ClientOpts})
+	if err != nil {
+		return err
+	}
+	if err := reg.Watch(e); err != nil {
+		_ = e.Close()
+		return fmt.Errorf("metrics: %w", err)
+	}
+	if script != "" {
+		if err := runScript(ctx, e, script); err != nil {
+			_ = e.Close()
+			return &exitError{2, fmt.Sprintf("%s: %s", c.File, engine.FormatError(script, err))}
+		}
+	}
+	ln, err := net.Listen("tcp", c.Listen)
+	if err != nil {
+		_ = e.Close()
+		return fmt.Errorf("listen on %s: %w", c.Listen, err)
+	}
+	srv := server.New(e, server.Options{Users: users, TLSCertFile: c.TLSCert, TLSKeyFile: c.TLSKey, Log: log})
+	srv.Handle("GET /metrics", reg.Handler())
+	scheme := "http"
+	if c.TLSCert != "" {
+		scheme = "https"
+	}
+	// Scripts and tests wait for this line to learn the address.
+	fmt.Printf("sluice server listening on %s://%s\n", scheme, ln.Addr())
+	serveErr := make(chan error, 1)
+	go func() { serveErr <- srv.Serve(ln) }()
+
+	var runErr error
+	select {
+	case <-ctx.Done():
+	case runErr = <-serveErr:
+	}
+	stop()
+	shutCtx, cancel := context.WithTimeout(context.Background(), 15*time.Second)
+	defer cancel()
+	if err := srv.Shutdown(shutCtx); err != nil && runErr == nil {
+		runErr = err
+	}
+	// Queries stop after the HTTP side: outputs flushed, state and
+	// offsets committed.
+	if err := e.Close(); err != nil && runErr == nil {
+		runErr = err
+	}
+	log.Info("server stopped")
+	return runErr
+}
+
+// runScript executes the --file statements; push queries have no reader
+// at start, so they are refused.
+func runScript(ctx context.Context, e *engine.Engine, script string) error {
+	stmts, err := parser.ParseScript(script)
+	if err != nil {
+		return err
+	}
+	for _, p := range stmts {
+		if _, ok := p.Stmt.(*parser.Select); ok {
+			return &engine.StatementError{Statement: p.Text, Err: errors.New("push queries cannot run from --file; send them to /query-stream")}
+		}
+		if _, err := e.ExecuteStatement(ctx, p); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+func parseUsers(auth []string) (map[string]string, error) {
+	users := map[string]string{}
+	for _, a := range auth {
+		user, pass, ok := strings.Cut(a, ":")
+		if !ok || user == "" {
+			return nil, fmt.Errorf("--auth %q: want USER:PASSWORD", a)
+		}
+		users[user] = pass
+	}
+	return users, nil
+}
+
+// kafkaOpts builds the TLS and SASL options of the Kafka connection.
+func (c *serverCmd) kafkaOpts() ([]kgo.Opt, error) {
+	var opts []kgo.Opt
+	if c.KafkaTLS {
+		opts = append(opts, kgo.DialTLSConfig(&tls.Config{MinVersion: tls.VersionTLS12}))
+	}
+	var mech sasl.Mechanism
+	switch c.SASLMechanism {
+	case "":
+		if c.SASLUser != "" {
+			return nil, errors.New("--sasl-user needs --sasl-mechanism")
+		}
+		return opts, nil
+	case "PLAIN":
+		mech = plain.Auth{User: c.SASLUser, Pass: c.SASLPassword}.AsMechanism()
+	case "SCRAM-SHA-256":
+		mech = scram.Auth{User: c.SASLUser, Pass: c.SASLPassword}.AsSha256Mechanism()
+	case "SCRAM-SHA-512":
+		mech = scram.Auth{User: c.SASLUser, Pass: c.SASLPassword}.AsSha512Mechanism()
+	}
+	if c.SASLUser == "" {
+		return nil, fmt.Errorf("--sasl-mechanism %s needs --sasl-user and --sasl-password", c.SASLMechanism)
+	}
+	return append(opts, kgo.SASL(mech)), nil
+}

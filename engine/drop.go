@@ -1,0 +1,70 @@
+package engine
+
+import (
+	"context"
+	"fmt"
+	"strings"
+
+	"github.com/sluice-sql/sluice/parser"
+	"github.com/sluice-sql/sluice/planner"
+)
+
+// drop removes a stream or table from the catalog, as ksqlDB does: the
+// query that a CREATE … AS SELECT started to write it is terminated with
+// it, while other queries reading or inserting into it must be
+// terminated first, so that no query is left reading a name that no
+// longer exists. DELETE TOPIC deletes its Kafka topic too.
+func (e *Engine) drop(ctx context.Context, st *parser.Drop) (string, error) {
+	src, err := e.cat.Lookup(st.Name)
+	if err != nil {
+		if st.IfExists {
+			return fmt.Sprintf("Source `%s` does not exist.", strings.ToUpper(st.Name)), nil
+		}
+		return "", fmt.Errorf("source %s %w", strings.ToUpper(st.Name), planner.ErrNotFound)
+	}
+	if src.Kind != st.Kind {
+		return "", fmt.Errorf("%w: incompatible data source type is %s, but statement was DROP %s", planner.ErrInvalid, src.Kind, st.Kind)
+	}
+	readers, writers := e.queriesOf(src.Name)
+	var blockingWriters []string
+	for _, q := range writers {
+		if q.ID != src.QueryID {
+			blockingWriters = append(blockingWriters, q.ID)
+		}
+	}
+	var readerIDs []string
+	for _, q := range readers {
+		readerIDs = append(readerIDs, q.ID)
+	}
+	if len(readerIDs) > 0 || len(blockingWriters) > 0 {
+		return "", fmt.Errorf("%w: cannot drop %s: the following queries read from it: [%s], and the following queries write into it: [%s]; terminate them first",
+			planner.ErrInvalid, src.Name, strings.Join(readerIDs, ", "), strings.Join(blockingWriters, ", "))
+	}
+	if q := e.query(src.QueryID); q != nil {
+		if err := e.stopQuery(q); err != nil {
+			return "", fmt.Errorf("drop %s: %w", src.Name, err)
+		}
+	}
+	e.cat.Remove(src.Name)
+	if st.DeleteTopic {
+		if err := e.deleteTopic(ctx, src.Topic); err != nil {
+			return "", fmt.Errorf("drop %s: %w", src.Name, err)
+		}
+	}
+	return fmt.Sprintf("Source `%s` (topic: %s) was dropped.", src.Name, src.Topic), nil
+}
+
+func (e *Engine) deleteTopic(ctx context.Context, topic string) error {
+	if e.mem != nil {
+		delete(e.memTopics, topic)
+		return nil
+	}
+	resp, err := e.adm.DeleteTopics(ctx, topic)
+	if err != nil {
+		return fmt.Errorf("delete topic %s: %w", topic, err)
+	}
+	if r, ok := resp[topic]; ok && r.Err != nil {
+		return fmt.Errorf("delete topic %s: %w", topic, r.Err)
+	}
+	return nil
+}

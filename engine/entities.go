@@ -1,0 +1,307 @@
+package engine
+
+import (
+	"context"
+	"fmt"
+	"sort"
+	"strings"
+
+	"github.com/sluice-sql/sluice/exec"
+	"github.com/sluice-sql/sluice/parser"
+	"github.com/sluice-sql/sluice/planner"
+	"github.com/sluice-sql/sluice/types"
+)
+
+// Entity is the structured result of an informational statement (SHOW,
+// DESCRIBE, EXPLAIN), set on Result.Entity next to Result.Text. It lets
+// callers such as server/ render their own shapes without parsing text.
+// It is one of *SourceList, *SourceDescription, *QueryList,
+// *QueryDescription, *TopicList and *PropertyList.
+type Entity interface{ entity() }
+
+// SourceList answers SHOW STREAMS and SHOW TABLES.
+type SourceList struct {
+	Kind    parser.SourceKind
+	Sources []SourceSummary
+}
+
+// SourceSummary is one stream or table in a list.
+type SourceSummary struct {
+	Name        string
+	Kind        parser.SourceKind
+	Topic       string
+	KeyFormat   string
+	ValueFormat string
+	Windowed    bool
+}
+
+// SourceDescription answers DESCRIBE name [EXTENDED].
+type SourceDescription struct {
+	SourceSummary
+	Partitions int32
+	// WindowType is "TUMBLING", "HOPPING", "SESSION" or "" for sources
+	// whose keys carry no window.
+	WindowType      string
+	TimestampColumn string
+	Fields          []Field
+	Statement       string
+	// ReadQueries and WriteQueries are the persistent queries reading and
+	// writing the source.
+	ReadQueries  []QuerySummary
+	WriteQueries []QuerySummary
+	Extended     bool
+	// Statistics and ErrorStats summarize the writing query's counters
+	// (EXTENDED only).
+	Statistics string
+	ErrorStats string
+}
+
+// Field is a column of a source or of a query's output.
+type Field struct {
+	Name string
+	Type types.Type
+	Key  bool
+}
+
+// QueryList answers SHOW QUERIES.
+type QueryList struct{ Queries []QuerySummary }
+
+// QuerySummary is one persistent query.
+type QuerySummary struct {
+	ID        string
+	Statement string
+	// State is RUNNING or ERROR.
+	State      string
+	Error      string
+	Sources    []string
+	Sinks      []string
+	SinkTopics []string
+}
+
+// QueryDescription answers EXPLAIN.
+type QueryDescription struct {
+	QuerySummary
+	Fields   []Field
+	Topology string
+	// Warning is the grace warning EXPLAIN adds for a windowed query whose
+	// grace would have dropped many records.
+	Warning string
+}
+
+// TopicList answers SHOW TOPICS.
+type TopicList struct{ Topics []TopicSummary }
+
+// TopicSummary is one Kafka topic.
+type TopicSummary struct {
+	Name string
+	// Replicas has the replica count of each partition.
+	Replicas []int
+}
+
+// PropertyList answers SHOW PROPERTIES.
+type PropertyList struct{ Properties []Property }
+
+// Property is one property in force.
+type Property struct {
+	Name  string
+	Value string
+	// Overridden says the value comes from the request, not the engine.
+	Overridden bool
+}
+
+func (*SourceList) entity()        {}
+func (*SourceDescription) entity() {}
+func (*QueryList) entity()         {}
+func (*QueryDescription) entity()  {}
+func (*TopicList) entity()         {}
+func (*PropertyList) entity()      {}
+
+func summarize(s *planner.Source) SourceSummary {
+	return SourceSummary{Name: s.Name, Kind: s.Kind, Topic: s.Topic, KeyFormat: s.KeyFormat, ValueFormat: s.ValueFormat,
+		Windowed: s.Window != exec.NotWindowed}
+}
+
+func fieldsOf(schema types.Schema) []Field {
+	out := make([]Field, len(schema.Columns))
+	for i, c := range schema.Columns {
+		out[i] = Field{Name: c.Name, Type: c.Type, Key: c.Key}
+	}
+	return out
+}
+
+func (e *Engine) querySummary(q *Query) QuerySummary {
+	s := QuerySummary{ID: q.ID, Statement: q.Statement, State: "RUNNING", Sources: q.Plan.Sources}
+	if err := q.Err(); err != nil {
+		s.State, s.Error = "ERROR", err.Error()
+	}
+	if q.Plan.Sink != nil {
+		s.Sinks, s.SinkTopics = []string{q.Plan.Sink.Name}, []string{q.Plan.Sink.Topic}
+	}
+	return s
+}
+
+// queriesOf returns the persistent queries reading and writing a source.
+func (e *Engine) queriesOf(name string) (readers, writers []QuerySummary) {
+	for _, q := range e.Queries() {
+		for _, s := range q.Plan.Sources {
+			if strings.EqualFold(s, name) {
+				readers = append(readers, e.querySummary(q))
+				break
+			}
+		}
+		if q.Plan.Sink != nil && strings.EqualFold(q.Plan.Sink.Name, name) {
+			writers = append(writers, e.querySummary(q))
+		}
+	}
+	return readers, writers
+}
+
+func (e *Engine) sourceList(kind parser.SourceKind) *SourceList {
+	l := &SourceList{Kind: kind, Sources: []SourceSummary{}}
+	for _, s := range e.cat.Sources(kind) {
+		l.Sources = append(l.Sources, summarize(s))
+	}
+	return l
+}
+
+func (e *Engine) queryList() *QueryList {
+	l := &QueryList{Queries: []QuerySummary{}}
+	for _, q := range e.Queries() {
+		l.Queries = append(l.Queries, e.querySummary(q))
+	}
+	return l
+}
+
+func (e *Engine) sourceDescription(src *planner.Source, extended bool) *SourceDescription {
+	d := &SourceDescription{SourceSummary: summarize(src), Partitions: src.Partitions, TimestampColumn: src.TimestampColumn,
+		Fields: fieldsOf(src.Schema), Statement: src.Statement, Extended: extended}
+	d.WindowType = e.windowType(src)
+	d.ReadQueries, d.WriteQueries = e.queriesOf(src.Name)
+	if q := e.query(src.QueryID); q != nil && extended {
+		m := q.Metrics
+		d.Statistics = fmt.Sprintf("records-in: %d, records-out: %d, late-dropped: %d", m.RecordsIn.Load(), m.RecordsOut.Load(), m.LateDropped.Load())
+		var errs []string
+		for _, kind := range m.ErrorKinds() {
+			errs = append(errs, fmt.Sprintf("%s-errors: %d", kind, m.Errors()[kind]))
+		}
+		d.ErrorStats = strings.Join(errs, ", ")
+	}
+	return d
+}
+
+// topicList lists the Kafka topics users made, leaving out internal ones
+// (names starting with '_': Sluice's repartition and changelog topics,
+// Kafka's own), as ksqlDB's SHOW TOPICS does.
+func (e *Engine) topicList(ctx context.Context) (*TopicList, error) {
+	l := &TopicList{Topics: []TopicSummary{}}
+	if e.mem != nil {
+		for name, n := range e.memTopics {
+			if !strings.HasPrefix(name, "_") {
+				l.Topics = append(l.Topics, TopicSummary{Name: name, Replicas: replicas(int(n), 1)})
+			}
+		}
+	} else {
+		tds, err := e.describeTopics(ctx)
+		if err != nil {
+			return nil, fmt.Errorf("list topics: %w", err)
+		}
+		for _, td := range tds.Sorted() {
+			if td.IsInternal || td.Err != nil || strings.HasPrefix(td.Topic, "_") {
+				continue
+			}
+			ts := TopicSummary{Name: td.Topic}
+			for _, p := range td.Partitions.Sorted() {
+				ts.Replicas = append(ts.Replicas, len(p.Replicas))
+			}
+			l.Topics = append(l.Topics, ts)
+		}
+	}
+	sort.Slice(l.Topics, func(i, j int) bool { return l.Topics[i].Name < l.Topics[j].Name })
+	return l, nil
+}
+
+// windowType names the window kind of a windowed source the way ksqlDB
+// does; the kind of a time window is known from the query writing it.
+func (e *Engine) windowType(src *planner.Source) string {
+	switch src.Window {
+	case exec.NotWindowed:
+		return ""
+	case exec.SessionWindowed:
+		return "SESSION"
+	}
+	if q := e.query(src.QueryID); q != nil {
+		if w := windowOf(q.Plan.Topology); w != nil {
+			return strings.ToUpper(w.Kind.String())
+		}
+	}
+	return "TUMBLING"
+}
+
+func windowOf(topo *exec.Topology) *exec.WindowSpec {
+	for _, sub := range topo.Subs {
+		for _, n := range sub.Nodes {
+			if agg, ok := n.(*exec.AggregateNode); ok && agg.Window != nil {
+				return agg.Window
+			}
+		}
+	}
+	return nil
+}
+
+func replicas(partitions, n int) []int {
+	out := make([]int, partitions)
+	for i := range out {
+		out[i] = n
+	}
+	return out
+}
+
+// propertyList lists the properties in force for ctx: the engine's
+// session properties and the request's overrides, sorted by name.
+func (e *Engine) propertyList(ctx context.Context) *PropertyList {
+	merged := map[string]Property{}
+	e.mu.Lock()
+	for k, v := range e.props {
+		merged[k] = Property{Name: k, Value: v}
+	}
+	e.mu.Unlock()
+	for k, v := range overrides(ctx) {
+		merged[k] = Property{Name: k, Value: v, Overridden: true}
+	}
+	for name, def := range propertyDefaults {
+		if _, ok := merged[name]; !ok {
+			merged[name] = Property{Name: name, Value: def}
+		}
+	}
+	l := &PropertyList{Properties: make([]Property, 0, len(merged))}
+	for _, p := range merged {
+		l.Properties = append(l.Properties, p)
+	}
+	sort.Slice(l.Properties, func(i, j int) bool { return l.Properties[i].Name < l.Properties[j].Name })
+	return l
+}
+
+// propertyDefaults are the defaults of the properties the engine reads,
+// so SHOW PROPERTIES tells what is in force before anything is SET.
+var propertyDefaults = map[string]string{
+	"auto.offset.reset":    "latest",
+	"processing.guarantee": "at_least_once",
+	"commit.interval.ms":   "1000",
+	MinFreeBytesProperty:   "134217728",
+}
+
+func (e *Engine) showTopicsText(l *TopicList) string {
+	var b strings.Builder
+	for _, t := range l.Topics {
+		fmt.Fprintf(&b, "%s\t%d\n", t.Name, len(t.Replicas))
+	}
+	return b.String()
+}
+
+func (e *Engine) showPropertiesText(l *PropertyList) string {
+	var b strings.Builder
+	for _, p := range l.Properties {
+		fmt.Fprintf(&b, "%s\t%s\n", p.Name, p.Value)
+	}
+	return b.String()
+}

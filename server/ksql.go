@@ -1,0 +1,152 @@
+package server
+
+import (
+	"encoding/json"
+	"fmt"
+	"net/http"
+	"strings"
+
+	"github.com/sluice-sql/sluice/engine"
+	"github.com/sluice-sql/sluice/parser"
+)
+
+// ksqlRequest is the body of POST /ksql and POST /query.
+type ksqlRequest struct {
+	KSQL              string         `json:"ksql"`
+	StreamsProperties map[string]any `json:"streamsProperties"`
+	// Properties is what newer clients send instead of streamsProperties.
+	Properties map[string]any `json:"properties"`
+}
+
+func (q *ksqlRequest) props() map[string]string {
+	return mergeProps(q.StreamsProperties, q.Properties)
+}
+
+// mergeProps turns JSON property values (strings, numbers, booleans) into
+// the strings SET would give.
+func mergeProps(ms ...map[string]any) map[string]string {
+	out := map[string]string{}
+	for _, m := range ms {
+		for k, v := range m {
+			if s, ok := v.(string); ok {
+				out[k] = s
+			} else {
+				out[k] = fmt.Sprint(v)
+			}
+		}
+	}
+	return out
+}
+
+// decodeBody reads a JSON request body of at most MaxBodyBytes; on
+// failure it has answered 400 and returns false.
+func (s *Server) decodeBody(w http.ResponseWriter, r *http.Request, v any) bool {
+	body := http.MaxBytesReader(w, r.Body, s.opts.MaxBodyBytes)
+	dec := json.NewDecoder(body)
+	dec.UseNumber()
+	if err := dec.Decode(v); err != nil {
+		genericError(w, http.StatusBadRequest, codeBadRequest, fmt.Sprintf("Invalid JSON in request: %v", err))
+		return false
+	}
+	return true
+}
+
+// handleKSQL runs the statements of a /ksql request in order and answers
+// one entity per statement that has one. SET and UNSET change the
+// properties of the statements after them in the same request only, as
+// in ksqlDB; push queries belong to /query-stream and /query.
+func (s *Server) handleKSQL(w http.ResponseWriter, r *http.Request) {
+	var req ksqlRequest
+	if !s.decodeBody(w, r, &req) {
+		return
+	}
+	text := req.KSQL
+	if strings.TrimSpace(text) == "" {
+		statementError(w, codeBadStatement, "No statements in the request", text, nil)
+		return
+	}
+	stmts, err := parser.ParseScript(text)
+	if err != nil {
+		statementError(w, codeBadStatement, engine.FormatError(text, err), text, nil)
+		return
+	}
+	props := req.props()
+	done := []entity{}
+	for _, p := range stmts {
+		switch st := p.Stmt.(type) {
+		case *parser.SetProperty:
+			props[st.Name] = st.Value
+			continue
+		case *parser.UnsetProperty:
+			for k := range props {
+				if strings.EqualFold(k, st.Name) {
+					delete(props, k)
+				}
+			}
+			continue
+		case *parser.Select, *parser.Print:
+			statementError(w, codeQueryEndpoint,
+				"The following statement types should be issued to the websocket endpoint '/query':\n\t* PRINT\n\t* SELECT", stmtText(p), done)
+			return
+		}
+		res, err := s.eng.ExecuteStatement(engine.WithProperties(r.Context(), props), p)
+		if err != nil {
+			statementError(w, codeBadStatement, engine.FormatError(text, err), stmtText(p), done)
+			return
+		}
+		if res.Rows != nil {
+			// Not reached: SELECT is refused above. Stop it all the same.
+			res.Rows.Close()
+			continue
+		}
+		if e := s.resultEntity(p, res); e != nil {
+			done = append(done, e)
+		}
+	}
+	writeJSON(w, http.StatusOK, done)
+}
+
+// resultEntity renders one statement's result: a structured entity for
+// SHOW, DESCRIBE and EXPLAIN; a command status for statements that change
+// the catalog or the running queries; nothing for INSERT … VALUES, as
+// ksqlDB.
+func (s *Server) resultEntity(p parser.Parsed, res *engine.Result) entity {
+	if res.Entity != nil {
+		return toEntity(stmtText(p), res.Entity)
+	}
+	var id string
+	switch st := p.Stmt.(type) {
+	case *parser.CreateSource:
+		id = fmt.Sprintf("%s/`%s`/create", strings.ToLower(st.Kind.String()), st.Name)
+	case *parser.InsertSelect:
+		id = fmt.Sprintf("stream/`%s`/create", st.Target)
+	case *parser.Drop:
+		id = fmt.Sprintf("%s/`%s`/drop", strings.ToLower(st.Kind.String()), st.Name)
+	case *parser.Terminate:
+		id = "terminate/" + st.QueryID + "/execute"
+		if st.All {
+			id = "terminate/ALL/execute"
+		}
+	case *parser.InsertValues:
+		return nil
+	default:
+		if res.Message == "" && res.Text == "" {
+			return nil
+		}
+		id = "statement/execute"
+	}
+	msg := res.Message
+	if msg == "" {
+		msg = res.Text
+	}
+	cs := currentStatus{Type: "currentStatus", StatementText: stmtText(p), CommandID: id,
+		CommandStatus: commandStatus{Status: "SUCCESS", Message: msg}, CommandSequenceNumber: s.seq.Add(1), Warnings: []warning{}}
+	if res.Query != nil {
+		qid := res.Query.ID
+		cs.CommandStatus.QueryID = &qid
+	}
+	return cs
+}
+
+// stmtText is a statement's text as ksqlDB echoes it: with its ';'.
+func stmtText(p parser.Parsed) string { return p.Text + ";" }

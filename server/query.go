@@ -1,0 +1,268 @@
+package server
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"net/http"
+	"strings"
+	"sync/atomic"
+
+	"github.com/sluice-sql/sluice/engine"
+	"github.com/sluice-sql/sluice/format"
+	"github.com/sluice-sql/sluice/parser"
+)
+
+// Content types of /query-stream responses.
+const (
+	contentDelimited = "application/vnd.ksqlapi.delimited.v1"
+	contentJSON      = "application/json"
+)
+
+// push is a running push query of one request.
+type push struct {
+	rs *engine.RowStream
+	// stopped is set when /close-query or Shutdown ended the query, so
+	// the response does not claim its LIMIT was reached.
+	stopped atomic.Bool
+}
+
+// startPush parses sql, which must be one SELECT, and starts it with
+// props. On failure it has answered with ksqlDB's error and returns nil.
+func (s *Server) startPush(w http.ResponseWriter, r *http.Request, sql string, props map[string]string) *push {
+	if s.shuttingDown() {
+		genericError(w, http.StatusServiceUnavailable, codeUnavailable, "The server is shutting down")
+		return nil
+	}
+	stmts, err := parser.ParseScript(sql)
+	if err != nil {
+		statementError(w, codeBadStatement, engine.FormatError(sql, err), sql, nil)
+		return nil
+	}
+	if len(stmts) != 1 {
+		statementError(w, codeBadStatement, fmt.Sprintf("Expected exactly one SELECT statement, got %d statements", len(stmts)), sql, nil)
+		return nil
+	}
+	if _, ok := stmts[0].Stmt.(*parser.Select); !ok {
+		statementError(w, codeBadStatement, "Not a query: only SELECT statements run here; send other statements to /ksql", sql, nil)
+		return nil
+	}
+	res, err := s.eng.ExecuteStatement(engine.WithProperties(r.Context(), props), stmts[0])
+	if err != nil {
+		statementError(w, codeBadStatement, engine.FormatError(sql, err), stmtText(stmts[0]), nil)
+		return nil
+	}
+	p := &push{rs: res.Rows}
+	s.mu.Lock()
+	// Shutdown may have started while the query was starting; it has
+	// already closed the queries it saw, so close this one here.
+	if s.shuttingDown() {
+		s.mu.Unlock()
+		res.Rows.Close()
+		genericError(w, http.StatusServiceUnavailable, codeUnavailable, "The server is shutting down")
+		return nil
+	}
+	s.pushes[res.Rows.QueryID] = p
+	s.mu.Unlock()
+	return p
+}
+
+func (s *Server) endPush(p *push) {
+	s.mu.Lock()
+	delete(s.pushes, p.rs.QueryID)
+	s.mu.Unlock()
+	p.rs.Close()
+}
+
+// run delivers rows to emit until the query ends (LIMIT, /close-query,
+// Shutdown) or the client goes away. It reports whether the query ended
+// by itself, which for a push query means its LIMIT was reached.
+func (s *Server) run(r *http.Request, p *push, emit func(row []any) error) (limitReached bool) {
+	for {
+		select {
+		case row, ok := <-p.rs.C:
+			if !ok {
+				return !p.stopped.Load() && !s.shuttingDown()
+			}
+			if err := emit(row); err != nil {
+				return false
+			}
+		case <-r.Context().Done():
+			return false
+		}
+	}
+}
+
+// jsonRow converts a row's values to JSON values of their column types.
+func jsonRow(p *push, row []any) []any {
+	out := make([]any, len(row))
+	for i, v := range row {
+		out[i] = format.ToJSON(v, p.rs.Columns.Columns[i].Type)
+	}
+	return out
+}
+
+func marshal(v any) []byte {
+	b, err := json.Marshal(v)
+	if err != nil {
+		// Values come from format.ToJSON, which yields only JSON-safe
+		// types; say so in the stream rather than break it.
+		b, _ = json.Marshal(map[string]string{"error": err.Error()})
+	}
+	return b
+}
+
+type queryStreamRequest struct {
+	SQL        string         `json:"sql"`
+	Properties map[string]any `json:"properties"`
+}
+
+type queryStreamHeader struct {
+	QueryID     string   `json:"queryId"`
+	ColumnNames []string `json:"columnNames"`
+	ColumnTypes []string `json:"columnTypes"`
+}
+
+// handleQueryStream runs a push query and streams its rows: a header
+// object, then one JSON array per row, newline-delimited by default or
+// as one JSON array when the client accepts only application/json.
+func (s *Server) handleQueryStream(w http.ResponseWriter, r *http.Request) {
+	var req queryStreamRequest
+	if !s.decodeBody(w, r, &req) {
+		return
+	}
+	p := s.startPush(w, r, req.SQL, mergeProps(req.Properties))
+	if p == nil {
+		return
+	}
+	defer s.endPush(p)
+	asJSON := acceptsOnlyJSON(r.Header.Get("Accept"))
+	hdr := queryStreamHeader{QueryID: p.rs.QueryID, ColumnNames: []string{}, ColumnTypes: []string{}}
+	for _, c := range p.rs.Columns.Columns {
+		hdr.ColumnNames = append(hdr.ColumnNames, c.Name)
+		hdr.ColumnTypes = append(hdr.ColumnTypes, c.Type.String())
+	}
+	rc := http.NewResponseController(w)
+	var buf bytes.Buffer
+	if asJSON {
+		w.Header().Set("Content-Type", contentJSON)
+		buf.WriteByte('[')
+	} else {
+		w.Header().Set("Content-Type", contentDelimited)
+	}
+	buf.Write(marshal(hdr))
+	if !asJSON {
+		buf.WriteByte('\n')
+	}
+	w.WriteHeader(http.StatusOK)
+	write := func() error {
+		if _, err := w.Write(buf.Bytes()); err != nil {
+			return err
+		}
+		buf.Reset()
+		return rc.Flush()
+	}
+	if write() != nil {
+		return
+	}
+	s.run(r, p, func(row []any) error {
+		if asJSON {
+			buf.WriteByte(',')
+		}
+		buf.Write(marshal(jsonRow(p, row)))
+		if !asJSON {
+			buf.WriteByte('\n')
+		}
+		return write()
+	})
+	if asJSON {
+		buf.WriteString("]")
+		_ = write()
+	}
+}
+
+// acceptsOnlyJSON reports whether an Accept header asks for
+// application/json and not the delimited format.
+func acceptsOnlyJSON(accept string) bool {
+	return strings.Contains(accept, contentJSON) && !strings.Contains(accept, contentDelimited)
+}
+
+type queryHeader struct {
+	Header struct {
+		QueryID string `json:"queryId"`
+		Schema  string `json:"schema"`
+	} `json:"header"`
+}
+
+type queryRow struct {
+	Row struct {
+		Columns []any `json:"columns"`
+	} `json:"row"`
+}
+
+// handleQuery is ksqlDB's older push query endpoint: one JSON array sent
+// in chunks as rows arrive, a header element first and, when the LIMIT
+// was reached, a final message last.
+func (s *Server) handleQuery(w http.ResponseWriter, r *http.Request) {
+	var req ksqlRequest
+	if !s.decodeBody(w, r, &req) {
+		return
+	}
+	p := s.startPush(w, r, req.KSQL, req.props())
+	if p == nil {
+		return
+	}
+	defer s.endPush(p)
+	var h queryHeader
+	h.Header.QueryID = p.rs.QueryID
+	var schema []string
+	for _, c := range p.rs.Columns.Columns {
+		schema = append(schema, fmt.Sprintf("`%s` %s", c.Name, c.Type))
+	}
+	h.Header.Schema = strings.Join(schema, ", ")
+	rc := http.NewResponseController(w)
+	w.Header().Set("Content-Type", contentJSON)
+	w.WriteHeader(http.StatusOK)
+	send := func(b []byte) error {
+		if _, err := w.Write(b); err != nil {
+			return err
+		}
+		return rc.Flush()
+	}
+	if send(append(append([]byte{'['}, marshal(h)...), ",\n"...)) != nil {
+		return
+	}
+	limit := s.run(r, p, func(row []any) error {
+		var qr queryRow
+		qr.Row.Columns = jsonRow(p, row)
+		return send(append(marshal(qr), ",\n"...))
+	})
+	if r.Context().Err() != nil {
+		return
+	}
+	if limit {
+		_ = send([]byte(`{"finalMessage":"Limit Reached"}]` + "\n"))
+		return
+	}
+	_ = send([]byte(`{"finalMessage":"Query Completed"}]` + "\n"))
+}
+
+// handleCloseQuery stops a push query started by /query-stream or /query;
+// its response ends.
+func (s *Server) handleCloseQuery(w http.ResponseWriter, r *http.Request) {
+	var req struct {
+		QueryID string `json:"queryId"`
+	}
+	if !s.decodeBody(w, r, &req) {
+		return
+	}
+	s.mu.Lock()
+	p := s.pushes[req.QueryID]
+	s.mu.Unlock()
+	if p == nil {
+		genericError(w, http.StatusBadRequest, codeBadRequest, fmt.Sprintf("No query with id %s", req.QueryID))
+		return
+	}
+	s.stop(p)
+	w.WriteHeader(http.StatusOK)
+}
