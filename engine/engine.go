@@ -34,8 +34,20 @@ type Config struct {
 	// ServiceID names this service; instances with the same id share
 	// queries and internal topics. Default "default".
 	ServiceID string
-	// Memory runs without a broker (the offline test runner).
+	// Memory runs without a broker (the offline test runner). It cannot
+	// be combined with CommandTopic.
 	Memory bool
+	// CommandTopic keeps the service's catalog in Kafka: every CREATE,
+	// INSERT INTO … SELECT and TERMINATE that passes validation is
+	// appended to the single-partition topic CommandTopicName(ServiceID)
+	// (created if missing, never deleted by retention) with the session
+	// properties in force, and applied in the topic's order by every
+	// instance of the service. Open replays the topic before it returns,
+	// so a restarted engine resumes its queries, and then follows it, so
+	// instances agree on streams, tables and queries. Default false: the
+	// catalog lives only in this process, and callers such as `sluice
+	// run` execute their statements again on each start.
+	CommandTopic bool
 	// Properties are initial session properties (SET overrides them).
 	Properties map[string]string
 	Log        *slog.Logger
@@ -59,8 +71,13 @@ type Engine struct {
 	// it makes a transactional id that survives restarts.
 	instanceID string
 
+	// cmd follows the command topic (nil without Config.CommandTopic).
+	cmd *commandLog
+
 	mu      sync.Mutex
 	queries map[string]*Query
+	// insertSeq numbers the INSERT INTO … SELECT queries per target.
+	insertSeq map[string]int
 	// memTopics are the topics of a Memory engine.
 	memTopics map[string]int32
 }
@@ -95,10 +112,13 @@ func Open(ctx context.Context, cfg Config) (*Engine, error) {
 	if cfg.ServiceID == "" {
 		cfg.ServiceID = "default"
 	}
+	if cfg.Memory && cfg.CommandTopic {
+		return nil, errors.New("open engine: a Memory engine has no command topic")
+	}
 	if cfg.Log == nil {
 		cfg.Log = slog.Default()
 	}
-	e := &Engine{cfg: cfg, log: cfg.Log, cat: planner.NewCatalog(), props: map[string]string{}, queries: map[string]*Query{}, memTopics: map[string]int32{}}
+	e := &Engine{cfg: cfg, log: cfg.Log, cat: planner.NewCatalog(), props: map[string]string{}, queries: map[string]*Query{}, insertSeq: map[string]int{}, memTopics: map[string]int32{}}
 	for k, v := range cfg.Properties {
 		e.props[strings.ToLower(k)] = v
 	}
@@ -142,6 +162,12 @@ func Open(ctx context.Context, cfg Config) (*Engine, error) {
 		e.Close()
 		return nil, fmt.Errorf("cannot reach Kafka: %w", err)
 	}
+	if cfg.CommandTopic {
+		if e.cmd, err = openCommandLog(ctx, e); err != nil {
+			e.Close()
+			return nil, err
+		}
+	}
 	return e, nil
 }
 
@@ -170,6 +196,10 @@ func (e *Engine) Queries() []*Query {
 // committed) and releases the database and clients.
 func (e *Engine) Close() error {
 	var errs []error
+	// Commands stop first: none may start a query while they stop.
+	if e.cmd != nil {
+		e.cmd.close()
+	}
 	for _, q := range e.Queries() {
 		if err := e.stopQuery(q); err != nil {
 			errs = append(errs, err)
@@ -204,16 +234,6 @@ func (e *Engine) stopQuery(q *Query) error {
 		e.mem.Remove(q.ID)
 	}
 	return nil
-}
-
-// property returns a session property (lower-cased name) or def.
-func (e *Engine) property(name, def string) string {
-	e.mu.Lock()
-	defer e.mu.Unlock()
-	if v, ok := e.props[name]; ok {
-		return v
-	}
-	return def
 }
 
 // topicPartitions returns the partition count of an existing topic, or 0

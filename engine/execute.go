@@ -25,6 +25,8 @@ type Result struct {
 	Rows *RowStream
 	// Text is set for EXPLAIN and other informational statements.
 	Text string
+	// Command is set when the statement went through the command topic.
+	Command *CommandRef
 }
 
 // StatementError is an error of one statement of a script, with the
@@ -55,35 +57,20 @@ func (e *Engine) Execute(ctx context.Context, text string) ([]*Result, error) {
 	return out, nil
 }
 
-// ExecuteStatement runs one parsed statement.
+// ExecuteStatement runs one parsed statement with the engine's session
+// properties. Catalog statements (see IsCommand) go through the command
+// topic when Config.CommandTopic is set: checked here, appended, and
+// applied in the topic's order on every instance of the service.
 func (e *Engine) ExecuteStatement(ctx context.Context, p parser.Parsed) (*Result, error) {
+	if IsCommand(p.Stmt) {
+		props := e.commandProps()
+		if e.cmd != nil {
+			return e.cmd.submit(ctx, p, props)
+		}
+		return e.apply(ctx, p, props)
+	}
 	res := &Result{Statement: p.Text}
 	switch st := p.Stmt.(type) {
-	case *parser.CreateSource:
-		if st.Query != nil {
-			q, err := e.createAsSelect(ctx, st, p.Text)
-			if err != nil {
-				return nil, err
-			}
-			res.Query = q
-			if q != nil {
-				res.Message = fmt.Sprintf("Created query with ID %s", q.ID)
-			} else {
-				res.Message = fmt.Sprintf("%s %s already exists", strings.ToLower(st.Kind.String()), st.Name)
-			}
-			return res, nil
-		}
-		msg, err := e.createSource(ctx, st, p.Text)
-		if err != nil {
-			return nil, err
-		}
-		res.Message = msg
-	case *parser.InsertSelect:
-		q, err := e.insertSelect(ctx, st, p.Text)
-		if err != nil {
-			return nil, err
-		}
-		res.Query, res.Message = q, fmt.Sprintf("Created query with ID %s", q.ID)
 	case *parser.InsertValues:
 		if err := e.insertValues(ctx, st); err != nil {
 			return nil, err
@@ -118,12 +105,6 @@ func (e *Engine) ExecuteStatement(ctx context.Context, p parser.Parsed) (*Result
 			return nil, err
 		}
 		res.Text = text
-	case *parser.Terminate:
-		msg, err := e.terminate(st)
-		if err != nil {
-			return nil, err
-		}
-		res.Message = msg
 	case *parser.Describe:
 		text, err := e.describe(st)
 		if err != nil {
@@ -142,45 +123,185 @@ func (e *Engine) ExecuteStatement(ctx context.Context, p parser.Parsed) (*Result
 	return res, nil
 }
 
-func (e *Engine) planOptions() planner.Options {
+// IsCommand reports whether a statement changes the service's catalog or
+// its persistent queries, and so is a command: CREATE STREAM/TABLE (with
+// columns or AS SELECT), INSERT INTO … SELECT and TERMINATE. SET, INSERT
+// … VALUES and SELECT are not: they are session state or data.
+func IsCommand(st parser.Statement) bool {
+	switch st.(type) {
+	case *parser.CreateSource, *parser.InsertSelect, *parser.Terminate:
+		return true
+	}
+	return false
+}
+
+// check validates a command against the catalog as it is now, without
+// side effects. done is set when the statement would change nothing (IF
+// NOT EXISTS on an existing name); res then is its outcome.
+func (e *Engine) check(ctx context.Context, p parser.Parsed, props map[string]string) (res *Result, done bool, err error) {
+	switch st := p.Stmt.(type) {
+	case *parser.CreateSource:
+		if _, err := e.cat.Lookup(st.Name); err == nil && st.IfNotExists {
+			return &Result{Statement: p.Text, Message: alreadyExists(st)}, true, nil
+		}
+		if st.Query != nil {
+			_, err = e.planAsSelect(st, p.Text, props)
+		} else {
+			_, _, err = e.checkSource(ctx, st, p.Text)
+		}
+	case *parser.InsertSelect:
+		_, err = e.planInsert(st, p.Text, props, 0)
+	case *parser.Terminate:
+		if !st.All && e.query(strings.ToUpper(st.QueryID)) == nil {
+			err = unknownQuery(st.QueryID)
+		}
+	default:
+		err = fmt.Errorf("%w: %T is not a command", planner.ErrInvalid, p.Stmt)
+	}
+	return nil, false, err
+}
+
+// apply runs a command with the session properties in force when it was
+// issued. Without a command topic it is all of ExecuteStatement's work;
+// with one, every instance applies each command of the topic in order.
+func (e *Engine) apply(ctx context.Context, p parser.Parsed, props map[string]string) (*Result, error) {
+	res := &Result{Statement: p.Text}
+	switch st := p.Stmt.(type) {
+	case *parser.CreateSource:
+		if st.Query != nil {
+			q, err := e.createAsSelect(ctx, st, p.Text, props)
+			if err != nil {
+				return nil, err
+			}
+			res.Query = q
+			if q != nil {
+				res.Message = fmt.Sprintf("Created query with ID %s", q.ID)
+			} else {
+				res.Message = alreadyExists(st)
+			}
+			return res, nil
+		}
+		msg, err := e.createSource(ctx, st, p.Text)
+		if err != nil {
+			return nil, err
+		}
+		res.Message = msg
+	case *parser.InsertSelect:
+		q, err := e.insertSelect(ctx, st, p.Text, props)
+		if err != nil {
+			return nil, err
+		}
+		res.Query, res.Message = q, fmt.Sprintf("Created query with ID %s", q.ID)
+	case *parser.Terminate:
+		msg, err := e.terminate(st)
+		if err != nil {
+			return nil, err
+		}
+		res.Message = msg
+	default:
+		return nil, fmt.Errorf("%w: %T is not a command", planner.ErrInvalid, p.Stmt)
+	}
+	return res, nil
+}
+
+func alreadyExists(st *parser.CreateSource) string {
+	return fmt.Sprintf("%s %s already exists", strings.ToLower(st.Kind.String()), st.Name)
+}
+
+func unknownQuery(id string) error {
+	return fmt.Errorf("unknown queryId: %s", id)
+}
+
+// commandProps returns the session properties a command carries: all
+// but the ones that configure this instance rather than a query, so a
+// replay elsewhere plans and runs the query the same way.
+func (e *Engine) commandProps() map[string]string {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	out := make(map[string]string, len(e.props))
+	for k, v := range e.props {
+		if k != MinFreeBytesProperty {
+			out[k] = v
+		}
+	}
+	return out
+}
+
+// sessionProps returns a copy of the session properties.
+func (e *Engine) sessionProps() map[string]string {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	out := make(map[string]string, len(e.props))
+	for k, v := range e.props {
+		out[k] = v
+	}
+	return out
+}
+
+// prop returns a property (lower-cased name) of props or def.
+func prop(props map[string]string, name, def string) string {
+	if v, ok := props[name]; ok {
+		return v
+	}
+	return def
+}
+
+func (e *Engine) planOptions(props map[string]string) planner.Options {
 	return planner.Options{
 		ServiceID:               e.cfg.ServiceID,
-		TableRetention:          e.property(planner.TableRetentionProperty, ""),
-		TimestampThrowOnInvalid: strings.EqualFold(e.property(planner.TimestampThrowOnInvalidProperty, "false"), "true"),
-		Compat:                  strings.ToLower(e.property(planner.CompatProperty, "")),
-		IdleTimeout:             e.property(planner.IdleTimeoutProperty, ""),
+		TableRetention:          prop(props, planner.TableRetentionProperty, ""),
+		TimestampThrowOnInvalid: strings.EqualFold(prop(props, planner.TimestampThrowOnInvalidProperty, "false"), "true"),
+		Compat:                  strings.ToLower(prop(props, planner.CompatProperty, "")),
+		IdleTimeout:             prop(props, planner.IdleTimeoutProperty, ""),
 	}
 }
 
-func (e *Engine) createSource(ctx context.Context, st *parser.CreateSource, text string) (string, error) {
-	if _, err := e.cat.Lookup(st.Name); err == nil && st.IfNotExists {
-		return fmt.Sprintf("%s %s already exists", strings.ToLower(st.Kind.String()), st.Name), nil
+// checkSource plans CREATE STREAM/TABLE with columns without side
+// effects: the source, and whether its topic has to be created.
+func (e *Engine) checkSource(ctx context.Context, st *parser.CreateSource, text string) (*planner.Source, bool, error) {
+	if existing, err := e.cat.Lookup(st.Name); err == nil && !st.OrReplace {
+		return nil, false, fmt.Errorf("cannot add %s '%s': a %s with the same name %w", strings.ToLower(st.Kind.String()), st.Name, strings.ToLower(existing.Kind.String()), planner.ErrExists)
 	}
 	src, err := planner.CreateSource(e.cat, st, text)
 	if err != nil {
-		return "", err
+		return nil, false, err
 	}
 	parts, err := e.topicPartitions(ctx, src.Topic)
 	if err != nil {
-		return "", err
+		return nil, false, err
 	}
+	create := false
 	switch {
 	case parts == 0 && src.Partitions == 0 && e.mem == nil:
-		return "", fmt.Errorf("%w: topic '%s' does not exist. If you want to create a new topic for the %s please re-run the statement providing the required 'PARTITIONS' configuration in the WITH clause (and optionally 'REPLICAS')", planner.ErrInvalid, src.Topic, strings.ToLower(st.Kind.String()))
+		return nil, false, fmt.Errorf("%w: topic '%s' does not exist. If you want to create a new topic for the %s please re-run the statement providing the required 'PARTITIONS' configuration in the WITH clause (and optionally 'REPLICAS')", planner.ErrInvalid, src.Topic, strings.ToLower(st.Kind.String()))
 	case parts == 0:
-		if err := e.createTopic(ctx, src.Topic, max(src.Partitions, 1), nil); err != nil {
-			return "", err
-		}
+		create = true
 		if src.Partitions == 0 {
 			src.Partitions = 1
 		}
 	case src.Partitions != 0 && src.Partitions != parts && e.mem == nil:
-		return "", fmt.Errorf("%w: a Kafka topic with the name '%s' already exists, with different partition count. Partition count: %d, requested: %d", planner.ErrInvalid, src.Topic, parts, src.Partitions)
+		return nil, false, fmt.Errorf("%w: a Kafka topic with the name '%s' already exists, with different partition count. Partition count: %d, requested: %d", planner.ErrInvalid, src.Topic, parts, src.Partitions)
 	default:
 		src.Partitions = parts
 	}
 	if e.mem != nil {
 		src.Partitions = 1
+	}
+	return src, create, nil
+}
+
+func (e *Engine) createSource(ctx context.Context, st *parser.CreateSource, text string) (string, error) {
+	if _, err := e.cat.Lookup(st.Name); err == nil && st.IfNotExists {
+		return alreadyExists(st), nil
+	}
+	src, create, err := e.checkSource(ctx, st, text)
+	if err != nil {
+		return "", err
+	}
+	if create {
+		if err := e.createTopic(ctx, src.Topic, src.Partitions, nil); err != nil {
+			return "", err
+		}
 	}
 	if err := e.cat.Add(src, st.OrReplace); err != nil {
 		return "", err
@@ -198,26 +319,28 @@ func queryID(kind parser.SourceKind, name string) string {
 	return prefix + strings.ToUpper(name)
 }
 
-func (e *Engine) createAsSelect(ctx context.Context, st *parser.CreateSource, text string) (*Query, error) {
-	if existing, err := e.cat.Lookup(st.Name); err == nil {
-		if st.IfNotExists {
-			return nil, nil
-		}
-		if !st.OrReplace {
-			return nil, fmt.Errorf("cannot add %s '%s': a %s with the same name %w", strings.ToLower(st.Kind.String()), st.Name, strings.ToLower(existing.Kind.String()), planner.ErrExists)
-		}
+// planAsSelect plans CREATE … AS SELECT without side effects.
+func (e *Engine) planAsSelect(st *parser.CreateSource, text string, props map[string]string) (*planner.Query, error) {
+	if existing, err := e.cat.Lookup(st.Name); err == nil && !st.OrReplace {
+		return nil, fmt.Errorf("cannot add %s '%s': a %s with the same name %w", strings.ToLower(st.Kind.String()), st.Name, strings.ToLower(existing.Kind.String()), planner.ErrExists)
 	}
-	props, err := planner.PropsOf(st.With)
+	with, err := planner.PropsOf(st.With)
 	if err != nil {
 		return nil, err
 	}
-	target := &planner.Target{Name: st.Name, Kind: st.Kind, With: props, Text: text}
-	id := queryID(st.Kind, st.Name)
-	plan, err := planner.PlanQuery(e.cat, st.Query, target, id, e.planOptions())
+	target := &planner.Target{Name: st.Name, Kind: st.Kind, With: with, Text: text}
+	return planner.PlanQuery(e.cat, st.Query, target, queryID(st.Kind, st.Name), e.planOptions(props))
+}
+
+func (e *Engine) createAsSelect(ctx context.Context, st *parser.CreateSource, text string, props map[string]string) (*Query, error) {
+	if _, err := e.cat.Lookup(st.Name); err == nil && st.IfNotExists {
+		return nil, nil
+	}
+	plan, err := e.planAsSelect(st, text, props)
 	if err != nil {
 		return nil, err
 	}
-	if old := e.query(id); old != nil {
+	if old := e.query(plan.ID); old != nil {
 		if err := e.stopQuery(old); err != nil {
 			return nil, err
 		}
@@ -231,7 +354,7 @@ func (e *Engine) createAsSelect(ctx context.Context, st *parser.CreateSource, te
 	if err := e.cat.Add(plan.Sink, st.OrReplace); err != nil {
 		return nil, err
 	}
-	q, err := e.start(ctx, plan, text)
+	q, err := e.start(ctx, plan, text, props)
 	if err != nil {
 		e.cat.Remove(plan.Sink.Name)
 		return nil, err
@@ -239,23 +362,35 @@ func (e *Engine) createAsSelect(ctx context.Context, st *parser.CreateSource, te
 	return q, nil
 }
 
-func (e *Engine) insertSelect(ctx context.Context, st *parser.InsertSelect, text string) (*Query, error) {
+// planInsert plans INSERT INTO … SELECT as query number n of its target
+// without side effects.
+func (e *Engine) planInsert(st *parser.InsertSelect, text string, props map[string]string, n int) (*planner.Query, error) {
 	target, err := e.cat.Lookup(st.Target)
 	if err != nil {
 		return nil, err
 	}
-	n := 1
-	for _, q := range e.Queries() {
-		if strings.HasPrefix(q.ID, "INSERTQUERY_"+strings.ToUpper(target.Name)+"_") {
-			n++
-		}
-	}
 	id := fmt.Sprintf("INSERTQUERY_%s_%d", strings.ToUpper(target.Name), n)
-	plan, err := planner.PlanQuery(e.cat, st.Query, &planner.Target{Name: target.Name, Existing: target, Text: text}, id, e.planOptions())
+	return planner.PlanQuery(e.cat, st.Query, &planner.Target{Name: target.Name, Existing: target, Text: text}, id, e.planOptions(props))
+}
+
+// insertSelect numbers the INSERT queries of each target 1, 2, … in the
+// order they are applied, never reusing a number (a terminated query's
+// id stays its own): so the same statements, run again or replayed from
+// the command topic, get the same ids and resume the same consumer
+// groups and state.
+func (e *Engine) insertSelect(ctx context.Context, st *parser.InsertSelect, text string, props map[string]string) (*Query, error) {
+	key := strings.ToUpper(st.Target)
+	e.mu.Lock()
+	n := e.insertSeq[key] + 1
+	e.mu.Unlock()
+	plan, err := e.planInsert(st, text, props, n)
 	if err != nil {
 		return nil, err
 	}
-	return e.start(ctx, plan, text)
+	e.mu.Lock()
+	e.insertSeq[key] = n
+	e.mu.Unlock()
+	return e.start(ctx, plan, text, props)
 }
 
 func (e *Engine) query(id string) *Query {
@@ -265,7 +400,7 @@ func (e *Engine) query(id string) *Query {
 }
 
 // start creates the internal topics of a plan and runs it.
-func (e *Engine) start(ctx context.Context, plan *planner.Query, text string) (*Query, error) {
+func (e *Engine) start(ctx context.Context, plan *planner.Query, text string, props map[string]string) (*Query, error) {
 	topo := plan.Topology
 	for _, side := range []string{topo.ErrorTopic, topo.LateTopic} {
 		if side == "" {
@@ -302,7 +437,7 @@ func (e *Engine) start(ctx context.Context, plan *planner.Query, text string) (*
 		q.Metrics = e.mem.Metrics(plan.ID)
 	} else {
 		q.Metrics = &exec.Metrics{}
-		r, err := exec.StartKafka(topo, e.kafkaConfig(planner.InternalPrefix(e.cfg.ServiceID, plan.ID), false, nil), q.Metrics)
+		r, err := exec.StartKafka(topo, e.kafkaConfig(planner.InternalPrefix(e.cfg.ServiceID, plan.ID), false, nil, props), q.Metrics)
 		if err != nil {
 			return nil, err
 		}
@@ -317,20 +452,22 @@ func (e *Engine) start(ctx context.Context, plan *planner.Query, text string) (*
 
 // ExactlyOnce reports whether the session's processing.guarantee asks
 // for exactly-once (ksqlDB's exactly_once and exactly_once_v2 alike).
-func (e *Engine) ExactlyOnce() bool {
-	g := strings.ToLower(e.property("processing.guarantee", e.property("ksql.streams.processing.guarantee", "at_least_once")))
+func (e *Engine) ExactlyOnce() bool { return exactlyOnce(e.sessionProps()) }
+
+func exactlyOnce(props map[string]string) bool {
+	g := strings.ToLower(prop(props, "processing.guarantee", prop(props, "ksql.streams.processing.guarantee", "at_least_once")))
 	return strings.HasPrefix(g, "exactly_once")
 }
 
-func (e *Engine) kafkaConfig(group string, transient bool, out exec.Output) exec.KafkaConfig {
-	eos := !transient && e.ExactlyOnce()
+func (e *Engine) kafkaConfig(group string, transient bool, out exec.Output, props map[string]string) exec.KafkaConfig {
+	eos := !transient && exactlyOnce(props)
 	// Exactly-once commits often: results become visible to
 	// read_committed consumers only when their transaction commits.
 	interval := time.Second
 	if eos {
 		interval = 100 * time.Millisecond
 	}
-	if ms, err := strconv.Atoi(e.property("commit.interval.ms", e.property("ksql.streams.commit.interval.ms", ""))); err == nil && ms > 0 {
+	if ms, err := strconv.Atoi(prop(props, "commit.interval.ms", prop(props, "ksql.streams.commit.interval.ms", ""))); err == nil && ms > 0 {
 		interval = time.Duration(ms) * time.Millisecond
 	}
 	return exec.KafkaConfig{
@@ -338,7 +475,7 @@ func (e *Engine) kafkaConfig(group string, transient bool, out exec.Output) exec
 		TransactionalID:   group + "-" + e.instanceID,
 		ConnOpts:          e.cfg.ConnOpts,
 		GroupID:           group,
-		ResetOffset:       e.property("auto.offset.reset", e.property("ksql.streams.auto.offset.reset", "latest")),
+		ResetOffset:       prop(props, "auto.offset.reset", prop(props, "ksql.streams.auto.offset.reset", "latest")),
 		CommitInterval:    interval,
 		DB:                e.db,
 		Log:               e.log,
@@ -369,7 +506,8 @@ func (r *RowStream) Close() {
 
 func (e *Engine) pushQuery(ctx context.Context, sel *parser.Select) (*RowStream, error) {
 	id := fmt.Sprintf("transient_%s_%d", strings.ToUpper(sel.From.Name), time.Now().UnixNano())
-	plan, err := planner.PlanQuery(e.cat, sel, nil, id, e.planOptions())
+	props := e.sessionProps()
+	plan, err := planner.PlanQuery(e.cat, sel, nil, id, e.planOptions(props))
 	if err != nil {
 		return nil, err
 	}
@@ -418,7 +556,7 @@ func (e *Engine) pushQuery(ctx context.Context, sel *parser.Select) (*RowStream,
 			return nil, err
 		}
 	}
-	r, err := exec.StartKafka(plan.Topology, e.kafkaConfig(planner.InternalPrefix(e.cfg.ServiceID, id), true, nil), &exec.Metrics{})
+	r, err := exec.StartKafka(plan.Topology, e.kafkaConfig(planner.InternalPrefix(e.cfg.ServiceID, id), true, nil, props), &exec.Metrics{})
 	if err != nil {
 		return nil, err
 	}
@@ -469,7 +607,7 @@ func (e *Engine) explain(st *parser.Explain) (string, error) {
 	default:
 		return "", fmt.Errorf("%w: EXPLAIN takes a query", planner.ErrInvalid)
 	}
-	plan, err := planner.PlanQuery(e.cat, sel, target, id, e.planOptions())
+	plan, err := planner.PlanQuery(e.cat, sel, target, id, e.planOptions(e.sessionProps()))
 	if err != nil {
 		return "", err
 	}
@@ -487,7 +625,7 @@ func (e *Engine) terminate(st *parser.Terminate) (string, error) {
 	}
 	q := e.query(strings.ToUpper(st.QueryID))
 	if q == nil {
-		return "", fmt.Errorf("unknown queryId: %s", st.QueryID)
+		return "", unknownQuery(st.QueryID)
 	}
 	if err := e.stopQuery(q); err != nil {
 		return "", err
