@@ -1,6 +1,7 @@
 package engine
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -206,6 +207,18 @@ func header(r *kgo.Record, key string) string {
 	return ""
 }
 
+// encodeCommand writes a command as JSON, leaving SQL's < > & as they
+// are so the topic reads like the statements.
+func encodeCommand(c command) ([]byte, error) {
+	var b bytes.Buffer
+	enc := json.NewEncoder(&b)
+	enc.SetEscapeHTML(false)
+	if err := enc.Encode(c); err != nil {
+		return nil, fmt.Errorf("encode command: %w", err)
+	}
+	return bytes.TrimSuffix(b.Bytes(), []byte("\n")), nil
+}
+
 // applyCommand decodes and applies one command record.
 func (e *Engine) applyCommand(ctx context.Context, value []byte) (*Result, error) {
 	var cmd command
@@ -235,9 +248,9 @@ func (c *commandLog) submit(ctx context.Context, p parser.Parsed, props map[stri
 	if res, done, err := c.e.check(ctx, p, props); err != nil || done {
 		return res, err
 	}
-	value, err := json.Marshal(command{Version: commandVersion, Statement: p.Text, Properties: props})
+	value, err := encodeCommand(command{Version: commandVersion, Statement: p.Text, Properties: props})
 	if err != nil {
-		return nil, fmt.Errorf("encode command: %w", err)
+		return nil, err
 	}
 	id := randomID()
 	w := make(chan outcome, 1)
