@@ -84,6 +84,9 @@ type commandLog struct {
 	// waiters are the callers of submit waiting for their command to be
 	// applied, by request id.
 	waiters map[string]chan outcome
+	// replayEnd is the end offset of the topic at Open: queries start
+	// once the command before it is applied.
+	replayEnd int64
 }
 
 // openCommandLog creates the command topic if it is missing, replays it
@@ -112,7 +115,10 @@ func openCommandLog(ctx context.Context, e *Engine) (*commandLog, error) {
 	}
 	runCtx, cancel := context.WithCancel(context.Background())
 	c := &commandLog{e: e, topic: topic, cl: cl, cancel: cancel, done: make(chan struct{}),
-		moved: make(chan struct{}), waiters: map[string]chan outcome{}}
+		moved: make(chan struct{}), waiters: map[string]chan outcome{}, replayEnd: end}
+	e.mu.Lock()
+	e.deferStarts = end > 0
+	e.mu.Unlock()
 	go c.follow(runCtx)
 	start := time.Now()
 	if err := c.await(ctx, end); err != nil {
@@ -181,6 +187,9 @@ func (c *commandLog) applyRecord(ctx context.Context, r *kgo.Record) {
 	}
 	if res != nil {
 		res.Command = &CommandRef{Topic: c.topic, Offset: r.Offset}
+	}
+	if r.Offset+1 >= c.replayEnd {
+		c.e.startPending()
 	}
 	var w chan outcome
 	c.mu.Lock()

@@ -250,6 +250,14 @@ func TestCommandTopicFollow(t *testing.T) {
 	testkafka.Await(t, soon, "the query to stop on the second engine", func() bool {
 		return len(e2.Queries()) == 0
 	})
+	// A third instance replays the query and its end: it has both
+	// streams and runs nothing. COPIED_… sorts before EVENTS_….
+	e3 := openShared(t, brokers, t.TempDir(), svc)
+	wantCatalog := fmt.Sprintf("STREAMS:\n%[1]s\t%[1]s\tKAFKA\tJSON\n%[2]s\t%[2]s\tKAFKA\tJSON\nTABLES:\nQUERIES:\n", out, in)
+	if diff := cmp.Diff(wantCatalog, catalogOf(t, e3)); diff != "" {
+		t.Errorf("third engine's catalog (-want +got):\n%s", diff)
+	}
+	closeEngine(t, e3)
 
 	// Both append CREATE STREAM race with different columns; the one
 	// first in the command topic wins on both instances.

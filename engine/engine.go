@@ -78,6 +78,8 @@ type Engine struct {
 	queries map[string]*Query
 	// insertSeq numbers the INSERT INTO … SELECT queries per target.
 	insertSeq map[string]int
+	// deferStarts is set while the command topic is replayed at Open.
+	deferStarts bool
 	// memTopics are the topics of a Memory engine.
 	memTopics map[string]int32
 }
@@ -89,6 +91,9 @@ type Query struct {
 	Plan      *planner.Query
 	Metrics   *exec.Metrics
 	runner    *exec.KafkaRunner
+	// pending holds the properties of a query whose start waits for the
+	// end of the command topic's replay.
+	pending map[string]string
 }
 
 // Tasks reports the partitions this instance processes and their states.

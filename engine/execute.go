@@ -435,19 +435,60 @@ func (e *Engine) start(ctx context.Context, plan *planner.Query, text string, pr
 			return nil, err
 		}
 		q.Metrics = e.mem.Metrics(plan.ID)
+		e.log.Info("query started", "query", q.ID, "sources", strings.Join(plan.Sources, ","), "sink", topo.SinkTopic)
 	} else {
 		q.Metrics = &exec.Metrics{}
-		r, err := exec.StartKafka(topo, e.kafkaConfig(planner.InternalPrefix(e.cfg.ServiceID, plan.ID), false, nil, props), q.Metrics)
-		if err != nil {
+		e.mu.Lock()
+		deferred := e.deferStarts
+		e.mu.Unlock()
+		if deferred {
+			q.pending = props
+		} else if err := e.run(q, props); err != nil {
 			return nil, err
 		}
-		q.runner = r
 	}
 	e.mu.Lock()
 	e.queries[q.ID] = q
 	e.mu.Unlock()
-	e.log.Info("query started", "query", q.ID, "sources", strings.Join(plan.Sources, ","), "sink", topo.SinkTopic)
 	return q, nil
+}
+
+// run starts a query's Kafka runner.
+func (e *Engine) run(q *Query, props map[string]string) error {
+	topo := q.Plan.Topology
+	r, err := exec.StartKafka(topo, e.kafkaConfig(planner.InternalPrefix(e.cfg.ServiceID, q.ID), false, nil, props), q.Metrics)
+	if err != nil {
+		return err
+	}
+	q.runner = r
+	e.log.Info("query started", "query", q.ID, "sources", strings.Join(q.Plan.Sources, ","), "sink", topo.SinkTopic)
+	return nil
+}
+
+// startPending starts the queries whose start was deferred while the
+// command topic was replayed: only those still there at its end run, so a
+// query terminated long ago does not process a single record on the way.
+func (e *Engine) startPending() {
+	e.mu.Lock()
+	deferred := e.deferStarts
+	e.deferStarts = false
+	e.mu.Unlock()
+	if !deferred {
+		return
+	}
+	for _, q := range e.Queries() {
+		if q.pending == nil {
+			continue
+		}
+		props := q.pending
+		q.pending = nil
+		if err := e.run(q, props); err != nil {
+			e.log.Error("query not resumed", "query", q.ID, "error", err)
+			e.mu.Lock()
+			delete(e.queries, q.ID)
+			e.mu.Unlock()
+		}
+	}
 }
 
 // ExactlyOnce reports whether the session's processing.guarantee asks
