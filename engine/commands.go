@@ -6,9 +6,12 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
+	"net"
 	"sync"
 	"time"
 
+	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kgo"
 
 	"github.com/sluice-sql/sluice/parser"
@@ -179,7 +182,22 @@ func (c *commandLog) follow(ctx context.Context) {
 // applyRecord applies one command and hands the outcome to the caller
 // that appended it, if it waits on this instance.
 func (c *commandLog) applyRecord(ctx context.Context, r *kgo.Record) {
-	res, err := c.e.applyCommand(ctx, r.Value)
+	var res *Result
+	var err error
+	// A command that failed because Kafka could not be reached is applied
+	// again until it can be: skipping it would leave this instance with a
+	// catalog the others do not have. Later commands wait, in order.
+	for wait := 250 * time.Millisecond; ; wait = min(2*wait, 5*time.Second) {
+		res, err = c.e.applyCommand(ctx, r.Value)
+		if err == nil || !transient(err) || ctx.Err() != nil {
+			break
+		}
+		c.e.log.Warn("command failed, retrying", "topic", c.topic, "offset", r.Offset, "in", wait, "error", err)
+		select {
+		case <-ctx.Done():
+		case <-time.After(wait):
+		}
+	}
 	if err != nil {
 		// The same command fails the same way on every instance (it lost
 		// a race, say), so the catalogs still agree.
@@ -205,6 +223,21 @@ func (c *commandLog) applyRecord(ctx context.Context, r *kgo.Record) {
 	if w != nil {
 		w <- outcome{res, err}
 	}
+}
+
+// transient reports whether err came from failing to reach Kafka rather
+// than from the statement, which would fail the same way again.
+func transient(err error) bool {
+	var ne net.Error
+	var ke *kerr.Error
+	switch {
+	case errors.As(err, &ke):
+		return ke.Retriable
+	case errors.As(err, &ne), errors.Is(err, context.DeadlineExceeded),
+		errors.Is(err, io.EOF), errors.Is(err, io.ErrUnexpectedEOF):
+		return true
+	}
+	return false
 }
 
 func header(r *kgo.Record, key string) string {

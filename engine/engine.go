@@ -73,6 +73,8 @@ type Engine struct {
 
 	// cmd follows the command topic (nil without Config.CommandTopic).
 	cmd *commandLog
+	// applyMu serializes commands.
+	applyMu sync.Mutex
 
 	mu      sync.Mutex
 	queries map[string]*Query

@@ -165,6 +165,10 @@ func (e *Engine) check(ctx context.Context, p parser.Parsed, props map[string]st
 // issued. Without a command topic it is all of ExecuteStatement's work;
 // with one, every instance applies each command of the topic in order.
 func (e *Engine) apply(ctx context.Context, p parser.Parsed, props map[string]string) (*Result, error) {
+	// One at a time, so that each command sees the catalog the one
+	// before it left, as every instance sees it.
+	e.applyMu.Lock()
+	defer e.applyMu.Unlock()
 	res := &Result{Statement: p.Text}
 	switch st := p.Stmt.(type) {
 	case *parser.CreateSource:
@@ -387,10 +391,16 @@ func (e *Engine) insertSelect(ctx context.Context, st *parser.InsertSelect, text
 	if err != nil {
 		return nil, err
 	}
+	q, err := e.start(ctx, plan, text, props)
+	if err != nil {
+		return nil, err
+	}
+	// Counted only once started: a command retried after a broker error
+	// must get the same number.
 	e.mu.Lock()
 	e.insertSeq[key] = n
 	e.mu.Unlock()
-	return e.start(ctx, plan, text, props)
+	return q, nil
 }
 
 func (e *Engine) query(id string) *Query {
