@@ -176,25 +176,37 @@ func TestCommandTopicOnlyValidCommands(t *testing.T) {
 	create := fmt.Sprintf(`CREATE STREAM %[1]s (id VARCHAR KEY, qty INT) WITH (KAFKA_TOPIC='%[1]s', VALUE_FORMAT='JSON', PARTITIONS=1);`, in)
 	csas := fmt.Sprintf(`CREATE STREAM %s AS SELECT id, qty FROM %s WHERE qty > 10;`, out, in)
 	missing := testkafka.Name(t, "missing")
+	copied := testkafka.Name(t, "copied")
 	steps := []struct {
 		sql     string
 		wantErr string // the exact error; "" for success
+		with    map[string]string
 	}{
-		{create, ""},
-		{create, fmt.Sprintf("cannot add stream '%s': a stream with the same name already exists", in)},
-		{fmt.Sprintf(`CREATE STREAM IF NOT EXISTS %[1]s (id VARCHAR KEY) WITH (KAFKA_TOPIC='%[1]s', VALUE_FORMAT='JSON', PARTITIONS=1);`, in), ""},
+		{create, "", nil},
+		{create, fmt.Sprintf("cannot add stream '%s': a stream with the same name already exists", in), nil},
+		{fmt.Sprintf(`CREATE STREAM IF NOT EXISTS %[1]s (id VARCHAR KEY) WITH (KAFKA_TOPIC='%[1]s', VALUE_FORMAT='JSON', PARTITIONS=1);`, in), "", nil},
 		{fmt.Sprintf(`CREATE STREAM %[1]s (id VARCHAR KEY) WITH (KAFKA_TOPIC='%[1]s', VALUE_FORMAT='JSON');`, missing),
-			fmt.Sprintf("invalid statement: topic '%s' does not exist. If you want to create a new topic for the stream please re-run the statement providing the required 'PARTITIONS' configuration in the WITH clause (and optionally 'REPLICAS')", missing)},
-		{fmt.Sprintf(`CREATE TABLE t AS SELECT id, COUNT(*) AS n FROM %s GROUP BY id;`, missing), "line 1:49: " + missing + " does not exist"},
-		{`TERMINATE CSAS_NOPE;`, "unknown queryId: CSAS_NOPE"},
-		{fmt.Sprintf(`INSERT INTO %s (id, qty) VALUES ('a', 1);`, in), ""},
-		{`SET 'processing.guarantee'='at_least_once';`, ""},
-		{csas, ""},
-		{fmt.Sprintf(`INSERT INTO %s SELECT id, qty FROM %s;`, missing, in), missing + " does not exist"},
-		{"TERMINATE CSAS_" + out + ";", ""},
+			fmt.Sprintf("invalid statement: topic '%s' does not exist. If you want to create a new topic for the stream please re-run the statement providing the required 'PARTITIONS' configuration in the WITH clause (and optionally 'REPLICAS')", missing), nil},
+		{fmt.Sprintf(`CREATE TABLE t AS SELECT id, COUNT(*) AS n FROM %s GROUP BY id;`, missing), "line 1:49: " + missing + " does not exist", nil},
+		{`TERMINATE CSAS_NOPE;`, "unknown queryId: CSAS_NOPE", nil},
+		{fmt.Sprintf(`INSERT INTO %s (id, qty) VALUES ('a', 1);`, in), "", nil},
+		{`SET 'processing.guarantee'='at_least_once';`, "", nil},
+		{csas, "", nil},
+		{fmt.Sprintf(`INSERT INTO %s SELECT id, qty FROM %s;`, missing, in), missing + " does not exist", nil},
+		{"TERMINATE CSAS_" + out + ";", "", nil},
+		// Properties of one call, and a SET inside it, go with its
+		// commands and no further.
+		{fmt.Sprintf(`SET 'sluice.idle.timeout'='1m'; CREATE STREAM %s AS SELECT id, qty FROM %s;`, copied, in), "",
+			map[string]string{"AUTO.OFFSET.RESET": "latest"}},
+		{"TERMINATE CSAS_" + copied + ";", "", nil},
 	}
 	for _, s := range steps {
-		_, err := e.Execute(context.Background(), s.sql)
+		var err error
+		if s.with != nil {
+			_, err = e.ExecuteWith(context.Background(), s.sql, s.with)
+		} else {
+			_, err = e.Execute(context.Background(), s.sql)
+		}
 		got := ""
 		if err != nil {
 			got = err.Error()
@@ -210,6 +222,8 @@ func TestCommandTopicOnlyValidCommands(t *testing.T) {
 		{fmt.Sprintf(`{"version":1,"statement":"%s","properties":{"auto.offset.reset":"earliest","commit.interval.ms":"100"}}`, create), headers},
 		{fmt.Sprintf(`{"version":1,"statement":"%s","properties":{"auto.offset.reset":"earliest","commit.interval.ms":"100","processing.guarantee":"at_least_once"}}`, csas), headers},
 		{fmt.Sprintf(`{"version":1,"statement":"TERMINATE CSAS_%s","properties":{"auto.offset.reset":"earliest","commit.interval.ms":"100","processing.guarantee":"at_least_once"}}`, out), headers},
+		{fmt.Sprintf(`{"version":1,"statement":"CREATE STREAM %s AS SELECT id, qty FROM %s","properties":{"auto.offset.reset":"latest","commit.interval.ms":"100","processing.guarantee":"at_least_once","sluice.idle.timeout":"1m"}}`, copied, in), headers},
+		{fmt.Sprintf(`{"version":1,"statement":"TERMINATE CSAS_%s","properties":{"auto.offset.reset":"earliest","commit.interval.ms":"100","processing.guarantee":"at_least_once"}}`, copied), headers},
 	}
 	if diff := cmp.Diff(want, commandRecords(t, brokers, svc)); diff != "" {
 		t.Errorf("command topic (-want +got):\n%s", diff)

@@ -58,14 +58,15 @@ type Config struct {
 
 // Engine executes statements against one catalog.
 type Engine struct {
-	cfg   Config
-	log   *slog.Logger
-	cat   *planner.Catalog
-	db    *state.DB
-	cl    *kgo.Client
-	adm   *kadm.Client
-	mem   *exec.MemoryRunner
-	props map[string]string
+	cfg Config
+	log *slog.Logger
+	cat *planner.Catalog
+	db  *state.DB
+	cl  *kgo.Client
+	adm *kadm.Client
+	mem *exec.MemoryRunner
+	// sess holds the session properties of Execute and ExecuteStatement.
+	sess *session
 
 	// instanceID names this process's data directory; with the query id
 	// it makes a transactional id that survives restarts.
@@ -125,9 +126,9 @@ func Open(ctx context.Context, cfg Config) (*Engine, error) {
 	if cfg.Log == nil {
 		cfg.Log = slog.Default()
 	}
-	e := &Engine{cfg: cfg, log: cfg.Log, cat: planner.NewCatalog(), props: map[string]string{}, queries: map[string]*Query{}, insertSeq: map[string]int{}, memTopics: map[string]int32{}}
+	e := &Engine{cfg: cfg, log: cfg.Log, cat: planner.NewCatalog(), sess: &session{props: map[string]string{}}, queries: map[string]*Query{}, insertSeq: map[string]int{}, memTopics: map[string]int32{}}
 	for k, v := range cfg.Properties {
-		e.props[strings.ToLower(k)] = v
+		e.sess.set(k, v)
 	}
 	dir := ""
 	if cfg.DataDir != "" {

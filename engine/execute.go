@@ -40,15 +40,33 @@ func (e *StatementError) Error() string { return e.Err.Error() }
 func (e *StatementError) Unwrap() error { return e.Err }
 
 // Execute parses and runs every statement of text in order, stopping at
-// the first error. Results of the statements run so far are returned.
+// the first error, with the engine's session properties (SET changes
+// them for later calls). Results of the statements run so far are
+// returned.
 func (e *Engine) Execute(ctx context.Context, text string) ([]*Result, error) {
+	return e.executeIn(ctx, text, e.sess)
+}
+
+// ExecuteWith is Execute with properties of the call's own: the engine's
+// session properties overridden by props. A SET in text lasts until the
+// end of the call. A server gives each request its properties this way,
+// so that clients do not see each other's.
+func (e *Engine) ExecuteWith(ctx context.Context, text string, props map[string]string) ([]*Result, error) {
+	sess := &session{props: e.sess.snapshot()}
+	for k, v := range props {
+		sess.props[strings.ToLower(k)] = v
+	}
+	return e.executeIn(ctx, text, sess)
+}
+
+func (e *Engine) executeIn(ctx context.Context, text string, sess *session) ([]*Result, error) {
 	stmts, err := parser.ParseScript(text)
 	if err != nil {
 		return nil, err
 	}
 	var out []*Result
 	for _, p := range stmts {
-		r, err := e.ExecuteStatement(ctx, p)
+		r, err := e.executeStatement(ctx, p, sess)
 		if err != nil {
 			return out, &StatementError{Statement: p.Text, Err: err}
 		}
@@ -62,8 +80,12 @@ func (e *Engine) Execute(ctx context.Context, text string) ([]*Result, error) {
 // topic when Config.CommandTopic is set: checked here, appended, and
 // applied in the topic's order on every instance of the service.
 func (e *Engine) ExecuteStatement(ctx context.Context, p parser.Parsed) (*Result, error) {
+	return e.executeStatement(ctx, p, e.sess)
+}
+
+func (e *Engine) executeStatement(ctx context.Context, p parser.Parsed, sess *session) (*Result, error) {
 	if IsCommand(p.Stmt) {
-		props := e.commandProps()
+		props := commandProps(sess.snapshot())
 		if e.cmd != nil {
 			return e.cmd.submit(ctx, p, props)
 		}
@@ -84,23 +106,19 @@ func (e *Engine) ExecuteStatement(ctx context.Context, p parser.Parsed) (*Result
 			}
 			e.db.SetMinFreeBytes(n)
 		}
-		e.mu.Lock()
-		e.props[strings.ToLower(st.Name)] = st.Value
-		e.mu.Unlock()
+		sess.set(st.Name, st.Value)
 		res.Message = fmt.Sprintf("Successfully changed local property '%s' to '%s'.", st.Name, st.Value)
 	case *parser.UnsetProperty:
-		e.mu.Lock()
-		delete(e.props, strings.ToLower(st.Name))
-		e.mu.Unlock()
+		sess.unset(st.Name)
 		res.Message = fmt.Sprintf("Successfully unset local property '%s'.", st.Name)
 	case *parser.Select:
-		rows, err := e.pushQuery(ctx, st)
+		rows, err := e.pushQuery(ctx, st, sess.snapshot())
 		if err != nil {
 			return nil, err
 		}
 		res.Rows = rows
 	case *parser.Explain:
-		text, err := e.explain(st)
+		text, err := e.explain(st, sess.snapshot())
 		if err != nil {
 			return nil, err
 		}
@@ -219,27 +237,39 @@ func unknownQuery(id string) error {
 // commandProps returns the session properties a command carries: all
 // but the ones that configure this instance rather than a query, so a
 // replay elsewhere plans and runs the query the same way.
-func (e *Engine) commandProps() map[string]string {
-	e.mu.Lock()
-	defer e.mu.Unlock()
-	out := make(map[string]string, len(e.props))
-	for k, v := range e.props {
-		if k != MinFreeBytesProperty {
-			out[k] = v
-		}
+func commandProps(props map[string]string) map[string]string {
+	delete(props, MinFreeBytesProperty)
+	return props
+}
+
+// session holds the properties statements run with: the engine's own,
+// or those of one ExecuteWith call.
+type session struct {
+	mu    sync.Mutex
+	props map[string]string
+}
+
+// snapshot returns a copy of the properties.
+func (s *session) snapshot() map[string]string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	out := make(map[string]string, len(s.props))
+	for k, v := range s.props {
+		out[k] = v
 	}
 	return out
 }
 
-// sessionProps returns a copy of the session properties.
-func (e *Engine) sessionProps() map[string]string {
-	e.mu.Lock()
-	defer e.mu.Unlock()
-	out := make(map[string]string, len(e.props))
-	for k, v := range e.props {
-		out[k] = v
-	}
-	return out
+func (s *session) set(name, value string) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.props[strings.ToLower(name)] = value
+}
+
+func (s *session) unset(name string) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	delete(s.props, strings.ToLower(name))
 }
 
 // prop returns a property (lower-cased name) of props or def.
@@ -503,7 +533,7 @@ func (e *Engine) startPending() {
 
 // ExactlyOnce reports whether the session's processing.guarantee asks
 // for exactly-once (ksqlDB's exactly_once and exactly_once_v2 alike).
-func (e *Engine) ExactlyOnce() bool { return exactlyOnce(e.sessionProps()) }
+func (e *Engine) ExactlyOnce() bool { return exactlyOnce(e.sess.snapshot()) }
 
 func exactlyOnce(props map[string]string) bool {
 	g := strings.ToLower(prop(props, "processing.guarantee", prop(props, "ksql.streams.processing.guarantee", "at_least_once")))
@@ -555,9 +585,8 @@ func (r *RowStream) Close() {
 	})
 }
 
-func (e *Engine) pushQuery(ctx context.Context, sel *parser.Select) (*RowStream, error) {
+func (e *Engine) pushQuery(ctx context.Context, sel *parser.Select, props map[string]string) (*RowStream, error) {
 	id := fmt.Sprintf("transient_%s_%d", strings.ToUpper(sel.From.Name), time.Now().UnixNano())
-	props := e.sessionProps()
 	plan, err := planner.PlanQuery(e.cat, sel, nil, id, e.planOptions(props))
 	if err != nil {
 		return nil, err
@@ -620,7 +649,7 @@ func (e *Engine) pushQuery(ctx context.Context, sel *parser.Select) (*RowStream,
 	return rs, nil
 }
 
-func (e *Engine) explain(st *parser.Explain) (string, error) {
+func (e *Engine) explain(st *parser.Explain, props map[string]string) (string, error) {
 	if st.Statement == nil {
 		q := e.query(strings.ToUpper(st.QueryID))
 		if q == nil {
@@ -658,7 +687,7 @@ func (e *Engine) explain(st *parser.Explain) (string, error) {
 	default:
 		return "", fmt.Errorf("%w: EXPLAIN takes a query", planner.ErrInvalid)
 	}
-	plan, err := planner.PlanQuery(e.cat, sel, target, id, e.planOptions(e.sessionProps()))
+	plan, err := planner.PlanQuery(e.cat, sel, target, id, e.planOptions(props))
 	if err != nil {
 		return "", err
 	}
