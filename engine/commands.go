@@ -281,7 +281,7 @@ func (e *Engine) applyCommand(ctx context.Context, value []byte) (*Result, error
 	if props == nil {
 		props = map[string]string{}
 	}
-	return e.apply(ctx, ps[0], props)
+	return e.apply(ctx, ps[0], props, true)
 }
 
 // submit checks a command, appends it and waits until this instance has

@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/google/go-cmp/cmp"
+	"github.com/twmb/franz-go/pkg/kadm"
 	"github.com/twmb/franz-go/pkg/kgo"
 
 	"github.com/sluice-sql/sluice/engine"
@@ -265,7 +266,11 @@ func TestCommandTopicFollow(t *testing.T) {
 		return len(e2.Queries()) == 0
 	})
 	// A third instance replays the query and its end: it has both
-	// streams and runs nothing. COPIED_… sorts before EVENTS_….
+	// streams and runs nothing, though the input topic has gained a
+	// partition since it was created. COPIED_… sorts before EVENTS_….
+	if _, err := kadm.NewClient(testkafka.Client(t, brokers)).CreatePartitions(context.Background(), 1, in); err != nil {
+		t.Fatalf("add a partition to %s: %v", in, err)
+	}
 	e3 := openShared(t, brokers, t.TempDir(), svc)
 	wantCatalog := fmt.Sprintf("STREAMS:\n%[1]s\t%[1]s\tKAFKA\tJSON\n%[2]s\t%[2]s\tKAFKA\tJSON\nTABLES:\nQUERIES:\n", out, in)
 	if diff := cmp.Diff(wantCatalog, catalogOf(t, e3)); diff != "" {

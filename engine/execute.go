@@ -89,7 +89,7 @@ func (e *Engine) executeStatement(ctx context.Context, p parser.Parsed, sess *se
 		if e.cmd != nil {
 			return e.cmd.submit(ctx, p, props)
 		}
-		return e.apply(ctx, p, props)
+		return e.apply(ctx, p, props, false)
 	}
 	res := &Result{Statement: p.Text}
 	switch st := p.Stmt.(type) {
@@ -165,7 +165,7 @@ func (e *Engine) check(ctx context.Context, p parser.Parsed, props map[string]st
 		if st.Query != nil {
 			_, err = e.planAsSelect(st, p.Text, props)
 		} else {
-			_, _, err = e.checkSource(ctx, st, p.Text)
+			_, _, err = e.checkSource(ctx, st, p.Text, false)
 		}
 	case *parser.InsertSelect:
 		_, err = e.planInsert(st, p.Text, props, 0)
@@ -181,8 +181,9 @@ func (e *Engine) check(ctx context.Context, p parser.Parsed, props map[string]st
 
 // apply runs a command with the session properties in force when it was
 // issued. Without a command topic it is all of ExecuteStatement's work;
-// with one, every instance applies each command of the topic in order.
-func (e *Engine) apply(ctx context.Context, p parser.Parsed, props map[string]string) (*Result, error) {
+// with one, every instance applies each command of the topic in order,
+// accepted: checked before it was appended.
+func (e *Engine) apply(ctx context.Context, p parser.Parsed, props map[string]string, accepted bool) (*Result, error) {
 	// One at a time, so that each command sees the catalog the one
 	// before it left, as every instance sees it.
 	e.applyMu.Lock()
@@ -203,7 +204,7 @@ func (e *Engine) apply(ctx context.Context, p parser.Parsed, props map[string]st
 			}
 			return res, nil
 		}
-		msg, err := e.createSource(ctx, st, p.Text)
+		msg, err := e.createSource(ctx, st, p.Text, accepted)
 		if err != nil {
 			return nil, err
 		}
@@ -291,8 +292,11 @@ func (e *Engine) planOptions(props map[string]string) planner.Options {
 }
 
 // checkSource plans CREATE STREAM/TABLE with columns without side
-// effects: the source, and whether its topic has to be created.
-func (e *Engine) checkSource(ctx context.Context, st *parser.CreateSource, text string) (*planner.Source, bool, error) {
+// effects: the source, and whether its topic has to be created. accepted
+// says the statement was checked when it entered the command topic: a
+// topic that has since gained partitions must not make a replay forget
+// the source, so the topic's count is taken as it is now.
+func (e *Engine) checkSource(ctx context.Context, st *parser.CreateSource, text string, accepted bool) (*planner.Source, bool, error) {
 	if existing, err := e.cat.Lookup(st.Name); err == nil && !st.OrReplace {
 		return nil, false, fmt.Errorf("cannot add %s '%s': a %s with the same name %w", strings.ToLower(st.Kind.String()), st.Name, strings.ToLower(existing.Kind.String()), planner.ErrExists)
 	}
@@ -313,6 +317,9 @@ func (e *Engine) checkSource(ctx context.Context, st *parser.CreateSource, text 
 		if src.Partitions == 0 {
 			src.Partitions = 1
 		}
+	case src.Partitions != 0 && src.Partitions != parts && e.mem == nil && accepted:
+		e.log.Warn("the topic's partition count changed since the source was created", "source", src.Name, "topic", src.Topic, "partitions", parts, "created with", src.Partitions)
+		src.Partitions = parts
 	case src.Partitions != 0 && src.Partitions != parts && e.mem == nil:
 		return nil, false, fmt.Errorf("%w: a Kafka topic with the name '%s' already exists, with different partition count. Partition count: %d, requested: %d", planner.ErrInvalid, src.Topic, parts, src.Partitions)
 	default:
@@ -324,11 +331,11 @@ func (e *Engine) checkSource(ctx context.Context, st *parser.CreateSource, text 
 	return src, create, nil
 }
 
-func (e *Engine) createSource(ctx context.Context, st *parser.CreateSource, text string) (string, error) {
+func (e *Engine) createSource(ctx context.Context, st *parser.CreateSource, text string, accepted bool) (string, error) {
 	if _, err := e.cat.Lookup(st.Name); err == nil && st.IfNotExists {
 		return alreadyExists(st), nil
 	}
-	src, create, err := e.checkSource(ctx, st, text)
+	src, create, err := e.checkSource(ctx, st, text, accepted)
 	if err != nil {
 		return "", err
 	}
