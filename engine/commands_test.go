@@ -233,9 +233,10 @@ func TestCommandTopicOnlyValidCommands(t *testing.T) {
 
 // TestCommandTopicFollow runs two engines of one service side by side: a
 // stream created on one appears on the other, a query created on the
-// second runs on the first, and TERMINATE on the first stops it on the
-// second, each within a few seconds. Two instances racing to create the
-// same name agree on the winner.
+// second runs on the first, an INSERT query gets the same id on both,
+// and TERMINATE on either stops a query on the other, each within a few
+// seconds. Two instances racing to create the same name agree on the
+// winner.
 func TestCommandTopicFollow(t *testing.T) {
 	brokers := testkafka.Brokers(t)
 	in, out, svc := testkafka.Name(t, "events"), testkafka.Name(t, "copied"), testkafka.Name(t, "svc")
@@ -261,9 +262,29 @@ func TestCommandTopicFollow(t *testing.T) {
 		return len(testkafka.ReadAll(t, brokers, out)) == 1
 	})
 
+	// An INSERT query gets the same id on both instances.
+	insert := "INSERTQUERY_" + out + "_1"
+	if got := execute(t, e1, fmt.Sprintf(`INSERT INTO %s SELECT id, v AS v2 FROM %s;`, out, in))[0].Message; got != "Created query with ID "+insert {
+		t.Errorf("INSERT … SELECT: %q", got)
+	}
+	ids := func(e *engine.Engine) string {
+		var out []string
+		for _, q := range e.Queries() {
+			out = append(out, q.ID)
+		}
+		return strings.Join(out, ",")
+	}
+	testkafka.Await(t, soon, "the INSERT query on the second engine", func() bool {
+		return ids(e2) == qid+","+insert
+	})
+
 	execute(t, e1, "TERMINATE "+qid+";")
 	testkafka.Await(t, soon, "the query to stop on the second engine", func() bool {
-		return len(e2.Queries()) == 0
+		return ids(e2) == insert
+	})
+	execute(t, e2, "TERMINATE "+insert+";")
+	testkafka.Await(t, soon, "the INSERT query to stop on the first engine", func() bool {
+		return ids(e1) == ""
 	})
 	// A third instance replays the query and its end: it has both
 	// streams and runs nothing, though the input topic has gained a
