@@ -16,6 +16,7 @@ import (
 	"github.com/sluice-sql/sluice/engine"
 	"github.com/sluice-sql/sluice/internal/testkafka"
 	"github.com/sluice-sql/sluice/planner"
+	"github.com/sluice-sql/sluice/state"
 )
 
 // openShared opens an engine whose catalog lives in the service's
@@ -369,5 +370,24 @@ func TestInsertQueryIDs(t *testing.T) {
 	}
 	if diff := cmp.Diff(want, got); diff != "" {
 		t.Errorf("messages (-want +got):\n%s", diff)
+	}
+}
+
+// TestCommandTopicOnePartition refuses a command topic someone created
+// with more than one partition: commands would have no single order.
+func TestCommandTopicOnePartition(t *testing.T) {
+	brokers := testkafka.Brokers(t)
+	svc := testkafka.Name(t, "svc")
+	testkafka.CreateTopic(t, brokers, engine.CommandTopicName(svc), 2)
+	e, err := engine.Open(context.Background(), engine.Config{
+		ConnOpts: []kgo.Opt{kgo.SeedBrokers(strings.Split(brokers, ",")...)}, DataDir: t.TempDir(), ServiceID: svc, Log: quiet, CommandTopic: true,
+	})
+	if err == nil {
+		e.Close()
+		t.Fatal("opened with a two-partition command topic")
+	}
+	want := fmt.Sprintf("command topic: topic _sluice-%s-commands has 2 partitions, want 1: existing topic does not match", svc)
+	if !errors.Is(err, state.ErrTopicMismatch) || err.Error() != want {
+		t.Errorf("error %q, want %q (state.ErrTopicMismatch)", err, want)
 	}
 }
