@@ -9,10 +9,27 @@
 // through exec.MemoryRunner, which is how `sluice test` runs ksqlDB's
 // test files offline.
 //
+// With Config.CommandTopic the catalog lives in Kafka: every CREATE,
+// INSERT INTO … SELECT and TERMINATE that passes validation is appended
+// to the single-partition topic _sluice-<service>-commands with the
+// session properties in force, and every instance of the service applies
+// the topic's commands in order, its own included: Open replays the
+// topic (starting the queries still running at its end) and a goroutine
+// follows it. An Execute that issues a command returns once this
+// instance has applied it, with its outcome. commands.go holds this.
+//
 // Example:
 //
 //	e, _ := engine.Open(ctx, engine.Config{ConnOpts: []kgo.Opt{kgo.SeedBrokers("127.0.0.1:9092")}, DataDir: "sluice-data"})
 //	defer e.Close()
 //	res, err := e.Execute(ctx, `CREATE STREAM s (id VARCHAR KEY, v INT)
 //	    WITH (KAFKA_TOPIC='s', VALUE_FORMAT='JSON', PARTITIONS=1);`)
+//
+// A server instance keeps its catalog in the command topic and gives each
+// request its own properties:
+//
+//	e, _ := engine.Open(ctx, engine.Config{ConnOpts: conn, DataDir: dir, ServiceID: "orders", CommandTopic: true})
+//	res, err := e.ExecuteWith(ctx, sql, map[string]string{"auto.offset.reset": "earliest"})
+//	// res[i].Command.Offset is the command's sequence number; another
+//	// instance can WaitForCommand(ctx, offset) before its next statement.
 package engine

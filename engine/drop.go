@@ -2,8 +2,11 @@ package engine
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"strings"
+
+	"github.com/twmb/franz-go/pkg/kerr"
 
 	"github.com/sluice-sql/sluice/parser"
 	"github.com/sluice-sql/sluice/planner"
@@ -15,30 +18,9 @@ import (
 // terminated first, so that no query is left reading a name that no
 // longer exists. DELETE TOPIC deletes its Kafka topic too.
 func (e *Engine) drop(ctx context.Context, st *parser.Drop) (string, error) {
-	src, err := e.cat.Lookup(st.Name)
-	if err != nil {
-		if st.IfExists {
-			return fmt.Sprintf("Source `%s` does not exist.", strings.ToUpper(st.Name)), nil
-		}
-		return "", fmt.Errorf("source %s %w", strings.ToUpper(st.Name), planner.ErrNotFound)
-	}
-	if src.Kind != st.Kind {
-		return "", fmt.Errorf("%w: incompatible data source type is %s, but statement was DROP %s", planner.ErrInvalid, src.Kind, st.Kind)
-	}
-	readers, writers := e.queriesOf(src.Name)
-	var blockingWriters []string
-	for _, q := range writers {
-		if q.ID != src.QueryID {
-			blockingWriters = append(blockingWriters, q.ID)
-		}
-	}
-	var readerIDs []string
-	for _, q := range readers {
-		readerIDs = append(readerIDs, q.ID)
-	}
-	if len(readerIDs) > 0 || len(blockingWriters) > 0 {
-		return "", fmt.Errorf("%w: cannot drop %s: the following queries read from it: [%s], and the following queries write into it: [%s]; terminate them first",
-			planner.ErrInvalid, src.Name, strings.Join(readerIDs, ", "), strings.Join(blockingWriters, ", "))
+	src, msg, err := e.checkDrop(st)
+	if err != nil || src == nil {
+		return msg, err
 	}
 	if q := e.query(src.QueryID); q != nil {
 		if err := e.stopQuery(q); err != nil {
@@ -54,6 +36,37 @@ func (e *Engine) drop(ctx context.Context, st *parser.Drop) (string, error) {
 	return fmt.Sprintf("Source `%s` (topic: %s) was dropped.", src.Name, src.Topic), nil
 }
 
+// checkDrop validates a DROP without side effects. It returns the source
+// to drop, or none with the outcome message when IF EXISTS finds nothing.
+func (e *Engine) checkDrop(st *parser.Drop) (*planner.Source, string, error) {
+	src, err := e.cat.Lookup(st.Name)
+	if err != nil {
+		if st.IfExists {
+			return nil, fmt.Sprintf("Source `%s` does not exist.", strings.ToUpper(st.Name)), nil
+		}
+		return nil, "", fmt.Errorf("source %s %w", strings.ToUpper(st.Name), planner.ErrNotFound)
+	}
+	if src.Kind != st.Kind {
+		return nil, "", fmt.Errorf("%w: incompatible data source type is %s, but statement was DROP %s", planner.ErrInvalid, src.Kind, st.Kind)
+	}
+	readers, writers := e.queriesOf(src.Name)
+	var blockingWriters []string
+	for _, q := range writers {
+		if q.ID != src.QueryID {
+			blockingWriters = append(blockingWriters, q.ID)
+		}
+	}
+	var readerIDs []string
+	for _, q := range readers {
+		readerIDs = append(readerIDs, q.ID)
+	}
+	if len(readerIDs) > 0 || len(blockingWriters) > 0 {
+		return nil, "", fmt.Errorf("%w: cannot drop %s: the following queries read from it: [%s], and the following queries write into it: [%s]; terminate them first",
+			planner.ErrInvalid, src.Name, strings.Join(readerIDs, ", "), strings.Join(blockingWriters, ", "))
+	}
+	return src, "", nil
+}
+
 func (e *Engine) deleteTopic(ctx context.Context, topic string) error {
 	if e.mem != nil {
 		delete(e.memTopics, topic)
@@ -63,7 +76,9 @@ func (e *Engine) deleteTopic(ctx context.Context, topic string) error {
 	if err != nil {
 		return fmt.Errorf("delete topic %s: %w", topic, err)
 	}
-	if r, ok := resp[topic]; ok && r.Err != nil {
+	if r, ok := resp[topic]; ok && r.Err != nil && !errors.Is(r.Err, kerr.UnknownTopicOrPartition) {
+		// Unknown: another instance applying the same DROP from the
+		// command topic deleted it first.
 		return fmt.Errorf("delete topic %s: %w", topic, r.Err)
 	}
 	return nil

@@ -35,8 +35,20 @@ type Config struct {
 	// ServiceID names this service; instances with the same id share
 	// queries and internal topics. Default "default".
 	ServiceID string
-	// Memory runs without a broker (the offline test runner).
+	// Memory runs without a broker (the offline test runner). It cannot
+	// be combined with CommandTopic.
 	Memory bool
+	// CommandTopic keeps the service's catalog in Kafka: every CREATE,
+	// INSERT INTO … SELECT and TERMINATE that passes validation is
+	// appended to the single-partition topic CommandTopicName(ServiceID)
+	// (created if missing, never deleted by retention) with the session
+	// properties in force, and applied in the topic's order by every
+	// instance of the service. Open replays the topic before it returns,
+	// so a restarted engine resumes its queries, and then follows it, so
+	// instances agree on streams, tables and queries. Default false: the
+	// catalog lives only in this process, and callers such as `sluice
+	// run` execute their statements again on each start.
+	CommandTopic bool
 	// Properties are initial session properties (SET overrides them).
 	Properties map[string]string
 	Log        *slog.Logger
@@ -50,31 +62,33 @@ type Config struct {
 	ClientOpts func(clientID string) []kgo.Opt
 }
 
-// clientOpts returns the extra options of a client named id.
-func (e *Engine) clientOpts(id string) []kgo.Opt {
-	if e.cfg.ClientOpts == nil {
-		return nil
-	}
-	return e.cfg.ClientOpts(id)
-}
-
 // Engine executes statements against one catalog.
 type Engine struct {
-	cfg   Config
-	log   *slog.Logger
-	cat   *planner.Catalog
-	db    *state.DB
-	cl    *kgo.Client
-	adm   *kadm.Client
-	mem   *exec.MemoryRunner
-	props map[string]string
+	cfg Config
+	log *slog.Logger
+	cat *planner.Catalog
+	db  *state.DB
+	cl  *kgo.Client
+	adm *kadm.Client
+	mem *exec.MemoryRunner
+	// sess holds the session properties of Execute and ExecuteStatement.
+	sess *session
 
 	// instanceID names this process's data directory; with the query id
 	// it makes a transactional id that survives restarts.
 	instanceID string
 
+	// cmd follows the command topic (nil without Config.CommandTopic).
+	cmd *commandLog
+	// applyMu serializes commands.
+	applyMu sync.Mutex
+
 	mu      sync.Mutex
 	queries map[string]*Query
+	// insertSeq numbers the INSERT INTO … SELECT queries per target.
+	insertSeq map[string]int
+	// deferStarts is set while the command topic is replayed at Open.
+	deferStarts bool
 	// memTopics are the topics of a Memory engine.
 	memTopics map[string]int32
 }
@@ -86,6 +100,9 @@ type Query struct {
 	Plan      *planner.Query
 	Metrics   *exec.Metrics
 	runner    *exec.KafkaRunner
+	// pending holds the properties of a query whose start waits for the
+	// end of the command topic's replay.
+	pending map[string]string
 }
 
 // Tasks reports the partitions this instance processes and their states.
@@ -109,12 +126,15 @@ func Open(ctx context.Context, cfg Config) (*Engine, error) {
 	if cfg.ServiceID == "" {
 		cfg.ServiceID = "default"
 	}
+	if cfg.Memory && cfg.CommandTopic {
+		return nil, errors.New("open engine: a Memory engine has no command topic")
+	}
 	if cfg.Log == nil {
 		cfg.Log = slog.Default()
 	}
-	e := &Engine{cfg: cfg, log: cfg.Log, cat: planner.NewCatalog(), props: map[string]string{}, queries: map[string]*Query{}, memTopics: map[string]int32{}}
+	e := &Engine{cfg: cfg, log: cfg.Log, cat: planner.NewCatalog(), sess: &session{props: map[string]string{}}, queries: map[string]*Query{}, insertSeq: map[string]int{}, memTopics: map[string]int32{}}
 	for k, v := range cfg.Properties {
-		e.props[strings.ToLower(k)] = v
+		e.sess.set(k, v)
 	}
 	dir := ""
 	if cfg.DataDir != "" {
@@ -157,6 +177,12 @@ func Open(ctx context.Context, cfg Config) (*Engine, error) {
 		e.Close()
 		return nil, fmt.Errorf("cannot reach Kafka: %w", err)
 	}
+	if cfg.CommandTopic {
+		if e.cmd, err = openCommandLog(ctx, e); err != nil {
+			e.Close()
+			return nil, err
+		}
+	}
 	return e, nil
 }
 
@@ -185,6 +211,10 @@ func (e *Engine) Queries() []*Query {
 // committed) and releases the database and clients.
 func (e *Engine) Close() error {
 	var errs []error
+	// Commands stop first: none may start a query while they stop.
+	if e.cmd != nil {
+		e.cmd.close()
+	}
 	for _, q := range e.Queries() {
 		if err := e.stopQuery(q); err != nil {
 			errs = append(errs, err)
@@ -221,20 +251,6 @@ func (e *Engine) stopQuery(q *Query) error {
 	return nil
 }
 
-// property returns a property (lower-cased name): the request's override
-// carried by ctx (WithProperties), else the engine's session value, else def.
-func (e *Engine) property(ctx context.Context, name, def string) string {
-	if v, ok := overrides(ctx)[name]; ok {
-		return v
-	}
-	e.mu.Lock()
-	defer e.mu.Unlock()
-	if v, ok := e.props[name]; ok {
-		return v
-	}
-	return def
-}
-
 // topicPartitions returns the partition count of an existing topic, or 0
 // when it does not exist.
 func (e *Engine) topicPartitions(ctx context.Context, topic string) (int32, error) {
@@ -253,39 +269,6 @@ func (e *Engine) topicPartitions(ctx context.Context, topic string) (int32, erro
 		return 0, fmt.Errorf("describe topic %s: %w", topic, td.Err)
 	}
 	return int32(len(td.Partitions)), nil
-}
-
-// describeTopics asks the cluster for the named topics (all with none).
-// It bypasses the client's metadata cache, which can answer from up to
-// 5 s ago: a topic just created (CREATE STREAM … PARTITIONS, then another
-// CREATE over the same topic) or deleted (DROP … DELETE TOPIC) must show
-// as it is now.
-func (e *Engine) describeTopics(ctx context.Context, topics ...string) (kadm.TopicDetails, error) {
-	req := kmsg.NewPtrMetadataRequest()
-	for _, t := range topics {
-		rt := kmsg.NewMetadataRequestTopic()
-		rt.Topic = kmsg.StringPtr(t)
-		req.Topics = append(req.Topics, rt)
-	}
-	if len(topics) == 0 {
-		req.Topics = nil // all topics
-	}
-	resp, err := req.RequestWith(ctx, e.cl)
-	if err != nil {
-		return nil, fmt.Errorf("describe topics: %w", err)
-	}
-	out := kadm.TopicDetails{}
-	for _, t := range resp.Topics {
-		if t.Topic == nil {
-			continue
-		}
-		td := kadm.TopicDetail{Topic: *t.Topic, IsInternal: t.IsInternal, Partitions: kadm.PartitionDetails{}, Err: kerr.ErrorForCode(t.ErrorCode)}
-		for _, p := range t.Partitions {
-			td.Partitions[p.Partition] = kadm.PartitionDetail{Topic: *t.Topic, Partition: p.Partition, Leader: p.Leader, Replicas: p.Replicas, ISR: p.ISR}
-		}
-		out[*t.Topic] = td
-	}
-	return out, nil
 }
 
 // createTopic creates a topic unless it exists, with configs.
@@ -343,6 +326,47 @@ func parseMinFree(text string) (int64, error) {
 		return 0, fmt.Errorf("%w: '%s' must be a number of bytes, or -1 to turn the check off, not %q", planner.ErrInvalid, MinFreeBytesProperty, text)
 	}
 	return n, nil
+}
+
+// clientOpts returns the extra options of a client named id.
+func (e *Engine) clientOpts(id string) []kgo.Opt {
+	if e.cfg.ClientOpts == nil {
+		return nil
+	}
+	return e.cfg.ClientOpts(id)
+}
+
+// describeTopics asks the cluster for the named topics (all with none).
+// It bypasses the client's metadata cache, which can answer from up to
+// 5 s ago: a topic just created (CREATE STREAM … PARTITIONS, then another
+// CREATE over the same topic) or deleted (DROP … DELETE TOPIC) must show
+// as it is now.
+func (e *Engine) describeTopics(ctx context.Context, topics ...string) (kadm.TopicDetails, error) {
+	req := kmsg.NewPtrMetadataRequest()
+	for _, t := range topics {
+		rt := kmsg.NewMetadataRequestTopic()
+		rt.Topic = kmsg.StringPtr(t)
+		req.Topics = append(req.Topics, rt)
+	}
+	if len(topics) == 0 {
+		req.Topics = nil // all topics
+	}
+	resp, err := req.RequestWith(ctx, e.cl)
+	if err != nil {
+		return nil, fmt.Errorf("describe topics: %w", err)
+	}
+	out := kadm.TopicDetails{}
+	for _, t := range resp.Topics {
+		if t.Topic == nil {
+			continue
+		}
+		td := kadm.TopicDetail{Topic: *t.Topic, IsInternal: t.IsInternal, Partitions: kadm.PartitionDetails{}, Err: kerr.ErrorForCode(t.ErrorCode)}
+		for _, p := range t.Partitions {
+			td.Partitions[p.Partition] = kadm.PartitionDetail{Topic: *t.Topic, Partition: p.Partition, Leader: p.Leader, Replicas: p.Replicas, ISR: p.ISR}
+		}
+		out[*t.Topic] = td
+	}
+	return out, nil
 }
 
 // ServiceID is the service id the engine runs under.

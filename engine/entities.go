@@ -256,17 +256,13 @@ func replicas(partitions, n int) []int {
 	return out
 }
 
-// propertyList lists the properties in force for ctx: the engine's
-// session properties and the request's overrides, sorted by name.
-func (e *Engine) propertyList(ctx context.Context) *PropertyList {
+// propertyList lists the properties in force (props), marking those a
+// request overrode, with the defaults of the rest, sorted by name.
+func (e *Engine) propertyList(props, overridden map[string]string) *PropertyList {
 	merged := map[string]Property{}
-	e.mu.Lock()
-	for k, v := range e.props {
-		merged[k] = Property{Name: k, Value: v}
-	}
-	e.mu.Unlock()
-	for k, v := range overrides(ctx) {
-		merged[k] = Property{Name: k, Value: v, Overridden: true}
+	for k, v := range props {
+		_, over := overridden[k]
+		merged[k] = Property{Name: k, Value: v, Overridden: over}
 	}
 	for name, def := range propertyDefaults {
 		if _, ok := merged[name]; !ok {

@@ -28,6 +28,8 @@ type Result struct {
 	// Entity is the structured form of Text for SHOW, DESCRIBE and
 	// EXPLAIN (see Entity).
 	Entity Entity
+	// Command is set when the statement went through the command topic.
+	Command *CommandRef
 }
 
 // StatementError is an error of one statement of a script, with the
@@ -41,15 +43,47 @@ func (e *StatementError) Error() string { return e.Err.Error() }
 func (e *StatementError) Unwrap() error { return e.Err }
 
 // Execute parses and runs every statement of text in order, stopping at
-// the first error. Results of the statements run so far are returned.
+// the first error, with the engine's session properties (SET changes
+// them for later calls). Results of the statements run so far are
+// returned.
 func (e *Engine) Execute(ctx context.Context, text string) ([]*Result, error) {
+	return e.executeIn(ctx, text, e.sessionFor(ctx))
+}
+
+// sessionFor is the engine's session, or, when ctx carries properties of
+// a request (WithProperties), a session of its own with them on top.
+func (e *Engine) sessionFor(ctx context.Context) *session {
+	o := overrides(ctx)
+	if len(o) == 0 {
+		return e.sess
+	}
+	sess := &session{props: e.sess.snapshot()}
+	for k, v := range o {
+		sess.props[k] = v
+	}
+	return sess
+}
+
+// ExecuteWith is Execute with properties of the call's own: the engine's
+// session properties overridden by props. A SET in text lasts until the
+// end of the call. A server gives each request its properties this way,
+// so that clients do not see each other's.
+func (e *Engine) ExecuteWith(ctx context.Context, text string, props map[string]string) ([]*Result, error) {
+	sess := &session{props: e.sessionFor(ctx).snapshot()}
+	for k, v := range props {
+		sess.props[strings.ToLower(k)] = v
+	}
+	return e.executeIn(ctx, text, sess)
+}
+
+func (e *Engine) executeIn(ctx context.Context, text string, sess *session) ([]*Result, error) {
 	stmts, err := parser.ParseScript(text)
 	if err != nil {
 		return nil, err
 	}
 	var out []*Result
 	for _, p := range stmts {
-		r, err := e.ExecuteStatement(ctx, p)
+		r, err := e.executeStatement(ctx, p, sess)
 		if err != nil {
 			return out, &StatementError{Statement: p.Text, Err: err}
 		}
@@ -58,35 +92,24 @@ func (e *Engine) Execute(ctx context.Context, text string) ([]*Result, error) {
 	return out, nil
 }
 
-// ExecuteStatement runs one parsed statement.
+// ExecuteStatement runs one parsed statement with the engine's session
+// properties. Catalog statements (see IsCommand) go through the command
+// topic when Config.CommandTopic is set: checked here, appended, and
+// applied in the topic's order on every instance of the service.
 func (e *Engine) ExecuteStatement(ctx context.Context, p parser.Parsed) (*Result, error) {
+	return e.executeStatement(ctx, p, e.sessionFor(ctx))
+}
+
+func (e *Engine) executeStatement(ctx context.Context, p parser.Parsed, sess *session) (*Result, error) {
+	if IsCommand(p.Stmt) {
+		props := commandProps(sess.snapshot())
+		if e.cmd != nil {
+			return e.cmd.submit(ctx, p, props)
+		}
+		return e.apply(ctx, p, props, false)
+	}
 	res := &Result{Statement: p.Text}
 	switch st := p.Stmt.(type) {
-	case *parser.CreateSource:
-		if st.Query != nil {
-			q, err := e.createAsSelect(ctx, st, p.Text)
-			if err != nil {
-				return nil, err
-			}
-			res.Query = q
-			if q != nil {
-				res.Message = fmt.Sprintf("Created query with ID %s", q.ID)
-			} else {
-				res.Message = fmt.Sprintf("%s %s already exists", strings.ToLower(st.Kind.String()), st.Name)
-			}
-			return res, nil
-		}
-		msg, err := e.createSource(ctx, st, p.Text)
-		if err != nil {
-			return nil, err
-		}
-		res.Message = msg
-	case *parser.InsertSelect:
-		q, err := e.insertSelect(ctx, st, p.Text)
-		if err != nil {
-			return nil, err
-		}
-		res.Query, res.Message = q, fmt.Sprintf("Created query with ID %s", q.ID)
 	case *parser.InsertValues:
 		if err := e.insertValues(ctx, st); err != nil {
 			return nil, err
@@ -100,41 +123,31 @@ func (e *Engine) ExecuteStatement(ctx context.Context, p parser.Parsed) (*Result
 			}
 			e.db.SetMinFreeBytes(n)
 		}
-		e.mu.Lock()
-		e.props[strings.ToLower(st.Name)] = st.Value
-		e.mu.Unlock()
+		sess.set(st.Name, st.Value)
 		res.Message = fmt.Sprintf("Successfully changed local property '%s' to '%s'.", st.Name, st.Value)
 	case *parser.UnsetProperty:
-		e.mu.Lock()
-		delete(e.props, strings.ToLower(st.Name))
-		e.mu.Unlock()
+		sess.unset(st.Name)
 		res.Message = fmt.Sprintf("Successfully unset local property '%s'.", st.Name)
 	case *parser.Select:
 		if q, reader := e.pullSource(st); reader != nil {
-			rows, err := e.pullQuery(ctx, st, q, reader)
+			rows, err := e.pullQuery(st, q, reader, sess.snapshot())
 			if err != nil {
 				return nil, err
 			}
 			res.Rows = rows
 			break
 		}
-		rows, err := e.pushQuery(ctx, st)
+		rows, err := e.pushQuery(ctx, st, sess.snapshot())
 		if err != nil {
 			return nil, err
 		}
 		res.Rows = rows
 	case *parser.Explain:
-		text, ent, err := e.explain(ctx, st)
+		text, ent, err := e.explain(st, sess.snapshot())
 		if err != nil {
 			return nil, err
 		}
 		res.Text, res.Entity = text, ent
-	case *parser.Terminate:
-		msg, err := e.terminate(st)
-		if err != nil {
-			return nil, err
-		}
-		res.Message = msg
 	case *parser.Describe:
 		text, ent, err := e.describe(st)
 		if err != nil {
@@ -142,11 +155,103 @@ func (e *Engine) ExecuteStatement(ctx context.Context, p parser.Parsed) (*Result
 		}
 		res.Text, res.Entity = text, ent
 	case *parser.Show:
-		text, ent, err := e.show(ctx, st)
+		text, ent, err := e.show(ctx, st, sess.snapshot())
 		if err != nil {
 			return nil, err
 		}
 		res.Text, res.Entity = text, ent
+	default:
+		return nil, fmt.Errorf("%w: %T statements are not supported yet", planner.ErrUnsupported, p.Stmt)
+	}
+	return res, nil
+}
+
+// IsCommand reports whether a statement changes the service's catalog or
+// its persistent queries, and so is a command: CREATE STREAM/TABLE (with
+// columns or AS SELECT), INSERT INTO … SELECT and TERMINATE. SET, INSERT
+// … VALUES and SELECT are not: they are session state or data.
+func IsCommand(st parser.Statement) bool {
+	switch st.(type) {
+	case *parser.CreateSource, *parser.InsertSelect, *parser.Terminate, *parser.Drop:
+		return true
+	}
+	return false
+}
+
+// check validates a command against the catalog as it is now, without
+// side effects. done is set when the statement would change nothing (IF
+// NOT EXISTS on an existing name); res then is its outcome.
+func (e *Engine) check(ctx context.Context, p parser.Parsed, props map[string]string) (res *Result, done bool, err error) {
+	switch st := p.Stmt.(type) {
+	case *parser.CreateSource:
+		if _, err := e.cat.Lookup(st.Name); err == nil && st.IfNotExists {
+			return &Result{Statement: p.Text, Message: alreadyExists(st)}, true, nil
+		}
+		if st.Query != nil {
+			_, err = e.planAsSelect(st, p.Text, props)
+		} else {
+			_, _, err = e.checkSource(ctx, st, p.Text, false)
+		}
+	case *parser.InsertSelect:
+		_, err = e.planInsert(st, p.Text, props, 0)
+	case *parser.Terminate:
+		if !st.All && e.query(strings.ToUpper(st.QueryID)) == nil {
+			err = unknownQuery(st.QueryID)
+		}
+	case *parser.Drop:
+		var src *planner.Source
+		var msg string
+		if src, msg, err = e.checkDrop(st); err == nil && src == nil {
+			return &Result{Statement: p.Text, Message: msg}, true, nil
+		}
+	default:
+		err = fmt.Errorf("%w: %T is not a command", planner.ErrInvalid, p.Stmt)
+	}
+	return nil, false, err
+}
+
+// apply runs a command with the session properties in force when it was
+// issued. Without a command topic it is all of ExecuteStatement's work;
+// with one, every instance applies each command of the topic in order,
+// accepted: checked before it was appended.
+func (e *Engine) apply(ctx context.Context, p parser.Parsed, props map[string]string, accepted bool) (*Result, error) {
+	// One at a time, so that each command sees the catalog the one
+	// before it left, as every instance sees it.
+	e.applyMu.Lock()
+	defer e.applyMu.Unlock()
+	res := &Result{Statement: p.Text}
+	switch st := p.Stmt.(type) {
+	case *parser.CreateSource:
+		if st.Query != nil {
+			q, err := e.createAsSelect(ctx, st, p.Text, props)
+			if err != nil {
+				return nil, err
+			}
+			res.Query = q
+			if q != nil {
+				res.Message = fmt.Sprintf("Created query with ID %s", q.ID)
+			} else {
+				res.Message = alreadyExists(st)
+			}
+			return res, nil
+		}
+		msg, err := e.createSource(ctx, st, p.Text, accepted)
+		if err != nil {
+			return nil, err
+		}
+		res.Message = msg
+	case *parser.InsertSelect:
+		q, err := e.insertSelect(ctx, st, p.Text, props)
+		if err != nil {
+			return nil, err
+		}
+		res.Query, res.Message = q, fmt.Sprintf("Created query with ID %s", q.ID)
+	case *parser.Terminate:
+		msg, err := e.terminate(st)
+		if err != nil {
+			return nil, err
+		}
+		res.Message = msg
 	case *parser.Drop:
 		msg, err := e.drop(ctx, st)
 		if err != nil {
@@ -154,50 +259,127 @@ func (e *Engine) ExecuteStatement(ctx context.Context, p parser.Parsed) (*Result
 		}
 		res.Message = msg
 	default:
-		return nil, fmt.Errorf("%w: %T statements are not supported yet", planner.ErrUnsupported, p.Stmt)
+		return nil, fmt.Errorf("%w: %T is not a command", planner.ErrInvalid, p.Stmt)
 	}
 	return res, nil
 }
 
-func (e *Engine) planOptions(ctx context.Context) planner.Options {
+func alreadyExists(st *parser.CreateSource) string {
+	return fmt.Sprintf("%s %s already exists", strings.ToLower(st.Kind.String()), st.Name)
+}
+
+func unknownQuery(id string) error {
+	return fmt.Errorf("unknown queryId: %s", id)
+}
+
+// commandProps returns the session properties a command carries: all
+// but the ones that configure this instance rather than a query, so a
+// replay elsewhere plans and runs the query the same way.
+func commandProps(props map[string]string) map[string]string {
+	delete(props, MinFreeBytesProperty)
+	return props
+}
+
+// session holds the properties statements run with: the engine's own,
+// or those of one ExecuteWith call.
+type session struct {
+	mu    sync.Mutex
+	props map[string]string
+}
+
+// snapshot returns a copy of the properties.
+func (s *session) snapshot() map[string]string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	out := make(map[string]string, len(s.props))
+	for k, v := range s.props {
+		out[k] = v
+	}
+	return out
+}
+
+func (s *session) set(name, value string) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.props[strings.ToLower(name)] = value
+}
+
+func (s *session) unset(name string) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	delete(s.props, strings.ToLower(name))
+}
+
+// prop returns a property (lower-cased name) of props or def.
+func prop(props map[string]string, name, def string) string {
+	if v, ok := props[name]; ok {
+		return v
+	}
+	return def
+}
+
+func (e *Engine) planOptions(props map[string]string) planner.Options {
 	return planner.Options{
 		ServiceID:               e.cfg.ServiceID,
-		TableRetention:          e.property(ctx, planner.TableRetentionProperty, ""),
-		TimestampThrowOnInvalid: strings.EqualFold(e.property(ctx, planner.TimestampThrowOnInvalidProperty, "false"), "true"),
-		Compat:                  strings.ToLower(e.property(ctx, planner.CompatProperty, "")),
-		IdleTimeout:             e.property(ctx, planner.IdleTimeoutProperty, ""),
+		TableRetention:          prop(props, planner.TableRetentionProperty, ""),
+		TimestampThrowOnInvalid: strings.EqualFold(prop(props, planner.TimestampThrowOnInvalidProperty, "false"), "true"),
+		Compat:                  strings.ToLower(prop(props, planner.CompatProperty, "")),
+		IdleTimeout:             prop(props, planner.IdleTimeoutProperty, ""),
 	}
 }
 
-func (e *Engine) createSource(ctx context.Context, st *parser.CreateSource, text string) (string, error) {
-	if _, err := e.cat.Lookup(st.Name); err == nil && st.IfNotExists {
-		return fmt.Sprintf("%s %s already exists", strings.ToLower(st.Kind.String()), st.Name), nil
+// checkSource plans CREATE STREAM/TABLE with columns without side
+// effects: the source, and whether its topic has to be created. accepted
+// says the statement was checked when it entered the command topic: a
+// topic that has since gained partitions must not make a replay forget
+// the source, so the topic's count is taken as it is now.
+func (e *Engine) checkSource(ctx context.Context, st *parser.CreateSource, text string, accepted bool) (*planner.Source, bool, error) {
+	if existing, err := e.cat.Lookup(st.Name); err == nil && !st.OrReplace {
+		return nil, false, fmt.Errorf("cannot add %s '%s': a %s with the same name %w", strings.ToLower(st.Kind.String()), st.Name, strings.ToLower(existing.Kind.String()), planner.ErrExists)
 	}
 	src, err := planner.CreateSource(e.cat, st, text)
 	if err != nil {
-		return "", err
+		return nil, false, err
 	}
 	parts, err := e.topicPartitions(ctx, src.Topic)
 	if err != nil {
-		return "", err
+		return nil, false, err
 	}
+	create := false
 	switch {
 	case parts == 0 && src.Partitions == 0 && e.mem == nil:
-		return "", fmt.Errorf("%w: topic '%s' does not exist. If you want to create a new topic for the %s please re-run the statement providing the required 'PARTITIONS' configuration in the WITH clause (and optionally 'REPLICAS')", planner.ErrInvalid, src.Topic, strings.ToLower(st.Kind.String()))
+		return nil, false, fmt.Errorf("%w: topic '%s' does not exist. If you want to create a new topic for the %s please re-run the statement providing the required 'PARTITIONS' configuration in the WITH clause (and optionally 'REPLICAS')", planner.ErrInvalid, src.Topic, strings.ToLower(st.Kind.String()))
 	case parts == 0:
-		if err := e.createTopic(ctx, src.Topic, max(src.Partitions, 1), nil); err != nil {
-			return "", err
-		}
+		create = true
 		if src.Partitions == 0 {
 			src.Partitions = 1
 		}
+	case src.Partitions != 0 && src.Partitions != parts && e.mem == nil && accepted:
+		e.log.Warn("the topic's partition count changed since the source was created", "source", src.Name, "topic", src.Topic, "partitions", parts, "created with", src.Partitions)
+		src.Partitions = parts
 	case src.Partitions != 0 && src.Partitions != parts && e.mem == nil:
-		return "", fmt.Errorf("%w: a Kafka topic with the name '%s' already exists, with different partition count. Partition count: %d, requested: %d", planner.ErrInvalid, src.Topic, parts, src.Partitions)
+		return nil, false, fmt.Errorf("%w: a Kafka topic with the name '%s' already exists, with different partition count. Partition count: %d, requested: %d", planner.ErrInvalid, src.Topic, parts, src.Partitions)
 	default:
 		src.Partitions = parts
 	}
 	if e.mem != nil {
 		src.Partitions = 1
+	}
+	return src, create, nil
+}
+
+func (e *Engine) createSource(ctx context.Context, st *parser.CreateSource, text string, accepted bool) (string, error) {
+	if _, err := e.cat.Lookup(st.Name); err == nil && st.IfNotExists {
+		return alreadyExists(st), nil
+	}
+	src, create, err := e.checkSource(ctx, st, text, accepted)
+	if err != nil {
+		return "", err
+	}
+	if create {
+		if err := e.createTopic(ctx, src.Topic, src.Partitions, nil); err != nil {
+			return "", err
+		}
 	}
 	if err := e.cat.Add(src, st.OrReplace); err != nil {
 		return "", err
@@ -215,26 +397,28 @@ func queryID(kind parser.SourceKind, name string) string {
 	return prefix + strings.ToUpper(name)
 }
 
-func (e *Engine) createAsSelect(ctx context.Context, st *parser.CreateSource, text string) (*Query, error) {
-	if existing, err := e.cat.Lookup(st.Name); err == nil {
-		if st.IfNotExists {
-			return nil, nil
-		}
-		if !st.OrReplace {
-			return nil, fmt.Errorf("cannot add %s '%s': a %s with the same name %w", strings.ToLower(st.Kind.String()), st.Name, strings.ToLower(existing.Kind.String()), planner.ErrExists)
-		}
+// planAsSelect plans CREATE … AS SELECT without side effects.
+func (e *Engine) planAsSelect(st *parser.CreateSource, text string, props map[string]string) (*planner.Query, error) {
+	if existing, err := e.cat.Lookup(st.Name); err == nil && !st.OrReplace {
+		return nil, fmt.Errorf("cannot add %s '%s': a %s with the same name %w", strings.ToLower(st.Kind.String()), st.Name, strings.ToLower(existing.Kind.String()), planner.ErrExists)
 	}
-	props, err := planner.PropsOf(st.With)
+	with, err := planner.PropsOf(st.With)
 	if err != nil {
 		return nil, err
 	}
-	target := &planner.Target{Name: st.Name, Kind: st.Kind, With: props, Text: text}
-	id := queryID(st.Kind, st.Name)
-	plan, err := planner.PlanQuery(e.cat, st.Query, target, id, e.planOptions(ctx))
+	target := &planner.Target{Name: st.Name, Kind: st.Kind, With: with, Text: text}
+	return planner.PlanQuery(e.cat, st.Query, target, queryID(st.Kind, st.Name), e.planOptions(props))
+}
+
+func (e *Engine) createAsSelect(ctx context.Context, st *parser.CreateSource, text string, props map[string]string) (*Query, error) {
+	if _, err := e.cat.Lookup(st.Name); err == nil && st.IfNotExists {
+		return nil, nil
+	}
+	plan, err := e.planAsSelect(st, text, props)
 	if err != nil {
 		return nil, err
 	}
-	if old := e.query(id); old != nil {
+	if old := e.query(plan.ID); old != nil {
 		if err := e.stopQuery(old); err != nil {
 			return nil, err
 		}
@@ -248,7 +432,7 @@ func (e *Engine) createAsSelect(ctx context.Context, st *parser.CreateSource, te
 	if err := e.cat.Add(plan.Sink, st.OrReplace); err != nil {
 		return nil, err
 	}
-	q, err := e.start(ctx, plan, text)
+	q, err := e.start(ctx, plan, text, props)
 	if err != nil {
 		e.cat.Remove(plan.Sink.Name)
 		return nil, err
@@ -256,23 +440,41 @@ func (e *Engine) createAsSelect(ctx context.Context, st *parser.CreateSource, te
 	return q, nil
 }
 
-func (e *Engine) insertSelect(ctx context.Context, st *parser.InsertSelect, text string) (*Query, error) {
+// planInsert plans INSERT INTO … SELECT as query number n of its target
+// without side effects.
+func (e *Engine) planInsert(st *parser.InsertSelect, text string, props map[string]string, n int) (*planner.Query, error) {
 	target, err := e.cat.Lookup(st.Target)
 	if err != nil {
 		return nil, err
 	}
-	n := 1
-	for _, q := range e.Queries() {
-		if strings.HasPrefix(q.ID, "INSERTQUERY_"+strings.ToUpper(target.Name)+"_") {
-			n++
-		}
-	}
 	id := fmt.Sprintf("INSERTQUERY_%s_%d", strings.ToUpper(target.Name), n)
-	plan, err := planner.PlanQuery(e.cat, st.Query, &planner.Target{Name: target.Name, Existing: target, Text: text}, id, e.planOptions(ctx))
+	return planner.PlanQuery(e.cat, st.Query, &planner.Target{Name: target.Name, Existing: target, Text: text}, id, e.planOptions(props))
+}
+
+// insertSelect numbers the INSERT queries of each target 1, 2, … in the
+// order they are applied, never reusing a number (a terminated query's
+// id stays its own): so the same statements, run again or replayed from
+// the command topic, get the same ids and resume the same consumer
+// groups and state.
+func (e *Engine) insertSelect(ctx context.Context, st *parser.InsertSelect, text string, props map[string]string) (*Query, error) {
+	key := strings.ToUpper(st.Target)
+	e.mu.Lock()
+	n := e.insertSeq[key] + 1
+	e.mu.Unlock()
+	plan, err := e.planInsert(st, text, props, n)
 	if err != nil {
 		return nil, err
 	}
-	return e.start(ctx, plan, text)
+	q, err := e.start(ctx, plan, text, props)
+	if err != nil {
+		return nil, err
+	}
+	// Counted only once started: a command retried after a broker error
+	// must get the same number.
+	e.mu.Lock()
+	e.insertSeq[key] = n
+	e.mu.Unlock()
+	return q, nil
 }
 
 func (e *Engine) query(id string) *Query {
@@ -282,7 +484,7 @@ func (e *Engine) query(id string) *Query {
 }
 
 // start creates the internal topics of a plan and runs it.
-func (e *Engine) start(ctx context.Context, plan *planner.Query, text string) (*Query, error) {
+func (e *Engine) start(ctx context.Context, plan *planner.Query, text string, props map[string]string) (*Query, error) {
 	topo := plan.Topology
 	for _, side := range []string{topo.ErrorTopic, topo.LateTopic} {
 		if side == "" {
@@ -317,39 +519,80 @@ func (e *Engine) start(ctx context.Context, plan *planner.Query, text string) (*
 			return nil, err
 		}
 		q.Metrics = e.mem.Metrics(plan.ID)
+		e.log.Info("query started", "query", q.ID, "sources", strings.Join(plan.Sources, ","), "sink", topo.SinkTopic)
 	} else {
 		q.Metrics = &exec.Metrics{}
-		r, err := exec.StartKafka(topo, e.kafkaConfig(ctx, planner.InternalPrefix(e.cfg.ServiceID, plan.ID), false, nil), q.Metrics)
-		if err != nil {
+		e.mu.Lock()
+		deferred := e.deferStarts
+		e.mu.Unlock()
+		if deferred {
+			q.pending = props
+		} else if err := e.run(q, props); err != nil {
 			return nil, err
 		}
-		q.runner = r
 	}
 	e.mu.Lock()
 	e.queries[q.ID] = q
 	e.mu.Unlock()
-	e.log.Info("query started", "query", q.ID, "sources", strings.Join(plan.Sources, ","), "sink", topo.SinkTopic)
 	return q, nil
+}
+
+// run starts a query's Kafka runner.
+func (e *Engine) run(q *Query, props map[string]string) error {
+	topo := q.Plan.Topology
+	r, err := exec.StartKafka(topo, e.kafkaConfig(planner.InternalPrefix(e.cfg.ServiceID, q.ID), false, nil, props), q.Metrics)
+	if err != nil {
+		return err
+	}
+	q.runner = r
+	e.log.Info("query started", "query", q.ID, "sources", strings.Join(q.Plan.Sources, ","), "sink", topo.SinkTopic)
+	return nil
+}
+
+// startPending starts the queries whose start was deferred while the
+// command topic was replayed: only those still there at its end run, so a
+// query terminated long ago does not process a single record on the way.
+func (e *Engine) startPending() {
+	e.mu.Lock()
+	deferred := e.deferStarts
+	e.deferStarts = false
+	e.mu.Unlock()
+	if !deferred {
+		return
+	}
+	for _, q := range e.Queries() {
+		if q.pending == nil {
+			continue
+		}
+		props := q.pending
+		q.pending = nil
+		if err := e.run(q, props); err != nil {
+			e.log.Error("query not resumed", "query", q.ID, "error", err)
+			e.mu.Lock()
+			delete(e.queries, q.ID)
+			e.mu.Unlock()
+		}
+	}
 }
 
 // ExactlyOnce reports whether the session's processing.guarantee asks
 // for exactly-once (ksqlDB's exactly_once and exactly_once_v2 alike).
-func (e *Engine) ExactlyOnce() bool { return e.exactlyOnce(context.Background()) }
+func (e *Engine) ExactlyOnce() bool { return exactlyOnce(e.sess.snapshot()) }
 
-func (e *Engine) exactlyOnce(ctx context.Context) bool {
-	g := strings.ToLower(e.property(ctx, "processing.guarantee", e.property(ctx, "ksql.streams.processing.guarantee", "at_least_once")))
+func exactlyOnce(props map[string]string) bool {
+	g := strings.ToLower(prop(props, "processing.guarantee", prop(props, "ksql.streams.processing.guarantee", "at_least_once")))
 	return strings.HasPrefix(g, "exactly_once")
 }
 
-func (e *Engine) kafkaConfig(ctx context.Context, group string, transient bool, out exec.Output) exec.KafkaConfig {
-	eos := !transient && e.exactlyOnce(ctx)
+func (e *Engine) kafkaConfig(group string, transient bool, out exec.Output, props map[string]string) exec.KafkaConfig {
+	eos := !transient && exactlyOnce(props)
 	// Exactly-once commits often: results become visible to
 	// read_committed consumers only when their transaction commits.
 	interval := time.Second
 	if eos {
 		interval = 100 * time.Millisecond
 	}
-	if ms, err := strconv.Atoi(e.property(ctx, "commit.interval.ms", e.property(ctx, "ksql.streams.commit.interval.ms", ""))); err == nil && ms > 0 {
+	if ms, err := strconv.Atoi(prop(props, "commit.interval.ms", prop(props, "ksql.streams.commit.interval.ms", ""))); err == nil && ms > 0 {
 		interval = time.Duration(ms) * time.Millisecond
 	}
 	return exec.KafkaConfig{
@@ -357,7 +600,7 @@ func (e *Engine) kafkaConfig(ctx context.Context, group string, transient bool, 
 		TransactionalID:   group + "-" + e.instanceID,
 		ConnOpts:          e.cfg.ConnOpts,
 		GroupID:           group,
-		ResetOffset:       e.property(ctx, "auto.offset.reset", e.property(ctx, "ksql.streams.auto.offset.reset", "latest")),
+		ResetOffset:       prop(props, "auto.offset.reset", prop(props, "ksql.streams.auto.offset.reset", "latest")),
 		CommitInterval:    interval,
 		DB:                e.db,
 		Log:               e.log,
@@ -390,9 +633,9 @@ func (r *RowStream) Close() {
 	})
 }
 
-func (e *Engine) pushQuery(ctx context.Context, sel *parser.Select) (*RowStream, error) {
+func (e *Engine) pushQuery(ctx context.Context, sel *parser.Select, props map[string]string) (*RowStream, error) {
 	id := fmt.Sprintf("transient_%s_%d", strings.ToUpper(sel.From.Name), time.Now().UnixNano())
-	plan, err := planner.PlanQuery(e.cat, sel, nil, id, e.planOptions(ctx))
+	plan, err := planner.PlanQuery(e.cat, sel, nil, id, e.planOptions(props))
 	if err != nil {
 		return nil, err
 	}
@@ -441,7 +684,7 @@ func (e *Engine) pushQuery(ctx context.Context, sel *parser.Select) (*RowStream,
 			return nil, err
 		}
 	}
-	r, err := exec.StartKafka(plan.Topology, e.kafkaConfig(ctx, planner.InternalPrefix(e.cfg.ServiceID, id), true, nil), &exec.Metrics{})
+	r, err := exec.StartKafka(plan.Topology, e.kafkaConfig(planner.InternalPrefix(e.cfg.ServiceID, id), true, nil, props), &exec.Metrics{})
 	if err != nil {
 		return nil, err
 	}
@@ -454,7 +697,7 @@ func (e *Engine) pushQuery(ctx context.Context, sel *parser.Select) (*RowStream,
 	return rs, nil
 }
 
-func (e *Engine) explain(ctx context.Context, st *parser.Explain) (string, *QueryDescription, error) {
+func (e *Engine) explain(st *parser.Explain, props map[string]string) (string, *QueryDescription, error) {
 	if st.Statement == nil {
 		q := e.query(strings.ToUpper(st.QueryID))
 		if q == nil {
@@ -481,11 +724,11 @@ func (e *Engine) explain(ctx context.Context, st *parser.Explain) (string, *Quer
 		if s.Query == nil {
 			return "", nil, fmt.Errorf("%w: EXPLAIN takes a query", planner.ErrInvalid)
 		}
-		props, err := planner.PropsOf(s.With)
+		with, err := planner.PropsOf(s.With)
 		if err != nil {
 			return "", nil, err
 		}
-		sel, target, id = s.Query, &planner.Target{Name: s.Name, Kind: s.Kind, With: props}, queryID(s.Kind, s.Name)
+		sel, target, id = s.Query, &planner.Target{Name: s.Name, Kind: s.Kind, With: with}, queryID(s.Kind, s.Name)
 	case *parser.InsertSelect:
 		t, err := e.cat.Lookup(s.Target)
 		if err != nil {
@@ -495,7 +738,7 @@ func (e *Engine) explain(ctx context.Context, st *parser.Explain) (string, *Quer
 	default:
 		return "", nil, fmt.Errorf("%w: EXPLAIN takes a query", planner.ErrInvalid)
 	}
-	plan, err := planner.PlanQuery(e.cat, sel, target, id, e.planOptions(ctx))
+	plan, err := planner.PlanQuery(e.cat, sel, target, id, e.planOptions(props))
 	if err != nil {
 		return "", nil, err
 	}
@@ -518,7 +761,7 @@ func (e *Engine) terminate(st *parser.Terminate) (string, error) {
 	}
 	q := e.query(strings.ToUpper(st.QueryID))
 	if q == nil {
-		return "", fmt.Errorf("unknown queryId: %s", st.QueryID)
+		return "", unknownQuery(st.QueryID)
 	}
 	if err := e.stopQuery(q); err != nil {
 		return "", err
@@ -526,7 +769,7 @@ func (e *Engine) terminate(st *parser.Terminate) (string, error) {
 	return fmt.Sprintf("Query %s terminated.", q.ID), nil
 }
 
-func (e *Engine) show(ctx context.Context, st *parser.Show) (string, Entity, error) {
+func (e *Engine) show(ctx context.Context, st *parser.Show, props map[string]string) (string, Entity, error) {
 	var b strings.Builder
 	switch st.What {
 	case parser.ShowStreams, parser.ShowTables:
@@ -560,7 +803,7 @@ func (e *Engine) show(ctx context.Context, st *parser.Show) (string, Entity, err
 		}
 		return e.showTopicsText(l), l, nil
 	case parser.ShowProperties:
-		l := e.propertyList(ctx)
+		l := e.propertyList(props, overrides(ctx))
 		return e.showPropertiesText(l), l, nil
 	}
 	return "", nil, fmt.Errorf("%w: SHOW %s is not supported yet", planner.ErrUnsupported, st.What)

@@ -1,7 +1,6 @@
 package engine
 
 import (
-	"context"
 	"errors"
 	"fmt"
 	"strings"
@@ -42,12 +41,12 @@ func (e *Engine) pullSource(sel *parser.Select) (*Query, *exec.TableReader) {
 // commit interval old), then ends. WHERE, projection and LIMIT apply as
 // in a push query; the key's partitions on other instances are not
 // asked (scale-out forwards them: see the server).
-func (e *Engine) pullQuery(ctx context.Context, sel *parser.Select, q *Query, reader *exec.TableReader) (*RowStream, error) {
+func (e *Engine) pullQuery(sel *parser.Select, q *Query, reader *exec.TableReader, props map[string]string) (*RowStream, error) {
 	if len(sel.GroupBy) > 0 || sel.Window != nil || sel.Having != nil {
 		return nil, fmt.Errorf("%w: pull queries cannot aggregate or window; add EMIT CHANGES for a push query", planner.ErrUnsupported)
 	}
 	id := fmt.Sprintf("pull_%s_%d", strings.ToUpper(sel.From.Name), time.Now().UnixNano())
-	plan, err := planner.PlanQuery(e.cat, sel, nil, id, e.planOptions(ctx))
+	plan, err := planner.PlanQuery(e.cat, sel, nil, id, e.planOptions(props))
 	if err != nil {
 		return nil, err
 	}
