@@ -24,6 +24,7 @@ import (
 	"github.com/sluice-sql/sluice/engine"
 	"github.com/sluice-sql/sluice/metrics"
 	"github.com/sluice-sql/sluice/parser"
+	"github.com/sluice-sql/sluice/planner"
 	"github.com/sluice-sql/sluice/server"
 )
 
@@ -83,7 +84,7 @@ func (c *serverCmd) Run(log *slog.Logger) error {
 	}
 	connOpts = append(connOpts, kgo.SeedBrokers(brokers...))
 	reg := metrics.New()
-	e, err := engine.Open(ctx, engine.Config{ConnOpts: connOpts, DataDir: c.DataDir, ServiceID: c.ServiceID, Log: log, ClientOpts: reg.ClientOpts})
+	e, err := engine.Open(ctx, engine.Config{ConnOpts: connOpts, DataDir: c.DataDir, ServiceID: c.ServiceID, Log: log, ClientOpts: reg.ClientOpts, CommandTopic: true})
 	if err != nil {
 		return err
 	}
@@ -145,6 +146,12 @@ func runScript(ctx context.Context, e *engine.Engine, script string) error {
 			return &engine.StatementError{Statement: p.Text, Err: errors.New("push queries cannot run from --file; send them to /query-stream")}
 		}
 		if _, err := e.ExecuteStatement(ctx, p); err != nil {
+			if _, create := p.Stmt.(*parser.CreateSource); create && errors.Is(err, planner.ErrExists) {
+				// The catalog kept in the command topic has it from an
+				// earlier start: --file runs once per service, not per
+				// process.
+				continue
+			}
 			return err
 		}
 	}
