@@ -99,10 +99,13 @@ func TestIdleTimeoutAfterRestart(t *testing.T) {
 		  WINDOW TUMBLING 10s GROUP BY hotel EMIT FINAL;`, in, out)
 	e := openEngine(t, brokers, dir, svc)
 	q := execute(t, e, statements)[1].Query
+	// Event times near now: outputs carry them, and a broker's retention
+	// check would delete records from 1970 during the test.
 	now := time.Now().UnixMilli()
-	v := func(at int64) string { return fmt.Sprintf(`{"booked_at":%d}`, at) }
+	base := (now - 3_600_000) / 10_000 * 10_000
+	v := func(at int64) string { return fmt.Sprintf(`{"booked_at":%d}`, base+at) }
 	testkafka.Produce(t, brokers, rec(in, "ritz", v(1_000), now), rec(in, "ritz", v(12_000), now))
-	window0 := []windowedOutput{{"ritz", 0, `{"N":1}`, 1_000}}
+	window0 := []windowedOutput{{"ritz", base, `{"N":1}`, base + 1_000}}
 	testkafka.Await(t, 10*time.Second, "the first window", func() bool { return len(windowedOutputs(t, brokers, out)) == 1 })
 	testkafka.Await(t, 10*time.Second, "2 records read", func() bool { return q.Metrics.RecordsIn.Load() == 2 })
 	closeEngine(t, e) // well before 3 s of idleness
@@ -113,7 +116,7 @@ func TestIdleTimeoutAfterRestart(t *testing.T) {
 	e = openEngine(t, brokers, dir, svc)
 	defer closeEngine(t, e)
 	execute(t, e, statements)
-	want := append(window0, windowedOutput{"ritz", 10_000, `{"N":1}`, 12_000})
+	want := append(window0, windowedOutput{"ritz", base + 10_000, `{"N":1}`, base + 12_000})
 	var got []windowedOutput
 	for deadline := time.Now().Add(20 * time.Second); len(got) < len(want) && time.Now().Before(deadline); {
 		time.Sleep(200 * time.Millisecond)
