@@ -187,13 +187,21 @@ func checkManualPartitioner(cl *kgo.Client, topic string) (err error) {
 //
 // It reads from the local checkpoint's ChangelogOffset up to the end measured
 // when it starts (the last stable offset, so open transactions are not
-// waited for), writing records straight to Badger in large batches (not
-// through the overlay) and advancing the checkpoint after each batch, so an
-// interrupted restore resumes where it stopped. A nil value deletes the key.
-// With local state only the tail is replayed and the checkpoint's
-// SourceOffsets are kept (updated by any source-offset headers in the tail).
+// waited for). A nil value deletes the key.
+//
+// With local state only the tail is replayed, written straight to Badger in
+// large batches (not through the overlay) with the checkpoint advanced after
+// each batch, so an interrupted restore resumes where it stopped; the
+// checkpoint's SourceOffsets are kept (updated by any source-offset headers
+// in the tail).
+//
 // Without a checkpoint, or with one past the end of the changelog (the topic
-// was recreated), the store partition is wiped and rebuilt from the start.
+// was recreated), the store partition is wiped and rebuilt from the start:
+// a cold restore. It keeps the latest value of each key in memory and
+// returns when the changelog end is reached; the store serves reads and
+// commits from memory at once while a background goroutine writes the data
+// to Badger, and the checkpoint reaches Badger only after the data (see
+// restored.go). A crash before that restores from scratch again.
 //
 // Offsets have gaps (compaction, transaction markers), so progress counts
 // offsets, not records: progress(done, total) is called after every batch and
@@ -215,6 +223,9 @@ func (s *Store) restore(ctx context.Context, connOpts []kgo.Opt, log Changelog, 
 	if err := s.db.checkOpen(); err != nil {
 		return 0, err
 	}
+	// A store restored cold earlier (a task that lost and regained the
+	// partition) restores from what Badger holds once that build ends.
+	s.waitBuild()
 	cp, err := s.Checkpoint()
 	if err != nil {
 		return 0, err
@@ -248,7 +259,8 @@ func (s *Store) restore(ctx context.Context, connOpts []kgo.Opt, log Changelog, 
 	end := lo.Offset
 
 	start := cp.ChangelogOffset
-	if start <= 0 || start > end {
+	cold := start <= 0 || start > end
+	if cold {
 		if start > end {
 			s.db.log.Warn("changelog is behind local checkpoint; rebuilding from scratch",
 				"store", s.id.String(), "checkpoint", start, "end", end)
@@ -286,6 +298,14 @@ func (s *Store) restore(ctx context.Context, connOpts []kgo.Opt, log Changelog, 
 	cl.AddConsumePartitions(map[string]map[int32]kgo.Offset{
 		log.Topic: {log.Partition: kgo.NewOffset().At(start)},
 	})
+	// A cold restore reads into snap (restored.go) while it stays within
+	// the DB's restore memory budget; past it, snap is written to Badger
+	// and the rest goes the tail's way, straight to Badger.
+	var snap *snapshot
+	budget := s.db.restoreMemory - s.db.restoreHeld.Load()
+	if cold {
+		snap = newSnapshot(end-start, int(max(budget/4/8, 0)))
+	}
 	var applied int64
 	next := start
 	for next < end {
@@ -295,6 +315,44 @@ func (s *Store) restore(ctx context.Context, connOpts []kgo.Opt, log Changelog, 
 		}
 		if err := fetchErr(fetches); err != nil {
 			return applied, err
+		}
+		if snap != nil && (!snap.room(fetches.NumRecords()) || snap.memBytes() > budget) {
+			s.db.log.Warn("cold restore exceeds the restore memory budget; writing to badger directly (slower)",
+				"store", s.id.String(), "budget", budget, "offset", next, "end", end)
+			if err := s.writeSorted(snap, snap.sorted(), ctx.Err); err != nil {
+				return applied, err
+			}
+			snap = nil
+		}
+		if snap != nil {
+			var rerr error
+			fetches.EachRecord(func(r *kgo.Record) {
+				if rerr != nil || r.Offset >= end || r.Offset < next {
+					return
+				}
+				next = r.Offset + 1
+				if r.Attrs.IsControl() || r.Key == nil {
+					return
+				}
+				if len(r.Headers) > 0 {
+					if rerr = mergeHeader(&cp, r); rerr != nil {
+						return
+					}
+				}
+				if r.Value == nil {
+					snap.delete(r.Key)
+				} else {
+					snap.put(r.Key, r.Value)
+				}
+				applied++
+			})
+			if rerr != nil {
+				return applied, rerr
+			}
+			if progress != nil {
+				progress(min(next, end)-start, end-start)
+			}
+			continue
 		}
 		wb := s.db.bdb.NewWriteBatch()
 		var werr error
@@ -306,15 +364,8 @@ func (s *Store) restore(ctx context.Context, connOpts []kgo.Opt, log Changelog, 
 			if r.Attrs.IsControl() || r.Key == nil {
 				return
 			}
-			for _, h := range r.Headers {
-				if h.Key == sourceOffsetsHeader {
-					hc, err := decodeCheckpoint(h.Value)
-					if err != nil {
-						werr = fmt.Errorf("offset %d: source offsets header: %w", r.Offset, err)
-						return
-					}
-					cp.SourceOffsets = mergeOffsets(cp.SourceOffsets, hc.SourceOffsets)
-				}
+			if werr = mergeHeader(&cp, r); werr != nil {
+				return
 			}
 			k := concat(s.data, r.Key)
 			if r.Value == nil {
@@ -339,7 +390,26 @@ func (s *Store) restore(ctx context.Context, connOpts []kgo.Opt, log Changelog, 
 			progress(min(next, end)-start, end-start)
 		}
 	}
+	if snap != nil {
+		cp.ChangelogOffset = next
+		s.startBuild(snap, cp)
+	}
 	return applied, nil
+}
+
+// mergeHeader folds the source offsets a changelog record carries (the last
+// record of each flush) into cp.
+func mergeHeader(cp *Checkpoint, r *kgo.Record) error {
+	for _, h := range r.Headers {
+		if h.Key == sourceOffsetsHeader {
+			hc, err := decodeCheckpoint(h.Value)
+			if err != nil {
+				return fmt.Errorf("offset %d: source offsets header: %w", r.Offset, err)
+			}
+			cp.SourceOffsets = mergeOffsets(cp.SourceOffsets, hc.SourceOffsets)
+		}
+	}
+	return nil
 }
 
 func fetchErr(fs kgo.Fetches) error {
