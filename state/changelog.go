@@ -1,6 +1,7 @@
 package state
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"fmt"
@@ -201,7 +202,9 @@ func checkManualPartitioner(cl *kgo.Client, topic string) (err error) {
 // returns when the changelog end is reached; the store serves reads and
 // commits from memory at once while a background goroutine writes the data
 // to Badger, and the checkpoint reaches Badger only after the data (see
-// restored.go). A crash before that restores from scratch again.
+// restored.go). A crash before that restores from scratch again. A Restore
+// while that background write still runs replays the tail into memory too,
+// without waiting for it.
 //
 // Offsets have gaps (compaction, transaction markers), so progress counts
 // offsets, not records: progress(done, total) is called after every batch and
@@ -223,9 +226,11 @@ func (s *Store) restore(ctx context.Context, connOpts []kgo.Opt, log Changelog, 
 	if err := s.db.checkOpen(); err != nil {
 		return 0, err
 	}
-	// A store restored cold earlier (a task that lost and regained the
-	// partition) restores from what Badger holds once that build ends.
-	s.waitBuild()
+	// A store restored cold shortly before (a task that lost and regained
+	// the partition, or reopened after an aborted transaction) may still
+	// be building Badger: its tail then goes to memory like a commit, so
+	// the task need not wait for the build.
+	layer := s.liveLayer()
 	cp, err := s.Checkpoint()
 	if err != nil {
 		return 0, err
@@ -265,10 +270,11 @@ func (s *Store) restore(ctx context.Context, connOpts []kgo.Opt, log Changelog, 
 			s.db.log.Warn("changelog is behind local checkpoint; rebuilding from scratch",
 				"store", s.id.String(), "checkpoint", start, "end", end)
 		}
+		// Wipe also cancels a build in progress: its layer is gone.
 		if err := s.Wipe(); err != nil {
 			return 0, err
 		}
-		cp, start = Checkpoint{}, 0
+		cp, start, layer = Checkpoint{}, 0, nil
 	}
 	// Retention (windowed stores use compact,delete) may have removed the
 	// head of the log; without this clamp the consumer would wait forever
@@ -283,7 +289,11 @@ func (s *Store) restore(ctx context.Context, connOpts []kgo.Opt, log Changelog, 
 	if start >= end {
 		if cp.ChangelogOffset != end && end > 0 {
 			cp.ChangelogOffset = end
-			if err := s.db.bdb.Update(func(txn *badger.Txn) error {
+			if layer != nil {
+				if err := s.commitTail(layer, &memtable{}, cp); err != nil {
+					return 0, err
+				}
+			} else if err := s.db.bdb.Update(func(txn *badger.Txn) error {
 				return txn.Set(s.ckey, encodeCheckpoint(cp))
 			}); err != nil {
 				return 0, err
@@ -302,6 +312,10 @@ func (s *Store) restore(ctx context.Context, connOpts []kgo.Opt, log Changelog, 
 	// the DB's restore memory budget; past it, snap is written to Badger
 	// and the rest goes the tail's way, straight to Badger.
 	var snap *snapshot
+	var tail *memtable // the tail's writes while layer's build runs
+	if layer != nil && !cold {
+		tail = &memtable{m: make(map[string]entry)}
+	}
 	budget := s.db.restoreMemory - s.db.restoreHeld.Load()
 	if cold {
 		snap = newSnapshot(end-start, int(max(budget/4/8, 0)))
@@ -354,6 +368,34 @@ func (s *Store) restore(ctx context.Context, connOpts []kgo.Opt, log Changelog, 
 			}
 			continue
 		}
+		if tail != nil {
+			var rerr error
+			fetches.EachRecord(func(r *kgo.Record) {
+				if rerr != nil || r.Offset >= end || r.Offset < next {
+					return
+				}
+				next = r.Offset + 1
+				if r.Attrs.IsControl() || r.Key == nil {
+					return
+				}
+				if rerr = mergeHeader(&cp, r); rerr != nil {
+					return
+				}
+				if r.Value == nil {
+					tail.set(r.Key, entry{del: true})
+				} else {
+					tail.set(r.Key, entry{value: bytes.Clone(r.Value)})
+				}
+				applied++
+			})
+			if rerr != nil {
+				return applied, rerr
+			}
+			if progress != nil {
+				progress(min(next, end)-start, end-start)
+			}
+			continue
+		}
 		wb := s.db.bdb.NewWriteBatch()
 		var werr error
 		fetches.EachRecord(func(r *kgo.Record) {
@@ -394,7 +436,43 @@ func (s *Store) restore(ctx context.Context, connOpts []kgo.Opt, log Changelog, 
 		cp.ChangelogOffset = next
 		s.startBuild(snap, cp)
 	}
+	if tail != nil {
+		cp.ChangelogOffset = next
+		if err := s.commitTail(layer, tail, cp); err != nil {
+			return applied, err
+		}
+	}
 	return applied, nil
+}
+
+// liveLayer returns s's restored layer if its build is still running and
+// has not failed. A failed one is forgotten: Badger then has no checkpoint,
+// and the restore starts from scratch.
+func (s *Store) liveLayer() *restored {
+	r := s.restored.Load()
+	if r == nil {
+		return nil
+	}
+	r.mu.Lock()
+	done, failed := r.done, r.err != nil
+	r.mu.Unlock()
+	if failed {
+		s.waitBuild()
+	}
+	if done || failed {
+		return nil
+	}
+	return r
+}
+
+// commitTail hands a tail replayed during a build to the layer, as a commit
+// would; if the build finished meanwhile, Badger takes it directly.
+func (s *Store) commitTail(layer *restored, tail *memtable, cp Checkpoint) error {
+	handled, err := layer.commit(tail, cp)
+	if err != nil || handled {
+		return err
+	}
+	return s.writeTable(tail, cp)
 }
 
 // mergeHeader folds the source offsets a changelog record carries (the last

@@ -351,3 +351,63 @@ func TestColdRestoreMemoryBudget(t *testing.T) {
 		})
 	}
 }
+
+// A Restore while a cold restore's build still runs replays the tail into
+// memory, like a commit, without waiting for the build; the build then
+// writes it with the tail's checkpoint.
+func TestRestoreDuringBuildReplaysTailIntoMemory(t *testing.T) {
+	k := startKafka(t)
+	log := Changelog{Topic: testkafka.Name(t, "cold-changelog"), Partition: 0}
+	if err := EnsureTopic(testCtx(t), k.adm, log.Topic, 1, -1, nil); err != nil {
+		t.Fatal(err)
+	}
+	owner := openDB(t, t.TempDir()).Store("agg", 0)
+	head := flushOps(t, k, owner, log, [][]op{
+		{{k: "a", v: "1"}, {k: "b", v: "1"}, {k: "c", v: "1"}},
+	})
+	dir := t.TempDir()
+	db := openDB(t, dir)
+	gate := make(chan struct{})
+	db.buildGate = gate
+	dst := db.Store("agg", 0)
+	if n, err := dst.Restore(testCtx(t), k.conn, log, nil); err != nil || n != head {
+		t.Fatalf("cold Restore = %d, %v; want %d, nil", n, err, head)
+	}
+	r := dst.restored.Load()
+
+	// The owner goes on: the second interval's source offset is 20.
+	apply(owner, []op{{k: "a", v: "2"}, {k: "b", del: true}, {k: "d", v: "4"}})
+	tail := int64(owner.PendingCount())
+	if err := owner.Flush(testCtx(t), k.prod, log, map[string]int64{"src/0": 20}); err != nil {
+		t.Fatal(err)
+	}
+	n, err := dst.Restore(testCtx(t), k.conn, log, nil)
+	if err != nil || n != tail {
+		t.Fatalf("Restore during the build = %d, %v; want the tail of %d, nil", n, err, tail)
+	}
+	if dst.restored.Load() != r {
+		t.Fatal("the build's layer was replaced")
+	}
+	want := []kv{{"a", "2"}, {"c", "1"}, {"d", "4"}}
+	wantCP := Checkpoint{ChangelogOffset: head + tail, SourceOffsets: map[string]int64{"src/0": 20}}
+	check := func(when string) {
+		t.Helper()
+		if diff := cmp.Diff(want, collect(t, dst, nil)); diff != "" {
+			t.Errorf("%s: data (-want +got):\n%s", when, diff)
+		}
+		if cp, _ := dst.Checkpoint(); !cmp.Equal(cp, wantCP) {
+			t.Errorf("%s: checkpoint %+v, want %+v", when, cp, wantCP)
+		}
+	}
+	check("during the build")
+	if cp, found := durableCheckpoint(t, dst); found {
+		t.Errorf("Badger has checkpoint %+v before the build wrote the data", cp)
+	}
+	close(gate)
+	<-r.finished
+	check("after the build")
+	if cp, _ := durableCheckpoint(t, dst); !cmp.Equal(cp, wantCP) {
+		t.Errorf("durable checkpoint %+v, want %+v", cp, wantCP)
+	}
+	assertSameState(t, owner, dst)
+}
