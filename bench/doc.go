@@ -16,6 +16,8 @@
 // alternates
 //
 //	R  a raw franz-go consume of the changelog partition, start to end: the limit;
-//	S  Store.Restore of the whole changelog into a fresh Badger directory;
+//	S  Store.Restore of the whole changelog into a fresh Badger directory, timed
+//	   until Restore returns and the store serves reads (Badger is then written
+//	   in the background; the report gives the time until that is durable too);
 //	W  after S, a clean close and reopen, then Restore again (only the empty tail).
 package main

@@ -76,24 +76,24 @@ func (r *restoreCmd) Run(ctx context.Context, c *cli) error {
 	if _, err := b.raw(ctx); err != nil {
 		return fmt.Errorf("warm-up R: %w", err)
 	}
-	if _, _, _, err := b.coldWarm(ctx, true); err != nil {
+	if _, _, _, _, err := b.coldWarm(ctx, true); err != nil {
 		return fmt.Errorf("warm-up S: %w", err)
 	}
 
 	var rs, ss, ws []sample
-	var opens []float64
+	var opens, durables []float64
 	for i := range r.Runs {
 		rsm, err := measure(func() (int64, error) { return b.raw(ctx) })
 		if err != nil {
 			return fmt.Errorf("R run %d: %w", i+1, err)
 		}
-		s, w, open, err := b.coldWarm(ctx, false)
+		s, w, open, durable, err := b.coldWarm(ctx, false)
 		if err != nil {
 			return fmt.Errorf("S run %d: %w", i+1, err)
 		}
-		rs, ss, ws, opens = append(rs, rsm), append(ss, s), append(ws, w), append(opens, open.Seconds())
-		fmt.Printf("run %d: R %9.0f rec/s   S %9.0f rec/s   S/R %.2f   W %s (open %s)\n", i+1, rsm.Rate(), s.Rate(), s.Rate()/rsm.Rate(),
-			w.Elapsed.Round(time.Microsecond), open.Round(time.Microsecond))
+		rs, ss, ws, opens, durables = append(rs, rsm), append(ss, s), append(ws, w), append(opens, open.Seconds()), append(durables, durable.Seconds())
+		fmt.Printf("run %d: R %9.0f rec/s   S %9.0f rec/s   S/R %.2f   durable after %s   W %s (open %s)\n", i+1, rsm.Rate(), s.Rate(), s.Rate()/rsm.Rate(),
+			durable.Round(time.Millisecond), w.Elapsed.Round(time.Microsecond), open.Round(time.Microsecond))
 	}
 
 	if r.CPUProfile != "" {
@@ -105,6 +105,7 @@ func (r *restoreCmd) Run(ctx context.Context, c *cli) error {
 
 	rep := summarize(rs, ss, ws)
 	rep.warmOpen = time.Duration(median(opens) * float64(time.Second))
+	rep.durable = time.Duration(median(durables) * float64(time.Second))
 	fmt.Println()
 	rep.print(os.Stdout, cl.Name, r.Keys, r.Runs)
 	if err := mergeResults(c.Results, map[string]result{
@@ -175,16 +176,21 @@ func (b *restoreBench) raw(ctx context.Context) (int64, error) {
 // changelog) and then W (clean close, reopen, Restore of the empty tail).
 // W's sample times the reopen and the restore together: both are part of a
 // warm restart. With check it also verifies what was restored.
-func (b *restoreBench) coldWarm(ctx context.Context, check bool) (cold, warm sample, warmOpen time.Duration, err error) {
+//
+// S ends when Restore returns: the store serves reads from then on, while
+// Badger is written in the background. durable is S plus the wait for that
+// (DB.Close waits for it), the time until a restart would find the
+// checkpoint.
+func (b *restoreBench) coldWarm(ctx context.Context, check bool) (cold, warm sample, warmOpen, durable time.Duration, err error) {
 	dir, err := os.MkdirTemp(b.dir, "sluice-restore-*")
 	if err != nil {
-		return cold, warm, 0, err
+		return cold, warm, 0, 0, err
 	}
 	defer os.RemoveAll(dir)
 
 	db, err := openDB(dir)
 	if err != nil {
-		return cold, warm, 0, err
+		return cold, warm, 0, 0, err
 	}
 	cold, err = measure(func() (int64, error) {
 		return db.Store(storeName, b.log.Partition).Restore(ctx, b.conn, b.log, nil)
@@ -195,11 +201,13 @@ func (b *restoreBench) coldWarm(ctx context.Context, check bool) (cold, warm sam
 	if err == nil && check {
 		err = verify(db.Store(storeName, b.log.Partition), b.keys, b.end)
 	}
+	t0 := time.Now()
 	if cerr := db.Close(); err == nil {
 		err = cerr
 	}
+	durable = cold.Elapsed + time.Since(t0)
 	if err != nil {
-		return cold, warm, 0, err
+		return cold, warm, 0, 0, err
 	}
 
 	warm, err = measure(func() (int64, error) {
@@ -222,7 +230,7 @@ func (b *restoreBench) coldWarm(ctx context.Context, check bool) (cold, warm sam
 			err = cerr
 		}
 	}
-	return cold, warm, warmOpen, err
+	return cold, warm, warmOpen, durable, err
 }
 
 // profile runs one more cold restore under the CPU profiler.

@@ -1,6 +1,7 @@
 package state
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"fmt"
@@ -204,13 +205,23 @@ func checkManualPartitioner(cl *kgo.Client, topic string) (err error) {
 //
 // It reads from the local checkpoint's ChangelogOffset up to the end measured
 // when it starts (the last stable offset, so open transactions are not
-// waited for), writing records straight to Badger in large batches (not
-// through the overlay) and advancing the checkpoint after each batch, so an
-// interrupted restore resumes where it stopped. A nil value deletes the key.
-// With local state only the tail is replayed and the checkpoint's
-// SourceOffsets are kept (updated by any source-offset headers in the tail).
+// waited for). A nil value deletes the key.
+//
+// With local state only the tail is replayed, written straight to Badger in
+// large batches (not through the overlay) with the checkpoint advanced after
+// each batch, so an interrupted restore resumes where it stopped; the
+// checkpoint's SourceOffsets are kept (updated by any source-offset headers
+// in the tail).
+//
 // Without a checkpoint, or with one past the end of the changelog (the topic
-// was recreated), the store partition is wiped and rebuilt from the start.
+// was recreated), the store partition is wiped and rebuilt from the start:
+// a cold restore. It keeps the latest value of each key in memory and
+// returns when the changelog end is reached; the store serves reads and
+// commits from memory at once while a background goroutine writes the data
+// to Badger, and the checkpoint reaches Badger only after the data (see
+// restored.go). A crash before that restores from scratch again. A Restore
+// while that background write still runs replays the tail into memory too,
+// without waiting for it.
 //
 // Offsets have gaps (compaction, transaction markers), so progress counts
 // offsets, not records: progress(done, total) is called after every batch and
@@ -232,6 +243,11 @@ func (s *Store) restore(ctx context.Context, connOpts []kgo.Opt, log Changelog, 
 	if err := s.db.checkOpen(); err != nil {
 		return 0, err
 	}
+	// A store restored cold shortly before (a task that lost and regained
+	// the partition, or reopened after an aborted transaction) may still
+	// be building Badger: its tail then goes to memory like a commit, so
+	// the task need not wait for the build.
+	layer := s.liveLayer()
 	cp, err := s.Checkpoint()
 	if err != nil {
 		return 0, err
@@ -265,15 +281,17 @@ func (s *Store) restore(ctx context.Context, connOpts []kgo.Opt, log Changelog, 
 	end := lo.Offset
 
 	start := cp.ChangelogOffset
-	if start <= 0 || start > end {
+	cold := start <= 0 || start > end
+	if cold {
 		if start > end {
 			s.db.log.Warn("changelog is behind local checkpoint; rebuilding from scratch",
 				"store", s.id.String(), "checkpoint", start, "end", end)
 		}
+		// Wipe also cancels a build in progress: its layer is gone.
 		if err := s.Wipe(); err != nil {
 			return 0, err
 		}
-		cp, start = Checkpoint{}, 0
+		cp, start, layer = Checkpoint{}, 0, nil
 	}
 	// Retention (windowed stores use compact,delete) may have removed the
 	// head of the log; without this clamp the consumer would wait forever
@@ -288,7 +306,11 @@ func (s *Store) restore(ctx context.Context, connOpts []kgo.Opt, log Changelog, 
 	if start >= end {
 		if cp.ChangelogOffset != end && end > 0 {
 			cp.ChangelogOffset = end
-			if err := s.db.bdb.Update(func(txn *badger.Txn) error {
+			if layer != nil {
+				if err := s.commitTail(layer, &memtable{}, cp); err != nil {
+					return 0, err
+				}
+			} else if err := s.db.bdb.Update(func(txn *badger.Txn) error {
 				return txn.Set(s.ckey, encodeCheckpoint(cp))
 			}); err != nil {
 				return 0, err
@@ -303,6 +325,18 @@ func (s *Store) restore(ctx context.Context, connOpts []kgo.Opt, log Changelog, 
 	cl.AddConsumePartitions(map[string]map[int32]kgo.Offset{
 		log.Topic: {log.Partition: kgo.NewOffset().At(start)},
 	})
+	// A cold restore reads into snap (restored.go) while it stays within
+	// the DB's restore memory budget; past it, snap is written to Badger
+	// and the rest goes the tail's way, straight to Badger.
+	var snap *snapshot
+	var tail *memtable // the tail's writes while layer's build runs
+	if layer != nil && !cold {
+		tail = &memtable{m: make(map[string]entry)}
+	}
+	budget := s.db.restoreMemory - s.db.restoreHeld.Load()
+	if cold {
+		snap = newSnapshot(end-start, int(max(budget/4/8, 0)))
+	}
 	var applied int64
 	next := start
 	for next < end {
@@ -312,6 +346,72 @@ func (s *Store) restore(ctx context.Context, connOpts []kgo.Opt, log Changelog, 
 		}
 		if err := fetchErr(fetches); err != nil {
 			return applied, err
+		}
+		if snap != nil && (!snap.room(fetches.NumRecords()) || snap.memBytes() > budget) {
+			s.db.log.Warn("cold restore exceeds the restore memory budget; writing to badger directly (slower)",
+				"store", s.id.String(), "budget", budget, "offset", next, "end", end)
+			if err := s.writeSorted(snap, snap.sorted(), ctx.Err); err != nil {
+				return applied, err
+			}
+			snap = nil
+		}
+		if snap != nil {
+			var rerr error
+			fetches.EachRecord(func(r *kgo.Record) {
+				if rerr != nil || r.Offset >= end || r.Offset < next {
+					return
+				}
+				next = r.Offset + 1
+				if r.Attrs.IsControl() || r.Key == nil {
+					return
+				}
+				if len(r.Headers) > 0 {
+					if rerr = mergeHeader(&cp, r); rerr != nil {
+						return
+					}
+				}
+				if r.Value == nil {
+					snap.delete(r.Key)
+				} else {
+					snap.put(r.Key, r.Value)
+				}
+				applied++
+			})
+			if rerr != nil {
+				return applied, rerr
+			}
+			if progress != nil {
+				progress(min(next, end)-start, end-start)
+			}
+			continue
+		}
+		if tail != nil {
+			var rerr error
+			fetches.EachRecord(func(r *kgo.Record) {
+				if rerr != nil || r.Offset >= end || r.Offset < next {
+					return
+				}
+				next = r.Offset + 1
+				if r.Attrs.IsControl() || r.Key == nil {
+					return
+				}
+				if rerr = mergeHeader(&cp, r); rerr != nil {
+					return
+				}
+				if r.Value == nil {
+					tail.set(r.Key, entry{del: true})
+				} else {
+					tail.set(r.Key, entry{value: bytes.Clone(r.Value)})
+				}
+				applied++
+			})
+			if rerr != nil {
+				return applied, rerr
+			}
+			if progress != nil {
+				progress(min(next, end)-start, end-start)
+			}
+			continue
 		}
 		wb := s.db.bdb.NewWriteBatch()
 		var werr error
@@ -323,15 +423,8 @@ func (s *Store) restore(ctx context.Context, connOpts []kgo.Opt, log Changelog, 
 			if r.Attrs.IsControl() || r.Key == nil {
 				return
 			}
-			for _, h := range r.Headers {
-				if h.Key == sourceOffsetsHeader {
-					hc, err := decodeCheckpoint(h.Value)
-					if err != nil {
-						werr = fmt.Errorf("offset %d: source offsets header: %w", r.Offset, err)
-						return
-					}
-					cp.SourceOffsets = mergeOffsets(cp.SourceOffsets, hc.SourceOffsets)
-				}
+			if werr = mergeHeader(&cp, r); werr != nil {
+				return
 			}
 			k := concat(s.data, r.Key)
 			if r.Value == nil {
@@ -356,7 +449,62 @@ func (s *Store) restore(ctx context.Context, connOpts []kgo.Opt, log Changelog, 
 			progress(min(next, end)-start, end-start)
 		}
 	}
+	if snap != nil {
+		cp.ChangelogOffset = next
+		s.startBuild(snap, cp)
+	}
+	if tail != nil {
+		cp.ChangelogOffset = next
+		if err := s.commitTail(layer, tail, cp); err != nil {
+			return applied, err
+		}
+	}
 	return applied, nil
+}
+
+// liveLayer returns s's restored layer if its build is still running and
+// has not failed. A failed one is forgotten: Badger then has no checkpoint,
+// and the restore starts from scratch.
+func (s *Store) liveLayer() *restored {
+	r := s.restored.Load()
+	if r == nil {
+		return nil
+	}
+	r.mu.Lock()
+	done, failed := r.done, r.err != nil
+	r.mu.Unlock()
+	if failed {
+		s.waitBuild()
+	}
+	if done || failed {
+		return nil
+	}
+	return r
+}
+
+// commitTail hands a tail replayed during a build to the layer, as a commit
+// would; if the build finished meanwhile, Badger takes it directly.
+func (s *Store) commitTail(layer *restored, tail *memtable, cp Checkpoint) error {
+	handled, err := layer.commit(tail, cp)
+	if err != nil || handled {
+		return err
+	}
+	return s.writeTable(tail, cp)
+}
+
+// mergeHeader folds the source offsets a changelog record carries (the last
+// record of each flush) into cp.
+func mergeHeader(cp *Checkpoint, r *kgo.Record) error {
+	for _, h := range r.Headers {
+		if h.Key == sourceOffsetsHeader {
+			hc, err := decodeCheckpoint(h.Value)
+			if err != nil {
+				return fmt.Errorf("offset %d: source offsets header: %w", r.Offset, err)
+			}
+			cp.SourceOffsets = mergeOffsets(cp.SourceOffsets, hc.SourceOffsets)
+		}
+	}
+	return nil
 }
 
 func fetchErr(fs kgo.Fetches) error {

@@ -16,7 +16,12 @@
 //
 //  1. Restore when a task is assigned the partition. With a local checkpoint
 //     only the changelog tail after it is replayed; without one (a new owner,
-//     an empty data dir) the partition is rebuilt from the changelog's start.
+//     an empty data dir) the partition is rebuilt from the changelog's start:
+//     a cold restore reads the changelog into an in-memory index and returns
+//     when it reaches the end, the store serves reads and takes commits from
+//     memory at once, and a background goroutine writes the data to Badger,
+//     its checkpoint last (restored.go). Options.RestoreMemory bounds that
+//     memory; DB.Close waits for those writes.
 //  2. Get, Put, Delete, Range and RangeBetween while processing. Writes go to
 //     the overlay, which reads see and which keeps only the last write of a
 //     key, so a hot key costs one changelog record per interval, not one per

@@ -4,8 +4,8 @@ import (
 	"bytes"
 	"errors"
 	"fmt"
-	"slices"
 	"sort"
+	"sync/atomic"
 
 	"github.com/dgraph-io/badger/v4"
 )
@@ -20,20 +20,12 @@ type Store struct {
 	data []byte // Badger prefix of this store partition's data keys
 	ckey []byte // Badger key of this store partition's checkpoint
 
-	// overlay maps user key → latest write this interval. A map (not a
-	// tree) keeps Put at one hash lookup; the key order Range and Pending
-	// need is built lazily in keys.
-	overlay map[string]entry
-	// keys holds the overlay's keys; sorted unless dirty. Only a Put of a
-	// new key makes it dirty, so coalescing updates stay cheap.
-	keys         []string
-	dirty        bool
-	overlayBytes int64
-}
-
-type entry struct {
-	value []byte
-	del   bool
+	// overlay holds the writes of this commit interval.
+	overlay memtable
+	// restored is set while a cold restore's data is still being written
+	// to Badger in the background; reads and commits go through it (see
+	// restored.go). The build goroutine clears it when done.
+	restored atomic.Pointer[restored]
 }
 
 // Change is one overlay entry, as written to the changelog.
@@ -59,7 +51,7 @@ func newStore(db *DB, id StoreID) *Store {
 		id:      id,
 		data:    storePrefix(tagData, id.Name, id.Partition),
 		ckey:    storePrefix(tagCheckpoint, id.Name, id.Partition),
-		overlay: make(map[string]entry),
+		overlay: newMemtable(),
 	}
 }
 
@@ -74,11 +66,16 @@ func (s *Store) errorf(op string, err error) error {
 // there means absent), else Badger's. A value from the overlay is shared with
 // it and must not be modified.
 func (s *Store) Get(key []byte) (value []byte, ok bool, err error) {
-	if e, hit := s.overlay[string(key)]; hit {
+	if e, hit := s.overlay.get(key); hit {
 		if e.del {
 			return nil, false, nil
 		}
 		return e.value, true, nil
+	}
+	if r := s.restored.Load(); r != nil {
+		if v, ok, served := r.get(key); served {
+			return v, ok, nil
+		}
 	}
 	if err := s.db.checkOpen(); err != nil {
 		return nil, false, s.errorf("get", err)
@@ -115,32 +112,13 @@ func (s *Store) Put(key, value []byte) {
 // Delete records a tombstone for key in the overlay.
 func (s *Store) Delete(key []byte) { s.set(key, entry{del: true}) }
 
-func (s *Store) set(key []byte, e entry) {
-	if old, hit := s.overlay[string(key)]; hit {
-		s.overlayBytes += int64(len(e.value) - len(old.value))
-		s.overlay[string(key)] = e
-		return
-	}
-	k := string(key)
-	s.overlay[k] = e
-	s.keys = append(s.keys, k)
-	s.dirty = true
-	s.overlayBytes += int64(len(k) + len(e.value))
-}
-
-// sortedKeys returns the overlay keys in order. When re-sorting it builds a
-// new slice, so a Range in progress (whose fn may Put) keeps a stable view.
-func (s *Store) sortedKeys() []string {
-	if s.dirty {
-		s.keys = slices.Clone(s.keys)
-		slices.Sort(s.keys)
-		s.dirty = false
-	}
-	return s.keys
-}
+func (s *Store) set(key []byte, e entry) { s.overlay.set(key, e) }
 
 // Range calls fn for each live key starting with prefix, in ascending key
-// order, merging the overlay and Badger (the overlay wins, tombstones hide).
+// order, merging the overlay and Badger (the overlay wins, tombstones hide)
+// or, while a cold restore's data is being written to Badger, the overlay
+// and the restored layers in memory; the first Range after a cold restore
+// waits for those to be sorted.
 // fn returning false stops. key and value are only valid during the call;
 // copy them to keep them. An empty prefix ranges over the whole store.
 func (s *Store) Range(prefix []byte, fn func(key, value []byte) bool) error {
@@ -166,10 +144,14 @@ func (s *Store) rangeBetween(op string, start, end []byte, fn func(key, value []
 	if err := s.db.checkOpen(); err != nil {
 		return s.errorf(op, err)
 	}
-	keys := s.sortedKeys()
-	oi := sort.SearchStrings(keys, string(start))
-	inRange := func(k []byte) bool { return end == nil || bytes.Compare(k, end) < 0 }
-
+	if r := s.restored.Load(); r != nil {
+		if v, ok := r.view(); ok {
+			if err := s.merge(newMemCursor(v, start, end), start, end, fn); err != nil {
+				return s.errorf(op, err)
+			}
+			return nil
+		}
+	}
 	err := s.db.bdb.View(func(txn *badger.Txn) error {
 		// A bounded range narrows the iterator to the longest prefix its
 		// bounds share, and reads values only for the keys it visits:
@@ -183,49 +165,7 @@ func (s *Store) rangeBetween(op string, start, end []byte, fn func(key, value []
 		it := txn.NewIterator(opts)
 		defer it.Close()
 		it.Seek(concat(s.data, start))
-		for {
-			var bk []byte
-			if it.Valid() {
-				bk = it.Item().Key()[len(s.data):]
-				if !inRange(bk) {
-					bk = nil
-				}
-			}
-			var ok []byte
-			if oi < len(keys) && inRange([]byte(keys[oi])) {
-				ok = []byte(keys[oi])
-			}
-			if bk == nil && ok == nil {
-				return nil
-			}
-			if ok != nil && (bk == nil || bytes.Compare(ok, bk) <= 0) {
-				if bk != nil && bytes.Equal(ok, bk) {
-					it.Next() // shadowed by the overlay
-				}
-				oi++
-				e, hit := s.overlay[string(ok)]
-				if !hit || e.del {
-					// Missing: fn committed or discarded the overlay
-					// mid-range; the key is no longer pending.
-					continue
-				}
-				if !fn(ok, e.value) {
-					return nil
-				}
-				continue
-			}
-			more := true
-			if err := it.Item().Value(func(v []byte) error {
-				more = fn(bk, v)
-				return nil
-			}); err != nil {
-				return err
-			}
-			if !more {
-				return nil
-			}
-			it.Next()
-		}
+		return s.merge(&badgerCursor{it: it, prefix: len(s.data), end: end}, start, end, fn)
 	})
 	if err != nil {
 		return s.errorf(op, err)
@@ -233,28 +173,93 @@ func (s *Store) rangeBetween(op string, start, end []byte, fn func(key, value []
 	return nil
 }
 
+// cursor is what lies below the overlay, in key order within a range's
+// bounds: Badger, or the restored layers while they are being built.
+type cursor interface {
+	valid() bool
+	key() []byte
+	value(fn func([]byte) error) error
+	next()
+}
+
+type badgerCursor struct {
+	it     *badger.Iterator
+	prefix int
+	end    []byte
+}
+
+func (c *badgerCursor) valid() bool {
+	return c.it.Valid() && (c.end == nil || bytes.Compare(c.key(), c.end) < 0)
+}
+func (c *badgerCursor) key() []byte                       { return c.it.Item().Key()[c.prefix:] }
+func (c *badgerCursor) value(fn func([]byte) error) error { return c.it.Item().Value(fn) }
+func (c *badgerCursor) next()                             { c.it.Next() }
+
+// merge calls fn for the live keys of the overlay and below in [start,
+// end), in order; the overlay wins and its tombstones hide.
+func (s *Store) merge(below cursor, start, end []byte, fn func(key, value []byte) bool) error {
+	keys := s.overlay.sortedKeys()
+	oi := sort.SearchStrings(keys, string(start))
+	inRange := func(k []byte) bool { return end == nil || bytes.Compare(k, end) < 0 }
+	for {
+		var bk []byte
+		if below.valid() {
+			bk = below.key()
+		}
+		var ok []byte
+		if oi < len(keys) && inRange([]byte(keys[oi])) {
+			ok = []byte(keys[oi])
+		}
+		if bk == nil && ok == nil {
+			return nil
+		}
+		if ok != nil && (bk == nil || bytes.Compare(ok, bk) <= 0) {
+			if bk != nil && bytes.Equal(ok, bk) {
+				below.next() // shadowed by the overlay
+			}
+			oi++
+			e, hit := s.overlay.get(ok)
+			if !hit || e.del {
+				// Missing: fn committed or discarded the overlay
+				// mid-range; the key is no longer pending.
+				continue
+			}
+			if !fn(ok, e.value) {
+				return nil
+			}
+			continue
+		}
+		more := true
+		if err := below.value(func(v []byte) error {
+			more = fn(bk, v)
+			return nil
+		}); err != nil {
+			return err
+		}
+		if !more {
+			return nil
+		}
+		below.next()
+	}
+}
+
 // Pending returns the overlay in key order, for writing to the changelog. It
 // does not clear the overlay. Values are shared with the overlay.
 func (s *Store) Pending() []Change {
-	keys := s.sortedKeys()
+	keys := s.overlay.sortedKeys()
 	out := make([]Change, 0, len(keys))
 	for _, k := range keys {
-		e := s.overlay[k]
+		e := s.overlay.m[k]
 		out = append(out, Change{Key: []byte(k), Value: e.value, Delete: e.del})
 	}
 	return out
 }
 
 // PendingCount is the number of distinct keys written this interval.
-func (s *Store) PendingCount() int { return len(s.overlay) }
+func (s *Store) PendingCount() int { return s.overlay.len() }
 
 // Discard drops the overlay, e.g. after an aborted Kafka transaction.
-func (s *Store) Discard() {
-	clear(s.overlay)
-	s.keys = nil
-	s.dirty = false
-	s.overlayBytes = 0
-}
+func (s *Store) Discard() { s.overlay.reset() }
 
 // Commit writes the overlay and cp to Badger in one transaction, then clears
 // the overlay. cp is stored as given (Flush is the caller that merges source
@@ -265,13 +270,37 @@ func (s *Store) Discard() {
 // correct: a crash in between leaves the old checkpoint, and a restore replays
 // the changelog (which already holds this overlay) from it, rewriting the same
 // values.
+//
+// While a cold restore's data is still being written to Badger, the overlay
+// and cp are kept in memory instead and reach Badger, in one transaction,
+// right after that data (see restored.go).
 func (s *Store) Commit(cp Checkpoint) error {
 	if err := s.db.checkOpen(); err != nil {
 		return s.errorf("commit", err)
 	}
-	if err := s.db.checkSpace(s.overlayBytes); err != nil {
+	if err := s.db.checkSpace(s.overlay.bytes); err != nil {
 		return s.errorf("commit", err)
 	}
+	if r := s.restored.Load(); r != nil {
+		handled, err := r.commit(&s.overlay, cp)
+		if err != nil {
+			return s.errorf("commit", err)
+		}
+		if handled {
+			s.Discard()
+			return nil
+		}
+	}
+	if err := s.writeTable(&s.overlay, cp); err != nil {
+		return s.errorf("commit", err)
+	}
+	s.Discard()
+	return nil
+}
+
+// writeTable writes t and cp to Badger in one transaction (several if t
+// exceeds Badger's transaction limit, the checkpoint in the last).
+func (s *Store) writeTable(t *memtable, cp Checkpoint) error {
 	enc := encodeCheckpoint(cp)
 	txn := s.db.bdb.NewTransaction(true)
 	defer func() { txn.Discard() }()
@@ -286,8 +315,8 @@ func (s *Store) Commit(cp Checkpoint) error {
 		txn = s.db.bdb.NewTransaction(true)
 		return op(txn)
 	}
-	for _, k := range s.sortedKeys() {
-		e := s.overlay[k]
+	for _, k := range t.sortedKeys() {
+		e := t.m[k]
 		bk := concat(s.data, []byte(k))
 		var err error
 		if e.del {
@@ -296,17 +325,13 @@ func (s *Store) Commit(cp Checkpoint) error {
 			err = apply(func(t *badger.Txn) error { return t.Set(bk, e.value) })
 		}
 		if err != nil {
-			return s.errorf("commit", err)
+			return err
 		}
 	}
 	if err := apply(func(t *badger.Txn) error { return t.Set(s.ckey, enc) }); err != nil {
-		return s.errorf("commit", err)
+		return err
 	}
-	if err := txn.Commit(); err != nil {
-		return s.errorf("commit", err)
-	}
-	s.Discard()
-	return nil
+	return txn.Commit()
 }
 
 // Checkpoint returns the last committed checkpoint. A store partition that
@@ -316,6 +341,11 @@ func (s *Store) Commit(cp Checkpoint) error {
 func (s *Store) Checkpoint() (Checkpoint, error) {
 	if err := s.db.checkOpen(); err != nil {
 		return Checkpoint{}, s.errorf("checkpoint", err)
+	}
+	if r := s.restored.Load(); r != nil {
+		if cp, ok := r.checkpoint(); ok {
+			return cp, nil
+		}
 	}
 	var cp Checkpoint
 	err := s.db.bdb.View(func(txn *badger.Txn) error {
@@ -338,11 +368,13 @@ func (s *Store) Checkpoint() (Checkpoint, error) {
 }
 
 // Wipe deletes every key and the checkpoint of this store partition, and the
-// overlay. Used before a restore from scratch.
+// overlay. Used before a restore from scratch. A cold restore's data still
+// being written to Badger is dropped: the build is cancelled first.
 func (s *Store) Wipe() error {
 	if err := s.db.checkOpen(); err != nil {
 		return s.errorf("wipe", err)
 	}
+	s.cancelBuild()
 	s.Discard()
 	if err := s.db.bdb.DropPrefix(s.data, s.ckey); err != nil {
 		return s.errorf("wipe", err)
@@ -352,22 +384,36 @@ func (s *Store) Wipe() error {
 
 // ApproxBytes estimates the size of this store partition: Badger's on-disk
 // table estimate for its key range (memtables are not counted, so fresh
-// writes show up after a flush) plus the overlay's keys and values.
+// writes show up after a flush) plus the overlay's keys and values. While a
+// cold restore's data is being written to Badger, it is that data's size in
+// memory instead of Badger's estimate.
 func (s *Store) ApproxBytes() int64 {
+	if r := s.restored.Load(); r != nil {
+		if n, ok := r.memBytes(); ok {
+			return n + s.overlay.bytes
+		}
+	}
 	if s.db.checkOpen() != nil {
-		return s.overlayBytes
+		return s.overlay.bytes
 	}
 	onDisk, _ := s.db.bdb.EstimateSize(s.data)
-	return int64(onDisk) + s.overlayBytes
+	return int64(onDisk) + s.overlay.bytes
 }
 
 // CommittedStats counts the committed keys starting with prefix and their
 // approximate bytes (key and value). It reads Badger only, never the
 // overlay, so other goroutines may call it while the task writes: reports
 // such as DESCRIBE EXTENDED use it to show how much state a query holds.
+// While a cold restore's data is being written to Badger, it counts that
+// data and the commits since, in memory.
 func (s *Store) CommittedStats(prefix []byte) (keys, bytes int64, err error) {
 	if err := s.db.checkOpen(); err != nil {
 		return 0, 0, s.errorf("stats", err)
+	}
+	if r := s.restored.Load(); r != nil {
+		if keys, bytes, ok := r.stats(prefix); ok {
+			return keys, bytes, nil
+		}
 	}
 	err = s.db.bdb.View(func(txn *badger.Txn) error {
 		it := txn.NewIterator(badger.IteratorOptions{Prefix: concat(s.data, prefix)})
@@ -393,12 +439,20 @@ func commonPrefix(a, b []byte) []byte {
 	return a[:n]
 }
 
+// ErrRestoring is returned by RangeCommitted while a cold restore's data
+// is still being written to Badger: it lives in memory until then, and a
+// pull query then asks again rather than read a partial table.
+var ErrRestoring = errors.New("state is still being restored")
+
 // RangeCommitted is Range over committed data only, never the overlay,
 // so other goroutines may call it while the task writes: pull queries
 // read tables this way, as of the last commit.
 func (s *Store) RangeCommitted(prefix []byte, fn func(key, value []byte) bool) error {
 	if err := s.db.checkOpen(); err != nil {
 		return s.errorf("range", err)
+	}
+	if s.restored.Load() != nil {
+		return s.errorf("range", ErrRestoring)
 	}
 	err := s.db.bdb.View(func(txn *badger.Txn) error {
 		it := txn.NewIterator(badger.IteratorOptions{PrefetchValues: true, PrefetchSize: 64, Prefix: concat(s.data, prefix)})
