@@ -602,18 +602,18 @@ func (e *Engine) kafkaConfig(group string, transient bool, out exec.Output, prop
 		onChange = e.cfg.OnPartitionsChange
 	}
 	return exec.KafkaConfig{
-		ExactlyOnce:       eos,
-		TransactionalID:   group + "-" + e.instanceID,
-		ConnOpts:          e.cfg.ConnOpts,
-		GroupID:           group,
-		ResetOffset:       prop(props, "auto.offset.reset", prop(props, "ksql.streams.auto.offset.reset", "latest")),
-		CommitInterval:    interval,
-		DB:                e.db,
-		Log:               e.log,
-		Transient:         transient,
-		Output:            out,
-		OnRestoreProgress: e.cfg.OnRestoreProgress,
-		ClientOpts:        e.clientOpts(group + "-" + e.instanceID),
+		ExactlyOnce:        eos,
+		TransactionalID:    group + "-" + e.instanceID,
+		ConnOpts:           e.cfg.ConnOpts,
+		GroupID:            group,
+		ResetOffset:        prop(props, "auto.offset.reset", prop(props, "ksql.streams.auto.offset.reset", "latest")),
+		CommitInterval:     interval,
+		DB:                 e.db,
+		Log:                e.log,
+		Transient:          transient,
+		Output:             out,
+		OnRestoreProgress:  e.cfg.OnRestoreProgress,
+		ClientOpts:         e.clientOpts(group + "-" + e.instanceID),
 		OnPartitionsChange: onChange,
 	}
 }
