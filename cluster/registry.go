@@ -13,6 +13,8 @@ import (
 	"github.com/twmb/franz-go/pkg/kadm"
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kgo"
+
+	"github.com/sluice-sql/sluice/engine"
 )
 
 // TopicName names the instances topic of a service.
@@ -344,4 +346,18 @@ func (r *Registry) Close() error {
 		return fmt.Errorf("instance registry: write tombstone: %w", err)
 	}
 	return nil
+}
+
+// EnginePartitions reports the partitions e's persistent queries own on
+// this instance: what Config.Local should return for an engine.
+func EnginePartitions(e *engine.Engine) map[string][]Partition {
+	out := map[string][]Partition{}
+	for _, q := range e.Queries() {
+		ps := []Partition{}
+		for _, ti := range q.Partitions() {
+			ps = append(ps, Partition{Topic: ti.Topic, Partition: ti.Partition, State: string(ti.State)})
+		}
+		out[q.ID] = ps
+	}
+	return out
 }
