@@ -239,4 +239,29 @@ func TestServerClusterForwarding(t *testing.T) {
 	}
 	counts[more]++
 	t.Run("after one stopped", func(t *testing.T) { check(t, []*serverProc{a, b}) })
+
+	// A partition an instance does not hold is refused whole, with a
+	// 503 naming it, never answered with what is at hand.
+	req, err := http.NewRequest("POST", a.base+"/query-stream", strings.NewReader(`{"sql":"SELECT * FROM page_counts;"}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	req.SetBasicAuth("alice", "secret")
+	req.Header.Set("X-Sluice-Forwarded", "1")
+	req.Header.Set("X-Sluice-Partitions", "7")
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	body, _ := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	var eb struct {
+		Code    int    `json:"error_code"`
+		Message string `json:"message"`
+	}
+	_ = json.Unmarshal(body, &eb)
+	want := "partition not available on this instance: partition 7 of " + repart + " (query " + query + ") is not assigned here"
+	if resp.StatusCode != 503 || eb.Code != 50300 || eb.Message != want {
+		t.Errorf("partition 7: %d %s, want 503 with message %q", resp.StatusCode, body, want)
+	}
 }
