@@ -18,6 +18,13 @@
 // follows it. An Execute that issues a command returns once this
 // instance has applied it, with its outcome. commands.go holds this.
 //
+// Several instances of a service split each query's partitions through
+// its consumer group. Query.Partitions says what this instance owns and
+// Config.OnPartitionsChange says when that changes (package cluster
+// publishes both); PullTarget names the state partitions a pull query
+// needs and WithPartitions limits one to partitions this instance owns,
+// so a server can answer its share and forward the rest (ownership.go).
+//
 // Example:
 //
 //	e, _ := engine.Open(ctx, engine.Config{ConnOpts: []kgo.Opt{kgo.SeedBrokers("127.0.0.1:9092")}, DataDir: "sluice-data"})

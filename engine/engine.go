@@ -60,6 +60,11 @@ type Config struct {
 	// a client id unique within the process: the server hangs one
 	// metrics hook on each that way.
 	ClientOpts func(clientID string) []kgo.Opt
+	// OnPartitionsChange, when set, is called whenever the partitions a
+	// persistent query owns on this instance, or their tasks' states,
+	// change (see Partitions). An instance registry (package cluster)
+	// publishes them from it; it must not block.
+	OnPartitionsChange func()
 }
 
 // Engine executes statements against one catalog.

@@ -130,7 +130,7 @@ func (e *Engine) executeStatement(ctx context.Context, p parser.Parsed, sess *se
 		res.Message = fmt.Sprintf("Successfully unset local property '%s'.", st.Name)
 	case *parser.Select:
 		if q, reader := e.pullSource(st); reader != nil {
-			rows, err := e.pullQuery(st, q, reader, sess.snapshot())
+			rows, err := e.pullQuery(ctx, st, q, reader, sess.snapshot())
 			if err != nil {
 				return nil, err
 			}
@@ -595,19 +595,26 @@ func (e *Engine) kafkaConfig(group string, transient bool, out exec.Output, prop
 	if ms, err := strconv.Atoi(prop(props, "commit.interval.ms", prop(props, "ksql.streams.commit.interval.ms", ""))); err == nil && ms > 0 {
 		interval = time.Duration(ms) * time.Millisecond
 	}
+	// Transient queries are this instance's alone: nobody asks where
+	// their partitions are.
+	var onChange func()
+	if !transient {
+		onChange = e.cfg.OnPartitionsChange
+	}
 	return exec.KafkaConfig{
-		ExactlyOnce:       eos,
-		TransactionalID:   group + "-" + e.instanceID,
-		ConnOpts:          e.cfg.ConnOpts,
-		GroupID:           group,
-		ResetOffset:       prop(props, "auto.offset.reset", prop(props, "ksql.streams.auto.offset.reset", "latest")),
-		CommitInterval:    interval,
-		DB:                e.db,
-		Log:               e.log,
-		Transient:         transient,
-		Output:            out,
-		OnRestoreProgress: e.cfg.OnRestoreProgress,
-		ClientOpts:        e.clientOpts(group + "-" + e.instanceID),
+		ExactlyOnce:        eos,
+		TransactionalID:    group + "-" + e.instanceID,
+		ConnOpts:           e.cfg.ConnOpts,
+		GroupID:            group,
+		ResetOffset:        prop(props, "auto.offset.reset", prop(props, "ksql.streams.auto.offset.reset", "latest")),
+		CommitInterval:     interval,
+		DB:                 e.db,
+		Log:                e.log,
+		Transient:          transient,
+		Output:             out,
+		OnRestoreProgress:  e.cfg.OnRestoreProgress,
+		ClientOpts:         e.clientOpts(group + "-" + e.instanceID),
+		OnPartitionsChange: onChange,
 	}
 }
 

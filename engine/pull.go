@@ -1,6 +1,7 @@
 package engine
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"strings"
@@ -41,7 +42,11 @@ func (e *Engine) pullSource(sel *parser.Select) (*Query, *exec.TableReader) {
 // commit interval old), then ends. WHERE, projection and LIMIT apply as
 // in a push query; the key's partitions on other instances are not
 // asked (scale-out forwards them: see the server).
-func (e *Engine) pullQuery(sel *parser.Select, q *Query, reader *exec.TableReader, props map[string]string) (*RowStream, error) {
+//
+// With WithPartitions in ctx only those store partitions are read, and
+// each must be one this instance owns with its state restored: see
+// ErrPartitionUnavailable.
+func (e *Engine) pullQuery(ctx context.Context, sel *parser.Select, q *Query, reader *exec.TableReader, props map[string]string) (*RowStream, error) {
 	if len(sel.GroupBy) > 0 || sel.Window != nil || sel.Having != nil {
 		return nil, fmt.Errorf("%w: pull queries cannot aggregate or window; add EMIT CHANGES for a push query", planner.ErrUnsupported)
 	}
@@ -65,6 +70,12 @@ func (e *Engine) pullQuery(sel *parser.Select, q *Query, reader *exec.TableReade
 	src, err := e.cat.Lookup(sel.From.Name)
 	if err != nil {
 		return nil, err
+	}
+	if parts, ok := partitionsOf(ctx); ok {
+		if err := q.servable(reader.Topic(), parts); err != nil {
+			return nil, err
+		}
+		reader = reader.Only(parts)
 	}
 	rowTime := len(src.Schema.Columns) // ROWTIME follows the key and value columns
 	var procErr error
@@ -102,6 +113,20 @@ func (e *Engine) pullQuery(sel *parser.Select, q *Query, reader *exec.TableReade
 // read goes straight to them. The WHERE still filters the rows read, so
 // a lookup that finds more than it should changes nothing.
 func lookupKeys(sel *parser.Select, src *planner.Source) ([][]byte, bool) {
+	vals, ok := lookupKeyValues(sel, src)
+	if !ok {
+		return nil, false
+	}
+	out := make([][]byte, len(vals))
+	for i, v := range vals {
+		out[i] = types.AppendValues(nil, []any{v})
+	}
+	return out, true
+}
+
+// lookupKeyValues is lookupKeys with the key values as they are, cast to
+// the key column's type.
+func lookupKeyValues(sel *parser.Select, src *planner.Source) ([]any, bool) {
 	keyCols := src.Schema.Keys()
 	if sel.Where == nil || len(keyCols) != 1 {
 		return nil, false
@@ -111,8 +136,8 @@ func lookupKeys(sel *parser.Select, src *planner.Source) ([][]byte, bool) {
 		ref, ok := x.(*parser.ColumnRef)
 		return ok && strings.EqualFold(ref.Name, key.Name)
 	}
-	encode := func(lits []parser.Expr) ([][]byte, bool) {
-		out := make([][]byte, 0, len(lits))
+	values := func(lits []parser.Expr) ([]any, bool) {
+		out := make([]any, 0, len(lits))
 		for _, l := range lits {
 			if _, ok := l.(*parser.Literal); !ok {
 				return nil, false
@@ -129,7 +154,7 @@ func lookupKeys(sel *parser.Select, src *planner.Source) ([][]byte, bool) {
 			if v == nil {
 				return nil, false
 			}
-			out = append(out, types.AppendValues(nil, []any{v}))
+			out = append(out, v)
 		}
 		return out, true
 	}
@@ -151,14 +176,14 @@ func lookupKeys(sel *parser.Select, src *planner.Source) ([][]byte, bool) {
 				continue
 			}
 			if isKey(x.Left) {
-				return encode([]parser.Expr{x.Right})
+				return values([]parser.Expr{x.Right})
 			}
 			if isKey(x.Right) {
-				return encode([]parser.Expr{x.Left})
+				return values([]parser.Expr{x.Left})
 			}
 		case *parser.In:
 			if !x.Not && isKey(x.X) {
-				return encode(x.List)
+				return values(x.List)
 			}
 		}
 	}

@@ -52,6 +52,11 @@ type KafkaConfig struct {
 	// to time out.
 	ExactlyOnce     bool
 	TransactionalID string
+	// OnPartitionsChange, when set, is called (with no lock held) after
+	// this runner's partitions or their tasks' states change: partitions
+	// assigned, revoked or lost, a task restored and running. An
+	// instance registry publishes ownership from it.
+	OnPartitionsChange func()
 }
 
 // KafkaRunner runs one query's topology against Kafka: a consumer group
@@ -93,6 +98,14 @@ type topicPartition struct {
 func Partitioner() kgo.Partitioner { return partitioner{kgo.StickyKeyPartitioner(nil)} }
 
 type partitioner struct{ keyed kgo.Partitioner }
+
+// KeyPartition is the partition of topic (with partitions partitions)
+// that Partitioner sends a record with key to: where a keyed record
+// written by Sluice, or by a Java client, lands.
+func KeyPartition(topic string, key []byte, partitions int32) int32 {
+	tp := Partitioner().ForTopic(topic)
+	return int32(tp.Partition(&kgo.Record{Topic: topic, Key: key}, int(partitions)))
+}
 
 func (p partitioner) ForTopic(topic string) kgo.TopicPartitioner {
 	if strings.HasSuffix(topic, "-changelog") {
@@ -188,6 +201,46 @@ type TaskInfo struct {
 	State     TaskState
 	// Restore is set while the task is RESTORING.
 	Restore *RestoreProgress
+}
+
+// TaskAssigned is the state of an assigned partition whose task does not
+// exist yet: a stateless sub-topology's task starts with its first
+// record.
+const TaskAssigned TaskState = "ASSIGNED"
+
+// Partitions reports every partition assigned to this instance, with its
+// task's state (TaskAssigned when it has none yet), sorted by topic and
+// partition. Unlike Tasks it includes silent stateless partitions: it is
+// what this instance owns, which is what other instances need to know.
+func (r *KafkaRunner) Partitions() []TaskInfo {
+	byTP := map[topicPartition]TaskInfo{}
+	for _, ti := range r.Tasks() {
+		byTP[topicPartition{ti.Topic, ti.Partition}] = ti
+	}
+	r.mu.Lock()
+	for tp := range r.assigned {
+		if _, ok := byTP[tp]; !ok {
+			byTP[tp] = TaskInfo{Topic: tp.topic, Partition: tp.partition, State: TaskAssigned}
+		}
+	}
+	r.mu.Unlock()
+	out := make([]TaskInfo, 0, len(byTP))
+	for _, ti := range byTP {
+		out = append(out, ti)
+	}
+	sort.Slice(out, func(i, j int) bool {
+		if out[i].Topic != out[j].Topic {
+			return out[i].Topic < out[j].Topic
+		}
+		return out[i].Partition < out[j].Partition
+	})
+	return out
+}
+
+func (r *KafkaRunner) partitionsChanged() {
+	if r.cfg.OnPartitionsChange != nil {
+		r.cfg.OnPartitionsChange()
+	}
 }
 
 // Tasks reports the tasks this instance owns, restoring ones included,
@@ -304,8 +357,8 @@ func (r *KafkaRunner) run(ctx context.Context) {
 			total += l
 		}
 		r.Metrics.Lag.Store(total)
-		if procErr == nil && r.topo.IdleTimeout > 0 {
-			procErr = r.startIdleTasks(ctx, time.Now())
+		if procErr == nil {
+			procErr = r.startAssignedTasks(ctx)
 		}
 		if procErr == nil && r.topo.IdleTimeout > 0 {
 			procErr = r.advanceIdle(time.Now())
@@ -404,6 +457,7 @@ func (r *KafkaRunner) taskAt(ctx context.Context, topic string, partition int32,
 	r.mu.Lock()
 	r.tasks[tp] = t
 	r.mu.Unlock()
+	r.partitionsChanged()
 	return t, nil
 }
 
@@ -604,19 +658,24 @@ func (r *KafkaRunner) commitTransaction(ctx context.Context) error {
 func (r *KafkaRunner) onAssigned(_ context.Context, _ *kgo.Client, assigned map[string][]int32) {
 	now := time.Now()
 	r.mu.Lock()
-	defer r.mu.Unlock()
 	for topic, ps := range assigned {
 		for _, p := range ps {
 			r.assigned[topicPartition{topic, p}] = now
 		}
 	}
+	r.mu.Unlock()
+	r.partitionsChanged()
 }
 
-// startIdleTasks creates the task of every stateful partition that has
-// been assigned for the idle timeout without sending a record: its state
-// (and stream time) is restored, and advanceIdle can then close its
-// windows as if the partition had been idle since it was assigned.
-func (r *KafkaRunner) startIdleTasks(ctx context.Context, now time.Time) error {
+// startAssignedTasks creates the task of every stateful partition that is
+// assigned but has no task yet, without waiting for its first record:
+// its state is restored from the changelog at once, so that a pull query
+// this instance answers for the partition reads current state rather than
+// what it last kept before the partition moved away, and, with an idle
+// timeout, advanceIdle can close the windows of a partition that stays
+// silent after a restart or rebalance as if it had been idle since it
+// was assigned.
+func (r *KafkaRunner) startAssignedTasks(ctx context.Context) error {
 	type due struct {
 		tp topicPartition
 		at time.Time
@@ -624,7 +683,7 @@ func (r *KafkaRunner) startIdleTasks(ctx context.Context, now time.Time) error {
 	var dues []due
 	r.mu.Lock()
 	for tp, at := range r.assigned {
-		if _, ok := r.tasks[tp]; ok || now.Sub(at) < r.topo.IdleTimeout {
+		if _, ok := r.tasks[tp]; ok {
 			continue
 		}
 		if sub := r.topo.sub(tp.topic); sub != nil && hasStores(sub) {
@@ -632,6 +691,12 @@ func (r *KafkaRunner) startIdleTasks(ctx context.Context, now time.Time) error {
 		}
 	}
 	r.mu.Unlock()
+	sort.Slice(dues, func(i, j int) bool {
+		if dues[i].tp.topic != dues[j].tp.topic {
+			return dues[i].tp.topic < dues[j].tp.topic
+		}
+		return dues[i].tp.partition < dues[j].tp.partition
+	})
 	for _, d := range dues {
 		if _, err := r.taskAt(ctx, d.tp.topic, d.tp.partition, d.at); err != nil {
 			return err
@@ -676,7 +741,6 @@ func (r *KafkaRunner) onLost(_ context.Context, _ *kgo.Client, lost map[string][
 
 func (r *KafkaRunner) dropTasks(parts map[string][]int32) {
 	r.mu.Lock()
-	defer r.mu.Unlock()
 	for topic, ps := range parts {
 		for _, p := range ps {
 			tp := topicPartition{topic, p}
@@ -687,6 +751,8 @@ func (r *KafkaRunner) dropTasks(parts map[string][]int32) {
 			}
 		}
 	}
+	r.mu.Unlock()
+	r.partitionsChanged()
 }
 
 func (r *KafkaRunner) shutdown() {

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"log/slog"
 
+	"github.com/sluice-sql/sluice/format"
 	"github.com/sluice-sql/sluice/state"
 	"github.com/sluice-sql/sluice/types"
 )
@@ -18,10 +19,15 @@ var ErrNotMaterialized = errors.New("not materialized")
 // projection. Pull queries are served this way, from local Badger state.
 type TableReader struct {
 	topo *Topology
-	agg  *AggregateNode
+	// src is the source of the aggregate's sub-topology: the store's
+	// partitions are that topic's.
+	src *SourceSpec
+	agg *AggregateNode
 	// post are the stateless steps between the aggregate and the sink.
 	post []Node
 	sink *SinkNode
+	// only, when set, limits reads to these store partitions.
+	only map[int32]bool
 }
 
 // NewTableReader prepares reading the table written by topo.
@@ -36,11 +42,61 @@ func NewTableReader(topo *Topology) (*TableReader, error) {
 			if !ok {
 				return nil, fmt.Errorf("query %s: %w: its results go to no topic", topo.QueryID, ErrNotMaterialized)
 			}
-			return &TableReader{topo: topo, agg: agg, post: sub.Nodes[i+1 : len(sub.Nodes)-1], sink: sink}, nil
+			return &TableReader{topo: topo, src: sub.Source, agg: agg, post: sub.Nodes[i+1 : len(sub.Nodes)-1], sink: sink}, nil
 		}
 	}
 	return nil, fmt.Errorf("query %s: %w: it keeps no aggregation state", topo.QueryID, ErrNotMaterialized)
 }
+
+// Topic is the topic whose partitions the table's state follows: the
+// aggregation's input (its repartition topic, or its source when that is
+// already keyed by the group key). The instance consuming partition p of
+// it keeps store partition p.
+func (r *TableReader) Topic() string { return r.src.Topic }
+
+// Partitions is the number of store partitions (0 if unknown).
+func (r *TableReader) Partitions() int32 {
+	for _, s := range r.topo.Stores {
+		if s.Name == r.agg.Store {
+			return s.Partitions
+		}
+	}
+	return 0
+}
+
+// KeyPartition is the store partition that holds the group key key (its
+// column values): the partition its records take in Topic, the key
+// encoded in that topic's key format and partitioned by murmur2 as
+// Partitioner does.
+func (r *TableReader) KeyPartition(key []any) (int32, error) {
+	n := r.Partitions()
+	if n <= 0 {
+		return 0, fmt.Errorf("read table of %s: store %s has no partition count", r.topo.QueryID, r.agg.Store)
+	}
+	kc, err := format.NewKeyCodec(r.src.KeyFormat, r.src.KeyCols, r.src.KeyProps)
+	if err != nil {
+		return 0, fmt.Errorf("read table of %s: key format: %w", r.topo.QueryID, err)
+	}
+	b, err := kc.Encode(key)
+	if err != nil {
+		return 0, fmt.Errorf("read table of %s: encode key: %w", r.topo.QueryID, err)
+	}
+	return KeyPartition(r.src.Topic, b, n), nil
+}
+
+// Only returns a reader limited to the given store partitions: an
+// instance answers for the partitions it owns, and the state of
+// partitions it owned once and that moved away is left unread.
+func (r *TableReader) Only(partitions []int32) *TableReader {
+	cp := *r
+	cp.only = map[int32]bool{}
+	for _, p := range partitions {
+		cp.only[p] = true
+	}
+	return &cp
+}
+
+func (r *TableReader) reads(partition int32) bool { return r.only == nil || r.only[partition] }
 
 // Scan calls fn with each row of the table, in the table's source row
 // layout: key columns, value columns, ROWTIME, ROWPARTITION, ROWOFFSET
@@ -53,7 +109,7 @@ func (r *TableReader) Scan(db *state.DB, fn func(row []any) bool) error {
 		return fmt.Errorf("read table of %s: %w", r.topo.QueryID, err)
 	}
 	for _, id := range ids {
-		if id.Name != r.agg.Store {
+		if id.Name != r.agg.Store || !r.reads(id.Partition) {
 			continue
 		}
 		more, err := r.scanPartition(db.Store(id.Name, id.Partition), id.Partition, fn)
@@ -111,7 +167,7 @@ func (r *TableReader) ScanKeys(db *state.DB, keys [][]byte, fn func(row []any) b
 		return fmt.Errorf("read table of %s: %w", r.topo.QueryID, err)
 	}
 	for _, id := range ids {
-		if id.Name != r.agg.Store {
+		if id.Name != r.agg.Store || !r.reads(id.Partition) {
 			continue
 		}
 		for _, gk := range keys {

@@ -1,7 +1,7 @@
 // Package server serves ksqlDB's REST API over an engine, so that
 // ksqlDB's clients (the CLI's REST calls, language clients, curl) work
 // against Sluice: POST /ksql (statements), POST /query-stream and POST
-// /query (push queries), POST /inserts-stream, POST /close-query, GET
+// /query (push and pull queries), POST /inserts-stream, POST /close-query, GET
 // /info, /healthcheck and /clusterStatus. One listener speaks HTTP/1.1
 // and HTTP/2 (cleartext with prior knowledge, or over TLS).
 //
@@ -9,8 +9,10 @@
 // hands it to New; every request's statements go to the engine with the
 // request's properties (engine.WithProperties), and the engine's results
 // (Result.Message, Result.Entity, Result.Rows) are rendered in ksqlDB's
-// JSON shapes here. Persisting the catalog in a command topic is a
-// separate piece of work.
+// JSON shapes here. With Options.Cluster (a cluster.Registry) the server
+// is one of several instances of its service: a pull query reads the
+// partitions this instance owns locally and forwards the rest to their
+// owners (pull.go), and /clusterStatus lists every instance.
 //
 // Example:
 //

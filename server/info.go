@@ -2,8 +2,13 @@ package server
 
 import (
 	"context"
+	"fmt"
 	"net/http"
+	"net/url"
+	"sort"
 	"time"
+
+	"github.com/sluice-sql/sluice/cluster"
 )
 
 type serverInfo struct {
@@ -55,27 +60,102 @@ func (s *Server) handleHealthcheck(w http.ResponseWriter, r *http.Request) {
 	writeJSON(w, status, body)
 }
 
-// handleClusterStatus describes the one instance this server knows of:
-// itself. Instances sharing a service id do not yet learn of each other.
+// handleClusterStatus lists the instances of the service in ksqlDB's
+// shape, keyed by host:port: whether each is alive (heard from within
+// three heartbeats), when this instance last heard from it, and per query
+// the partitions of its input it owns and the stores they hold. Sluice
+// keeps no standbys, so those lists are empty, and reports no store lags.
+// Two fields are Sluice's own: url (the advertised URL) and, per query,
+// partitionStates ("topic/partition" → task state). Without a registry
+// (Options.Cluster) the one instance listed is this one.
 func (s *Server) handleClusterStatus(w http.ResponseWriter, r *http.Request) {
 	now := time.Now().UnixMilli()
-	scheme := "http"
-	if r.TLS != nil {
-		scheme = "https"
+	var instances []cluster.Instance
+	if s.opts.Cluster != nil {
+		instances = s.opts.Cluster.Instances()
+	} else {
+		scheme := "http"
+		if r.TLS != nil {
+			scheme = "https"
+		}
+		instances = []cluster.Instance{{Self: true, Alive: true, SeenMs: now,
+			Status: cluster.Status{URL: scheme + "://" + r.Host, Queries: cluster.EnginePartitions(s.eng)}}}
 	}
-	type lags struct {
-		StateStoreLags map[string]any `json:"stateStoreLags"`
-		UpdateTimeMs   int64          `json:"updateTimeMs"`
+	stores := s.storesByTopic()
+	body := map[string]map[string]hostStatus{"clusterStatus": {}}
+	for _, in := range instances {
+		hs := hostStatus{HostAlive: in.Alive, LastStatusUpdateMs: in.SeenMs, URL: in.URL, InstanceID: in.ID,
+			ActiveStandbyPerQuery: map[string]queryStandby{},
+			HostStoreLags:         storeLags{StateStoreLags: map[string]any{}, UpdateTimeMs: in.SeenMs}}
+		for qid, parts := range in.Queries {
+			qs := queryStandby{ActiveStores: []string{}, ActivePartitions: []topicPartition{}, StandByStores: []string{},
+				StandByPartitions: []topicPartition{}, PartitionStates: map[string]string{}}
+			seen := map[string]bool{}
+			for _, p := range parts {
+				qs.ActivePartitions = append(qs.ActivePartitions, topicPartition{Topic: p.Topic, Partition: p.Partition})
+				qs.PartitionStates[fmt.Sprintf("%s/%d", p.Topic, p.Partition)] = p.State
+				for _, st := range stores[qid][p.Topic] {
+					if !seen[st] {
+						seen[st] = true
+						qs.ActiveStores = append(qs.ActiveStores, st)
+					}
+				}
+			}
+			sort.Strings(qs.ActiveStores)
+			hs.ActiveStandbyPerQuery[qid] = qs
+		}
+		body["clusterStatus"][hostPort(in.URL)] = hs
 	}
-	type hostStatus struct {
-		HostAlive             bool           `json:"hostAlive"`
-		LastStatusUpdateMs    int64          `json:"lastStatusUpdateMs"`
-		ActiveStandbyPerQuery map[string]any `json:"activeStandbyPerQuery"`
-		HostStoreLags         lags           `json:"hostStoreLags"`
-	}
-	body := map[string]map[string]hostStatus{"clusterStatus": {
-		scheme + "://" + r.Host + "/": {HostAlive: true, LastStatusUpdateMs: now, ActiveStandbyPerQuery: map[string]any{},
-			HostStoreLags: lags{StateStoreLags: map[string]any{}, UpdateTimeMs: now}},
-	}}
 	writeJSON(w, http.StatusOK, body)
+}
+
+type storeLags struct {
+	StateStoreLags map[string]any `json:"stateStoreLags"`
+	UpdateTimeMs   int64          `json:"updateTimeMs"`
+}
+
+type topicPartition struct {
+	Topic     string `json:"topic"`
+	Partition int32  `json:"partition"`
+}
+
+type queryStandby struct {
+	ActiveStores      []string          `json:"activeStores"`
+	ActivePartitions  []topicPartition  `json:"activePartitions"`
+	StandByStores     []string          `json:"standByStores"`
+	StandByPartitions []topicPartition  `json:"standByPartitions"`
+	PartitionStates   map[string]string `json:"partitionStates"`
+}
+
+type hostStatus struct {
+	HostAlive             bool                    `json:"hostAlive"`
+	LastStatusUpdateMs    int64                   `json:"lastStatusUpdateMs"`
+	ActiveStandbyPerQuery map[string]queryStandby `json:"activeStandbyPerQuery"`
+	HostStoreLags         storeLags               `json:"hostStoreLags"`
+	URL                   string                  `json:"url"`
+	InstanceID            string                  `json:"instanceId,omitempty"`
+}
+
+// storesByTopic maps query id → input topic → the state stores of the
+// sub-topology reading it: the stores an owner of a partition holds.
+func (s *Server) storesByTopic() map[string]map[string][]string {
+	out := map[string]map[string][]string{}
+	for _, q := range s.eng.Queries() {
+		m := map[string][]string{}
+		for _, sub := range q.Plan.Topology.Subs {
+			for _, n := range sub.Nodes {
+				m[sub.Source.Topic] = append(m[sub.Source.Topic], n.StoreNames()...)
+			}
+		}
+		out[q.ID] = m
+	}
+	return out
+}
+
+// hostPort is the host:port of a URL, as ksqlDB keys /clusterStatus.
+func hostPort(u string) string {
+	if p, err := url.Parse(u); err == nil && p.Host != "" {
+		return p.Host
+	}
+	return u
 }

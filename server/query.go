@@ -131,12 +131,18 @@ func (s *Server) handleQueryStream(w http.ResponseWriter, r *http.Request) {
 	if !s.decodeBody(w, r, &req) {
 		return
 	}
+	asJSON := acceptsOnlyJSON(r.Header.Get("Accept"))
+	if res, handled := s.pull(w, r, req.SQL, mergeProps(req.Properties)); handled {
+		if res != nil {
+			writePullStream(w, res, asJSON)
+		}
+		return
+	}
 	p := s.startPush(w, r, req.SQL, mergeProps(req.Properties))
 	if p == nil {
 		return
 	}
 	defer s.endPush(p)
-	asJSON := acceptsOnlyJSON(r.Header.Get("Accept"))
 	hdr := queryStreamHeader{QueryID: p.rs.QueryID, ColumnNames: []string{}, ColumnTypes: []string{}}
 	for _, c := range p.rs.Columns.Columns {
 		hdr.ColumnNames = append(hdr.ColumnNames, c.Name)
@@ -181,6 +187,40 @@ func (s *Server) handleQueryStream(w http.ResponseWriter, r *http.Request) {
 	}
 }
 
+// writePullStream writes a gathered pull query's answer as
+// handleQueryStream writes a query's rows.
+func writePullStream(w http.ResponseWriter, res *pullResult, asJSON bool) {
+	hdr := queryStreamHeader{QueryID: res.queryID, ColumnNames: []string{}, ColumnTypes: []string{}}
+	for _, c := range res.columns.Columns {
+		hdr.ColumnNames = append(hdr.ColumnNames, c.Name)
+		hdr.ColumnTypes = append(hdr.ColumnTypes, c.Type.String())
+	}
+	if len(res.forwardedTo) > 0 {
+		w.Header().Set(ForwardedToHeader, strings.Join(res.forwardedTo, ","))
+	}
+	var buf bytes.Buffer
+	if asJSON {
+		w.Header().Set("Content-Type", contentJSON)
+		buf.WriteByte('[')
+		buf.Write(marshal(hdr))
+		for _, row := range res.rows {
+			buf.WriteByte(',')
+			buf.Write(row)
+		}
+		buf.WriteByte(']')
+	} else {
+		w.Header().Set("Content-Type", contentDelimited)
+		buf.Write(marshal(hdr))
+		buf.WriteByte('\n')
+		for _, row := range res.rows {
+			buf.Write(row)
+			buf.WriteByte('\n')
+		}
+	}
+	w.WriteHeader(http.StatusOK)
+	_, _ = w.Write(buf.Bytes())
+}
+
 // acceptsOnlyJSON reports whether an Accept header asks for
 // application/json and not the delimited format.
 func acceptsOnlyJSON(accept string) bool {
@@ -206,6 +246,12 @@ type queryRow struct {
 func (s *Server) handleQuery(w http.ResponseWriter, r *http.Request) {
 	var req ksqlRequest
 	if !s.decodeBody(w, r, &req) {
+		return
+	}
+	if res, handled := s.pull(w, r, req.KSQL, req.props()); handled {
+		if res != nil {
+			writePullQuery(w, res)
+		}
 		return
 	}
 	p := s.startPush(w, r, req.KSQL, req.props())
@@ -245,6 +291,34 @@ func (s *Server) handleQuery(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	_ = send([]byte(`{"finalMessage":"Query Completed"}]` + "\n"))
+}
+
+// writePullQuery writes a gathered pull query's answer as handleQuery
+// writes a query that completed.
+func writePullQuery(w http.ResponseWriter, res *pullResult) {
+	var h queryHeader
+	h.Header.QueryID = res.queryID
+	var schema []string
+	for _, c := range res.columns.Columns {
+		schema = append(schema, fmt.Sprintf("`%s` %s", c.Name, c.Type))
+	}
+	h.Header.Schema = strings.Join(schema, ", ")
+	if len(res.forwardedTo) > 0 {
+		w.Header().Set(ForwardedToHeader, strings.Join(res.forwardedTo, ","))
+	}
+	var buf bytes.Buffer
+	buf.WriteByte('[')
+	buf.Write(marshal(h))
+	buf.WriteString(",\n")
+	for _, row := range res.rows {
+		buf.WriteString(`{"row":{"columns":`)
+		buf.Write(row)
+		buf.WriteString("}},\n")
+	}
+	buf.WriteString(`{"finalMessage":"Query Completed"}]` + "\n")
+	w.Header().Set("Content-Type", contentJSON)
+	w.WriteHeader(http.StatusOK)
+	_, _ = w.Write(buf.Bytes())
 }
 
 // handleCloseQuery stops a push query started by /query-stream or /query;

@@ -3,15 +3,18 @@ package server
 import (
 	"context"
 	"crypto/tls"
+	"crypto/x509"
 	"errors"
 	"fmt"
 	"log/slog"
 	"net"
 	"net/http"
+	"os"
 	"sync"
 	"sync/atomic"
 	"time"
 
+	"github.com/sluice-sql/sluice/cluster"
 	"github.com/sluice-sql/sluice/engine"
 )
 
@@ -37,6 +40,22 @@ type Options struct {
 	// check versions pick the current API.
 	Version string
 	Log     *slog.Logger
+	// Cluster, when set, makes this server one instance of several of
+	// its service: pull queries read the partitions this instance owns
+	// from local state and are forwarded to the owners of the others
+	// (their /query-stream, with ForwardedHeader), and /clusterStatus
+	// lists every instance. Nil: this instance answers from its own
+	// state alone.
+	Cluster *cluster.Registry
+	// ForwardUser and ForwardPassword are the HTTP Basic credentials sent
+	// with forwarded pull queries (the other instances must accept
+	// them). Empty user: none sent.
+	ForwardUser     string
+	ForwardPassword string
+	// ForwardTLS configures TLS for forwarded pull queries to https URLs.
+	// Default: the system roots plus TLSCertFile, so instances sharing a
+	// self-signed certificate trust each other.
+	ForwardTLS *tls.Config
 }
 
 // Server serves ksqlDB's REST API over an engine.
@@ -45,6 +64,8 @@ type Server struct {
 	opts Options
 	log  *slog.Logger
 	mux  *http.ServeMux
+	// forwarder sends pull queries to other instances.
+	forwarder *http.Client
 
 	// seq numbers the commands /ksql executed, as commandSequenceNumber.
 	seq atomic.Int64
@@ -75,7 +96,7 @@ func New(eng *engine.Engine, opts Options) *Server {
 		opts.Log = slog.Default()
 	}
 	s := &Server{eng: eng, opts: opts, log: opts.Log, mux: http.NewServeMux(),
-		pushes: map[string]*push{}, closing: make(chan struct{})}
+		pushes: map[string]*push{}, closing: make(chan struct{}), forwarder: forwardClient(opts)}
 	s.mux.HandleFunc("POST /ksql", s.handleKSQL)
 	s.mux.HandleFunc("POST /query-stream", s.handleQueryStream)
 	s.mux.HandleFunc("POST /query", s.handleQuery)
@@ -85,6 +106,27 @@ func New(eng *engine.Engine, opts Options) *Server {
 	s.mux.HandleFunc("GET /healthcheck", s.handleHealthcheck)
 	s.mux.HandleFunc("GET /clusterStatus", s.handleClusterStatus)
 	return s
+}
+
+// forwardClient is the HTTP client of forwarded pull queries.
+func forwardClient(opts Options) *http.Client {
+	tc := opts.ForwardTLS
+	if tc == nil {
+		tc = &tls.Config{MinVersion: tls.VersionTLS12}
+		if opts.TLSCertFile != "" {
+			if pem, err := os.ReadFile(opts.TLSCertFile); err == nil {
+				roots, err := x509.SystemCertPool()
+				if err != nil {
+					roots = x509.NewCertPool()
+				}
+				roots.AppendCertsFromPEM(pem)
+				tc.RootCAs = roots
+			}
+		}
+	}
+	tr := http.DefaultTransport.(*http.Transport).Clone()
+	tr.TLSClientConfig = tc
+	return &http.Client{Transport: tr}
 }
 
 // Handle registers an extra endpoint with a net/http ServeMux pattern

@@ -7,10 +7,12 @@ import (
 	"fmt"
 	"log/slog"
 	"net"
+	"net/url"
 	"os"
 	"os/signal"
 	"path/filepath"
 	"strings"
+	"sync/atomic"
 	"syscall"
 	"time"
 
@@ -21,6 +23,7 @@ import (
 	"github.com/twmb/franz-go/pkg/sasl/scram"
 
 	"github.com/sluice-sql/sluice/broker"
+	"github.com/sluice-sql/sluice/cluster"
 	"github.com/sluice-sql/sluice/engine"
 	"github.com/sluice-sql/sluice/metrics"
 	"github.com/sluice-sql/sluice/parser"
@@ -32,6 +35,7 @@ type serverCmd struct {
 	Config    kong.ConfigFlag `placeholder:"FILE" help:"JSON file with any of these flags, named with '_' for '-' (e.g. {\"listen\": \"0.0.0.0:8088\", \"data_dir\": \"/var/lib/sluice\"}); flags given on the command line win."`
 	Brokers   []string        `sep:"," env:"SLUICE_BROKERS" help:"Kafka bootstrap servers (host:port,…). Without them Sluice starts its embedded broker."`
 	Listen    string          `default:"127.0.0.1:8088" env:"SLUICE_LISTEN" help:"Address the HTTP API listens on (HTTP/1.1 and HTTP/2 on one port)."`
+	Advertise string          `name:"advertised-url" env:"SLUICE_ADVERTISED_URL" placeholder:"URL" help:"URL other instances of the service reach this one at (pull queries are forwarded there). Default: http(s)://<listen address>, with this host's name for 0.0.0.0 or ::."`
 	DataDir   string          `name:"data-dir" default:"./sluice-data" env:"SLUICE_DATA_DIR" help:"Directory for local state (and the embedded broker's data)."`
 	ServiceID string          `name:"service-id" default:"default" env:"SLUICE_SERVICE_ID" help:"Service id: instances with the same id share queries."`
 	Auth      []string        `sep:"none" env:"SLUICE_AUTH" placeholder:"USER:PASSWORD" help:"Require HTTP Basic authentication with these credentials (repeatable). /healthcheck stays open."`
@@ -84,7 +88,15 @@ func (c *serverCmd) Run(log *slog.Logger) error {
 	}
 	connOpts = append(connOpts, kgo.SeedBrokers(brokers...))
 	reg := metrics.New()
-	e, err := engine.Open(ctx, engine.Config{ConnOpts: connOpts, DataDir: c.DataDir, ServiceID: c.ServiceID, Log: log, ClientOpts: reg.ClientOpts, CommandTopic: true})
+	// The registry starts once the listener's address is known, after the
+	// engine has started its queries; until then there is nobody to tell.
+	var instances atomic.Pointer[cluster.Registry]
+	changed := func() {
+		if r := instances.Load(); r != nil {
+			r.Changed()
+		}
+	}
+	e, err := engine.Open(ctx, engine.Config{ConnOpts: connOpts, DataDir: c.DataDir, ServiceID: c.ServiceID, Log: log, ClientOpts: reg.ClientOpts, CommandTopic: true, OnPartitionsChange: changed})
 	if err != nil {
 		return err
 	}
@@ -103,14 +115,35 @@ func (c *serverCmd) Run(log *slog.Logger) error {
 		_ = e.Close()
 		return fmt.Errorf("listen on %s: %w", c.Listen, err)
 	}
-	srv := server.New(e, server.Options{Users: users, TLSCertFile: c.TLSCert, TLSKeyFile: c.TLSKey, Log: log})
-	srv.Handle("GET /metrics", reg.Handler())
 	scheme := "http"
 	if c.TLSCert != "" {
 		scheme = "https"
 	}
+	advertised, err := advertisedURL(c.Advertise, scheme, ln.Addr())
+	if err != nil {
+		_ = ln.Close()
+		_ = e.Close()
+		return &exitError{2, "sluice server: " + err.Error()}
+	}
+	ir, err := cluster.Start(ctx, cluster.Config{ConnOpts: connOpts, ServiceID: c.ServiceID, InstanceID: e.InstanceID(), URL: advertised, Log: log,
+		Local: func() map[string][]cluster.Partition { return cluster.EnginePartitions(e) }})
+	if err != nil {
+		_ = ln.Close()
+		_ = e.Close()
+		return err
+	}
+	instances.Store(ir)
+	opts := server.Options{Users: users, TLSCertFile: c.TLSCert, TLSKeyFile: c.TLSKey, Log: log, Cluster: ir}
+	if len(c.Auth) > 0 {
+		// The other instances of the service are configured alike, so
+		// the first credentials open their doors too.
+		opts.ForwardUser, opts.ForwardPassword, _ = strings.Cut(c.Auth[0], ":")
+	}
+	srv := server.New(e, opts)
+	srv.Handle("GET /metrics", reg.Handler())
 	// Scripts and tests wait for this line to learn the address.
 	fmt.Printf("sluice server listening on %s://%s\n", scheme, ln.Addr())
+	status(log, "advertised as %s to the other instances of service %s", advertised, c.ServiceID)
 	serveErr := make(chan error, 1)
 	go func() { serveErr <- srv.Serve(ln) }()
 
@@ -130,8 +163,35 @@ func (c *serverCmd) Run(log *slog.Logger) error {
 	if err := e.Close(); err != nil && runErr == nil {
 		runErr = err
 	}
+	// Last, once this instance owns nothing: the others forget it.
+	instances.Store(nil)
+	if err := ir.Close(); err != nil && runErr == nil {
+		runErr = err
+	}
 	log.Info("server stopped")
 	return runErr
+}
+
+// advertisedURL is the URL other instances reach this one at: flag when
+// given, else scheme://addr with this host's name for a wildcard address.
+func advertisedURL(flag, scheme string, addr net.Addr) (string, error) {
+	if flag != "" {
+		u, err := url.Parse(flag)
+		if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
+			return "", fmt.Errorf("--advertised-url %q: want http(s)://host:port", flag)
+		}
+		return strings.TrimSuffix(flag, "/"), nil
+	}
+	host, port, err := net.SplitHostPort(addr.String())
+	if err != nil {
+		return "", fmt.Errorf("listen address %s: %w", addr, err)
+	}
+	if ip := net.ParseIP(host); ip != nil && ip.IsUnspecified() {
+		if host, err = os.Hostname(); err != nil {
+			return "", fmt.Errorf("host name for --advertised-url: %w", err)
+		}
+	}
+	return scheme + "://" + net.JoinHostPort(host, port), nil
 }
 
 // runScript executes the --file statements; push queries have no reader
