@@ -7,7 +7,7 @@ import "strings"
 // them (each with its `;`, surrounding blanks trimmed) with the
 // unfinished rest. The shell uses it to know when a multi-line statement
 // is complete, so it must agree with the parser's lexer
-// (parser/grammar.go): strings are '…' with '' as an escaped quote,
+// (parser/grammar.go): strings are '…' with a doubled quote inside,
 // identifiers may be quoted with "…" or `…` (doubled to escape), comments
 // run from -- to the end of the line or from /* to */.
 //
