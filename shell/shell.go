@@ -320,6 +320,10 @@ func (s *Shell) printRows(ctx context.Context, rows RowStream) (int, error) {
 		p.row(row)
 		n++
 	}
+	if ctx.Err() != nil && s.interactive {
+		// The terminal echoed ^C where the next line would start.
+		fmt.Fprintln(s.out)
+	}
 	p.footer()
 	if ctx.Err() != nil {
 		fmt.Fprintln(s.out, "Query terminated")
