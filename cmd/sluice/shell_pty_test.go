@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/creack/pty"
+	"github.com/twmb/franz-go/pkg/kgo"
 
 	"github.com/sluice-sql/sluice/internal/testkafka"
 )
@@ -156,6 +157,12 @@ func TestShellInteractive(t *testing.T) {
 	sh.expect(t, "Kafka topic   : "+topic+" (partitions: 1)")
 	sh.expect(t, "sluice> ")
 
+	// Errors show the statement's line with a caret, as the server
+	// phrased them.
+	sh.send(t, "SELECT * FORM clicks;\r")
+	sh.expect(t, "SELECT * FORM clicks;\r\n         ^")
+	sh.expect(t, "sluice> ")
+
 	sh.send(t, "SET 'auto.offset.reset'='earliest';\r")
 	sh.expect(t, "Successfully changed local property 'auto.offset.reset' to 'earliest'.")
 	sh.send(t, "SELECT * FROM clicks EMIT CHANGES;\r")
@@ -178,7 +185,7 @@ func TestShellInteractive(t *testing.T) {
 		t.Fatal(err)
 	}
 	wantHist := "CREATE STREAM clicks (id VARCHAR KEY, v INT) WITH (KAFKA_TOPIC='" + topic + "', VALUE_FORMAT='JSON', PARTITIONS=1);\n" +
-		"SHOW STREAMS ;\nDESCRIBE clicks ;\nSET 'auto.offset.reset'='earliest';\nSELECT * FROM clicks EMIT CHANGES;\n"
+		"SHOW STREAMS ;\nDESCRIBE clicks ;\nSELECT * FORM clicks;\nSET 'auto.offset.reset'='earliest';\nSELECT * FROM clicks EMIT CHANGES;\n"
 	if string(hist) != wantHist {
 		t.Errorf("history file:\n%s\nwant:\n%s", hist, wantHist)
 	}
@@ -188,11 +195,41 @@ func TestShellInteractive(t *testing.T) {
 	sh.expect(t, "sluice> ")
 	sh.send(t, "\x1b[A")
 	sh.expect(t, "SELECT * FROM clicks EMIT CHANGES;")
-	sh.send(t, "\x1b[A\x1b[A\x1b[A")
+	sh.send(t, "\x1b[A\x1b[A\x1b[A\x1b[A")
 	sh.expect(t, "SHOW STREAMS ;")
 	sh.send(t, "\r")
 	sh.expect(t, "| CLICKS      | "+topic+" |")
 	sh.expect(t, "sluice> ")
 	sh.send(t, "exit\r")
+	sh.exit(t)
+}
+
+// TestShellInteractiveEmbedded drives the shell's own engine (on the
+// test's Kafka via --brokers) on a pseudo-terminal: rows of a push query
+// appear as another client produces to the topic, Ctrl-C stops the query
+// and keeps the shell, and PRINT shows the topic's records.
+func TestShellInteractiveEmbedded(t *testing.T) {
+	brokers := testkafka.Brokers(t)
+	topic := testkafka.Name(t, "pings")
+	sh := startPty(t, []string{"XDG_STATE_HOME=" + t.TempDir(), "TERM=xterm"}, "shell", "--brokers", brokers,
+		"--data-dir", t.TempDir(), "--service-id", testkafka.Name(t, "svc"))
+	sh.expect(t, "sluice> ")
+	sh.send(t, "CREATE STREAM pings (host VARCHAR KEY, ms INT) WITH (KAFKA_TOPIC='"+topic+"',\r")
+	sh.expect(t, "   ...> ")
+	sh.send(t, "  VALUE_FORMAT='JSON', PARTITIONS=1);\r")
+	sh.expect(t, "Stream created")
+	sh.send(t, "SELECT host, ms * 2 AS twice FROM pings EMIT CHANGES;\r")
+	sh.expect(t, "| HOST       | TWICE      |")
+	testkafka.Produce(t, brokers, &kgo.Record{Topic: topic, Key: []byte("a"), Value: []byte(`{"MS": 21}`)})
+	sh.expect(t, "| a          | 42         |")
+	testkafka.Produce(t, brokers, &kgo.Record{Topic: topic, Key: []byte("b"), Value: []byte(`{}`)})
+	sh.expect(t, "| b          | NULL       |")
+	sh.send(t, "\x03")
+	sh.expect(t, "Query terminated")
+	sh.expect(t, "sluice> ")
+	sh.send(t, "PRINT '"+topic+"' FROM BEGINNING LIMIT 1;\r")
+	sh.expect(t, `| 0          | 0             | a          | {"MS": 21} |`)
+	sh.expect(t, "sluice> ")
+	sh.send(t, "\x04")
 	sh.exit(t)
 }
