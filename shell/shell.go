@@ -275,7 +275,11 @@ func (s *Shell) execute(ctx context.Context, text string, p parser.Parsed) error
 	if s.timing {
 		d := time.Since(start)
 		if rows >= 0 {
-			fmt.Fprintf(s.out, "%d rows in %.3f s (%.0f rows/s)\n", rows, d.Seconds(), float64(rows)/max(d.Seconds(), 1e-9))
+			unit := "rows"
+			if rows == 1 {
+				unit = "row"
+			}
+			fmt.Fprintf(s.out, "%d %s in %.3f s (%.0f rows/s)\n", rows, unit, d.Seconds(), float64(rows)/max(d.Seconds(), 1e-9))
 		} else {
 			fmt.Fprintf(s.out, "took %.3f s\n", d.Seconds())
 		}
