@@ -60,7 +60,9 @@ type Completer func(pending, line string) (rest []string, wordLen int)
 func NewEditor(historyFile string, complete Completer, pending func() string) (LineReader, error) {
 	if historyFile != "" {
 		if err := os.MkdirAll(filepath.Dir(historyFile), 0o700); err != nil {
-			return nil, fmt.Errorf("history directory: %w", err)
+			// A shell without history beats no shell.
+			fmt.Fprintf(os.Stderr, "no history: %v\n", err)
+			historyFile = ""
 		}
 	}
 	rl, err := readline.NewEx(&readline.Config{

@@ -87,12 +87,16 @@ func (e *StatementError) Error() string { return e.Msg }
 // errExit is the exit command.
 var errExit = errors.New("exit")
 
+// ErrInterrupted ends a script stopped by Ctrl-C (SIGINT) between
+// statements: the caller exits non-zero, as a shell does.
+var ErrInterrupted = errors.New("interrupted")
+
 // Run reads and runs statements until end of input, exit, or ctx ends.
 // In a script the first failing statement ends it with a
 // *StatementError (already printed).
 func (s *Shell) Run(ctx context.Context) error {
-	ctx, cancel := context.WithCancel(ctx)
-	defer cancel()
+	ctx, cancel := context.WithCancelCause(ctx)
+	defer cancel(nil)
 	defer s.spoolOff()
 	sigs := make(chan os.Signal, 1)
 	signal.Notify(sigs, os.Interrupt, syscall.SIGTERM)
@@ -108,12 +112,12 @@ func (s *Shell) Run(ctx context.Context) error {
 				s.mu.Unlock()
 				switch {
 				case sig == syscall.SIGTERM:
-					cancel()
+					cancel(nil)
 					_ = s.lines.Close()
 				case stop != nil:
 					stop()
 				case !s.interactive:
-					cancel()
+					cancel(ErrInterrupted)
 				}
 			}
 		}
@@ -126,7 +130,7 @@ func (s *Shell) Run(ctx context.Context) error {
 		}
 		line, err := s.lines.ReadLine(prompt)
 		if ctx.Err() != nil {
-			return nil
+			return interrupted(ctx)
 		}
 		switch {
 		case errors.Is(err, ErrInterrupt):
@@ -174,10 +178,19 @@ func (s *Shell) Run(ctx context.Context) error {
 				}
 			}
 			if ctx.Err() != nil {
-				return nil
+				return interrupted(ctx)
 			}
 		}
 	}
+}
+
+// interrupted is what Run returns once ctx ended: ErrInterrupted after
+// Ctrl-C in a script, nil after SIGTERM or the caller's cancel.
+func interrupted(ctx context.Context) error {
+	if errors.Is(context.Cause(ctx), ErrInterrupted) {
+		return ErrInterrupted
+	}
+	return nil
 }
 
 func (s *Shell) setPending(p string) {

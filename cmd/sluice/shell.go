@@ -69,6 +69,9 @@ func (c *shellCmd) Run(log *slog.Logger) error {
 		// Already printed; exit 2 like `sluice run` on bad statements.
 		return &exitError{code: 2}
 	}
+	if errors.Is(err, shell.ErrInterrupted) {
+		return &exitError{code: 130}
+	}
 	return err
 }
 

@@ -146,3 +146,29 @@ Successfully changed local property 'auto.offset.reset' to 'earliest'.
 		t.Errorf("spool file:\n%s\nwant:\n%s", got, want)
 	}
 }
+
+// TestShellScriptInterrupt: in a script, SIGINT (Ctrl-C) stops the
+// running push query and the script goes on to its end, exit 0.
+func TestShellScriptInterrupt(t *testing.T) {
+	topic := testkafka.Name(t, "shell")
+	p := startSluice(t, "shell", "--brokers", testkafka.Brokers(t), "--data-dir", t.TempDir(), "--service-id", testkafka.Name(t, "svc"), "-e",
+		"CREATE STREAM s (id VARCHAR KEY, v INT) WITH (KAFKA_TOPIC='"+topic+"', VALUE_FORMAT='JSON', PARTITIONS=1);\n"+
+			"SELECT * FROM s EMIT CHANGES;\n\\format csv\nSHOW STREAMS;")
+	p.waitFor(t, time.Minute, "the query's header", func(lines []string) bool { return len(lines) >= 4 })
+	if err := p.cmd.Process.Signal(os.Interrupt); err != nil {
+		t.Fatal(err)
+	}
+	p.stopping = true
+	for line := range p.lines {
+		p.all = append(p.all, line)
+	}
+	if err := p.cmd.Wait(); err != nil {
+		t.Fatalf("exit: %v\nstderr:\n%s", err, p.stderr.String())
+	}
+	want := []string{"Stream created",
+		"+------------+------------+", "| ID         | V          |", "+------------+------------+", "+------------+------------+",
+		"Query terminated", "Stream Name,Kafka Topic,Key Format,Value Format,Windowed", "S," + topic + ",KAFKA,JSON,false"}
+	if got := strings.Join(p.all, "\n"); got != strings.Join(want, "\n") {
+		t.Errorf("stdout:\n%s\nwant:\n%s", got, strings.Join(want, "\n"))
+	}
+}
