@@ -1,4 +1,4 @@
-// Command sluice is the one Sluice binary: run a SQL file against Kafka,
+// Command sluice is the one Sluice binary: an interactive SQL shell, run a SQL file against Kafka,
 // serve ksqlDB's REST API, run the embedded broker, or run ksqlDB-format test files offline.
 package main
 
@@ -17,6 +17,7 @@ type cli struct {
 	LogLevel  string `name:"log-level" env:"SLUICE_LOG_LEVEL" default:"warn" enum:"debug,info,warn,error" help:"Log level (${enum})."`
 	LogFormat string `name:"log-format" env:"SLUICE_LOG_FORMAT" default:"text" enum:"text,json" help:"Log format (${enum}): json writes one object a line, with the query id as a field, for log pipelines."`
 
+	Shell  shellCmd  `cmd:"" default:"withargs" help:"The interactive SQL shell (the default command): an engine in this process, or a client of a sluice server with --server."`
 	Run    runCmd    `cmd:"" help:"Run the statements of a SQL file and keep its queries running until Ctrl-C."`
 	Server serverCmd `cmd:"" help:"Serve ksqlDB's REST API (/ksql, /query-stream, /inserts-stream, …) over the engine until Ctrl-C or SIGTERM."`
 	Broker brokerCmd `cmd:"" help:"Run the embedded Kafka-protocol broker on its own."`

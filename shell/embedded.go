@@ -1,0 +1,198 @@
+package shell
+
+import (
+	"context"
+	"fmt"
+	"sort"
+	"strings"
+
+	"github.com/twmb/franz-go/pkg/kgo"
+
+	"github.com/sluice-sql/sluice/engine"
+	"github.com/sluice-sql/sluice/expr"
+	"github.com/sluice-sql/sluice/format"
+	"github.com/sluice-sql/sluice/parser"
+	"github.com/sluice-sql/sluice/types"
+)
+
+// Embedded runs statements on an engine in this process.
+type Embedded struct {
+	eng *engine.Engine
+	// conn reaches the engine's Kafka, for PRINT (the engine reads topics
+	// only through queries).
+	conn []kgo.Opt
+}
+
+// NewEmbedded wraps an open engine; conn are the options it connects to
+// Kafka with (nil: PRINT is unavailable). Close closes the engine.
+func NewEmbedded(eng *engine.Engine, conn []kgo.Opt) *Embedded {
+	return &Embedded{eng: eng, conn: conn}
+}
+
+var _ Backend = (*Embedded)(nil)
+
+// Execute implements Backend.
+func (b *Embedded) Execute(ctx context.Context, p parser.Parsed) (*Result, error) {
+	if st, ok := p.Stmt.(*parser.Print); ok {
+		return b.print(ctx, st)
+	}
+	res, err := b.eng.ExecuteStatement(ctx, p)
+	if err != nil {
+		return nil, err
+	}
+	switch {
+	case res.Rows != nil:
+		return &Result{Rows: newEngineRows(res.Rows)}, nil
+	case res.Entity != nil:
+		return entityResult(p, res.Entity), nil
+	case res.Message != "":
+		return &Result{Message: res.Message}, nil
+	}
+	return &Result{Text: res.Text}, nil
+}
+
+// Names implements Backend.
+func (b *Embedded) Names(context.Context) Names {
+	var n Names
+	cols := map[string]bool{}
+	for _, kind := range []parser.SourceKind{parser.KindStream, parser.KindTable} {
+		for _, s := range b.eng.Catalog().Sources(kind) {
+			n.Sources = append(n.Sources, s.Name)
+			n.Topics = append(n.Topics, s.Topic)
+			for _, c := range s.Schema.Columns {
+				cols[c.Name] = true
+			}
+		}
+	}
+	for c := range cols {
+		n.Columns = append(n.Columns, c)
+	}
+	sort.Strings(n.Sources)
+	sort.Strings(n.Columns)
+	n.Functions = functionNames()
+	return n
+}
+
+// Close implements Backend: the engine stops its queries cleanly.
+func (b *Embedded) Close() error { return b.eng.Close() }
+
+// aggregateNames are the aggregate functions completion offers; the list
+// is checked against expr so a renamed function does not linger.
+var aggregateNames = []string{"AVG", "COUNT", "EARLIEST_BY_OFFSET", "LATEST_BY_OFFSET", "MAX", "MIN", "SUM", "TOPK", "TOPKDISTINCT"}
+
+func functionNames() []string {
+	out := expr.ScalarNames()
+	for _, a := range aggregateNames {
+		if expr.IsAggregate(a) {
+			out = append(out, a)
+		}
+	}
+	for i := range out {
+		out[i] = strings.ToUpper(out[i])
+	}
+	sort.Strings(out)
+	return out
+}
+
+// engineRows adapts an engine.RowStream.
+type engineRows struct {
+	rs   *engine.RowStream
+	cols []Column
+}
+
+func newEngineRows(rs *engine.RowStream) *engineRows {
+	r := &engineRows{rs: rs}
+	for _, c := range rs.Columns.Columns {
+		r.cols = append(r.cols, Column{Name: c.Name, Type: c.Type.String()})
+	}
+	return r
+}
+
+func (r *engineRows) Columns() []Column { return r.cols }
+func (r *engineRows) Pull() bool        { return r.rs.Pull }
+func (r *engineRows) Close() error      { r.rs.Close(); return nil }
+
+func (r *engineRows) Next(ctx context.Context) ([]any, bool, error) {
+	select {
+	case row, ok := <-r.rs.C:
+		if !ok {
+			return nil, false, nil
+		}
+		out := make([]any, len(row))
+		for i, v := range row {
+			out[i] = format.ToJSON(v, r.rs.Columns.Columns[i].Type)
+		}
+		return out, true, nil
+	case <-ctx.Done():
+		return nil, false, ctx.Err()
+	}
+}
+
+// entityResult renders SHOW, DESCRIBE and EXPLAIN results.
+func entityResult(p parser.Parsed, ent engine.Entity) *Result {
+	switch x := ent.(type) {
+	case *engine.SourceList:
+		var list []sourceRow
+		for _, s := range x.Sources {
+			list = append(list, sourceRow{s.Name, s.Topic, s.KeyFormat, s.ValueFormat, s.Windowed})
+		}
+		return &Result{Table: sourceTable(x.Kind, list)}
+	case *engine.QueryList:
+		var list []queryRow
+		for _, q := range x.Queries {
+			list = append(list, queryRow{q.ID, q.State, strings.Join(q.Sinks, ","), strings.Join(q.SinkTopics, ","), q.Statement})
+		}
+		return &Result{Table: queryTable(list)}
+	case *engine.TopicList:
+		t := &Table{Columns: []string{"Kafka Topic", "Partitions", "Partition Replicas"}}
+		for _, tp := range x.Topics {
+			t.Rows = append(t.Rows, []string{tp.Name, fmt.Sprint(len(tp.Replicas)), replicaText(tp.Replicas)})
+		}
+		return &Result{Table: t}
+	case *engine.PropertyList:
+		t := &Table{Columns: []string{"Property", "Value"}}
+		for _, pr := range x.Properties {
+			t.Rows = append(t.Rows, []string{pr.Name, pr.Value})
+		}
+		return &Result{Table: t}
+	case *engine.SourceDescription:
+		d := description{Name: x.Name, Kind: x.Kind.String(), Topic: x.Topic, Partitions: x.Partitions, KeyFormat: x.KeyFormat,
+			ValueFormat: x.ValueFormat, Timestamp: x.TimestampColumn, WindowType: x.WindowType, Statistics: x.Statistics, ErrorStats: x.ErrorStats}
+		for _, q := range x.WriteQueries {
+			d.WrittenBy = append(d.WrittenBy, q.ID)
+		}
+		for _, q := range x.ReadQueries {
+			d.ReadBy = append(d.ReadBy, q.ID)
+		}
+		for _, f := range x.Fields {
+			d.Fields = append(d.Fields, fieldRow{f.Name, typeText(f.Type), f.Key})
+		}
+		return d.result()
+	case *engine.QueryDescription:
+		text := x.Topology + x.Warning
+		if ex, ok := p.Stmt.(*parser.Explain); ok && ex.Statement == nil {
+			text = x.Statement + "\n\n" + text
+		}
+		return &Result{Text: text}
+	}
+	return &Result{}
+}
+
+// typeText prints a type the way the server's JSON describes it (kind
+// names, members in angle brackets), so DESCRIBE reads the same from
+// both backends.
+func typeText(t types.Type) string {
+	switch t.Kind {
+	case types.Array:
+		return "ARRAY<" + typeText(*t.Elem) + ">"
+	case types.Map:
+		return "MAP<STRING, " + typeText(*t.Elem) + ">"
+	case types.Struct:
+		var parts []string
+		for _, f := range t.Fields {
+			parts = append(parts, f.Name+" "+typeText(f.Type))
+		}
+		return "STRUCT<" + strings.Join(parts, ", ") + ">"
+	}
+	return t.Kind.String()
+}

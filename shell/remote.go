@@ -1,0 +1,524 @@
+package shell
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"net/http"
+	"net/url"
+	"sort"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/sluice-sql/sluice/parser"
+)
+
+// Remote runs statements on a `sluice server` (or ksqlDB) over its REST
+// API: /ksql for statements, /query-stream for queries, /close-query to
+// stop one. Like ksqlDB's CLI it keeps SET properties itself and sends
+// them with every request, because the server applies SET only to the
+// request that carries it.
+type Remote struct {
+	base       string
+	user, pass string
+	hc         *http.Client
+
+	mu    sync.Mutex
+	props map[string]string
+	// names caches completion names; statements that may change the
+	// catalog clear it.
+	names *Names
+	// tables are the tables' upper-cased names, to tell a pull query
+	// (SELECT from a table without EMIT) from a push query.
+	tables map[string]bool
+}
+
+var _ Backend = (*Remote)(nil)
+
+// NewRemote returns a client of the server at rawURL. Credentials come
+// from user and password, else from the URL's userinfo.
+func NewRemote(rawURL, user, password string) (*Remote, error) {
+	u, err := url.Parse(rawURL)
+	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
+		return nil, fmt.Errorf("server URL %q: want http(s)://host:port", rawURL)
+	}
+	if u.User != nil && user == "" {
+		user = u.User.Username()
+		password, _ = u.User.Password()
+	}
+	u.User = nil
+	return &Remote{base: strings.TrimRight(u.String(), "/"), user: user, pass: password, hc: &http.Client{},
+		props: map[string]string{}}, nil
+}
+
+// RemoteError is an error the server answered with.
+type RemoteError struct {
+	Status  int
+	Message string
+}
+
+func (e *RemoteError) Error() string { return e.Message }
+
+// Ping checks that the server answers and accepts the credentials, so a
+// wrong URL fails at start rather than at the first statement.
+func (r *Remote) Ping(ctx context.Context) error {
+	resp, err := r.post(ctx, "/ksql", map[string]any{"ksql": "LIST PROPERTIES;"}, "application/json")
+	if err != nil {
+		return err
+	}
+	resp.Body.Close()
+	return nil
+}
+
+// Execute implements Backend.
+func (r *Remote) Execute(ctx context.Context, p parser.Parsed) (*Result, error) {
+	switch st := p.Stmt.(type) {
+	case *parser.SetProperty:
+		r.mu.Lock()
+		r.props[st.Name] = st.Value
+		r.mu.Unlock()
+		return &Result{Message: fmt.Sprintf("Successfully changed local property '%s' to '%s'.", st.Name, st.Value)}, nil
+	case *parser.UnsetProperty:
+		r.mu.Lock()
+		for k := range r.props {
+			if strings.EqualFold(k, st.Name) {
+				delete(r.props, k)
+			}
+		}
+		r.mu.Unlock()
+		return &Result{Message: fmt.Sprintf("Successfully unset local property '%s'.", st.Name)}, nil
+	case *parser.Select:
+		return r.query(ctx, p.Text, st)
+	case *parser.Print:
+		return nil, errors.New("PRINT is not served by sluice server yet; run the shell without --server to print a topic")
+	}
+	r.mu.Lock()
+	r.names = nil
+	props := r.propsCopy()
+	r.mu.Unlock()
+	resp, err := r.post(ctx, "/ksql", map[string]any{"ksql": p.Text + ";", "streamsProperties": props}, "application/json")
+	if err != nil {
+		return nil, err
+	}
+	defer resp.Body.Close()
+	var ents []wireEntity
+	if err := json.NewDecoder(resp.Body).Decode(&ents); err != nil {
+		return nil, fmt.Errorf("read /ksql response: %w", err)
+	}
+	if len(ents) == 0 {
+		if _, ok := p.Stmt.(*parser.InsertValues); ok {
+			return &Result{Message: "1 row inserted"}, nil
+		}
+		return &Result{}, nil
+	}
+	return ents[0].result(p), nil
+}
+
+func (r *Remote) propsCopy() map[string]string {
+	m := make(map[string]string, len(r.props))
+	for k, v := range r.props {
+		m[k] = v
+	}
+	return m
+}
+
+// post sends a JSON request and returns the response when its status is
+// 200; other answers become a *RemoteError with the server's message.
+func (r *Remote) post(ctx context.Context, path string, body any, accept string) (*http.Response, error) {
+	b, err := json.Marshal(body)
+	if err != nil {
+		return nil, err
+	}
+	req, err := http.NewRequestWithContext(ctx, http.MethodPost, r.base+path, bytes.NewReader(b))
+	if err != nil {
+		return nil, err
+	}
+	req.Header.Set("Content-Type", "application/json")
+	req.Header.Set("Accept", accept)
+	if r.user != "" {
+		req.SetBasicAuth(r.user, r.pass)
+	}
+	resp, err := r.hc.Do(req)
+	if err != nil {
+		return nil, fmt.Errorf("server %s: %w", r.base, err)
+	}
+	if resp.StatusCode == http.StatusOK {
+		return resp, nil
+	}
+	defer resp.Body.Close()
+	raw, _ := io.ReadAll(io.LimitReader(resp.Body, 1<<20))
+	var eb struct {
+		Message string `json:"message"`
+	}
+	if json.Unmarshal(raw, &eb) != nil || eb.Message == "" {
+		eb.Message = strings.TrimSpace(string(raw))
+	}
+	if resp.StatusCode == http.StatusUnauthorized {
+		eb.Message = "the server refused the credentials (--user/--password, or user:password@ in the URL): " + eb.Message
+	}
+	return nil, &RemoteError{Status: resp.StatusCode, Message: eb.Message}
+}
+
+// query starts a push or pull query over /query-stream.
+func (r *Remote) query(ctx context.Context, text string, sel *parser.Select) (*Result, error) {
+	pull := false
+	if sel.Emit == parser.EmitNone && sel.From != nil {
+		r.Names(ctx)
+		r.mu.Lock()
+		pull = r.tables[strings.ToUpper(sel.From.Name)]
+		r.mu.Unlock()
+	}
+	r.mu.Lock()
+	props := r.propsCopy()
+	r.mu.Unlock()
+	// The request outlives Execute: it ends when the rows do or Close
+	// cancels it.
+	qctx, cancel := context.WithCancel(context.WithoutCancel(ctx))
+	resp, err := r.post(qctx, "/query-stream", map[string]any{"sql": text + ";", "properties": props}, "application/vnd.ksqlapi.delimited.v1")
+	if err != nil {
+		cancel()
+		return nil, err
+	}
+	br := bufio.NewReader(resp.Body)
+	line, err := br.ReadBytes('\n')
+	if err != nil {
+		cancel()
+		resp.Body.Close()
+		return nil, fmt.Errorf("read query header: %w", err)
+	}
+	var hdr struct {
+		QueryID     string   `json:"queryId"`
+		ColumnNames []string `json:"columnNames"`
+		ColumnTypes []string `json:"columnTypes"`
+	}
+	if err := json.Unmarshal(line, &hdr); err != nil {
+		cancel()
+		resp.Body.Close()
+		return nil, fmt.Errorf("query header %q: %w", line, err)
+	}
+	rs := &remoteRows{r: r, id: hdr.QueryID, pull: pull, cancel: cancel, body: resp.Body, rows: make(chan remoteRow, 64)}
+	for i, n := range hdr.ColumnNames {
+		c := Column{Name: n}
+		if i < len(hdr.ColumnTypes) {
+			c.Type = hdr.ColumnTypes[i]
+		}
+		rs.cols = append(rs.cols, c)
+	}
+	go rs.read(br)
+	return &Result{Rows: rs}, nil
+}
+
+type remoteRow struct {
+	row []any
+	err error
+}
+
+// remoteRows reads a /query-stream response: one JSON array per line.
+type remoteRows struct {
+	r      *Remote
+	id     string
+	cols   []Column
+	pull   bool
+	cancel context.CancelFunc
+	body   io.ReadCloser
+	rows   chan remoteRow
+	once   sync.Once
+}
+
+func (q *remoteRows) Columns() []Column { return q.cols }
+func (q *remoteRows) Pull() bool        { return q.pull }
+
+func (q *remoteRows) read(br *bufio.Reader) {
+	defer close(q.rows)
+	for {
+		line, err := br.ReadBytes('\n')
+		if len(bytes.TrimSpace(line)) > 0 {
+			dec := json.NewDecoder(bytes.NewReader(line))
+			dec.UseNumber()
+			var row []any
+			if derr := dec.Decode(&row); derr != nil {
+				q.rows <- remoteRow{err: fmt.Errorf("query row %q: %w", line, derr)}
+				return
+			}
+			q.rows <- remoteRow{row: row}
+		}
+		if err != nil {
+			if !errors.Is(err, io.EOF) && !errors.Is(err, context.Canceled) {
+				q.rows <- remoteRow{err: fmt.Errorf("query stream: %w", err)}
+			}
+			return
+		}
+	}
+}
+
+func (q *remoteRows) Next(ctx context.Context) ([]any, bool, error) {
+	select {
+	case r, ok := <-q.rows:
+		if !ok {
+			return nil, false, nil
+		}
+		if r.err != nil {
+			return nil, false, r.err
+		}
+		return r.row, true, nil
+	case <-ctx.Done():
+		return nil, false, ctx.Err()
+	}
+}
+
+// Close asks the server to end the query, then drops the connection
+// (either alone would do; both make sure the server stops promptly).
+func (q *remoteRows) Close() error {
+	var err error
+	q.once.Do(func() {
+		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+		defer cancel()
+		var resp *http.Response
+		if resp, err = q.r.post(ctx, "/close-query", map[string]string{"queryId": q.id}, "application/json"); err == nil {
+			resp.Body.Close()
+		}
+		var re *RemoteError
+		if errors.As(err, &re) {
+			err = nil // the query had already ended (LIMIT)
+		}
+		q.cancel()
+		q.body.Close()
+		for range q.rows {
+		}
+	})
+	return err
+}
+
+// Names implements Backend: LIST STREAMS, LIST TABLES and a DESCRIBE of
+// each source, cached until the next statement that is not a query.
+func (r *Remote) Names(ctx context.Context) Names {
+	r.mu.Lock()
+	if r.names != nil {
+		defer r.mu.Unlock()
+		return *r.names
+	}
+	r.mu.Unlock()
+	ctx, cancel := context.WithTimeout(ctx, 3*time.Second)
+	defer cancel()
+	n := Names{Functions: functionNames()}
+	tables := map[string]bool{}
+	ents, err := r.ksql(ctx, "LIST STREAMS; LIST TABLES; LIST TOPICS;")
+	if err != nil {
+		return n
+	}
+	var describe strings.Builder
+	for _, e := range ents {
+		for _, list := range []*[]wireSource{e.Streams, e.Tables} {
+			if list == nil {
+				continue
+			}
+			for _, s := range *list {
+				n.Sources = append(n.Sources, s.Name)
+				fmt.Fprintf(&describe, "DESCRIBE `%s`; ", s.Name)
+				if list == e.Tables {
+					tables[strings.ToUpper(s.Name)] = true
+				}
+			}
+		}
+		for _, t := range e.Topics {
+			n.Topics = append(n.Topics, t.Name)
+		}
+	}
+	cols := map[string]bool{}
+	if describe.Len() > 0 {
+		descs, _ := r.ksql(ctx, describe.String())
+		for _, d := range descs {
+			if d.SourceDescription != nil {
+				for _, f := range d.SourceDescription.Fields {
+					cols[f.Name] = true
+				}
+			}
+		}
+	}
+	for c := range cols {
+		n.Columns = append(n.Columns, c)
+	}
+	sort.Strings(n.Sources)
+	sort.Strings(n.Columns)
+	r.mu.Lock()
+	r.names, r.tables = &n, tables
+	r.mu.Unlock()
+	return n
+}
+
+func (r *Remote) ksql(ctx context.Context, text string) ([]wireEntity, error) {
+	resp, err := r.post(ctx, "/ksql", map[string]any{"ksql": text}, "application/json")
+	if err != nil {
+		return nil, err
+	}
+	defer resp.Body.Close()
+	var ents []wireEntity
+	if err := json.NewDecoder(resp.Body).Decode(&ents); err != nil {
+		return nil, fmt.Errorf("read /ksql response: %w", err)
+	}
+	return ents, nil
+}
+
+// Close implements Backend; a server's queries keep running.
+func (r *Remote) Close() error {
+	r.hc.CloseIdleConnections()
+	return nil
+}
+
+// wireEntity is any entity of a /ksql answer (ksqlDB's shapes); only the
+// parts the shell prints are decoded.
+type wireEntity struct {
+	Type          string `json:"@type"`
+	CommandStatus *struct {
+		Message string `json:"message"`
+	} `json:"commandStatus"`
+	Streams *[]wireSource `json:"streams"`
+	Tables  *[]wireSource `json:"tables"`
+	Queries []wireQuery   `json:"queries"`
+	Topics  []struct {
+		Name        string `json:"name"`
+		ReplicaInfo []int  `json:"replicaInfo"`
+	} `json:"topics"`
+	Properties []struct {
+		Name  string `json:"name"`
+		Value string `json:"value"`
+	} `json:"properties"`
+	SourceDescription *struct {
+		Name         string      `json:"name"`
+		WindowType   *string     `json:"windowType"`
+		ReadQueries  []wireQuery `json:"readQueries"`
+		WriteQueries []wireQuery `json:"writeQueries"`
+		Fields       []wireField `json:"fields"`
+		Type         string      `json:"type"`
+		Timestamp    string      `json:"timestamp"`
+		Statistics   string      `json:"statistics"`
+		ErrorStats   string      `json:"errorStats"`
+		KeyFormat    string      `json:"keyFormat"`
+		ValueFormat  string      `json:"valueFormat"`
+		Topic        string      `json:"topic"`
+		Partitions   int32       `json:"partitions"`
+	} `json:"sourceDescription"`
+	QueryDescription *struct {
+		StatementText string `json:"statementText"`
+		Topology      string `json:"topology"`
+	} `json:"queryDescription"`
+	Warnings []struct {
+		Message string `json:"message"`
+	} `json:"warnings"`
+}
+
+type wireSource struct {
+	Name        string `json:"name"`
+	Topic       string `json:"topic"`
+	KeyFormat   string `json:"keyFormat"`
+	ValueFormat string `json:"valueFormat"`
+	IsWindowed  bool   `json:"isWindowed"`
+}
+
+type wireQuery struct {
+	QueryString     string   `json:"queryString"`
+	Sinks           []string `json:"sinks"`
+	SinkKafkaTopics []string `json:"sinkKafkaTopics"`
+	ID              string   `json:"id"`
+	State           string   `json:"state"`
+}
+
+type wireField struct {
+	Name   string     `json:"name"`
+	Schema wireSchema `json:"schema"`
+	Type   string     `json:"type"`
+}
+
+type wireSchema struct {
+	Type         string      `json:"type"`
+	Fields       []wireField `json:"fields"`
+	MemberSchema *wireSchema `json:"memberSchema"`
+}
+
+// text prints a schema like typeText prints an engine type.
+func (s wireSchema) text() string {
+	switch s.Type {
+	case "ARRAY":
+		if s.MemberSchema != nil {
+			return "ARRAY<" + s.MemberSchema.text() + ">"
+		}
+	case "MAP":
+		if s.MemberSchema != nil {
+			return "MAP<STRING, " + s.MemberSchema.text() + ">"
+		}
+	case "STRUCT":
+		var parts []string
+		for _, f := range s.Fields {
+			parts = append(parts, f.Name+" "+f.Schema.text())
+		}
+		return "STRUCT<" + strings.Join(parts, ", ") + ">"
+	}
+	return s.Type
+}
+
+func (e wireEntity) result(p parser.Parsed) *Result {
+	switch {
+	case e.Streams != nil || e.Tables != nil:
+		kind, list := parser.KindStream, e.Streams
+		if e.Tables != nil {
+			kind, list = parser.KindTable, e.Tables
+		}
+		var rows []sourceRow
+		for _, s := range *list {
+			rows = append(rows, sourceRow{s.Name, s.Topic, s.KeyFormat, s.ValueFormat, s.IsWindowed})
+		}
+		return &Result{Table: sourceTable(kind, rows)}
+	case e.Type == "queries":
+		var rows []queryRow
+		for _, q := range e.Queries {
+			rows = append(rows, queryRow{q.ID, q.State, strings.Join(q.Sinks, ","), strings.Join(q.SinkKafkaTopics, ","), q.QueryString})
+		}
+		return &Result{Table: queryTable(rows)}
+	case e.Type == "kafka_topics":
+		t := &Table{Columns: []string{"Kafka Topic", "Partitions", "Partition Replicas"}}
+		for _, tp := range e.Topics {
+			t.Rows = append(t.Rows, []string{tp.Name, fmt.Sprint(len(tp.ReplicaInfo)), replicaText(tp.ReplicaInfo)})
+		}
+		return &Result{Table: t}
+	case e.Type == "properties":
+		t := &Table{Columns: []string{"Property", "Value"}}
+		for _, pr := range e.Properties {
+			t.Rows = append(t.Rows, []string{pr.Name, pr.Value})
+		}
+		return &Result{Table: t}
+	case e.SourceDescription != nil:
+		x := e.SourceDescription
+		d := description{Name: x.Name, Kind: x.Type, Topic: x.Topic, Partitions: x.Partitions, KeyFormat: x.KeyFormat,
+			ValueFormat: x.ValueFormat, Timestamp: x.Timestamp, Statistics: x.Statistics, ErrorStats: x.ErrorStats}
+		if x.WindowType != nil {
+			d.WindowType = *x.WindowType
+		}
+		for _, q := range x.WriteQueries {
+			d.WrittenBy = append(d.WrittenBy, q.ID)
+		}
+		for _, q := range x.ReadQueries {
+			d.ReadBy = append(d.ReadBy, q.ID)
+		}
+		for _, f := range x.Fields {
+			d.Fields = append(d.Fields, fieldRow{f.Name, f.Schema.text(), f.Type == "KEY"})
+		}
+		return d.result()
+	case e.QueryDescription != nil:
+		text := e.QueryDescription.Topology
+		for _, w := range e.Warnings {
+			text += w.Message + "\n"
+		}
+		if ex, ok := p.Stmt.(*parser.Explain); ok && ex.Statement == nil {
+			text = e.QueryDescription.StatementText + "\n\n" + text
+		}
+		return &Result{Text: text}
+	case e.CommandStatus != nil:
+		return &Result{Message: e.CommandStatus.Message}
+	}
+	return &Result{}
+}
