@@ -100,7 +100,10 @@ func (c *shellCmd) backend(ctx context.Context, log *slog.Logger, interactive bo
 		brokers = []string{b.Addr()}
 		where = fmt.Sprintf("embedded engine on the embedded broker %s (data in %s)", b.Addr(), c.DataDir)
 	}
-	cfg := engine.Config{ConnOpts: []kgo.Opt{kgo.SeedBrokers(brokers...)}, DataDir: c.DataDir, ServiceID: c.ServiceID, Log: log}
+	// The catalog lives in the service's command topic, as with a server:
+	// streams, tables and queries made in one shell session are there in
+	// the next one with the same broker and service id.
+	cfg := engine.Config{ConnOpts: []kgo.Opt{kgo.SeedBrokers(brokers...)}, DataDir: c.DataDir, ServiceID: c.ServiceID, Log: log, CommandTopic: true}
 	if interactive {
 		cfg.OnRestoreProgress = restoreProgress()
 	}

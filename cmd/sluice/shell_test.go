@@ -172,3 +172,22 @@ func TestShellScriptInterrupt(t *testing.T) {
 		t.Errorf("stdout:\n%s\nwant:\n%s", got, strings.Join(want, "\n"))
 	}
 }
+
+// TestShellCatalogPersists: the embedded shell keeps its catalog in the
+// service's command topic, so a stream created in one session is there
+// in the next (same broker and service id).
+func TestShellCatalogPersists(t *testing.T) {
+	brokers, svc, dir, topic := testkafka.Brokers(t), testkafka.Name(t, "svc"), t.TempDir(), testkafka.Name(t, "shell")
+	run := func(statements string) string {
+		t.Helper()
+		out, err := exec.Command(sluiceBin, "shell", "--brokers", brokers, "--data-dir", dir, "--service-id", svc, "-e", statements).CombinedOutput()
+		if err != nil {
+			t.Fatalf("%v\n%s", err, out)
+		}
+		return string(out)
+	}
+	run("CREATE STREAM kept (id VARCHAR KEY, v INT) WITH (KAFKA_TOPIC='" + topic + "', VALUE_FORMAT='JSON', PARTITIONS=1);")
+	if got, want := run("\\format csv\nSHOW STREAMS;"), "Stream Name,Kafka Topic,Key Format,Value Format,Windowed\nKEPT,"+topic+",KAFKA,JSON,false\n"; got != want {
+		t.Errorf("second session:\n%s\nwant:\n%s", got, want)
+	}
+}
