@@ -80,7 +80,6 @@ func TestWindowStateStaysFlat(t *testing.T) {
 			if first.Entries == 0 || last.Entries == 0 {
 				t.Errorf("no windows counted: %+v", samples)
 			}
-			t.Logf("state every 10 windows: %+v", samples)
 		})
 	}
 }

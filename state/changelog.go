@@ -267,13 +267,9 @@ func (s *Store) restore(ctx context.Context, connOpts []kgo.Opt, log Changelog, 
 	defer cl.Close()
 
 	adm := kadm.NewClient(cl)
-	ends, err := adm.ListCommittedOffsets(ctx, log.Topic)
+	lo, err := endOffset(ctx, adm, log)
 	if err != nil {
-		return 0, fmt.Errorf("end offset of %s/%d: %w", log.Topic, log.Partition, err)
-	}
-	lo, ok := ends.Lookup(log.Topic, log.Partition)
-	if !ok {
-		return 0, fmt.Errorf("end offset of %s/%d: %w", log.Topic, log.Partition, kerr.UnknownTopicOrPartition)
+		return 0, err
 	}
 	if lo.Err != nil {
 		return 0, fmt.Errorf("end offset of %s/%d: %w", log.Topic, log.Partition, lo.Err)
@@ -515,4 +511,33 @@ func fetchErr(fs kgo.Fetches) error {
 		}
 	})
 	return first
+}
+
+// endOffset asks for the changelog partition's end. A changelog created
+// a moment ago (a query's first start: its tasks restore as soon as
+// their partitions are assigned) can be unknown to the broker answering
+// for a little while, so an unknown topic is asked about again for up to
+// 10 s before it is an error.
+func endOffset(ctx context.Context, adm *kadm.Client, log Changelog) (kadm.ListedOffset, error) {
+	for attempt := 0; ; attempt++ {
+		ends, err := adm.ListCommittedOffsets(ctx, log.Topic)
+		if err != nil && !errors.Is(err, kerr.UnknownTopicOrPartition) {
+			return kadm.ListedOffset{}, fmt.Errorf("end offset of %s/%d: %w", log.Topic, log.Partition, err)
+		}
+		lo, ok := ends.Lookup(log.Topic, log.Partition)
+		switch {
+		case err == nil && ok && !errors.Is(lo.Err, kerr.UnknownTopicOrPartition):
+			return lo, nil
+		case attempt == 100:
+			if err == nil {
+				err = kerr.UnknownTopicOrPartition
+			}
+			return kadm.ListedOffset{}, fmt.Errorf("end offset of %s/%d: %w", log.Topic, log.Partition, err)
+		}
+		select {
+		case <-ctx.Done():
+			return kadm.ListedOffset{}, fmt.Errorf("end offset of %s/%d: %w", log.Topic, log.Partition, ctx.Err())
+		case <-time.After(100 * time.Millisecond):
+		}
+	}
 }
