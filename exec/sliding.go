@@ -1,6 +1,7 @@
 package exec
 
 import (
+	"cmp"
 	"fmt"
 	"math"
 	"slices"
@@ -29,11 +30,18 @@ import (
 //	0x03 ‖ t ‖ group key         → empty (records by time: pruning)
 type slidingAggregate struct {
 	*aggregate
-	recs     []slidingRecord
-	affected []int64
+	recs []slidingRecord
+	// affected are the windows this record changed or created, with
+	// their new state, to emit without reading them back.
+	affected []slidingWindow
 	// nextPrune is when the oldest kept record can be dropped; pruneFrom
 	// is where the next pruning scan starts.
 	nextPrune, pruneFrom int64
+}
+
+type slidingWindow struct {
+	start, maxTs int64
+	accs         []any
 }
 
 type slidingRecord struct {
@@ -110,7 +118,7 @@ func (a *slidingAggregate) Process(tc *TaskContext, row *Row) error {
 	for _, u := range updates {
 		a.fold(u.accs, row)
 		a.putWindow(u.start, max(u.maxTs, t), u.accs, false)
-		a.affected = append(a.affected, u.start)
+		a.affected = append(a.affected, slidingWindow{u.start, max(u.maxTs, t), u.accs})
 	}
 
 	// 2. Keep the record for windows created later.
@@ -158,7 +166,7 @@ func (a *slidingAggregate) Process(tc *TaskContext, row *Row) error {
 		want = append(want, prevTs+1)
 	}
 	for _, s := range want {
-		if slices.Contains(a.affected, s) {
+		if slices.ContainsFunc(a.affected, func(w slidingWindow) bool { return w.start == s }) {
 			continue
 		}
 		a.stateKey = slidingWindowKey(a.stateKey[:0], a.keyBuf, s)
@@ -180,34 +188,25 @@ func (a *slidingAggregate) Process(tc *TaskContext, row *Row) error {
 			maxTs = max(maxTs, r.ts)
 		}
 		a.putWindow(s, maxTs, accs, true)
-		a.affected = append(a.affected, s)
+		a.affected = append(a.affected, slidingWindow{s, maxTs, accs})
 	}
 
 	// 4. Emit (EMIT CHANGES) or remember when the windows close.
-	slices.Sort(a.affected)
-	for _, s := range a.affected {
-		end := s + size
+	slices.SortFunc(a.affected, func(x, y slidingWindow) int { return cmp.Compare(x.start, y.start) })
+	for _, w := range a.affected {
+		end := w.start + size
 		if a.node.EmitFinal {
-			a.nextClose = min(a.nextClose, addSat(end, w.Grace+1))
+			a.nextClose = min(a.nextClose, addSat(end, a.node.Window.Grace+1))
 			continue
 		}
-		a.nextExpire = min(a.nextExpire, addSat(end, w.retention()+1))
-		v, _, err := a.store.Get(slidingWindowKey(a.stateKey[:0], a.keyBuf, s))
-		if err != nil {
-			return fmt.Errorf("aggregate %s: read window: %w", a.node.Store, err)
-		}
-		accs, maxTs, err := decodeAggState(v, a.node.Store)
-		if err != nil {
-			return err
-		}
-		if err := a.emit(tc, a.result(accs, maxTs, s, end)); err != nil {
+		a.nextExpire = min(a.nextExpire, addSat(end, a.node.Window.retention()+1))
+		if err := a.emit(tc, a.result(w.accs, w.maxTs, w.start, end)); err != nil {
 			return err
 		}
 	}
 	return nil
 }
 
-// putWindow stores a window; a new one is also entered in the index.
 func (a *slidingAggregate) putWindow(start, maxTs int64, accs []any, isNew bool) {
 	a.stateKey = slidingWindowKey(a.stateKey[:0], a.keyBuf, start)
 	a.store.Put(a.stateKey, a.encodeAggState(maxTs, accs))
