@@ -135,6 +135,23 @@ func StartKafka(topo *Topology, cfg KafkaConfig, m *Metrics) (*KafkaRunner, erro
 		kgo.ConsumeResetOffset(reset),
 		kgo.DisableAutoCommit(),
 		kgo.BlockRebalanceOnPoll(),
+		// Cooperative rebalancing moves only the partitions that change
+		// owner: the others keep their tasks and state (no restore) and
+		// go on processing while an instance joins or leaves.
+		//
+		// It is safe under exactly-once too. BlockRebalanceOnPoll holds
+		// every revoke callback until AllowRebalance, which the loop calls
+		// only between transactions, so no partition leaves in the middle
+		// of one. The transact session marks itself revoked when a
+		// rebalance takes partitions from this member (not when it only
+		// adds some, which eager rebalancing could not tell apart) and
+		// aborts the next transaction; commitTransaction then reopens
+		// every task from its last committed state while the session
+		// rewinds the input to the committed offsets. All members of a
+		// group must agree on the protocol: every Sluice version has used
+		// cooperative-sticky (franz-go's default), named here so that it
+		// stays so.
+		kgo.Balancers(kgo.CooperativeStickyBalancer()),
 		kgo.FetchIsolationLevel(kgo.ReadCommitted()),
 		kgo.RecordPartitioner(Partitioner()),
 		kgo.ProducerLinger(5*time.Millisecond),

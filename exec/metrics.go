@@ -39,6 +39,9 @@ type Metrics struct {
 
 // StoreRestore adds up the restores of one state store's partitions.
 type StoreRestore struct {
+	// Count is how many store partition restores finished: a task that
+	// keeps its partition through a rebalance restores nothing again.
+	Count   int64
 	Records int64
 	Took    time.Duration
 }
@@ -53,6 +56,7 @@ func (m *Metrics) AddRestore(store string, records int64, took time.Duration) {
 		m.restores = map[string]StoreRestore{}
 	}
 	r := m.restores[store]
+	r.Count++
 	r.Records += records
 	r.Took += took
 	m.restores[store] = r
