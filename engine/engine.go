@@ -108,6 +108,8 @@ type Query struct {
 	Plan      *planner.Query
 	Metrics   *exec.Metrics
 	runner    *exec.KafkaRunner
+	// props are the session properties the query was created with.
+	props map[string]string
 	// pending holds the properties of a query whose start waits for the
 	// end of the command topic's replay.
 	pending map[string]string

@@ -513,7 +513,7 @@ func (e *Engine) start(ctx context.Context, plan *planner.Query, text string, pr
 			return nil, err
 		}
 	}
-	q := &Query{ID: plan.ID, Statement: text, Plan: plan}
+	q := &Query{ID: plan.ID, Statement: text, Plan: plan, props: props}
 	if e.mem != nil {
 		if err := e.mem.Add(topo); err != nil {
 			return nil, err

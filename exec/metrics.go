@@ -17,6 +17,9 @@ type Metrics struct {
 	// query's tasks: records replayed from changelogs and time spent.
 	RestoredRecords atomic.Int64
 	RestoreNanos    atomic.Int64
+	// StandbyRecords counts the changelog records standby stores
+	// replayed (exec/standby.go); they are not restores.
+	StandbyRecords atomic.Int64
 	// Expired counts state entries deleted by retention: keys of a
 	// non-windowed aggregate WITH (RETENTION=…), and windows past their
 	// retention.
