@@ -169,7 +169,9 @@ func TestStandbyTakeover(t *testing.T) {
 		ps := running(a)
 		return len(ps) == 2 && ps[0].State == exec.TaskRunning && ps[1].State == exec.TaskRunning
 	})
-	if got := qa.Metrics.RestoredRecords.Load() - restoredBefore; got > end/10 {
+	replayed := qa.Metrics.RestoredRecords.Load() - restoredBefore
+	t.Logf("takeover replayed %d of the changelog's %d records", replayed, end)
+	if got := replayed; got > end/10 {
 		t.Errorf("takeover replayed %d changelog records of %d, want only the tail", got, end)
 	}
 	if got := qa.Standbys(); len(got) != 0 {
