@@ -17,6 +17,11 @@
 // intervals is stale: it is still listed, as not alive, but owns nothing.
 // A clean stop writes a tombstone, so the instance disappears at once.
 //
+// Standby replicas: StandbyAssignment derives from the statuses which
+// stateful partitions this instance keeps a warm copy of (the n live
+// instances after each owner on a ring sorted by id); ApplyStandbys hands
+// them to the engine's queries and EngineStandbys publishes them.
+//
 // Example: three servers of service "shop", each consuming 2 of the 6
 // partitions of CTAS_COUNTS' input. On any of them
 //

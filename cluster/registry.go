@@ -45,6 +45,9 @@ type Status struct {
 	URL string `json:"url"`
 	// Queries are the partitions it owns, per query id.
 	Queries map[string][]Partition `json:"queries"`
+	// Standbys are the partitions it keeps standby state for (state
+	// STANDBY), per query id; it owns none of them.
+	Standbys map[string][]Partition `json:"standbys,omitempty"`
 	// HeartbeatMs is when it wrote this, by its own clock.
 	HeartbeatMs int64 `json:"heartbeatMs"`
 }
@@ -73,6 +76,13 @@ type Config struct {
 	// at every publication and by Instances and Owner, so it must be
 	// cheap and safe to call from any goroutine.
 	Local func() map[string][]Partition
+	// LocalStandbys, when set, reports this instance's standby
+	// partitions per query for publication, like Local.
+	LocalStandbys func() map[string][]Partition
+	// OnInstances, when set, hears the instances (this one included)
+	// after every publication and whenever another's status arrives: an
+	// engine recomputes its standbys from it (ApplyStandbys).
+	OnInstances func([]Instance)
 	// Interval is the heartbeat interval. Default 2 s. Every instance of
 	// a service should use the same: staleness is judged by it.
 	Interval time.Duration
@@ -159,7 +169,11 @@ func (r *Registry) Changed() {
 }
 
 func (r *Registry) status() Status {
-	return Status{Version: statusVersion, ID: r.cfg.InstanceID, URL: r.cfg.URL, Queries: r.cfg.Local(), HeartbeatMs: time.Now().UnixMilli()}
+	st := Status{Version: statusVersion, ID: r.cfg.InstanceID, URL: r.cfg.URL, Queries: r.cfg.Local(), HeartbeatMs: time.Now().UnixMilli()}
+	if r.cfg.LocalStandbys != nil {
+		st.Standbys = r.cfg.LocalStandbys()
+	}
+	return st
 }
 
 func (r *Registry) publish(ctx context.Context) error {
@@ -190,6 +204,7 @@ func (r *Registry) heartbeat(ctx context.Context) {
 			r.cfg.Log.Warn("instance registry: heartbeat not published", "err", err)
 		}
 		cancel()
+		r.notify()
 	}
 }
 
@@ -239,6 +254,16 @@ func (r *Registry) follow(ctx context.Context) {
 		})
 		now := time.Now()
 		fs.EachRecord(func(rec *kgo.Record) { r.apply(rec, now) })
+		if !fs.Empty() {
+			r.notify()
+		}
+	}
+}
+
+// notify hands the instances to Config.OnInstances.
+func (r *Registry) notify() {
+	if r.cfg.OnInstances != nil {
+		r.cfg.OnInstances(r.Instances())
 	}
 }
 

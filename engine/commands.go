@@ -207,7 +207,7 @@ func (c *commandLog) applyRecord(ctx context.Context, r *kgo.Record) {
 		res.Command = &CommandRef{Topic: c.topic, Offset: r.Offset}
 	}
 	if r.Offset+1 >= c.replayEnd {
-		c.e.startPending()
+		c.e.startPending(ctx)
 	}
 	var w chan outcome
 	c.mu.Lock()

@@ -23,7 +23,7 @@ func (e *Engine) drop(ctx context.Context, st *parser.Drop) (string, error) {
 		return msg, err
 	}
 	if q := e.query(src.QueryID); q != nil {
-		if err := e.stopQuery(q); err != nil {
+		if err := e.terminateQuery(ctx, q); err != nil {
 			return "", fmt.Errorf("drop %s: %w", src.Name, err)
 		}
 	}

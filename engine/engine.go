@@ -94,6 +94,9 @@ type Engine struct {
 	insertSeq map[string]int
 	// deferStarts is set while the command topic is replayed at Open.
 	deferStarts bool
+	// leftovers are the Kafka leftovers of queries terminated during
+	// the command topic's replay, deleted at its end (see terminateQuery).
+	leftovers []leftovers
 	// memTopics are the topics of a Memory engine.
 	memTopics map[string]int32
 }
@@ -105,6 +108,8 @@ type Query struct {
 	Plan      *planner.Query
 	Metrics   *exec.Metrics
 	runner    *exec.KafkaRunner
+	// props are the session properties the query was created with.
+	props map[string]string
 	// pending holds the properties of a query whose start waits for the
 	// end of the command topic's replay.
 	pending map[string]string

@@ -247,7 +247,7 @@ func (e *Engine) apply(ctx context.Context, p parser.Parsed, props map[string]st
 		}
 		res.Query, res.Message = q, fmt.Sprintf("Created query with ID %s", q.ID)
 	case *parser.Terminate:
-		msg, err := e.terminate(st)
+		msg, err := e.terminate(ctx, st)
 		if err != nil {
 			return nil, err
 		}
@@ -513,7 +513,7 @@ func (e *Engine) start(ctx context.Context, plan *planner.Query, text string, pr
 			return nil, err
 		}
 	}
-	q := &Query{ID: plan.ID, Statement: text, Plan: plan}
+	q := &Query{ID: plan.ID, Statement: text, Plan: plan, props: props}
 	if e.mem != nil {
 		if err := e.mem.Add(topo); err != nil {
 			return nil, err
@@ -540,7 +540,7 @@ func (e *Engine) start(ctx context.Context, plan *planner.Query, text string, pr
 // run starts a query's Kafka runner.
 func (e *Engine) run(q *Query, props map[string]string) error {
 	topo := q.Plan.Topology
-	r, err := exec.StartKafka(topo, e.kafkaConfig(planner.InternalPrefix(e.cfg.ServiceID, q.ID), false, nil, props), q.Metrics)
+	r, err := exec.StartKafka(topo, e.kafkaConfig(e.groupOf(q.ID), false, nil, props), q.Metrics)
 	if err != nil {
 		return err
 	}
@@ -552,7 +552,7 @@ func (e *Engine) run(q *Query, props map[string]string) error {
 // startPending starts the queries whose start was deferred while the
 // command topic was replayed: only those still there at its end run, so a
 // query terminated long ago does not process a single record on the way.
-func (e *Engine) startPending() {
+func (e *Engine) startPending(ctx context.Context) {
 	e.mu.Lock()
 	deferred := e.deferStarts
 	e.deferStarts = false
@@ -573,6 +573,7 @@ func (e *Engine) startPending() {
 			e.mu.Unlock()
 		}
 	}
+	e.deleteReplayedLeftovers(ctx)
 }
 
 // ExactlyOnce reports whether the session's processing.guarantee asks
@@ -757,10 +758,10 @@ func (e *Engine) explain(st *parser.Explain, props map[string]string) (string, *
 	return d.Topology + d.Warning, d, nil
 }
 
-func (e *Engine) terminate(st *parser.Terminate) (string, error) {
+func (e *Engine) terminate(ctx context.Context, st *parser.Terminate) (string, error) {
 	if st.All {
 		for _, q := range e.Queries() {
-			if err := e.stopQuery(q); err != nil {
+			if err := e.terminateQuery(ctx, q); err != nil {
 				return "", err
 			}
 		}
@@ -770,7 +771,7 @@ func (e *Engine) terminate(st *parser.Terminate) (string, error) {
 	if q == nil {
 		return "", unknownQuery(st.QueryID)
 	}
-	if err := e.stopQuery(q); err != nil {
+	if err := e.terminateQuery(ctx, q); err != nil {
 		return "", err
 	}
 	return fmt.Sprintf("Query %s terminated.", q.ID), nil

@@ -7,7 +7,10 @@
 // instantiates one operator chain per task and drives it, either from Kafka
 // through a franz-go consumer group (KafkaRunner) or from memory
 // (MemoryRunner, used by the offline `sluice test` runner and unit tests).
-// State lives in package state.
+// State lives in package state. A KafkaRunner also keeps standby state
+// (standby.go) for partitions it is told to (SetStandbys): their stores
+// follow their changelogs, with no task, so a takeover restores only the
+// tail. The group rebalances cooperatively (cooperative-sticky).
 //
 // Example: a stateless query `SELECT id, price * 2 AS p FROM s WHERE price > 1`
 // becomes one sub-topology

@@ -79,6 +79,13 @@ type KafkaRunner struct {
 	// restart or rebalance still gets its task and closes its windows.
 	assigned map[topicPartition]time.Time
 	err      error
+	// standby holds the partitions to keep standby state for (see
+	// SetStandbys); standbyMu is held by a standby catch-up and by a
+	// task's restore, so the two never touch a store at once.
+	standby     map[topicPartition]bool
+	standbyMu   sync.Mutex
+	standbyKick chan struct{}
+	standbyDone chan struct{}
 
 	cancel context.CancelFunc
 	done   chan struct{}
@@ -123,7 +130,8 @@ func StartKafka(topo *Topology, cfg KafkaConfig, m *Metrics) (*KafkaRunner, erro
 	if cfg.Log == nil {
 		cfg.Log = slog.Default()
 	}
-	r := &KafkaRunner{topo: topo, cfg: cfg, Metrics: m, tasks: map[topicPartition]*Task{}, restoring: map[topicPartition]*RestoreProgress{}, assigned: map[topicPartition]time.Time{}, done: make(chan struct{})}
+	r := &KafkaRunner{topo: topo, cfg: cfg, Metrics: m, tasks: map[topicPartition]*Task{}, restoring: map[topicPartition]*RestoreProgress{}, assigned: map[topicPartition]time.Time{}, done: make(chan struct{}),
+		standby: map[topicPartition]bool{}, standbyKick: make(chan struct{}, 1), standbyDone: make(chan struct{})}
 	reset := kgo.NewOffset().AtEnd()
 	if strings.EqualFold(cfg.ResetOffset, "earliest") {
 		reset = kgo.NewOffset().AtStart()
@@ -135,6 +143,23 @@ func StartKafka(topo *Topology, cfg KafkaConfig, m *Metrics) (*KafkaRunner, erro
 		kgo.ConsumeResetOffset(reset),
 		kgo.DisableAutoCommit(),
 		kgo.BlockRebalanceOnPoll(),
+		// Cooperative rebalancing moves only the partitions that change
+		// owner: the others keep their tasks and state (no restore) and
+		// go on processing while an instance joins or leaves.
+		//
+		// It is safe under exactly-once too. BlockRebalanceOnPoll holds
+		// every revoke callback until AllowRebalance, which the loop calls
+		// only between transactions, so no partition leaves in the middle
+		// of one. The transact session marks itself revoked when a
+		// rebalance takes partitions from this member (not when it only
+		// adds some, which eager rebalancing could not tell apart) and
+		// aborts the next transaction; commitTransaction then reopens
+		// every task from its last committed state while the session
+		// rewinds the input to the committed offsets. All members of a
+		// group must agree on the protocol: every Sluice version has used
+		// cooperative-sticky (franz-go's default), named here so that it
+		// stays so.
+		kgo.Balancers(kgo.CooperativeStickyBalancer()),
 		kgo.FetchIsolationLevel(kgo.ReadCommitted()),
 		kgo.RecordPartitioner(Partitioner()),
 		kgo.ProducerLinger(5*time.Millisecond),
@@ -170,6 +195,11 @@ func StartKafka(topo *Topology, cfg KafkaConfig, m *Metrics) (*KafkaRunner, erro
 	}
 	ctx, cancel := context.WithCancel(context.Background())
 	r.cancel = cancel
+	if cfg.Transient {
+		close(r.standbyDone)
+	} else {
+		go r.standbyLoop(ctx)
+	}
 	go r.run(ctx)
 	return r, nil
 }
@@ -440,13 +470,17 @@ func (r *KafkaRunner) taskAt(ctx context.Context, topic string, partition int32,
 	if err != nil {
 		return nil, err
 	}
-	for _, s := range t.stores {
-		if r.cfg.Transient {
-			continue
+	if !r.cfg.Transient && len(t.stores) > 0 {
+		// A standby catch-up of this partition may be under way: wait
+		// for it, then restore the little it left.
+		r.standbyMu.Lock()
+		for _, s := range t.stores {
+			if err := r.restore(ctx, tp, s); err != nil {
+				r.standbyMu.Unlock()
+				return nil, err
+			}
 		}
-		if err := r.restore(ctx, tp, s); err != nil {
-			return nil, err
-		}
+		r.standbyMu.Unlock()
 	}
 	t.setClock(heard)
 	if err := t.Open(); err != nil {
@@ -756,6 +790,9 @@ func (r *KafkaRunner) dropTasks(parts map[string][]int32) {
 }
 
 func (r *KafkaRunner) shutdown() {
+	// A failed query's loop ends without Stop: its standbys end too.
+	r.cancel()
+	<-r.standbyDone
 	if r.Err() == nil {
 		if err := r.commitDetached(); err != nil {
 			r.fail(err)

@@ -17,6 +17,9 @@ type Metrics struct {
 	// query's tasks: records replayed from changelogs and time spent.
 	RestoredRecords atomic.Int64
 	RestoreNanos    atomic.Int64
+	// StandbyRecords counts the changelog records standby stores
+	// replayed (exec/standby.go); they are not restores.
+	StandbyRecords atomic.Int64
 	// Expired counts state entries deleted by retention: keys of a
 	// non-windowed aggregate WITH (RETENTION=…), and windows past their
 	// retention.
@@ -39,6 +42,9 @@ type Metrics struct {
 
 // StoreRestore adds up the restores of one state store's partitions.
 type StoreRestore struct {
+	// Count is how many store partition restores finished: a task that
+	// keeps its partition through a rebalance restores nothing again.
+	Count   int64
 	Records int64
 	Took    time.Duration
 }
@@ -53,6 +59,7 @@ func (m *Metrics) AddRestore(store string, records int64, took time.Duration) {
 		m.restores = map[string]StoreRestore{}
 	}
 	r := m.restores[store]
+	r.Count++
 	r.Records += records
 	r.Took += took
 	m.restores[store] = r

@@ -63,8 +63,9 @@ func (s *Server) handleHealthcheck(w http.ResponseWriter, r *http.Request) {
 // handleClusterStatus lists the instances of the service in ksqlDB's
 // shape, keyed by host:port: whether each is alive (heard from within
 // three heartbeats), when this instance last heard from it, and per query
-// the partitions of its input it owns and the stores they hold. Sluice
-// keeps no standbys, so those lists are empty, and reports no store lags.
+// the partitions of its input it owns and the stores they hold, and the
+// partitions (and stores) it keeps standby state for
+// (num.standby.replicas). It reports no store lags.
 // Two fields are Sluice's own: url (the advertised URL) and, per query,
 // partitionStates ("topic/partition" → task state). Without a registry
 // (Options.Cluster) the one instance listed is this one.
@@ -87,9 +88,28 @@ func (s *Server) handleClusterStatus(w http.ResponseWriter, r *http.Request) {
 		hs := hostStatus{HostAlive: in.Alive, LastStatusUpdateMs: in.SeenMs, URL: in.URL, InstanceID: in.ID,
 			ActiveStandbyPerQuery: map[string]queryStandby{},
 			HostStoreLags:         storeLags{StateStoreLags: map[string]any{}, UpdateTimeMs: in.SeenMs}}
-		for qid, parts := range in.Queries {
+		qids := map[string]bool{}
+		for qid := range in.Queries {
+			qids[qid] = true
+		}
+		for qid := range in.Standbys {
+			qids[qid] = true
+		}
+		for qid := range qids {
+			parts := in.Queries[qid]
 			qs := queryStandby{ActiveStores: []string{}, ActivePartitions: []topicPartition{}, StandByStores: []string{},
 				StandByPartitions: []topicPartition{}, PartitionStates: map[string]string{}}
+			seenStandby := map[string]bool{}
+			for _, p := range in.Standbys[qid] {
+				qs.StandByPartitions = append(qs.StandByPartitions, topicPartition{Topic: p.Topic, Partition: p.Partition})
+				for _, st := range stores[qid][p.Topic] {
+					if !seenStandby[st] {
+						seenStandby[st] = true
+						qs.StandByStores = append(qs.StandByStores, st)
+					}
+				}
+			}
+			sort.Strings(qs.StandByStores)
 			seen := map[string]bool{}
 			for _, p := range parts {
 				qs.ActivePartitions = append(qs.ActivePartitions, topicPartition{Topic: p.Topic, Partition: p.Partition})

@@ -126,7 +126,9 @@ func (c *serverCmd) Run(log *slog.Logger) error {
 		return &exitError{2, "sluice server: " + err.Error()}
 	}
 	ir, err := cluster.Start(ctx, cluster.Config{ConnOpts: connOpts, ServiceID: c.ServiceID, InstanceID: e.InstanceID(), URL: advertised, Log: log,
-		Local: func() map[string][]cluster.Partition { return cluster.EnginePartitions(e) }})
+		Local:         func() map[string][]cluster.Partition { return cluster.EnginePartitions(e) },
+		LocalStandbys: func() map[string][]cluster.Partition { return cluster.EngineStandbys(e) },
+		OnInstances:   func(ins []cluster.Instance) { cluster.ApplyStandbys(e, ins) }})
 	if err != nil {
 		_ = ln.Close()
 		_ = e.Close()

@@ -1,0 +1,204 @@
+package cluster
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"log/slog"
+	"strings"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/google/go-cmp/cmp"
+	"github.com/twmb/franz-go/pkg/kadm"
+	"github.com/twmb/franz-go/pkg/kgo"
+
+	"github.com/sluice-sql/sluice/engine"
+	"github.com/sluice-sql/sluice/exec"
+	"github.com/sluice-sql/sluice/internal/testkafka"
+)
+
+func TestStandbyAssignment(t *testing.T) {
+	owns := func(ps ...int32) map[string][]Partition {
+		out := []Partition{}
+		for _, p := range ps {
+			out = append(out, Partition{Topic: "in", Partition: p, State: "RUNNING"})
+		}
+		return map[string][]Partition{"Q": out}
+	}
+	in := func(id string, alive bool, ps ...int32) Instance {
+		return Instance{Status: Status{ID: id, Queries: owns(ps...)}, Alive: alive}
+	}
+	for _, tc := range []struct {
+		name      string
+		instances []Instance
+		self      string
+		replicas  int
+		want      map[string]map[string][]int32
+	}{
+		{"no replicas", []Instance{in("a", true, 0), in("b", true, 1)}, "a", 0, map[string]map[string][]int32{}},
+		{"two, one replica", []Instance{in("a", true, 0), in("b", true, 1, 2)}, "a", 1, map[string]map[string][]int32{"Q": {"in": {1, 2}}}},
+		{"three: b's follower is c", []Instance{in("a", true, 0), in("b", true, 1), in("c", true, 2)}, "c", 1, map[string]map[string][]int32{"Q": {"in": {1}}}},
+		{"three: the ring wraps to a", []Instance{in("a", true, 0), in("b", true, 1), in("c", true, 2)}, "a", 1, map[string]map[string][]int32{"Q": {"in": {2}}}},
+		{"three, two replicas", []Instance{in("a", true, 0), in("b", true, 1), in("c", true, 2)}, "a", 2, map[string]map[string][]int32{"Q": {"in": {1, 2}}}},
+		{"more replicas than others", []Instance{in("a", true, 0), in("b", true, 1)}, "a", 3, map[string]map[string][]int32{"Q": {"in": {1}}}},
+		{"a stale owner is skipped, and so is it in the ring", []Instance{in("a", true, 0), in("b", false, 1), in("c", true, 2)}, "a", 1, map[string]map[string][]int32{"Q": {"in": {2}}}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			got := StandbyAssignment(tc.instances, tc.self, func(string) int { return tc.replicas })
+			if diff := cmp.Diff(tc.want, got); diff != "" {
+				t.Errorf("(-want +got):\n%s", diff)
+			}
+		})
+	}
+}
+
+// TestStandbyTakeover runs a per-user count on two instances with
+// num.standby.replicas=1, each owning one of two partitions and standing
+// by for the other. Once the standby has caught up, the other instance
+// stops: the survivor takes its partition over replaying only the tail
+// of its changelog (here nothing), not the thousands of records in it,
+// and the counts stay exact as input keeps coming.
+func TestStandbyTakeover(t *testing.T) {
+	brokers := testkafka.Brokers(t)
+	in, out, svc := testkafka.Name(t, "clicks"), testkafka.Name(t, "per_user"), testkafka.Name(t, "svc")
+	conn := []kgo.Opt{kgo.SeedBrokers(strings.Split(brokers, ",")...)}
+	quiet := slog.New(slog.NewTextHandler(io.Discard, nil))
+	sql := fmt.Sprintf(`
+		CREATE STREAM %[1]s (user_id VARCHAR KEY, page VARCHAR) WITH (KAFKA_TOPIC='%[1]s', VALUE_FORMAT='JSON', PARTITIONS=2);
+		CREATE TABLE %[2]s AS SELECT user_id, COUNT(*) AS views FROM %[1]s GROUP BY user_id;`, in, out)
+	qid := "CTAS_" + out
+
+	type instance struct {
+		e *engine.Engine
+		r *Registry
+	}
+	start := func(id string) instance {
+		var reg atomic.Pointer[Registry]
+		e, err := engine.Open(context.Background(), engine.Config{ConnOpts: conn, DataDir: t.TempDir(), ServiceID: svc, Log: quiet,
+			Properties: map[string]string{"auto.offset.reset": "earliest", "commit.interval.ms": "100", "ksql.streams.num.standby.replicas": "1"},
+			OnPartitionsChange: func() {
+				if r := reg.Load(); r != nil {
+					r.Changed()
+				}
+			}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, err := e.Execute(context.Background(), sql); err != nil {
+			t.Fatal(err)
+		}
+		r, err := Start(context.Background(), Config{ConnOpts: conn, ServiceID: svc, InstanceID: id, URL: "http://" + id, Log: quiet, Interval: 200 * time.Millisecond,
+			Local:         func() map[string][]Partition { return EnginePartitions(e) },
+			LocalStandbys: func() map[string][]Partition { return EngineStandbys(e) },
+			OnInstances:   func(ins []Instance) { ApplyStandbys(e, ins) }})
+		if err != nil {
+			t.Fatal(err)
+		}
+		reg.Store(r)
+		return instance{e, r}
+	}
+	stop := func(i instance) {
+		if err := i.r.Close(); err != nil {
+			t.Error(err)
+		}
+		if err := i.e.Close(); err != nil {
+			t.Error(err)
+		}
+	}
+	// With two instances on the ring each stands by for the other.
+	a := start("a")
+	defer stop(a)
+	b := start("b")
+	want := map[string]float64{}
+	produced := 0
+	batch := func(n int) {
+		var recs []*kgo.Record
+		for i := range n {
+			user := fmt.Sprintf("user%d", (produced+i)%5000)
+			want[user]++
+			recs = append(recs, &kgo.Record{Topic: in, Key: []byte(user), Value: []byte(`{"page":"home"}`)})
+		}
+		produced += n
+		testkafka.Produce(t, brokers, recs...)
+	}
+
+	running := func(i instance) []exec.TaskInfo { return i.e.Queries()[0].Partitions() }
+	testkafka.Await(t, 60*time.Second, "one partition each, running", func() bool {
+		pa, pb := running(a), running(b)
+		return len(pa) == 1 && len(pb) == 1 && pa[0].State == exec.TaskRunning && pb[0].State == exec.TaskRunning
+	})
+	moved := running(b)[0].Partition
+	testkafka.Await(t, 30*time.Second, "a standing by for b's partition", func() bool {
+		return cmp.Equal(a.e.Queries()[0].Standbys(), []exec.TaskInfo{{Topic: in, Partition: moved, State: exec.TaskStandby}})
+	})
+	for range 4 {
+		batch(1000)
+	}
+	qa, qb := a.e.Queries()[0], b.e.Queries()[0]
+	testkafka.Await(t, 60*time.Second, "every record counted", func() bool {
+		return qa.Metrics.RecordsIn.Load()+qb.Metrics.RecordsIn.Load() >= int64(produced)
+	})
+
+	// The standby has caught up when its checkpoint is the changelog's end.
+	store := qa.Plan.Topology.Stores[0]
+	adm := kadm.NewClient(testkafka.Client(t, brokers))
+	var end int64
+	testkafka.Await(t, 30*time.Second, "standby caught up", func() bool {
+		ends, err := adm.ListEndOffsets(context.Background(), store.Changelog)
+		if err != nil {
+			return false
+		}
+		o, _ := ends.Lookup(store.Changelog, moved)
+		end = o.Offset
+		cp, err := a.e.DB().Store(store.Name, moved).Checkpoint()
+		return err == nil && end > 0 && cp.ChangelogOffset == end
+	})
+	if end < 1000 {
+		t.Fatalf("changelog partition %d has %d records, want a few thousand", moved, end)
+	}
+	if got := statusOf(t, a.r, "a").Standbys[qid]; !cmp.Equal(got, []Partition{{Topic: in, Partition: moved, State: "STANDBY"}}) {
+		t.Errorf("a publishes standbys %v", got)
+	}
+
+	restoredBefore := qa.Metrics.RestoredRecords.Load()
+	stop(b)
+	testkafka.Await(t, 60*time.Second, "a owning both partitions", func() bool {
+		ps := running(a)
+		return len(ps) == 2 && ps[0].State == exec.TaskRunning && ps[1].State == exec.TaskRunning
+	})
+	replayed := qa.Metrics.RestoredRecords.Load() - restoredBefore
+	t.Logf("takeover replayed %d of the changelog's %d records", replayed, end)
+	if got := replayed; got > end/10 {
+		t.Errorf("takeover replayed %d changelog records of %d, want only the tail", got, end)
+	}
+	if got := qa.Standbys(); len(got) != 0 {
+		t.Errorf("a still standing by for %v after taking over", got)
+	}
+
+	batch(500)
+	var got map[string]float64
+	testkafka.Await(t, 60*time.Second, "exact counts", func() bool {
+		got = map[string]float64{}
+		for _, r := range testkafka.ReadAll(t, brokers, out) {
+			var v map[string]any
+			if json.Unmarshal(r.Value, &v) == nil {
+				got[string(r.Key)], _ = v["VIEWS"].(float64)
+			}
+		}
+		return cmp.Equal(want, got)
+	})
+}
+
+func statusOf(t *testing.T, r *Registry, id string) Status {
+	t.Helper()
+	for _, in := range r.Instances() {
+		if in.ID == id {
+			return in.Status
+		}
+	}
+	t.Fatalf("no instance %s", id)
+	return Status{}
+}

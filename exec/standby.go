@@ -1,0 +1,143 @@
+package exec
+
+import (
+	"context"
+	"fmt"
+	"sort"
+	"time"
+
+	"github.com/sluice-sql/sluice/state"
+)
+
+// TaskStandby is the state of a partition this instance does not own but
+// keeps a warm copy of: its stores follow their changelogs into local
+// state, so that when the partition moves here its restore replays only
+// what was written since the last catch-up.
+const TaskStandby TaskState = "STANDBY"
+
+// standbyInterval is how often standby stores catch up with their
+// changelogs. A takeover replays at most about this much of the owner's
+// writes, plus what it wrote since its last commit.
+const standbyInterval = time.Second
+
+// SetStandbys replaces the input partitions (topic → partitions) whose
+// state this runner keeps warm. Partitions of stateless sub-topologies
+// and partitions assigned here are ignored: an assigned partition has its
+// task, and a standby must never compete with it for a store. A standby
+// consumes only changelogs, never the input, so it commits no offsets,
+// and it is no task: pull queries (which only read partitions this
+// instance owns and runs) never read it.
+func (r *KafkaRunner) SetStandbys(parts map[string][]int32) {
+	want := map[topicPartition]bool{}
+	for topic, ps := range parts {
+		sub := r.topo.sub(topic)
+		if sub == nil || !hasStores(sub) {
+			continue
+		}
+		for _, p := range ps {
+			want[topicPartition{topic, p}] = true
+		}
+	}
+	r.mu.Lock()
+	changed := len(want) != len(r.standby)
+	for tp := range want {
+		if !r.standby[tp] {
+			changed = true
+		}
+	}
+	r.standby = want
+	r.mu.Unlock()
+	if changed {
+		select {
+		case r.standbyKick <- struct{}{}:
+		default:
+		}
+		r.partitionsChanged()
+	}
+}
+
+// Standbys lists the partitions this runner keeps standby state for and
+// does not own, with State TaskStandby, sorted by topic and partition.
+func (r *KafkaRunner) Standbys() []TaskInfo {
+	r.mu.Lock()
+	out := make([]TaskInfo, 0, len(r.standby))
+	for tp := range r.standby {
+		if r.ownsLocked(tp) {
+			continue
+		}
+		out = append(out, TaskInfo{Topic: tp.topic, Partition: tp.partition, State: TaskStandby})
+	}
+	r.mu.Unlock()
+	sort.Slice(out, func(i, j int) bool {
+		if out[i].Topic != out[j].Topic {
+			return out[i].Topic < out[j].Topic
+		}
+		return out[i].Partition < out[j].Partition
+	})
+	return out
+}
+
+// ownsLocked reports whether tp is assigned here or has a task; r.mu held.
+func (r *KafkaRunner) ownsLocked(tp topicPartition) bool {
+	_, assigned := r.assigned[tp]
+	_, task := r.tasks[tp]
+	return assigned || task
+}
+
+// standbyLoop brings every standby store partition up to its changelog's
+// end every standbyInterval, and at once when the set changes.
+func (r *KafkaRunner) standbyLoop(ctx context.Context) {
+	defer close(r.standbyDone)
+	tick := time.NewTicker(standbyInterval)
+	defer tick.Stop()
+	for {
+		for _, ti := range r.Standbys() {
+			if ctx.Err() != nil {
+				return
+			}
+			if err := r.catchUp(ctx, topicPartition{ti.Topic, ti.Partition}); err != nil && ctx.Err() == nil {
+				// A standby is an optimization: the partition's owner is
+				// unaffected, and a takeover restores whatever is missing.
+				r.cfg.Log.Warn("standby catch-up failed", "query", r.topo.QueryID, "topic", ti.Topic, "partition", ti.Partition, "err", err)
+			}
+		}
+		select {
+		case <-ctx.Done():
+			return
+		case <-tick.C:
+		case <-r.standbyKick:
+		}
+	}
+}
+
+// catchUp replays the new changelog records of one standby partition's
+// stores into local state, with their checkpoint, as a restore does.
+// standbyMu keeps it and a task's restore of the same store apart: a
+// task's creation waits for a catch-up under way, and a catch-up that
+// starts after the partition was assigned does nothing.
+func (r *KafkaRunner) catchUp(ctx context.Context, tp topicPartition) error {
+	r.standbyMu.Lock()
+	defer r.standbyMu.Unlock()
+	r.mu.Lock()
+	skip := !r.standby[tp] || r.ownsLocked(tp)
+	r.mu.Unlock()
+	if skip {
+		return nil
+	}
+	sub := r.topo.sub(tp.topic)
+	for _, n := range sub.Nodes {
+		for _, name := range n.StoreNames() {
+			spec, err := r.topo.store(name)
+			if err != nil {
+				return err
+			}
+			s := r.cfg.DB.Store(name, tp.partition)
+			recs, err := s.Restore(ctx, r.cfg.ConnOpts, state.Changelog{Topic: spec.Changelog, Partition: tp.partition}, nil)
+			if err != nil {
+				return fmt.Errorf("standby %s/%d: %w", name, tp.partition, err)
+			}
+			r.Metrics.StandbyRecords.Add(recs)
+		}
+	}
+	return nil
+}
