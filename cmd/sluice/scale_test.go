@@ -1,0 +1,207 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"regexp"
+	"sort"
+	"strconv"
+	"sync"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/google/go-cmp/cmp"
+	"github.com/twmb/franz-go/pkg/kgo"
+
+	"github.com/sluice-sql/sluice/internal/testkafka"
+)
+
+// Shape of the scale-out crash test's input.
+const (
+	scaleRecords    = 24_000
+	scaleBatch      = 400
+	scaleGroups     = 150 // distinct group keys of the count
+	scaleKeys       = 1009
+	scalePartitions = 6
+)
+
+// recordsIn reads sluice_records_in_total of query from s's /metrics.
+func (s *serverProc) recordsIn(t *testing.T, query string) int64 {
+	t.Helper()
+	code, _, body := s.authed(t, "GET", "/metrics", "")
+	if code != 200 {
+		t.Fatalf("%s /metrics: %d %s", s.base, code, body)
+	}
+	m := regexp.MustCompile(`(?m)^sluice_records_in_total\{query="` + regexp.QuoteMeta(query) + `"\} (\d+)$`).FindStringSubmatch(body)
+	if m == nil {
+		return 0
+	}
+	n, err := strconv.ParseInt(m[1], 10, 64)
+	if err != nil {
+		t.Fatalf("%s /metrics: %q: %v", s.base, m[0], err)
+	}
+	return n
+}
+
+// kill SIGKILLs the process and waits for it to be gone.
+func (p *proc) kill(t *testing.T) {
+	t.Helper()
+	if err := p.cmd.Process.Signal(syscall.SIGKILL); err != nil {
+		t.Fatal(err)
+	}
+	p.stopping = true
+	for line := range p.lines {
+		p.all = append(p.all, line)
+	}
+	_ = p.cmd.Wait()
+}
+
+// TestScaleOutCrash runs three `sluice server` processes of one service
+// against a broker in its own process, counting records per group over
+// a 6-partition topic with many keys. Every instance owns partitions of
+// the count and reads records (/clusterStatus and /metrics say so). While
+// records are being produced one instance that owns partitions is
+// SIGKILLed: it writes no tombstone and leaves its group only when its
+// session times out. The two survivors take its partitions, restore its
+// state from the changelog and the count converges to the exact totals:
+// pull queries on both survivors and the latest value per key in the
+// table's topic give them.
+func TestScaleOutCrash(t *testing.T) {
+	brokers := crashBrokers(t)
+	svc := testkafka.Name(t, "svc")
+	topic, sink := testkafka.Name(t, "events"), testkafka.Name(t, "group_totals")
+	const query = "CTAS_GROUP_TOTALS"
+	repart := "_sluice-" + svc + "-query-" + query + "-Aggregate-GroupBy-repartition"
+
+	args := func() []string {
+		return []string{"--brokers", brokers, "--service-id", svc, "--data-dir", t.TempDir(), "--auth", "alice:secret"}
+	}
+	all := []*serverProc{startServer(t, args()...), startServer(t, args()...), startServer(t, args()...)}
+	defer func() {
+		if t.Failed() {
+			for i, s := range all {
+				t.Logf("instance %d (%s) stderr (tail):\n%s", i, s.base, tail(s.stderr.String(), 40))
+			}
+		}
+	}()
+	ddl := fmt.Sprintf("CREATE STREAM events (id VARCHAR KEY, grp VARCHAR, amount BIGINT) WITH (KAFKA_TOPIC='%s', VALUE_FORMAT='JSON', PARTITIONS=%d); "+
+		"CREATE TABLE group_totals WITH (KAFKA_TOPIC='%s') AS SELECT grp, COUNT(*) AS n, SUM(amount) AS total FROM events GROUP BY grp;", topic, scalePartitions, sink)
+	if code, _, body := all[0].authed(t, "POST", "/ksql", `{"ksql":"`+ddl+`","streamsProperties":{"auto.offset.reset":"earliest"}}`); code != 200 {
+		t.Fatalf("create: %d %s", code, body)
+	}
+
+	want := map[string]pageTotals{}
+	value := func(seq int) (string, int64) {
+		return fmt.Sprintf("g%03d", (seq*7+seq/scaleGroups)%scaleGroups), int64(seq%97 + 1)
+	}
+	for seq := range scaleRecords {
+		grp, amount := value(seq)
+		w := want[grp]
+		w.N++
+		w.Total += amount
+		want[grp] = w
+	}
+
+	// The producer writes the first half in paced batches and the second
+	// once instances are counting, so that the kill falls amid it.
+	prodCl := testkafka.Client(t, brokers)
+	prodDone := make(chan error, 1)
+	secondHalf := make(chan struct{})
+	var produced sync.Map // "done" → int: records acknowledged so far
+	go func() {
+		for lo := 0; lo < scaleRecords; lo += scaleBatch {
+			if lo == scaleRecords/2 {
+				<-secondHalf
+			}
+			var recs []*kgo.Record
+			for seq := lo; seq < lo+scaleBatch; seq++ {
+				grp, amount := value(seq)
+				recs = append(recs, &kgo.Record{Topic: topic, Key: fmt.Appendf(nil, "id%04d", seq%scaleKeys),
+					Value: fmt.Appendf(nil, `{"grp":%q,"amount":%d}`, grp, amount)})
+			}
+			ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+			err := prodCl.ProduceSync(ctx, recs...).FirstErr()
+			cancel()
+			if err != nil {
+				prodDone <- fmt.Errorf("produce batch at %d: %w", lo, err)
+				return
+			}
+			produced.Store("done", lo+scaleBatch)
+			time.Sleep(30 * time.Millisecond)
+		}
+		prodDone <- nil
+	}()
+	releaseOnce := sync.OnceFunc(func() { close(secondHalf) })
+	defer releaseOnce()
+
+	// Every instance owns partitions of both sub-topologies' inputs, and
+	// at least two have counted records.
+	for _, s := range all {
+		s.owners(t, query, []string{repart, topic}, scalePartitions, all)
+	}
+	var victim *serverProc
+	var reading []string
+	testkafka.Await(t, 60*time.Second, "two instances reading records", func() bool {
+		reading, victim = nil, nil
+		for _, s := range all {
+			if n := s.recordsIn(t, query); n > 0 {
+				reading = append(reading, fmt.Sprintf("%s: %d", s.base, n))
+				if s != all[0] {
+					victim = s
+				}
+			}
+		}
+		return len(reading) >= 2 && victim != nil
+	})
+	// The kill lands while the producer is writing the second half.
+	releaseOnce()
+	testkafka.Await(t, 60*time.Second, "the second half under way", func() bool {
+		n, _ := produced.Load("done")
+		return n != nil && n.(int) >= scaleRecords/2+2*scaleBatch
+	})
+	victim.kill(t)
+	done, _ := produced.Load("done")
+	t.Logf("records in per instance before the kill: %v; killed %s with %v of %d records produced", reading, victim.base, done, scaleRecords)
+	if done.(int) >= scaleRecords {
+		t.Fatalf("the producer had finished before the kill")
+	}
+	var survivors []*serverProc
+	for _, s := range all {
+		if s != victim {
+			survivors = append(survivors, s)
+		}
+	}
+	if err := <-prodDone; err != nil {
+		t.Fatal(err)
+	}
+
+	// The survivors own every partition between them once the victim's
+	// session has timed out.
+	for _, s := range survivors {
+		s.owners(t, query, []string{repart, topic}, scalePartitions, survivors)
+	}
+	var rows []string
+	for grp, w := range want {
+		rows = append(rows, fmt.Sprintf(`[%q,%d,%d]`, grp, w.N, w.Total))
+	}
+	sort.Strings(rows)
+	for _, s := range survivors {
+		s.pullRows(t, "SELECT * FROM group_totals;", rows)
+	}
+	for _, s := range survivors {
+		t.Logf("%s records in after the kill: %d", s.base, s.recordsIn(t, query))
+	}
+
+	// The table's topic: the latest value of each key is the exact total.
+	// (Under at-least-once a key may show a value twice, or a lower one
+	// after a higher one the victim wrote before its state was
+	// committed; the last one written is what counts.)
+	latest := map[string]pageTotals{}
+	for _, r := range testkafka.ReadAll(t, brokers, sink) {
+		latest[string(r.Key)] = decodeTotals(t, r)
+	}
+	if diff := cmp.Diff(want, latest); diff != "" {
+		t.Errorf("latest values in %s (-want +got):\n%s", sink, diff)
+	}
+}
