@@ -2,11 +2,14 @@ package main
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"regexp"
+	"slices"
 	"sort"
 	"strconv"
 	"sync"
+	"sync/atomic"
 	"syscall"
 	"testing"
 	"time"
@@ -29,11 +32,17 @@ const (
 // recordsIn reads sluice_records_in_total of query from s's /metrics.
 func (s *serverProc) recordsIn(t *testing.T, query string) int64 {
 	t.Helper()
+	return s.metric(t, "sluice_records_in_total", query)
+}
+
+// metric reads a per-query metric from s's /metrics: 0 when absent.
+func (s *serverProc) metric(t *testing.T, name, query string) int64 {
+	t.Helper()
 	code, _, body := s.authed(t, "GET", "/metrics", "")
 	if code != 200 {
 		t.Fatalf("%s /metrics: %d %s", s.base, code, body)
 	}
-	m := regexp.MustCompile(`(?m)^sluice_records_in_total\{query="` + regexp.QuoteMeta(query) + `"\} (\d+)$`).FindStringSubmatch(body)
+	m := regexp.MustCompile(`(?m)^` + name + `\{query="` + regexp.QuoteMeta(query) + `"\} (\d+)$`).FindStringSubmatch(body)
 	if m == nil {
 		return 0
 	}
@@ -204,4 +213,143 @@ func TestScaleOutCrash(t *testing.T) {
 	if diff := cmp.Diff(want, latest); diff != "" {
 		t.Errorf("latest values in %s (-want +got):\n%s", sink, diff)
 	}
+}
+
+// TestScaleOutExactlyOnce runs a stateless query with a WHERE on two
+// `sluice server` processes with processing.guarantee=exactly_once, and
+// stops one while records are being produced, cleanly (SIGTERM: it
+// commits and leaves the group) or not (SIGKILL: its open transaction is
+// aborted when the other takes its partitions, after its session times
+// out). The sink, read read_committed, holds every input record the WHERE
+// keeps exactly once: no gaps, no duplicates.
+func TestScaleOutExactlyOnce(t *testing.T) {
+	for _, sig := range []string{"SIGTERM", "SIGKILL"} {
+		t.Run(sig, func(t *testing.T) { scaleOutExactlyOnce(t, sig) })
+	}
+}
+
+func scaleOutExactlyOnce(t *testing.T, sig string) {
+	const records, batch, partitions = 20_000, 400, 4
+	brokers := crashBrokers(t)
+	svc := testkafka.Name(t, "svc")
+	topic, sink := testkafka.Name(t, "orders"), testkafka.Name(t, "kept")
+	const query = "CSAS_KEPT_ORDERS"
+
+	args := func() []string {
+		return []string{"--brokers", brokers, "--service-id", svc, "--data-dir", t.TempDir(), "--auth", "alice:secret"}
+	}
+	a, b := startServer(t, args()...), startServer(t, args()...)
+	both := []*serverProc{a, b}
+	defer func() {
+		if t.Failed() {
+			for i, s := range both {
+				t.Logf("instance %d (%s) stderr (tail):\n%s", i, s.base, tail(s.stderr.String(), 40))
+			}
+		}
+	}()
+	ddl := fmt.Sprintf("CREATE STREAM orders (id VARCHAR KEY, seq BIGINT) WITH (KAFKA_TOPIC='%s', VALUE_FORMAT='JSON', PARTITIONS=%d); "+
+		"CREATE STREAM kept_orders WITH (KAFKA_TOPIC='%s') AS SELECT id, seq FROM orders WHERE seq %% 3 <> 0;", topic, partitions, sink)
+	if code, _, body := a.authed(t, "POST", "/ksql", `{"ksql":"`+ddl+`","streamsProperties":{"auto.offset.reset":"earliest","processing.guarantee":"exactly_once"}}`); code != 200 {
+		t.Fatalf("create: %d %s", code, body)
+	}
+	for _, s := range both {
+		s.owners(t, query, []string{topic}, partitions, both)
+	}
+
+	prodCl := testkafka.Client(t, brokers)
+	prodDone := make(chan error, 1)
+	var produced atomic.Int64
+	go func() {
+		for lo := 0; lo < records; lo += batch {
+			var recs []*kgo.Record
+			for seq := lo; seq < lo+batch; seq++ {
+				recs = append(recs, &kgo.Record{Topic: topic, Key: fmt.Appendf(nil, "o%04d", seq%997), Value: fmt.Appendf(nil, `{"seq":%d}`, seq)})
+			}
+			ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+			err := prodCl.ProduceSync(ctx, recs...).FirstErr()
+			cancel()
+			if err != nil {
+				prodDone <- fmt.Errorf("produce batch at %d: %w", lo, err)
+				return
+			}
+			produced.Store(int64(lo + batch))
+			time.Sleep(40 * time.Millisecond)
+		}
+		prodDone <- nil
+	}()
+
+	// The stop falls a third of the way into the input, both instances
+	// having read some.
+	var readByB int64
+	testkafka.Await(t, 60*time.Second, "both instances reading records", func() bool {
+		readByB = b.recordsIn(t, query)
+		return a.recordsIn(t, query) > 0 && readByB > 0 && produced.Load() >= records/3
+	})
+	atStop := produced.Load()
+	if sig == "SIGKILL" {
+		b.kill(t)
+	} else {
+		b.stop(t, 30*time.Second)
+	}
+	t.Logf("%s %s having read %d records, with %d of %d records produced", sig, b.base, readByB, atStop, records)
+	if atStop >= records {
+		t.Fatalf("the producer had finished before the stop")
+	}
+	if err := <-prodDone; err != nil {
+		t.Fatal(err)
+	}
+
+	var want []int64
+	for seq := range int64(records) {
+		if seq%3 != 0 {
+			want = append(want, seq)
+		}
+	}
+	read := func() []int64 {
+		var got []int64
+		for _, r := range testkafka.ReadAll(t, brokers, sink) {
+			var v struct {
+				SEQ int64 `json:"SEQ"`
+			}
+			if err := json.Unmarshal(r.Value, &v); err != nil {
+				t.Fatalf("value %q at %s/%d@%d: %v", r.Value, r.Topic, r.Partition, r.Offset, err)
+			}
+			got = append(got, v.SEQ)
+		}
+		slices.Sort(got)
+		return got
+	}
+	var got []int64
+	testkafka.Await(t, 120*time.Second, "every kept record in the sink", func() bool {
+		got = read()
+		return len(got) >= len(want)
+	})
+	// Once a's consumer is at the end, nothing more may come.
+	testkafka.Await(t, 30*time.Second, "no lag", func() bool { return a.lag(t, query) == 0 })
+	got = read()
+	if !slices.Equal(got, want) {
+		counts := map[int64]int{}
+		for _, s := range got {
+			counts[s]++
+		}
+		var dups, missing []int64
+		for _, s := range want {
+			switch counts[s] {
+			case 0:
+				missing = append(missing, s)
+			case 1:
+			default:
+				dups = append(dups, s)
+			}
+		}
+		t.Fatalf("sink read_committed: %d records for %d kept inputs; %d missing (first %v), %d duplicated (first %v)",
+			len(got), len(want), len(missing), missing[:min(len(missing), 10)], len(dups), dups[:min(len(dups), 10)])
+	}
+	t.Logf("%s holds each of the %d kept records once; a read %d records", sink, len(want), a.recordsIn(t, query))
+}
+
+// lag reads sluice_consumer_lag of query from s's /metrics.
+func (s *serverProc) lag(t *testing.T, query string) int64 {
+	t.Helper()
+	return s.metric(t, "sluice_consumer_lag", query)
 }
