@@ -75,7 +75,8 @@ func (p *proc) kill(t *testing.T) {
 // session times out. The two survivors take its partitions, restore its
 // state from the changelog and the count converges to the exact totals:
 // pull queries on both survivors and the latest value per key in the
-// table's topic give them.
+// table's topic give them. Beside it, EXPLAIN of a query over two
+// partitions warns, on every instance, that a third cannot help.
 func TestScaleOutCrash(t *testing.T) {
 	brokers := crashBrokers(t)
 	svc := testkafka.Name(t, "svc")
@@ -149,6 +150,39 @@ func TestScaleOutCrash(t *testing.T) {
 	for _, s := range all {
 		s.owners(t, query, []string{repart, topic}, scalePartitions, all)
 	}
+	// A query over two partitions cannot use a third instance: EXPLAIN
+	// says so, counting the live instances in the registry.
+	few := testkafka.Name(t, "few")
+	fewDDL := fmt.Sprintf("CREATE STREAM few (id VARCHAR KEY, v BIGINT) WITH (KAFKA_TOPIC='%s', VALUE_FORMAT='JSON', PARTITIONS=2); "+
+		"CREATE STREAM few_copy AS SELECT * FROM few;", few)
+	if code, _, body := all[1].authed(t, "POST", "/ksql", `{"ksql":"`+fewDDL+`"}`); code != 200 {
+		t.Fatalf("create: %d %s", code, body)
+	}
+	wantWarnings := []string{"WARNING: CSAS_FEW_COPY has fewer input partitions than the service has instances; adding instances will not help: 2 partitions, 3 instances"}
+	for _, s := range all {
+		// The other instances apply the command from the command topic
+		// a moment after the one that took it.
+		code, body := 0, ""
+		for deadline := time.Now().Add(30 * time.Second); code != 200 && time.Now().Before(deadline); time.Sleep(100 * time.Millisecond) {
+			code, _, body = s.authed(t, "POST", "/ksql", `{"ksql":"EXPLAIN CSAS_FEW_COPY;"}`)
+		}
+		var resp []struct {
+			Warnings []struct {
+				Message string `json:"message"`
+			} `json:"warnings"`
+		}
+		if err := json.Unmarshal([]byte(body), &resp); code != 200 || err != nil || len(resp) != 1 {
+			t.Fatalf("%s EXPLAIN: %d %v %s", s.base, code, err, body)
+		}
+		var got []string
+		for _, w := range resp[0].Warnings {
+			got = append(got, w.Message)
+		}
+		if diff := cmp.Diff(wantWarnings, got); diff != "" {
+			t.Errorf("%s EXPLAIN CSAS_FEW_COPY warnings (-want +got):\n%s", s.base, diff)
+		}
+	}
+
 	var victim *serverProc
 	var reading []string
 	testkafka.Await(t, 60*time.Second, "two instances reading records", func() bool {
