@@ -20,17 +20,18 @@ const HotKeyCounters = 32
 // busy that its partition's task bounds the query's throughput. It is
 // safe for one writer and concurrent readers.
 type HotKeys struct {
-	mu       sync.Mutex
-	records  int64
-	counters []hotCounter
-	index    map[string]int // key → position in counters
-}
-
-type hotCounter struct {
-	key string
-	// count overestimates the key's records by at most err: the count
-	// of the key it took the counter from.
-	count, err int64
+	mu      sync.Mutex
+	records int64
+	n       int // counters in use
+	// The counters, as parallel arrays: the search for the smallest
+	// count, done on every record whose key has no counter, reads only
+	// counts (256 contiguous bytes).
+	counts [HotKeyCounters]int64
+	// errs[i] is how much counts[i] may overestimate its key's records:
+	// the count of the key it took the counter from.
+	errs  [HotKeyCounters]int64
+	keys  [HotKeyCounters]string
+	index map[string]int // key → counter
 }
 
 // KeyCount is a key's share of the records a sketch saw.
@@ -45,7 +46,7 @@ type KeyCount struct {
 
 // NewHotKeys returns an empty sketch.
 func NewHotKeys() *HotKeys {
-	return &HotKeys{counters: make([]hotCounter, 0, HotKeyCounters), index: make(map[string]int, HotKeyCounters)}
+	return &HotKeys{index: make(map[string]int, HotKeyCounters)}
 }
 
 // Add counts one record with key.
@@ -54,24 +55,26 @@ func (h *HotKeys) Add(key []byte) {
 	defer h.mu.Unlock()
 	h.records++
 	if i, ok := h.index[string(key)]; ok {
-		h.counters[i].count++
+		h.counts[i]++
 		return
 	}
-	if len(h.counters) < HotKeyCounters {
-		h.index[string(key)] = len(h.counters)
-		h.counters = append(h.counters, hotCounter{key: string(key), count: 1})
+	k := string(key) // one copy, shared by the index and the counter
+	if h.n < HotKeyCounters {
+		h.index[k] = h.n
+		h.keys[h.n], h.counts[h.n] = k, 1
+		h.n++
 		return
 	}
 	low := 0
-	for i, c := range h.counters {
-		if c.count < h.counters[low].count {
+	for i, c := range h.counts {
+		if c < h.counts[low] {
 			low = i
 		}
 	}
-	old := h.counters[low]
-	delete(h.index, old.key)
-	h.index[string(key)] = low
-	h.counters[low] = hotCounter{key: string(key), count: old.count + 1, err: old.count}
+	delete(h.index, h.keys[low])
+	h.index[k] = low
+	h.keys[low], h.errs[low] = k, h.counts[low]
+	h.counts[low]++
 }
 
 // Top returns the keys the sketch keeps, busiest first (by Count, then
@@ -79,9 +82,9 @@ func (h *HotKeys) Add(key []byte) {
 func (h *HotKeys) Top() ([]KeyCount, int64) {
 	h.mu.Lock()
 	defer h.mu.Unlock()
-	out := make([]KeyCount, len(h.counters))
-	for i, c := range h.counters {
-		out[i] = KeyCount{Key: []byte(c.key), Count: c.count - c.err, Max: c.count}
+	out := make([]KeyCount, h.n)
+	for i := range h.n {
+		out[i] = KeyCount{Key: []byte(h.keys[i]), Count: h.counts[i] - h.errs[i], Max: h.counts[i]}
 	}
 	sortKeyCounts(out)
 	return out, h.records

@@ -95,3 +95,24 @@ func TestMergeHotKeys(t *testing.T) {
 		t.Errorf("records %d, want 5; (-want +got):\n%s", records, diff)
 	}
 }
+
+// BenchmarkHotKeysAdd is the sketch's cost per record: a key among many
+// (most records take over a counter) and a key already kept.
+func BenchmarkHotKeysAdd(b *testing.B) {
+	keys := make([][]byte, 4096)
+	for i := range keys {
+		keys[i] = fmt.Appendf(nil, "key-%05d", i)
+	}
+	b.Run("many keys", func(b *testing.B) {
+		h := exec.NewHotKeys()
+		for i := 0; b.Loop(); i++ {
+			h.Add(keys[i%len(keys)])
+		}
+	})
+	b.Run("kept key", func(b *testing.B) {
+		h := exec.NewHotKeys()
+		for b.Loop() {
+			h.Add(keys[0])
+		}
+	})
+}
