@@ -20,4 +20,17 @@
 //	   until Restore returns and the store serves reads (Badger is then written
 //	   in the background; the report gives the time until that is durable too);
 //	W  after S, a clean close and reopen, then Restore again (only the empty tail).
+//
+// scale (issue 8) measures a stateless query over a 6-partition topic on
+// one and on two instances against the same broker:
+//
+//	cd bench && go run . scale [--records 200000] [--runs 3]
+//
+// Each timed run creates fresh input and output topics, starts the
+// instances and waits until their consumer group is stable with every
+// instance holding partitions, then produces the records as fast as the
+// producer goes and times until the output's end offsets add up to them.
+// Contenders: R1/R2 one or two franz-go group consumers in this process
+// copying each record to the output (the limit), S1/S2 one or two `sluice
+// run` processes running CREATE STREAM … AS SELECT … WHERE.
 package main

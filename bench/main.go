@@ -15,6 +15,7 @@ type cli struct {
 	Results string `default:"results.json" type:"path" help:"JSON file the target ratios are merged into."`
 
 	Restore restoreCmd `cmd:"" default:"withargs" help:"Changelog restore (issue 5, T9): Store.Restore against a raw franz-go consume of the same topic."`
+	Scale   scaleCmd   `cmd:"" help:"Scale-out (issue 8): a stateless query's throughput on one and two sluice instances against a raw franz-go consume→produce loop."`
 }
 
 func main() {

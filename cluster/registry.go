@@ -326,6 +326,17 @@ func (r *Registry) Instances() []Instance {
 	return out
 }
 
+// Live counts the live instances of the service, this one included.
+func (r *Registry) Live() int {
+	n := 0
+	for _, in := range r.Instances() {
+		if in.Alive {
+			n++
+		}
+	}
+	return n
+}
+
 // Owner returns the live instance owning partition of topic in query's
 // consumer group: this instance when it owns it, otherwise the live
 // instance that says so most recently (two can during a rebalance).

@@ -13,8 +13,9 @@ import (
 // describe prints a stream or table: its columns and topic and, with
 // EXTENDED, how late its records arrive at the queries reading it, and
 // the query writing it with its counters, its tasks on this instance
-// (state, restore progress) and its state stores.
-func (e *Engine) describe(st *parser.Describe) (string, *SourceDescription, error) {
+// (state, restore progress), its state stores, and warnings when adding
+// instances would not speed it up (see scaleWarnings).
+func (e *Engine) describe(st *parser.Describe, props map[string]string) (string, *SourceDescription, error) {
 	if st.Function {
 		return "", nil, fmt.Errorf("%w: DESCRIBE FUNCTION is not supported yet", planner.ErrUnsupported)
 	}
@@ -22,11 +23,25 @@ func (e *Engine) describe(st *parser.Describe) (string, *SourceDescription, erro
 	if err != nil {
 		return "", nil, err
 	}
+	var warnings []string
+	if q := e.query(src.QueryID); q != nil && st.Extended {
+		if warnings, err = e.scaleWarnings(q, props); err != nil {
+			return "", nil, fmt.Errorf("describe %s: %w", src.Name, err)
+		}
+	}
 	text, err := e.describeText(st, src)
 	if err != nil {
 		return "", nil, err
 	}
-	return text, e.sourceDescription(src, st.Extended), nil
+	for _, w := range warnings {
+		text += "\n" + w
+	}
+	if len(warnings) > 0 {
+		text += "\n"
+	}
+	d := e.sourceDescription(src, st.Extended)
+	d.Warnings = warnings
+	return text, d, nil
 }
 
 func (e *Engine) describeText(st *parser.Describe, src *planner.Source) (string, error) {

@@ -39,4 +39,9 @@
 //	res, err := e.ExecuteWith(ctx, sql, map[string]string{"auto.offset.reset": "earliest"})
 //	// res[i].Command.Offset is the command's sequence number; another
 //	// instance can WaitForCommand(ctx, offset) before its next statement.
+//
+// A server also sets Config.LiveInstances from its instance registry, so
+// that DESCRIBE EXTENDED and EXPLAIN can say when a query has fewer input
+// partitions than the service has instances (scale.go), beside warning
+// about a key carrying more than sluice.hot.key.share of its records.
 package engine

@@ -65,6 +65,11 @@ type Config struct {
 	// change (see Partitions). An instance registry (package cluster)
 	// publishes them from it; it must not block.
 	OnPartitionsChange func()
+	// LiveInstances, when set, counts the live instances of the service,
+	// this one included: DESCRIBE EXTENDED and EXPLAIN warn when a query
+	// has fewer input partitions. A server sets it from its instance
+	// registry; unset, the engine counts itself alone.
+	LiveInstances func() int
 }
 
 // Engine executes statements against one catalog.

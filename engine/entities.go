@@ -54,6 +54,9 @@ type SourceDescription struct {
 	// (EXTENDED only).
 	Statistics string
 	ErrorStats string
+	// Warnings say why adding instances would not speed up the writing
+	// query (EXTENDED only): a hot key, too few partitions.
+	Warnings []string
 }
 
 // Field is a column of a source or of a query's output.
@@ -86,6 +89,9 @@ type QueryDescription struct {
 	// Warning is the grace warning EXPLAIN adds for a windowed query whose
 	// grace would have dropped many records.
 	Warning string
+	// Warnings say why adding instances would not speed up a running
+	// query: a hot key, too few partitions.
+	Warnings []string
 }
 
 // TopicList answers SHOW TOPICS.
@@ -284,6 +290,7 @@ var propertyDefaults = map[string]string{
 	"processing.guarantee": "at_least_once",
 	"commit.interval.ms":   "1000",
 	MinFreeBytesProperty:   "134217728",
+	HotKeyShareProperty:    "0.2",
 }
 
 func (e *Engine) showTopicsText(l *TopicList) string {

@@ -149,7 +149,7 @@ func (e *Engine) executeStatement(ctx context.Context, p parser.Parsed, sess *se
 		}
 		res.Text, res.Entity = text, ent
 	case *parser.Describe:
-		text, ent, err := e.describe(st)
+		text, ent, err := e.describe(st, sess.snapshot())
 		if err != nil {
 			return nil, err
 		}
@@ -720,7 +720,16 @@ func (e *Engine) explain(st *parser.Explain, props map[string]string) (string, *
 				d.Warning = e.graceWarning(sel)
 			}
 		}
-		return q.Statement + "\n\n" + d.Topology + d.Warning, d, nil
+		warnings, err := e.scaleWarnings(q, props)
+		if err != nil {
+			return "", nil, fmt.Errorf("explain %s: %w", q.ID, err)
+		}
+		d.Warnings = warnings
+		text := q.Statement + "\n\n" + d.Topology + d.Warning
+		for _, w := range warnings {
+			text += w + "\n"
+		}
+		return text, d, nil
 	}
 	var sel *parser.Select
 	var target *planner.Target

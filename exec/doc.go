@@ -21,4 +21,9 @@
 //
 //	source(s) → filter → select-key(HOTEL) → sink(…-repartition)
 //	source(…-repartition) → aggregate(store …) → project → sink(OUT)
+//
+// Each task also counts its input keys in a small Space-Saving sketch
+// (HotKeys, 32 counters): in the second sub-topology above that key is
+// HOTEL, so a hotel carrying most bookings shows as the one task, and
+// instance, every such booking must pass through.
 package exec

@@ -231,6 +231,9 @@ type TaskInfo struct {
 	State     TaskState
 	// Restore is set while the task is RESTORING.
 	Restore *RestoreProgress
+	// HotKeys is the running task's sketch of its busiest input keys
+	// (nil before it runs).
+	HotKeys *HotKeys
 }
 
 // TaskAssigned is the state of an assigned partition whose task does not
@@ -280,7 +283,7 @@ func (r *KafkaRunner) Tasks() []TaskInfo {
 	defer r.mu.Unlock()
 	out := make([]TaskInfo, 0, len(r.tasks)+len(r.restoring))
 	for tp, t := range r.tasks {
-		out = append(out, TaskInfo{Topic: tp.topic, Partition: tp.partition, State: t.State})
+		out = append(out, TaskInfo{Topic: tp.topic, Partition: tp.partition, State: t.State, HotKeys: t.hot})
 	}
 	for tp, p := range r.restoring {
 		cp := *p

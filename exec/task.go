@@ -58,6 +58,9 @@ type Task struct {
 	// idleFrom plus the wall-clock time since lastRecord.
 	lastRecord time.Time
 	idleFrom   int64
+	// hot tracks the busiest input keys: for an aggregation after a
+	// repartition the input key is the group key.
+	hot *HotKeys
 }
 
 type taskStore struct {
@@ -72,7 +75,7 @@ func NewTask(topo *Topology, sub *SubTopology, partition int32, db *state.DB, ou
 	if err != nil {
 		return nil, err
 	}
-	t := &Task{Topo: topo, Sub: sub, Partition: partition, State: TaskRestoring, dec: dec, applied: -1, next: -1, clock: time.Now()}
+	t := &Task{Topo: topo, Sub: sub, Partition: partition, State: TaskRestoring, dec: dec, applied: -1, next: -1, clock: time.Now(), hot: NewHotKeys()}
 	if !sub.Source.Dedupe {
 		t.lateness = m.latenessOf(sub.Source.Topic)
 	}
@@ -173,6 +176,7 @@ func (t *Task) Process(rec *Record) (err error) {
 	}
 	t.tc.input = rec
 	t.tc.Metrics.RecordsIn.Add(1)
+	t.hot.Add(rec.Key)
 	t.row = Row{}
 	if err := t.dec.decode(rec, &t.row); err != nil {
 		kind := ErrKindDeserialize
@@ -305,6 +309,9 @@ func (t *Task) freshUpstream(rec *Record) bool {
 	}
 	return true
 }
+
+// HotKeys is the sketch of the task's busiest input keys.
+func (t *Task) HotKeys() *HotKeys { return t.hot }
 
 // StreamTime is the largest event time the task has seen.
 func (t *Task) StreamTime() int64 { return t.tc.StreamTime }

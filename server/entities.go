@@ -190,7 +190,11 @@ func toEntity(stmt string, ent engine.Entity) entity {
 		if x.WindowType != "" {
 			d.WindowType = &x.WindowType
 		}
-		return sourceDescriptionEntity{Type: "sourceDescription", StatementText: stmt, SourceDescription: d, Warnings: []warning{}}
+		warnings := []warning{}
+		for _, w := range x.Warnings {
+			warnings = append(warnings, warning{Message: w})
+		}
+		return sourceDescriptionEntity{Type: "sourceDescription", StatementText: stmt, SourceDescription: d, Warnings: warnings}
 	case *engine.QueryDescription:
 		d := queryDescription{ID: x.ID, StatementText: x.Statement, Fields: toFields(x.Fields), Sources: nonNil(x.Sources),
 			Sinks: nonNil(x.Sinks), Topology: x.Topology, ExecutionPlan: x.Topology, OverriddenProperties: map[string]string{},
@@ -200,6 +204,9 @@ func toEntity(stmt string, ent engine.Entity) entity {
 		}
 		var warnings []warning
 		if w := strings.TrimSpace(x.Warning); w != "" {
+			warnings = append(warnings, warning{Message: w})
+		}
+		for _, w := range x.Warnings {
 			warnings = append(warnings, warning{Message: w})
 		}
 		return queryDescriptionEntity{Type: "queryDescription", StatementText: stmt, QueryDescription: d, Warnings: nonNilW(warnings)}

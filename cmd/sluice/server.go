@@ -96,7 +96,14 @@ func (c *serverCmd) Run(log *slog.Logger) error {
 			r.Changed()
 		}
 	}
-	e, err := engine.Open(ctx, engine.Config{ConnOpts: connOpts, DataDir: c.DataDir, ServiceID: c.ServiceID, Log: log, ClientOpts: reg.ClientOpts, CommandTopic: true, OnPartitionsChange: changed})
+	live := func() int {
+		if r := instances.Load(); r != nil {
+			return r.Live()
+		}
+		return 1
+	}
+	e, err := engine.Open(ctx, engine.Config{ConnOpts: connOpts, DataDir: c.DataDir, ServiceID: c.ServiceID, Log: log, ClientOpts: reg.ClientOpts, CommandTopic: true,
+		OnPartitionsChange: changed, LiveInstances: live})
 	if err != nil {
 		return err
 	}
