@@ -117,6 +117,7 @@ func (e *Engine) describeText(st *parser.Describe, src *planner.Source) (string,
 		}
 		b.WriteString("\n")
 	}
+	e.writeOwners(&b, q.ID)
 	b.WriteString("\nState stores:\n")
 	stores, err := e.QueryState(q.ID)
 	if err != nil {

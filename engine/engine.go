@@ -70,6 +70,10 @@ type Config struct {
 	// has fewer input partitions. A server sets it from its instance
 	// registry; unset, the engine counts itself alone.
 	LiveInstances func() int
+	// Owners, when set, lists the instances of the service and what each
+	// holds of a query (see Owner), for DESCRIBE … EXTENDED and SHOW
+	// QUERIES EXTENDED.
+	Owners func(queryID string) []Owner
 }
 
 // Engine executes statements against one catalog.

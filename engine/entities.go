@@ -79,6 +79,9 @@ type QuerySummary struct {
 	Sources    []string
 	Sinks      []string
 	SinkTopics []string
+	// Owners are the instances of the service holding the query's
+	// partitions (with Config.Owners; none for a lone engine).
+	Owners []Owner
 }
 
 // QueryDescription answers EXPLAIN.
@@ -142,6 +145,9 @@ func (e *Engine) querySummary(q *Query) QuerySummary {
 	}
 	if q.Plan.Sink != nil {
 		s.Sinks, s.SinkTopics = []string{q.Plan.Sink.Name}, []string{q.Plan.Sink.Topic}
+	}
+	if e.cfg.Owners != nil {
+		s.Owners = e.cfg.Owners(q.ID)
 	}
 	return s
 }

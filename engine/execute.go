@@ -811,6 +811,9 @@ func (e *Engine) show(ctx context.Context, st *parser.Show, props map[string]str
 				topic = q.SinkTopics[0]
 			}
 			fmt.Fprintf(&b, "%s\t%s\t%s\n", q.ID, topic, state)
+			if st.Extended {
+				e.writeOwners(&b, q.ID)
+			}
 		}
 		return b.String(), l, nil
 	case parser.ShowTopics:

@@ -63,6 +63,9 @@ type queryInfo struct {
 	StatusCount     map[string]int `json:"statusCount"`
 	QueryType       string         `json:"queryType"`
 	State           string         `json:"state"`
+	// KsqlHostQueryStatus is the query's state on each instance of the
+	// service (host:port), as ksqlDB reports it.
+	KsqlHostQueryStatus map[string]string `json:"ksqlHostQueryStatus,omitempty"`
 }
 
 type topicsEntity struct {
@@ -221,8 +224,25 @@ func toSourceInfo(s engine.SourceSummary) sourceInfo {
 func toQueryInfos(qs []engine.QuerySummary) []queryInfo {
 	out := make([]queryInfo, 0, len(qs))
 	for _, q := range qs {
-		out = append(out, queryInfo{QueryString: q.Statement, Sinks: nonNil(q.Sinks), SinkKafkaTopics: nonNil(q.SinkTopics), ID: q.ID,
-			StatusCount: map[string]int{q.State: 1}, QueryType: "PERSISTENT", State: q.State})
+		info := queryInfo{QueryString: q.Statement, Sinks: nonNil(q.Sinks), SinkKafkaTopics: nonNil(q.SinkTopics), ID: q.ID,
+			StatusCount: map[string]int{q.State: 1}, QueryType: "PERSISTENT", State: q.State}
+		if len(q.Owners) > 0 {
+			// Every instance runs every query: count them all. An
+			// instance not heard from lately is UNRESPONSIVE, as in ksqlDB.
+			info.StatusCount, info.KsqlHostQueryStatus = map[string]int{}, map[string]string{}
+			for _, o := range q.Owners {
+				state := "RUNNING"
+				switch {
+				case o.Self:
+					state = q.State
+				case !o.Alive:
+					state = "UNRESPONSIVE"
+				}
+				info.StatusCount[state]++
+				info.KsqlHostQueryStatus[strings.TrimPrefix(strings.TrimPrefix(o.URL, "http://"), "https://")] = state
+			}
+		}
+		out = append(out, info)
 	}
 	return out
 }

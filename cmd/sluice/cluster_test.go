@@ -224,6 +224,29 @@ func TestServerClusterForwarding(t *testing.T) {
 			// (c) a full scan: every page exactly once.
 			s.pullRows(t, "SELECT * FROM page_counts;", everyRow())
 		}
+		// SHOW QUERIES tells, like ksqlDB, the query's state on every
+		// instance of the service.
+		for _, s := range live {
+			_, _, body := s.authed(t, "POST", "/ksql", `{"ksql":"SHOW QUERIES;"}`)
+			var res []struct {
+				Queries []struct {
+					ID          string            `json:"id"`
+					StatusCount map[string]int    `json:"statusCount"`
+					HostStatus  map[string]string `json:"ksqlHostQueryStatus"`
+				} `json:"queries"`
+			}
+			if err := json.Unmarshal([]byte(body), &res); err != nil || len(res) != 1 || len(res[0].Queries) != 1 {
+				t.Fatalf("SHOW QUERIES on %s: %v: %s", s.base, err, body)
+			}
+			q := res[0].Queries[0]
+			wantHosts := map[string]string{}
+			for _, l := range live {
+				wantHosts[strings.TrimPrefix(l.base, "http://")] = "RUNNING"
+			}
+			if q.ID != query || fmt.Sprint(q.StatusCount) != fmt.Sprint(map[string]int{"RUNNING": len(live)}) || fmt.Sprint(q.HostStatus) != fmt.Sprint(wantHosts) {
+				t.Errorf("SHOW QUERIES on %s: %+v, want %d RUNNING on %v", s.base, q, len(live), wantHosts)
+			}
+		}
 		t.Logf("owners %v; %d of %d key lookups forwarded", owner, forwarded, len(live)*len(pages))
 		if forwarded == 0 {
 			t.Errorf("no pull query was forwarded; owners %v", owner)

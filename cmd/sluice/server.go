@@ -103,7 +103,12 @@ func (c *serverCmd) Run(log *slog.Logger) error {
 		return 1
 	}
 	e, err := engine.Open(ctx, engine.Config{ConnOpts: connOpts, DataDir: c.DataDir, ServiceID: c.ServiceID, Log: log, ClientOpts: reg.ClientOpts, CommandTopic: true,
-		OnPartitionsChange: changed, LiveInstances: live})
+		OnPartitionsChange: changed, LiveInstances: live, Owners: func(id string) []engine.Owner {
+			if r := instances.Load(); r != nil {
+				return ownersOf(r, id)
+			}
+			return nil
+		}})
 	if err != nil {
 		return err
 	}
@@ -263,4 +268,24 @@ func (c *serverCmd) kafkaOpts() ([]kgo.Opt, error) {
 		return nil, fmt.Errorf("--sasl-mechanism %s needs --sasl-user and --sasl-password", c.SASLMechanism)
 	}
 	return append(opts, kgo.SASL(mech)), nil
+}
+
+// ownersOf lists what each instance the registry knows holds of query id.
+func ownersOf(r *cluster.Registry, id string) []engine.Owner {
+	var out []engine.Owner
+	for _, in := range r.Instances() {
+		parts, standbys := in.Queries[id], in.Standbys[id]
+		if len(parts) == 0 && len(standbys) == 0 && !in.Self {
+			continue
+		}
+		o := engine.Owner{Instance: in.ID, URL: in.URL, Self: in.Self, Alive: in.Alive}
+		for _, p := range parts {
+			o.Partitions = append(o.Partitions, fmt.Sprintf("%s/%d %s", p.Topic, p.Partition, p.State))
+		}
+		for _, p := range standbys {
+			o.Standbys = append(o.Standbys, fmt.Sprintf("%s/%d", p.Topic, p.Partition))
+		}
+		out = append(out, o)
+	}
+	return out
 }
