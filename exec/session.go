@@ -155,6 +155,28 @@ func (a *sessionAggregate) Process(tc *TaskContext, row *Row) error {
 	return a.emit(tc, a.result(merged.accs, merged.maxTs, merged.start, merged.end))
 }
 
+// emitStored emits the window stored under key (group key gk, bounds
+// start and end) as it closes; a window already gone emits nothing.
+func (a *aggregate) emitStored(tc *TaskContext, key, gk []byte, start, end int64) error {
+	v, ok, err := a.store.Get(key)
+	if err != nil {
+		return fmt.Errorf("aggregate %s: read window: %w", a.node.Store, err)
+	}
+	if !ok {
+		return nil
+	}
+	accs, maxTs, err := decodeAggState(v, a.node.Store)
+	if err != nil {
+		return err
+	}
+	group, _, err := types.DecodeValues(gk)
+	if err != nil {
+		return fmt.Errorf("aggregate %s: decode window key: %w", a.node.Store, err)
+	}
+	copy(a.keyVals, group)
+	return a.emit(tc, a.result(accs, maxTs, start, end))
+}
+
 // tombstone retracts a superseded window of the current group key.
 func (a *aggregate) tombstone(ts, start, end int64) *Row {
 	cols := make([]any, len(a.keyVals)+len(a.node.Aggs)+2)
@@ -224,23 +246,8 @@ func (a *sessionAggregate) scanEnded(tc *TaskContext, after int64, next, from *i
 		end, gk, start, _ := splitSessionIndexKey(k)
 		a.stateKey = sessionKey(a.stateKey[:0], gk, start, end)
 		if emit {
-			v, ok, err := a.store.Get(a.stateKey)
-			if err != nil {
-				return fmt.Errorf("aggregate %s: read session: %w", a.node.Store, err)
-			}
-			if ok {
-				accs, maxTs, err := decodeAggState(v, a.node.Store)
-				if err != nil {
-					return err
-				}
-				group, _, err := types.DecodeValues(gk)
-				if err != nil {
-					return fmt.Errorf("aggregate %s: decode session key: %w", a.node.Store, err)
-				}
-				copy(a.keyVals, group)
-				if err := a.emit(tc, a.result(accs, maxTs, start, end)); err != nil {
-					return err
-				}
+			if err := a.emitStored(tc, a.stateKey, gk, start, end); err != nil {
+				return err
 			}
 		} else {
 			tc.Metrics.Expired.Add(1)

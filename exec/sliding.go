@@ -290,23 +290,8 @@ func (a *slidingAggregate) scanWindows(tc *TaskContext, after int64, next, from 
 		end, gk := readTime(k[1:]), k[9:]
 		a.stateKey = slidingWindowKey(a.stateKey[:0], gk, end-w.Size)
 		if emit {
-			v, ok, err := a.store.Get(a.stateKey)
-			if err != nil {
-				return fmt.Errorf("aggregate %s: read window: %w", a.node.Store, err)
-			}
-			if ok {
-				accs, maxTs, err := decodeAggState(v, a.node.Store)
-				if err != nil {
-					return err
-				}
-				group, _, err := types.DecodeValues(gk)
-				if err != nil {
-					return fmt.Errorf("aggregate %s: decode window key: %w", a.node.Store, err)
-				}
-				copy(a.keyVals, group)
-				if err := a.emit(tc, a.result(accs, maxTs, end-w.Size, end)); err != nil {
-					return err
-				}
+			if err := a.emitStored(tc, a.stateKey, gk, end-w.Size, end); err != nil {
+				return err
 			}
 		} else {
 			tc.Metrics.Expired.Add(1)
