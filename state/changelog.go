@@ -352,29 +352,17 @@ func (s *Store) restore(ctx context.Context, connOpts []kgo.Opt, log Changelog, 
 			snap = nil
 		}
 		if snap != nil {
-			var rerr error
-			fetches.EachRecord(func(r *kgo.Record) {
-				if rerr != nil || r.Offset >= end || r.Offset < next {
-					return
-				}
-				next = r.Offset + 1
-				if r.Attrs.IsControl() || r.Key == nil {
-					return
-				}
-				if len(r.Headers) > 0 {
-					if rerr = mergeHeader(&cp, r); rerr != nil {
-						return
-					}
-				}
+			n, err := eachEntry(fetches, &next, end, &cp, func(r *kgo.Record) error {
 				if r.Value == nil {
 					snap.delete(r.Key)
 				} else {
 					snap.put(r.Key, r.Value)
 				}
-				applied++
+				return nil
 			})
-			if rerr != nil {
-				return applied, rerr
+			applied += n
+			if err != nil {
+				return applied, err
 			}
 			if progress != nil {
 				progress(min(next, end)-start, end-start)
@@ -382,27 +370,17 @@ func (s *Store) restore(ctx context.Context, connOpts []kgo.Opt, log Changelog, 
 			continue
 		}
 		if tail != nil {
-			var rerr error
-			fetches.EachRecord(func(r *kgo.Record) {
-				if rerr != nil || r.Offset >= end || r.Offset < next {
-					return
-				}
-				next = r.Offset + 1
-				if r.Attrs.IsControl() || r.Key == nil {
-					return
-				}
-				if rerr = mergeHeader(&cp, r); rerr != nil {
-					return
-				}
+			n, err := eachEntry(fetches, &next, end, &cp, func(r *kgo.Record) error {
 				if r.Value == nil {
 					tail.set(r.Key, entry{del: true})
 				} else {
 					tail.set(r.Key, entry{value: bytes.Clone(r.Value)})
 				}
-				applied++
+				return nil
 			})
-			if rerr != nil {
-				return applied, rerr
+			applied += n
+			if err != nil {
+				return applied, err
 			}
 			if progress != nil {
 				progress(min(next, end)-start, end-start)
@@ -410,26 +388,14 @@ func (s *Store) restore(ctx context.Context, connOpts []kgo.Opt, log Changelog, 
 			continue
 		}
 		wb := s.db.bdb.NewWriteBatch()
-		var werr error
-		fetches.EachRecord(func(r *kgo.Record) {
-			if werr != nil || r.Offset >= end || r.Offset < next {
-				return
-			}
-			next = r.Offset + 1
-			if r.Attrs.IsControl() || r.Key == nil {
-				return
-			}
-			if werr = mergeHeader(&cp, r); werr != nil {
-				return
-			}
+		n, werr := eachEntry(fetches, &next, end, &cp, func(r *kgo.Record) error {
 			k := concat(s.data, r.Key)
 			if r.Value == nil {
-				werr = wb.Delete(k)
-			} else {
-				werr = wb.Set(k, r.Value)
+				return wb.Delete(k)
 			}
-			applied++
+			return wb.Set(k, r.Value)
 		})
+		applied += n
 		if werr == nil {
 			cp.ChangelogOffset = next
 			werr = wb.Set(s.ckey, encodeCheckpoint(cp))
@@ -540,4 +506,31 @@ func endOffset(ctx context.Context, adm *kadm.Client, log Changelog) (kadm.Liste
 		case <-time.After(100 * time.Millisecond):
 		}
 	}
+}
+
+// eachEntry applies the state entries among fetches' records at offsets
+// [*next, end): each record advances *next, transaction markers and
+// keyless records carry no entry, and an entry's source-offset header
+// merges into cp before apply sees it. It returns the entries applied.
+func eachEntry(fetches kgo.Fetches, next *int64, end int64, cp *Checkpoint, apply func(*kgo.Record) error) (int64, error) {
+	var applied int64
+	var err error
+	fetches.EachRecord(func(r *kgo.Record) {
+		if err != nil || r.Offset >= end || r.Offset < *next {
+			return
+		}
+		*next = r.Offset + 1
+		if r.Attrs.IsControl() || r.Key == nil {
+			return
+		}
+		if len(r.Headers) > 0 {
+			if err = mergeHeader(cp, r); err != nil {
+				return
+			}
+		}
+		if err = apply(r); err == nil {
+			applied++
+		}
+	})
+	return applied, err
 }
