@@ -1,19 +1,18 @@
 package state
 
-import "slices"
+import "github.com/google/btree"
 
-// memtable maps user key → latest write, with the keys sorted on demand. It
-// holds a commit interval's overlay, and the intervals committed while a cold
+// memtable maps user key → latest write, with the keys in order. It holds a
+// commit interval's overlay, and the intervals committed while a cold
 // restore's snapshot is still being written to Badger (see restored.go).
 //
-// A map (not a tree) keeps set at one hash lookup; the key order Range and
-// Pending need is built lazily in keys.
+// The map keeps get and an update of a known key at one hash lookup; the
+// B-tree orders the keys as they arrive, so a range over a few of them
+// (session and sliding windows range on every record) costs a tree seek,
+// not a sort of everything written this interval.
 type memtable struct {
-	m map[string]entry
-	// keys holds m's keys; sorted unless dirty. Only a set of a new key
-	// makes it dirty, so coalescing updates stay cheap.
-	keys  []string
-	dirty bool
+	m     map[string]entry
+	order *btree.BTreeG[string]
 	bytes int64
 }
 
@@ -22,7 +21,13 @@ type entry struct {
 	del   bool
 }
 
-func newMemtable() memtable { return memtable{m: make(map[string]entry)} }
+func newMemtable() memtable {
+	return memtable{m: make(map[string]entry), order: newKeyOrder()}
+}
+
+func newKeyOrder() *btree.BTreeG[string] {
+	return btree.NewG(32, func(a, b string) bool { return a < b })
+}
 
 func (t *memtable) get(key []byte) (entry, bool) {
 	e, ok := t.m[string(key)]
@@ -36,21 +41,41 @@ func (t *memtable) set(key []byte, e entry) {
 		return
 	}
 	k := string(key)
+	if t.m == nil {
+		t.m = make(map[string]entry)
+	}
+	if t.order == nil {
+		t.order = newKeyOrder()
+	}
 	t.m[k] = e
-	t.keys = append(t.keys, k)
-	t.dirty = true
+	t.order.ReplaceOrInsert(k)
 	t.bytes += int64(len(k) + len(e.value))
 }
 
-// sortedKeys returns the keys in order. When re-sorting it builds a new
-// slice, so a Range in progress (whose fn may write) keeps a stable view.
+// sortedKeys returns all keys in order, in a new slice: a Range in
+// progress (whose fn may write) keeps a stable view.
 func (t *memtable) sortedKeys() []string {
-	if t.dirty {
-		t.keys = slices.Clone(t.keys)
-		slices.Sort(t.keys)
-		t.dirty = false
+	return t.keysBetween(nil, nil)
+}
+
+// keysBetween returns the keys in [start, end) in order (end nil: no
+// bound), in a new slice.
+func (t *memtable) keysBetween(start, end []byte) []string {
+	if t.order == nil {
+		return nil
 	}
-	return t.keys
+	var out []string
+	collect := func(k string) bool {
+		out = append(out, k)
+		return true
+	}
+	switch {
+	case end != nil:
+		t.order.AscendRange(string(start), string(end), collect)
+	default:
+		t.order.AscendGreaterOrEqual(string(start), collect)
+	}
+	return out
 }
 
 func (t *memtable) len() int { return len(t.m) }
@@ -58,7 +83,8 @@ func (t *memtable) len() int { return len(t.m) }
 // reset empties the table in place.
 func (t *memtable) reset() {
 	clear(t.m)
-	t.keys = nil
-	t.dirty = false
+	if t.order != nil {
+		t.order.Clear(true)
+	}
 	t.bytes = 0
 }

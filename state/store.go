@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"errors"
 	"fmt"
-	"sort"
 	"sync/atomic"
 
 	"github.com/dgraph-io/badger/v4"
@@ -198,8 +197,8 @@ func (c *badgerCursor) next()                             { c.it.Next() }
 // merge calls fn for the live keys of the overlay and below in [start,
 // end), in order; the overlay wins and its tombstones hide.
 func (s *Store) merge(below cursor, start, end []byte, fn func(key, value []byte) bool) error {
-	keys := s.overlay.sortedKeys()
-	oi := sort.SearchStrings(keys, string(start))
+	keys := s.overlay.keysBetween(start, end)
+	oi := 0
 	inRange := func(k []byte) bool { return end == nil || bytes.Compare(k, end) < 0 }
 	for {
 		var bk []byte
