@@ -546,10 +546,10 @@ func (p *planning) sinkSource(keyCols, valCols []types.Column, win exec.WindowTy
 		Schema: types.Schema{Columns: append(append([]types.Column{}, keyCols...), valCols...)}, Partitions: parts,
 		Window: win, WindowSize: winSize, Statement: p.target.Text, QueryID: p.q.ID,
 	}
+	// WRAP_SINGLE_VALUE is not inherited from the source: as in ksqlDB,
+	// a result's single value column is wrapped unless the statement
+	// says otherwise (the source's setting described its own topic).
 	s.KeyProps, s.ValueProps = with.formatProps()
-	if _, ok := with["WRAP_SINGLE_VALUE"]; !ok {
-		s.ValueProps.WrapSingleValue = p.src.ValueProps.WrapSingleValue
-	}
 	// TIMESTAMP names the output column that becomes each record's
 	// timestamp; readers of the result take event time from it too.
 	s.TimestampColumn, s.TimestampFormat = strings.ToUpper(with["TIMESTAMP"]), with["TIMESTAMP_FORMAT"]
