@@ -46,6 +46,9 @@ func (p *planning) planPartitionBy() error {
 	if err != nil {
 		return err
 	}
+	if p.target == nil {
+		return p.transientPartitionBy(exprs)
+	}
 	var nodes []exec.Node
 	filter, err := p.whereNode(p.sc)
 	if err != nil {
@@ -74,6 +77,23 @@ func (p *planning) planPartitionBy() error {
 	p.spec.KeepNullValues = filter == nil
 	p.partitionBy = true
 	return p.finish(nodes, compiled, keyItems, exec.NotWindowed, 0, [2]int{-1, -1}, p.src.Partitions)
+}
+
+// transientPartitionBy plans a push query with PARTITION BY. Its rows go
+// to the client, not to partitions, so only the layout matters: under
+// SELECT * the row is laid out as a persistent query's would be (new key
+// columns first, the old key after the values); an explicit SELECT list
+// keeps its order and need not name the PARTITION BY expressions.
+func (p *planning) transientPartitionBy(exprs []parser.Expr) error {
+	for _, it := range p.items {
+		if it.star {
+			if _, err := p.partitionKeyItems(exprs); err != nil {
+				return err
+			}
+			break
+		}
+	}
+	return p.planStateless()
 }
 
 // partitionExprs checks the PARTITION BY expressions against the input

@@ -219,7 +219,7 @@ func PlanQuery(cat *Catalog, sel *parser.Select, target *Target, queryID string,
 	if sel.Emit == parser.EmitFinal && sel.Window == nil {
 		return nil, posErr(sel.Pos, fmt.Errorf("%w: EMIT FINAL is only supported for windowed aggregations.", ErrInvalid))
 	}
-	if target != nil && len(sel.PartitionBy) > 0 {
+	if len(sel.PartitionBy) > 0 {
 		err = p.planPartitionBy()
 	} else if len(sel.GroupBy) > 0 || p.hasAggregates() {
 		err = p.planAggregate()
