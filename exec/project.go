@@ -15,6 +15,13 @@ type ProjectNode struct {
 	// KeyInputs maps output positions to input positions for key columns
 	// that pass straight through, so tombstones can carry their key.
 	KeyInputs map[int]int
+	// TombstoneKeys, when > 0, computes the first TombstoneKeys outputs
+	// of a tombstone (a stream's null-value record) from its key: PARTITION
+	// BY re-keys those records too. The expressions see only the first
+	// InputKeys input columns; the others read as null, since the record
+	// has no value (and, as in ksqlDB, no ROWTIME to read either).
+	TombstoneKeys int
+	InputKeys     int
 }
 
 var _ Node = (*ProjectNode)(nil)
@@ -36,6 +43,13 @@ func (p *project) Process(tc *TaskContext, row *Row) error {
 	if row.Tombstone {
 		for o, i := range p.node.KeyInputs {
 			out[o] = row.Cols[i]
+		}
+		if n := p.node.TombstoneKeys; n > 0 {
+			keyOnly := make([]any, len(row.Cols))
+			copy(keyOnly[:p.node.InputKeys], row.Cols)
+			for o := 0; o < n; o++ {
+				out[o] = p.node.Exprs[o](keyOnly)
+			}
 		}
 	} else {
 		for i, e := range p.node.Exprs {

@@ -117,6 +117,10 @@ func compile(e parser.Expr, scope Scope) (Compiled, error) {
 		return compileBetween(x, scope)
 	case *parser.Like:
 		return compileLike(x, scope)
+	case *parser.Dereference:
+		return compileDereference(x, scope)
+	case *parser.StructCtor:
+		return compileStructCtor(x, scope)
 	}
 	return Compiled{}, errAt(e, fmt.Errorf("%w: %s is not supported yet", ErrType, e.String()))
 }

@@ -134,6 +134,15 @@ func init() {
 		}
 		return bindCoalesce(args)
 	}})
+	// AS_VALUE copies a key column into the value: the planner makes any
+	// item that is not exactly a key expression a value column, so the
+	// function itself only passes its argument through.
+	register(&scalar{name: "AS_VALUE", bind: func(args []types.Type) (types.Type, func([]any) any, error) {
+		if err := argCount("AS_VALUE", args, 1, 1); err != nil {
+			return types.Type{}, nil, err
+		}
+		return args[0], func(a []any) any { return a[0] }, nil
+	}})
 }
 
 // numericUnary builds a function that keeps integer types (applying fi,

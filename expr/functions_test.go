@@ -90,6 +90,8 @@ var functionCases = []evalCase{
 	{"COALESCE(ni, b)", tBig, int64(10)},
 	{"COALESCE(i, b)", tBig, int64(7)}, // converted to the unified type
 	{"COALESCE(ni, i, d)", tDouble, 7.0},
+	{"AS_VALUE(id)", tString, "k1"},
+	{"AS_VALUE(ni)", tInt, nil},
 	{"COALESCE(ni, ni)", tInt, nil},
 	{"COALESCE(null, 'x')", tString, "x"},
 	{"COALESCE(ns, s, 'z')", tString, "abc"},

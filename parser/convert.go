@@ -196,7 +196,12 @@ func (c *converter) selectStmt(g *gSelect) *Select {
 	if g.GroupBy != nil {
 		s.GroupBy = c.exprs(append(g.GroupBy.Set, g.GroupBy.Exprs...))
 	}
-	s.PartitionBy = c.exprs(g.PartitionBy)
+	if pb := g.PartitionBy; pb != nil {
+		if pb.Empty {
+			c.fail(pb.Pos, "(", "PARTITION BY requires at least one expression")
+		}
+		s.PartitionBy = c.exprs(pb.Exprs)
+	}
 	if g.Having != nil {
 		s.Having = c.expr(g.Having)
 	}

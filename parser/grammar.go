@@ -173,10 +173,19 @@ type gSelect struct {
 	Window      *gWindow       `parser:"( 'WINDOW' @@ )?"`
 	Where       *gExpr         `parser:"( 'WHERE' @@ )?"`
 	GroupBy     *gGroupBy      `parser:"( 'GROUP' 'BY' @@ )?"`
-	PartitionBy []*gExpr       `parser:"( 'PARTITION' 'BY' @@ ( ',' @@ )* )?"`
+	PartitionBy *gPartitionBy  `parser:"( 'PARTITION' 'BY' @@ )?"`
 	Having      *gExpr         `parser:"( 'HAVING' @@ )?"`
 	Emit        string         `parser:"( 'EMIT' @( 'CHANGES' | 'FINAL' ) )?"`
 	Limit       *gNumber       `parser:"( 'LIMIT' @@ )?"`
+}
+
+// gPartitionBy is PARTITION BY's list. An empty `()` parses so that the
+// converter can say what is missing, as ksqlDB does, instead of a bare
+// "unexpected )".
+type gPartitionBy struct {
+	Pos   lexer.Position
+	Empty bool     `parser:"  @( '(' ')' )"`
+	Exprs []*gExpr `parser:"| @@ ( ',' @@ )*"`
 }
 
 // gGroupBy is a list of expressions, optionally in parentheses as a

@@ -125,6 +125,9 @@ type item struct {
 	expr parser.Expr
 	name string
 	pos  parser.Pos
+	// star marks items a * expanded to, and oldKey those of them that
+	// are key columns of the source: PARTITION BY moves them to the value.
+	star, oldKey bool
 }
 
 // expandItems lists the SELECT's output columns, expanding *. A windowed
@@ -150,12 +153,13 @@ func expandItems(sel *parser.Select, sc *scope, persistent bool) ([]item, error)
 				return nil, posErr(si.Pos, fmt.Errorf("%w: %s.* names no source in FROM", ErrInvalid, si.StarSource))
 			}
 			cols := sc.src.Schema.Keys()
+			nkeys := len(cols)
 			if sc.src.Window != exec.NotWindowed && !persistent {
 				cols = append(cols, types.Column{Name: exec.ColWindowStart}, types.Column{Name: exec.ColWindowEnd})
 			}
 			cols = append(cols, sc.src.Schema.Values()...)
-			for _, c := range cols {
-				if err := add(item{expr: &parser.ColumnRef{Pos: si.Pos, Name: c.Name}, name: c.Name, pos: si.Pos}); err != nil {
+			for i, c := range cols {
+				if err := add(item{expr: &parser.ColumnRef{Pos: si.Pos, Name: c.Name}, name: c.Name, pos: si.Pos, star: true, oldKey: i < nkeys}); err != nil {
 					return nil, err
 				}
 			}
@@ -215,10 +219,9 @@ func PlanQuery(cat *Catalog, sel *parser.Select, target *Target, queryID string,
 	if sel.Emit == parser.EmitFinal && sel.Window == nil {
 		return nil, posErr(sel.Pos, fmt.Errorf("%w: EMIT FINAL is only supported for windowed aggregations.", ErrInvalid))
 	}
-	if target != nil && len(sel.PartitionBy) > 0 {
-		return nil, posErr(sel.PartitionBy[0].Position(), fmt.Errorf("%w: PARTITION BY is not supported yet", ErrUnsupported))
-	}
-	if len(sel.GroupBy) > 0 || p.hasAggregates() {
+	if len(sel.PartitionBy) > 0 {
+		err = p.planPartitionBy()
+	} else if len(sel.GroupBy) > 0 || p.hasAggregates() {
 		err = p.planAggregate()
 	} else {
 		if sel.Window != nil {
@@ -253,6 +256,10 @@ type planning struct {
 	finalSpec *exec.SourceSpec
 	// rewritten are the SELECT items over the post-aggregation schema.
 	rewritten []parser.Expr
+	// partitionBy marks a PARTITION BY query: its key columns are
+	// computed, also for null-value records, and its key format follows
+	// ksqlDB's PARTITION BY rules (sinkSource).
+	partitionBy bool
 }
 
 func (p *planning) hasAggregates() bool {
@@ -444,7 +451,11 @@ func (p *planning) finish(nodes []exec.Node, compiled []expr.Compiled, keyItems 
 		exprs = append(exprs, func(row []any) any { return row[s] }, func(row []any) any { return row[e] })
 		keyInputs[winStart], keyInputs[winEnd] = s, e
 	}
-	nodes = append(nodes, &exec.ProjectNode{Exprs: exprs, Names: names, KeyInputs: keyInputs})
+	project := &exec.ProjectNode{Exprs: exprs, Names: names, KeyInputs: keyInputs}
+	if p.partitionBy {
+		project.TombstoneKeys, project.InputKeys = len(keyCols), len(p.src.Schema.Keys())
+	}
+	nodes = append(nodes, project)
 
 	sink, err := p.sinkSource(keyCols, valCols, win, winSize, partitions)
 	if err != nil {
@@ -513,7 +524,14 @@ func (p *planning) sinkSource(keyCols, valCols []types.Column, win exec.WindowTy
 		topic = strings.ToUpper(p.target.Name)
 	}
 	keyFormat, valueFormat := with.formats(p.src.KeyFormat, p.src.ValueFormat)
-	if _, explicit := with["KEY_FORMAT"]; !explicit && keyFormat == "KAFKA" && len(keyCols) > 1 {
+	_, explicit := with["KEY_FORMAT"]
+	if p.partitionBy {
+		_, anyFormat := with["FORMAT"]
+		var err error
+		if keyFormat, err = partitionKeyFormat(keyFormat, explicit || anyFormat, keyCols); err != nil {
+			return nil, posErr(p.sel.Pos, err)
+		}
+	} else if !explicit && keyFormat == "KAFKA" && len(keyCols) > 1 {
 		keyFormat = "JSON" // KAFKA holds one column; several need a structured format
 	}
 	parts, err := with.partitions()
@@ -528,10 +546,10 @@ func (p *planning) sinkSource(keyCols, valCols []types.Column, win exec.WindowTy
 		Schema: types.Schema{Columns: append(append([]types.Column{}, keyCols...), valCols...)}, Partitions: parts,
 		Window: win, WindowSize: winSize, Statement: p.target.Text, QueryID: p.q.ID,
 	}
+	// WRAP_SINGLE_VALUE is not inherited from the source: as in ksqlDB,
+	// a result's single value column is wrapped unless the statement
+	// says otherwise (the source's setting described its own topic).
 	s.KeyProps, s.ValueProps = with.formatProps()
-	if _, ok := with["WRAP_SINGLE_VALUE"]; !ok {
-		s.ValueProps.WrapSingleValue = p.src.ValueProps.WrapSingleValue
-	}
 	// TIMESTAMP names the output column that becomes each record's
 	// timestamp; readers of the result take event time from it too.
 	s.TimestampColumn, s.TimestampFormat = strings.ToUpper(with["TIMESTAMP"]), with["TIMESTAMP_FORMAT"]
