@@ -156,8 +156,11 @@ func TestStandbyTakeover(t *testing.T) {
 		cp, err := a.e.DB().Store(store.Name, moved).Checkpoint()
 		return err == nil && end > 0 && cp.ChangelogOffset == end
 	})
-	if end < 1000 {
-		t.Fatalf("changelog partition %d has %d records, want a few thousand", moved, end)
+	// Commits coalesce updates of a key, so how many changelog records
+	// there are depends on commit timing: enough that replaying none of
+	// them (below) means something.
+	if end < 200 {
+		t.Fatalf("changelog partition %d has %d records, want hundreds at least", moved, end)
 	}
 	if got := statusOf(t, a.r, "a").Standbys[qid]; !cmp.Equal(got, []Partition{{Topic: in, Partition: moved, State: "STANDBY"}}) {
 		t.Errorf("a publishes standbys %v", got)

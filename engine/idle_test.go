@@ -46,8 +46,11 @@ func TestIdleTimeoutClosesLastWindow(t *testing.T) {
 				t.Errorf("EXPLAIN %s shows an idle timeout it does not have", stuckQ.ID)
 			}
 
-			now := time.Now().UnixMilli() // the broker's retention must not delete the input
-			v := func(at int64) string { return fmt.Sprintf(`{"booked_at":%d}`, at) }
+			// Event times near now: outputs carry them, and a broker's
+			// retention check would delete records from 1970.
+			now := time.Now().UnixMilli()
+			base := (now - 3_600_000) / 10_000 * 10_000
+			v := func(at int64) string { return fmt.Sprintf(`{"booked_at":%d}`, base+at) }
 			testkafka.Produce(t, brokers,
 				rec(in, "ritz", v(1_000), now),
 				rec(in, "savoy", v(5_000), now),
@@ -55,10 +58,10 @@ func TestIdleTimeoutClosesLastWindow(t *testing.T) {
 				rec(in, "ritz", v(19_500), now), // [10s, 20s) needs 0.5s more
 			)
 			window0 := []windowedOutput{
-				{"ritz", 0, `{"N":1}`, 1_000},
-				{"savoy", 0, `{"N":1}`, 5_000},
+				{"ritz", base, `{"N":1}`, base + 1_000},
+				{"savoy", base, `{"N":1}`, base + 5_000},
 			}
-			want := append(window0, windowedOutput{"ritz", 10_000, `{"N":2}`, 19_500})
+			want := append(window0, windowedOutput{"ritz", base + 10_000, `{"N":2}`, base + 19_500})
 			var got []windowedOutput
 			deadline := time.Now().Add(15 * time.Second)
 			for len(got) < len(want) && time.Now().Before(deadline) {
