@@ -43,6 +43,9 @@ var aggregates = map[string]aggBinder{
 	"LATEST_BY_OFFSET":   bindByOffset("LATEST_BY_OFFSET", true),
 	"EARLIEST_BY_OFFSET": bindByOffset("EARLIEST_BY_OFFSET", false),
 	"TOPK":               bindTopK("TOPK", false),
+	"COLLECT_LIST":       bindCollect("COLLECT_LIST", false),
+	"COLLECT_SET":        bindCollect("COLLECT_SET", true),
+	"COUNT_DISTINCT":     bindCountDistinct,
 	"TOPKDISTINCT":       bindTopK("TOPKDISTINCT", true),
 }
 

@@ -58,6 +58,12 @@ var aggCases = []aggCase{
 	{"MIN with NaN", "MIN", []types.Type{tDouble}, false, one(math.NaN(), 2.0, 1.0), tDouble, 1.0},
 	{"MAX BOOLEAN", "MAX", []types.Type{tBool}, false, one(false, true, false), tBool, true},
 	{"LATEST_BY_OFFSET", "LATEST_BY_OFFSET", []types.Type{tInt}, false, one(int32(1), int32(2), int32(3)), tInt, int32(3)},
+	{"COLLECT_LIST keeps order, repeats and NULLs", "COLLECT_LIST", []types.Type{tInt}, false, one(int32(2), nil, int32(2), int32(1)), types.ArrayOf(tInt), []any{int32(2), nil, int32(2), int32(1)}},
+	{"COLLECT_LIST no rows", "COLLECT_LIST", []types.Type{tString}, false, nil, types.ArrayOf(tString), []any{}},
+	{"COLLECT_SET first arrival, no NULL", "COLLECT_SET", []types.Type{tString}, false, one("b", "a", nil, "b", "a"), types.ArrayOf(tString), []any{"b", "a"}},
+	{"COLLECT_SET of arrays", "COLLECT_SET", []types.Type{types.ArrayOf(tInt)}, false, one([]any{int32(1)}, []any{int32(1)}, []any{int32(2)}), types.ArrayOf(types.ArrayOf(tInt)), []any{[]any{int32(1)}, []any{int32(2)}}},
+	{"COUNT_DISTINCT", "COUNT_DISTINCT", []types.Type{tString}, false, one("one", "two", "one", nil, "two"), tBig, int64(2)},
+	{"COUNT_DISTINCT no values", "COUNT_DISTINCT", []types.Type{tBig}, false, one(nil), tBig, int64(0)},
 	{"LATEST_BY_OFFSET ignores NULLs", "LATEST_BY_OFFSET", []types.Type{tInt}, false, one(int32(1), int32(2), nil), tInt, int32(2)},
 	{"LATEST_BY_OFFSET ignoreNulls true", "LATEST_BY_OFFSET", []types.Type{tString, tBool}, false, [][]any{{"a", true}, {nil, true}}, tString, "a"},
 	{"LATEST_BY_OFFSET ignoreNulls false", "LATEST_BY_OFFSET", []types.Type{tString, tBool}, false, [][]any{{"a", false}, {nil, false}}, tString, nil},
@@ -210,10 +216,56 @@ func TestIsAggregate(t *testing.T) {
 	for name, want := range map[string]bool{
 		"COUNT": true, "count": true, "Sum": true, "AVG": true, "MIN": true, "MAX": true,
 		"LATEST_BY_OFFSET": true, "earliest_by_offset": true, "TOPK": true, "topkdistinct": true,
-		"UCASE": false, "COALESCE": false, "": false, "COUNT_DISTINCT": false,
+		"COLLECT_LIST": true, "collect_set": true, "COUNT_DISTINCT": true,
+		"UCASE": false, "COALESCE": false, "": false, "COUNT_DISTINCTLY": false,
 	} {
 		if got := expr.IsAggregate(name); got != want {
 			t.Errorf("IsAggregate(%q) = %v, want %v", name, got, want)
+		}
+	}
+}
+
+// TestMerge: merging the accumulators of two sessions (earlier first)
+// gives what one accumulator over both sessions' rows would, except
+// that LATEST/EARLIEST_BY_OFFSET follow session order, not offsets.
+func TestMerge(t *testing.T) {
+	tests := []struct {
+		fn             string
+		args           []types.Type
+		earlier, later [][]any
+		want           any
+	}{
+		{"COUNT", []types.Type{tInt}, one(int32(1), nil), one(int32(2), int32(3)), int64(3)},
+		{"SUM", []types.Type{tBig}, one(int64(1), int64(2)), one(int64(10)), int64(13)},
+		{"SUM", []types.Type{tDouble}, one(0.5), nil, 0.5},
+		{"AVG", []types.Type{tInt}, one(int32(1), int32(2)), one(int32(6)), 3.0},
+		{"MIN", []types.Type{tInt}, one(int32(5)), one(nil, int32(-1)), int32(-1)},
+		{"MAX", []types.Type{tString}, one("b"), one("a"), "b"},
+		{"MAX", []types.Type{tString}, nil, one("a"), "a"},
+		{"LATEST_BY_OFFSET", []types.Type{tInt}, one(int32(1)), one(int32(2)), int32(2)},
+		{"LATEST_BY_OFFSET", []types.Type{tInt}, one(int32(1)), nil, int32(1)},
+		{"EARLIEST_BY_OFFSET", []types.Type{tInt}, one(int32(1)), one(int32(2)), int32(1)},
+		{"COLLECT_LIST", []types.Type{tInt}, one(int32(1), int32(2)), one(int32(2)), []any{int32(1), int32(2), int32(2)}},
+		{"COLLECT_SET", []types.Type{tInt}, one(int32(1), int32(2)), one(int32(2), int32(3)), []any{int32(1), int32(2), int32(3)}},
+		{"COUNT_DISTINCT", []types.Type{tInt}, one(int32(1), int32(2)), one(int32(2), int32(3)), int64(3)},
+	}
+	for _, tc := range tests {
+		agg, err := expr.BindAggregate(tc.fn, tc.args, false)
+		if err != nil {
+			t.Fatalf("%s: %v", tc.fn, err)
+		}
+		fold := func(rows [][]any) any {
+			acc := agg.Init()
+			for _, r := range rows {
+				acc = agg.Add(acc, r)
+			}
+			return acc
+		}
+		if agg.Merge == nil {
+			t.Fatalf("%s has no Merge", tc.fn)
+		}
+		if got := agg.Result(agg.Merge(fold(tc.earlier), fold(tc.later))); !cmp.Equal(got, tc.want) {
+			t.Errorf("%s%v: merged %v, want %v", tc.fn, tc.args, got, tc.want)
 		}
 	}
 }
