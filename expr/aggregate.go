@@ -187,10 +187,63 @@ func bindMinMax(name string, sign int) aggBinder {
 	}
 }
 
+// bindByOffsetN is LATEST_BY_OFFSET(col, n [, ignoreNulls]) and its
+// EARLIEST twin: the last (first) n values in arrival order, as an ARRAY.
+// n is read from each row, like TOPK's k.
+func bindByOffsetN(name string, latest bool, args []types.Type) (*Aggregate, error) {
+	if !args[1].IsNumeric() || (len(args) == 3 && args[2].Kind != types.Boolean) {
+		return nil, fmt.Errorf("%w: %s(col, n [, ignoreNulls]) takes an integer n and a BOOLEAN ignoreNulls", ErrType, name)
+	}
+	keep := func(list []any, n int) []any {
+		if len(list) <= n {
+			return list
+		}
+		if latest {
+			return list[len(list)-n:]
+		}
+		return list[:n]
+	}
+	// The accumulator is [n, values]: merging two sessions' lists needs
+	// the n they were kept for.
+	return &Aggregate{
+		Name:       name,
+		ResultType: types.ArrayOf(args[0]),
+		Init:       func() any { return []any{int64(0), []any{}} },
+		Add: func(acc any, a []any) any {
+			n, ok := types.AsInt64(a[1])
+			if !ok || n <= 0 {
+				return acc
+			}
+			ignoreNulls := true
+			if len(a) == 3 {
+				if b, ok := a[2].(bool); ok {
+					ignoreNulls = b
+				}
+			}
+			list, _ := acc.([]any)[1].([]any)
+			if (a[0] == nil && ignoreNulls) || (!latest && int64(len(list)) >= n) {
+				return []any{n, list}
+			}
+			return []any{n, keep(append(append(make([]any, 0, len(list)+1), list...), a[0]), int(n))}
+		},
+		Result: func(acc any) any { return acc.([]any)[1] },
+		// Offsets are not kept: merged sessions order by event time.
+		Merge: func(earlier, later any) any {
+			x, y := earlier.([]any), later.([]any)
+			n := max(x[0].(int64), y[0].(int64))
+			xs, ys := x[1].([]any), y[1].([]any)
+			return []any{n, keep(append(append(make([]any, 0, len(xs)+len(ys)), xs...), ys...), int(n))}
+		},
+	}, nil
+}
+
 func bindByOffset(name string, latest bool) aggBinder {
 	return func(args []types.Type, _ bool) (*Aggregate, error) {
-		if len(args) < 1 || len(args) > 2 {
-			return nil, fmt.Errorf("%w: %s takes one or two arguments", ErrType, name)
+		if len(args) < 1 || len(args) > 3 {
+			return nil, fmt.Errorf("%w: %s takes one to three arguments", ErrType, name)
+		}
+		if len(args) == 3 || (len(args) == 2 && args[1].Kind != types.Boolean) {
+			return bindByOffsetN(name, latest, args)
 		}
 		// The optional second argument (ignoreNulls) defaults to true. The
 		// accumulator is [seen, value], so that a NULL kept on purpose is
