@@ -119,6 +119,8 @@ func compile(e parser.Expr, scope Scope) (Compiled, error) {
 		return compileLike(x, scope)
 	case *parser.Dereference:
 		return compileDereference(x, scope)
+	case *parser.Subscript:
+		return compileSubscript(x, scope)
 	case *parser.StructCtor:
 		return compileStructCtor(x, scope)
 	}

@@ -74,3 +74,51 @@ func compileStructCtor(x *parser.StructCtor, scope Scope) (Compiled, error) {
 		return out
 	}}, nil
 }
+
+// compileSubscript compiles X[i] on an ARRAY (1-based as in ksqlDB; a
+// negative index counts from the end; out of range is NULL) and X[key]
+// on a MAP (a missing key is NULL).
+func compileSubscript(x *parser.Subscript, scope Scope) (Compiled, error) {
+	inner, err := Compile(x.X, scope)
+	if err != nil {
+		return Compiled{}, err
+	}
+	idx, err := Compile(x.Index, scope)
+	if err != nil {
+		return Compiled{}, err
+	}
+	f, at := inner.Eval, idx.Eval
+	switch inner.Type.Kind {
+	case types.Array:
+		if !idx.Type.IsNumeric() && idx.Type.Kind != types.Unknown {
+			return Compiled{}, errAt(x, fmt.Errorf("%w: an ARRAY index must be an integer, not %s", ErrType, idx.Type))
+		}
+		return Compiled{Type: *inner.Type.Elem, Eval: func(row []any) any {
+			list, ok := f(row).([]any)
+			i, ok2 := types.AsInt64(at(row))
+			if !ok || !ok2 {
+				return nil
+			}
+			switch {
+			case i > 0 && i <= int64(len(list)):
+				return list[i-1]
+			case i < 0 && -i <= int64(len(list)):
+				return list[int64(len(list))+i]
+			}
+			return nil
+		}}, nil
+	case types.Map:
+		return Compiled{Type: *inner.Type.Elem, Eval: func(row []any) any {
+			m, ok := f(row).(map[string]any)
+			if !ok {
+				return nil
+			}
+			k := at(row)
+			if k == nil {
+				return nil
+			}
+			return m[types.FormatValue(k)]
+		}}, nil
+	}
+	return Compiled{}, errAt(x, fmt.Errorf("%w: %s is %s: [ ] needs an ARRAY or a MAP", ErrType, x.X, inner.Type))
+}

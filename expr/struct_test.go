@@ -15,8 +15,9 @@ func TestStructs(t *testing.T) {
 	}}
 	schema := types.Schema{Columns: []types.Column{
 		{Name: "A", Type: addr}, {Name: "N", Type: addr}, {Name: "I", Type: types.IntegerType},
+		{Name: "L", Type: types.ArrayOf(types.StringType)}, {Name: "M", Type: types.MapOf(types.StringType, types.BigIntType)},
 	}}
-	row := []any{[]any{"1st Street", "Oxford"}, nil, int32(3)}
+	row := []any{[]any{"1st Street", "Oxford"}, nil, int32(3), []any{"x", "y", "z"}, map[string]any{"k1": int64(7)}}
 	ab := types.Type{Kind: types.Struct, Fields: []types.Field{{Name: "A", Type: types.StringType}, {Name: "B", Type: types.IntegerType}}}
 	cases := []struct {
 		src      string
@@ -29,6 +30,15 @@ func TestStructs(t *testing.T) {
 		{src: "N->TOWN", wantType: types.StringType, want: nil},
 		{src: "STRUCT(a := A->TOWN, b := I + 1)", wantType: ab, want: []any{"Oxford", int32(4)}},
 		{src: "STRUCT(a := A->TOWN, b := I)->B", wantType: types.IntegerType, want: int32(3)},
+		{src: "L[1]", wantType: types.StringType, want: "x"},
+		{src: "L[I]", wantType: types.StringType, want: "z"},
+		{src: "L[-1]", wantType: types.StringType, want: "z"},
+		{src: "L[4]", wantType: types.StringType, want: nil},
+		{src: "L[0]", wantType: types.StringType, want: nil},
+		{src: "M['k1']", wantType: types.BigIntType, want: int64(7)},
+		{src: "M['k2']", wantType: types.BigIntType, want: nil},
+		{src: "L['a']", wantErr: "line 1:1: type error: an ARRAY index must be an integer, not STRING"},
+		{src: "I[1]", wantErr: "line 1:1: type error: I is INTEGER: [ ] needs an ARRAY or a MAP"},
 		{src: "A->CITY", wantErr: "line 1:1: type error: A has no field CITY"},
 		{src: "I->X", wantErr: "line 1:1: type error: I is INTEGER, not a STRUCT: -> needs a STRUCT"},
 		{src: "STRUCT(a := NULL)", wantErr: "line 1:13: type error: cannot infer the type of STRUCT field A (a bare NULL); use CAST"},
