@@ -1,6 +1,7 @@
 package planner
 
 import (
+	"errors"
 	"fmt"
 	"strings"
 	"time"
@@ -254,10 +255,21 @@ func (p *planning) planAggregate() error {
 		aggNode.WithOld = p.target != nil
 	}
 	compiled := make([]expr.Compiled, len(rewritten))
+	var loose []string // items neither grouped nor aggregated
+	var loosePos parser.Pos
 	for i, e := range rewritten {
 		if compiled[i], err = expr.Compile(e, postScope); err != nil {
-			return err
+			if !errors.Is(err, errNotGrouped) {
+				return err
+			}
+			if len(loose) == 0 {
+				loosePos = p.items[i].expr.Position()
+			}
+			loose = append(loose, p.items[i].expr.String())
 		}
+	}
+	if len(loose) > 0 {
+		return posErr(loosePos, fmt.Errorf("%w: Non-aggregate SELECT expression(s) not part of GROUP BY: %s\nEither add the column(s) to the GROUP BY or remove them from the SELECT.", ErrInvalid, strings.Join(loose, ", ")))
 	}
 	if p.target == nil {
 		p.finalSpec = aggSpec
@@ -274,7 +286,7 @@ func (p *planning) planAggregate() error {
 			}
 		}
 		if found < 0 {
-			return p.keyMissing(sel.GroupBy[g].String())
+			return p.groupingMissing(groupCols, rewritten)
 		}
 		keyItems = append(keyItems, found)
 	}
@@ -303,8 +315,12 @@ func (s *postScope) Resolve(ref *parser.ColumnRef) (int, types.Type, error) {
 	if i := s.schema.Find(ref.Name); i >= 0 {
 		return i, s.schema.Columns[i].Type, nil
 	}
-	return 0, types.Type{}, fmt.Errorf("%w: non-aggregate SELECT expression(s) not part of GROUP BY: %s", ErrInvalid, ref.String())
+	return 0, types.Type{}, fmt.Errorf("%w: %w: %s", ErrInvalid, errNotGrouped, ref.String())
 }
+
+// errNotGrouped marks a column that is neither grouped nor aggregated;
+// planAggregate reports the SELECT items that use one, as ksqlDB does.
+var errNotGrouped = errors.New("non-aggregate SELECT expression(s) not part of GROUP BY")
 
 // needsRepartition is false when the GROUP BY columns are exactly the
 // source's key columns in order: rows of a group already share a
@@ -450,6 +466,31 @@ func containsAggregate(e parser.Expr) bool {
 		}
 	})
 	return found
+}
+
+// groupingMissing names every grouping expression the projection of a
+// persistent aggregation leaves out, in ksqlDB's words: they become the
+// key, so they must be selected.
+func (p *planning) groupingMissing(groupCols []types.Column, rewritten []parser.Expr) error {
+	var missing []string
+	for g, c := range groupCols {
+		found := false
+		for _, e := range rewritten {
+			if ref, ok := e.(*parser.ColumnRef); ok && ref.Name == c.Name {
+				found = true
+				break
+			}
+		}
+		if !found {
+			missing = append(missing, p.sel.GroupBy[g].String())
+		}
+	}
+	what, list := "expression "+missing[0], missing[0]
+	if len(missing) > 1 {
+		what = "expressions " + strings.Join(missing[:len(missing)-1], ", ") + " and " + missing[len(missing)-1]
+		list = strings.Join(missing, ", ")
+	}
+	return posErr(p.sel.Pos, fmt.Errorf("%w (ie, SELECT). The query used to build `%s` must include the grouping %s in its projection (eg, SELECT %s...).", ErrKeyProjection, p.target.Name, what, list))
 }
 
 func isPrimitive(t types.Type) bool {
