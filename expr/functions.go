@@ -1,10 +1,12 @@
 package expr
 
 import (
+	"bytes"
 	"fmt"
 	"math"
 	"sort"
 	"strings"
+	"unicode"
 	"unicode/utf8"
 
 	"github.com/sluice-sql/sluice/parser"
@@ -91,6 +93,67 @@ func init() {
 			return b.String()
 		}, nil
 	}})
+	// CONCAT_WS(separator, v, …) joins the non-NULL values with the
+	// separator; a NULL separator gives NULL. STRING or BYTES throughout.
+	register(&scalar{name: "CONCAT_WS", bind: func(args []types.Type) (types.Type, func([]any) any, error) {
+		if len(args) < 2 {
+			return types.Type{}, nil, fmt.Errorf("%w: CONCAT_WS needs a separator and at least one value", ErrType)
+		}
+		out := types.StringType
+		if args[0].Kind == types.Bytes {
+			out = types.BytesType
+		}
+		for _, t := range args {
+			if t.Kind != out.Kind && t.Kind != types.Unknown {
+				return types.Type{}, nil, fmt.Errorf("%w: CONCAT_WS takes all STRING or all BYTES arguments, not %s", ErrType, t)
+			}
+		}
+		return out, func(a []any) any {
+			if a[0] == nil {
+				return nil
+			}
+			var parts [][]byte
+			for _, v := range a[1:] {
+				switch x := v.(type) {
+				case string:
+					parts = append(parts, []byte(x))
+				case []byte:
+					parts = append(parts, x)
+				}
+			}
+			var sep []byte
+			switch x := a[0].(type) {
+			case string:
+				sep = []byte(x)
+			case []byte:
+				sep = x
+			}
+			joined := bytes.Join(parts, sep)
+			if out.Kind == types.Bytes {
+				return joined
+			}
+			return string(joined)
+		}, nil
+	}})
+	// INITCAP upper-cases the first letter of each word (words split by
+	// white space) and lower-cases the rest.
+	register(strFunc("INITCAP", func(s string) string {
+		var b strings.Builder
+		start := true
+		for _, r := range s {
+			switch {
+			case unicode.IsSpace(r):
+				start = true
+				b.WriteRune(r)
+			case start:
+				b.WriteRune(unicode.ToUpper(r))
+				start = false
+			default:
+				b.WriteRune(unicode.ToLower(r))
+			}
+		}
+		return b.String()
+	}))
 	register(&scalar{name: "SUBSTRING", bind: func(args []types.Type) (types.Type, func([]any) any, error) {
 		if err := argCount("SUBSTRING", args, 2, 3); err != nil {
 			return types.Type{}, nil, err

@@ -14,6 +14,11 @@ import (
 // included; TestEveryScalarFunctionTested keeps it complete.
 var functionCases = []evalCase{
 	{"UCASE('aBc')", tString, "ABC"},
+	{"INITCAP('hello wORLD  foo')", tString, "Hello World  Foo"},
+	{"INITCAP(ns)", tString, nil},
+	{"CONCAT_WS('-', 'a', ns, 'b')", tString, "a-b"},
+	{"CONCAT_WS(ns, 'a', 'b')", tString, nil},
+	{"CONCAT_WS(', ', ns)", tString, ""},
 	{"UCASE(s)", tString, "ABC"},
 	{"UCASE('héllo')", tString, "HÉLLO"},
 	{"UCASE(ns)", tString, nil},
