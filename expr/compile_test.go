@@ -459,7 +459,7 @@ func TestCompileErrors(t *testing.T) {
 		{"COALESCE(i, s)", expr.ErrType, 1, 1, "COALESCE"},
 		{"IFNULL(i)", expr.ErrType, 1, 1, "IFNULL"},
 		{"SUM(i)", expr.ErrType, 1, 1, "aggregate function SUM is not allowed here"},
-		{"foo(i)", expr.ErrUnknownFunction, 1, 1, "can't find any functions with the name 'FOO'"},
+		{"foo(i)", expr.ErrUnknownFunction, 1, 1, "Can't find any functions with the name 'FOO'"},
 		{"  i + lower(s)", expr.ErrUnknownFunction, 1, 7, "'LOWER'"},
 	}
 	for _, tc := range cases {

@@ -302,13 +302,20 @@ func bindCoalesce(args []types.Type) (types.Type, func([]any) any, error) {
 	}, nil
 }
 
+// IsFunction reports whether name (as the parser spells it, upper-case)
+// is a scalar or aggregate function.
+func IsFunction(name string) bool {
+	_, ok := scalars[strings.ToUpper(name)]
+	return ok || IsAggregate(name)
+}
+
 func compileCall(call *parser.FuncCall, scope Scope) (Compiled, error) {
 	if IsAggregate(call.Name) {
 		return Compiled{}, fmt.Errorf("%w: aggregate function %s is not allowed here", ErrType, call.Name)
 	}
 	s, ok := scalars[call.Name]
 	if !ok {
-		return Compiled{}, fmt.Errorf("%w: can't find any functions with the name '%s'", ErrUnknownFunction, call.Name)
+		return Compiled{}, fmt.Errorf("%w: Can't find any functions with the name '%s'", ErrUnknownFunction, call.Name)
 	}
 	argTypes := make([]types.Type, len(call.Args))
 	evals := make([]Eval, len(call.Args))

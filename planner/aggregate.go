@@ -38,6 +38,9 @@ func (p *planning) planAggregate() error {
 	if err := p.checkWindowBounds(); err != nil {
 		return err
 	}
+	if err := p.checkGroupingFunctions(); err != nil {
+		return err
+	}
 	if p.src.Kind == parser.KindTable {
 		return posErr(sel.From.Pos, fmt.Errorf("%w: aggregating a TABLE is not supported yet", ErrUnsupported))
 	}
@@ -53,9 +56,6 @@ func (p *planning) planAggregate() error {
 		c, err := expr.Compile(g, p.sc)
 		if err != nil {
 			return err
-		}
-		if expr.IsAggregate(funcName(g)) {
-			return posErr(g.Position(), fmt.Errorf("%w: GROUP BY does not allow aggregate functions: %s", ErrInvalid, g))
 		}
 		groupText[g.String()] = i
 		groupCols = append(groupCols, types.Column{Name: fmt.Sprintf("%s%d", groupColPrefix, i), Type: c.Type, Key: true})
@@ -468,6 +468,37 @@ func containsAggregate(e parser.Expr) bool {
 	return found
 }
 
+// checkGroupingFunctions refuses, before anything is planned, what
+// ksqlDB refuses first: an unknown function anywhere in the query, and
+// an aggregate inside GROUP BY.
+func (p *planning) checkGroupingFunctions() error {
+	var err error
+	check := func(e parser.Expr, inGroupBy bool) {
+		walkExpr(e, func(x parser.Expr) {
+			f, ok := x.(*parser.FuncCall)
+			if !ok || err != nil {
+				return
+			}
+			switch {
+			case !expr.IsFunction(f.Name):
+				err = posErr(f.Pos, fmt.Errorf("%w: Can't find any functions with the name '%s'", expr.ErrUnknownFunction, strings.ToUpper(f.Name)))
+			case inGroupBy && expr.IsAggregate(f.Name):
+				err = posErr(f.Pos, fmt.Errorf("%w: GROUP BY does not support aggregate functions: %s is an aggregate function.", ErrInvalid, strings.ToUpper(f.Name)))
+			}
+		})
+	}
+	for _, it := range p.items {
+		check(it.expr, false)
+	}
+	for _, g := range p.sel.GroupBy {
+		check(g, true)
+	}
+	if p.sel.Having != nil {
+		check(p.sel.Having, false)
+	}
+	return err
+}
+
 // groupingMissing names every grouping expression the projection of a
 // persistent aggregation leaves out, in ksqlDB's words: they become the
 // key, so they must be selected.
@@ -507,11 +538,4 @@ func seq(from, to int) []int {
 		out = append(out, i)
 	}
 	return out
-}
-
-func funcName(e parser.Expr) string {
-	if f, ok := e.(*parser.FuncCall); ok {
-		return f.Name
-	}
-	return ""
 }
