@@ -444,6 +444,11 @@ func (p *planning) finish(nodes []exec.Node, compiled []expr.Compiled, keyItems 
 			valCols = append(valCols, col)
 		}
 	}
+	if len(valCols) == 0 && p.target != nil && p.target.Existing == nil {
+		// A record needs a value: with only key columns every result
+		// would be a tombstone.
+		return posErr(p.sel.Pos, fmt.Errorf("%w: The projection contains no value columns.", ErrInvalid))
+	}
 	winStart, winEnd := -1, -1
 	if win != exec.NotWindowed {
 		winStart, winEnd = len(exprs), len(exprs)+1
