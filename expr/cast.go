@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"math"
 	"math/big"
+	"sort"
 	"strconv"
 	"strings"
 	"time"
@@ -89,6 +90,10 @@ func compileCast(c *parser.Cast, scope Scope) (Compiled, error) {
 func CastFunc(from, to types.Type) (func(any) any, error) {
 	switch to.Kind {
 	case types.String:
+		switch from.Kind {
+		case types.Array, types.Map, types.Struct:
+			return func(v any) any { return javaString(v, from) }, nil
+		}
 		return func(v any) any { return types.FormatValue(v) }, nil
 	case types.Integer:
 		return func(v any) any {
@@ -179,10 +184,92 @@ func CastFunc(from, to types.Type) (func(any) any, error) {
 			return nil
 		}, nil
 	}
-	if from.Equal(to) {
+	if from.Equal(to) || from.Kind == types.Unknown { // a bare NULL casts to anything
 		return func(v any) any { return v }, nil
 	}
+	if from.Kind == to.Kind {
+		switch to.Kind {
+		case types.Array, types.Map, types.Struct:
+			return castNested(from, to)
+		}
+	}
 	return nil, fmt.Errorf("%w: cannot cast %s to %s", ErrType, from, to)
+}
+
+// castNested casts ARRAY, MAP and STRUCT values element by element: an
+// element that cannot be converted becomes NULL, as a scalar would; a
+// STRUCT takes the target's fields by name (a field the source lacks is
+// NULL).
+func castNested(from, to types.Type) (func(any) any, error) {
+	elem := func(f func(any) any, v any) any {
+		if v == nil {
+			return nil
+		}
+		return f(v)
+	}
+	switch to.Kind {
+	case types.Array:
+		f, err := CastFunc(*from.Elem, *to.Elem)
+		if err != nil {
+			return nil, err
+		}
+		return func(v any) any {
+			list, ok := v.([]any)
+			if !ok {
+				return nil
+			}
+			out := make([]any, len(list))
+			for i, x := range list {
+				out[i] = elem(f, x)
+			}
+			return out
+		}, nil
+	case types.Map:
+		f, err := CastFunc(*from.Elem, *to.Elem)
+		if err != nil {
+			return nil, err
+		}
+		return func(v any) any {
+			m, ok := v.(map[string]any)
+			if !ok {
+				return nil
+			}
+			out := make(map[string]any, len(m))
+			for k, x := range m {
+				out[k] = elem(f, x)
+			}
+			return out
+		}, nil
+	}
+	// STRUCT: for each target field, its source position and cast.
+	src := make([]int, len(to.Fields))
+	casts := make([]func(any) any, len(to.Fields))
+	for i, tf := range to.Fields {
+		src[i] = -1
+		for j, ff := range from.Fields {
+			if strings.EqualFold(ff.Name, tf.Name) {
+				f, err := CastFunc(ff.Type, tf.Type)
+				if err != nil {
+					return nil, err
+				}
+				src[i], casts[i] = j, f
+				break
+			}
+		}
+	}
+	return func(v any) any {
+		fields, ok := v.([]any)
+		if !ok {
+			return nil
+		}
+		out := make([]any, len(src))
+		for i, j := range src {
+			if j >= 0 && j < len(fields) {
+				out[i] = elem(casts[i], fields[j])
+			}
+		}
+		return out
+	}, nil
 }
 
 // ParseTimestampText reads an ISO-8601 timestamp such as
@@ -264,4 +351,45 @@ func roundHalfUp(f float64) float64 {
 		return -math.Floor(-f + 0.5)
 	}
 	return math.Floor(f + 0.5)
+}
+
+// javaString renders a nested value as ksqlDB does when it casts one to
+// STRING (Java's toString): [1, 3], {k=1}, Struct{F0=1,f1=3}.
+func javaString(v any, t types.Type) string {
+	if v == nil {
+		return "null"
+	}
+	switch t.Kind {
+	case types.Array:
+		list, _ := v.([]any)
+		parts := make([]string, len(list))
+		for i, x := range list {
+			parts[i] = javaString(x, *t.Elem)
+		}
+		return "[" + strings.Join(parts, ", ") + "]"
+	case types.Map:
+		m, _ := v.(map[string]any)
+		keys := make([]string, 0, len(m))
+		for k := range m {
+			keys = append(keys, k)
+		}
+		sort.Strings(keys)
+		parts := make([]string, len(keys))
+		for i, k := range keys {
+			parts[i] = k + "=" + javaString(m[k], *t.Elem)
+		}
+		return "{" + strings.Join(parts, ", ") + "}"
+	case types.Struct:
+		fields, _ := v.([]any)
+		parts := make([]string, 0, len(t.Fields))
+		for i, f := range t.Fields {
+			var x any
+			if i < len(fields) {
+				x = fields[i]
+			}
+			parts = append(parts, f.Name+"="+javaString(x, f.Type))
+		}
+		return "Struct{" + strings.Join(parts, ",") + "}"
+	}
+	return types.FormatValue(v)
 }
