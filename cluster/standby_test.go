@@ -166,14 +166,17 @@ func TestStandbyTakeover(t *testing.T) {
 		t.Errorf("a publishes standbys %v", got)
 	}
 
-	restoredBefore := qa.Metrics.RestoredRecords.Load()
+	restoredBefore := qa.Metrics.RestoredRecordsOf(store.Name, moved)
 	stop(b)
 	testkafka.Await(t, 60*time.Second, "a owning both partitions", func() bool {
 		ps := running(a)
 		return len(ps) == 2 && ps[0].State == exec.TaskRunning && ps[1].State == exec.TaskRunning
 	})
-	replayed := qa.Metrics.RestoredRecords.Load() - restoredBefore
-	t.Logf("takeover replayed %d of the changelog's %d records", replayed, end)
+	// The moved partition's own restore is the claim; a's other
+	// partition may restore too if a rebalance under load takes it away
+	// and back (its count is logged, not asserted).
+	replayed := qa.Metrics.RestoredRecordsOf(store.Name, moved) - restoredBefore
+	t.Logf("takeover replayed %d of the changelog's %d records (all restores on a: %d)", replayed, end, qa.Metrics.RestoredRecords.Load())
 	if got := replayed; got > end/10 {
 		t.Errorf("takeover replayed %d changelog records of %d, want only the tail", got, end)
 	}

@@ -524,7 +524,7 @@ func (r *KafkaRunner) restore(ctx context.Context, tp topicPartition, s taskStor
 		return fmt.Errorf("query %s: restore %s/%d: %w", r.topo.QueryID, s.spec.Name, tp.partition, err)
 	}
 	took := time.Since(start)
-	r.Metrics.AddRestore(s.spec.Name, n, took)
+	r.Metrics.AddRestore(s.spec.Name, tp.partition, n, took)
 	r.cfg.Log.Info("state restored", "query", r.topo.QueryID, "store", s.spec.Name, "partition", tp.partition,
 		"records", n, "bytes", s.store.ApproxBytes(), "duration", took)
 	return nil

@@ -38,6 +38,8 @@ type Metrics struct {
 	// lateness is measured per source topic (see Lateness).
 	lateness map[string]*Lateness
 	restores map[string]StoreRestore
+	// partRestores are the records restored per store and partition.
+	partRestores map[string]map[int32]int64
 }
 
 // StoreRestore adds up the restores of one state store's partitions.
@@ -50,19 +52,33 @@ type StoreRestore struct {
 }
 
 // AddRestore records one finished restore of a store partition.
-func (m *Metrics) AddRestore(store string, records int64, took time.Duration) {
+func (m *Metrics) AddRestore(store string, partition int32, records int64, took time.Duration) {
 	m.RestoredRecords.Add(records)
 	m.RestoreNanos.Add(int64(took))
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	if m.restores == nil {
 		m.restores = map[string]StoreRestore{}
+		m.partRestores = map[string]map[int32]int64{}
 	}
 	r := m.restores[store]
 	r.Count++
 	r.Records += records
 	r.Took += took
 	m.restores[store] = r
+	if m.partRestores[store] == nil {
+		m.partRestores[store] = map[int32]int64{}
+	}
+	m.partRestores[store][partition] += records
+}
+
+// RestoredRecordsOf is how many changelog records the restores of one
+// store partition replayed on this instance: a partition that moves
+// here with a warm standby copy replays only the tail.
+func (m *Metrics) RestoredRecordsOf(store string, partition int32) int64 {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	return m.partRestores[store][partition]
 }
 
 // Restores returns the restore totals by store.
