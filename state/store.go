@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"sync/atomic"
+	"time"
 
 	"github.com/dgraph-io/badger/v4"
 )
@@ -290,11 +291,25 @@ func (s *Store) Commit(cp Checkpoint) error {
 			return nil
 		}
 	}
-	if err := s.writeTable(&s.overlay, cp); err != nil {
+	if err := whileBlocked(func() error { return s.writeTable(&s.overlay, cp) }); err != nil {
 		return s.errorf("commit", err)
 	}
 	s.Discard()
 	return nil
+}
+
+// whileBlocked runs write again while Badger refuses writes because a
+// DropPrefix (another store partition's Wipe) is running: that lasts
+// moments, and all store partitions share one Badger DB, so a wipe must
+// not fail other tasks' commits. write must be safe to repeat.
+func whileBlocked(write func() error) error {
+	for attempt := 0; ; attempt++ {
+		err := write()
+		if !errors.Is(err, badger.ErrBlockedWrites) || attempt == 200 {
+			return err
+		}
+		time.Sleep(25 * time.Millisecond)
+	}
 }
 
 // writeTable writes t and cp to Badger in one transaction (several if t
@@ -375,10 +390,38 @@ func (s *Store) Wipe() error {
 	}
 	s.cancelBuild()
 	s.Discard()
-	if err := s.db.bdb.DropPrefix(s.data, s.ckey); err != nil {
+	// DropPrefix blocks every write to the shared DB while it runs; a
+	// store partition that holds nothing (every first start) needs none.
+	if empty, err := s.empty(); err != nil || empty {
+		return err
+	}
+	if err := whileBlocked(func() error { return s.db.bdb.DropPrefix(s.data, s.ckey) }); err != nil {
 		return s.errorf("wipe", err)
 	}
 	return nil
+}
+
+// empty reports whether the store partition has no data and no
+// checkpoint in Badger.
+func (s *Store) empty() (bool, error) {
+	empty := true
+	err := s.db.bdb.View(func(txn *badger.Txn) error {
+		if _, err := txn.Get(s.ckey); err == nil {
+			empty = false
+			return nil
+		} else if !errors.Is(err, badger.ErrKeyNotFound) {
+			return err
+		}
+		it := txn.NewIterator(badger.IteratorOptions{Prefix: s.data})
+		defer it.Close()
+		it.Rewind()
+		empty = !it.Valid()
+		return nil
+	})
+	if err != nil {
+		return false, s.errorf("wipe", err)
+	}
+	return empty, nil
 }
 
 // ApproxBytes estimates the size of this store partition: Badger's on-disk
