@@ -10,7 +10,6 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 	"github.com/twmb/franz-go/pkg/kadm"
-	"github.com/twmb/franz-go/pkg/kgo"
 
 	"github.com/sluice-sql/sluice/engine"
 	"github.com/sluice-sql/sluice/internal/testkafka"
@@ -55,39 +54,8 @@ func TestTerminateCleansUp(t *testing.T) {
 	brokers := testkafka.Brokers(t)
 	in, out, svc := testkafka.Name(t, "clicks"), testkafka.Name(t, "per_page"), testkafka.Name(t, "svc")
 	adm := kadm.NewClient(testkafka.Client(t, brokers))
-	pages := []string{"home", "cart", "search", "help", "about"}
-	want := map[string]float64{}
-	produced := 0
-	batch := func(n int) {
-		t.Helper()
-		var recs []*kgo.Record
-		for i := range n {
-			k := produced + i
-			page := pages[(k*7)%len(pages)]
-			want[page]++
-			recs = append(recs, rec(in, fmt.Sprintf("user%d", k%13), fmt.Sprintf(`{"page":%q}`, page), time.Now().UnixMilli()))
-		}
-		produced += n
-		testkafka.Produce(t, brokers, recs...)
-	}
-	awaitTotals := func(stage string) {
-		t.Helper()
-		var got map[string]float64
-		deadline := time.Now().Add(60 * time.Second)
-		for {
-			got = map[string]float64{}
-			for page, v := range latestTotals(t, brokers, out) {
-				got[page], _ = v["VIEWS"].(float64)
-			}
-			if cmp.Equal(want, got) || time.Now().After(deadline) {
-				break
-			}
-			time.Sleep(300 * time.Millisecond)
-		}
-		if diff := cmp.Diff(want, got); diff != "" {
-			t.Fatalf("%s: views per page (-want +got):\n%s", stage, diff)
-		}
-	}
+	pv := &pageViews{t: t, brokers: brokers, in: in, out: out, want: map[string]float64{}}
+	batch, awaitTotals := pv.batch, pv.await
 	ctas := fmt.Sprintf(`CREATE TABLE %[2]s AS SELECT page, COUNT(*) AS views FROM %[1]s GROUP BY page;`, in, out)
 	qid := "CTAS_" + out
 	prefix := "_sluice-" + svc + "-query-" + qid

@@ -23,22 +23,9 @@ import (
 // command topic.
 func openShared(t *testing.T, brokers, dataDir, service string, extra ...string) *engine.Engine {
 	t.Helper()
-	props := map[string]string{"auto.offset.reset": "earliest", "commit.interval.ms": "100"}
-	for i := 0; i+1 < len(extra); i += 2 {
-		props[extra[i]] = extra[i+1]
-	}
-	e, err := engine.Open(context.Background(), engine.Config{
-		ConnOpts:     []kgo.Opt{kgo.SeedBrokers(strings.Split(brokers, ",")...)},
-		DataDir:      dataDir,
-		ServiceID:    service,
-		Properties:   props,
-		Log:          quiet,
-		CommandTopic: true,
-	})
-	if err != nil {
-		t.Fatalf("open engine: %v", err)
-	}
-	return e
+	cfg := testConfig(brokers, dataDir, service, quiet, extra...)
+	cfg.CommandTopic = true
+	return openConfig(t, cfg)
 }
 
 // catalogOf prints what SHOW STREAMS, TABLES and QUERIES say.
@@ -78,39 +65,8 @@ func commandRecords(t *testing.T, brokers, service string) []commandRecord {
 func TestCommandTopicSharedCatalog(t *testing.T) {
 	brokers := testkafka.Brokers(t)
 	in, out, svc := testkafka.Name(t, "clicks"), testkafka.Name(t, "per_page"), testkafka.Name(t, "svc")
-	pages := []string{"home", "cart", "search", "help", "about"}
-	want := map[string]float64{}
-	produced := 0
-	batch := func(n int) {
-		t.Helper()
-		var recs []*kgo.Record
-		for i := range n {
-			k := produced + i
-			page := pages[(k*7)%len(pages)]
-			want[page]++
-			recs = append(recs, rec(in, fmt.Sprintf("user%d", k%13), fmt.Sprintf(`{"page":%q}`, page), time.Now().UnixMilli()))
-		}
-		produced += n
-		testkafka.Produce(t, brokers, recs...)
-	}
-	awaitTotals := func(stage string) {
-		t.Helper()
-		var got map[string]float64
-		deadline := time.Now().Add(60 * time.Second)
-		for {
-			got = map[string]float64{}
-			for page, v := range latestTotals(t, brokers, out) {
-				got[page], _ = v["VIEWS"].(float64)
-			}
-			if cmp.Equal(want, got) || time.Now().After(deadline) {
-				break
-			}
-			time.Sleep(300 * time.Millisecond)
-		}
-		if diff := cmp.Diff(want, got); diff != "" {
-			t.Fatalf("%s: views per page (-want +got):\n%s", stage, diff)
-		}
-	}
+	pv := &pageViews{t: t, brokers: brokers, in: in, out: out, want: map[string]float64{}}
+	batch, awaitTotals := pv.batch, pv.await
 
 	d1 := t.TempDir()
 	e1 := openShared(t, brokers, d1, svc)
@@ -389,5 +345,47 @@ func TestCommandTopicOnePartition(t *testing.T) {
 	want := fmt.Sprintf("command topic: topic _sluice-%s-commands has 2 partitions, want 1: existing topic does not match", svc)
 	if !errors.Is(err, state.ErrTopicMismatch) || err.Error() != want {
 		t.Errorf("error %q, want %q (state.ErrTopicMismatch)", err, want)
+	}
+}
+
+// pageViews produces clicks on five pages and waits until a views-per-page
+// table's latest values equal what was produced.
+type pageViews struct {
+	t                *testing.T
+	brokers, in, out string
+	want             map[string]float64
+	produced         int
+}
+
+func (p *pageViews) batch(n int) {
+	p.t.Helper()
+	pages := []string{"home", "cart", "search", "help", "about"}
+	var recs []*kgo.Record
+	for i := range n {
+		k := p.produced + i
+		page := pages[(k*7)%len(pages)]
+		p.want[page]++
+		recs = append(recs, rec(p.in, fmt.Sprintf("user%d", k%13), fmt.Sprintf(`{"page":%q}`, page), time.Now().UnixMilli()))
+	}
+	p.produced += n
+	testkafka.Produce(p.t, p.brokers, recs...)
+}
+
+func (p *pageViews) await(stage string) {
+	p.t.Helper()
+	var got map[string]float64
+	deadline := time.Now().Add(60 * time.Second)
+	for {
+		got = map[string]float64{}
+		for page, v := range latestTotals(p.t, p.brokers, p.out) {
+			got[page], _ = v["VIEWS"].(float64)
+		}
+		if cmp.Equal(p.want, got) || time.Now().After(deadline) {
+			break
+		}
+		time.Sleep(300 * time.Millisecond)
+	}
+	if diff := cmp.Diff(p.want, got); diff != "" {
+		p.t.Fatalf("%s: views per page (-want +got):\n%s", stage, diff)
 	}
 }

@@ -31,17 +31,28 @@ func openEngine(t *testing.T, brokers, dataDir, service string) *engine.Engine {
 
 func openEngineLog(t *testing.T, brokers, dataDir, service string, log *slog.Logger, extra ...string) *engine.Engine {
 	t.Helper()
+	return openConfig(t, testConfig(brokers, dataDir, service, log, extra...))
+}
+
+// testConfig is an engine's configuration for tests: earliest offsets,
+// 100 ms commits, and extra properties as name, value pairs.
+func testConfig(brokers, dataDir, service string, log *slog.Logger, extra ...string) engine.Config {
 	props := map[string]string{"auto.offset.reset": "earliest", "commit.interval.ms": "100"}
 	for i := 0; i+1 < len(extra); i += 2 {
 		props[extra[i]] = extra[i+1]
 	}
-	e, err := engine.Open(context.Background(), engine.Config{
+	return engine.Config{
 		ConnOpts:   []kgo.Opt{kgo.SeedBrokers(strings.Split(brokers, ",")...)},
 		DataDir:    dataDir,
 		ServiceID:  service,
 		Properties: props,
 		Log:        log,
-	})
+	}
+}
+
+func openConfig(t *testing.T, cfg engine.Config) *engine.Engine {
+	t.Helper()
+	e, err := engine.Open(context.Background(), cfg)
 	if err != nil {
 		t.Fatalf("open engine: %v", err)
 	}
