@@ -153,14 +153,22 @@ func (a *aggregate) Open(tc *TaskContext) error {
 // headers saying which query and window it missed and the stream time
 // when it came. [start, end) is the newest window it would have joined.
 func (a *aggregate) late(tc *TaskContext, row *Row, start, end int64) {
+	lateRecord(tc, a.node.LateTopic, row, start, end)
+}
+
+// lateRecord counts a record turned away as late and, with a late topic,
+// writes the input record there unchanged but for its timestamp (the
+// event time) and headers saying which query and window it missed and
+// the stream time when it came.
+func lateRecord(tc *TaskContext, topic string, row *Row, start, end int64) {
 	tc.Metrics.LateDropped.Add(1)
-	if a.node.LateTopic == "" || tc.input == nil {
+	if topic == "" || tc.input == nil {
 		return
 	}
 	in := tc.input
 	itoa := func(v int64) []byte { return strconv.AppendInt(nil, v, 10) }
 	tc.Out.Produce(&Record{
-		Topic: a.node.LateTopic, Partition: -1, Key: in.Key, Value: in.Value, Timestamp: row.Ts,
+		Topic: topic, Partition: -1, Key: in.Key, Value: in.Value, Timestamp: row.Ts,
 		Headers: []Header{
 			{Key: "sluice.query", Value: []byte(tc.QueryID)},
 			{Key: "sluice.window.start", Value: itoa(start)},

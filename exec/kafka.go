@@ -370,7 +370,7 @@ func (r *KafkaRunner) run(ctx context.Context) {
 			var rec Record
 			for _, kr := range fp.Records {
 				rec = Record{Topic: kr.Topic, Partition: kr.Partition, Offset: kr.Offset, Key: kr.Key, Value: kr.Value, Timestamp: kr.Timestamp.UnixMilli()}
-				if len(kr.Headers) > 0 && t.Sub.Source.Dedupe {
+				if len(kr.Headers) > 0 && t.dedupes(kr.Topic) {
 					rec.Headers = make([]Header, len(kr.Headers))
 					for i, h := range kr.Headers {
 						rec.Headers[i] = Header{Key: h.Key, Value: h.Value}
@@ -458,16 +458,18 @@ func (r *KafkaRunner) task(ctx context.Context, topic string, partition int32) (
 // taskAt is task, with the wall-clock time the partition counts as last
 // heard from when the task is new.
 func (r *KafkaRunner) taskAt(ctx context.Context, topic string, partition int32, heard time.Time) (*Task, error) {
-	tp := topicPartition{topic, partition}
+	sub := r.topo.sub(topic)
+	if sub == nil {
+		return nil, fmt.Errorf("query %s: no sub-topology reads %s", r.topo.QueryID, topic)
+	}
+	// A join's task reads partition p of several topics: it is known by
+	// its main topic's partition.
+	tp := topicPartition{sub.Source.Topic, partition}
 	r.mu.Lock()
 	t, ok := r.tasks[tp]
 	r.mu.Unlock()
 	if ok {
 		return t, nil
-	}
-	sub := r.topo.sub(topic)
-	if sub == nil {
-		return nil, fmt.Errorf("query %s: no sub-topology reads %s", r.topo.QueryID, topic)
 	}
 	t, err := NewTask(r.topo, sub, partition, r.cfg.DB, r.output(), r.Metrics, r.cfg.Log)
 	if err != nil {
@@ -511,7 +513,15 @@ func (r *KafkaRunner) restore(ctx context.Context, tp topicPartition, s taskStor
 		delete(r.restoring, tp)
 		r.mu.Unlock()
 	}()
-	n, err := s.store.Restore(ctx, r.cfg.ConnOpts, state.Changelog{Topic: s.spec.Changelog, Partition: tp.partition}, func(done, total int64) {
+	log := state.Changelog{Topic: s.spec.Changelog, Partition: tp.partition}
+	if s.spec.FromSource != nil {
+		tr, err := tableRestore(s.spec.FromSource)
+		if err != nil {
+			return fmt.Errorf("query %s: restore %s/%d: %w", r.topo.QueryID, s.spec.Name, tp.partition, err)
+		}
+		log.Transform = tr
+	}
+	n, err := s.store.Restore(ctx, r.cfg.ConnOpts, log, func(done, total int64) {
 		r.mu.Lock()
 		prog.Done, prog.Total = done, total
 		snapshot := *prog
@@ -606,7 +616,11 @@ func (r *KafkaRunner) commit(ctx context.Context) error {
 	for _, t := range tasks {
 		src := t.checkpointOffsets()
 		for _, s := range t.stores {
-			if err := s.store.Flush(ctx, changelog, state.Changelog{Topic: s.spec.Changelog, Partition: t.Partition}, src); err != nil {
+			cp, err := t.produceChangelog(ctx, changelog, s, src)
+			if err == nil {
+				err = s.store.Commit(cp)
+			}
+			if err != nil {
 				return fmt.Errorf("query %s: commit state %s/%d: %w", r.topo.QueryID, s.spec.Name, t.Partition, err)
 			}
 		}
@@ -649,7 +663,7 @@ func (r *KafkaRunner) commitTransaction(ctx context.Context) error {
 	for _, t := range tasks {
 		src := t.checkpointOffsets()
 		for _, s := range t.stores {
-			cp, err := s.store.ProduceChangelog(ctx, r.cl, state.Changelog{Topic: s.spec.Changelog, Partition: t.Partition}, src)
+			cp, err := t.produceChangelog(ctx, r.cl, s, src)
 			if err != nil {
 				produceErr = err
 				break
@@ -724,7 +738,10 @@ func (r *KafkaRunner) startAssignedTasks(ctx context.Context) error {
 			continue
 		}
 		if sub := r.topo.sub(tp.topic); sub != nil && hasStores(sub) {
-			dues = append(dues, due{tp, at})
+			tp.topic = sub.Source.Topic
+			if _, ok := r.tasks[tp]; !ok {
+				dues = append(dues, due{tp, at})
+			}
 		}
 	}
 	r.mu.Unlock()
@@ -740,6 +757,15 @@ func (r *KafkaRunner) startAssignedTasks(ctx context.Context) error {
 		}
 	}
 	return nil
+}
+
+// taskKey is the key in tasks of the task reading topic's partition p:
+// its sub-topology's main topic and p.
+func (r *KafkaRunner) taskKey(topic string, p int32) topicPartition {
+	if sub := r.topo.sub(topic); sub != nil {
+		topic = sub.Source.Topic
+	}
+	return topicPartition{topic, p}
 }
 
 func hasStores(sub *SubTopology) bool {
@@ -765,7 +791,7 @@ func (r *KafkaRunner) onLost(_ context.Context, _ *kgo.Client, lost map[string][
 	r.mu.Lock()
 	for topic, ps := range lost {
 		for _, p := range ps {
-			if t, ok := r.tasks[topicPartition{topic, p}]; ok {
+			if t, ok := r.tasks[r.taskKey(topic, p)]; ok {
 				for _, s := range t.stores {
 					s.store.Discard()
 				}
@@ -780,8 +806,8 @@ func (r *KafkaRunner) dropTasks(parts map[string][]int32) {
 	r.mu.Lock()
 	for topic, ps := range parts {
 		for _, p := range ps {
-			tp := topicPartition{topic, p}
-			delete(r.assigned, tp)
+			delete(r.assigned, topicPartition{topic, p})
+			tp := r.taskKey(topic, p)
 			if t, ok := r.tasks[tp]; ok {
 				_ = t.Close()
 				delete(r.tasks, tp)

@@ -71,7 +71,9 @@ func (m *MemoryRunner) startTasks(topo *Topology) error {
 		if err := t.Open(); err != nil {
 			return err
 		}
-		m.tasks[sub.Source.Topic] = append(m.tasks[sub.Source.Topic], t)
+		for _, in := range sub.Inputs() {
+			m.tasks[in.Topic] = append(m.tasks[in.Topic], t)
+		}
 	}
 	return nil
 }
@@ -81,8 +83,13 @@ func (m *MemoryRunner) startTasks(topo *Topology) error {
 // rebuilt from what was committed to their changelogs, as on a machine
 // that lost its data directory.
 func (m *MemoryRunner) Restart(wipe bool) error {
+	closed := map[*Task]bool{}
 	for topic, ts := range m.tasks {
 		for _, t := range ts {
+			if closed[t] {
+				continue // a join's task reads several topics
+			}
+			closed[t] = true
 			if err := t.Close(); err != nil {
 				return err
 			}
@@ -185,8 +192,13 @@ func (m *MemoryRunner) drain(input *Record) ([]*Record, error) {
 // windows as if a record with that time had arrived, and delivers what
 // that produces.
 func (m *MemoryRunner) AdvanceAll(ts int64) ([]*Record, error) {
+	seen := map[*Task]bool{}
 	for _, ts2 := range m.tasks {
 		for _, t := range ts2 {
+			if seen[t] {
+				continue
+			}
+			seen[t] = true
 			if ts > t.tc.StreamTime {
 				t.tc.StreamTime = ts
 			}
@@ -209,8 +221,13 @@ func (m *MemoryRunner) Idle(d time.Duration) ([]*Record, error) {
 		topics = append(topics, topic)
 	}
 	sort.Strings(topics) // outputs in the same order on every run
+	seen := map[*Task]bool{}
 	for _, topic := range topics {
 		for _, t := range m.tasks[topic] {
+			if seen[t] {
+				continue
+			}
+			seen[t] = true
 			t.setClock(m.clock)
 			ts, ok := t.idleTarget(t.Topo.IdleTimeout)
 			if !ok {

@@ -1,6 +1,7 @@
 package exec
 
 import (
+	"context"
 	"fmt"
 	"log/slog"
 	"math"
@@ -10,6 +11,7 @@ import (
 	"time"
 
 	"github.com/sluice-sql/sluice/state"
+	"github.com/twmb/franz-go/pkg/kgo"
 )
 
 // TaskState is the visible lifecycle state of a task.
@@ -32,24 +34,16 @@ type Task struct {
 	Partition int32
 	State     TaskState
 
-	dec    *decoder
 	head   Operator
 	ops    []Operator
 	tc     TaskContext
 	stores []taskStore
-	// applied is the next source offset whose effect is not yet in state;
-	// records below it were applied before a restart and are skipped, so
-	// replays never count twice.
-	applied int64
-	next    int64 // next offset after the last processed record
-	// upstream holds, for a repartition source, the next upstream offset
-	// per upstream partition whose effect is not yet applied.
-	upstream map[int32]int64
-	row      Row
+	// inputs are the task's source topics (one, or several for a join),
+	// the main one first; byTopic finds them.
+	inputs  []*taskInput
+	byTopic map[string]*taskInput
+	row     Row
 
-	// lateness measures how far records fall behind stream time; nil
-	// for repartition sources, whose records the user never wrote.
-	lateness *Lateness
 	// clock is the wall-clock time of the batch being processed, set by
 	// the runner: one clock reading per batch, not per record.
 	clock time.Time
@@ -68,16 +62,48 @@ type taskStore struct {
 	store *state.Store
 }
 
+// taskInput is one source topic of a task.
+type taskInput struct {
+	spec *SourceSpec
+	dec  *decoder
+	// side is where a join's further input enters the chain (nil for the
+	// main input, which enters at the head).
+	side     SideOperator
+	sideNum  int
+	applied  int64 // next offset whose effect is not yet in state: replays below it are skipped
+	next     int64 // next offset after the last processed record
+	lateness *Lateness
+	// upstream holds, for a repartition source, the next upstream offset
+	// per upstream partition whose effect is not yet applied.
+	upstream map[int32]int64
+	// upPrefix marks this input's upstream offsets in checkpoints: the
+	// main input's are "#up/<p>", a further input's "#up/<topic>/<p>".
+	upPrefix string
+}
+
+// key names the input partition in checkpoints.
+func (in *taskInput) key(partition int32) string {
+	return in.spec.Topic + "/" + strconv.Itoa(int(partition))
+}
+
 // NewTask builds the operator chain of sub for one partition. Stores
 // come from db; nothing is restored yet (see the runners).
 func NewTask(topo *Topology, sub *SubTopology, partition int32, db *state.DB, out Output, m *Metrics, log *slog.Logger) (*Task, error) {
-	dec, err := newDecoder(sub.Source)
-	if err != nil {
-		return nil, err
-	}
-	t := &Task{Topo: topo, Sub: sub, Partition: partition, State: TaskRestoring, dec: dec, applied: -1, next: -1, clock: time.Now(), hot: NewHotKeys()}
-	if !sub.Source.Dedupe {
-		t.lateness = m.latenessOf(sub.Source.Topic)
+	t := &Task{Topo: topo, Sub: sub, Partition: partition, State: TaskRestoring, clock: time.Now(), hot: NewHotKeys(), byTopic: map[string]*taskInput{}}
+	for _, src := range sub.Inputs() {
+		dec, err := newDecoder(src)
+		if err != nil {
+			return nil, err
+		}
+		in := &taskInput{spec: src, dec: dec, applied: -1, next: -1, upPrefix: upstreamKeyPrefix}
+		if len(t.inputs) > 0 {
+			in.upPrefix = upstreamKeyPrefix + src.Topic + "/"
+		}
+		if !src.Dedupe {
+			in.lateness = m.latenessOf(src.Topic)
+		}
+		t.inputs = append(t.inputs, in)
+		t.byTopic[src.Topic] = in
 	}
 	t.tc = TaskContext{QueryID: topo.QueryID, Partition: partition, StreamTime: math.MinInt64, Out: out, Metrics: m, Log: log, stores: map[string]*state.Store{}}
 	for _, n := range sub.Nodes {
@@ -101,6 +127,13 @@ func NewTask(topo *Topology, sub *SubTopology, partition int32, db *state.DB, ou
 		next = op
 	}
 	t.head = next
+	for i, si := range sub.Sides {
+		op, ok := t.ops[si.Node].(SideOperator)
+		if !ok {
+			return nil, fmt.Errorf("query %s: step %d takes no second input", topo.QueryID, si.Node+1)
+		}
+		t.inputs[i+1].side, t.inputs[i+1].sideNum = op, si.Side
+	}
 	return t, nil
 }
 
@@ -113,9 +146,13 @@ func (t *Task) Stores() []*state.Store {
 	return out
 }
 
-// sourceKey names this task's input partition in checkpoints.
-func (t *Task) sourceKey() string {
-	return t.Sub.Source.Topic + "/" + strconv.Itoa(int(t.Partition))
+// NextOffset is the next offset of topic the task has yet to process
+// (-1 before the first record).
+func (t *Task) NextOffset(topic string) int64 {
+	if in := t.byTopic[topic]; in != nil {
+		return in.next
+	}
+	return -1
 }
 
 // Open reads the checkpoint of restored state and opens the operators.
@@ -125,19 +162,25 @@ func (t *Task) Open() error {
 		if err != nil {
 			return fmt.Errorf("query %s: checkpoint of %s: %w", t.Topo.QueryID, s.spec.Name, err)
 		}
-		if off, ok := cp.SourceOffsets[t.sourceKey()]; ok && (t.applied < 0 || off < t.applied) {
-			t.applied = off
+		for _, in := range t.inputs {
+			if off, ok := cp.SourceOffsets[in.key(t.Partition)]; ok && (in.applied < 0 || off < in.applied) {
+				in.applied = off
+			}
 		}
 		if st, ok := cp.SourceOffsets[streamTimeKey]; ok && st > t.tc.StreamTime {
 			t.tc.StreamTime = st
 		}
 		for k, off := range cp.SourceOffsets {
-			if p, ok := upstreamPartition(k); ok && t.Sub.Source.Dedupe {
-				if t.upstream == nil {
-					t.upstream = map[int32]int64{}
+			for _, in := range t.inputs {
+				p, ok := upstreamPartition(k, in.upPrefix)
+				if !ok || !in.spec.Dedupe {
+					continue
 				}
-				if cur, seen := t.upstream[p]; !seen || off < cur {
-					t.upstream[p] = off
+				if in.upstream == nil {
+					in.upstream = map[int32]int64{}
+				}
+				if cur, seen := in.upstream[p]; !seen || off < cur {
+					in.upstream[p] = off
 				}
 			}
 		}
@@ -166,24 +209,28 @@ func (t *Task) Process(rec *Record) (err error) {
 			err = fmt.Errorf("query %s: operator panicked at %s/%d@%d: %v", t.Topo.QueryID, rec.Topic, rec.Partition, rec.Offset, p)
 		}
 	}()
-	if rec.Offset < t.applied {
+	in := t.byTopic[rec.Topic]
+	if in == nil {
+		return fmt.Errorf("query %s: task %d does not read %s", t.Topo.QueryID, t.Partition, rec.Topic)
+	}
+	if rec.Offset < in.applied {
 		return nil
 	}
-	t.next = rec.Offset + 1
+	in.next = rec.Offset + 1
 	t.lastRecord, t.idleFrom = t.clock, t.tc.StreamTime
-	if t.Sub.Source.Dedupe && !t.freshUpstream(rec) {
+	if in.spec.Dedupe && !in.freshUpstream(rec) {
 		return nil
 	}
 	t.tc.input = rec
 	t.tc.Metrics.RecordsIn.Add(1)
 	t.hot.Add(rec.Key)
 	t.row = Row{}
-	if err := t.dec.decode(rec, &t.row); err != nil {
+	if err := in.dec.decode(rec, &t.row); err != nil {
 		kind := ErrKindDeserialize
 		if de, ok := err.(*decodeError); ok {
 			kind = de.kind
 		}
-		if kind == ErrKindTimestamp && t.Sub.Source.FailOnBadTimestamp {
+		if kind == ErrKindTimestamp && in.spec.FailOnBadTimestamp {
 			return fmt.Errorf("query %s: %w %s/%d@%d: %v", t.Topo.QueryID, ErrTimestampExtractor, rec.Topic, rec.Partition, rec.Offset, err)
 		}
 		if n := t.tc.Metrics.CountError(kind); n <= 1 || n%1000 == 0 {
@@ -194,10 +241,10 @@ func (t *Task) Process(rec *Record) (err error) {
 		}
 		return nil
 	}
-	if t.row.Tombstone && !t.Sub.Source.Table && !t.Sub.Source.KeepNullValues {
+	if t.row.Tombstone && !in.spec.Table && !in.spec.KeepNullValues {
 		return nil
 	}
-	if missing := t.dec.missingColumns(); missing > 0 && !t.row.Tombstone {
+	if missing := in.dec.missingColumns(); missing > 0 && !t.row.Tombstone {
 		if n := t.tc.Metrics.CountError(ErrKindMissingColumn); n <= 1 || n%1000 == 0 {
 			t.tc.Log.Warn("record lacks columns; reading them as NULL", "query", t.Topo.QueryID, "topic", rec.Topic, "partition", rec.Partition, "offset", rec.Offset, "missing", missing, "so_far", n)
 		}
@@ -211,11 +258,16 @@ func (t *Task) Process(rec *Record) (err error) {
 			late = math.MaxInt64
 		}
 	}
-	if t.lateness != nil {
-		t.lateness.Record(late, t.clock)
+	if in.lateness != nil {
+		in.lateness.Record(late, t.clock)
 	}
 	t.idleFrom = t.tc.StreamTime
-	if err := t.head.Process(&t.tc, &t.row); err != nil {
+	if in.side != nil {
+		err = in.side.ProcessSide(&t.tc, in.sideNum, &t.row)
+	} else {
+		err = t.head.Process(&t.tc, &t.row)
+	}
+	if err != nil {
 		return err
 	}
 	return t.head.AdvanceTime(&t.tc)
@@ -263,13 +315,17 @@ func (t *Task) advanceIdle(ts int64) (err error) {
 // source offset and the stream time.
 func (t *Task) checkpointOffsets() map[string]int64 {
 	m := map[string]int64{streamTimeKey: t.tc.StreamTime}
-	if t.next >= 0 {
-		m[t.sourceKey()] = t.next
-	} else if t.applied >= 0 {
-		m[t.sourceKey()] = t.applied
+	for _, in := range t.inputs {
+		if in.next >= 0 {
+			m[in.key(t.Partition)] = in.next
+		} else if in.applied >= 0 {
+			m[in.key(t.Partition)] = in.applied
+		}
 	}
-	for p, off := range t.upstream {
-		m[upstreamKeyPrefix+strconv.Itoa(int(p))] = off
+	for _, in := range t.inputs {
+		for p, off := range in.upstream {
+			m[in.upPrefix+strconv.Itoa(int(p))] = off
+		}
 	}
 	return m
 }
@@ -277,8 +333,8 @@ func (t *Task) checkpointOffsets() map[string]int64 {
 // upstreamKeyPrefix marks checkpoint entries of upstream offsets.
 const upstreamKeyPrefix = "#up/"
 
-func upstreamPartition(key string) (int32, bool) {
-	rest, ok := strings.CutPrefix(key, upstreamKeyPrefix)
+func upstreamPartition(key, prefix string) (int32, bool) {
+	rest, ok := strings.CutPrefix(key, prefix)
 	if !ok {
 		return 0, false
 	}
@@ -289,7 +345,7 @@ func upstreamPartition(key string) (int32, bool) {
 // freshUpstream reports whether a repartition record's upstream record
 // has not been applied yet, and records it as applied. Records without
 // the header (written by something else) always count.
-func (t *Task) freshUpstream(rec *Record) bool {
+func (in *taskInput) freshUpstream(rec *Record) bool {
 	for _, h := range rec.Headers {
 		if h.Key != upstreamHeader {
 			continue
@@ -298,13 +354,13 @@ func (t *Task) freshUpstream(rec *Record) bool {
 		if !ok {
 			return true
 		}
-		if t.upstream == nil {
-			t.upstream = map[int32]int64{}
+		if in.upstream == nil {
+			in.upstream = map[int32]int64{}
 		}
-		if next, seen := t.upstream[p]; seen && off < next {
+		if next, seen := in.upstream[p]; seen && off < next {
 			return false
 		}
-		t.upstream[p] = off + 1
+		in.upstream[p] = off + 1
 		return true
 	}
 	return true
@@ -343,4 +399,30 @@ func deadLetter(topo *Topology, rec *Record, kind string, err error) *Record {
 			{Key: "sluice.error", Value: []byte(err.Error())},
 		},
 	}
+}
+
+// dedupes reports whether records of topic carry upstream positions to
+// deduplicate by.
+func (t *Task) dedupes(topic string) bool {
+	in := t.byTopic[topic]
+	return in != nil && in.spec.Dedupe
+}
+
+// produceChangelog produces a store's pending changes to its changelog
+// and returns the checkpoint to commit. A store whose changelog is one of
+// the task's source topics (FromSource) produces nothing: its checkpoint
+// records the task's position in that topic, which a restore continues
+// from.
+func (t *Task) produceChangelog(ctx context.Context, cl *kgo.Client, s taskStore, src map[string]int64) (state.Checkpoint, error) {
+	if s.spec.FromSource == nil {
+		return s.store.ProduceChangelog(ctx, cl, state.Changelog{Topic: s.spec.Changelog, Partition: t.Partition}, src)
+	}
+	cp, err := s.store.ProduceChangelog(ctx, nil, state.Changelog{}, src)
+	if err != nil {
+		return cp, err
+	}
+	if next := t.NextOffset(s.spec.FromSource.Topic); next > cp.ChangelogOffset {
+		cp.ChangelogOffset = next
+	}
+	return cp, nil
 }

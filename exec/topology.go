@@ -6,12 +6,33 @@ import (
 	"time"
 )
 
-// SubTopology is a chain of operators fed by one source topic. A query
-// splits into several sub-topologies at repartition topics.
+// SubTopology is a chain of operators fed by one source topic and, for a
+// join, by further co-partitioned topics (Sides) whose rows enter the
+// chain at a join node. A query splits into several sub-topologies at
+// repartition topics. A task of the sub-topology reads partition p of
+// each of its topics.
 type SubTopology struct {
 	ID     int
 	Source *SourceSpec
 	Nodes  []Node
+	Sides  []*SideInput
+}
+
+// SideInput is a further input of a sub-topology: its rows go to the
+// ProcessSide of the operator of Nodes[Node], as side Side.
+type SideInput struct {
+	Source *SourceSpec
+	Node   int
+	Side   int
+}
+
+// Inputs lists the sources of the sub-topology, the main one first.
+func (s *SubTopology) Inputs() []*SourceSpec {
+	out := []*SourceSpec{s.Source}
+	for _, si := range s.Sides {
+		out = append(out, si.Source)
+	}
+	return out
 }
 
 // StoreSpec names a state store and its changelog topic.
@@ -19,6 +40,11 @@ type StoreSpec struct {
 	Name      string
 	Changelog string
 	Windowed  bool
+	// FromSource, when set, says the changelog is that source topic of
+	// the sub-topology (a table a join reads): nothing is produced to it,
+	// the checkpoint's changelog offset is the task's position in the
+	// topic, and a restore decodes its records as the source does.
+	FromSource *SourceSpec
 	// Partitions is the partition count of the changelog, equal to that
 	// of the sub-topology's source.
 	Partitions int32
@@ -63,7 +89,9 @@ type Topology struct {
 func (t *Topology) SourceTopics() []string {
 	out := make([]string, 0, len(t.Subs))
 	for _, s := range t.Subs {
-		out = append(out, s.Source.Topic)
+		for _, in := range s.Inputs() {
+			out = append(out, in.Topic)
+		}
 	}
 	return out
 }
@@ -71,8 +99,10 @@ func (t *Topology) SourceTopics() []string {
 // sub returns the sub-topology reading topic.
 func (t *Topology) sub(topic string) *SubTopology {
 	for _, s := range t.Subs {
-		if s.Source.Topic == topic {
-			return s
+		for _, in := range s.Inputs() {
+			if in.Topic == topic {
+				return s
+			}
 		}
 	}
 	return nil
@@ -96,6 +126,9 @@ func (t *Topology) Explain() string {
 	for _, s := range t.Subs {
 		fmt.Fprintf(&b, "└─ sub-topology %d\n", s.ID)
 		fmt.Fprintf(&b, "   ├─ %s\n", s.Source.Describe())
+		for _, si := range s.Sides {
+			fmt.Fprintf(&b, "   ├─ %s, into step %d\n", si.Source.Describe(), si.Node+1)
+		}
 		for i, n := range s.Nodes {
 			branch := "├─"
 			if i == len(s.Nodes)-1 {

@@ -36,6 +36,11 @@ const sourceOffsetsHeader = "sluice.src"
 type Changelog struct {
 	Topic     string
 	Partition int32
+	// Transform, when set, turns each record read by a restore into the
+	// entry to keep (ok false: keep nothing). A store whose changelog is
+	// a source topic (a table a join reads) keeps its rows in its own
+	// encoding. A nil v deletes k.
+	Transform func(key, value []byte, ts int64) (k, v []byte, ok bool)
 }
 
 // EnsureTopic creates topic with the given partition count and replication
@@ -352,7 +357,7 @@ func (s *Store) restore(ctx context.Context, connOpts []kgo.Opt, log Changelog, 
 			snap = nil
 		}
 		if snap != nil {
-			n, err := eachEntry(fetches, &next, end, &cp, func(r *kgo.Record) error {
+			n, err := eachEntry(fetches, &next, end, &cp, log.Transform, func(r *kgo.Record) error {
 				if r.Value == nil {
 					snap.delete(r.Key)
 				} else {
@@ -370,7 +375,7 @@ func (s *Store) restore(ctx context.Context, connOpts []kgo.Opt, log Changelog, 
 			continue
 		}
 		if tail != nil {
-			n, err := eachEntry(fetches, &next, end, &cp, func(r *kgo.Record) error {
+			n, err := eachEntry(fetches, &next, end, &cp, log.Transform, func(r *kgo.Record) error {
 				if r.Value == nil {
 					tail.set(r.Key, entry{del: true})
 				} else {
@@ -388,7 +393,7 @@ func (s *Store) restore(ctx context.Context, connOpts []kgo.Opt, log Changelog, 
 			continue
 		}
 		wb := s.db.bdb.NewWriteBatch()
-		n, werr := eachEntry(fetches, &next, end, &cp, func(r *kgo.Record) error {
+		n, werr := eachEntry(fetches, &next, end, &cp, log.Transform, func(r *kgo.Record) error {
 			k := concat(s.data, r.Key)
 			if r.Value == nil {
 				return wb.Delete(k)
@@ -512,7 +517,7 @@ func endOffset(ctx context.Context, adm *kadm.Client, log Changelog) (kadm.Liste
 // [*next, end): each record advances *next, transaction markers and
 // keyless records carry no entry, and an entry's source-offset header
 // merges into cp before apply sees it. It returns the entries applied.
-func eachEntry(fetches kgo.Fetches, next *int64, end int64, cp *Checkpoint, apply func(*kgo.Record) error) (int64, error) {
+func eachEntry(fetches kgo.Fetches, next *int64, end int64, cp *Checkpoint, tr func(key, value []byte, ts int64) ([]byte, []byte, bool), apply func(*kgo.Record) error) (int64, error) {
 	var applied int64
 	var err error
 	fetches.EachRecord(func(r *kgo.Record) {
@@ -523,7 +528,13 @@ func eachEntry(fetches kgo.Fetches, next *int64, end int64, cp *Checkpoint, appl
 		if r.Attrs.IsControl() || r.Key == nil {
 			return
 		}
-		if len(r.Headers) > 0 {
+		if tr != nil {
+			k, v, ok := tr(r.Key, r.Value, r.Timestamp.UnixMilli())
+			if !ok {
+				return
+			}
+			r = &kgo.Record{Key: k, Value: v}
+		} else if len(r.Headers) > 0 {
 			if err = mergeHeader(cp, r); err != nil {
 				return
 			}

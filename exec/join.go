@@ -1,0 +1,519 @@
+package exec
+
+import (
+	"encoding/binary"
+	"fmt"
+	"math"
+
+	"github.com/sluice-sql/sluice/state"
+	"github.com/sluice-sql/sluice/types"
+)
+
+// JoinType is the kind of a join.
+type JoinType int
+
+const (
+	InnerJoin JoinType = iota
+	LeftJoin
+	RightJoin
+	FullJoin
+)
+
+func (j JoinType) String() string { return [...]string{"INNER", "LEFT", "RIGHT", "FULL OUTER"}[j] }
+
+// outer reports whether side (0 left, 1 right) is kept without a match.
+func (j JoinType) outer(side int) bool {
+	return j == FullJoin || (side == 0 && j == LeftJoin) || (side == 1 && j == RightJoin)
+}
+
+// JoinSide describes one input of a join: how wide its rows are, where
+// the join key sits in them, and whether it is a table (its latest row
+// per key is kept) or a stream.
+type JoinSide struct {
+	Name  string
+	Width int
+	// KeyCol is the position of the join key in the side's rows: the key
+	// column of a side read as it is, or the key of a repartitioned side.
+	KeyCol int
+	Table  bool
+	// Store holds the side's rows: a table side's latest row per key, a
+	// stream side's rows within the join window ("" for the stream side of
+	// a stream-table join, which keeps nothing).
+	Store string
+}
+
+// JoinNode joins two co-partitioned inputs on their keys. Rows out are
+// laid out as
+//
+//	[left row…, right row…, join key, ROWTIME, ROWPARTITION, ROWOFFSET]
+//
+// with a missing side's columns NULL. Its first input is the row chain
+// the node sits in (Process); the second arrives through ProcessSide,
+// from a SideInput of the sub-topology.
+//
+// Semantics, as in ksqlDB:
+//   - stream-table: each stream row looks up the table's current row for
+//     its key; only stream rows produce output; a null key produces none.
+//   - table-table: a change on either side recomputes the key's result
+//     and emits it, or a tombstone when a result existed and no longer
+//     does.
+//   - stream-stream: a left row at t matches right rows in
+//     [t-Before, t+After]. With Grace set (WITHIN … GRACE PERIOD), an
+//     outer side's row without a match is emitted when its window closes:
+//     t + lookback + grace < stream time, lookback being After for left
+//     rows and Before for right rows. Without it (Legacy) such a row is
+//     emitted null-padded at once, and again joined should a match come.
+//     Rows older than Before+After+Grace behind stream time are not kept:
+//     they are late, counted (and sent to LateTopic), but still joined
+//     with what is kept.
+type JoinNode struct {
+	Type          JoinType
+	Left, Right   JoinSide
+	Before, After int64
+	Grace         int64
+	// Legacy is a stream-stream join without GRACE PERIOD: unmatched
+	// outer rows are emitted at once (ksqlDB's behaviour before grace).
+	Legacy    bool
+	LateTopic string
+	Text      string
+}
+
+// Width is the width of joined rows.
+func (n *JoinNode) Width() int { return n.Left.Width + n.Right.Width + 4 }
+
+func (n *JoinNode) streams() bool { return !n.Left.Table && !n.Right.Table }
+
+func (n *JoinNode) Describe() string {
+	kind := "stream-stream"
+	switch {
+	case n.Left.Table && n.Right.Table:
+		kind = "table-table"
+	case n.Right.Table:
+		kind = "stream-table"
+	}
+	s := fmt.Sprintf("join %s %s %s ⋈ %s", kind, n.Type, n.Left.Name, n.Right.Name)
+	if n.streams() {
+		s += fmt.Sprintf(" within (%d ms before, %d ms after), grace %d ms", n.Before, n.After, n.Grace)
+		if n.Legacy {
+			s += ", unmatched rows emitted at once"
+		}
+	}
+	for _, st := range []string{n.Left.Store, n.Right.Store} {
+		if st != "" {
+			s += " [store " + st + "]"
+		}
+	}
+	if n.Text != "" {
+		s += " ON " + n.Text
+	}
+	return s
+}
+
+func (n *JoinNode) Stateful() bool { return true }
+
+func (n *JoinNode) StoreNames() []string {
+	var out []string
+	for _, st := range []string{n.Left.Store, n.Right.Store} {
+		if st != "" {
+			out = append(out, st)
+		}
+	}
+	return out
+}
+
+func (n *JoinNode) New(next Operator) (Operator, error) {
+	return &joinOp{forward: forward{next}, node: n}, nil
+}
+
+// SideOperator is an operator fed by more than one input: a sub-topology's
+// SideInput delivers its rows to ProcessSide.
+type SideOperator interface {
+	Operator
+	ProcessSide(tc *TaskContext, side int, row *Row) error
+}
+
+type joinOp struct {
+	forward
+	node   *JoinNode
+	stores [2]*state.Store
+	buf    []byte
+}
+
+// Stream-stream store layout (one store per side and partition):
+//
+//	0x00 ‖ key ‖ ts ‖ offset  → row values
+//	0x01 ‖ ts ‖ key ‖ offset  → empty: every kept row by time, for expiry
+//	0x02 ‖ ts ‖ key ‖ offset  → empty: outer rows still without a match,
+//	                            emitted when their window closes
+//
+// Table stores map the encoded key to ts ‖ row values.
+const (
+	joinDataTag    = 0x00
+	joinExpiryTag  = 0x01
+	joinPendingTag = 0x02
+)
+
+func (j *joinOp) Open(tc *TaskContext) error {
+	for i, side := range []JoinSide{j.node.Left, j.node.Right} {
+		if side.Store == "" {
+			continue
+		}
+		s, err := tc.Store(side.Store)
+		if err != nil {
+			return err
+		}
+		j.stores[i] = s
+	}
+	return nil
+}
+
+func (j *joinOp) Process(tc *TaskContext, row *Row) error { return j.ProcessSide(tc, 0, row) }
+
+func (j *joinOp) ProcessSide(tc *TaskContext, side int, row *Row) error {
+	n := j.node
+	this := n.Left
+	if side == 1 {
+		this = n.Right
+	}
+	if this.Table {
+		return j.tableChange(tc, side, row)
+	}
+	if row.Tombstone {
+		return nil // a stream's null value carries nothing to join
+	}
+	key := row.Cols[this.KeyCol]
+	if key == nil {
+		return nil // a null key joins nothing, as in ksqlDB
+	}
+	j.buf = types.AppendValue(j.buf[:0], key)
+	if n.streams() {
+		return j.streamStream(tc, side, row, j.buf)
+	}
+	// Stream side of a stream-table join.
+	other, ts, ok, err := j.tableRow(1-side, j.buf)
+	if err != nil {
+		return err
+	}
+	_ = ts
+	if !ok && !n.Type.outer(side) {
+		return nil
+	}
+	return j.emit(tc, side, row.Cols, other, key, row.Ts, false)
+}
+
+// tableRow reads a table side's current row for an encoded key.
+func (j *joinOp) tableRow(side int, key []byte) (cols []any, ts int64, ok bool, err error) {
+	v, ok, err := j.stores[side].Get(key)
+	if err != nil || !ok {
+		return nil, 0, false, err
+	}
+	return decodeTableRow(v)
+}
+
+func decodeTableRow(v []byte) (cols []any, ts int64, ok bool, err error) {
+	if len(v) < 8 {
+		return nil, 0, false, fmt.Errorf("join table row: %d bytes, want at least 8", len(v))
+	}
+	cols, _, err = types.DecodeValues(v[8:])
+	if err != nil {
+		return nil, 0, false, fmt.Errorf("join table row: %w", err)
+	}
+	return cols, int64(binary.BigEndian.Uint64(v)), true, nil
+}
+
+// EncodeTableRow is how a join keeps a table row: its event time, then
+// its values. Restoring from the table's own topic encodes the same way.
+func EncodeTableRow(buf []byte, ts int64, cols []any) []byte {
+	buf = binary.BigEndian.AppendUint64(buf, uint64(ts))
+	return types.AppendValues(buf, cols)
+}
+
+// tableChange applies a change of a table side and, in a table-table
+// join, emits the key's new result.
+func (j *joinOp) tableChange(tc *TaskContext, side int, row *Row) error {
+	n := j.node
+	this := n.Left
+	if side == 1 {
+		this = n.Right
+	}
+	key := row.Cols[this.KeyCol]
+	if key == nil {
+		return nil
+	}
+	k := types.AppendValue(nil, key)
+	var old []any
+	var oldTs int64
+	both := n.Left.Table && n.Right.Table
+	if both {
+		var err error
+		if old, oldTs, _, err = j.tableRow(side, k); err != nil {
+			return err
+		}
+	}
+	if row.Tombstone {
+		j.stores[side].Delete(k)
+	} else {
+		j.stores[side].Put(k, EncodeTableRow(nil, row.Ts, row.Cols))
+	}
+	if !both {
+		return nil
+	}
+	other, otherTs, _, err := j.tableRow(1-side, k)
+	if err != nil {
+		return err
+	}
+	var cur []any
+	if !row.Tombstone {
+		cur = row.Cols
+	}
+	present := func(this []any) bool {
+		switch {
+		case this != nil && other != nil:
+			return true
+		case this != nil:
+			return n.Type.outer(side)
+		case other != nil:
+			return n.Type.outer(1 - side)
+		}
+		return false
+	}
+	ts := max(row.Ts, otherTs)
+	if other == nil {
+		ts = row.Ts
+	}
+	if present(cur) {
+		return j.emit(tc, side, cur, other, key, ts, false)
+	}
+	if present(old) {
+		_ = oldTs
+		return j.emit(tc, side, old, other, key, ts, true)
+	}
+	return nil
+}
+
+// emit forwards the joined row of this side's cols and the other side's.
+func (j *joinOp) emit(tc *TaskContext, side int, this, other []any, key any, ts int64, tombstone bool) error {
+	n := j.node
+	left, right := this, other
+	if side == 1 {
+		left, right = other, this
+	}
+	cols := make([]any, n.Width())
+	copy(cols, left)
+	copy(cols[n.Left.Width:], right)
+	base := n.Left.Width + n.Right.Width
+	cols[base] = key
+	cols[base+1] = ts
+	cols[base+2] = tc.Partition
+	if tc.input != nil {
+		cols[base+3] = tc.input.Offset
+	}
+	return j.forward.emit(tc, &Row{Cols: cols, Ts: ts, Tombstone: tombstone})
+}
+
+func (j *joinOp) lookback(side int) int64 {
+	if side == 0 {
+		return j.node.After
+	}
+	return j.node.Before
+}
+
+func (j *joinOp) retention() int64 { return j.node.Before + j.node.After + j.node.Grace }
+
+// streamStream joins a stream row with the other side's kept rows.
+func (j *joinOp) streamStream(tc *TaskContext, side int, row *Row, key []byte) error {
+	n := j.node
+	if err := j.closeWindows(tc); err != nil {
+		return err
+	}
+	ts := row.Ts
+	// The other side's rows that match: for a left row [ts-Before,
+	// ts+After], for a right row [ts-After, ts+Before].
+	from, to := ts-n.Before, ts+n.After
+	if side == 1 {
+		from, to = ts-n.After, ts+n.Before
+	}
+	offset := int64(0)
+	if tc.input != nil {
+		offset = tc.input.Offset
+	}
+	kept := ts >= tc.StreamTime-j.retention()
+	if !kept {
+		lateRecord(tc, n.LateTopic, row, from, to)
+	}
+	otherStore := j.stores[1-side]
+	start := appendTime(append([]byte{joinDataTag}, key...), from)
+	end := appendTime(append([]byte{joinDataTag}, key...), satAdd(to, 1))
+	type match struct {
+		k    []byte
+		cols []any
+		ts   int64
+	}
+	var matches []match
+	var derr error
+	err := otherStore.RangeBetween(start, end, func(k, v []byte) bool {
+		cols, _, err := types.DecodeValues(v)
+		if err != nil {
+			derr = fmt.Errorf("join %s: stored row: %w", n.Text, err)
+			return false
+		}
+		mts := readTime(k[len(k)-16:])
+		matches = append(matches, match{append([]byte(nil), k...), cols, mts})
+		return true
+	})
+	if err == nil {
+		err = derr
+	}
+	if err != nil {
+		return err
+	}
+	for _, m := range matches {
+		// The other row found its match: it no longer waits to be
+		// emitted alone.
+		if n.Type.outer(1-side) && !n.Legacy {
+			otherStore.Delete(pendingKey(nil, m.ts, key, m.k[len(m.k)-8:]))
+		}
+		if err := j.emit(tc, side, row.Cols, m.cols, row.Cols[j.sideSpec(side).KeyCol], max(ts, m.ts), false); err != nil {
+			return err
+		}
+	}
+	var off [8]byte
+	binary.BigEndian.PutUint64(off[:], uint64(offset))
+	if len(matches) == 0 && n.Type.outer(side) {
+		if n.Legacy || to < tc.StreamTime {
+			if err := j.emit(tc, side, row.Cols, nil, row.Cols[j.sideSpec(side).KeyCol], ts, false); err != nil {
+				return err
+			}
+		} else if kept {
+			j.stores[side].Put(pendingKey(nil, ts, key, off[:]), nil)
+		}
+	}
+	if kept {
+		own := j.stores[side]
+		dk := appendTime(append([]byte{joinDataTag}, key...), ts)
+		dk = append(dk, off[:]...)
+		own.Put(dk, types.AppendValues(nil, row.Cols))
+		ek := appendTime([]byte{joinExpiryTag}, ts)
+		ek = append(append(ek, key...), off[:]...)
+		own.Put(ek, nil)
+	}
+	return nil
+}
+
+func (j *joinOp) sideSpec(side int) JoinSide {
+	if side == 0 {
+		return j.node.Left
+	}
+	return j.node.Right
+}
+
+func pendingKey(buf []byte, ts int64, key, off []byte) []byte {
+	buf = appendTime(append(buf, joinPendingTag), ts)
+	return append(append(buf, key...), off...)
+}
+
+func satAdd(a, b int64) int64 {
+	if a > math.MaxInt64-b {
+		return math.MaxInt64
+	}
+	return a + b
+}
+
+// closeWindows emits the outer rows whose windows closed without a match
+// and forgets rows no new row can match.
+func (j *joinOp) closeWindows(tc *TaskContext) error {
+	n := j.node
+	if tc.StreamTime == math.MinInt64 {
+		return nil
+	}
+	for side := 0; side < 2; side++ {
+		s := j.stores[side]
+		if s == nil {
+			continue
+		}
+		if n.Type.outer(side) && !n.Legacy {
+			// Rows whose window closed: ts + lookback + grace < stream time.
+			limit := tc.StreamTime - j.lookback(side) - n.Grace
+			var due [][]byte
+			err := s.RangeBetween([]byte{joinPendingTag}, appendTime([]byte{joinPendingTag}, limit), func(k, _ []byte) bool {
+				due = append(due, append([]byte(nil), k...))
+				return true
+			})
+			if err != nil {
+				return err
+			}
+			for _, pk := range due {
+				ts := readTime(pk[1:9])
+				rest := pk[9:]
+				key, off := rest[:len(rest)-8], rest[len(rest)-8:]
+				dk := appendTime(append([]byte{joinDataTag}, key...), ts)
+				dk = append(dk, off...)
+				v, ok, err := s.Get(dk)
+				if err != nil {
+					return err
+				}
+				s.Delete(pk)
+				if !ok {
+					continue
+				}
+				cols, _, err := types.DecodeValues(v)
+				if err != nil {
+					return fmt.Errorf("join %s: stored row: %w", n.Text, err)
+				}
+				if err := j.emit(tc, side, cols, nil, cols[j.sideSpec(side).KeyCol], ts, false); err != nil {
+					return err
+				}
+			}
+		}
+		// Expiry: rows older than the retention no new row can match.
+		limit := tc.StreamTime - j.retention()
+		var old [][]byte
+		err := s.RangeBetween([]byte{joinExpiryTag}, appendTime([]byte{joinExpiryTag}, limit), func(k, _ []byte) bool {
+			old = append(old, append([]byte(nil), k...))
+			return true
+		})
+		if err != nil {
+			return err
+		}
+		for _, ek := range old {
+			ts := readTime(ek[1:9])
+			rest := ek[9:]
+			dk := appendTime(append([]byte{joinDataTag}, rest[:len(rest)-8]...), ts)
+			s.Delete(append(dk, rest[len(rest)-8:]...))
+			s.Delete(ek)
+		}
+	}
+	return nil
+}
+
+func (j *joinOp) AdvanceTime(tc *TaskContext) error {
+	if j.node.streams() {
+		if err := j.closeWindows(tc); err != nil {
+			return err
+		}
+	}
+	return j.forward.AdvanceTime(tc)
+}
+
+// tableRestore turns the records of a table's own topic into the entries
+// a join keeps for it: the encoded key and the row with its event time.
+// A record that cannot be read is left out, as processing skips it.
+func tableRestore(spec *SourceSpec) (func(key, value []byte, ts int64) (k, v []byte, ok bool), error) {
+	dec, err := newDecoder(spec)
+	if err != nil {
+		return nil, err
+	}
+	keyCol := 0
+	return func(key, value []byte, ts int64) ([]byte, []byte, bool) {
+		var row Row
+		rec := Record{Topic: spec.Topic, Key: key, Value: value, Timestamp: ts}
+		if err := dec.decode(&rec, &row); err != nil || len(row.Cols) == 0 || row.Cols[keyCol] == nil {
+			return nil, nil, false
+		}
+		k := types.AppendValue(nil, row.Cols[keyCol])
+		if row.Tombstone {
+			return k, nil, true
+		}
+		return k, EncodeTableRow(nil, row.Ts, row.Cols), true
+	}, nil
+}
