@@ -97,9 +97,14 @@ type scope struct {
 	src    *Source
 	alias  string
 	schema types.Schema
+	// join, when set, names the columns of a joined row instead.
+	join *joinLayout
 }
 
 func (s *scope) Resolve(ref *parser.ColumnRef) (int, types.Type, error) {
+	if s.join != nil {
+		return s.join.resolve(ref)
+	}
 	if ref.Source != "" && !strings.EqualFold(ref.Source, s.src.Name) && !strings.EqualFold(ref.Source, s.alias) {
 		return 0, types.Type{}, fmt.Errorf("%w %s.%s: no source named %s in FROM", expr.ErrUnknownColumn, ref.Source, ref.Name, ref.Source)
 	}
@@ -188,29 +193,48 @@ func expandItems(sel *parser.Select, sc *scope, persistent bool) ([]item, error)
 // writing a topic; without, a transient query delivering rows to the
 // client through Query.Collect.
 func PlanQuery(cat *Catalog, sel *parser.Select, target *Target, queryID string, opts Options) (*Query, error) {
-	if len(sel.Joins) > 0 {
-		return nil, posErr(sel.Joins[0].Pos, fmt.Errorf("%w: joins are not supported yet", ErrUnsupported))
-	}
-	src, err := cat.Lookup(sel.From.Name)
-	if err != nil {
-		return nil, posErr(sel.From.Pos, err)
-	}
-	spec := src.sourceSpec()
-	spec.Table = src.Kind == parser.KindTable
-	spec.FailOnBadTimestamp = opts.TimestampThrowOnInvalid
-	sc := &scope{src: src, alias: sel.From.Alias, schema: spec.RowSchema()}
-	items, err := expandItems(sel, sc, target != nil)
-	if err != nil {
-		return nil, err
-	}
-	p := &planning{cat: cat, sel: sel, target: target, opts: opts, src: src, spec: spec, sc: sc, items: items,
-		q: &Query{ID: queryID, Sources: []string{src.Name}, Limit: sel.Limit}}
+	p := &planning{cat: cat, sel: sel, target: target, opts: opts, q: &Query{ID: queryID, Limit: sel.Limit}}
 	p.prefix = InternalPrefix(opts.ServiceID, queryID)
 	p.q.Topology = &exec.Topology{QueryID: queryID}
+	if len(sel.Joins) > 0 {
+		src, sc, err := p.planJoin()
+		if err != nil {
+			return nil, err
+		}
+		p.src, p.sc, p.spec = src, sc, p.join.spec
+		p.q.Sources = []string{src.Name}
+		for _, j := range sel.Joins {
+			if r, err := cat.Lookup(j.Right.Name); err == nil {
+				p.q.Sources = append(p.q.Sources, r.Name)
+			}
+		}
+		if p.items, err = joinItems(sel, p.join.layout); err != nil {
+			return nil, err
+		}
+		if err := p.joinKey(); err != nil {
+			return nil, err
+		}
+	} else {
+		src, err := cat.Lookup(sel.From.Name)
+		if err != nil {
+			return nil, posErr(sel.From.Pos, err)
+		}
+		spec := src.sourceSpec()
+		spec.Table = src.Kind == parser.KindTable
+		spec.FailOnBadTimestamp = opts.TimestampThrowOnInvalid
+		sc := &scope{src: src, alias: sel.From.Alias, schema: spec.RowSchema()}
+		items, err := expandItems(sel, sc, target != nil)
+		if err != nil {
+			return nil, err
+		}
+		p.src, p.spec, p.sc, p.items = src, spec, sc, items
+		p.q.Sources = []string{src.Name}
+	}
+	var err error
 	if target != nil {
 		p.q.Topology.ErrorTopic = target.With["ERROR_TOPIC"]
 	}
-	if _, ok := target.withProp("LATE_TOPIC"); ok && sel.Window == nil {
+	if _, ok := target.withProp("LATE_TOPIC"); ok && sel.Window == nil && !p.streamJoin() {
 		return nil, posErr(sel.Pos, fmt.Errorf("%w: LATE_TOPIC needs a windowed aggregation: only windows close and turn records away", ErrInvalid))
 	}
 	if p.q.Topology.IdleTimeout, err = idleTimeout(target, opts); err != nil {
@@ -249,6 +273,8 @@ type planning struct {
 	items  []item
 	prefix string
 	q      *Query
+	// join is the plan of the FROM clause's joins (nil without).
+	join *joinPlan
 	// post is the schema after aggregation and finalSpec the source of
 	// the sub-topology the final projection runs in (set when a
 	// repartition splits the query).
@@ -367,7 +393,7 @@ func (p *planning) planStateless() error {
 	}
 	// A null-value record of a stream passes a plain projection as a
 	// null-value record (ksqlDB's behaviour); a WHERE drops it.
-	p.spec.KeepNullValues = produces == parser.KindStream && filter == nil
+	p.spec.KeepNullValues = produces == parser.KindStream && filter == nil && p.join == nil
 	return p.finish(nodes, compiled, keyItem, p.src.Window, p.src.WindowSize, windowInputs(p.sc.schema), p.src.Partitions)
 }
 
@@ -399,7 +425,24 @@ func (p *planning) transient(nodes []exec.Node, compiled []expr.Compiled, sc exp
 
 func (p *planning) addSub(spec *exec.SourceSpec, nodes []exec.Node) {
 	t := p.q.Topology
-	t.Subs = append(t.Subs, &exec.SubTopology{ID: len(t.Subs), Source: spec, Nodes: nodes})
+	sub := &exec.SubTopology{ID: len(t.Subs), Source: spec, Nodes: nodes}
+	if p.join != nil && spec == p.join.spec {
+		// The chain reading the join's main input starts with the join,
+		// which its other inputs feed.
+		sub.Nodes = append(append([]exec.Node{}, p.join.nodes...), nodes...)
+		sub.Sides = p.join.sides
+	}
+	t.Subs = append(t.Subs, sub)
+}
+
+// streamJoin reports whether the query joins two streams (whose windows
+// close, so that LATE_TOPIC applies).
+func (p *planning) streamJoin() bool {
+	if p.join == nil {
+		return false
+	}
+	n := p.join.nodes[0].(*exec.JoinNode)
+	return !n.Left.Table && !n.Right.Table
 }
 
 // finish projects the items (key items first), builds the sink source and

@@ -1,0 +1,693 @@
+package planner
+
+import (
+	"fmt"
+	"sort"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/sluice-sql/sluice/exec"
+	"github.com/sluice-sql/sluice/expr"
+	"github.com/sluice-sql/sluice/parser"
+	"github.com/sluice-sql/sluice/types"
+)
+
+// A join is planned as one sub-topology whose task reads partition p of
+// every input (co-partitioned on the join key), preceded by a
+// repartition sub-topology for each stream input not keyed by its join
+// expression. The joined row is laid out as exec.JoinNode describes;
+// its columns are named as in ksqlDB: ALIAS_COLUMN for every column of
+// every input, the join key as ROWKEY when no input column holds it.
+
+// joinInput is one source of a join as the join sub-topology reads it.
+type joinInput struct {
+	src   *Source
+	alias string
+	// spec is what the join sub-topology reads: the source itself or its
+	// repartition topic.
+	spec *exec.SourceSpec
+	// names are the names of the input's row slots in the joined row.
+	names []string
+	types []types.Type
+	// keyCol is the position of the join key in the input's rows.
+	keyCol int
+}
+
+// joinLayout names the slots of a joined row and resolves references.
+type joinLayout struct {
+	inputs []*joinInput
+	names  []string
+	types  []types.Type
+	// keySlot is the join key's slot and keyName its name (ROWKEY, or a
+	// hidden name when input columns hold the key). candidates are the
+	// slots of input columns equal to the key (the join columns).
+	keySlot    int
+	keyName    string
+	synthetic  bool
+	candidates map[int]string
+	// candidateText lists the join columns as the user wrote them, for
+	// errors.
+	candidateText []string
+}
+
+func (l *joinLayout) schema() types.Schema {
+	cols := make([]types.Column, len(l.names))
+	for i := range cols {
+		cols[i] = types.Column{Name: l.names[i], Type: l.types[i]}
+	}
+	return types.Schema{Columns: cols}
+}
+
+func (l *joinLayout) input(qualifier string) *joinInput {
+	for _, in := range l.inputs {
+		if strings.EqualFold(in.alias, qualifier) {
+			return in
+		}
+	}
+	return nil
+}
+
+func (l *joinLayout) find(name string) int {
+	for i, n := range l.names {
+		if strings.EqualFold(n, name) {
+			return i
+		}
+	}
+	return -1
+}
+
+// resolve finds a column of the joined row: ALIAS.COL, a column only one
+// input has, or a column of the joined row itself (ROWKEY, ROWTIME).
+func (l *joinLayout) resolve(ref *parser.ColumnRef) (int, types.Type, error) {
+	if ref.Source != "" {
+		in := l.input(ref.Source)
+		if in == nil {
+			return 0, types.Type{}, fmt.Errorf("%w: '%s' is not a valid stream/table name or alias.", ErrInvalid, strings.ToUpper(ref.Source))
+		}
+		if i := l.find(strings.ToUpper(in.alias) + "_" + strings.ToUpper(ref.Name)); i >= 0 {
+			return i, l.types[i], nil
+		}
+		return 0, types.Type{}, fmt.Errorf("%w %s.%s: %s has no such column", expr.ErrUnknownColumn, strings.ToUpper(ref.Source), strings.ToUpper(ref.Name), in.src.Name)
+	}
+	if i := l.find(ref.Name); i >= 0 {
+		return i, l.types[i], nil
+	}
+	var found []int
+	var owners []string
+	for _, in := range l.inputs {
+		if i := l.find(strings.ToUpper(in.alias) + "_" + strings.ToUpper(ref.Name)); i >= 0 && !isPseudo(ref.Name) {
+			found = append(found, i)
+			owners = append(owners, strings.ToUpper(in.alias)+"."+strings.ToUpper(ref.Name))
+		}
+	}
+	switch len(found) {
+	case 1:
+		return found[0], l.types[found[0]], nil
+	case 0:
+		return 0, types.Type{}, fmt.Errorf("%w %s", expr.ErrUnknownColumn, strings.ToUpper(ref.Name))
+	}
+	return 0, types.Type{}, fmt.Errorf("%w: Column '%s' is ambiguous. Could be %s.", ErrInvalid, strings.ToUpper(ref.Name), strings.Join(owners, " or "))
+}
+
+func isPseudo(name string) bool {
+	switch strings.ToUpper(name) {
+	case exec.ColRowTime, exec.ColRowPartition, exec.ColRowOffset:
+		return true
+	}
+	return false
+}
+
+// joinPlan is what planning a FROM … JOIN … yields for the rest of the
+// query: a virtual source and the nodes that start the join sub-topology.
+type joinPlan struct {
+	layout *joinLayout
+	spec   *exec.SourceSpec // the join sub-topology's main input
+	nodes  []exec.Node
+	sides  []*exec.SideInput
+}
+
+// planJoin plans the FROM clause's joins. It returns the virtual source
+// the rest of the query reads and the scope naming its columns.
+func (p *planning) planJoin() (*Source, *scope, error) {
+	sel := p.sel
+	if len(sel.Joins) > 1 {
+		return nil, nil, posErr(sel.Joins[1].Pos, fmt.Errorf("%w: joins of more than two sources are not supported yet; join two into a stream or table first", ErrUnsupported))
+	}
+	j := sel.Joins[0]
+	left, err := p.cat.Lookup(sel.From.Name)
+	if err != nil {
+		return nil, nil, posErr(sel.From.Pos, err)
+	}
+	right, err := p.cat.Lookup(j.Right.Name)
+	if err != nil {
+		return nil, nil, posErr(j.Right.Pos, err)
+	}
+	if strings.EqualFold(left.Name, right.Name) {
+		return nil, nil, posErr(j.Pos, fmt.Errorf("%w: Can not join '%s' to '%s': self joins are not yet supported.", ErrUnsupported, left.Name, right.Name))
+	}
+	var kafka []string
+	for _, s := range []*Source{left, right} {
+		if strings.EqualFold(s.ValueFormat, "KAFKA") {
+			kafka = append(kafka, s.Name)
+		}
+	}
+	if len(kafka) > 0 {
+		return nil, nil, posErr(j.Pos, fmt.Errorf("%w: Source(s) %s are using the 'KAFKA' value format. This format does not yet support JOIN.", ErrUnsupported, strings.Join(kafka, ", ")))
+	}
+	leftTable, rightTable := left.Kind == parser.KindTable, right.Kind == parser.KindTable
+	streams := !leftTable && !rightTable
+	if leftTable && !rightTable {
+		return nil, nil, posErr(j.Pos, fmt.Errorf("%w: Invalid join order: table-stream joins are not supported; only stream-table joins. Got %s [%s] JOIN %s.", ErrInvalid, left.Name, j.Type, right.Name))
+	}
+	if streams && j.Within == nil {
+		return nil, nil, posErr(j.Pos, fmt.Errorf("%w: Stream-Stream joins must have a WITHIN clause specified. None was provided. To learn about how to specify a WITHIN clause with a stream-stream join, please visit: https://docs.confluent.io/current/ksql/docs/syntax-reference.html#create-stream-as-select", ErrInvalid))
+	}
+	if !streams && j.Within != nil {
+		return nil, nil, posErr(j.Pos, fmt.Errorf("%w: A window definition was provided for a Stream-Table join. These joins are not windowed. Please drop the window definition (i.e. the WITHIN clause) and try to execute your Stream-Table join again.", ErrInvalid))
+	}
+	if rightTable && !leftTable && (j.Type == parser.JoinRight || j.Type == parser.JoinFull) {
+		return nil, nil, posErr(j.Pos, fmt.Errorf("%w: Invalid join type: %s join is not supported for stream-table joins.", ErrInvalid, j.Type))
+	}
+	if left.Window != right.Window || (left.Window == exec.TimeWindowed && left.WindowSize != right.WindowSize) {
+		return nil, nil, posErr(j.Pos, windowMismatch(left, right))
+	}
+
+	ins := []*joinInput{
+		{src: left, alias: aliasOf(sel.From), spec: left.sourceSpec()},
+		{src: right, alias: aliasOf(j.Right), spec: right.sourceSpec()},
+	}
+	ins[0].spec.Table, ins[1].spec.Table = leftTable, rightTable
+	ins[0].spec.FailOnBadTimestamp, ins[1].spec.FailOnBadTimestamp = p.opts.TimestampThrowOnInvalid, p.opts.TimestampThrowOnInvalid
+	for _, in := range ins {
+		for _, c := range in.spec.RowSchema().Columns {
+			in.names = append(in.names, strings.ToUpper(in.alias)+"_"+c.Name)
+			in.types = append(in.types, c.Type)
+		}
+	}
+	// The ON clause: one equality, each side naming one input.
+	eq, ok := j.On.(*parser.Binary)
+	if !ok || eq.Op != parser.OpEq {
+		return nil, nil, posErr(j.On.Position(), fmt.Errorf("%w: Invalid join condition: joins on multiple conditions are not yet supported. Got %s.", ErrUnsupported, parenthesized(j.On)))
+	}
+	pre := &joinLayout{inputs: ins}
+	for _, in := range ins {
+		pre.names = append(pre.names, in.names...)
+		pre.types = append(pre.types, in.types...)
+	}
+	sideOf := func(e parser.Expr) (int, error) {
+		side := -1
+		var err error
+		walkExpr(e, func(x parser.Expr) {
+			ref, ok := x.(*parser.ColumnRef)
+			if !ok || err != nil {
+				return
+			}
+			i, _, rerr := pre.resolve(ref)
+			if rerr != nil {
+				if strings.Contains(rerr.Error(), "ambiguous") || strings.Contains(rerr.Error(), "not a valid stream/table") {
+					err = rerr
+				} else {
+					err = fmt.Errorf("%w: JOIN ON column '%s' cannot be resolved.", ErrInvalid, strings.ToUpper(ref.String()))
+				}
+				return
+			}
+			s := 0
+			if i >= len(ins[0].names) {
+				s = 1
+			}
+			if side >= 0 && side != s {
+				side = -2
+			} else if side != -2 {
+				side = s
+			}
+		})
+		if err != nil {
+			return 0, err
+		}
+		if side < 0 {
+			return 0, fmt.Errorf("%w: Invalid comparison expression '%s' in join '%s'. Each side of the join comparision must contain references from exactly one source.", ErrInvalid, e, parenthesized(j.On))
+		}
+		return side, nil
+	}
+	ls, err := sideOf(eq.Left)
+	if err != nil {
+		return nil, nil, posErr(eq.Left.Position(), err)
+	}
+	rs, err := sideOf(eq.Right)
+	if err != nil {
+		return nil, nil, posErr(eq.Right.Position(), err)
+	}
+	if ls == rs {
+		return nil, nil, posErr(j.On.Position(), fmt.Errorf("%w: Each side of the join comparision must contain references from exactly one source. Got %s.", ErrInvalid, parenthesized(j.On)))
+	}
+	onExpr := [2]parser.Expr{eq.Left, eq.Right}
+	if ls == 1 {
+		onExpr = [2]parser.Expr{eq.Right, eq.Left}
+	}
+	var keyType [2]types.Type
+	var keyExpr [2]expr.Compiled
+	for side, e := range onExpr {
+		c, err := expr.Compile(e, pre.scopeOf(side))
+		if err != nil {
+			return nil, nil, posErr(e.Position(), err)
+		}
+		keyType[side], keyExpr[side] = c.Type, c
+	}
+	if !keyType[0].Equal(keyType[1]) {
+		return nil, nil, posErr(j.On.Position(), fmt.Errorf("%w: Invalid join condition: types don't match. Got %s{%s} = %s{%s}.", ErrInvalid, onExpr[0], keyType[0], onExpr[1], keyType[1]))
+	}
+	if containsMap(keyType[0]) {
+		return nil, nil, posErr(j.On.Position(), fmt.Errorf("%w: Map keys, including types that contain maps, are not supported as they may lead to unexpected behavior due to inconsistent serialization. Key column name: %s. Column type: %s. See https://github.com/confluentinc/ksql/issues/6621 for more.", ErrUnsupported, "JOINKEY", keyType[0]))
+	}
+
+	// Which inputs are keyed by their join expression already.
+	keyed := [2]bool{}
+	for side, in := range ins {
+		keyed[side] = isKeyRef(onExpr[side], in)
+	}
+	for side, in := range ins {
+		if in.src.Kind == parser.KindTable && !keyed[side] {
+			if leftTable && rightTable && side == 0 {
+				return nil, nil, posErr(j.On.Position(), fmt.Errorf("%w: foreign-key table-table joins are not supported yet: join %s on its primary key", ErrUnsupported, in.src.Name))
+			}
+			return nil, nil, posErr(j.On.Position(), fmt.Errorf("%w: Invalid join condition: %s joins require to join on the table's primary key. Got %s.", ErrInvalid, joinKind(leftTable, rightTable), parenthesized(j.On)))
+		}
+		if !keyed[side] && in.src.Window != exec.NotWindowed {
+			return nil, nil, posErr(j.On.Position(), fmt.Errorf("%w: Implicit repartitioning of windowed sources is not supported. See https://github.com/confluentinc/ksql/issues/4385.", ErrUnsupported))
+		}
+	}
+	// Both inputs must hash keys the same way into the same number of
+	// partitions; a stream keyed otherwise is repartitioned.
+	if keyed[0] && keyed[1] && !sameKeyFormat(left, right) {
+		switch {
+		case !rightTable:
+			keyed[1] = false
+		case !leftTable:
+			keyed[0] = false
+		}
+	}
+	partitions := left.Partitions
+	if !keyed[0] {
+		partitions = right.Partitions
+	}
+	if keyed[0] && keyed[1] && left.Partitions != right.Partitions && left.Partitions > 0 && right.Partitions > 0 {
+		return nil, nil, posErr(j.Pos, fmt.Errorf("%w: Can't join `%s` with `%s` since the number of partitions don't match. `%s` partitions = %d; `%s` partitions = %d. Please repartition either one so that the number of partitions match.",
+			ErrInvalid, left.Name, right.Name, left.Name, left.Partitions, right.Name, right.Partitions))
+	}
+	for side, in := range ins {
+		if keyed[side] {
+			in.keyCol = 0
+			continue
+		}
+		p.repartitionJoinInput(in, side, keyExpr[side], partitions)
+	}
+
+	// The joined row.
+	l := &joinLayout{inputs: ins, candidates: map[int]string{}}
+	for _, in := range ins {
+		l.names = append(l.names, in.names...)
+		l.types = append(l.types, in.types...)
+	}
+	for side, e := range onExpr {
+		ref, ok := e.(*parser.ColumnRef)
+		if !ok || j.Type == parser.JoinFull {
+			continue
+		}
+		if i, _, err := l.resolve(ref); err == nil {
+			l.candidates[i] = l.names[i]
+			l.candidateText = append(l.candidateText, strings.ToUpper(ins[side].alias)+"."+strings.ToUpper(ref.Name))
+		}
+	}
+	l.keySlot = len(l.names)
+	l.synthetic = len(l.candidates) == 0
+	l.keyName = "KSQL_INTERNAL_JOINKEY"
+	if l.synthetic {
+		l.keyName = syntheticKeyName(ins)
+	}
+	l.names = append(l.names, l.keyName, exec.ColRowTime, exec.ColRowPartition, exec.ColRowOffset)
+	l.types = append(l.types, keyType[0], types.BigIntType, types.IntegerType, types.BigIntType)
+
+	node := &exec.JoinNode{Type: exec.JoinType(j.Type), Text: parenthesized(j.On)}
+	sideSpec := func(side int) exec.JoinSide {
+		in := ins[side]
+		return exec.JoinSide{Name: in.src.Name, Width: len(in.names), KeyCol: in.keyCol, Table: in.src.Kind == parser.KindTable}
+	}
+	node.Left, node.Right = sideSpec(0), sideSpec(1)
+	storeBase := p.q.ID + "-Join"
+	if streams {
+		w := j.Within
+		node.Before, node.After = w.Before.Milliseconds(), w.After.Milliseconds()
+		if w.HasGrace {
+			node.Grace = w.Grace.Milliseconds()
+		} else {
+			// ksqlDB without GRACE PERIOD: Kafka Streams' old join windows,
+			// 24 hours less the window, unmatched rows emitted at once.
+			node.Grace = max(int64(24*time.Hour/time.Millisecond)-node.Before-node.After, 0)
+			node.Legacy = true
+		}
+		node.LateTopic = p.target.With["LATE_TOPIC"]
+		retention := node.Before + node.After + node.Grace + int64(24*time.Hour/time.Millisecond)
+		for side, name := range []string{"left", "right"} {
+			store := storeBase + "-" + name + "-store"
+			if side == 0 {
+				node.Left.Store = store
+			} else {
+				node.Right.Store = store
+			}
+			p.q.Topology.Stores = append(p.q.Topology.Stores, exec.StoreSpec{Name: store, Changelog: p.prefix + "-Join-" + name + "-store-changelog", Windowed: true, Partitions: partitions, RetentionMs: retention})
+		}
+	} else {
+		if _, ok := p.target.withProp("LATE_TOPIC"); ok {
+			return nil, nil, posErr(j.Pos, fmt.Errorf("%w: LATE_TOPIC needs a windowed aggregation or a stream-stream join: only windows close and turn records away", ErrInvalid))
+		}
+		for side, in := range ins {
+			if in.src.Kind != parser.KindTable {
+				continue
+			}
+			// A table is read from its own topic: it is the table's
+			// changelog, so restoring it bootstraps the join before any
+			// stream record is joined.
+			store := storeBase + "-" + [2]string{"left", "right"}[side] + "-table"
+			if side == 0 {
+				node.Left.Store = store
+			} else {
+				node.Right.Store = store
+			}
+			p.q.Topology.Stores = append(p.q.Topology.Stores, exec.StoreSpec{Name: store, Changelog: in.spec.Topic, FromSource: in.spec, Partitions: partitions})
+		}
+	}
+	p.join = &joinPlan{layout: l, spec: ins[0].spec, nodes: []exec.Node{node}, sides: []*exec.SideInput{{Source: ins[1].spec, Node: 0, Side: 1}}}
+
+	kind := parser.KindStream
+	if leftTable && rightTable {
+		kind = parser.KindTable
+	}
+	virtual := &Source{
+		Name: left.Name, Kind: kind, Topic: left.Topic, KeyFormat: left.KeyFormat, ValueFormat: left.ValueFormat,
+		KeyProps: left.KeyProps, ValueProps: left.ValueProps, Partitions: partitions, Window: left.Window, WindowSize: left.WindowSize,
+	}
+	cols := []types.Column{{Name: l.keyName, Type: keyType[0], Key: true}}
+	for _, in := range ins {
+		for i, n := range in.names {
+			if !strings.HasPrefix(n, "KSQL_INTERNAL_") && i < len(in.names)-3-windowCols(in) {
+				cols = append(cols, types.Column{Name: n, Type: in.types[i]})
+			}
+		}
+	}
+	virtual.Schema = types.Schema{Columns: cols}
+	return virtual, &scope{src: virtual, schema: l.schema(), join: l}, nil
+}
+
+// windowCols is the number of window-bound slots at the end of an
+// input's row.
+func windowCols(in *joinInput) int {
+	if in.spec.Window != exec.NotWindowed {
+		return 2
+	}
+	return 0
+}
+
+func joinKind(leftTable, rightTable bool) string {
+	if leftTable && rightTable {
+		return "table-table"
+	}
+	return "stream-table"
+}
+
+func windowMismatch(left, right *Source) error {
+	name := func(s *Source) string {
+		switch s.Window {
+		case exec.SessionWindowed:
+			return "SESSION"
+		case exec.TimeWindowed:
+			return "TUMBLING"
+		}
+		return "not windowed"
+	}
+	if left.Window == exec.NotWindowed || right.Window == exec.NotWindowed {
+		w, n := left, right
+		if left.Window == exec.NotWindowed {
+			w, n = right, left
+		}
+		return fmt.Errorf("%w: Can not join windowed source to non-windowed source.\n`%s` is %s windowed\n`%s` is not windowed", ErrInvalid, w.Name, name(w), n.Name)
+	}
+	if left.Window != right.Window {
+		return fmt.Errorf("%w: Incompatible windowed sources.\nLeft source: %s\nRight source: %s\nSession windowed sources can only be joined to other session windowed sources, and may still not result in expected behaviour as session bounds must be an exact match for the join to work\nHopping and tumbling windowed sources can only be joined to other hopping and tumbling windowed sources", ErrInvalid, name(left), name(right))
+	}
+	return fmt.Errorf("%w: Implicit repartitioning of windowed sources is not supported. See https://github.com/confluentinc/ksql/issues/4385.", ErrUnsupported)
+}
+
+func (l *joinLayout) scopeOf(side int) expr.Scope { return sideScope{l, side} }
+
+// sideScope resolves the columns of one input only: a join expression
+// must name columns of one side.
+type sideScope struct {
+	l    *joinLayout
+	side int
+}
+
+func (s sideScope) Resolve(ref *parser.ColumnRef) (int, types.Type, error) {
+	i, t, err := s.l.resolve(ref)
+	if err != nil {
+		return 0, t, err
+	}
+	off := 0
+	for k := 0; k < s.side; k++ {
+		off += len(s.l.inputs[k].names)
+	}
+	if i < off || i >= off+len(s.l.inputs[s.side].names) {
+		return 0, t, fmt.Errorf("%w %s", expr.ErrUnknownColumn, ref)
+	}
+	return i - off, t, nil
+}
+
+// isKeyRef reports whether e names in's only key column.
+func isKeyRef(e parser.Expr, in *joinInput) bool {
+	ref, ok := e.(*parser.ColumnRef)
+	keys := in.src.Schema.Keys()
+	return ok && len(keys) == 1 && strings.EqualFold(ref.Name, keys[0].Name) &&
+		(ref.Source == "" || strings.EqualFold(ref.Source, in.alias) || strings.EqualFold(ref.Source, in.src.Name))
+}
+
+func sameKeyFormat(a, b *Source) bool {
+	return strings.EqualFold(a.KeyFormat, b.KeyFormat)
+}
+
+func aliasOf(r *parser.Relation) string {
+	if r.Alias != "" {
+		return strings.ToUpper(r.Alias)
+	}
+	return strings.ToUpper(r.Name)
+}
+
+// syntheticKeyName is ROWKEY, or ROWKEY_n past every such name an input
+// already has.
+func syntheticKeyName(ins []*joinInput) string {
+	top := -1
+	for _, in := range ins {
+		for _, c := range in.src.Schema.Columns {
+			n := strings.ToUpper(c.Name)
+			if n == "ROWKEY" {
+				top = max(top, 0)
+			} else if rest, ok := strings.CutPrefix(n, "ROWKEY_"); ok {
+				if k, err := strconv.Atoi(rest); err == nil {
+					top = max(top, k)
+				}
+			}
+		}
+	}
+	if top < 0 {
+		return "ROWKEY"
+	}
+	return "ROWKEY_" + strconv.Itoa(top+1)
+}
+
+// parenthesized prints a join condition as ksqlDB does in errors.
+func parenthesized(e parser.Expr) string {
+	if b, ok := e.(*parser.Binary); ok {
+		return "(" + parenthesizedOperand(b.Left) + " " + b.Op.String() + " " + parenthesizedOperand(b.Right) + ")"
+	}
+	return e.String()
+}
+
+func parenthesizedOperand(e parser.Expr) string {
+	if _, ok := e.(*parser.Binary); ok {
+		return parenthesized(e)
+	}
+	if ref, ok := e.(*parser.ColumnRef); ok && ref.Source != "" {
+		return strings.ToUpper(ref.Source) + "." + strings.ToUpper(ref.Name)
+	}
+	return strings.ToUpper(e.String())
+}
+
+// repartitionJoinInput writes a stream input to a topic keyed by its join
+// expression, with all its columns in the value, and makes the join read
+// that topic instead.
+func (p *planning) repartitionJoinInput(in *joinInput, side int, c expr.Compiled, partitions int32) {
+	keyType := c.Type
+	row := in.spec.RowSchema()
+	ncols := len(in.src.Schema.Columns) // key and value columns
+	exprs := []expr.Eval{c.Eval}
+	names := []string{"KSQL_INTERNAL_JOINKEY"}
+	var values []types.Column
+	for i := 0; i < ncols; i++ {
+		i := i
+		exprs = append(exprs, func(r []any) any { return r[i] })
+		col := row.Columns[i]
+		col.Key = false
+		values = append(values, col)
+		names = append(names, col.Name)
+	}
+	keyCol := types.Column{Name: "KSQL_INTERNAL_JOINKEY", Type: keyType, Key: true}
+	keyFormat := "JSON"
+	if isPrimitive(keyType) {
+		keyFormat = "KAFKA"
+	}
+	topic := p.prefix + "-Join-" + [2]string{"left", "right"}[side] + "-repartition"
+	nodes := []exec.Node{
+		&exec.ProjectNode{Exprs: exprs, Names: names},
+		&exec.SinkNode{Topic: topic, KeyFormat: keyFormat, ValueFormat: "JSON", KeyCols: []types.Column{keyCol}, ValueCols: values,
+			KeyIdx: []int{0}, ValueIdx: seq(1, 1+len(values)), Internal: true},
+	}
+	p.addSub(in.spec, nodes)
+	p.q.Topology.Internal = append(p.q.Topology.Internal, exec.TopicSpec{Name: topic, Partitions: partitions, Configs: map[string]string{"cleanup.policy": "delete"}})
+	in.spec = &exec.SourceSpec{Topic: topic, KeyFormat: keyFormat, ValueFormat: "JSON", KeyCols: []types.Column{keyCol}, ValueCols: values, TimestampCol: -1, Dedupe: true}
+	// The input's slots: the join key, its columns, then the pseudo
+	// columns of the repartition topic under the input's names.
+	alias := strings.ToUpper(in.alias)
+	newNames := []string{"KSQL_INTERNAL_" + alias + "_JOINKEY"}
+	newTypes := []types.Type{keyType}
+	newNames = append(newNames, in.names[:ncols]...)
+	newTypes = append(newTypes, in.types[:ncols]...)
+	for _, pc := range []string{exec.ColRowTime, exec.ColRowPartition, exec.ColRowOffset} {
+		i := row.Find(pc)
+		newNames = append(newNames, in.names[i])
+		newTypes = append(newTypes, in.types[i])
+	}
+	in.names, in.types, in.keyCol = newNames, newTypes, 0
+}
+
+// joinItems expands the SELECT of a join: * is every column of every
+// input (the synthetic key first), ALIAS.* one input's; a column named
+// with its source is called ALIAS_COLUMN, as in ksqlDB.
+func joinItems(sel *parser.Select, l *joinLayout) ([]item, error) {
+	var items []item
+	generated := 0
+	seen := map[string]bool{}
+	add := func(it item) error {
+		key := strings.ToUpper(it.name)
+		if seen[key] {
+			return posErr(it.pos, fmt.Errorf("%w: duplicate output column name %s; use an alias", ErrInvalid, it.name))
+		}
+		seen[key] = true
+		items = append(items, it)
+		return nil
+	}
+	for _, si := range sel.Items {
+		if si.Star {
+			var ins []*joinInput
+			if si.StarSource != "" {
+				in := l.input(si.StarSource)
+				if in == nil {
+					return nil, posErr(si.Pos, fmt.Errorf("%w: '%s' is not a valid stream/table name or alias.", ErrInvalid, strings.ToUpper(si.StarSource)))
+				}
+				ins = []*joinInput{in}
+			} else {
+				ins = l.inputs
+				if l.synthetic {
+					if err := add(item{expr: &parser.ColumnRef{Pos: si.Pos, Name: l.keyName}, name: l.keyName, pos: si.Pos, star: true}); err != nil {
+						return nil, err
+					}
+				}
+			}
+			for _, in := range ins {
+				for i, n := range in.names {
+					if strings.HasPrefix(n, "KSQL_INTERNAL_") || i >= len(in.names)-3-windowCols(in) {
+						continue
+					}
+					if err := add(item{expr: &parser.ColumnRef{Pos: si.Pos, Name: n}, name: n, pos: si.Pos, star: true}); err != nil {
+						return nil, err
+					}
+				}
+			}
+			continue
+		}
+		name := si.Alias
+		if name == "" {
+			switch x := si.Expr.(type) {
+			case *parser.ColumnRef:
+				name = strings.ToUpper(x.Name)
+				if x.Source != "" {
+					name = strings.ToUpper(x.Source) + "_" + name
+					if in := l.input(x.Source); in != nil {
+						name = strings.ToUpper(in.alias) + "_" + strings.ToUpper(x.Name)
+					}
+				}
+			case *parser.Dereference:
+				name = x.Field
+			default:
+				name = fmt.Sprintf("KSQL_COL_%d", generated)
+				generated++
+			}
+		}
+		if err := add(item{expr: si.Expr, name: name, pos: si.Pos}); err != nil {
+			return nil, err
+		}
+	}
+	return items, nil
+}
+
+// joinKey picks the item that becomes the result's key: the first that
+// names a join column (or the synthetic key), which then reads the join
+// key itself, so that it is set on rows where its own input is missing.
+// A persistent query must select one.
+func (p *planning) joinKey() error {
+	l := p.join.layout
+	var keyItems []int
+	for i, it := range p.items {
+		ref, ok := it.expr.(*parser.ColumnRef)
+		if !ok {
+			continue
+		}
+		slot, _, err := p.sc.Resolve(ref)
+		if err != nil {
+			continue
+		}
+		if _, cand := l.candidates[slot]; cand || slot == l.keySlot {
+			keyItems = append(keyItems, i)
+		}
+	}
+	if len(keyItems) == 0 {
+		if p.target == nil {
+			return nil
+		}
+		if l.synthetic {
+			return posErr(p.sel.Pos, fmt.Errorf("%w (ie, SELECT). See https://cnfl.io/2LV7ouS.\nThe query used to build `%s` must include the join expression %s in its projection (eg, SELECT %s...).\n%s was added as a synthetic key column because the join criteria did not match any source column. This expression must be included in the projection and may be aliased. ",
+				ErrKeyProjection, strings.ToUpper(p.target.Name), l.keyName, l.keyName, l.keyName))
+		}
+		what := "expression " + l.candidateText[0]
+		if len(l.candidateText) > 1 {
+			what = "expressions " + strings.Join(l.candidateText, " or ")
+		}
+		return posErr(p.sel.Pos, fmt.Errorf("%w (ie, SELECT). The query used to build `%s` must include the join %s in its projection (eg, SELECT %s...).", ErrKeyProjection, strings.ToUpper(p.target.Name), what, l.candidateText[0]))
+	}
+	first := keyItems[0]
+	firstSlot, _, _ := p.sc.Resolve(p.items[first].expr.(*parser.ColumnRef))
+	var dup []string
+	for _, i := range keyItems {
+		s, _, _ := p.sc.Resolve(p.items[i].expr.(*parser.ColumnRef))
+		if s == firstSlot {
+			dup = append(dup, p.items[i].name)
+		}
+	}
+	if len(dup) > 1 && p.target != nil {
+		sort.Strings(dup)
+		return posErr(p.sel.Pos, fmt.Errorf("%w: The projection contains a key column (`%s`) more than once, aliased as: %s.", ErrInvalid, l.names[firstSlot], strings.Join(dup, " and ")))
+	}
+	if p.target != nil {
+		p.items[first].expr = &parser.ColumnRef{Pos: p.items[first].pos, Name: l.keyName}
+		p.items[first].star = false
+	}
+	return nil
+}
