@@ -110,6 +110,17 @@ func (l *joinLayout) resolve(ref *parser.ColumnRef) (int, types.Type, error) {
 	return 0, types.Type{}, fmt.Errorf("%w: Column '%s' is ambiguous. Could be %s.", ErrInvalid, strings.ToUpper(ref.Name), strings.Join(owners, " or "))
 }
 
+// shared reports whether more than one input has a column named name.
+func (l *joinLayout) shared(name string) bool {
+	n := 0
+	for _, in := range l.inputs {
+		if in.src.Schema.Find(name) >= 0 || isPseudo(name) {
+			n++
+		}
+	}
+	return n > 1
+}
+
 func isPseudo(name string) bool {
 	switch strings.ToUpper(name) {
 	case exec.ColRowTime, exec.ColRowPartition, exec.ColRowOffset:
@@ -160,12 +171,6 @@ func (p *planning) planJoin() (*Source, *scope, error) {
 	if leftTable && !rightTable {
 		return nil, nil, posErr(j.Pos, fmt.Errorf("%w: Invalid join order: table-stream joins are not supported; only stream-table joins. Got %s [%s] JOIN %s.", ErrInvalid, left.Name, j.Type, right.Name))
 	}
-	if streams && j.Within == nil {
-		return nil, nil, posErr(j.Pos, fmt.Errorf("%w: Stream-Stream joins must have a WITHIN clause specified. None was provided. To learn about how to specify a WITHIN clause with a stream-stream join, please visit: https://docs.confluent.io/current/ksql/docs/syntax-reference.html#create-stream-as-select", ErrInvalid))
-	}
-	if !streams && j.Within != nil {
-		return nil, nil, posErr(j.Pos, fmt.Errorf("%w: A window definition was provided for a Stream-Table join. These joins are not windowed. Please drop the window definition (i.e. the WITHIN clause) and try to execute your Stream-Table join again.", ErrInvalid))
-	}
 	if rightTable && !leftTable && (j.Type == parser.JoinRight || j.Type == parser.JoinFull) {
 		return nil, nil, posErr(j.Pos, fmt.Errorf("%w: Invalid join type: %s join is not supported for stream-table joins.", ErrInvalid, j.Type))
 	}
@@ -194,6 +199,15 @@ func (p *planning) planJoin() (*Source, *scope, error) {
 	for _, in := range ins {
 		pre.names = append(pre.names, in.names...)
 		pre.types = append(pre.types, in.types...)
+	}
+	var badQualifier error
+	walkExpr(j.On, func(x parser.Expr) {
+		if ref, ok := x.(*parser.ColumnRef); ok && ref.Source != "" && pre.input(ref.Source) == nil && badQualifier == nil {
+			badQualifier = posErr(ref.Pos, fmt.Errorf("%w: Failed to prepare statement: '%s' is not a valid stream/table name or alias.", ErrInvalid, strings.ToUpper(ref.Source)))
+		}
+	})
+	if badQualifier != nil {
+		return nil, nil, badQualifier
 	}
 	sideOf := func(e parser.Expr) (int, error) {
 		side := -1
@@ -241,6 +255,12 @@ func (p *planning) planJoin() (*Source, *scope, error) {
 	if ls == rs {
 		return nil, nil, posErr(j.On.Position(), fmt.Errorf("%w: Each side of the join comparision must contain references from exactly one source. Got %s.", ErrInvalid, parenthesized(j.On)))
 	}
+	if streams && j.Within == nil {
+		return nil, nil, posErr(j.Pos, fmt.Errorf("%w: Stream-Stream joins must have a WITHIN clause specified. None was provided. To learn about how to specify a WITHIN clause with a stream-stream join, please visit: https://docs.confluent.io/current/ksql/docs/syntax-reference.html#create-stream-as-select", ErrInvalid))
+	}
+	if !streams && j.Within != nil {
+		return nil, nil, posErr(j.Pos, fmt.Errorf("%w: A window definition was provided for a Stream-Table join. These joins are not windowed. Please drop the window definition (i.e. the WITHIN clause) and try to execute your Stream-Table join again.", ErrInvalid))
+	}
 	onExpr := [2]parser.Expr{eq.Left, eq.Right}
 	if ls == 1 {
 		onExpr = [2]parser.Expr{eq.Right, eq.Left}
@@ -258,7 +278,7 @@ func (p *planning) planJoin() (*Source, *scope, error) {
 		return nil, nil, posErr(j.On.Position(), fmt.Errorf("%w: Invalid join condition: types don't match. Got %s{%s} = %s{%s}.", ErrInvalid, onExpr[0], keyType[0], onExpr[1], keyType[1]))
 	}
 	if containsMap(keyType[0]) {
-		return nil, nil, posErr(j.On.Position(), fmt.Errorf("%w: Map keys, including types that contain maps, are not supported as they may lead to unexpected behavior due to inconsistent serialization. Key column name: %s. Column type: %s. See https://github.com/confluentinc/ksql/issues/6621 for more.", ErrUnsupported, "JOINKEY", keyType[0]))
+		return nil, nil, posErr(j.On.Position(), fmt.Errorf("%w: Map keys, including types that contain maps, are not supported as they may lead to unexpected behavior due to inconsistent serialization. Key column name: %s. Column type: %s. See https://github.com/confluentinc/ksql/issues/6621 for more.", ErrUnsupported, mapKeyName(pre, onExpr), keyType[0]))
 	}
 
 	// Which inputs are keyed by their join expression already.
@@ -397,6 +417,17 @@ func (p *planning) planJoin() (*Source, *scope, error) {
 	}
 	virtual.Schema = types.Schema{Columns: cols}
 	return virtual, &scope{src: virtual, schema: l.schema(), join: l}, nil
+}
+
+// mapKeyName names the join column ksqlDB would have made the key, for
+// the error refusing MAP keys.
+func mapKeyName(l *joinLayout, on [2]parser.Expr) string {
+	for side, e := range on {
+		if ref, ok := e.(*parser.ColumnRef); ok {
+			return "`" + strings.ToUpper(l.inputs[side].alias) + "_" + strings.ToUpper(ref.Name) + "`"
+		}
+	}
+	return "`ROWKEY`"
 }
 
 // windowCols is the number of window-bound slots at the end of an
@@ -617,12 +648,11 @@ func joinItems(sel *parser.Select, l *joinLayout) ([]item, error) {
 		if name == "" {
 			switch x := si.Expr.(type) {
 			case *parser.ColumnRef:
+				// ksqlDB names a qualified column ALIAS_COLUMN only when
+				// more than one input has a column of that name.
 				name = strings.ToUpper(x.Name)
-				if x.Source != "" {
-					name = strings.ToUpper(x.Source) + "_" + name
-					if in := l.input(x.Source); in != nil {
-						name = strings.ToUpper(in.alias) + "_" + strings.ToUpper(x.Name)
-					}
+				if in := l.input(x.Source); in != nil && l.shared(x.Name) {
+					name = strings.ToUpper(in.alias) + "_" + name
 				}
 			case *parser.Dereference:
 				name = x.Field
@@ -672,7 +702,15 @@ func (p *planning) joinKey() error {
 		}
 		return posErr(p.sel.Pos, fmt.Errorf("%w (ie, SELECT). The query used to build `%s` must include the join %s in its projection (eg, SELECT %s...).", ErrKeyProjection, strings.ToUpper(p.target.Name), what, l.candidateText[0]))
 	}
+	// The left input's join column is the key when selected, else the
+	// right's, as in ksqlDB.
 	first := keyItems[0]
+	for _, i := range keyItems {
+		if slot, _, _ := p.sc.Resolve(p.items[i].expr.(*parser.ColumnRef)); slot < len(l.inputs[0].names) {
+			first = i
+			break
+		}
+	}
 	firstSlot, _, _ := p.sc.Resolve(p.items[first].expr.(*parser.ColumnRef))
 	var dup []string
 	for _, i := range keyItems {
