@@ -32,7 +32,9 @@ import (
 // mirror partition still claimed by another member than the one its lead
 // is planned to (owners that diverged, for example when the groups of a
 // running group change) is likewise left out of the plan until its owner
-// has revoked it, so no partition is ever consumed by two members.
+// has revoked it, so no partition is ever consumed by two members; unless
+// the planned member claims it too, at the highest generation claimed (the
+// other claim is stale, as in AdjustCooperative), when it keeps it.
 //
 // Groups that share a topic are merged (co-partitioning is transitive).
 // Within a group, the lead is the first topic the members subscribe to
@@ -113,7 +115,7 @@ func (b *coPartitioned) MemberBalancer(members []kmsg.JoinGroupResponseMember) (
 	// partitions. Which topics are mirrors depends on the topics that
 	// exist, known only at Balance, which hides them from inner.
 	cb.subscribed = make([]map[string]bool, len(c.Members()))
-	cb.owned = map[string]map[int32][]string{}
+	cb.owned = map[string]map[int32][]claim{}
 	i := 0
 	c.EachMember(func(m *kmsg.JoinGroupResponseMember, meta *kmsg.ConsumerMemberMetadata) {
 		sub := map[string]bool{}
@@ -128,11 +130,11 @@ func (b *coPartitioned) MemberBalancer(members []kmsg.JoinGroupResponseMember) (
 			}
 			byPart := cb.owned[o.Topic]
 			if byPart == nil {
-				byPart = map[int32][]string{}
+				byPart = map[int32][]claim{}
 				cb.owned[o.Topic] = byPart
 			}
 			for _, p := range o.Partitions {
-				byPart[p] = append(byPart[p], m.MemberID)
+				byPart[p] = append(byPart[p], claim{m.MemberID, meta.Generation})
 			}
 		}
 	})
@@ -150,7 +152,14 @@ type coPartitionedBalance struct {
 	// subscribed[i] is the subscription of the ith member, before hiding.
 	subscribed []map[string]bool
 	// owned maps a grouped topic's partition to the members that claim it.
-	owned map[string]map[int32][]string
+	owned map[string]map[int32][]claim
+}
+
+// claim is a member's claim to own a partition, at the generation it
+// last joined in.
+type claim struct {
+	member     string
+	generation int32
 }
 
 func (cb *coPartitionedBalance) Balance(c *kgo.ConsumerBalancer, topics map[string]int32) kgo.IntoSyncAssignment {
@@ -228,7 +237,7 @@ func (cb *coPartitionedBalance) Balance(c *kgo.ConsumerBalancer, topics map[stri
 				}
 				parts := make([]int32, 0, len(lead))
 				for _, p := range lead {
-					if cooperative && claimedByOther(cb.owned[mirror][p], m.MemberID) {
+					if cooperative && !ownedBy(cb.owned[mirror][p], m.MemberID) {
 						// Its owner revokes it (it is not in its plan)
 						// and rejoins; it comes here in that rebalance.
 						continue
@@ -244,11 +253,24 @@ func (cb *coPartitionedBalance) Balance(c *kgo.ConsumerBalancer, topics map[stri
 	return plan
 }
 
-func claimedByOther(claimants []string, member string) bool {
-	for _, c := range claimants {
-		if c != member {
-			return true
+// ownedBy reports whether member may be planned a partition with these
+// claims right away: nobody else claims it, or member claims it at the
+// highest generation claimed (as AdjustCooperative reckons a lead
+// partition: a lower claim is stale, and its member, planned without the
+// partition, revokes it at its sync, so no new overlap). Otherwise the
+// partition waits for the next rebalance, after its owner has revoked it.
+func ownedBy(claims []claim, member string) bool {
+	var mine, top int32
+	claimed, others := false, false
+	for i, c := range claims {
+		if i == 0 || c.generation > top {
+			top = c.generation
+		}
+		if c.member != member {
+			others = true
+		} else if !claimed || c.generation > mine {
+			mine, claimed = c.generation, true
 		}
 	}
-	return false
+	return !others || claimed && mine >= top
 }

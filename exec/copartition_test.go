@@ -5,8 +5,8 @@ import (
 	"errors"
 	"fmt"
 	"maps"
+	"reflect"
 	"slices"
-	"sort"
 	"strings"
 	"sync"
 	"testing"
@@ -22,38 +22,54 @@ import (
 // assignment is topic => partitions.
 type assignment map[string][]int32
 
+// simMember is a member joining a simulated rebalance.
+type simMember struct {
+	id         string
+	subs       []string
+	owned      assignment
+	generation int32 // of its owned partitions; -1: none
+}
+
 // balanceRound balances members (member ID => owned partitions, nil for a
-// member that owns none) subscribed to subs at generation gen, the way a
+// member that owns none) subscribed to subs, at generation gen, the way a
 // group leader does, and returns the plan by member.
 func balanceRound(t *testing.T, b kgo.GroupBalancer, subs []string, owned map[string]assignment, counts map[string]int32, gen int32) (map[string]assignment, error) {
 	t.Helper()
-	ids := make([]string, 0, len(owned))
-	for id := range owned {
-		ids = append(ids, id)
+	var members []simMember
+	for id, a := range owned {
+		g := gen - 1
+		if len(a) == 0 {
+			g = -1
+		}
+		members = append(members, simMember{id, subs, a, g})
 	}
-	sort.Strings(ids)
-	members := make([]kmsg.JoinGroupResponseMember, 0, len(ids))
-	for _, id := range ids {
+	return balanceMembers(t, b, members, counts)
+}
+
+func balanceMembers(t *testing.T, b kgo.GroupBalancer, sims []simMember, counts map[string]int32) (map[string]assignment, error) {
+	t.Helper()
+	sims = slices.Clone(sims)
+	slices.SortFunc(sims, func(x, y simMember) int { return strings.Compare(x.id, y.id) })
+	members := make([]kmsg.JoinGroupResponseMember, 0, len(sims))
+	for _, sm := range sims {
 		m := kmsg.NewJoinGroupResponseMember()
-		m.MemberID = id
+		m.MemberID = sm.id
 		cur := map[string][]int32{}
-		for topic, ps := range owned[id] {
+		for topic, ps := range sm.owned {
 			cur[topic] = slices.Sorted(slices.Values(ps))
 		}
-		memberGen := gen - 1
-		if len(cur) == 0 {
-			memberGen = -1
-		}
-		m.ProtocolMetadata = b.JoinGroupMetadata(slices.Clone(subs), cur, memberGen)
+		m.ProtocolMetadata = b.JoinGroupMetadata(slices.Clone(sm.subs), cur, sm.generation)
 		members = append(members, m)
 	}
 	mb, topics, err := b.MemberBalancer(members)
 	if err != nil {
 		return nil, err
 	}
-	for _, s := range subs {
-		if _, ok := topics[s]; !ok {
-			t.Fatalf("MemberBalancer topics %v lack %s", topics, s)
+	for _, sm := range sims {
+		for _, s := range sm.subs {
+			if _, ok := topics[s]; !ok {
+				t.Fatalf("MemberBalancer topics %v lack %s", topics, s)
+			}
 		}
 	}
 	var into kgo.IntoSyncAssignment
@@ -73,6 +89,65 @@ func balanceRound(t *testing.T, b kgo.GroupBalancer, subs []string, owned map[st
 		plan[a.MemberID] = assignment(parsed)
 	}
 	return plan, nil
+}
+
+// One rebalance with given claims, including stale ones (a member that
+// missed rebalances claims at a lower generation what another member
+// owns now): the exact plan of the grouped topics.
+func TestCoPartitionClaims(t *testing.T) {
+	counts := map[string]int32{"A": 4, "B": 4, "C": 4}
+	subs := []string{"A", "B", "C"}
+	tests := []struct {
+		name    string
+		members []simMember
+		want    map[string]assignment // A and B of each member
+	}{
+		{
+			name: "stale mirror claim does not split the owner",
+			members: []simMember{
+				{"m1", subs, assignment{"A": {0, 1, 2, 3}, "B": {0, 1, 2, 3}}, 5},
+				{"m2", subs, assignment{"B": {0}, "C": {0, 1, 2, 3}}, 3},
+			},
+			want: map[string]assignment{"m1": {"A": {0, 1, 2, 3}, "B": {0, 1, 2, 3}}, "m2": {}},
+		},
+		{
+			name: "mirror owned elsewhere waits for its revoke",
+			members: []simMember{
+				{"m1", subs, assignment{"A": {0, 1, 2, 3}, "B": {0, 1}}, 5},
+				{"m2", subs, assignment{"B": {2, 3}, "C": {0, 1, 2, 3}}, 5},
+			},
+			want: map[string]assignment{"m1": {"A": {0, 1, 2, 3}, "B": {0, 1}}, "m2": {}},
+		},
+		{
+			name: "unowned mirror comes with its lead",
+			members: []simMember{
+				{"m1", subs, assignment{"A": {0, 1, 2, 3}}, 5},
+				{"m2", subs, assignment{"C": {0, 1, 2, 3}}, 5},
+			},
+			want: map[string]assignment{"m1": {"A": {0, 1, 2, 3}, "B": {0, 1, 2, 3}}, "m2": {}},
+		},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			b := exec.CoPartitioned(kgo.CooperativeStickyBalancer(), [][]string{{"A", "B"}})
+			plan, err := balanceMembers(t, b, tt.members, counts)
+			if err != nil {
+				t.Fatal(err)
+			}
+			got := map[string]assignment{}
+			for id, a := range plan {
+				got[id] = assignment{}
+				for _, topic := range []string{"A", "B"} {
+					if len(a[topic]) > 0 {
+						got[id][topic] = a[topic]
+					}
+				}
+			}
+			if !reflect.DeepEqual(got, tt.want) {
+				t.Errorf("plan of A and B = %v, want %v (whole plan %v)", got, tt.want, plan)
+			}
+		})
+	}
 }
 
 // checkCoPartitioned fails unless every member has the same partitions
