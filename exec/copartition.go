@@ -138,7 +138,6 @@ func (b *coPartitioned) MemberBalancer(members []kmsg.JoinGroupResponseMember) (
 			}
 		}
 	})
-	cb.c = c
 	// MemberTopics keeps every topic (the client loads their partition
 	// counts before Balance).
 	return c, c.MemberTopics(), nil
@@ -148,7 +147,6 @@ func (b *coPartitioned) MemberBalancer(members []kmsg.JoinGroupResponseMember) (
 type coPartitionedBalance struct {
 	b     *coPartitioned
 	inner kgo.ConsumerBalancerBalance
-	c     *kgo.ConsumerBalancer
 	// subscribed[i] is the subscription of the ith member, before hiding.
 	subscribed []map[string]bool
 	// owned maps a grouped topic's partition to the members that claim it.

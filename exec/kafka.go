@@ -162,7 +162,8 @@ func StartKafka(topo *Topology, cfg KafkaConfig, m *Metrics) (*KafkaRunner, erro
 		// rebalancing: it only makes the topics of a co-partition group
 		// (the inputs of a join) move together, partition p of each to the
 		// same member, and is cooperative-sticky itself when there are no
-		// groups.
+		// groups. The leader balances, so only a group whose members all
+		// know the same groups is reliably co-partitioned.
 		kgo.Balancers(CoPartitioned(kgo.CooperativeStickyBalancer(), topo.CoPartitionGroups())),
 		kgo.FetchIsolationLevel(kgo.ReadCommitted()),
 		kgo.RecordPartitioner(Partitioner()),
