@@ -158,8 +158,13 @@ func StartKafka(topo *Topology, cfg KafkaConfig, m *Metrics) (*KafkaRunner, erro
 		// rewinds the input to the committed offsets. All members of a
 		// group must agree on the protocol: every Sluice version has used
 		// cooperative-sticky (franz-go's default), named here so that it
-		// stays so.
-		kgo.Balancers(kgo.CooperativeStickyBalancer()),
+		// stays so. CoPartitioned keeps its name and cooperative
+		// rebalancing: it only makes the topics of a co-partition group
+		// (the inputs of a join) move together, partition p of each to the
+		// same member, and is cooperative-sticky itself when there are no
+		// groups. The leader balances, so only a group whose members all
+		// know the same groups is reliably co-partitioned.
+		kgo.Balancers(CoPartitioned(kgo.CooperativeStickyBalancer(), topo.CoPartitionGroups())),
 		kgo.FetchIsolationLevel(kgo.ReadCommitted()),
 		kgo.RecordPartitioner(Partitioner()),
 		kgo.ProducerLinger(5*time.Millisecond),

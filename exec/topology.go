@@ -96,6 +96,15 @@ func (t *Topology) SourceTopics() []string {
 	return out
 }
 
+// CoPartitionGroups lists the groups of source topics that must be
+// co-partitioned: partition p of every topic of a group goes to the same
+// member (see CoPartitioned), the first topic of a group leading. The
+// topics of one sub-topology form a group; today a sub-topology reads one
+// topic, so there are none.
+func (t *Topology) CoPartitionGroups() [][]string {
+	return nil
+}
+
 // sub returns the sub-topology reading topic.
 func (t *Topology) sub(topic string) *SubTopology {
 	for _, s := range t.Subs {
