@@ -137,6 +137,11 @@ type joinOp struct {
 	node   *JoinNode
 	stores [2]*state.Store
 	buf    []byte
+	// observed is, per stream side, the newest event time its store has
+	// seen. As in Kafka Streams' window stores, a side keeps rows no
+	// older than observed - (Before+After+Grace) and is searched no
+	// further back.
+	observed [2]int64
 }
 
 // Stream-stream store layout (one store per side and partition):
@@ -145,12 +150,14 @@ type joinOp struct {
 //	0x01 ‖ ts ‖ key ‖ offset  → empty: every kept row by time, for expiry
 //	0x02 ‖ ts ‖ key ‖ offset  → empty: outer rows still without a match,
 //	                            emitted when their window closes
+//	0x03                      → the newest event time the side has seen
 //
 // Table stores map the encoded key to ts ‖ row values.
 const (
 	joinDataTag    = 0x00
 	joinExpiryTag  = 0x01
 	joinPendingTag = 0x02
+	joinObserved   = 0x03
 )
 
 func (j *joinOp) Open(tc *TaskContext) error {
@@ -163,6 +170,16 @@ func (j *joinOp) Open(tc *TaskContext) error {
 			return err
 		}
 		j.stores[i] = s
+		j.observed[i] = math.MinInt64
+		if !side.Table {
+			v, ok, err := s.Get([]byte{joinObserved})
+			if err != nil {
+				return err
+			}
+			if ok && len(v) == 8 {
+				j.observed[i] = readTime(v)
+			}
+		}
 	}
 	return nil
 }
@@ -337,11 +354,18 @@ func (j *joinOp) streamStream(tc *TaskContext, side int, row *Row, key []byte) e
 	if tc.input != nil {
 		offset = tc.input.Offset
 	}
-	kept := ts >= tc.StreamTime-j.retention()
+	if ts > j.observed[side] {
+		j.observed[side] = ts
+		j.stores[side].Put([]byte{joinObserved}, appendTime(nil, ts))
+	}
+	kept := ts > j.observed[side]-j.retention()
 	if !kept {
 		lateRecord(tc, n.LateTopic, row, from, to)
 	}
 	otherStore := j.stores[1-side]
+	if o := j.observed[1-side]; o != math.MinInt64 {
+		from = max(from, o-j.retention()+1)
+	}
 	start := appendTime(append([]byte{joinDataTag}, key...), from)
 	end := appendTime(append([]byte{joinDataTag}, key...), satAdd(to, 1))
 	type match struct {
@@ -465,8 +489,11 @@ func (j *joinOp) closeWindows(tc *TaskContext) error {
 				}
 			}
 		}
-		// Expiry: rows older than the retention no new row can match.
-		limit := tc.StreamTime - j.retention()
+		// Expiry: rows the side no longer keeps (see observed).
+		if j.observed[side] == math.MinInt64 {
+			continue
+		}
+		limit := j.observed[side] - j.retention() + 1
 		var old [][]byte
 		err := s.RangeBetween([]byte{joinExpiryTag}, appendTime([]byte{joinExpiryTag}, limit), func(k, _ []byte) bool {
 			old = append(old, append([]byte(nil), k...))

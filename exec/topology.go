@@ -102,7 +102,18 @@ func (t *Topology) SourceTopics() []string {
 // topics of one sub-topology form a group; today a sub-topology reads one
 // topic, so there are none.
 func (t *Topology) CoPartitionGroups() [][]string {
-	return nil
+	var out [][]string
+	for _, s := range t.Subs {
+		if len(s.Sides) == 0 {
+			continue
+		}
+		var g []string
+		for _, in := range s.Inputs() {
+			g = append(g, in.Topic)
+		}
+		out = append(out, g)
+	}
+	return out
 }
 
 // sub returns the sub-topology reading topic.
