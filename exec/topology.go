@@ -99,8 +99,7 @@ func (t *Topology) SourceTopics() []string {
 // CoPartitionGroups lists the groups of source topics that must be
 // co-partitioned: partition p of every topic of a group goes to the same
 // member (see CoPartitioned), the first topic of a group leading. The
-// topics of one sub-topology form a group; today a sub-topology reads one
-// topic, so there are none.
+// topics of a join's sub-topology form a group.
 func (t *Topology) CoPartitionGroups() [][]string {
 	var out [][]string
 	for _, s := range t.Subs {
