@@ -36,6 +36,10 @@ type JoinSide struct {
 	// column of a side read as it is, or the key of a repartitioned side.
 	KeyCol int
 	Table  bool
+	// Window holds the positions of the side's window bounds when its
+	// source is windowed (nil otherwise): rows join only within the same
+	// window, and the joined row carries it.
+	Window []int
 	// Store holds the side's rows: a table side's latest row per key, a
 	// stream side's rows within the join window ("" for the stream side of
 	// a stream-table join, which keeps nothing).
@@ -78,8 +82,23 @@ type JoinNode struct {
 	Text      string
 }
 
-// Width is the width of joined rows.
-func (n *JoinNode) Width() int { return n.Left.Width + n.Right.Width + 4 }
+// Width is the width of joined rows: with windowed inputs, the window
+// bounds follow ROWOFFSET.
+func (n *JoinNode) Width() int {
+	if n.Left.Window != nil {
+		return n.Left.Width + n.Right.Width + 6
+	}
+	return n.Left.Width + n.Right.Width + 4
+}
+
+// joinKey encodes a side row's join key, with its window when windowed.
+func (s *JoinSide) joinKey(buf []byte, cols []any) []byte {
+	buf = types.AppendValue(buf, cols[s.KeyCol])
+	for _, w := range s.Window {
+		buf = types.AppendValue(buf, cols[w])
+	}
+	return buf
+}
 
 func (n *JoinNode) streams() bool { return !n.Left.Table && !n.Right.Table }
 
@@ -202,7 +221,7 @@ func (j *joinOp) ProcessSide(tc *TaskContext, side int, row *Row) error {
 	if key == nil {
 		return nil // a null key joins nothing, as in ksqlDB
 	}
-	j.buf = types.AppendValue(j.buf[:0], key)
+	j.buf = this.joinKey(j.buf[:0], row.Cols)
 	if n.streams() {
 		return j.streamStream(tc, side, row, j.buf)
 	}
@@ -257,7 +276,7 @@ func (j *joinOp) tableChange(tc *TaskContext, side int, row *Row) error {
 	if key == nil {
 		return nil
 	}
-	k := types.AppendValue(nil, key)
+	k := this.joinKey(nil, row.Cols)
 	var old []any
 	var oldTs int64
 	both := n.Left.Table && n.Right.Table
@@ -324,6 +343,13 @@ func (j *joinOp) emit(tc *TaskContext, side int, this, other []any, key any, ts 
 	cols[base+2] = tc.Partition
 	if tc.input != nil {
 		cols[base+3] = tc.input.Offset
+	}
+	if w := n.Left.Window; w != nil {
+		src, pos := left, w
+		if src == nil {
+			src, pos = right, n.Right.Window
+		}
+		cols[base+4], cols[base+5] = src[pos[0]], src[pos[1]]
 	}
 	return j.forward.emit(tc, &Row{Cols: cols, Ts: ts, Tombstone: tombstone})
 }
@@ -530,14 +556,19 @@ func tableRestore(spec *SourceSpec) (func(key, value []byte, ts int64) (k, v []b
 	if err != nil {
 		return nil, err
 	}
-	keyCol := 0
+	// A table is joined on its key (and window), the first column.
+	side := JoinSide{KeyCol: 0}
+	if spec.Window != NotWindowed {
+		row := spec.RowSchema()
+		side.Window = []int{row.Find(ColWindowStart), row.Find(ColWindowEnd)}
+	}
 	return func(key, value []byte, ts int64) ([]byte, []byte, bool) {
 		var row Row
 		rec := Record{Topic: spec.Topic, Key: key, Value: value, Timestamp: ts}
-		if err := dec.decode(&rec, &row); err != nil || len(row.Cols) == 0 || row.Cols[keyCol] == nil {
+		if err := dec.decode(&rec, &row); err != nil || len(row.Cols) == 0 || row.Cols[side.KeyCol] == nil {
 			return nil, nil, false
 		}
-		k := types.AppendValue(nil, row.Cols[keyCol])
+		k := side.joinKey(nil, row.Cols)
 		if row.Tombstone {
 			return k, nil, true
 		}

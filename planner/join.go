@@ -347,11 +347,20 @@ func (p *planning) planJoin() (*Source, *scope, error) {
 	}
 	l.names = append(l.names, l.keyName, exec.ColRowTime, exec.ColRowPartition, exec.ColRowOffset)
 	l.types = append(l.types, keyType[0], types.BigIntType, types.IntegerType, types.BigIntType)
+	if left.Window != exec.NotWindowed {
+		l.names = append(l.names, exec.ColWindowStart, exec.ColWindowEnd)
+		l.types = append(l.types, types.BigIntType, types.BigIntType)
+	}
 
 	node := &exec.JoinNode{Type: exec.JoinType(j.Type), Text: parenthesized(j.On)}
 	sideSpec := func(side int) exec.JoinSide {
 		in := ins[side]
-		return exec.JoinSide{Name: in.src.Name, Width: len(in.names), KeyCol: in.keyCol, Table: in.src.Kind == parser.KindTable}
+		js := exec.JoinSide{Name: in.src.Name, Width: len(in.names), KeyCol: in.keyCol, Table: in.src.Kind == parser.KindTable}
+		if in.spec.Window != exec.NotWindowed {
+			row := in.spec.RowSchema()
+			js.Window = []int{row.Find(exec.ColWindowStart), row.Find(exec.ColWindowEnd)}
+		}
+		return js
 	}
 	node.Left, node.Right = sideSpec(0), sideSpec(1)
 	storeBase := p.q.ID + "-Join"
