@@ -211,8 +211,11 @@ func PlanQuery(cat *Catalog, sel *parser.Select, target *Target, queryID string,
 		if p.items, err = joinItems(sel, p.join.layout); err != nil {
 			return nil, err
 		}
-		if err := p.joinKey(); err != nil {
-			return nil, err
+		// PARTITION BY and GROUP BY choose the key themselves.
+		if len(sel.PartitionBy) == 0 && len(sel.GroupBy) == 0 && !p.hasAggregates() {
+			if err := p.joinKey(); err != nil {
+				return nil, err
+			}
 		}
 	} else {
 		src, err := cat.Lookup(sel.From.Name)
