@@ -57,6 +57,9 @@ func (e *Engine) terminateQuery(ctx context.Context, q *Query) error {
 		lo.topics = append(lo.topics, it.Name)
 	}
 	for _, st := range topo.Stores {
+		if st.FromSource != nil {
+			continue // the changelog is a table's own topic: never the query's to delete
+		}
 		lo.topics = append(lo.topics, st.Changelog)
 	}
 	e.mu.Lock()

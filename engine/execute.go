@@ -500,6 +500,9 @@ func (e *Engine) start(ctx context.Context, plan *planner.Query, text string, pr
 		}
 	}
 	for _, st := range topo.Stores {
+		if st.FromSource != nil {
+			continue // a table's own topic, read as the changelog
+		}
 		cfg := map[string]string{"cleanup.policy": "compact"}
 		if st.Windowed {
 			cfg["cleanup.policy"] = "compact,delete"

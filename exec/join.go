@@ -575,3 +575,17 @@ func tableRestore(spec *SourceSpec) (func(key, value []byte, ts int64) (k, v []b
 		return k, EncodeTableRow(nil, row.Ts, row.Cols), true
 	}, nil
 }
+
+// changelog is where a restore of the store's partition reads: its
+// changelog topic, or the table topic it reads records of as they are.
+func (spec StoreSpec) changelog(partition int32) (state.Changelog, error) {
+	log := state.Changelog{Topic: spec.Changelog, Partition: partition}
+	if spec.FromSource != nil {
+		tr, err := tableRestore(spec.FromSource)
+		if err != nil {
+			return log, err
+		}
+		log.Transform = tr
+	}
+	return log, nil
+}

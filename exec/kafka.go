@@ -518,13 +518,9 @@ func (r *KafkaRunner) restore(ctx context.Context, tp topicPartition, s taskStor
 		delete(r.restoring, tp)
 		r.mu.Unlock()
 	}()
-	log := state.Changelog{Topic: s.spec.Changelog, Partition: tp.partition}
-	if s.spec.FromSource != nil {
-		tr, err := tableRestore(s.spec.FromSource)
-		if err != nil {
-			return fmt.Errorf("query %s: restore %s/%d: %w", r.topo.QueryID, s.spec.Name, tp.partition, err)
-		}
-		log.Transform = tr
+	log, err := s.spec.changelog(tp.partition)
+	if err != nil {
+		return fmt.Errorf("query %s: restore %s/%d: %w", r.topo.QueryID, s.spec.Name, tp.partition, err)
 	}
 	n, err := s.store.Restore(ctx, r.cfg.ConnOpts, log, func(done, total int64) {
 		r.mu.Lock()

@@ -6,7 +6,6 @@ import (
 	"sort"
 	"time"
 
-	"github.com/sluice-sql/sluice/state"
 )
 
 // TaskStandby is the state of a partition this instance does not own but
@@ -132,7 +131,11 @@ func (r *KafkaRunner) catchUp(ctx context.Context, tp topicPartition) error {
 				return err
 			}
 			s := r.cfg.DB.Store(name, tp.partition)
-			recs, err := s.Restore(ctx, r.cfg.ConnOpts, state.Changelog{Topic: spec.Changelog, Partition: tp.partition}, nil)
+			log, err := spec.changelog(tp.partition)
+			if err != nil {
+				return fmt.Errorf("standby %s/%d: %w", name, tp.partition, err)
+			}
+			recs, err := s.Restore(ctx, r.cfg.ConnOpts, log, nil)
 			if err != nil {
 				return fmt.Errorf("standby %s/%d: %w", name, tp.partition, err)
 			}
