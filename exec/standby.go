@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"sort"
 	"time"
-
 )
 
 // TaskStandby is the state of a partition this instance does not own but
