@@ -556,19 +556,20 @@ func tableRestore(spec *SourceSpec) (func(key, value []byte, ts int64) (k, v []b
 	if err != nil {
 		return nil, err
 	}
-	// A table is joined on its key (and window), the first column.
-	side := JoinSide{KeyCol: 0}
+	// A table is joined on its key (and window): its first columns.
+	var window []int
 	if spec.Window != NotWindowed {
 		row := spec.RowSchema()
-		side.Window = []int{row.Find(ColWindowStart), row.Find(ColWindowEnd)}
+		window = []int{row.Find(ColWindowStart), row.Find(ColWindowEnd)}
 	}
+	nkeys := len(spec.KeyCols)
 	return func(key, value []byte, ts int64) ([]byte, []byte, bool) {
 		var row Row
 		rec := Record{Topic: spec.Topic, Key: key, Value: value, Timestamp: ts}
-		if err := dec.decode(&rec, &row); err != nil || len(row.Cols) == 0 || row.Cols[side.KeyCol] == nil {
+		if err := dec.decode(&rec, &row); err != nil || nkeys == 0 || row.Cols[0] == nil {
 			return nil, nil, false
 		}
-		k := side.joinKey(nil, row.Cols)
+		k := joinTableKey(nil, row.Cols, nkeys, window)
 		if row.Tombstone {
 			return k, nil, true
 		}
