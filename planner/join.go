@@ -9,6 +9,7 @@ import (
 
 	"github.com/sluice-sql/sluice/exec"
 	"github.com/sluice-sql/sluice/expr"
+	"github.com/sluice-sql/sluice/format"
 	"github.com/sluice-sql/sluice/parser"
 	"github.com/sluice-sql/sluice/types"
 )
@@ -20,10 +21,21 @@ import (
 // its columns are named as in ksqlDB: ALIAS_COLUMN for every column of
 // every input, the join key as ROWKEY when no input column holds it.
 
-// joinInput is one source of a join as the join sub-topology reads it.
+// joinInput is one input of a join as the join sub-topology reads it: a
+// source, or (prev set) the result of the joins before it.
 type joinInput struct {
 	src   *Source
+	prev  *joinLayout
 	alias string
+	label string // names the input in errors
+	table bool
+	// window, partitions and key format describe the input's rows as the
+	// join reads them.
+	window     exec.WindowType
+	windowSize int64
+	partitions int32
+	keyFormat  string
+	keyProps   format.Props
 	// spec is what the join sub-topology reads: the source itself or its
 	// repartition topic.
 	spec *exec.SourceSpec
@@ -36,16 +48,27 @@ type joinInput struct {
 
 // joinLayout names the slots of a joined row and resolves references.
 type joinLayout struct {
+	// inputs are the sources joined so far, for names and qualifiers;
+	// sides the two inputs of the last join.
 	inputs []*joinInput
+	sides  [2]*joinInput
 	names  []string
 	types  []types.Type
+	// table, window, partitions and key format describe the result.
+	table      bool
+	window     exec.WindowType
+	windowSize int64
+	partitions int32
+	keyFormat  string
+	keyProps   format.Props
+	label      string
 	// keySlot is the join key's slot and keyName its name (ROWKEY, or a
 	// hidden name when input columns hold the key). candidates are the
 	// slots of input columns equal to the key (the join columns).
 	keySlot    int
 	keyName    string
 	synthetic  bool
-	candidates map[int]string
+	candidates map[string]bool
 	// candidateText lists the join columns as the user wrote them, for
 	// errors.
 	candidateText []string
@@ -141,64 +164,126 @@ type joinPlan struct {
 	sides  []*exec.SideInput
 }
 
-// planJoin plans the FROM clause's joins. It returns the virtual source
-// the rest of the query reads and the scope naming its columns.
+// planJoin plans the FROM clause's joins, left-deep: each join's left
+// input is the source in FROM or the result of the joins before it. It
+// returns the virtual source the rest of the query reads and the scope
+// naming its columns.
 func (p *planning) planJoin() (*Source, *scope, error) {
 	sel := p.sel
-	if len(sel.Joins) > 1 {
-		return nil, nil, posErr(sel.Joins[1].Pos, fmt.Errorf("%w: joins of more than two sources are not supported yet; join two into a stream or table first", ErrUnsupported))
-	}
-	j := sel.Joins[0]
-	left, err := p.cat.Lookup(sel.From.Name)
+	left, err := p.baseInput(sel.From)
 	if err != nil {
-		return nil, nil, posErr(sel.From.Pos, err)
+		return nil, nil, err
 	}
-	right, err := p.cat.Lookup(j.Right.Name)
+	bases := []*joinInput{left}
+	var l *joinLayout
+	for idx, j := range sel.Joins {
+		right, err := p.baseInput(j.Right)
+		if err != nil {
+			return nil, nil, err
+		}
+		for _, b := range bases {
+			if strings.EqualFold(b.src.Name, right.src.Name) {
+				return nil, nil, posErr(j.Pos, fmt.Errorf("%w: Can not join '%s' to '%s': self joins are not yet supported.", ErrUnsupported, b.src.Name, right.src.Name))
+			}
+		}
+		bases = append(bases, right)
+		if idx > 0 {
+			left = intermediate(l, idx)
+		}
+		if l, err = p.planOneJoin(idx, j, left, right, bases); err != nil {
+			return nil, nil, err
+		}
+		if l.fkKeys > 0 && idx+1 < len(sel.Joins) {
+			return nil, nil, posErr(sel.Joins[idx+1].Pos, fmt.Errorf("%w: a foreign-key join can only be the last join of a query", ErrUnsupported))
+		}
+	}
+	if l.fkKeys > 0 {
+		return p.fkVirtual(l), &scope{src: p.fkVirtual(l), schema: l.schema(), join: l}, nil
+	}
+	first := bases[0].src
+	kind := parser.KindStream
+	if l.table {
+		kind = parser.KindTable
+	}
+	virtual := &Source{
+		Name: first.Name, Kind: kind, Topic: first.Topic, KeyFormat: first.KeyFormat, ValueFormat: first.ValueFormat,
+		KeyProps: first.KeyProps, ValueProps: first.ValueProps, Partitions: l.partitions, Window: l.window, WindowSize: l.windowSize,
+	}
+	cols := []types.Column{{Name: l.keyName, Type: l.types[l.keySlot], Key: true}}
+	for _, in := range bases {
+		for i, n := range in.names {
+			if !strings.HasPrefix(n, "KSQL_INTERNAL_") && i < len(in.names)-3-windowCols(in) {
+				cols = append(cols, types.Column{Name: n, Type: in.types[i]})
+			}
+		}
+	}
+	virtual.Schema = types.Schema{Columns: cols}
+	return virtual, &scope{src: virtual, schema: l.schema(), join: l}, nil
+}
+
+// baseInput is a stream or table named in FROM or JOIN.
+func (p *planning) baseInput(rel *parser.Relation) (*joinInput, error) {
+	src, err := p.cat.Lookup(rel.Name)
 	if err != nil {
-		return nil, nil, posErr(j.Right.Pos, err)
+		return nil, posErr(rel.Pos, err)
 	}
-	if strings.EqualFold(left.Name, right.Name) {
-		return nil, nil, posErr(j.Pos, fmt.Errorf("%w: Can not join '%s' to '%s': self joins are not yet supported.", ErrUnsupported, left.Name, right.Name))
+	in := &joinInput{src: src, alias: aliasOf(rel), spec: src.sourceSpec(), table: src.Kind == parser.KindTable,
+		window: src.Window, windowSize: src.WindowSize, partitions: src.Partitions, keyFormat: src.KeyFormat, keyProps: src.KeyProps, label: src.Name}
+	in.spec.Table = in.table
+	in.spec.FailOnBadTimestamp = p.opts.TimestampThrowOnInvalid
+	for _, c := range in.spec.RowSchema().Columns {
+		in.names = append(in.names, strings.ToUpper(in.alias)+"_"+c.Name)
+		in.types = append(in.types, c.Type)
 	}
+	return in, nil
+}
+
+// intermediate is the result of the joins so far as the left input of
+// join idx: its row is the joined row, whose own key, time and window
+// slots get hidden names (the next join's result has its own).
+func intermediate(l *joinLayout, idx int) *joinInput {
+	in := &joinInput{prev: l, table: l.table, window: l.window, windowSize: l.windowSize, partitions: l.partitions,
+		keyFormat: l.keyFormat, keyProps: l.keyProps, label: l.label, keyCol: l.keySlot}
+	in.names = append([]string{}, l.names...)
+	in.types = append([]types.Type{}, l.types...)
+	for i := l.keySlot; i < len(in.names); i++ {
+		in.names[i] = fmt.Sprintf("KSQL_INTERNAL_J%d_%s", idx, in.names[i])
+	}
+	return in
+}
+
+// planOneJoin plans join idx of the FROM clause between left (a source,
+// or the joins before) and right (a source), and returns the layout of
+// its result. It extends p.join, the chain that ends with the join.
+func (p *planning) planOneJoin(idx int, j *parser.Join, left, right *joinInput, bases []*joinInput) (*joinLayout, error) {
 	var kafka []string
-	for _, s := range []*Source{left, right} {
-		if strings.EqualFold(s.ValueFormat, "KAFKA") {
-			kafka = append(kafka, s.Name)
+	for _, in := range []*joinInput{left, right} {
+		if in.src != nil && strings.EqualFold(in.src.ValueFormat, "KAFKA") {
+			kafka = append(kafka, in.src.Name)
 		}
 	}
 	if len(kafka) > 0 {
-		return nil, nil, posErr(j.Pos, fmt.Errorf("%w: Source(s) %s are using the 'KAFKA' value format. This format does not yet support JOIN.", ErrUnsupported, strings.Join(kafka, ", ")))
+		return nil, posErr(j.Pos, fmt.Errorf("%w: Source(s) %s are using the 'KAFKA' value format. This format does not yet support JOIN.", ErrUnsupported, strings.Join(kafka, ", ")))
 	}
-	leftTable, rightTable := left.Kind == parser.KindTable, right.Kind == parser.KindTable
+	leftTable, rightTable := left.table, right.table
 	streams := !leftTable && !rightTable
 	if leftTable && !rightTable {
-		return nil, nil, posErr(j.Pos, fmt.Errorf("%w: Invalid join order: table-stream joins are not supported; only stream-table joins. Got %s [%s] JOIN %s.", ErrInvalid, left.Name, j.Type, right.Name))
+		return nil, posErr(j.Pos, fmt.Errorf("%w: Invalid join order: table-stream joins are not supported; only stream-table joins. Got %s [%s] JOIN %s.", ErrInvalid, left.label, j.Type, right.label))
 	}
 	if rightTable && !leftTable && (j.Type == parser.JoinRight || j.Type == parser.JoinFull) {
-		return nil, nil, posErr(j.Pos, fmt.Errorf("%w: Invalid join type: %s join is not supported for stream-table joins.", ErrInvalid, j.Type))
+		return nil, posErr(j.Pos, fmt.Errorf("%w: Invalid join type: %s join is not supported for stream-table joins.", ErrInvalid, j.Type))
 	}
-	if left.Window != right.Window || (left.Window == exec.TimeWindowed && left.WindowSize != right.WindowSize) {
-		return nil, nil, posErr(j.Pos, windowMismatch(left, right))
+	if left.window != right.window || (left.window == exec.TimeWindowed && left.windowSize != right.windowSize) {
+		return nil, posErr(j.Pos, windowMismatch(left, right))
 	}
 
-	ins := []*joinInput{
-		{src: left, alias: aliasOf(sel.From), spec: left.sourceSpec()},
-		{src: right, alias: aliasOf(j.Right), spec: right.sourceSpec()},
-	}
-	ins[0].spec.Table, ins[1].spec.Table = leftTable, rightTable
-	ins[0].spec.FailOnBadTimestamp, ins[1].spec.FailOnBadTimestamp = p.opts.TimestampThrowOnInvalid, p.opts.TimestampThrowOnInvalid
-	for _, in := range ins {
-		for _, c := range in.spec.RowSchema().Columns {
-			in.names = append(in.names, strings.ToUpper(in.alias)+"_"+c.Name)
-			in.types = append(in.types, c.Type)
-		}
-	}
+	ins := []*joinInput{left, right}
 	// The ON clause: one equality, each side naming one input.
 	eq, ok := j.On.(*parser.Binary)
 	if !ok || eq.Op != parser.OpEq {
-		return nil, nil, posErr(j.On.Position(), fmt.Errorf("%w: Invalid join condition: joins on multiple conditions are not yet supported. Got %s.", ErrUnsupported, parenthesized(j.On)))
+		return nil, posErr(j.On.Position(), fmt.Errorf("%w: Invalid join condition: joins on multiple conditions are not yet supported. Got %s.", ErrUnsupported, parenthesized(j.On)))
 	}
-	pre := &joinLayout{inputs: ins}
+	pre := &joinLayout{inputs: bases, sides: [2]*joinInput{left, right}}
 	for _, in := range ins {
 		pre.names = append(pre.names, in.names...)
 		pre.types = append(pre.types, in.types...)
@@ -210,7 +295,7 @@ func (p *planning) planJoin() (*Source, *scope, error) {
 		}
 	})
 	if badQualifier != nil {
-		return nil, nil, badQualifier
+		return nil, badQualifier
 	}
 	sideOf := func(e parser.Expr) (int, error) {
 		side := -1
@@ -230,7 +315,7 @@ func (p *planning) planJoin() (*Source, *scope, error) {
 				return
 			}
 			s := 0
-			if i >= len(ins[0].names) {
+			if i >= len(left.names) {
 				s = 1
 			}
 			if side >= 0 && side != s {
@@ -249,20 +334,20 @@ func (p *planning) planJoin() (*Source, *scope, error) {
 	}
 	ls, err := sideOf(eq.Left)
 	if err != nil {
-		return nil, nil, posErr(eq.Left.Position(), err)
+		return nil, posErr(eq.Left.Position(), err)
 	}
 	rs, err := sideOf(eq.Right)
 	if err != nil {
-		return nil, nil, posErr(eq.Right.Position(), err)
+		return nil, posErr(eq.Right.Position(), err)
 	}
 	if ls == rs {
-		return nil, nil, posErr(j.On.Position(), fmt.Errorf("%w: Each side of the join comparision must contain references from exactly one source. Got %s.", ErrInvalid, parenthesized(j.On)))
+		return nil, posErr(j.On.Position(), fmt.Errorf("%w: Each side of the join comparision must contain references from exactly one source. Got %s.", ErrInvalid, parenthesized(j.On)))
 	}
 	if streams && j.Within == nil {
-		return nil, nil, posErr(j.Pos, fmt.Errorf("%w: Stream-Stream joins must have a WITHIN clause specified. None was provided. To learn about how to specify a WITHIN clause with a stream-stream join, please visit: https://docs.confluent.io/current/ksql/docs/syntax-reference.html#create-stream-as-select", ErrInvalid))
+		return nil, posErr(j.Pos, fmt.Errorf("%w: Stream-Stream joins must have a WITHIN clause specified. None was provided. To learn about how to specify a WITHIN clause with a stream-stream join, please visit: https://docs.confluent.io/current/ksql/docs/syntax-reference.html#create-stream-as-select", ErrInvalid))
 	}
 	if !streams && j.Within != nil {
-		return nil, nil, posErr(j.Pos, fmt.Errorf("%w: A window definition was provided for a Stream-Table join. These joins are not windowed. Please drop the window definition (i.e. the WITHIN clause) and try to execute your Stream-Table join again.", ErrInvalid))
+		return nil, posErr(j.Pos, fmt.Errorf("%w: A window definition was provided for a Stream-Table join. These joins are not windowed. Please drop the window definition (i.e. the WITHIN clause) and try to execute your Stream-Table join again.", ErrInvalid))
 	}
 	onExpr := [2]parser.Expr{eq.Left, eq.Right}
 	if ls == 1 {
@@ -273,50 +358,49 @@ func (p *planning) planJoin() (*Source, *scope, error) {
 	for side, e := range onExpr {
 		c, err := expr.Compile(e, pre.scopeOf(side))
 		if err != nil {
-			return nil, nil, posErr(e.Position(), err)
+			return nil, posErr(e.Position(), err)
 		}
 		keyType[side], keyExpr[side] = c.Type, c
 	}
 	if !keyType[0].Equal(keyType[1]) {
-		return nil, nil, posErr(j.On.Position(), fmt.Errorf("%w: Invalid join condition: types don't match. Got %s{%s} = %s{%s}.", ErrInvalid, qualifiedText(onExpr[0], ins[0].alias), keyType[0], qualifiedText(onExpr[1], ins[1].alias), keyType[1]))
+		return nil, posErr(j.On.Position(), fmt.Errorf("%w: Invalid join condition: types don't match. Got %s{%s} = %s{%s}.", ErrInvalid, qualifiedText(onExpr[0], left.alias), keyType[0], qualifiedText(onExpr[1], right.alias), keyType[1]))
 	}
 	if containsMap(keyType[0]) {
-		return nil, nil, posErr(j.On.Position(), fmt.Errorf("%w: Map keys, including types that contain maps, are not supported as they may lead to unexpected behavior due to inconsistent serialization. Key column name: %s. Column type: %s. See https://github.com/confluentinc/ksql/issues/6621 for more.", ErrUnsupported, mapKeyName(pre, onExpr), keyType[0]))
+		return nil, posErr(j.On.Position(), fmt.Errorf("%w: Map keys, including types that contain maps, are not supported as they may lead to unexpected behavior due to inconsistent serialization. Key column name: %s. Column type: %s. See https://github.com/confluentinc/ksql/issues/6621 for more.", ErrUnsupported, mapKeyName(pre, onExpr), keyType[0]))
 	}
 
 	// Which inputs are keyed by their join expression already.
-	keyed := [2]bool{}
-	for side, in := range ins {
-		keyed[side] = isKeyRef(onExpr[side], in)
-	}
+	keyed := [2]bool{left.keyedBy(onExpr[0], pre), right.keyedBy(onExpr[1], pre)}
 	if leftTable && rightTable {
 		if !keyed[1] {
-			return nil, nil, posErr(j.On.Position(), fmt.Errorf("%w: Invalid join condition: table-table joins require to join on the primary key of the right input table. Got %s = %s.", ErrInvalid, qualifiedText(onExpr[0], ins[0].alias), qualifiedText(onExpr[1], ins[1].alias)))
+			return nil, posErr(j.On.Position(), fmt.Errorf("%w: Invalid join condition: table-table joins require to join on the primary key of the right input table. Got %s = %s.", ErrInvalid, qualifiedText(onExpr[0], left.alias), qualifiedText(onExpr[1], right.alias)))
 		}
 		if !keyed[0] {
-			switch j.Type {
-			case parser.JoinRight:
-				return nil, nil, posErr(j.Pos, fmt.Errorf("%w: RIGHT OUTER JOIN on a foreign key is not supported", ErrUnsupported))
-			case parser.JoinFull:
-				return nil, nil, posErr(j.Pos, fmt.Errorf("%w: FULL OUTER JOIN on a foreign key is not supported", ErrUnsupported))
-			}
-			if left.Window != exec.NotWindowed {
-				return nil, nil, posErr(j.Pos, fmt.Errorf("%w: foreign-key joins of windowed tables are not supported", ErrUnsupported))
+			switch {
+			case j.Type == parser.JoinRight:
+				return nil, posErr(j.Pos, fmt.Errorf("%w: RIGHT OUTER JOIN on a foreign key is not supported", ErrUnsupported))
+			case j.Type == parser.JoinFull:
+				return nil, posErr(j.Pos, fmt.Errorf("%w: FULL OUTER JOIN on a foreign key is not supported", ErrUnsupported))
+			case left.window != exec.NotWindowed:
+				return nil, posErr(j.Pos, fmt.Errorf("%w: foreign-key joins of windowed tables are not supported", ErrUnsupported))
+			case left.prev != nil:
+				return nil, posErr(j.Pos, fmt.Errorf("%w: a foreign-key join must be the first join of a query: its left input must be a table", ErrUnsupported))
 			}
 			return p.planFKJoin(j, ins, keyExpr[0])
 		}
 	}
 	for side, in := range ins {
-		if in.src.Kind == parser.KindTable && !keyed[side] {
-			return nil, nil, posErr(j.On.Position(), fmt.Errorf("%w: Invalid join condition: %s joins require to join on the table's primary key. Got %s.", ErrInvalid, joinKind(leftTable, rightTable), parenthesized(j.On)))
+		if in.table && !keyed[side] {
+			return nil, posErr(j.On.Position(), fmt.Errorf("%w: Invalid join condition: %s joins require to join on the table's primary key. Got %s.", ErrInvalid, joinKind(leftTable, rightTable), parenthesized(j.On)))
 		}
-		if !keyed[side] && in.src.Window != exec.NotWindowed {
-			return nil, nil, posErr(j.On.Position(), fmt.Errorf("%w: Implicit repartitioning of windowed sources is not supported. See https://github.com/confluentinc/ksql/issues/4385.", ErrUnsupported))
+		if !keyed[side] && in.window != exec.NotWindowed {
+			return nil, posErr(j.On.Position(), fmt.Errorf("%w: Implicit repartitioning of windowed sources is not supported. See https://github.com/confluentinc/ksql/issues/4385.", ErrUnsupported))
 		}
 	}
 	// Both inputs must hash keys the same way into the same number of
-	// partitions; a stream keyed otherwise is repartitioned.
-	if keyed[0] && keyed[1] && !sameKeyFormat(left, right) {
+	// partitions; a stream keyed otherwise is repartitioned, in the other
+	// input's key format.
+	if keyed[0] && keyed[1] && !strings.EqualFold(left.keyFormat, right.keyFormat) {
 		switch {
 		case !rightTable:
 			keyed[1] = false
@@ -324,63 +408,81 @@ func (p *planning) planJoin() (*Source, *scope, error) {
 			keyed[0] = false
 		}
 	}
-	partitions := left.Partitions
+	partitions := left.partitions
 	if !keyed[0] {
-		partitions = right.Partitions
+		partitions = right.partitions
 	}
-	if keyed[0] && keyed[1] && left.Partitions != right.Partitions && left.Partitions > 0 && right.Partitions > 0 {
-		return nil, nil, posErr(j.Pos, fmt.Errorf("%w: Can't join `%s` with `%s` since the number of partitions don't match. `%s` partitions = %d; `%s` partitions = %d. Please repartition either one so that the number of partitions match.",
-			ErrInvalid, left.Name, right.Name, left.Name, left.Partitions, right.Name, right.Partitions))
+	if keyed[0] && keyed[1] && left.partitions != right.partitions && left.partitions > 0 && right.partitions > 0 {
+		return nil, posErr(j.Pos, fmt.Errorf("%w: Can't join `%s` with `%s` since the number of partitions don't match. `%s` partitions = %d; `%s` partitions = %d. Please repartition either one so that the number of partitions match.",
+			ErrInvalid, left.label, right.label, left.label, left.partitions, right.label, right.partitions))
 	}
+	sfx := ""
+	if idx > 0 {
+		sfx = strconv.Itoa(idx + 1)
+	}
+	chained := left.prev != nil && keyed[0]
 	for side, in := range ins {
 		if keyed[side] {
-			in.keyCol = 0
+			if in.prev == nil {
+				in.keyCol = 0
+			}
 			continue
 		}
-		p.repartitionJoinInput(in, side, keyExpr[side], partitions)
+		// Re-keyed into the format of the other input when that one is
+		// read as it is, so that both hash a key to the same partition.
+		keyFormat, keyProps := "", format.Props{}
+		if other := ins[1-side]; keyed[1-side] {
+			keyFormat, keyProps = other.keyFormat, other.keyProps
+		}
+		p.repartitionJoinInput(in, sfx+"-"+[2]string{"left", "right"}[side], keyExpr[side], partitions, keyFormat, keyProps)
 	}
 
 	// The joined row.
-	l := &joinLayout{inputs: ins, candidates: map[int]string{}}
+	l := &joinLayout{inputs: bases, sides: [2]*joinInput{left, right}, candidates: map[string]bool{}, table: leftTable && rightTable,
+		window: left.window, windowSize: left.windowSize, partitions: partitions, label: bases[0].label}
+	l.keyFormat, l.keyProps = left.keyFormat, left.keyProps
+	if !keyed[0] {
+		l.keyFormat, l.keyProps = left.spec.KeyFormat, left.spec.KeyProps
+	}
 	for _, in := range ins {
 		l.names = append(l.names, in.names...)
 		l.types = append(l.types, in.types...)
+	}
+	if chained && j.Type != parser.JoinFull {
+		// Joined on the same key as the joins before: their join columns
+		// hold this key too.
+		for n := range left.prev.candidates {
+			l.candidates[n] = true
+		}
+		l.candidateText = append(l.candidateText, left.prev.candidateText...)
 	}
 	for side, e := range onExpr {
 		ref, ok := e.(*parser.ColumnRef)
 		if !ok || j.Type == parser.JoinFull {
 			continue
 		}
-		if i, _, err := l.resolve(ref); err == nil {
-			l.candidates[i] = l.names[i]
-			l.candidateText = append(l.candidateText, strings.ToUpper(ins[side].alias)+"."+strings.ToUpper(ref.Name))
+		if i, _, err := l.resolve(ref); err == nil && !strings.HasPrefix(l.names[i], "KSQL_INTERNAL_") && !l.candidates[l.names[i]] {
+			l.candidates[l.names[i]] = true
+			l.candidateText = append(l.candidateText, strings.ToUpper(ins[side].aliasOf(ref))+"."+strings.ToUpper(ref.Name))
 		}
 	}
 	l.keySlot = len(l.names)
 	l.synthetic = len(l.candidates) == 0
 	l.keyName = "KSQL_INTERNAL_JOINKEY"
 	if l.synthetic {
-		l.keyName = syntheticKeyName(ins)
+		l.keyName = syntheticKeyName(bases)
 	}
 	l.names = append(l.names, l.keyName, exec.ColRowTime, exec.ColRowPartition, exec.ColRowOffset)
 	l.types = append(l.types, keyType[0], types.BigIntType, types.IntegerType, types.BigIntType)
-	if left.Window != exec.NotWindowed {
+	if left.window != exec.NotWindowed {
 		l.names = append(l.names, exec.ColWindowStart, exec.ColWindowEnd)
 		l.types = append(l.types, types.BigIntType, types.BigIntType)
 	}
 
 	node := &exec.JoinNode{Type: exec.JoinType(j.Type), Text: parenthesized(j.On)}
-	sideSpec := func(side int) exec.JoinSide {
-		in := ins[side]
-		js := exec.JoinSide{Name: in.src.Name, Width: len(in.names), KeyCol: in.keyCol, Table: in.src.Kind == parser.KindTable}
-		if in.spec.Window != exec.NotWindowed {
-			row := in.spec.RowSchema()
-			js.Window = []int{row.Find(exec.ColWindowStart), row.Find(exec.ColWindowEnd)}
-		}
-		return js
-	}
-	node.Left, node.Right = sideSpec(0), sideSpec(1)
-	storeBase := p.q.ID + "-Join"
+	node.Left, node.Right = left.joinSide(), right.joinSide()
+	storeBase := p.q.ID + "-Join" + sfx
+	topicBase := p.prefix + "-Join" + sfx
 	if streams {
 		w := j.Within
 		node.Before, node.After = w.Before.Milliseconds(), w.After.Milliseconds()
@@ -401,48 +503,90 @@ func (p *planning) planJoin() (*Source, *scope, error) {
 			} else {
 				node.Right.Store = store
 			}
-			p.q.Topology.Stores = append(p.q.Topology.Stores, exec.StoreSpec{Name: store, Changelog: p.prefix + "-Join-" + name + "-store-changelog", Windowed: true, Partitions: partitions, RetentionMs: retention})
+			p.q.Topology.Stores = append(p.q.Topology.Stores, exec.StoreSpec{Name: store, Changelog: topicBase + "-" + name + "-store-changelog", Windowed: true, Partitions: partitions, RetentionMs: retention})
 		}
 	} else {
 		if _, ok := p.target.withProp("LATE_TOPIC"); ok {
-			return nil, nil, posErr(j.Pos, fmt.Errorf("%w: LATE_TOPIC needs a windowed aggregation or a stream-stream join: only windows close and turn records away", ErrInvalid))
+			return nil, posErr(j.Pos, fmt.Errorf("%w: LATE_TOPIC needs a windowed aggregation or a stream-stream join: only windows close and turn records away", ErrInvalid))
 		}
 		for side, in := range ins {
-			if in.src.Kind != parser.KindTable {
+			if !in.table {
 				continue
 			}
-			// A table is read from its own topic: it is the table's
-			// changelog, so restoring it bootstraps the join before any
-			// stream record is joined.
-			store := storeBase + "-" + [2]string{"left", "right"}[side] + "-table"
+			name := [2]string{"left", "right"}[side]
+			store := storeBase + "-" + name + "-table"
 			if side == 0 {
 				node.Left.Store = store
 			} else {
 				node.Right.Store = store
 			}
-			p.q.Topology.Stores = append(p.q.Topology.Stores, exec.StoreSpec{Name: store, Changelog: in.spec.Topic, FromSource: in.spec, Partitions: partitions})
+			spec := exec.StoreSpec{Name: store, Partitions: partitions}
+			if in.prev == nil {
+				// A table is read from its own topic: it is the table's
+				// changelog, so restoring it bootstraps the join before
+				// any stream record is joined.
+				spec.Changelog, spec.FromSource = in.spec.Topic, in.spec
+			} else {
+				spec.Changelog = topicBase + "-" + name + "-table-changelog"
+			}
+			p.q.Topology.Stores = append(p.q.Topology.Stores, spec)
 		}
 	}
-	p.join = &joinPlan{layout: l, spec: ins[0].spec, nodes: []exec.Node{node}, sides: []*exec.SideInput{{Source: ins[1].spec, Node: 0, Side: 1}}}
+	if chained {
+		nodes := append(append([]exec.Node{}, p.join.nodes...), node)
+		sides := append(append([]*exec.SideInput{}, p.join.sides...), &exec.SideInput{Source: right.spec, Node: len(nodes) - 1, Side: 1})
+		p.join = &joinPlan{layout: l, spec: p.join.spec, nodes: nodes, sides: sides}
+	} else {
+		p.join = &joinPlan{layout: l, spec: left.spec, nodes: []exec.Node{node}, sides: []*exec.SideInput{{Source: right.spec, Node: 0, Side: 1}}}
+	}
+	return l, nil
+}
 
-	kind := parser.KindStream
-	if leftTable && rightTable {
-		kind = parser.KindTable
+// keyedBy reports whether the input's rows are keyed by e already: e
+// names a source's only key column, or the key of the joins before.
+func (in *joinInput) keyedBy(e parser.Expr, pre *joinLayout) bool {
+	ref, ok := e.(*parser.ColumnRef)
+	if !ok {
+		return false
 	}
-	virtual := &Source{
-		Name: left.Name, Kind: kind, Topic: left.Topic, KeyFormat: left.KeyFormat, ValueFormat: left.ValueFormat,
-		KeyProps: left.KeyProps, ValueProps: left.ValueProps, Partitions: partitions, Window: left.Window, WindowSize: left.WindowSize,
+	if in.prev == nil {
+		return isKeyRef(e, in)
 	}
-	cols := []types.Column{{Name: l.keyName, Type: keyType[0], Key: true}}
-	for _, in := range ins {
+	i, _, err := pre.resolve(ref)
+	if err != nil || i >= len(in.names) {
+		return false
+	}
+	return i == in.keyCol || in.prev.candidates[pre.names[i]]
+}
+
+// aliasOf is the qualifier of a column reference on this input: the
+// reference's own, or the input's alias.
+func (in *joinInput) aliasOf(ref *parser.ColumnRef) string {
+	if ref.Source != "" {
+		return ref.Source
+	}
+	if in.alias != "" {
+		return in.alias
+	}
+	return in.label
+}
+
+// joinSide describes the input to the join operator.
+func (in *joinInput) joinSide() exec.JoinSide {
+	js := exec.JoinSide{Name: in.label, Width: len(in.names), KeyCol: in.keyCol, Table: in.table}
+	if in.window != exec.NotWindowed {
+		ws, we := -1, -1
 		for i, n := range in.names {
-			if !strings.HasPrefix(n, "KSQL_INTERNAL_") && i < len(in.names)-3-windowCols(in) {
-				cols = append(cols, types.Column{Name: n, Type: in.types[i]})
+			switch {
+			case strings.HasSuffix(n, "_"+exec.ColWindowStart):
+				ws = i
+			case strings.HasSuffix(n, "_"+exec.ColWindowEnd):
+				we = i
 			}
 		}
+		js.Window = []int{ws, we}
 	}
-	virtual.Schema = types.Schema{Columns: cols}
-	return virtual, &scope{src: virtual, schema: l.schema(), join: l}, nil
+	return js
 }
 
 // qualifiedText prints a join expression with its columns qualified by
@@ -456,7 +600,7 @@ func qualifiedText(e parser.Expr, alias string) string {
 func mapKeyName(l *joinLayout, on [2]parser.Expr) string {
 	for side, e := range on {
 		if ref, ok := e.(*parser.ColumnRef); ok {
-			return "`" + strings.ToUpper(l.inputs[side].alias) + "_" + strings.ToUpper(ref.Name) + "`"
+			return "`" + strings.ToUpper(l.sides[side].aliasOf(ref)) + "_" + strings.ToUpper(ref.Name) + "`"
 		}
 	}
 	return "`ROWKEY`"
@@ -478,9 +622,9 @@ func joinKind(leftTable, rightTable bool) string {
 	return "stream-table"
 }
 
-func windowMismatch(left, right *Source) error {
-	name := func(s *Source) string {
-		switch s.Window {
+func windowMismatch(left, right *joinInput) error {
+	name := func(s *joinInput) string {
+		switch s.window {
 		case exec.SessionWindowed:
 			return "SESSION"
 		case exec.TimeWindowed:
@@ -488,14 +632,14 @@ func windowMismatch(left, right *Source) error {
 		}
 		return "not windowed"
 	}
-	if left.Window == exec.NotWindowed || right.Window == exec.NotWindowed {
+	if left.window == exec.NotWindowed || right.window == exec.NotWindowed {
 		w, n := left, right
-		if left.Window == exec.NotWindowed {
+		if left.window == exec.NotWindowed {
 			w, n = right, left
 		}
-		return fmt.Errorf("%w: Can not join windowed source to non-windowed source.\n`%s` is %s windowed\n`%s` is not windowed", ErrInvalid, w.Name, name(w), n.Name)
+		return fmt.Errorf("%w: Can not join windowed source to non-windowed source.\n`%s` is %s windowed\n`%s` is not windowed", ErrInvalid, w.label, name(w), n.label)
 	}
-	if left.Window != right.Window {
+	if left.window != right.window {
 		return fmt.Errorf("%w: Incompatible windowed sources.\nLeft source: %s\nRight source: %s\nSession windowed sources can only be joined to other session windowed sources, and may still not result in expected behaviour as session bounds must be an exact match for the join to work\nHopping and tumbling windowed sources can only be joined to other hopping and tumbling windowed sources", ErrInvalid, name(left), name(right))
 	}
 	return fmt.Errorf("%w: Implicit repartitioning of windowed sources is not supported. See https://github.com/confluentinc/ksql/issues/4385.", ErrUnsupported)
@@ -516,10 +660,10 @@ func (s sideScope) Resolve(ref *parser.ColumnRef) (int, types.Type, error) {
 		return 0, t, err
 	}
 	off := 0
-	for k := 0; k < s.side; k++ {
-		off += len(s.l.inputs[k].names)
+	if s.side == 1 {
+		off = len(s.l.sides[0].names)
 	}
-	if i < off || i >= off+len(s.l.inputs[s.side].names) {
+	if i < off || i >= off+len(s.l.sides[s.side].names) {
 		return 0, t, fmt.Errorf("%w %s", expr.ErrUnknownColumn, ref)
 	}
 	return i - off, t, nil
@@ -531,10 +675,6 @@ func isKeyRef(e parser.Expr, in *joinInput) bool {
 	keys := in.src.Schema.Keys()
 	return ok && len(keys) == 1 && strings.EqualFold(ref.Name, keys[0].Name) &&
 		(ref.Source == "" || strings.EqualFold(ref.Source, in.alias) || strings.EqualFold(ref.Source, in.src.Name))
-}
-
-func sameKeyFormat(a, b *Source) bool {
-	return strings.EqualFold(a.KeyFormat, b.KeyFormat)
 }
 
 func aliasOf(r *parser.Relation) string {
@@ -587,47 +727,67 @@ func parenthesizedOperand(e parser.Expr) string {
 // repartitionJoinInput writes a stream input to a topic keyed by its join
 // expression, with all its columns in the value, and makes the join read
 // that topic instead.
-func (p *planning) repartitionJoinInput(in *joinInput, side int, c expr.Compiled, partitions int32) {
+//
+// A source input keeps its key and value columns (its time comes with the
+// record); the result of earlier joins keeps every slot of its row. The
+// topic's key is written in keyFormat (the other input's, so that both
+// hash a key alike), or KAFKA/JSON when empty.
+func (p *planning) repartitionJoinInput(in *joinInput, name string, c expr.Compiled, partitions int32, keyFormat string, keyProps format.Props) {
 	keyType := c.Type
-	row := in.spec.RowSchema()
-	ncols := len(in.src.Schema.Columns) // key and value columns
+	ncols := len(in.names)
+	if in.prev == nil {
+		ncols = len(in.src.Schema.Columns) // key and value columns
+	}
 	exprs := []expr.Eval{c.Eval}
 	names := []string{"KSQL_INTERNAL_JOINKEY"}
 	var values []types.Column
 	for i := 0; i < ncols; i++ {
 		i := i
 		exprs = append(exprs, func(r []any) any { return r[i] })
-		col := row.Columns[i]
-		col.Key = false
+		col := types.Column{Name: in.names[i], Type: in.types[i]}
 		values = append(values, col)
 		names = append(names, col.Name)
 	}
 	keyCol := types.Column{Name: "KSQL_INTERNAL_JOINKEY", Type: keyType, Key: true}
-	keyFormat := "JSON"
-	if isPrimitive(keyType) {
-		keyFormat = "KAFKA"
+	if keyFormat == "" || strings.EqualFold(keyFormat, "NONE") {
+		keyFormat, keyProps = "JSON", format.Props{}
+		if isPrimitive(keyType) {
+			keyFormat = "KAFKA"
+		}
 	}
-	topic := p.prefix + "-Join-" + [2]string{"left", "right"}[side] + "-repartition"
+	topic := p.prefix + "-Join" + name + "-repartition"
 	nodes := []exec.Node{
 		&exec.ProjectNode{Exprs: exprs, Names: names},
-		&exec.SinkNode{Topic: topic, KeyFormat: keyFormat, ValueFormat: "JSON", KeyCols: []types.Column{keyCol}, ValueCols: values,
+		&exec.SinkNode{Topic: topic, KeyFormat: keyFormat, KeyProps: keyProps, ValueFormat: "JSON", KeyCols: []types.Column{keyCol}, ValueCols: values,
 			KeyIdx: []int{0}, ValueIdx: seq(1, 1+len(values)), Internal: true},
 	}
-	p.addSub(in.spec, nodes)
+	if in.prev == nil {
+		p.addSub(in.spec, nodes)
+	} else {
+		// The joins so far end by writing their rows to the topic.
+		t := p.q.Topology
+		t.Subs = append(t.Subs, &exec.SubTopology{ID: len(t.Subs), Source: p.join.spec,
+			Nodes: append(append([]exec.Node{}, p.join.nodes...), nodes...), Sides: p.join.sides})
+	}
 	p.q.Topology.Internal = append(p.q.Topology.Internal, exec.TopicSpec{Name: topic, Partitions: partitions, Configs: map[string]string{"cleanup.policy": "delete"}})
-	in.spec = &exec.SourceSpec{Topic: topic, KeyFormat: keyFormat, ValueFormat: "JSON", KeyCols: []types.Column{keyCol}, ValueCols: values, TimestampCol: -1, Dedupe: true}
+	in.spec = &exec.SourceSpec{Topic: topic, KeyFormat: keyFormat, KeyProps: keyProps, ValueFormat: "JSON", KeyCols: []types.Column{keyCol}, ValueCols: values, TimestampCol: -1, Dedupe: true}
+	in.keyFormat, in.keyProps, in.partitions = keyFormat, keyProps, partitions
 	// The input's slots: the join key, its columns, then the pseudo
-	// columns of the repartition topic under the input's names.
-	alias := strings.ToUpper(in.alias)
-	newNames := []string{"KSQL_INTERNAL_" + alias + "_JOINKEY"}
+	// columns of the repartition topic (a source's own under its names).
+	hidden := "KSQL_INTERNAL_" + strings.ToUpper(in.alias) + name + "_"
+	newNames := []string{hidden + "JOINKEY"}
 	newTypes := []types.Type{keyType}
 	newNames = append(newNames, in.names[:ncols]...)
 	newTypes = append(newTypes, in.types[:ncols]...)
 	for _, pc := range []string{exec.ColRowTime, exec.ColRowPartition, exec.ColRowOffset} {
-		i := row.Find(pc)
-		newNames = append(newNames, in.names[i])
-		newTypes = append(newTypes, in.types[i])
+		if in.prev == nil {
+			newNames = append(newNames, strings.ToUpper(in.alias)+"_"+pc)
+		} else {
+			newNames = append(newNames, hidden+pc)
+		}
+		newTypes = append(newTypes, types.BigIntType)
 	}
+	newTypes[len(newTypes)-2] = types.IntegerType
 	in.names, in.types, in.keyCol = newNames, newTypes, 0
 }
 
@@ -719,7 +879,7 @@ func (p *planning) joinKey() error {
 		if err != nil {
 			continue
 		}
-		if _, cand := l.candidates[slot]; cand || slot == l.keySlot {
+		if l.candidates[l.names[slot]] || slot == l.keySlot {
 			keyItems = append(keyItems, i)
 		}
 	}
@@ -741,7 +901,7 @@ func (p *planning) joinKey() error {
 	// right's, as in ksqlDB.
 	first := keyItems[0]
 	for _, i := range keyItems {
-		if slot, _, _ := p.sc.Resolve(p.items[i].expr.(*parser.ColumnRef)); slot < len(l.inputs[0].names) {
+		if slot, _, _ := p.sc.Resolve(p.items[i].expr.(*parser.ColumnRef)); slot < len(l.sides[0].names) {
 			first = i
 			break
 		}
@@ -770,9 +930,10 @@ func (p *planning) joinKey() error {
 // internal topic partitioned like the right table, whose task answers
 // through a topic partitioned like the left table. The result is keyed by
 // the left table's key.
-func (p *planning) planFKJoin(j *parser.Join, ins []*joinInput, fk expr.Compiled) (*Source, *scope, error) {
+func (p *planning) planFKJoin(j *parser.Join, ins []*joinInput, fk expr.Compiled) (*joinLayout, error) {
 	left, right := ins[0], ins[1]
-	l := &joinLayout{inputs: ins, candidates: map[int]string{}, fkKeys: len(left.src.Schema.Keys())}
+	l := &joinLayout{inputs: ins, sides: [2]*joinInput{left, right}, candidates: map[string]bool{}, fkKeys: len(left.src.Schema.Keys()),
+		table: true, partitions: left.src.Partitions, keyFormat: left.src.KeyFormat, keyProps: left.src.KeyProps, label: left.src.Name}
 	for _, in := range ins {
 		l.names = append(l.names, in.names...)
 		l.types = append(l.types, in.types...)
@@ -816,7 +977,14 @@ func (p *planning) planFKJoin(j *parser.Join, ins []*joinInput, fk expr.Compiled
 		RightWidth: len(right.names), RightCols: len(right.src.Schema.Columns), FK: fk.Eval, Store: leftStore, Subscription: sub,
 		Text: parenthesized(j.On)}
 	p.join = &joinPlan{layout: l, spec: left.spec, nodes: []exec.Node{leftNode}, sides: []*exec.SideInput{{Source: resp.Spec(), Node: 0, Side: 1}}}
+	return l, nil
+}
 
+// fkVirtual is the source a foreign-key join's result is read as: keyed
+// by the left table's key.
+func (p *planning) fkVirtual(l *joinLayout) *Source {
+	left := l.inputs[0]
+	leftKeys := left.src.Schema.Keys()
 	virtual := &Source{
 		Name: left.src.Name, Kind: parser.KindTable, Topic: left.src.Topic, KeyFormat: left.src.KeyFormat, ValueFormat: left.src.ValueFormat,
 		KeyProps: left.src.KeyProps, ValueProps: left.src.ValueProps, Partitions: left.src.Partitions,
@@ -825,7 +993,7 @@ func (p *planning) planFKJoin(j *parser.Join, ins []*joinInput, fk expr.Compiled
 	for i := range leftKeys {
 		cols = append(cols, types.Column{Name: l.names[i], Type: l.types[i], Key: true})
 	}
-	for _, in := range ins {
+	for _, in := range l.inputs {
 		for i, n := range in.names {
 			if (in == left && i < len(leftKeys)) || i >= len(in.names)-3 {
 				continue
@@ -834,7 +1002,7 @@ func (p *planning) planFKJoin(j *parser.Join, ins []*joinInput, fk expr.Compiled
 		}
 	}
 	virtual.Schema = types.Schema{Columns: cols}
-	return virtual, &scope{src: virtual, schema: l.schema(), join: l}, nil
+	return virtual
 }
 
 // fkKey checks that a foreign-key join's projection selects every key
