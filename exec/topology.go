@@ -161,6 +161,10 @@ func (t *Topology) Explain() string {
 		}
 	}
 	for _, st := range t.Stores {
+		if st.FromSource != nil {
+			fmt.Fprintf(&b, "state store %s → changelog %s (the table's own topic, restored from, never written)\n", st.Name, st.Changelog)
+			continue
+		}
 		fmt.Fprintf(&b, "state store %s → changelog %s\n", st.Name, st.Changelog)
 	}
 	for _, it := range t.Internal {

@@ -494,7 +494,7 @@ func (p *planning) planOneJoin(idx int, j *parser.Join, left, right *joinInput, 
 			node.Grace = max(int64(24*time.Hour/time.Millisecond)-node.Before-node.After, 0)
 			node.Legacy = true
 		}
-		node.LateTopic = p.target.With["LATE_TOPIC"]
+		node.LateTopic, _ = p.target.withProp("LATE_TOPIC")
 		retention := node.Before + node.After + node.Grace + int64(24*time.Hour/time.Millisecond)
 		for side, name := range []string{"left", "right"} {
 			store := storeBase + "-" + name + "-store"
