@@ -77,17 +77,27 @@ func TestJoinStreamTableThroughKafka(t *testing.T) {
 		}
 		testkafka.Produce(t, brokers, recs...)
 	}
-	run := func(dir string, cs []outRecord) {
+	// run starts the engine, produces clicks, waits for them to come out,
+	// then runs then (if set) with the query, which returns how many more
+	// outputs to wait for.
+	run := func(dir string, cs []outRecord, then func(q *engine.Query) int) {
 		t.Helper()
 		e := openEngine(t, brokers, dir, svc)
 		q := execute(t, e, sql)[2].Query
 		produce(cs...)
-		testkafka.Await(t, 60*time.Second, fmt.Sprintf("%d enriched clicks", len(cs)), func() bool {
-			return q.Metrics.RecordsOut.Load() >= int64(len(cs))
+		n := int64(len(cs))
+		testkafka.Await(t, 60*time.Second, fmt.Sprintf("%d enriched clicks", n), func() bool {
+			return q.Metrics.RecordsOut.Load() >= n
 		})
+		if then != nil {
+			n += int64(then(q))
+			testkafka.Await(t, 60*time.Second, fmt.Sprintf("%d enriched clicks", n), func() bool {
+				return q.Metrics.RecordsOut.Load() >= n
+			})
+		}
 		time.Sleep(500 * time.Millisecond) // room for anything output twice
-		if n := q.Metrics.RecordsOut.Load(); n != int64(len(cs)) {
-			t.Errorf("query output %d records, want %d", n, len(cs))
+		if got := q.Metrics.RecordsOut.Load(); got != n {
+			t.Errorf("query output %d records, want %d", got, n)
 		}
 		if err := q.Err(); err != nil {
 			t.Errorf("query failed: %v", err)
@@ -116,18 +126,18 @@ func TestJoinStreamTableThroughKafka(t *testing.T) {
 
 	dir := t.TempDir()
 	run(dir, []outRecord{
-		click("k1", "carol", "home", "eu", 1*s),
-		click("k2", "heidi", "cart", "us", 2*s),
-		click("k3", "frank", "home", "apac", 3*s), // deleted user
-		click("k4", "zoe", "help", "us", 4*s),     // unknown user
-		click("k5", "carol", "cart", "us", 5*s),
-	})
+		click("k01", "carol", "home", "eu", 1*s),
+		click("k02", "heidi", "cart", "us", 2*s),
+		click("k03", "frank", "home", "apac", 3*s), // deleted user
+		click("k04", "zoe", "help", "us", 4*s),     // unknown user
+		click("k05", "carol", "cart", "us", 5*s),
+	}, nil)
 	want := []outRecord{
-		enriched("carol", "k1", "home", "eu", "Carol", "platinum", "eu", 1*s),
-		enriched("heidi", "k2", "cart", "us", "Heidi", "silver", "us", 2*s),
-		enriched("frank", "k3", "home", "apac", "", "", "", 3*s),
-		enriched("zoe", "k4", "help", "us", "", "", "", 4*s),
-		enriched("carol", "k5", "cart", "us", "Carol", "platinum", "eu", 5*s),
+		enriched("carol", "k01", "home", "eu", "Carol", "platinum", "eu", 1*s),
+		enriched("heidi", "k02", "cart", "us", "Heidi", "silver", "us", 2*s),
+		enriched("frank", "k03", "home", "apac", "", "", "", 3*s),
+		enriched("zoe", "k04", "help", "us", "", "", "", 4*s),
+		enriched("carol", "k05", "cart", "us", "Carol", "platinum", "eu", 5*s),
 	}
 	check("first run", want)
 
@@ -138,16 +148,25 @@ func TestJoinStreamTableThroughKafka(t *testing.T) {
 		`carol:`,
 	)
 	run(dir, []outRecord{
-		click("k6", "carol", "home", "eu", 6*s), // deleted now
-		click("k7", "heidi", "home", "us", 7*s),
-		click("k8", "frank", "cart", "apac", 8*s),
-		click("k9", "zoe", "home", "eu", 9*s),
+		click("k06", "carol", "home", "eu", 6*s), // deleted now
+		click("k07", "heidi", "home", "us", 7*s),
+		click("k08", "frank", "cart", "apac", 8*s),
+		click("k09", "zoe", "home", "eu", 9*s),
+	}, func(q *engine.Query) int {
+		// A table change while the query runs: once the query has read
+		// it, a click sees it.
+		read := q.Metrics.RecordsIn.Load()
+		kcatProduce(t, brokers, users, `zoe:{"name":"Zoe","tier":"gold","region":"eu"}`)
+		testkafka.Await(t, 30*time.Second, "the table change read", func() bool { return q.Metrics.RecordsIn.Load() > read })
+		produce(click("k10", "zoe", "cart", "eu", 10*s))
+		return 1
 	})
 	want = append(want,
-		enriched("carol", "k6", "home", "eu", "", "", "", 6*s),
-		enriched("heidi", "k7", "home", "us", "Heidi", "gold", "us", 7*s),
-		enriched("frank", "k8", "cart", "apac", "Frank", "bronze", "apac", 8*s),
-		enriched("zoe", "k9", "home", "eu", "", "", "", 9*s),
+		enriched("carol", "k06", "home", "eu", "", "", "", 6*s),
+		enriched("heidi", "k07", "home", "us", "Heidi", "gold", "us", 7*s),
+		enriched("frank", "k08", "cart", "apac", "Frank", "bronze", "apac", 8*s),
+		enriched("zoe", "k09", "home", "eu", "", "", "", 9*s),
+		enriched("zoe", "k10", "cart", "eu", "Zoe", "gold", "eu", 10*s),
 	)
 	check("after restart", want)
 }
@@ -158,7 +177,9 @@ func TestJoinStreamTableThroughKafka(t *testing.T) {
 // after (no match: the impression comes out alone when its window
 // closes), a late click beyond the grace (dropped, counted), and a
 // restart between batches: an impression before it is matched by a click
-// after it, another is emitted alone after it when its window closes.
+// after it, another is emitted alone after it when its window closes; a
+// click exactly 10 minutes after its impression, arriving within the grace
+// after stream time passed the window, still matches.
 func TestJoinStreamStreamThroughKafka(t *testing.T) {
 	brokers := testkafka.Brokers(t)
 	imps, clicks, out, svc := testkafka.Name(t, "impressions"), testkafka.Name(t, "clicks"), testkafka.Name(t, "ad_clicks"), testkafka.Name(t, "svc")
@@ -230,8 +251,12 @@ func TestJoinStreamStreamThroughKafka(t *testing.T) {
 	start(dir)
 	clk("d", 30*m) // matches d at 25m
 	clk("b", 2*m)  // clicks seen up to 30m: beyond 10m + 10m + 1m, late
+	imp("g", 31*m) // its window ends at 41m and closes after 42m
 	imp("f", 40*m) // stream time 40m: e (26m + 10m + 1m) comes out alone
-	testkafka.Await(t, 30*time.Second, "2 results", func() bool { return q.Metrics.RecordsOut.Load() >= 2 })
+	clk("h", 42*m) // stream time 42m: past g's window, within its grace
+	clk("g", 41*m) // exactly 10 minutes after g, out of order: matches
+	imp("i", 50*m) // stream time 50m: g matched, so it does not come out alone
+	testkafka.Await(t, 30*time.Second, "3 results", func() bool { return q.Metrics.RecordsOut.Load() >= 3 })
 	time.Sleep(300 * time.Millisecond) // room for anything more
 	if n := q.Metrics.LateDropped.Load(); n != 1 {
 		t.Errorf("late records = %d, want 1", n)
@@ -243,6 +268,7 @@ func TestJoinStreamStreamThroughKafka(t *testing.T) {
 	want = append(want,
 		joined("d", 25*m, 30*m, 30*m),
 		joined("e", 26*m, -1, 26*m),
+		joined("g", 31*m, 41*m, 41*m),
 	)
 	if diff := cmp.Diff(want, outputs(t, brokers, out)); diff != "" {
 		t.Errorf("after restart: outputs (-want +got):\n%s", diff)
