@@ -39,7 +39,8 @@ func kcatProduce(t *testing.T, brokers, topic string, lines ...string) {
 // before stream records are joined). The engine is then closed, the
 // table updated and more clicks produced: after a restart on the same
 // data directory the new clicks see the updated table and nothing is
-// output twice.
+// output twice; table changes read while the query runs are seen too, and
+// so is the table after a restart with an empty data directory.
 func TestJoinStreamTableThroughKafka(t *testing.T) {
 	if _, err := exec.LookPath("kcat"); err != nil {
 		t.Fatal("kcat is not installed: apt-get install -y kcat")
@@ -153,13 +154,13 @@ func TestJoinStreamTableThroughKafka(t *testing.T) {
 		click("k08", "frank", "cart", "apac", 8*s),
 		click("k09", "zoe", "home", "eu", 9*s),
 	}, func(q *engine.Query) int {
-		// A table change while the query runs: once the query has read
-		// it, a click sees it.
+		// Table changes while the query runs (a new user, a deletion):
+		// once the query has read them, clicks see them.
 		read := q.Metrics.RecordsIn.Load()
-		kcatProduce(t, brokers, users, `zoe:{"name":"Zoe","tier":"gold","region":"eu"}`)
-		testkafka.Await(t, 30*time.Second, "the table change read", func() bool { return q.Metrics.RecordsIn.Load() > read })
-		produce(click("k10", "zoe", "cart", "eu", 10*s))
-		return 1
+		kcatProduce(t, brokers, users, `zoe:{"name":"Zoe","tier":"gold","region":"eu"}`, `heidi:`)
+		testkafka.Await(t, 30*time.Second, "the table changes read", func() bool { return q.Metrics.RecordsIn.Load() >= read+2 })
+		produce(click("k10", "zoe", "cart", "eu", 10*s), click("k11", "heidi", "cart", "us", 11*s))
+		return 2
 	})
 	want = append(want,
 		enriched("carol", "k06", "home", "eu", "", "", "", 6*s),
@@ -167,8 +168,22 @@ func TestJoinStreamTableThroughKafka(t *testing.T) {
 		enriched("frank", "k08", "cart", "apac", "Frank", "bronze", "apac", 8*s),
 		enriched("zoe", "k09", "home", "eu", "", "", "", 9*s),
 		enriched("zoe", "k10", "cart", "eu", "Zoe", "gold", "eu", 10*s),
+		enriched("heidi", "k11", "cart", "us", "", "", "", 11*s),
 	)
 	check("after restart", want)
+
+	// An empty data directory: the table comes back from its topic.
+	run(t.TempDir(), []outRecord{
+		click("k12", "carol", "home", "eu", 12*s),
+		click("k13", "zoe", "home", "eu", 13*s),
+		click("k14", "frank", "home", "eu", 14*s),
+	}, nil)
+	want = append(want,
+		enriched("carol", "k12", "home", "eu", "", "", "", 12*s),
+		enriched("zoe", "k13", "home", "eu", "Zoe", "gold", "eu", 13*s),
+		enriched("frank", "k14", "home", "eu", "Frank", "bronze", "apac", 14*s),
+	)
+	check("after restart with an empty data directory", want)
 }
 
 // TestJoinStreamStreamThroughKafka left-joins impressions with clicks
@@ -179,7 +194,8 @@ func TestJoinStreamTableThroughKafka(t *testing.T) {
 // restart between batches: an impression before it is matched by a click
 // after it, another is emitted alone after it when its window closes; a
 // click exactly 10 minutes after its impression, arriving within the grace
-// after stream time passed the window, still matches.
+// after stream time passed the window, still matches. A last restart with
+// an empty data directory finds the waiting impressions in the changelogs.
 func TestJoinStreamStreamThroughKafka(t *testing.T) {
 	brokers := testkafka.Brokers(t)
 	imps, clicks, out, svc := testkafka.Name(t, "impressions"), testkafka.Name(t, "clicks"), testkafka.Name(t, "ad_clicks"), testkafka.Name(t, "svc")
@@ -272,5 +288,22 @@ func TestJoinStreamStreamThroughKafka(t *testing.T) {
 	)
 	if diff := cmp.Diff(want, outputs(t, brokers, out)); diff != "" {
 		t.Errorf("after restart: outputs (-want +got):\n%s", diff)
+	}
+
+	// An empty data directory: f and i wait in the join's changelogs.
+	start(t.TempDir())
+	clk("i", 55*m) // stream time 55m: f (40m + 10m + 1m) comes out alone; i matches
+	testkafka.Await(t, 30*time.Second, "2 results", func() bool { return q.Metrics.RecordsOut.Load() >= 2 })
+	time.Sleep(300 * time.Millisecond)
+	if err := q.Err(); err != nil {
+		t.Errorf("query failed: %v", err)
+	}
+	closeEngine(t, e)
+	want = append(want,
+		joined("f", 40*m, -1, 40*m),
+		joined("i", 50*m, 55*m, 55*m),
+	)
+	if diff := cmp.Diff(want, outputs(t, brokers, out)); diff != "" {
+		t.Errorf("after restart with an empty data directory: outputs (-want +got):\n%s", diff)
 	}
 }
