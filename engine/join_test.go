@@ -5,6 +5,7 @@ import (
 	"os/exec"
 	"sort"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -21,16 +22,34 @@ import (
 // topic is co-partitioned with what Sluice writes.
 func kcatProduce(t *testing.T, brokers, topic string, lines ...string) {
 	t.Helper()
-	bin, err := exec.LookPath("kcat")
-	if err != nil {
-		t.Fatal("kcat is not installed: apt-get install -y kcat")
-	}
+	bin := kcat(t)
 	cmd := exec.Command(bin, "-P", "-b", brokers, "-t", topic, "-K:", "-Z", "-X", "partitioner=murmur2_random")
 	cmd.Stdin = strings.NewReader(strings.Join(lines, "\n") + "\n")
 	if out, err := cmd.CombinedOutput(); err != nil {
 		t.Fatalf("kcat: %v\n%s", err, out)
 	}
 }
+
+// kcat returns the kcat binary, installing it with scripts/install-kcat
+// when it is missing (as .ci/run does), so that `go test ./...` needs
+// nothing installed by hand.
+func kcat(t *testing.T) string {
+	t.Helper()
+	kcatOnce.Do(func() {
+		if _, err := exec.LookPath("kcat"); err != nil {
+			if out, err := exec.Command("../scripts/install-kcat").CombinedOutput(); err != nil {
+				t.Logf("scripts/install-kcat: %v\n%s", err, out)
+			}
+		}
+	})
+	bin, err := exec.LookPath("kcat")
+	if err != nil {
+		t.Fatal("kcat is not installed and scripts/install-kcat could not install it: apt-get install -y kcat")
+	}
+	return bin
+}
+
+var kcatOnce sync.Once
 
 // TestJoinStreamTableThroughKafka enriches clicks (keyed by click id, so
 // repartitioned by user id) with a users table whose topic kcat wrote
@@ -42,9 +61,7 @@ func kcatProduce(t *testing.T, brokers, topic string, lines ...string) {
 // output twice; table changes read while the query runs are seen too, and
 // so is the table after a restart with an empty data directory.
 func TestJoinStreamTableThroughKafka(t *testing.T) {
-	if _, err := exec.LookPath("kcat"); err != nil {
-		t.Fatal("kcat is not installed: apt-get install -y kcat")
-	}
+	kcat(t)
 	brokers := testkafka.Brokers(t)
 	users, clicks, out, svc := testkafka.Name(t, "users"), testkafka.Name(t, "clicks"), testkafka.Name(t, "enriched"), testkafka.Name(t, "svc")
 	// Two partitions: carol lands in 0, heidi and frank in 1 (murmur2);
