@@ -309,6 +309,30 @@ func (e *Engine) createTopic(ctx context.Context, topic string, partitions int32
 	return nil
 }
 
+// warnUncompacted logs when a table a join reads keeps its topic with
+// cleanup.policy=delete: the join restores the table from that topic, so
+// rows older than the topic's retention are gone after a restore, as
+// they would be for any new reader of the table.
+func (e *Engine) warnUncompacted(ctx context.Context, query, topic string) {
+	if e.mem != nil {
+		return
+	}
+	rc, err := e.adm.DescribeTopicConfigs(ctx, topic)
+	if err != nil {
+		return
+	}
+	c, err := rc.On(topic, nil)
+	if err != nil || c.Err != nil {
+		return
+	}
+	for _, cfg := range c.Configs {
+		if cfg.Key == "cleanup.policy" && cfg.Value != nil && !strings.Contains(*cfg.Value, "compact") {
+			e.log.Warn("a joined table's topic is not compacted: the join restores the table from it, so rows older than its retention are lost on a restore",
+				"query", query, "topic", topic, "cleanup.policy", *cfg.Value)
+		}
+	}
+}
+
 // instanceID reads the id of the instance owning dir, creating it on
 // first use.
 func instanceID(dir string) (string, error) {

@@ -377,7 +377,7 @@ func (e *Engine) createSource(ctx context.Context, st *parser.CreateSource, text
 		return "", err
 	}
 	if create {
-		if err := e.createTopic(ctx, src.Topic, src.Partitions, nil); err != nil {
+		if err := e.createTopic(ctx, src.Topic, src.Partitions, topicConfigs(src)); err != nil {
 			return "", err
 		}
 	}
@@ -423,7 +423,7 @@ func (e *Engine) createAsSelect(ctx context.Context, st *parser.CreateSource, te
 			return nil, err
 		}
 	}
-	if err := e.createTopic(ctx, plan.Sink.Topic, plan.Sink.Partitions, nil); err != nil {
+	if err := e.createTopic(ctx, plan.Sink.Topic, plan.Sink.Partitions, topicConfigs(plan.Sink)); err != nil {
 		return nil, err
 	}
 	if e.mem != nil {
@@ -501,7 +501,9 @@ func (e *Engine) start(ctx context.Context, plan *planner.Query, text string, pr
 	}
 	for _, st := range topo.Stores {
 		if st.FromSource != nil {
-			continue // a table's own topic, read as the changelog
+			// A table's own topic, read as the changelog.
+			e.warnUncompacted(ctx, plan.ID, st.Changelog)
+			continue
 		}
 		cfg := map[string]string{"cleanup.policy": "compact"}
 		if st.Windowed {
@@ -830,4 +832,15 @@ func (e *Engine) show(ctx context.Context, st *parser.Show, props map[string]str
 		return e.showPropertiesText(l), l, nil
 	}
 	return "", nil, fmt.Errorf("%w: SHOW %s is not supported yet", planner.ErrUnsupported, st.What)
+}
+
+// topicConfigs are the configs of a topic Sluice creates for a stream or
+// table: a table's topic (not windowed) is compacted, as ksqlDB makes
+// it, since only each key's latest record counts; a join restores the
+// table from it.
+func topicConfigs(src *planner.Source) map[string]string {
+	if src.Kind == parser.KindTable && src.Window == exec.NotWindowed {
+		return map[string]string{"cleanup.policy": "compact"}
+	}
+	return nil
 }
