@@ -5,6 +5,7 @@ import (
 	"log/slog"
 	"os"
 	"path/filepath"
+	"strings"
 
 	"github.com/sluice-sql/sluice/testrunner"
 )
@@ -14,6 +15,8 @@ type testCmd struct {
 	Input      string   `help:"Input records JSON (ksql-test-runner form)." type:"existingfile"`
 	Output     string   `help:"Expected output records JSON (ksql-test-runner form)." type:"existingfile"`
 	Files      []string `arg:"" optional:"" help:"Query-validation-test JSON files." type:"existingfile"`
+	Report     string   `help:"Also write a Markdown report (totals, per file, every case not passed with its reason) to this file." placeholder:"FILE"`
+	Floor      int      `help:"Succeed when at least this many cases pass, failures allowed (a ratchet); without it any failure fails." default:"-1"`
 }
 
 func (c *testCmd) Run(*slog.Logger) error {
@@ -41,8 +44,49 @@ func (c *testCmd) Run(*slog.Logger) error {
 	default:
 		return &exitError{2, "sluice test: give test files, or --statements, --input and --output"}
 	}
-	if failed := testrunner.WriteReport(os.Stdout, results); failed > 0 {
+	failed := testrunner.WriteReport(os.Stdout, results)
+	if c.Report != "" {
+		f, err := os.Create(c.Report)
+		if err != nil {
+			return &exitError{2, fmt.Sprintf("sluice test: %v", err)}
+		}
+		err = testrunner.WriteMarkdown(f, results, "sluice test --report "+c.Report+" "+strings.Join(reportArgs(c.Files), " "))
+		if cerr := f.Close(); err == nil {
+			err = cerr
+		}
+		if err != nil {
+			return &exitError{2, fmt.Sprintf("sluice test: report: %v", err)}
+		}
+	}
+	if c.Floor >= 0 {
+		if passed := testrunner.Summarize(results).Passed; passed < c.Floor {
+			return &exitError{1, fmt.Sprintf("sluice test: %d cases pass, fewer than the floor of %d", passed, c.Floor)}
+		}
+		return nil
+	}
+	if failed > 0 {
 		return &exitError{1, ""}
 	}
 	return nil
+}
+
+// reportArgs names the files a report covers: their directories' globs,
+// so the command line in the report stays short and stable.
+func reportArgs(files []string) []string {
+	var out []string
+	seen := map[string]bool{}
+	for _, f := range files {
+		dir := filepath.Dir(f)
+		if wd, err := os.Getwd(); err == nil {
+			if rel, err := filepath.Rel(wd, dir); err == nil {
+				dir = rel
+			}
+		}
+		g := filepath.Join(dir, "*.json")
+		if !seen[g] {
+			seen[g] = true
+			out = append(out, g)
+		}
+	}
+	return out
 }
