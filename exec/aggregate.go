@@ -50,6 +50,16 @@ type AggregateNode struct {
 	// newest window start, as Kafka Streams' window store has already
 	// expired it. Sluice otherwise emits every window exactly once.
 	KsqlDBFinal bool
+	// Changes, when set, says the input rows are changes of an aggregated
+	// table (TableChangeNode) rather than stream records.
+	Changes *TableChanges
+}
+
+// TableChanges says where a table change row keeps its parts: the
+// aggregate's argument columns of the new row at ArgsAt, those of the old
+// row at OldArgsAt (NArgs each), and the change's mode at ModeCol.
+type TableChanges struct {
+	ArgsAt, OldArgsAt, NArgs, ModeCol int
 }
 
 var _ Node = (*AggregateNode)(nil)
@@ -254,14 +264,34 @@ func (a *aggregate) update(tc *TaskContext, row *Row, key []byte, start, end int
 	return a.emit(tc, out)
 }
 
-// fold adds one row to the accumulators.
+// fold adds one row to the accumulators. A change of an aggregated
+// table (Changes) may first take the row's old values back out.
 func (a *aggregate) fold(accs []any, row *Row) {
+	if c := a.node.Changes; c != nil {
+		mode, _ := row.Cols[c.ModeCol].(int32)
+		if mode != ChangeAdd {
+			old := append([]any(nil), row.Cols...)
+			copy(old[c.ArgsAt:c.ArgsAt+c.NArgs], row.Cols[c.OldArgsAt:c.OldArgsAt+c.NArgs])
+			a.apply(accs, old, true)
+		}
+		if mode == ChangeUndo {
+			return
+		}
+	}
+	a.apply(accs, row.Cols, false)
+}
+
+func (a *aggregate) apply(accs []any, cols []any, undo bool) {
 	for i, call := range a.node.Aggs {
 		a.args = a.args[:0]
 		for _, e := range call.Args {
-			a.args = append(a.args, e(row.Cols))
+			a.args = append(a.args, e(cols))
 		}
-		accs[i] = call.Agg.Add(accs[i], a.args)
+		if undo {
+			accs[i] = call.Agg.Undo(accs[i], a.args)
+		} else {
+			accs[i] = call.Agg.Add(accs[i], a.args)
+		}
 	}
 }
 

@@ -44,6 +44,9 @@ type TaskContext struct {
 	// input is the record being processed, so repartition sinks can stamp
 	// what they write with where it came from.
 	input *Record
+	// outSeq numbers the repartition records written for input, so that
+	// each can be told apart when deduplicating.
+	outSeq int64
 }
 
 // Store returns the named state store of this task's partition.

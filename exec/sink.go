@@ -137,7 +137,8 @@ func (s *sink) Process(tc *TaskContext, row *Row) error {
 	}
 	out := &Record{Topic: s.node.Topic, Partition: -1, Key: key, Value: value, Timestamp: ts}
 	if s.node.Internal && tc.input != nil {
-		out.Headers = []Header{{Key: upstreamHeader, Value: encodeUpstream(tc.input.Partition, tc.input.Offset)}}
+		out.Headers = []Header{{Key: upstreamHeader, Value: encodeUpstream(tc.input.Partition, tc.input.Offset, tc.outSeq)}}
+		tc.outSeq++
 	}
 	tc.Out.Produce(out)
 	return nil
@@ -156,19 +157,31 @@ func (s *sink) fail(tc *TaskContext, part string, err error) error {
 // partition and offset of the input record they came from.
 const upstreamHeader = "sluice.up"
 
-func encodeUpstream(partition int32, offset int64) []byte {
+// The header is varint(partition) varint(offset) [varint(seq)]: seq, the
+// record's number among those one input record wrote, is left out when 0.
+func encodeUpstream(partition int32, offset, seq int64) []byte {
 	b := binary.AppendVarint(nil, int64(partition))
-	return binary.AppendVarint(b, offset)
+	b = binary.AppendVarint(b, offset)
+	if seq > 0 {
+		b = binary.AppendVarint(b, seq)
+	}
+	return b
 }
 
-func decodeUpstream(b []byte) (partition int32, offset int64, ok bool) {
+func decodeUpstream(b []byte) (partition int32, offset, seq int64, ok bool) {
 	p, n := binary.Varint(b)
 	if n <= 0 {
-		return 0, 0, false
+		return 0, 0, 0, false
 	}
 	o, m := binary.Varint(b[n:])
 	if m <= 0 {
-		return 0, 0, false
+		return 0, 0, 0, false
 	}
-	return int32(p), o, true
+	if rest := b[n+m:]; len(rest) > 0 {
+		if seq, k := binary.Varint(rest); k > 0 {
+			return int32(p), o, seq, true
+		}
+		return 0, 0, 0, false
+	}
+	return int32(p), o, 0, true
 }

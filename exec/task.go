@@ -221,7 +221,7 @@ func (t *Task) Process(rec *Record) (err error) {
 	if in.spec.Dedupe && !in.freshUpstream(rec) {
 		return nil
 	}
-	t.tc.input = rec
+	t.tc.input, t.tc.outSeq = rec, 0
 	t.tc.Metrics.RecordsIn.Add(1)
 	t.hot.Add(rec.Key)
 	t.row = Row{}
@@ -330,8 +330,9 @@ func (t *Task) checkpointOffsets() map[string]int64 {
 	return m
 }
 
-// upstreamKeyPrefix marks checkpoint entries of upstream offsets.
-const upstreamKeyPrefix = "#up/"
+// upstreamKeyPrefix marks checkpoint entries of upstream positions: the
+// next position (upstream offset << 8 | output sequence) not yet applied.
+const upstreamKeyPrefix = "#upos/"
 
 func upstreamPartition(key, prefix string) (int32, bool) {
 	rest, ok := strings.CutPrefix(key, prefix)
@@ -350,17 +351,20 @@ func (in *taskInput) freshUpstream(rec *Record) bool {
 		if h.Key != upstreamHeader {
 			continue
 		}
-		p, off, ok := decodeUpstream(h.Value)
+		p, off, seq, ok := decodeUpstream(h.Value)
 		if !ok {
 			return true
 		}
 		if in.upstream == nil {
 			in.upstream = map[int32]int64{}
 		}
-		if next, seen := in.upstream[p]; seen && off < next {
+		// One upstream record may write several records (a table change
+		// writes an undo and an add): each has its sequence number.
+		pos := off<<8 | min(seq, 255)
+		if next, seen := in.upstream[p]; seen && pos < next {
 			return false
 		}
-		in.upstream[p] = off + 1
+		in.upstream[p] = pos + 1
 		return true
 	}
 	return true

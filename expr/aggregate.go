@@ -24,6 +24,11 @@ type Aggregate struct {
 	// the function cannot merge: such functions are refused for SESSION
 	// windows at plan time.
 	Merge func(earlier, later any) any
+	// Undo takes one row's argument values back out of the accumulator:
+	// aggregating a TABLE subtracts a row's old values when it changes or
+	// is deleted. Nil when the function cannot undo (MIN, MAX, …): such
+	// functions are refused over tables, as in ksqlDB.
+	Undo func(acc any, args []any) any
 	// StateType is the type ksqlDB declares for the accumulator when it
 	// differs from ResultType (AVG keeps a STRUCT of sum and count). Sluice
 	// encodes accumulators its own way, but the planner checks this type
@@ -85,6 +90,13 @@ func bindCount(args []types.Type, star bool) (*Aggregate, error) {
 		},
 		Result: identity,
 		Merge:  func(a, b any) any { return a.(int64) + b.(int64) },
+		Undo: func(acc any, a []any) any {
+			n := acc.(int64)
+			if countAll || a[0] != nil {
+				n--
+			}
+			return n
+		},
 	}, nil
 }
 
@@ -101,7 +113,13 @@ func bindSum(args []types.Type, _ bool) (*Aggregate, error) {
 				}
 				return acc
 			},
-			Merge: func(a, b any) any { return a.(int32) + b.(int32) }}, nil
+			Merge: func(a, b any) any { return a.(int32) + b.(int32) },
+			Undo: func(acc any, a []any) any {
+				if v, ok := a[0].(int32); ok {
+					return acc.(int32) - v
+				}
+				return acc
+			}}, nil
 	case types.BigInt:
 		return &Aggregate{Name: "SUM", ResultType: types.BigIntType, Init: func() any { return int64(0) }, Result: identity,
 			Add: func(acc any, a []any) any {
@@ -110,7 +128,13 @@ func bindSum(args []types.Type, _ bool) (*Aggregate, error) {
 				}
 				return acc
 			},
-			Merge: func(a, b any) any { return a.(int64) + b.(int64) }}, nil
+			Merge: func(a, b any) any { return a.(int64) + b.(int64) },
+			Undo: func(acc any, a []any) any {
+				if v, ok := types.AsInt64(a[0]); ok {
+					return acc.(int64) - v
+				}
+				return acc
+			}}, nil
 	case types.Double, types.Decimal:
 		return &Aggregate{Name: "SUM", ResultType: types.DoubleType, Init: func() any { return float64(0) }, Result: identity,
 			Add: func(acc any, a []any) any {
@@ -119,7 +143,13 @@ func bindSum(args []types.Type, _ bool) (*Aggregate, error) {
 				}
 				return acc
 			},
-			Merge: func(a, b any) any { return a.(float64) + b.(float64) }}, nil
+			Merge: func(a, b any) any { return a.(float64) + b.(float64) },
+			Undo: func(acc any, a []any) any {
+				if v, ok := types.AsFloat(a[0]); ok {
+					return acc.(float64) - v
+				}
+				return acc
+			}}, nil
 	}
 	return nil, fmt.Errorf("%w: SUM does not accept %s", ErrType, args[0])
 }
@@ -154,6 +184,14 @@ func bindAvg(args []types.Type, _ bool) (*Aggregate, error) {
 		Merge: func(a, b any) any {
 			x, y := a.([]any), b.([]any)
 			return []any{x[0].(float64) + y[0].(float64), x[1].(int64) + y[1].(int64)}
+		},
+		Undo: func(acc any, a []any) any {
+			st := acc.([]any)
+			v, ok := types.AsFloat(a[0])
+			if !ok {
+				return st
+			}
+			return []any{st[0].(float64) - v, st[1].(int64) - 1}
 		},
 	}, nil
 }

@@ -41,6 +41,17 @@ func bindCollect(name string, distinct bool) aggBinder {
 				}
 				return acc
 			},
+			// Undo removes the first equal element (a table row's old
+			// value), as ksqlDB does.
+			Undo: func(acc any, a []any) any {
+				list, _ := acc.([]any)
+				for i, x := range list {
+					if sameElement(x, a[0]) {
+						return append(append(make([]any, 0, len(list)-1), list[:i]...), list[i+1:]...)
+					}
+				}
+				return list
+			},
 		}, nil
 	}
 }
@@ -57,6 +68,7 @@ func bindCountDistinct(args []types.Type, _ bool) (*Aggregate, error) {
 	}
 	set.ResultType = types.BigIntType
 	set.Result = func(acc any) any { return int64(len(acc.([]any))) }
+	set.Undo = nil // another row may still hold the value
 	return set, nil
 }
 
@@ -73,4 +85,14 @@ func containsValue(list []any, v any) bool {
 		}
 	}
 	return false
+}
+
+// sameElement reports whether two collected values are equal, NULLs
+// included.
+func sameElement(x, v any) bool {
+	if x == nil || v == nil {
+		return x == nil && v == nil
+	}
+	c, ok := types.Compare(x, v)
+	return ok && c == 0
 }

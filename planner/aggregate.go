@@ -41,8 +41,9 @@ func (p *planning) planAggregate() error {
 	if err := p.checkGroupingFunctions(); err != nil {
 		return err
 	}
-	if p.src.Kind == parser.KindTable {
-		return posErr(sel.From.Pos, fmt.Errorf("%w: aggregating a TABLE is not supported yet", ErrUnsupported))
+	fromTable := p.src.Kind == parser.KindTable
+	if fromTable && sel.Window != nil {
+		return posErr(sel.Window.Pos, fmt.Errorf("%w: windowed aggregation of a TABLE is not supported: a table's rows have no place in time to window", ErrUnsupported))
 	}
 	if err := p.checkTargetKind(parser.KindTable); err != nil {
 		return err
@@ -137,14 +138,25 @@ func (p *planning) planAggregate() error {
 	}
 	prepNames := prep.Names()
 	var pre []exec.Node
-	where, err := p.whereNode(p.sc)
-	if err != nil {
-		return err
+	var changes *exec.TableChanges
+	if fromTable {
+		// A table's rows change: each change takes the old row's values
+		// out of its group before the new row's go in.
+		node, ch, err := p.tableChanges(&prep, groupEvals, prepEvals[len(groupEvals):])
+		if err != nil {
+			return err
+		}
+		pre, changes = append(pre, node), ch
+	} else {
+		where, err := p.whereNode(p.sc)
+		if err != nil {
+			return err
+		}
+		if where != nil {
+			pre = append(pre, where)
+		}
+		pre = append(pre, &exec.ProjectNode{Exprs: prepEvals, Names: prepNames})
 	}
-	if where != nil {
-		pre = append(pre, where)
-	}
-	pre = append(pre, &exec.ProjectNode{Exprs: prepEvals, Names: prepNames})
 
 	aggScope := expr.SchemaScope(prep)
 	aggSpec := p.spec
@@ -171,11 +183,12 @@ func (p *planning) planAggregate() error {
 	}
 
 	// 4. The aggregate itself.
-	aggNode := &exec.AggregateNode{Store: p.q.ID + "-Aggregate-Materialize", KeyCols: seq(0, len(groupCols)), EmitFinal: sel.Emit == parser.EmitFinal}
+	aggNode := &exec.AggregateNode{Store: p.q.ID + "-Aggregate-Materialize", KeyCols: seq(0, len(groupCols)), EmitFinal: sel.Emit == parser.EmitFinal, Changes: changes}
 	for _, g := range sel.GroupBy {
 		aggNode.KeyNames = append(aggNode.KeyNames, g.String())
 	}
 	post := types.Schema{Columns: append([]types.Column{}, groupCols...)}
+	var noUndo []string
 	for i, f := range calls {
 		argTypes := make([]types.Type, len(f.Args))
 		var evals []expr.Eval
@@ -195,7 +208,17 @@ func (p *planning) planAggregate() error {
 			return posErr(f.Pos, err)
 		}
 		aggNode.Aggs = append(aggNode.Aggs, exec.AggCall{Agg: agg, Args: evals, Text: f.String()})
+		if fromTable && agg.Undo == nil {
+			noUndo = append(noUndo, strings.ToUpper(f.Name))
+		}
 		post.Columns = append(post.Columns, types.Column{Name: fmt.Sprintf("%s%d", aggColPrefix, i), Type: agg.ResultType})
+	}
+	if len(noUndo) > 0 {
+		list := strings.Join(noUndo, ", ")
+		if len(noUndo) > 1 {
+			list = strings.Join(noUndo[:len(noUndo)-1], ", ") + " and " + noUndo[len(noUndo)-1]
+		}
+		return posErr(sel.Pos, fmt.Errorf("%w: The aggregation function%s %s cannot be applied to a table source, only to a stream source.", ErrInvalid, plural(len(noUndo)), list))
 	}
 	win := exec.NotWindowed
 	var winSize int64
@@ -258,6 +281,7 @@ func (p *planning) planAggregate() error {
 	var loose []string // items neither grouped nor aggregated
 	var loosePos parser.Pos
 	for i, e := range rewritten {
+		var err error
 		if compiled[i], err = expr.Compile(e, postScope); err != nil {
 			if !errors.Is(err, errNotGrouped) {
 				return err
@@ -538,4 +562,41 @@ func seq(from, to int) []int {
 		out = append(out, i)
 	}
 	return out
+}
+
+func plural(n int) string {
+	if n > 1 {
+		return "s"
+	}
+	return ""
+}
+
+// tableChanges plans the first step of aggregating a table: a store of
+// the table's current rows (its own topic is the changelog) and the node
+// that turns each record into the change of its group. prep, the row the
+// aggregation reads ([group keys…, arguments…]), gains the old row's
+// arguments and the change's mode.
+func (p *planning) tableChanges(prep *types.Schema, group, args []expr.Eval) (exec.Node, *exec.TableChanges, error) {
+	node := &exec.TableChangeNode{Store: p.q.ID + "-Aggregate-Source", NKeys: len(p.src.Schema.Keys()), Group: group, Args: args}
+	var texts []string
+	for _, g := range p.sel.GroupBy {
+		texts = append(texts, g.String())
+	}
+	node.Text = strings.Join(texts, ", ")
+	if p.sel.Where != nil {
+		where, err := p.whereNode(p.sc)
+		if err != nil {
+			return nil, nil, err
+		}
+		node.Where = where.(*exec.FilterNode).Pred
+	}
+	ng, na := len(group), len(args)
+	for i := 0; i < na; i++ {
+		c := prep.Columns[ng+i]
+		c.Name = "KSQL_INTERNAL_OLD_" + c.Name
+		prep.Columns = append(prep.Columns, c)
+	}
+	prep.Columns = append(prep.Columns, types.Column{Name: "KSQL_INTERNAL_CHANGE", Type: types.IntegerType})
+	p.q.Topology.Stores = append(p.q.Topology.Stores, exec.StoreSpec{Name: node.Store, Changelog: p.spec.Topic, FromSource: p.spec, Partitions: p.src.Partitions})
+	return node, &exec.TableChanges{ArgsAt: ng, OldArgsAt: ng + na, NArgs: na, ModeCol: ng + 2*na}, nil
 }
