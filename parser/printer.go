@@ -563,3 +563,27 @@ func (d *Dereference) Position() Pos   { return d.Pos }
 func (a *ArrayCtor) Position() Pos     { return a.Pos }
 func (m *MapCtor) Position() Pos       { return m.Pos }
 func (s *StructCtor) Position() Pos    { return s.Pos }
+
+// KsqlText prints e as ksqlDB's errors quote expressions: every binary
+// operation in parentheses, so that users see the same text ksqlDB would
+// show them (`(F1 * SUM(F2))`).
+func KsqlText(e Expr) string {
+	switch x := e.(type) {
+	case *Binary:
+		return "(" + KsqlText(x.Left) + " " + x.Op.String() + " " + KsqlText(x.Right) + ")"
+	case *FuncCall:
+		if x.Star {
+			return x.Name + "(*)"
+		}
+		args := make([]string, len(x.Args))
+		for i, a := range x.Args {
+			args[i] = KsqlText(a)
+		}
+		prefix := ""
+		if x.Distinct {
+			prefix = "DISTINCT "
+		}
+		return x.Name + "(" + prefix + strings.Join(args, ", ") + ")"
+	}
+	return e.String()
+}

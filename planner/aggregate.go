@@ -30,7 +30,7 @@ func (p *planning) planAggregate() error {
 	if len(sel.GroupBy) == 0 {
 		for _, it := range p.items {
 			if !containsAggregate(it.expr) {
-				return posErr(it.expr.Position(), fmt.Errorf("%w: Non-aggregate SELECT expression(s) not part of GROUP BY: %s", ErrInvalid, it.expr))
+				return posErr(it.expr.Position(), fmt.Errorf("%w: Non-aggregate SELECT expression(s) not part of GROUP BY: %s", ErrInvalid, parser.KsqlText(it.expr)))
 			}
 		}
 		return posErr(sel.Pos, fmt.Errorf("%w: aggregate functions require a GROUP BY clause", ErrUnsupported))
@@ -289,7 +289,7 @@ func (p *planning) planAggregate() error {
 			if len(loose) == 0 {
 				loosePos = p.items[i].expr.Position()
 			}
-			loose = append(loose, p.items[i].expr.String())
+			loose = append(loose, parser.KsqlText(p.items[i].expr))
 		}
 	}
 	if len(loose) > 0 {
