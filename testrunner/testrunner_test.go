@@ -191,12 +191,22 @@ func TestCompareOutputs(t *testing.T) {
 			want:     []string{`topic S: record 0 differs in window: expected {"topic":"S","key":"k","value":null,"window":{"start":0,"end":30000,"type":"time"}} got {"topic":"S","key":"k","value":null}`},
 		},
 		{
-			name:     "missing and extra",
-			expected: []Record{rec("A", "1", nil, nil, nil), rec("A", "2", nil, nil, nil)},
-			actual:   []Record{rec("A", "1", nil, nil, nil), rec("B", "x", json.Number("1"), i64(3), nil)},
+			name:     "missing and extra; a topic the case expects nothing on is not compared",
+			expected: []Record{rec("A", "1", nil, nil, nil), rec("A", "2", nil, nil, nil), rec("C", "c", nil, nil, nil)},
+			actual: []Record{rec("A", "1", nil, nil, nil), rec("B", "x", json.Number("1"), i64(3), nil),
+				rec("C", "c", nil, nil, nil), rec("C", "d", json.Number("2"), i64(4), nil)},
 			want: []string{
 				`topic A: 1 missing record(s) from record 1 on`,
 				`  missing {"topic":"A","key":"2","value":null}`,
+				`topic C: 1 extra record(s) from record 1 on`,
+				`  extra {"topic":"C","key":"d","value":2,"timestamp":4}`,
+			},
+		},
+		{
+			name:     "a case expecting no records at all gets none",
+			expected: nil,
+			actual:   []Record{rec("B", "x", json.Number("1"), i64(3), nil)},
+			want: []string{
 				`topic B: 1 extra record(s) from record 0 on`,
 				`  extra {"topic":"B","key":"x","value":1,"timestamp":3}`,
 			},
