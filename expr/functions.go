@@ -21,7 +21,15 @@ type scalar struct {
 	// implementation. Implementations receive evaluated arguments and
 	// handle NULLs themselves.
 	bind func(args []types.Type) (types.Type, func(args []any) any, error)
-	doc  string
+	// bindConsts, when set, is used instead of bind and also receives the
+	// values of constant arguments (nil for the others), so that a
+	// function can check or prepare a literal (a regular expression, an
+	// encoding name) once at compile time.
+	bindConsts func(args []types.Type, consts []any) (types.Type, func(args []any) any, error)
+	// volatile marks functions whose result changes from call to call
+	// (UUID()): they are never folded to a constant.
+	volatile bool
+	doc      string
 }
 
 var scalars = map[string]*scalar{}
@@ -71,11 +79,13 @@ func init() {
 			return types.Type{}, nil, err
 		}
 		return types.IntegerType, func(a []any) any {
-			s, ok := a[0].(string)
-			if !ok {
-				return nil
+			switch x := a[0].(type) {
+			case string:
+				return int32(utf8.RuneCountInString(x))
+			case []byte: // LEN(BYTES) counts bytes, as ksqlDB
+				return int32(len(x))
 			}
-			return int32(utf8.RuneCountInString(s))
+			return nil
 		}, nil
 	}})
 	register(&scalar{name: "CONCAT", bind: func(args []types.Type) (types.Type, func([]any) any, error) {
@@ -319,7 +329,8 @@ func compileCall(call *parser.FuncCall, scope Scope) (Compiled, error) {
 	}
 	argTypes := make([]types.Type, len(call.Args))
 	evals := make([]Eval, len(call.Args))
-	allConst := true
+	consts := make([]any, len(call.Args))
+	allConst := !s.volatile
 	for i, a := range call.Args {
 		c, err := Compile(a, scope)
 		if err != nil {
@@ -327,8 +338,15 @@ func compileCall(call *parser.FuncCall, scope Scope) (Compiled, error) {
 		}
 		argTypes[i], evals[i] = c.Type, c.Eval
 		allConst = allConst && c.Const
+		if c.Const {
+			consts[i] = c.Eval(nil)
+		}
 	}
-	rt, impl, err := s.bind(argTypes)
+	bind := s.bind
+	if s.bindConsts != nil {
+		bind = func(t []types.Type) (types.Type, func([]any) any, error) { return s.bindConsts(t, consts) }
+	}
+	rt, impl, err := bind(argTypes)
 	if err != nil {
 		return Compiled{}, err
 	}
