@@ -294,3 +294,19 @@ func TestStringFunctionCompileErrors(t *testing.T) {
 		}
 	}
 }
+
+// SUBSTRING and CONCAT on BYTES (functions.go) count and join bytes.
+func TestSubstringConcatBytes(t *testing.T) {
+	runEvalCases(t, []evalCase{
+		{"SUBSTRING(TO_BYTES('héllo', 'utf8'), 2, 2)", tBytes, []byte("é")},
+		{"SUBSTRING(TO_BYTES('abcdef', 'utf8'), -2)", tBytes, []byte("ef")},
+		{"SUBSTRING(TO_BYTES('abc', 'utf8'), 5)", tBytes, []byte{}},
+		{"SUBSTRING(TO_BYTES('abc', 'utf8'), ni)", tBytes, nil},
+		{"SUBSTRING(TO_BYTES(ns, 'utf8'), 1, 1)", tBytes, nil},
+		{"CONCAT(TO_BYTES('ab', 'utf8'), null, TO_BYTES('c', 'utf8'))", tBytes, []byte("abc")},
+		{"CONCAT(TO_BYTES(ns, 'utf8'))", tBytes, []byte{}},
+	})
+	if _, err := compileExpr(t, "CONCAT(s, TO_BYTES(s, 'utf8'))"); !errors.Is(err, expr.ErrType) {
+		t.Errorf("CONCAT(STRING, BYTES): %v, want a type error", err)
+	}
+}
