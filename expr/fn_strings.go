@@ -13,8 +13,11 @@ package expr
 //     backreferences or look-around. A literal pattern RE2 rejects is a
 //     compile error; a pattern from a column that does not compile gives
 //     NULL, as any runtime error does.
-//   - A runtime error (bad encoding name, bad hex, a negative mask length)
-//     gives NULL, where ksqlDB logs the exception and also emits NULL.
+//   - A runtime error (bad encoding name, bad hex, a mask that is not one
+//     character, a negative mask length) gives NULL, as in ksqlDB, which
+//     logs the exception and emits NULL; even with literal arguments the
+//     statement is accepted, as ksqlDB accepts it. Literal regular
+//     expressions are the exception: an invalid one is a compile error.
 
 import (
 	"bytes"
@@ -257,11 +260,8 @@ func init() {
 			return int32(0)
 		}, nil
 	}})
-	register(&scalar{name: "TO_BYTES", bindConsts: func(args []types.Type, consts []any) (types.Type, func([]any) any, error) {
+	register(&scalar{name: "TO_BYTES", bind: func(args []types.Type) (types.Type, func([]any) any, error) {
 		if err := strCheck("TO_BYTES", args, 2, 2, types.String); err != nil {
-			return types.Type{}, nil, err
-		}
-		if err := strCheckEncoding(consts[1]); err != nil {
 			return types.Type{}, nil, err
 		}
 		return types.BytesType, func(a []any) any {
@@ -277,11 +277,8 @@ func init() {
 			return b
 		}, nil
 	}})
-	register(&scalar{name: "FROM_BYTES", bindConsts: func(args []types.Type, consts []any) (types.Type, func([]any) any, error) {
+	register(&scalar{name: "FROM_BYTES", bind: func(args []types.Type) (types.Type, func([]any) any, error) {
 		if err := strCheck("FROM_BYTES", args, 2, 2, types.Bytes, types.String); err != nil {
-			return types.Type{}, nil, err
-		}
-		if err := strCheckEncoding(consts[1]); err != nil {
 			return types.Type{}, nil, err
 		}
 		return types.StringType, func(a []any) any {
@@ -297,16 +294,9 @@ func init() {
 			return s
 		}, nil
 	}})
-	register(&scalar{name: "ENCODE", bindConsts: func(args []types.Type, consts []any) (types.Type, func([]any) any, error) {
+	register(&scalar{name: "ENCODE", bind: func(args []types.Type) (types.Type, func([]any) any, error) {
 		if err := strCheck("ENCODE", args, 3, 3, types.String); err != nil {
 			return types.Type{}, nil, err
-		}
-		in, ok := consts[1].(string)
-		out, ok2 := consts[2].(string)
-		if ok && ok2 {
-			if _, err := strEncodeString("", in, out); err != nil {
-				return types.Type{}, nil, fmt.Errorf("%w: ENCODE: %v", ErrType, err)
-			}
 		}
 		return types.StringType, func(a []any) any {
 			s, ok := a[0].(string)
@@ -548,16 +538,6 @@ func strEncodingName(enc string) (string, error) {
 		}
 	}
 	return "", fmt.Errorf("unknown encoding type '%s'; supported formats are 'hex', 'utf8', 'ascii', and 'base64'", enc)
-}
-
-// strCheckEncoding rejects a literal encoding name ksqlDB does not know.
-func strCheckEncoding(v any) error {
-	if s, ok := v.(string); ok {
-		if _, err := strEncodingName(s); err != nil {
-			return fmt.Errorf("%w: %v", ErrType, err)
-		}
-	}
-	return nil
 }
 
 // strDecode is TO_BYTES: text in the encoding to bytes. Hex takes either
@@ -832,7 +812,7 @@ func init() {
 		name string
 		kind int // 0 MASK, 1 LEFT, 2 RIGHT, 3 KEEP_LEFT, 4 KEEP_RIGHT
 	}{{"MASK", 0}, {"MASK_LEFT", 1}, {"MASK_RIGHT", 2}, {"MASK_KEEP_LEFT", 3}, {"MASK_KEEP_RIGHT", 4}} {
-		register(&scalar{name: m.name, bindConsts: strBindMask(m.name, m.kind)})
+		register(&scalar{name: m.name, bind: strBindMask(m.name, m.kind)})
 	}
 }
 
@@ -962,8 +942,8 @@ const strMaskNone = -1
 
 // strBindMask binds MASK(input[, upper, lower, digit, other]) and the
 // positional MASK_*(input, n[, upper, lower, digit, other]).
-func strBindMask(name string, kind int) func([]types.Type, []any) (types.Type, func([]any) any, error) {
-	return func(args []types.Type, consts []any) (types.Type, func([]any) any, error) {
+func strBindMask(name string, kind int) func([]types.Type) (types.Type, func([]any) any, error) {
+	return func(args []types.Type) (types.Type, func([]any) any, error) {
 		fixed := 2 // input and n
 		if kind == 0 {
 			fixed = 1
@@ -977,11 +957,6 @@ func strBindMask(name string, kind int) func([]types.Type, []any) (types.Type, f
 		}
 		if err := strCheck(name, args, 0, -1, want...); err != nil {
 			return types.Type{}, nil, err
-		}
-		for i := fixed; i < len(args); i++ {
-			if c, ok := consts[i].(string); ok && utf8.RuneCountInString(c) != 1 {
-				return types.Type{}, nil, fmt.Errorf("%w: %s: invalid mask character %q: a mask is exactly one character", ErrType, name, c)
-			}
 		}
 		return types.StringType, func(a []any) any {
 			masks := [4]rune{'X', 'x', 'n', '-'}
