@@ -21,7 +21,15 @@ type scalar struct {
 	// implementation. Implementations receive evaluated arguments and
 	// handle NULLs themselves.
 	bind func(args []types.Type) (types.Type, func(args []any) any, error)
-	doc  string
+	// bindConsts, when set, is used instead of bind and also receives the
+	// values of constant arguments (nil for the others), so that a
+	// function can check or prepare a literal (a regular expression, an
+	// encoding name) once at compile time.
+	bindConsts func(args []types.Type, consts []any) (types.Type, func(args []any) any, error)
+	// volatile marks functions whose result changes from call to call
+	// (UUID()): they are never folded to a constant.
+	volatile bool
+	doc      string
 }
 
 var scalars = map[string]*scalar{}
@@ -71,11 +79,13 @@ func init() {
 			return types.Type{}, nil, err
 		}
 		return types.IntegerType, func(a []any) any {
-			s, ok := a[0].(string)
-			if !ok {
-				return nil
+			switch x := a[0].(type) {
+			case string:
+				return int32(utf8.RuneCountInString(x))
+			case []byte: // LEN(BYTES) counts bytes, as ksqlDB
+				return int32(len(x))
 			}
-			return int32(utf8.RuneCountInString(s))
+			return nil
 		}, nil
 	}})
 	register(&scalar{name: "CONCAT", bind: func(args []types.Type) (types.Type, func([]any) any, error) {
@@ -83,6 +93,29 @@ func init() {
 			return types.Type{}, nil, fmt.Errorf("%w: CONCAT needs at least one argument", ErrType)
 		}
 		// ksqlDB's CONCAT skips NULL arguments rather than returning NULL.
+		// All BYTES arguments (NULLs aside) concatenate to BYTES.
+		isBytes := false
+		for _, t := range args {
+			if t.Kind == types.Bytes {
+				isBytes = true
+			}
+		}
+		if isBytes {
+			for _, t := range args {
+				if t.Kind != types.Bytes && t.Kind != types.Unknown {
+					return types.Type{}, nil, fmt.Errorf("%w: CONCAT takes all STRING or all BYTES arguments, not %s", ErrType, t)
+				}
+			}
+			return types.BytesType, func(a []any) any {
+				out := []byte{}
+				for _, v := range a {
+					if b, ok := v.([]byte); ok {
+						out = append(out, b...)
+					}
+				}
+				return out
+			}, nil
+		}
 		return types.StringType, func(a []any) any {
 			var b strings.Builder
 			for _, v := range a {
@@ -158,27 +191,42 @@ func init() {
 		if err := argCount("SUBSTRING", args, 2, 3); err != nil {
 			return types.Type{}, nil, err
 		}
-		return types.StringType, func(a []any) any {
-			s, ok := a[0].(string)
-			pos, ok2 := types.AsInt64(a[1])
-			if !ok || !ok2 {
+		// STRING counts characters; BYTES (as ksqlDB) counts bytes.
+		out := types.StringType
+		if args[0].Kind == types.Bytes {
+			out = types.BytesType
+		}
+		return out, func(a []any) any {
+			var n int
+			switch x := a[0].(type) {
+			case string:
+				n = utf8.RuneCountInString(x)
+			case []byte:
+				n = len(x)
+			default:
 				return nil
 			}
-			r := []rune(s)
+			pos, ok := types.AsInt64(a[1])
+			if !ok {
+				return nil
+			}
 			start := int(pos) - 1
 			if pos < 0 {
-				start = len(r) + int(pos)
+				start = n + int(pos)
 			}
-			start = max(0, min(start, len(r)))
-			end := len(r)
+			start = max(0, min(start, n))
+			end := n
 			if len(a) == 3 {
-				n, ok := types.AsInt64(a[2])
+				l, ok := types.AsInt64(a[2])
 				if !ok {
 					return nil
 				}
-				end = start + int(max(0, min(n, int64(len(r)-start))))
+				end = start + int(max(0, min(l, int64(n-start))))
 			}
-			return string(r[start:end])
+			if b, ok := a[0].([]byte); ok {
+				return bytes.Clone(b[start:end])
+			}
+			return string([]rune(a[0].(string))[start:end])
 		}, nil
 	}})
 	register(&scalar{name: "ABS", bind: numericUnary("ABS", func(i int64) int64 {
@@ -319,7 +367,8 @@ func compileCall(call *parser.FuncCall, scope Scope) (Compiled, error) {
 	}
 	argTypes := make([]types.Type, len(call.Args))
 	evals := make([]Eval, len(call.Args))
-	allConst := true
+	consts := make([]any, len(call.Args))
+	allConst := !s.volatile
 	for i, a := range call.Args {
 		c, err := Compile(a, scope)
 		if err != nil {
@@ -327,8 +376,15 @@ func compileCall(call *parser.FuncCall, scope Scope) (Compiled, error) {
 		}
 		argTypes[i], evals[i] = c.Type, c.Eval
 		allConst = allConst && c.Const
+		if c.Const {
+			consts[i] = c.Eval(nil)
+		}
 	}
-	rt, impl, err := s.bind(argTypes)
+	bind := s.bind
+	if s.bindConsts != nil {
+		bind = func(t []types.Type) (types.Type, func([]any) any, error) { return s.bindConsts(t, consts) }
+	}
+	rt, impl, err := bind(argTypes)
 	if err != nil {
 		return Compiled{}, err
 	}
