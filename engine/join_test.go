@@ -324,3 +324,67 @@ func TestJoinStreamStreamThroughKafka(t *testing.T) {
 		t.Errorf("after restart with an empty data directory: outputs (-want +got):\n%s", diff)
 	}
 }
+
+// TestJoinPushQuery runs a stream-table join as a push query: it keeps
+// no changelog and reads only new clicks, yet the users table written
+// before it started is restored from its topic, so the first click is
+// enriched.
+func TestJoinPushQuery(t *testing.T) {
+	brokers := testkafka.Brokers(t)
+	users, clicks, svc := testkafka.Name(t, "users"), testkafka.Name(t, "clicks"), testkafka.Name(t, "svc")
+	// Push queries read from the end, as they do by default.
+	e := openEngineLog(t, brokers, t.TempDir(), svc, quiet, "auto.offset.reset", "latest")
+	defer closeEngine(t, e)
+	execute(t, e, fmt.Sprintf(`
+		CREATE TABLE %[1]s (id VARCHAR PRIMARY KEY, name VARCHAR) WITH (KAFKA_TOPIC='%[1]s', VALUE_FORMAT='JSON', PARTITIONS=1);
+		CREATE STREAM %[2]s (user_id VARCHAR KEY, page VARCHAR) WITH (KAFKA_TOPIC='%[2]s', VALUE_FORMAT='JSON', PARTITIONS=1);`, users, clicks))
+	now := time.Now().UnixMilli()
+	testkafka.Produce(t, brokers, rec(users, "ann", `{"name":"Ann"}`, now), rec(users, "bob", `{"name":"Bob"}`, now))
+	rs := execute(t, e, fmt.Sprintf(`SELECT c.user_id, page, name FROM %s c LEFT JOIN %s u ON c.user_id = u.id EMIT CHANGES;`, clicks, users))[0].Rows
+	if rs == nil {
+		t.Fatal("push query returned no row stream")
+	}
+	defer rs.Close()
+	text := func(row []any) string {
+		parts := make([]string, len(row))
+		for i, v := range row {
+			parts[i] = fmt.Sprintf("%v", v)
+		}
+		return strings.Join(parts, " ")
+	}
+	// The query reads clicks from their end: ann's click is produced
+	// until the query's consumer has started, which its first row shows;
+	// then bob's and zoe's, once.
+	var first string
+	var rest []string
+	deadline := time.After(60 * time.Second)
+	tick := time.NewTicker(300 * time.Millisecond)
+	defer tick.Stop()
+	for len(rest) < 2 {
+		select {
+		case row, ok := <-rs.C:
+			if !ok {
+				t.Fatalf("row stream closed; rows so far %q, %q", first, rest)
+			}
+			switch r := text(row); {
+			case first == "":
+				first = r
+				testkafka.Produce(t, brokers, rec(clicks, "bob", `{"page":"/b"}`, now+2), rec(clicks, "zoe", `{"page":"/z"}`, now+3))
+			case !strings.HasPrefix(r, "ann "):
+				rest = append(rest, r)
+			}
+		case <-tick.C:
+			if first == "" {
+				testkafka.Produce(t, brokers, rec(clicks, "ann", `{"page":"/a"}`, now+1))
+			}
+		case <-deadline:
+			t.Fatalf("rows so far %q, %q", first, rest)
+		}
+	}
+	if first != "ann /a Ann" {
+		t.Errorf("first row %q, want %q", first, "ann /a Ann")
+	}
+	if diff := cmp.Diff([]string{"bob /b Bob", "zoe /z <nil>"}, rest); diff != "" {
+		t.Errorf("later rows (-want +got):\n%s", diff)
+	}
+}

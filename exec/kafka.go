@@ -474,17 +474,31 @@ func (r *KafkaRunner) taskAt(ctx context.Context, topic string, partition int32,
 	t, ok := r.tasks[tp]
 	r.mu.Unlock()
 	if ok {
+		if topic != sub.Source.Topic && t.behind[topic] {
+			// The table this input carries was assigned after the task
+			// restored it: what another instance read meanwhile is read
+			// now, before the first record of the input is joined.
+			if err := r.restoreFrom(ctx, tp, t, topic); err != nil {
+				return nil, err
+			}
+			delete(t.behind, topic)
+		}
 		return t, nil
 	}
 	t, err := NewTask(r.topo, sub, partition, r.cfg.DB, r.output(), r.Metrics, r.cfg.Log)
 	if err != nil {
 		return nil, err
 	}
-	if !r.cfg.Transient && len(t.stores) > 0 {
+	if len(t.stores) > 0 {
 		// A standby catch-up of this partition may be under way: wait
-		// for it, then restore the little it left.
+		// for it, then restore the little it left. A transient query
+		// keeps no changelog, but still reads the tables it joins from
+		// their topics.
 		r.standbyMu.Lock()
 		for _, s := range t.stores {
+			if r.cfg.Transient && s.spec.FromSource == nil {
+				continue
+			}
 			if err := r.restore(ctx, tp, s); err != nil {
 				r.standbyMu.Unlock()
 				return nil, err
@@ -492,6 +506,16 @@ func (r *KafkaRunner) taskAt(ctx context.Context, topic string, partition int32,
 		}
 		r.standbyMu.Unlock()
 	}
+	r.mu.Lock()
+	for _, si := range sub.Sides {
+		if _, assigned := r.assigned[topicPartition{si.Source.Topic, partition}]; !assigned {
+			if t.behind == nil {
+				t.behind = map[string]bool{}
+			}
+			t.behind[si.Source.Topic] = true
+		}
+	}
+	r.mu.Unlock()
 	t.setClock(heard)
 	if err := t.Open(); err != nil {
 		return nil, err
@@ -503,6 +527,21 @@ func (r *KafkaRunner) taskAt(ctx context.Context, topic string, partition int32,
 	r.mu.Unlock()
 	r.partitionsChanged()
 	return t, nil
+}
+
+// restoreFrom restores again the task's stores whose changelog is the
+// source topic, from where their checkpoints left off.
+func (r *KafkaRunner) restoreFrom(ctx context.Context, tp topicPartition, t *Task, topic string) error {
+	r.standbyMu.Lock()
+	defer r.standbyMu.Unlock()
+	for _, s := range t.stores {
+		if s.spec.FromSource != nil && s.spec.FromSource.Topic == topic {
+			if err := r.restore(ctx, tp, s); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
 }
 
 // restore replays one store partition's changelog, reporting progress

@@ -52,6 +52,9 @@ type Task struct {
 	// idleFrom plus the wall-clock time since lastRecord.
 	lastRecord time.Time
 	idleFrom   int64
+	// behind lists further inputs whose partition was not yet assigned
+	// when the task restored the tables they carry (see KafkaRunner).
+	behind map[string]bool
 	// hot tracks the busiest input keys: for an aggregation after a
 	// repartition the input key is the group key.
 	hot *HotKeys
