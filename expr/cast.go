@@ -193,7 +193,8 @@ func CastFunc(from, to types.Type) (func(any) any, error) {
 			return castNested(from, to)
 		}
 	}
-	return nil, fmt.Errorf("%w: cannot cast %s to %s", ErrType, from, to)
+	// ksqlDB's words, so that its users recognise the error.
+	return nil, fmt.Errorf("%w: Invalid Select: Cast of %s to %s is not supported", ErrType, from, to)
 }
 
 // castNested casts ARRAY, MAP and STRUCT values element by element: an

@@ -253,6 +253,9 @@ func compileCase(c *parser.Case, scope Scope) (Compiled, error) {
 		elseEval = el.Eval
 	}
 	rt := resultType
+	if rt.Kind == types.Unknown {
+		return Compiled{}, errAt(c, fmt.Errorf("%w: Invalid Case expression. All case branches have NULL type", ErrType))
+	}
 	conv := converter(rt)
 	if c.Operand != nil {
 		op := operand.Eval

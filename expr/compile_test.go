@@ -451,7 +451,7 @@ func TestCompileErrors(t *testing.T) {
 		{"-s", expr.ErrType, 1, 1, "negate"},
 		{"CASE WHEN i > 5 THEN 'x' ELSE 1 END", expr.ErrType, 1, 31, "same type"},
 		{"CASE WHEN i THEN 1 END", expr.ErrType, 1, 11, "BOOLEAN"},
-		{"CAST(s AS ARRAY<INT>)", expr.ErrType, 1, 1, "cannot cast STRING to ARRAY<INTEGER>"},
+		{"CAST(s AS ARRAY<INT>)", expr.ErrType, 1, 1, "Invalid Select: Cast of STRING to ARRAY<INTEGER> is not supported"},
 		{"99999999999999999999", expr.ErrType, 1, 1, "out of range"},
 		{"UCASE(s, s)", expr.ErrType, 1, 1, "UCASE does not accept 2 arguments"},
 		{"ABS(s)", expr.ErrType, 1, 1, "ABS does not accept STRING"},

@@ -33,7 +33,33 @@ func (p *planning) planAggregate() error {
 				return posErr(it.expr.Position(), fmt.Errorf("%w: Non-aggregate SELECT expression(s) not part of GROUP BY: %s", ErrInvalid, parser.KsqlText(it.expr)))
 			}
 		}
+		if p.target != nil && p.target.Kind == parser.KindTable && p.target.Existing == nil {
+			var calls []string
+			for _, it := range p.items {
+				walkExpr(it.expr, func(e parser.Expr) {
+					if f, ok := e.(*parser.FuncCall); ok && expr.IsAggregate(f.Name) {
+						text := parser.KsqlText(f)
+						if f.Star {
+							text = f.Name + "(ROWTIME)" // ksqlDB counts rows by ROWTIME
+						}
+						calls = append(calls, text)
+					}
+				})
+			}
+			return posErr(sel.Pos, fmt.Errorf("%w: CREATE TABLE AS SELECT statement does not support aggregate function [%s] without a GROUP BY clause.", ErrUnsupported, strings.Join(calls, ", ")))
+		}
 		return posErr(sel.Pos, fmt.Errorf("%w: aggregate functions require a GROUP BY clause", ErrUnsupported))
+	}
+	seenGroup := map[int]bool{}
+	for _, g := range sel.GroupBy {
+		if ref, ok := g.(*parser.ColumnRef); ok {
+			if i, _, err := p.sc.Resolve(ref); err == nil {
+				if seenGroup[i] {
+					return posErr(g.Position(), fmt.Errorf("%w: Duplicate GROUP BY expression: %s", ErrInvalid, strings.ToUpper(g.String())))
+				}
+				seenGroup[i] = true
+			}
+		}
 	}
 	if err := p.checkWindowBounds(); err != nil {
 		return err
@@ -106,7 +132,7 @@ func (p *planning) planAggregate() error {
 					return
 				}
 				if ff, ok := e.(*parser.FuncCall); ok && expr.IsAggregate(ff.Name) {
-					err = posErr(ff.Pos, fmt.Errorf("%w: aggregate functions cannot be nested: %s", ErrInvalid, f))
+					err = posErr(ff.Pos, fmt.Errorf("%w: Aggregate functions can not be nested: %s(%s())", ErrInvalid, f.Name, ff.Name))
 				}
 				if ref, ok := e.(*parser.ColumnRef); ok {
 					i, _, rerr := p.sc.Resolve(ref)
@@ -271,6 +297,15 @@ func (p *planning) planAggregate() error {
 
 	if having != nil {
 		c, err := expr.Compile(having, postScope)
+		if errors.Is(err, errNotGrouped) {
+			var loose []string
+			walkExpr(having, func(e parser.Expr) {
+				if ref, ok := e.(*parser.ColumnRef); ok && postScope.schema.Find(ref.Name) < 0 {
+					loose = append(loose, strings.ToUpper(ref.String()))
+				}
+			})
+			return posErr(sel.Having.Position(), fmt.Errorf("%w: Non-aggregate HAVING expression not part of GROUP BY: %s", ErrInvalid, strings.Join(loose, ", ")))
+		}
 		if err != nil {
 			return err
 		}
@@ -305,8 +340,10 @@ func (p *planning) planAggregate() error {
 		found := -1
 		for i, e := range rewritten {
 			if ref, ok := e.(*parser.ColumnRef); ok && ref.Name == groupCols[g].Name {
+				if found >= 0 {
+					return posErr(p.items[i].pos, fmt.Errorf("%w: The projection contains a key column more than once: `%s` and `%s`.", ErrInvalid, p.items[found].name, p.items[i].name))
+				}
 				found = i
-				break
 			}
 		}
 		if found < 0 {
