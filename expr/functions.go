@@ -319,7 +319,7 @@ func compileCall(call *parser.FuncCall, scope Scope) (Compiled, error) {
 	}
 	argTypes := make([]types.Type, len(call.Args))
 	evals := make([]Eval, len(call.Args))
-	allConst := true
+	allConst := !numVolatile[call.Name] // RANDOM() is not a constant
 	for i, a := range call.Args {
 		c, err := Compile(a, scope)
 		if err != nil {
