@@ -137,6 +137,16 @@ var mathFunctionCases = []evalCase{
 	{"TRUNC(nd, 1)", tDouble, nil},
 	{"TRUNC(d, ni)", tDouble, nil},
 
+	{"ROUND(-2.6)", tBig, int64(-3)},
+	{"ROUND(0.49999999999999994)", tBig, int64(0)},
+	{"ROUND(1e300)", tBig, int64(math.MaxInt64)},
+	{"ROUND(0.0/0)", tBig, int64(0)},
+	{"ROUND(ni)", tBig, nil},
+	{"ROUND(-2.5, 0)", tDouble, -2.0},
+	{"ROUND(1.005, 2)", tDouble, 1.01},
+	{"ROUND(-1.005, 2)", tDouble, -1.0},
+	{"ROUND(-1250, -2)", tDouble, -1200.0},
+	{"ROUND(1250, -2)", tDouble, 1300.0},
 	{"ABS(-2147483648)", tBig, int64(2147483648)},
 	{"ABS(-9223372036854775807 - 1)", tBig, int64(math.MinInt64)}, // Java's Math.abs overflows
 	{"ABS(-1.0/0)", tDouble, inf},
