@@ -7,6 +7,8 @@ import (
 	"math/rand/v2"
 	"reflect"
 	"strconv"
+	"strings"
+	"time"
 
 	"github.com/sluice-sql/sluice/types"
 )
@@ -262,49 +264,141 @@ func numJavaRound(f float64) int64 {
 }
 
 // numExtremeBind builds GREATEST (sign 1) and LEAST (sign -1): the
-// largest or smallest non-NULL argument, NULL when all are NULL. Numbers
-// of mixed types widen to the widest; otherwise all arguments share one
-// type (STRING, BYTES, TIMESTAMP, DATE, TIME). Doubles order as Java's
-// Double.compareTo: NaN above everything, -0.0 below 0.0.
+// largest or smallest non-NULL argument, NULL when all are NULL. The
+// arguments resolve as ksqlDB's overloads (INT, BIGINT, DOUBLE, DECIMAL,
+// STRING, BYTES, DATE, TIME, TIMESTAMP) do: all of one type, or numbers
+// with a DOUBLE among them (all widen to DOUBLE); INT with BIGINT alone is
+// ambiguous in ksqlDB and so an error here. Strings among DATE, TIME or
+// TIMESTAMP arguments are read as such, as ksqlDB reads string literals.
+// Doubles order as Java's Double.compareTo: NaN above all, -0.0 below 0.0.
 func numExtremeBind(name string, sign int) func([]types.Type) (types.Type, func([]any) any, error) {
 	return func(args []types.Type) (types.Type, func([]any) any, error) {
-		if err := argCount(name, args, 1, -1); err != nil {
+		t, err := numExtremeType(name, args)
+		if err != nil {
 			return types.Type{}, nil, err
 		}
-		t := types.UnknownType
-		for _, a := range args {
-			switch {
-			case a.Kind == types.Unknown:
-			case t.Kind == types.Unknown:
-				t = a
-			case t.IsNumeric() && a.IsNumeric():
-				t = widen(t, a)
-			case t.Kind != a.Kind:
-				return types.Type{}, nil, fmt.Errorf("%w: %s arguments must share a type, got %s and %s", ErrType, name, t, a)
-			}
-		}
-		switch t.Kind {
-		case types.Decimal:
-			t = types.DoubleType
-		case types.Unknown, types.Integer, types.BigInt, types.Double, types.String, types.Bytes,
-			types.Timestamp, types.Date, types.Time:
-		default:
-			return types.Type{}, nil, fmt.Errorf("%w: function %s does not accept %s", ErrType, name, t)
-		}
 		conv := converter(t)
+		switch t.Kind {
+		case types.Timestamp, types.Date, types.Time:
+			conv = numTemporalConv(t.Kind)
+		}
 		return t, func(a []any) any {
 			var best any
 			for _, v := range a {
 				if v == nil {
 					continue
 				}
-				v = conv(v)
+				if v = conv(v); v == nil {
+					continue
+				}
 				if best == nil || numCompare(v, best)*sign > 0 {
 					best = v
 				}
 			}
 			return best
 		}, nil
+	}
+}
+
+func numExtremeType(name string, args []types.Type) (types.Type, error) {
+	params := func() string {
+		s := ""
+		for i, a := range args {
+			if i > 0 {
+				s += ", "
+			}
+			if a.Kind == types.Unknown {
+				s += "null"
+			} else {
+				s += a.String()
+			}
+		}
+		return s
+	}
+	lower := strings.ToLower(name)
+	rejected := fmt.Errorf("%w: Function '%s' does not accept parameters (%s).", ErrType, lower, params())
+	if len(args) == 0 {
+		return types.Type{}, rejected
+	}
+	var temporal, numeric, double, other bool
+	t := types.UnknownType
+	for _, a := range args {
+		switch a.Kind {
+		case types.Unknown:
+			continue
+		case types.Timestamp, types.Date, types.Time:
+			if temporal && a.Kind != t.Kind {
+				return types.Type{}, rejected
+			}
+			temporal, t = true, a
+		case types.Integer, types.BigInt, types.Decimal:
+			numeric = true
+		case types.Double:
+			numeric, double = true, true
+		case types.String, types.Bytes:
+			other = true
+		default:
+			return types.Type{}, rejected
+		}
+	}
+	same := types.UnknownType
+	for _, a := range args {
+		switch {
+		case a.Kind == types.Unknown:
+		case same.Kind == types.Unknown:
+			same = a
+		case same.Kind == types.Decimal && a.Kind == types.Decimal:
+		case !same.Equal(a):
+			same = types.Type{Kind: types.Struct} // marks a mix
+		}
+	}
+	switch {
+	case temporal:
+		for _, a := range args {
+			if a.Kind != types.Unknown && a.Kind != t.Kind && a.Kind != types.String {
+				return types.Type{}, rejected
+			}
+		}
+		return t, nil
+	case same.Kind == types.Unknown:
+		return types.Type{}, fmt.Errorf("%w: Function '%s' cannot be resolved due to ambiguous method parameters (%s).", ErrType, lower, params())
+	case same.Kind == types.Decimal:
+		return types.DoubleType, nil // DECIMAL values are doubles for now
+	case same.Kind != types.Struct:
+		return same, nil
+	case numeric && !other && double:
+		return types.DoubleType, nil
+	case numeric && !other:
+		return types.Type{}, fmt.Errorf("%w: Function '%s' cannot be resolved due to ambiguous method parameters (%s).", ErrType, lower, params())
+	}
+	return types.Type{}, rejected
+}
+
+// numTemporalConv passes DATE, TIME and TIMESTAMP values and reads
+// strings as the kind: NULL when a string does not parse.
+func numTemporalConv(k types.Kind) func(any) any {
+	return func(v any) any {
+		s, ok := v.(string)
+		if !ok {
+			return v
+		}
+		switch k {
+		case types.Timestamp:
+			if ms, err := ParseTimestampText(s); err == nil {
+				return ms
+			}
+		case types.Date:
+			if d, err := time.Parse(time.DateOnly, s); err == nil {
+				return int32(d.Unix() / 86400)
+			}
+		case types.Time:
+			for _, l := range []string{"15:04:05.999999999", "15:04"} {
+				if d, err := time.Parse(l, s); err == nil {
+					return int32(d.Hour()*3_600_000 + d.Minute()*60_000 + d.Second()*1000 + d.Nanosecond()/1_000_000)
+				}
+			}
+		}
+		return nil
 	}
 }
 

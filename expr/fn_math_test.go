@@ -8,10 +8,11 @@ import (
 )
 
 var (
-	tIntArray = types.ArrayOf(types.IntegerType)
-	tBigArray = types.ArrayOf(types.BigIntType)
-	nan       = math.NaN()
-	inf       = math.Inf(1)
+	tIntArray  = types.ArrayOf(types.IntegerType)
+	tBigArray  = types.ArrayOf(types.BigIntType)
+	tTimestamp = types.TimestampType
+	nan        = math.NaN()
+	inf        = math.Inf(1)
 )
 
 // mathFunctionCases: testRow has i=7 INT, b=10 BIGINT, d=2.5 DOUBLE, and
@@ -157,10 +158,10 @@ var mathFunctionCases = []evalCase{
 	{"FLOOR(-0.0)", tDouble, math.Copysign(0, -1)},
 
 	{"GREATEST(1, 3, 2)", tInt, int32(3)},
-	{"GREATEST(i, b)", tBig, int64(10)},
 	{"GREATEST(i, ni, 2)", tInt, int32(7)},
 	{"GREATEST(i, d)", tDouble, 7.0},
-	{"GREATEST(d, 1, b)", tDouble, 10.0},
+	{"GREATEST(d, 1, b)", tDouble, 10.0}, // with a DOUBLE, numbers widen
+	{"GREATEST(ts, '2024-06-01T00:00:00')", tTimestamp, int64(1717200000000)},
 	{"GREATEST(-0.0, 0.0)", tDouble, 0.0},
 	{"GREATEST(1.0, 0.0/0)", tDouble, nan}, // NaN above all, as Double.compareTo
 	{"GREATEST('a', s, 'abd')", tString, "abd"},
@@ -169,8 +170,10 @@ var mathFunctionCases = []evalCase{
 	{"GREATEST(null, 1)", tInt, int32(1)},
 	{"GREATEST(ni)", tInt, nil},
 	{"LEAST(1, 3, 2)", tInt, int32(1)},
-	{"LEAST(i, b)", tBig, int64(7)},
-	{"LEAST(ni, b, i)", tBig, int64(7)},
+	{"LEAST(ni, b, d)", tDouble, 2.5},
+	{"LEAST(b, b - 20)", tBig, int64(-10)},
+	{"LEAST(ts, '2023-06-01')", tTimestamp, int64(1685577600000)},
+	{"LEAST(ts, 'x', null)", tTimestamp, int64(1704067200000)},
 	{"LEAST(i, d)", tDouble, 2.5},
 	{"LEAST(0.0, -0.0)", tDouble, math.Copysign(0, -1)},
 	{"LEAST(1.0, 0.0/0)", tDouble, 1.0},
@@ -240,7 +243,7 @@ func TestRandom(t *testing.T) {
 func TestMathFunctionTypeErrors(t *testing.T) {
 	for _, src := range []string{
 		"SQRT(s)", "SQRT()", "SQRT(1, 2)", "LOG(1, 2, 3)", "POWER(2)", "PI(1)", "SIGN(t)",
-		"TRUNC(s)", "TRUNC(d, 1.5)", "GREATEST()", "GREATEST(i, s)", "LEAST(t, f)",
+		"TRUNC(s)", "TRUNC(d, 1.5)", "GREATEST()", "GREATEST(i, s)", "LEAST(t, f)", "GREATEST(i, b)", "LEAST(null, null)", "LEAST(ts, i)",
 		"GENERATE_SERIES(1)", "GENERATE_SERIES(1.0, 2)", "GENERATE_SERIES(1, 5, b)",
 		"NULLIF(i)", "NULLIF(i, s)", "ATAN2(s, 1)",
 	} {
