@@ -33,7 +33,7 @@ func init() {
 		"SQRT":    math.Sqrt,
 		"CBRT":    math.Cbrt,
 		"EXP":     math.Exp,
-		"LN":      math.Log,
+		"LN":      numLog,
 		"SIN":     math.Sin,
 		"COS":     math.Cos,
 		"TAN":     math.Tan,
@@ -53,12 +53,12 @@ func init() {
 	// description) has it; LOG(base, x) is NaN for a base <= 0 or 1.
 	register(&scalar{name: "LOG", bind: numDoubleBind("LOG", 1, 2, func(a []float64) float64 {
 		if len(a) == 1 {
-			return math.Log(a[0])
+			return numLog(a[0])
 		}
 		if a[0] <= 0 || a[0] == 1 {
 			return math.NaN()
 		}
-		return math.Log(a[1]) / math.Log(a[0])
+		return numLog(a[1]) / numLog(a[0])
 	})})
 	register(&scalar{name: "POWER", bind: numDoubleBind("POWER", 2, 2, func(a []float64) float64 { return numJavaPow(a[0], a[1]) })})
 	register(&scalar{name: "ATAN2", bind: numDoubleBind("ATAN2", 2, 2, func(a []float64) float64 { return math.Atan2(a[0], a[1]) })})

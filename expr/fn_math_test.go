@@ -34,11 +34,14 @@ var mathFunctionCases = []evalCase{
 	{"LN(1)", tDouble, 0.0},
 	{"LN(0)", tDouble, math.Inf(-1)},
 	{"LN(-1)", tDouble, nan},
-	{"LN(b)", tDouble, math.Log(10)},
+	{"LN(b)", tDouble, 2.302585092994046},
+	{"LN(3.0)", tDouble, 1.0986122886681098}, // Java's Math.log; Go's math.Log says ...096
+	{"LN(5e-324)", tDouble, -744.4400719213812},
 	{"LN(nd)", tDouble, nil},
 	{"LOG(1)", tDouble, 0.0}, // one argument: the natural logarithm, as ksqlDB computes it
-	{"LOG(b)", tDouble, math.Log(10)},
-	{"LOG(2, 8)", tDouble, math.Log(8) / math.Log(2)},
+	{"LOG(b)", tDouble, 2.302585092994046},
+	{"LOG(2, 8)", tDouble, 3.0},
+	{"LOG(3, 9.0)", tDouble, 2.0},
 	{"LOG(10, 100.0)", tDouble, 2.0},
 	{"LOG(1, 5)", tDouble, nan},
 	{"LOG(0, 5)", tDouble, nan},
