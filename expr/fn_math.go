@@ -341,7 +341,7 @@ func numExtremeType(name string, args []types.Type) (types.Type, error) {
 			return types.Type{}, rejected
 		}
 	}
-	same := types.UnknownType
+	same, mixed := types.UnknownType, false
 	for _, a := range args {
 		switch {
 		case a.Kind == types.Unknown:
@@ -349,7 +349,7 @@ func numExtremeType(name string, args []types.Type) (types.Type, error) {
 			same = a
 		case same.Kind == types.Decimal && a.Kind == types.Decimal:
 		case !same.Equal(a):
-			same = types.Type{Kind: types.Struct} // marks a mix
+			mixed = true
 		}
 	}
 	switch {
@@ -364,7 +364,7 @@ func numExtremeType(name string, args []types.Type) (types.Type, error) {
 		return types.Type{}, fmt.Errorf("%w: Function '%s' cannot be resolved due to ambiguous method parameters (%s).", ErrType, lower, params())
 	case same.Kind == types.Decimal:
 		return types.DoubleType, nil // DECIMAL values are doubles for now
-	case same.Kind != types.Struct:
+	case !mixed:
 		return same, nil
 	case numeric && !other && double:
 		return types.DoubleType, nil

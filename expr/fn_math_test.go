@@ -2,6 +2,7 @@ package expr_test
 
 import (
 	"math"
+	"strings"
 	"testing"
 
 	"github.com/sluice-sql/sluice/types"
@@ -252,6 +253,22 @@ func TestMathFunctionTypeErrors(t *testing.T) {
 	} {
 		if _, err := compileExpr(t, src); err == nil {
 			t.Errorf("%s compiled; want a type error", src)
+		}
+	}
+}
+
+// GREATEST and LEAST reject arguments with ksqlDB's error texts.
+func TestGreatestLeastErrorText(t *testing.T) {
+	for src, want := range map[string]string{
+		"GREATEST(i, b)":          "Function 'greatest' cannot be resolved due to ambiguous method parameters (INTEGER, BIGINT).",
+		"LEAST(null, null)":       "Function 'least' cannot be resolved due to ambiguous method parameters (null, null).",
+		"GREATEST()":              "Function 'greatest' does not accept parameters ().",
+		"LEAST(s, i)":             "Function 'least' does not accept parameters (STRING, INTEGER).",
+		"GREATEST(ts, 'x', true)": "Function 'greatest' does not accept parameters (TIMESTAMP, STRING, BOOLEAN).",
+	} {
+		_, err := compileExpr(t, src)
+		if err == nil || !strings.Contains(err.Error(), want) {
+			t.Errorf("%s: error %v, want %q", src, err, want)
 		}
 	}
 }
