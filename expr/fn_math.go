@@ -32,7 +32,7 @@ func init() {
 	for name, f := range map[string]func(float64) float64{
 		"SQRT":    math.Sqrt,
 		"CBRT":    math.Cbrt,
-		"EXP":     math.Exp,
+		"EXP":     numExp,
 		"LN":      numLog,
 		"SIN":     math.Sin,
 		"COS":     math.Cos,

@@ -65,3 +65,58 @@ func numTwoProd(a, b float64) (p, e float64) {
 	p = a * b
 	return p, math.FMA(a, b, -p)
 }
+
+// numExp is e^x rounded as ksqlDB's EXP gets it from Java's Math.exp (a
+// nearly correctly rounded intrinsic); Go's math.Exp is an ulp away for
+// about one argument in ten. x = k·ln2 + r, and e^r sums its Taylor
+// series with the first terms in double-double. Results that overflow,
+// underflow or are subnormal come from math.Exp.
+func numExp(x float64) float64 {
+	const (
+		ln2Hi = 6.93147180369123816490e-01
+		ln2Lo = 1.90821492927058770002e-10
+	)
+	switch {
+	case x > 709.782712893384: // ln of the largest double
+		return math.Inf(1)
+	case math.IsNaN(x) || x < -708:
+		return math.Exp(x)
+	}
+	k := math.Round(x / math.Ln2)
+	rh, rl := numTwoSum(x, -k*ln2Hi) // k·ln2Hi is exact
+	p, pe := numTwoProd(k, ln2Lo)
+	rh, e := numTwoSum(rh, -p)
+	rl += e - pe
+	rh, rl = numTwoSum(rh, rl)
+	// r²/2 and r³/6 in double-double.
+	s2h, s2l := numTwoProd(rh, rh)
+	s2l += 2 * rh * rl
+	q, qe := numTwoProd(s2h, rh)
+	qe += s2h*rl + s2l*rh
+	t3h := q / 6
+	t3l := (math.FMA(-t3h, 6, q) + qe) / 6
+	// r⁴/4! + r⁵/5! + … in plain double.
+	poly := 0.0
+	for i := len(numExpCoef) - 1; i >= 0; i-- {
+		poly = numExpCoef[i] + rh*poly
+	}
+	tail := s2h * s2h * poly
+	h, l := numTwoSum(1, rh)
+	h, l2 := numTwoSum(h, s2h/2)
+	h, l3 := numTwoSum(h, t3h)
+	l += l2 + l3 + rl + s2l/2 + t3l + tail
+	return math.Ldexp(h+l, int(k))
+}
+
+// numExpCoef holds 1/4!, 1/5!, … 1/19!.
+var numExpCoef = func() []float64 {
+	var out []float64
+	fact := 1.0
+	for n := 1; n <= 19; n++ {
+		fact *= float64(n)
+		if n >= 4 {
+			out = append(out, 1/fact)
+		}
+	}
+	return out
+}()

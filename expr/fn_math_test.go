@@ -31,6 +31,11 @@ var mathFunctionCases = []evalCase{
 	{"EXP(0)", tDouble, 1.0},
 	{"EXP(1)", tDouble, math.E},
 	{"EXP(1000)", tDouble, inf},
+	{"EXP(-19)", tDouble, 5.602796437537268e-09}, // correctly rounded, as Java's Math.exp; Go's math.Exp says ...267e-09
+	{"EXP(3.0)", tDouble, 20.085536923187668},
+	{"EXP(709.782712893384)", tDouble, 1.7976931348622732e+308},
+	{"EXP(-1000)", tDouble, 0.0},
+	{"EXP(0.0/0)", tDouble, nan},
 	{"EXP(ni)", tDouble, nil},
 	{"LN(1)", tDouble, 0.0},
 	{"LN(0)", tDouble, math.Inf(-1)},
