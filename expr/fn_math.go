@@ -60,7 +60,7 @@ func init() {
 		}
 		return numLog(a[1]) / numLog(a[0])
 	})})
-	register(&scalar{name: "POWER", bind: numDoubleBind("POWER", 2, 2, func(a []float64) float64 { return numJavaPow(a[0], a[1]) })})
+	register(&scalar{name: "POWER", bind: numDoubleBind("POWER", 2, 2, func(a []float64) float64 { return numPow(a[0], a[1]) })})
 	register(&scalar{name: "ATAN2", bind: numDoubleBind("ATAN2", 2, 2, func(a []float64) float64 { return math.Atan2(a[0], a[1]) })})
 	register(&scalar{name: "PI", bind: func(args []types.Type) (types.Type, func([]any) any, error) {
 		if err := argCount("PI", args, 0, 0); err != nil {
@@ -115,20 +115,6 @@ func numDoubleBind(name string, min, max int, f func([]float64) float64) func([]
 			return f(fs)
 		}, nil
 	}
-}
-
-// numJavaPow is Java's Math.pow: unlike Go's math.Pow, a NaN exponent
-// always gives NaN, and ±1 to an infinite power is NaN.
-func numJavaPow(x, y float64) float64 {
-	switch {
-	case y == 0:
-		return 1
-	case math.IsNaN(y):
-		return math.NaN()
-	case math.IsInf(y, 0) && (x == 1 || x == -1):
-		return math.NaN()
-	}
-	return math.Pow(x, y)
 }
 
 // numSignBind: SIGN of an INT, BIGINT or DOUBLE is an INT -1, 0 or 1

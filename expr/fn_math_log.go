@@ -9,10 +9,6 @@ import "math"
 // [√2/2, √2), ln m = 2·atanh(s) with s = (m-1)/(m+1); s and its cube
 // are carried in double-double so the sum is off by far less than an ulp.
 func numLog(x float64) float64 {
-	const (
-		ln2Hi = 6.93147180369123816490e-01 // ln 2 in 33 bits: k·ln2Hi is exact
-		ln2Lo = 1.90821492927058770002e-10
-	)
 	switch {
 	case math.IsNaN(x) || math.IsInf(x, 1):
 		return x
@@ -23,6 +19,16 @@ func numLog(x float64) float64 {
 	case x == 1:
 		return 0
 	}
+	h, l := numLogDD(x)
+	return h + l
+}
+
+// numLogDD is ln x as a double-double h + l, for finite x > 0.
+func numLogDD(x float64) (h, l float64) {
+	const (
+		ln2Hi = 6.93147180369123816490e-01 // ln 2 in 33 bits: k·ln2Hi is exact
+		ln2Lo = 1.90821492927058770002e-10
+	)
 	m, k := math.Frexp(x)
 	if m < math.Sqrt2/2 {
 		m *= 2
@@ -48,10 +54,10 @@ func numLog(x float64) float64 {
 	}
 	tail := z * z * sh * poly
 	dk := float64(k)
-	h, l := numTwoSum(dk*ln2Hi, 2*sh)
+	h, l = numTwoSum(dk*ln2Hi, 2*sh)
 	h, l2 := numTwoSum(h, 2*t3h)
 	l += l2 + 2*(sl+t3l+tail) + dk*ln2Lo
-	return h + l
+	return numTwoSum(h, l)
 }
 
 func numTwoSum(a, b float64) (s, e float64) {
@@ -72,21 +78,26 @@ func numTwoProd(a, b float64) (p, e float64) {
 // series with the first terms in double-double. Results that overflow,
 // underflow or are subnormal come from math.Exp.
 func numExp(x float64) float64 {
-	const (
-		ln2Hi = 6.93147180369123816490e-01
-		ln2Lo = 1.90821492927058770002e-10
-	)
 	switch {
 	case x > 709.782712893384: // ln of the largest double
 		return math.Inf(1)
 	case math.IsNaN(x) || x < -708:
 		return math.Exp(x)
 	}
+	return numExpDD(x, 0)
+}
+
+// numExpDD is e^(x+xl) for a double-double x + xl in [-708, ln MaxFloat64].
+func numExpDD(x, xl float64) float64 {
+	const (
+		ln2Hi = 6.93147180369123816490e-01
+		ln2Lo = 1.90821492927058770002e-10
+	)
 	k := math.Round(x / math.Ln2)
 	rh, rl := numTwoSum(x, -k*ln2Hi) // k·ln2Hi is exact
 	p, pe := numTwoProd(k, ln2Lo)
 	rh, e := numTwoSum(rh, -p)
-	rl += e - pe
+	rl += e - pe + xl
 	rh, rl = numTwoSum(rh, rl)
 	// r²/2 and r³/6 in double-double.
 	s2h, s2l := numTwoProd(rh, rh)
@@ -120,3 +131,43 @@ var numExpCoef = func() []float64 {
 	}
 	return out
 }()
+
+// numPow is Java's Math.pow: its special cases, and otherwise
+// e^(y·ln|x|) with the logarithm and the product in double-double, so the
+// result is nearly always correctly rounded as Java's intrinsic is. (Go's
+// math.Pow multiplies out integer powers and is often an ulp off.)
+func numPow(x, y float64) float64 {
+	switch {
+	case y == 0:
+		return 1
+	case math.IsNaN(x) || math.IsNaN(y):
+		return math.NaN()
+	case math.IsInf(y, 0) && (x == 1 || x == -1):
+		return math.NaN()
+	case x == 1:
+		return 1
+	case x == 0 || math.IsInf(x, 0) || math.IsInf(y, 0):
+		return math.Pow(x, y)
+	}
+	sign := 1.0
+	if x < 0 {
+		switch {
+		case y != math.Trunc(y):
+			return math.NaN()
+		case math.Abs(y) < 1<<53 && math.Mod(y, 2) != 0:
+			sign = -1
+		}
+		x = -x
+	}
+	lh, ll := numLogDD(x)
+	ph, pe := numTwoProd(y, lh)
+	pl := pe + y*ll
+	ph, pl = numTwoSum(ph, pl)
+	switch {
+	case ph > 709.79:
+		return sign * math.Inf(1)
+	case ph < -708:
+		return sign * math.Pow(x, y) // subnormal or zero
+	}
+	return sign * numExpDD(ph, pl)
+}

@@ -65,6 +65,13 @@ var mathFunctionCases = []evalCase{
 	{"POWER(0.0/0, 0)", tDouble, 1.0},
 	{"POWER(1, 0.0/0)", tDouble, nan}, // Java's Math.pow; Go's math.Pow says 1
 	{"POWER(-1, 1.0/0)", tDouble, nan},
+	{"POWER(1.1, 10)", tDouble, 2.5937424601000023}, // correctly rounded, as Java's Math.pow
+	{"POWER(0.1, 2)", tDouble, 0.010000000000000002},
+	{"POWER(-2, 3)", tDouble, -8.0},
+	{"POWER(-2, 0.5)", tDouble, nan},
+	{"POWER(10, 308)", tDouble, 1e308},
+	{"POWER(10, 309)", tDouble, inf},
+	{"POWER(2, -1074)", tDouble, 5e-324},
 	{"POWER(ni, 2)", tDouble, nil},
 	{"POWER(2, ni)", tDouble, nil},
 	{"SIGN(-5)", tInt, int32(-1)},
