@@ -290,14 +290,15 @@ func numericUnary(name string, fi func(int64) int64, ff func(float64) float64) f
 	}
 }
 
-// bindRound follows ksqlDB: ROUND(x) rounds half up and returns BIGINT for
-// doubles (INT/BIGINT stay); ROUND(x, d) returns a DOUBLE rounded to d
-// decimal places.
+// bindRound follows ksqlDB: ROUND(x) returns BIGINT for every type,
+// rounding doubles as Java's Math.round (halves toward positive infinity,
+// so ROUND(-2.5) is -2); ROUND(x, d) returns a DOUBLE rounded to d
+// decimal places, halves again toward positive infinity.
 func bindRound(args []types.Type) (types.Type, func([]any) any, error) {
 	if err := argCount("ROUND", args, 1, 2); err != nil {
 		return types.Type{}, nil, err
 	}
-	if !args[0].IsNumeric() {
+	if !args[0].IsNumeric() && args[0].Kind != types.Unknown {
 		return types.Type{}, nil, fmt.Errorf("%w: function ROUND does not accept %s", ErrType, args[0])
 	}
 	if len(args) == 2 {
@@ -307,19 +308,22 @@ func bindRound(args []types.Type) (types.Type, func([]any) any, error) {
 			if !ok || !ok2 {
 				return nil
 			}
-			return roundDecimal(f, d)
+			if math.IsNaN(f) || math.IsInf(f, 0) {
+				return f
+			}
+			return numScaleRound(f, d, true)
 		}, nil
 	}
-	switch args[0].Kind {
-	case types.Integer, types.BigInt:
-		return args[0], func(a []any) any { return a[0] }, nil
-	}
 	return types.BigIntType, func(a []any) any {
-		f, ok := types.AsFloat(a[0])
-		if !ok {
-			return nil
+		switch x := a[0].(type) {
+		case int32:
+			return int64(x)
+		case int64:
+			return x
+		case float64:
+			return numJavaRound(x)
 		}
-		return SaturateInt(roundHalfUp(f), math.MinInt64, math.MaxInt64)
+		return nil
 	}, nil
 }
 

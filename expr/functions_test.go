@@ -76,15 +76,15 @@ var functionCases = []evalCase{
 	{"FLOOR(nd)", tDouble, nil},
 	{"ROUND(2.5)", tBig, int64(3)},
 	{"ROUND(2.4)", tBig, int64(2)},
-	{"ROUND(-2.5)", tBig, int64(-3)}, // half away from zero, as BigDecimal's HALF_UP
+	{"ROUND(-2.5)", tBig, int64(-2)}, // halves toward +infinity, as Java's Math.round
 	{"ROUND(-2.4)", tBig, int64(-2)},
 	{"ROUND(d)", tBig, int64(3)},
-	{"ROUND(i)", tInt, int32(7)},
+	{"ROUND(i)", tBig, int64(7)},
 	{"ROUND(b)", tBig, int64(10)},
 	{"ROUND(nd)", tBig, nil},
 	{"ROUND(2.345, 2)", tDouble, 2.35},
 	{"ROUND(2.344, 2)", tDouble, 2.34},
-	{"ROUND(-2.345, 2)", tDouble, -2.35},
+	{"ROUND(-2.345, 2)", tDouble, -2.34},
 	{"ROUND(d, 0)", tDouble, 3.0},
 	{"ROUND(i, 1)", tDouble, 7.0},
 	{"ROUND(1234.5, -2)", tDouble, 1200.0},
