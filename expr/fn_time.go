@@ -2,6 +2,7 @@ package expr
 
 import (
 	"fmt"
+	"strings"
 	"time"
 
 	"github.com/sluice-sql/sluice/parser"
@@ -408,4 +409,74 @@ func init() {
 	tmReg("DATESUB", "DATESUB(unit, n, date): date minus n units, in whole days", arith("DATESUB", -1, tmDateK, tmIntK, types.DateType, addDate))
 	tmReg("TIMEADD", "TIMEADD(unit, n, time): time plus n units, wrapping at midnight", arith("TIMEADD", 1, tmTimeK, tmIntK, types.TimeType, addTime))
 	tmReg("TIMESUB", "TIMESUB(unit, n, time): time minus n units, wrapping at midnight", arith("TIMESUB", -1, tmTimeK, tmIntK, types.TimeType, addTime))
+}
+
+// tmCastToString renders TIMESTAMP, DATE and TIME as ksqlDB's CAST to
+// STRING does: 2024-01-01T00:00:00.000 (UTC), 2024-01-01, and 13:05 or
+// 13:05:09 (LocalTime of the whole seconds).
+func tmCastToString(k types.Kind) func(any) any {
+	return func(v any) any {
+		n, ok := types.AsInt64(v)
+		if !ok {
+			return types.FormatValue(v)
+		}
+		switch k {
+		case types.Timestamp:
+			return time.UnixMilli(n).UTC().Format("2006-01-02T15:04:05.000")
+		case types.Date:
+			return tmDateTime(n).Format("2006-01-02")
+		}
+		t := tmTimeOfDay(n)
+		if t.Second() == 0 {
+			return t.Format("15:04")
+		}
+		return t.Format("15:04:05")
+	}
+}
+
+// tmCastFunc gives the casts among TIMESTAMP, DATE, TIME and from STRING
+// to DATE and TIME, or nil for any other pair.
+func tmCastFunc(from, to types.Kind) func(any) any {
+	switch {
+	case from == types.Date && to == types.Timestamp:
+		return func(v any) any {
+			d, ok := types.AsInt64(v)
+			if !ok {
+				return nil
+			}
+			return d * tmDayMillis
+		}
+	case from == types.Timestamp && (to == types.Date || to == types.Time):
+		return func(v any) any {
+			ms, ok := v.(int64)
+			if !ok {
+				return nil
+			}
+			if to == types.Date {
+				return int32(tmFloorDiv(ms, tmDayMillis))
+			}
+			return int32(ms - tmFloorDiv(ms, tmDayMillis)*tmDayMillis)
+		}
+	case from == types.String && to == types.Date:
+		return func(v any) any {
+			s, _ := v.(string)
+			t, err := time.Parse("2006-01-02", strings.TrimSpace(s))
+			if err != nil {
+				return nil
+			}
+			return int32(tmLocalDays(t))
+		}
+	case from == types.String && to == types.Time:
+		return func(v any) any {
+			s, _ := v.(string)
+			s = strings.TrimSpace(s)
+			for _, layout := range []string{"15:04:05.999999999", "15:04"} {
+				if t, err := time.Parse(layout, s); err == nil {
+					return int32(tmLocalMillis(t))
+				}
+			}
+			return nil
+		}
+	}
+	return nil
 }

@@ -193,3 +193,23 @@ func TestJavaPatternRoundTrip(t *testing.T) {
 		}
 	}
 }
+
+func TestTimeCasts(t *testing.T) {
+	runEvalCases(t, []evalCase{
+		{"CAST(ts AS STRING)", tString, "2024-01-01T00:00:00.000"},
+		{"CAST(FROM_UNIXTIME(-1) AS STRING)", tString, "1969-12-31T23:59:59.999"},
+		{"CAST(FROM_DAYS(19025) AS STRING)", tString, "2022-02-02"},
+		{"CAST(PARSE_TIME('13:05', 'HH:mm') AS STRING)", tString, "13:05"},
+		{"CAST(PARSE_TIME('13:05:09.5', 'HH:mm:ss.S') AS STRING)", tString, "13:05:09"},
+		{"CAST(FROM_DAYS(ni) AS STRING)", tString, nil},
+		{"CAST('2022-02-02' AS DATE)", tDate, int32(19025)},
+		{"CAST('2022-02-30' AS DATE)", tDate, nil},
+		{"CAST('13:05:09.5' AS TIME)", tTime, int32(47_109_500)},
+		{"CAST('13:05' AS TIME)", tTime, int32(47_100_000)},
+		{"CAST('noon' AS TIME)", tTime, nil},
+		{"CAST(FROM_DAYS(1) AS TIMESTAMP)", tTS, int64(86_400_000)},
+		{"CAST(FROM_UNIXTIME(-1) AS DATE)", tDate, int32(-1)},
+		{"CAST(FROM_UNIXTIME(-1) AS TIME)", tTime, int32(86_399_999)},
+		{"CAST(TIMESTAMPADD(HOURS, 5, ts) AS TIME)", tTime, int32(18_000_000)},
+	})
+}
