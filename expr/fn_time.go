@@ -100,15 +100,8 @@ func tmCompileCall(call *parser.FuncCall, scope Scope) (Compiled, bool, error) {
 		if err != nil {
 			return Compiled{}, true, errAt(lit, err)
 		}
-		switch call.Name {
-		case "FORMAT_DATE", "DATETOSTRING":
-			if p.hasAny(tmTimeLetters) {
-				return Compiled{}, true, errAt(lit, fmt.Errorf("%w: %s cannot format time-of-day or zone fields (pattern %q)", ErrType, call.Name, lit.Str))
-			}
-		case "FORMAT_TIME":
-			if p.hasAny(tmDateLetters) {
-				return Compiled{}, true, errAt(lit, fmt.Errorf("%w: FORMAT_TIME cannot format date or zone fields (pattern %q)", ErrType, lit.Str))
-			}
+		if why := tmPatternFits(call.Name, p); why != "" {
+			return Compiled{}, true, errAt(lit, fmt.Errorf("%w: %s: pattern %q %s", ErrType, call.Name, lit.Str, why))
 		}
 	}
 	for _, i := range spec.zones {
@@ -119,6 +112,41 @@ func tmCompileCall(call *parser.FuncCall, scope Scope) (Compiled, bool, error) {
 		}
 	}
 	return Compiled{}, false, nil
+}
+
+// tmPatternFits says why a pattern cannot serve the function ("" when it
+// can), as ksqlDB's LocalDate and LocalTime refuse: FORMAT_DATE and
+// DATETOSTRING format no time of day or zone, FORMAT_TIME no date or zone;
+// PARSE_DATE reads no time of day, PARSE_TIME no date; the parsers need a
+// whole date (year, month and day) or an hour of the day.
+func tmPatternFits(name string, p *JavaPattern) string {
+	wholeDate := p.hasAny("yu") && (p.hasAny("D") || (p.hasAny("ML") && p.hasAny("d")))
+	hour := p.hasAny("Hk") || (p.hasAny("hK") && p.hasAny("a"))
+	switch name {
+	case "FORMAT_DATE", "DATETOSTRING":
+		if p.hasAny(tmTimeLetters) {
+			return "has time-of-day or zone fields, which a DATE cannot format"
+		}
+	case "FORMAT_TIME":
+		if p.hasAny(tmDateLetters) {
+			return "has date or zone fields, which a TIME cannot format"
+		}
+	case "PARSE_DATE", "STRINGTODATE":
+		if name == "PARSE_DATE" && p.hasAny("HkhKmsSa") {
+			return "contains time fields"
+		}
+		if !wholeDate {
+			return "does not give a whole date (year, month and day)"
+		}
+	case "PARSE_TIME":
+		if p.hasAny("yuMLdDE") {
+			return "contains date fields"
+		}
+		if !hour {
+			return "does not give an hour of the day"
+		}
+	}
+	return ""
 }
 
 func tmStringLit(call *parser.FuncCall, i int) (*parser.Literal, bool) {
@@ -294,7 +322,7 @@ func init() {
 	tmReg("FORMAT_TIMESTAMP", "FORMAT_TIMESTAMP(ts, pattern[, zone]): ts as text in zone (UTC)", formatTS("FORMAT_TIMESTAMP", tmTS))
 	tmReg("TIMESTAMPTOSTRING", "TIMESTAMPTOSTRING(ms, pattern[, zone]): epoch ms as text in zone (UTC)", formatTS("TIMESTAMPTOSTRING", tmInts))
 
-	formatLocal := func(name string, first []types.Kind, forbidden string, toTime func(int64) time.Time) tmBind {
+	formatLocal := func(name string, first []types.Kind, toTime func(int64) time.Time) tmBind {
 		return func(args []types.Type) (types.Type, func([]any) any, error) {
 			if err := tmCheck(name, args, 2, first, tmStr); err != nil {
 				return types.Type{}, nil, err
@@ -305,16 +333,16 @@ func init() {
 				}
 				n, ok := types.AsInt64(a[0])
 				p, ok2 := tmPattern(a[1])
-				if !ok || !ok2 || p.hasAny(forbidden) {
+				if !ok || !ok2 || tmPatternFits(name, p) != "" {
 					return nil
 				}
 				return p.Format(toTime(n))
 			}, nil
 		}
 	}
-	tmReg("FORMAT_DATE", "FORMAT_DATE(date, pattern): date as text", formatLocal("FORMAT_DATE", tmDateK, tmTimeLetters, tmDateTime))
-	tmReg("DATETOSTRING", "DATETOSTRING(days INT, pattern): days since the epoch as date text", formatLocal("DATETOSTRING", tmIntK, tmTimeLetters, tmDateTime))
-	tmReg("FORMAT_TIME", "FORMAT_TIME(time, pattern): time of day as text", formatLocal("FORMAT_TIME", tmTimeK, tmDateLetters, tmTimeOfDay))
+	tmReg("FORMAT_DATE", "FORMAT_DATE(date, pattern): date as text", formatLocal("FORMAT_DATE", tmDateK, tmDateTime))
+	tmReg("DATETOSTRING", "DATETOSTRING(days INT, pattern): days since the epoch as date text", formatLocal("DATETOSTRING", tmIntK, tmDateTime))
+	tmReg("FORMAT_TIME", "FORMAT_TIME(time, pattern): time of day as text", formatLocal("FORMAT_TIME", tmTimeK, tmTimeOfDay))
 
 	// Parsing: the inverse of each.
 	parse := func(name string, out types.Type, zoned bool, conv func(time.Time) any) tmBind {
@@ -335,7 +363,7 @@ func init() {
 				s, _ := a[0].(string)
 				p, ok := tmPattern(a[1])
 				loc, ok2 := tmZoneArg(a, 2)
-				if !ok || !ok2 {
+				if !ok || !ok2 || tmPatternFits(name, p) != "" {
 					return nil
 				}
 				t, err := p.Parse(s, loc)

@@ -98,7 +98,9 @@ var timeFunctionCases = []evalCase{
 	{"FORMAT_DATE(FROM_DAYS(1), s)", tString, nil}, // 'abc': not a valid pattern
 	{"PARSE_DATE('2024-01-01', 'yyyy-MM-dd')", tDate, int32(19723)},
 	{"PARSE_DATE('1969-12-31', 'yyyy-MM-dd')", tDate, int32(-1)},
-	{"PARSE_DATE('01-Jan-2024 10:00', 'dd-MMM-yyyy HH:mm')", tDate, int32(19723)},
+	{"PARSE_DATE('01-jan-2024', 'dd-MMM-yyyy')", tDate, int32(19723)},
+	{"PARSE_DATE('2024-01-01', s)", tDate, nil}, // 'abc' is no whole date
+	{"STRINGTODATE('01-Jan-2024 10:00', 'dd-MMM-yyyy HH:mm')", tInt, int32(19723)},
 	{"PARSE_DATE('2024/01/01', 'yyyy-MM-dd')", tDate, nil},
 	{"PARSE_DATE(ns, 'yyyy-MM-dd')", tDate, nil},
 	{"DATETOSTRING(19723, 'yyyy-MM-dd')", tString, "2024-01-01"},
@@ -122,8 +124,13 @@ func TestTimeFunctionCompileErrors(t *testing.T) {
 		"FORMAT_TIMESTAMP(ts, 'yyyy''T')":                  "unclosed quote",
 		"PARSE_TIMESTAMP(s, 'yyyy', 'Mars/Olympus')":       "unknown time zone",
 		"CONVERT_TZ(ts, 'UTC', 'nowhere')":                 "unknown time zone",
-		"FORMAT_DATE(FROM_DAYS(1), 'yyyy HH')":             "cannot format time-of-day",
-		"FORMAT_TIME(PARSE_TIME('1', 'H'), 'yyyy')":        "cannot format date",
+		"FORMAT_DATE(FROM_DAYS(1), 'yyyy HH')":             "which a DATE cannot format",
+		"FORMAT_TIME(PARSE_TIME('1', 'H'), 'yyyy')":        "which a TIME cannot format",
+		"PARSE_DATE(s, 'yyyy-MM-dd HH:mm')":                "contains time fields",
+		"PARSE_DATE(s, 'yyyy-MM')":                         "whole date",
+		"STRINGTODATE(s, 'MM-dd')":                         "whole date",
+		"PARSE_TIME(s, 'yyyy HH')":                         "contains date fields",
+		"PARSE_TIME(s, 'mm:ss')":                           "hour of the day",
 		"TIMESTAMPADD(WEEKS, 1, ts)":                       "must be a time unit",
 		"TIMESTAMPADD('SECONDS', 1, ts)":                   "must be a time unit",
 		"TIMESTAMPADD(SECONDS, 1)":                         "takes a time unit",
@@ -131,7 +138,7 @@ func TestTimeFunctionCompileErrors(t *testing.T) {
 		"DATEADD(DAYS, 1, ts)":                             "does not accept",
 		"FORMAT_TIMESTAMP(b, 'yyyy')":                      "does not accept",
 		"UNIX_TIMESTAMP(ts, ts)":                           "does not accept 2 arguments",
-		"PARSE_DATE('2024', 'yyyy', 'UTC')":                "does not accept 3 arguments",
+		"PARSE_DATE('2024-01-01', 'yyyy-MM-dd', 'UTC')":    "does not accept 3 arguments",
 		"STRINGTODATE('2024', 'yyyy-MM-dd''T''HH:mm:ss[')": "reserved",
 	} {
 		_, err := compileExpr(t, src)
