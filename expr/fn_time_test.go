@@ -54,8 +54,13 @@ var timeFunctionCases = []evalCase{
 	// DST gap: 02:30 does not exist in New York on 2024-03-10; java.time
 	// moves it forward by the gap to 03:30 EDT (07:30Z).
 	{"PARSE_TIMESTAMP('2024-03-10 02:30', 'yyyy-MM-dd HH:mm', 'America/New_York')", tTS, int64(1710055800000)},
-	// DST overlap: 01:30 on 2024-11-03 happens twice; the earlier (EDT) wins.
-	{"PARSE_TIMESTAMP('2024-11-03 01:30', 'yyyy-MM-dd HH:mm', 'America/New_York')", tTS, int64(1730611800000)},
+	// DST overlap: 01:30 on 2024-11-03 happens twice; ksqlDB's parser keeps
+	// the offset New York had on 1970-01-01 (EST), so the later one wins…
+	{"PARSE_TIMESTAMP('2024-11-03 01:30', 'yyyy-MM-dd HH:mm', 'America/New_York')", tTS, int64(1730615400000)},
+	// …and in Sydney (no DST until 1971) standard time too: AEST, not AEDT.
+	{"PARSE_TIMESTAMP('2024-04-07 02:30', 'yyyy-MM-dd HH:mm', 'Australia/Sydney')", tTS, int64(1712421000000)},
+	// A zone in the text wins over the zone argument.
+	{"PARSE_TIMESTAMP('2024-01-01 00:00 +0000', 'yyyy-MM-dd HH:mm Z', 'Asia/Tokyo')", tTS, int64(1704067200000)},
 	// Day past the month's end resolves to its last day (SMART resolver).
 	{"PARSE_TIMESTAMP('2023-02-30', 'yyyy-MM-dd')", tTS, int64(1677542400000)},
 	{"PARSE_TIMESTAMP('2024-13-01', 'yyyy-MM-dd')", tTS, nil},

@@ -2,6 +2,7 @@ package expr
 
 import (
 	"fmt"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -458,7 +459,7 @@ func (p *JavaPattern) Parse(s string, loc *time.Location) (time.Time, error) {
 	if zone == nil {
 		zone = loc
 	}
-	return TmLocalToInstant(year, time.Month(month), day, hour, minute, sec, nanos, zone), nil
+	return tmLocalToInstant(year, time.Month(month), day, hour, minute, sec, nanos, zone), nil
 }
 
 func (p *JavaPattern) hasLetter(c byte) bool {
@@ -528,10 +529,14 @@ func tmParseOffset(s string) (off, n int, ok bool) {
 	return off, n, true
 }
 
-// TmLocalToInstant resolves a local date-time in loc as java.time's
-// ZonedDateTime.of does: in a DST gap the time moves forward by the gap's
-// length, in an overlap the earlier offset wins.
-func TmLocalToInstant(y int, mo time.Month, d, h, mi, s, ns int, loc *time.Location) time.Time {
+// tmLocalToInstant resolves a local date-time in loc as ksqlDB's
+// StringToTimestampParser does: it starts from 1970-01-01T00:00 in the
+// zone and sets the parsed fields one by one, so each step keeps the
+// offset it had (java.time's ZonedDateTime.with): in an overlap the offset
+// the zone had on 1970-01-01 wins when it is one of the two (standard
+// time, in the northern hemisphere the later instant), else the earlier
+// offset; in a DST gap the time moves forward by the gap's length.
+func tmLocalToInstant(y int, mo time.Month, d, h, mi, s, ns int, loc *time.Location) time.Time {
 	local := time.Date(y, mo, d, h, mi, s, ns, time.UTC)
 	offAt := func(t time.Time) int { _, o := t.In(loc).Zone(); return o }
 	before := offAt(local.Add(-24 * time.Hour))
@@ -539,17 +544,21 @@ func TmLocalToInstant(y int, mo time.Month, d, h, mi, s, ns int, loc *time.Locat
 	var valid []int
 	for _, o := range []int{before, after} {
 		t := local.Add(-time.Duration(o) * time.Second)
-		if offAt(t) == o {
+		if offAt(t) == o && !slices.Contains(valid, o) {
 			valid = append(valid, o)
 		}
 	}
-	switch {
-	case len(valid) == 0: // gap: shift forward by its length
-		return local.Add(-time.Duration(before) * time.Second).In(loc)
-	case len(valid) == 2 && valid[0] != valid[1]: // overlap: earlier offset (the larger one)
-		return local.Add(-time.Duration(max(valid[0], valid[1])) * time.Second).In(loc)
+	at := func(o int) time.Time { return local.Add(-time.Duration(o) * time.Second).In(loc) }
+	switch len(valid) {
+	case 0: // gap: shift forward by its length
+		return at(before)
+	case 1:
+		return at(valid[0])
 	}
-	return local.Add(-time.Duration(valid[0]) * time.Second).In(loc)
+	if preferred := offAt(time.Date(1970, 1, 1, h, mi, s, ns, time.UTC)); slices.Contains(valid, preferred) {
+		return at(preferred)
+	}
+	return at(max(valid[0], valid[1]))
 }
 
 var tmZoneCache sync.Map
