@@ -50,7 +50,7 @@ var tmPatternArgs = map[string]struct{ pattern, zones []int }{
 // format, as LocalDate and LocalTime refuse them.
 const (
 	tmTimeLetters = "HkhKmsSaXxZzV"
-	tmDateLetters = "yuMLdDEXxZzV"
+	tmDateLetters = "yuYGMLdDEXxZzV"
 )
 
 // tmCompileCall handles, before the generic path, the calls whose
@@ -120,7 +120,7 @@ func tmCompileCall(call *parser.FuncCall, scope Scope) (Compiled, bool, error) {
 // PARSE_DATE reads no time of day, PARSE_TIME no date; the parsers need a
 // whole date (year, month and day) or an hour of the day.
 func tmPatternFits(name string, p *JavaPattern) string {
-	wholeDate := p.hasAny("yu") && (p.hasAny("D") || (p.hasAny("ML") && p.hasAny("d")))
+	wholeDate := p.hasAny("yuY") && (p.hasAny("D") || (p.hasAny("ML") && p.hasAny("d")))
 	hour := p.hasAny("Hk") || (p.hasAny("hK") && p.hasAny("a"))
 	switch name {
 	case "FORMAT_DATE", "DATETOSTRING":
@@ -139,7 +139,7 @@ func tmPatternFits(name string, p *JavaPattern) string {
 			return "does not give a whole date (year, month and day)"
 		}
 	case "PARSE_TIME":
-		if p.hasAny("yuMLdDE") {
+		if p.hasAny("yuYGMLdDE") {
 			return "contains date fields"
 		}
 		if !hour {

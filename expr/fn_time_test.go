@@ -33,6 +33,9 @@ var timeFunctionCases = []evalCase{
 	{"FORMAT_TIMESTAMP(ts, 'EEE, d MMM yy h:mm a Z', '+05:30')", tString, "Mon, 1 Jan 24 5:30 AM +0530"},
 	{"FORMAT_TIMESTAMP(ts, 'EEEE MMMM dd, yyyy HH:mm X', 'Asia/Kolkata')", tString, "Monday January 01, 2024 05:30 +0530"},
 	{"FORMAT_TIMESTAMP(FROM_UNIXTIME(1720000000123), 'HH:mm:ss.SSS xx VV', 'Europe/Berlin')", tString, "11:46:40.123 +0200 Europe/Berlin"},
+	// YYYY is the week-based year: 2023-12-31 is a Sunday, in 2024's week 1.
+	{"FORMAT_TIMESTAMP(FROM_UNIXTIME(1703980800000), 'YYYY yyyy G')", tString, "2024 2023 AD"},
+	{"FORMAT_TIMESTAMP(FROM_UNIXTIME(1703894400000), 'YYYY-MM-dd')", tString, "2023-12-30"},
 	{"FORMAT_TIMESTAMP(FROM_UNIXTIME(ni), 'yyyy')", tString, nil},
 	{"FORMAT_TIMESTAMP(ts, ns)", tString, nil},
 	{"FORMAT_TIMESTAMP(ts, 'yyyy', ns)", tString, nil},
@@ -183,7 +186,7 @@ func TestJavaPatternRoundTrip(t *testing.T) {
 	}
 	for _, pat := range []string{
 		"yyyy-MM-dd'T'HH:mm:ss.SSSXXX", "yyyy-MM-dd HH:mm:ss.SSS", "dd MMMM yyyy hh:mm:ss.SSS a Z",
-		"EEE, dd MMM yyyy HH:mm:ss.SSS xx", "yyyyMMddHHmmssSSS", "uuuu-MM-dd'T'HH:mm:ss.SSS VV",
+		"EEE, dd MMM yyyy HH:mm:ss.SSS xx", "yyyyMMddHHmmssSSS", "uuuu-MM-dd'T'HH:mm:ss.SSS VV", "G yyyy-MM-dd HH:mm:ss.SSS XXXXX",
 	} {
 		const ms = int64(1_234_567_890_123)
 		s, err := expr.FormatJavaTime(ms, pat, loc)

@@ -49,7 +49,7 @@ func CompileJavaPattern(pattern string) (*JavaPattern, error) {
 	return p, nil
 }
 
-const tmLetters = "yuMLdDHkhKmsSaEXxZzV"
+const tmLetters = "yuYGMLdDHkhKmsSaEXxZzV"
 
 func tmCompilePattern(pattern string) (*JavaPattern, error) {
 	p := &JavaPattern{src: pattern}
@@ -101,7 +101,7 @@ func tmCompilePattern(pattern string) (*JavaPattern, error) {
 				return bad("pattern letter 'V' must be VV")
 			}
 			switch c {
-			case 'y', 'u':
+			case 'y', 'u', 'Y':
 				p.hasYear = true
 			case 'X', 'x', 'Z', 'z', 'V':
 				p.hasZone = true
@@ -127,8 +127,10 @@ func tmCompilePattern(pattern string) (*JavaPattern, error) {
 
 func tmMaxCount(c byte) int {
 	switch c {
-	case 'y', 'u', 'S':
+	case 'y', 'u', 'Y', 'S':
 		return 9
+	case 'G':
+		return 5
 	case 'M', 'L', 'E', 'z':
 		return 4
 	case 'D':
@@ -157,6 +159,24 @@ func (p *JavaPattern) Format(t time.Time) string {
 				b = tmPad(b, ((y%100)+100)%100, 2)
 			} else {
 				b = tmPad(b, y, n)
+			}
+		case 'Y':
+			// Week-based year, with the US week (Sunday first, week 1
+			// holds January 1) java.time's default locale gives.
+			y := t.Year()
+			if t.Month() == 12 && 31-t.Day() < 6-int(t.Weekday()) {
+				y++
+			}
+			if n == 2 {
+				b = tmPad(b, y%100, 2)
+			} else {
+				b = tmPad(b, y, n)
+			}
+		case 'G':
+			if n == 4 {
+				b = append(b, "Anno Domini"...)
+			} else {
+				b = append(b, "AD"...)
 			}
 		case 'M', 'L':
 			switch n {
@@ -278,7 +298,7 @@ func tmAppendOffset(b []byte, letter byte, n, off int) []byte {
 // tmNumeric reports whether a token parses as digits.
 func tmNumeric(tk tmTok) bool {
 	switch tk.letter {
-	case 'y', 'u', 'd', 'D', 'H', 'k', 'h', 'K', 'm', 's', 'S':
+	case 'y', 'u', 'Y', 'd', 'D', 'H', 'k', 'h', 'K', 'm', 's', 'S':
 		return true
 	case 'M', 'L':
 		return tk.count <= 2
@@ -313,7 +333,7 @@ func (p *JavaPattern) Parse(s string, loc *time.Location) (time.Time, error) {
 		}
 		if tmNumeric(tk) {
 			minW, maxW := tk.count, 9
-			if tk.letter == 'y' || tk.letter == 'u' {
+			if tk.letter == 'y' || tk.letter == 'u' || tk.letter == 'Y' {
 				if tk.count == 2 {
 					maxW = 2
 				} else if tk.count == 4 {
@@ -326,11 +346,11 @@ func (p *JavaPattern) Parse(s string, loc *time.Location) (time.Time, error) {
 			adjacent := ti+1 < len(p.toks) && tmNumeric(p.toks[ti+1])
 			if adjacent {
 				maxW = max(minW, tk.count)
-			} else if tk.count == 2 && tk.letter != 'y' && tk.letter != 'u' {
+			} else if tk.count == 2 && tk.letter != 'y' && tk.letter != 'u' && tk.letter != 'Y' {
 				maxW = 2
 			}
 			sign := 1
-			if (tk.letter == 'y' || tk.letter == 'u') && tk.count != 2 && len(rest) > 0 && (rest[0] == '-' || rest[0] == '+') {
+			if (tk.letter == 'y' || tk.letter == 'u' || tk.letter == 'Y') && tk.count != 2 && len(rest) > 0 && (rest[0] == '-' || rest[0] == '+') {
 				if rest[0] == '-' {
 					sign = -1
 				}
@@ -348,7 +368,7 @@ func (p *JavaPattern) Parse(s string, loc *time.Location) (time.Time, error) {
 			v *= sign
 			pos += j
 			switch tk.letter {
-			case 'y', 'u':
+			case 'y', 'u', 'Y': // a week-based year reads as the year
 				if tk.count == 2 {
 					v += 2000
 				}
@@ -402,6 +422,15 @@ func (p *JavaPattern) Parse(s string, loc *time.Location) (time.Time, error) {
 			}
 			if !found {
 				return fail(fmt.Sprintf("expected a name at index %d", pos))
+			}
+		case 'G':
+			switch {
+			case strings.HasPrefix(rest, "Anno Domini"):
+				pos += len("Anno Domini")
+			case strings.HasPrefix(rest, "AD"):
+				pos += 2
+			default:
+				return fail(fmt.Sprintf("expected an era at index %d", pos))
 			}
 		case 'a':
 			switch {
