@@ -52,6 +52,9 @@ var timeFunctionCases = []evalCase{
 	{"PARSE_TIMESTAMP('Jan 1 2024', 'MMM d yyyy')", tTS, int64(1704067200000)},
 	{"PARSE_TIMESTAMP('20240101000000', 'yyyyMMddHHmmss')", tTS, int64(1704067200000)},
 	{"PARSE_TIMESTAMP('2024-01-01 Europe/London', 'yyyy-MM-dd VV')", tTS, int64(1704067200000)},
+	{"PARSE_TIMESTAMP('2023-12-31 19:00 EST', 'yyyy-MM-dd HH:mm z')", tTS, int64(1704067200000)},
+	{"PARSE_TIMESTAMP('2024-07-01 00:00 PDT', 'yyyy-MM-dd HH:mm z')", tTS, int64(1719817200000)},
+	{"PARSE_TIMESTAMP('2024-01-01 Mars/Base', 'yyyy-MM-dd VV')", tTS, nil},
 	// A pattern without a year defaults to 1970, as ksqlDB's parser does.
 	{"PARSE_TIMESTAMP('10:00', 'HH:mm')", tTS, int64(36_000_000)},
 	// DST gap: 02:30 does not exist in New York on 2024-03-10; java.time

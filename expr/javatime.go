@@ -455,7 +455,11 @@ func (p *JavaPattern) Parse(s string, loc *time.Location) (time.Time, error) {
 				(rest[j] >= '0' && rest[j] <= '9') || unicode.IsLetter(rune(rest[j]))) {
 				j++
 			}
-			l, err := LoadZone(rest[:j])
+			name := rest[:j]
+			if region, ok := tmZoneNames[name]; ok && tk.letter == 'z' {
+				name = region
+			}
+			l, err := LoadZone(name)
 			if err != nil {
 				return fail(fmt.Sprintf("unknown time zone %q", rest[:j]))
 			}
@@ -489,6 +493,21 @@ func (p *JavaPattern) Parse(s string, loc *time.Location) (time.Time, error) {
 		zone = loc
 	}
 	return tmLocalToInstant(year, time.Month(month), day, hour, minute, sec, nanos, zone), nil
+}
+
+// tmZoneNames maps the zone abbreviations java.time's 'z' reads (and
+// Go's tzdata prints) to a region.
+var tmZoneNames = map[string]string{
+	"PST": "America/Los_Angeles", "PDT": "America/Los_Angeles",
+	"MST": "America/Denver", "MDT": "America/Denver",
+	"CST": "America/Chicago", "CDT": "America/Chicago",
+	"EST": "America/New_York", "EDT": "America/New_York",
+	"AKST": "America/Anchorage", "AKDT": "America/Anchorage",
+	"HST": "Pacific/Honolulu", "BST": "Europe/London",
+	"CET": "Europe/Paris", "CEST": "Europe/Paris",
+	"EET": "Europe/Athens", "EEST": "Europe/Athens", "WET": "Europe/Lisbon", "WEST": "Europe/Lisbon",
+	"IST": "Asia/Kolkata", "JST": "Asia/Tokyo", "KST": "Asia/Seoul",
+	"AEST": "Australia/Sydney", "AEDT": "Australia/Sydney",
 }
 
 func (p *JavaPattern) hasLetter(c byte) bool {
