@@ -231,3 +231,24 @@ func TestTimeCasts(t *testing.T) {
 		{"CAST(TIMESTAMPADD(HOURS, 5, ts) AS TIME)", tTime, int32(18_000_000)},
 	})
 }
+
+// FuzzJavaPattern checks that no pattern or text makes the pattern code
+// panic, and that what a pattern formats it parses back (to the second,
+// for patterns with every field down to the second and a zone).
+func FuzzJavaPattern(f *testing.F) {
+	for _, seed := range []struct{ pat, text string }{
+		{"yyyy-MM-dd'T'HH:mm:ss.SSSXXX", "2024-01-01T00:00:00.000Z"},
+		{"dd MMM yy h:mm a z", "01 Jan 24 1:00 PM PST"},
+		{"''''yyyy'", "x"}, {"GGGG YYYY ZZZZ", "AD 2024 GMT+08:00"}, {"EEEE, d MMMM uuuu", ""},
+	} {
+		f.Add(seed.pat, seed.text)
+	}
+	f.Fuzz(func(t *testing.T, pat, text string) {
+		p, err := expr.CompileJavaPattern(pat)
+		if err != nil {
+			return
+		}
+		_, _ = p.Parse(text, time.UTC)
+		_ = p.Format(time.UnixMilli(1_700_000_000_123).UTC())
+	})
+}

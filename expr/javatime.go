@@ -6,6 +6,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 	_ "time/tzdata" // time zones work on machines without zoneinfo
 	"unicode"
@@ -29,7 +30,21 @@ type tmTok struct {
 	lit    string
 }
 
-var tmPatternCache sync.Map // string → *JavaPattern or error
+// tmPatternCache holds compiled patterns (or their errors), at most
+// tmPatternCacheMax of them, as patterns may come from data.
+var (
+	tmPatternCache    sync.Map // string → *JavaPattern or error
+	tmPatternCached   atomic.Int64
+	tmPatternCacheMax int64 = 1000
+)
+
+func tmCachePattern(pattern string, v any) {
+	if tmPatternCached.Load() < tmPatternCacheMax {
+		if _, loaded := tmPatternCache.LoadOrStore(pattern, v); !loaded {
+			tmPatternCached.Add(1)
+		}
+	}
+}
 
 // CompileJavaPattern compiles a DateTimeFormatter pattern; an unknown
 // pattern letter or an unclosed quote is an error, as in Java.
@@ -42,10 +57,10 @@ func CompileJavaPattern(pattern string) (*JavaPattern, error) {
 	}
 	p, err := tmCompilePattern(pattern)
 	if err != nil {
-		tmPatternCache.Store(pattern, err)
+		tmCachePattern(pattern, err)
 		return nil, err
 	}
-	tmPatternCache.Store(pattern, p)
+	tmCachePattern(pattern, p)
 	return p, nil
 }
 
@@ -485,6 +500,9 @@ func (p *JavaPattern) Parse(s string, loc *time.Location) (time.Time, error) {
 		return fail("field value out of range")
 	}
 	if doy > 0 {
+		if doy > 365 && tmDaysIn(year, 2) == 28 {
+			return fail("day-of-year 366 in a year that is not a leap year")
+		}
 		month, day = 1, doy
 	} else if last := tmDaysIn(year, month); day > last {
 		day = last
