@@ -20,8 +20,6 @@ import (
 type JavaPattern struct {
 	src  string
 	toks []tmTok
-	// which fields the pattern sets, for parse defaults
-	hasYear, hasZone bool
 }
 
 type tmTok struct {
@@ -114,12 +112,6 @@ func tmCompilePattern(pattern string) (*JavaPattern, error) {
 			}
 			if c == 'V' && n != 2 {
 				return bad("pattern letter 'V' must be VV")
-			}
-			switch c {
-			case 'y', 'u', 'Y':
-				p.hasYear = true
-			case 'X', 'x', 'Z', 'z', 'V':
-				p.hasZone = true
 			}
 			p.toks = append(p.toks, tmTok{letter: c, count: n})
 			i = j
@@ -493,8 +485,6 @@ func (p *JavaPattern) Parse(s string, loc *time.Location) (time.Time, error) {
 		if pm == 1 {
 			hour += 12
 		}
-	} else if pm == 1 && hour < 12 {
-		// Java checks AM/PM against HH; keep the hour as written.
 	}
 	if month < 1 || month > 12 || day < 1 || day > 31 || hour > 23 || minute > 59 || sec > 59 {
 		return fail("field value out of range")
@@ -537,8 +527,8 @@ func (p *JavaPattern) hasLetter(c byte) bool {
 	return false
 }
 
-// HasDate and HasTime report whether the pattern has date or time of day
-// fields, so FORMAT_DATE can reject time fields as ksqlDB does.
+// hasAny reports whether the pattern uses any of the letters, so that
+// FORMAT_DATE can refuse time fields as ksqlDB does, and the like.
 func (p *JavaPattern) hasAny(letters string) bool {
 	for _, tk := range p.toks {
 		if tk.letter != 0 && strings.IndexByte(letters, tk.letter) >= 0 {
