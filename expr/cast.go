@@ -88,11 +88,16 @@ func compileCast(c *parser.Cast, scope Scope) (Compiled, error) {
 // another, or an error when SQL does not allow that cast. A value that
 // cannot be converted (e.g. 'abc' to INT) becomes NULL.
 func CastFunc(from, to types.Type) (func(any) any, error) {
+	if f := tmCastFunc(from.Kind, to.Kind); f != nil {
+		return f, nil
+	}
 	switch to.Kind {
 	case types.String:
 		switch from.Kind {
 		case types.Array, types.Map, types.Struct:
 			return func(v any) any { return javaString(v, from) }, nil
+		case types.Timestamp, types.Date, types.Time:
+			return tmCastToString(from.Kind), nil
 		}
 		return func(v any) any { return types.FormatValue(v) }, nil
 	case types.Integer:

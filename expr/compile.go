@@ -99,6 +99,9 @@ func compile(e parser.Expr, scope Scope) (Compiled, error) {
 	case *parser.Binary:
 		return compileBinary(x, scope)
 	case *parser.FuncCall:
+		if c, handled, err := tmCompileCall(x, scope); handled {
+			return c, err
+		}
 		return compileCall(x, scope)
 	case *parser.Case:
 		return compileCase(x, scope)
