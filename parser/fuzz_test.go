@@ -1,6 +1,7 @@
 package parser
 
 import (
+	"encoding/json"
 	"os"
 	"path/filepath"
 	"strings"
@@ -31,6 +32,32 @@ func FuzzParse(f *testing.F) {
 			}
 			if len(in) > 0 {
 				f.Add(strings.Join(in, "\n"))
+			}
+		}
+	}
+	// The example queries, and every statement of ksqlDB's conformance
+	// files when the shared folder is beside the repository.
+	sqls, _ := filepath.Glob(filepath.Join("..", "queries", "*.sql"))
+	for _, file := range sqls {
+		if data, err := os.ReadFile(file); err == nil {
+			f.Add(string(data))
+		}
+	}
+	qtts, _ := filepath.Glob(filepath.Join("..", "..", "shared", "conformance", "ksqldb", "*.json"))
+	for _, file := range qtts {
+		data, err := os.ReadFile(file)
+		if err != nil {
+			continue
+		}
+		var qtt struct {
+			Tests []struct{ Statements []string } `json:"tests"`
+		}
+		if json.Unmarshal(data, &qtt) != nil {
+			continue
+		}
+		for _, tc := range qtt.Tests {
+			for _, st := range tc.Statements {
+				f.Add(st)
 			}
 		}
 	}
