@@ -162,7 +162,7 @@ func (s *Shell) Run(ctx context.Context) error {
 			}
 		}
 		text := s.Pending() + line + "\n"
-		stmts, rest := splitStatements(text)
+		stmts, rest := parser.SplitStatements(text)
 		if blank(rest) {
 			rest = ""
 		}
@@ -358,7 +358,7 @@ func (s *Shell) runScript(ctx context.Context, path string, depth int) error {
 	if err != nil {
 		return &StatementError{Msg: fmt.Sprintf("RUN SCRIPT: %v", err)}
 	}
-	stmts, rest := splitStatements(string(src))
+	stmts, rest := parser.SplitStatements(string(src))
 	if !blank(rest) {
 		stmts = append(stmts, rest)
 	}
