@@ -3,6 +3,7 @@ package engine
 import (
 	"context"
 	"fmt"
+	"regexp"
 	"strconv"
 	"strings"
 	"sync"
@@ -57,7 +58,7 @@ func (e *Engine) sessionFor(ctx context.Context) *session {
 	if len(o) == 0 {
 		return e.sess
 	}
-	sess := &session{props: e.sess.snapshot()}
+	sess := &session{props: e.sess.snapshot(), vars: e.sess.variables()}
 	for k, v := range o {
 		sess.props[k] = v
 	}
@@ -69,7 +70,8 @@ func (e *Engine) sessionFor(ctx context.Context) *session {
 // end of the call. A server gives each request its properties this way,
 // so that clients do not see each other's.
 func (e *Engine) ExecuteWith(ctx context.Context, text string, props map[string]string) ([]*Result, error) {
-	sess := &session{props: e.sessionFor(ctx).snapshot()}
+	base := e.sessionFor(ctx)
+	sess := &session{props: base.snapshot(), vars: base.variables()}
 	for k, v := range props {
 		sess.props[strings.ToLower(k)] = v
 	}
@@ -77,6 +79,9 @@ func (e *Engine) ExecuteWith(ctx context.Context, text string, props map[string]
 }
 
 func (e *Engine) executeIn(ctx context.Context, text string, sess *session) ([]*Result, error) {
+	if strings.Contains(text, "${") {
+		return e.executeSubstituted(ctx, text, sess)
+	}
 	stmts, err := parser.ParseScript(text)
 	if err != nil {
 		return nil, err
@@ -92,6 +97,32 @@ func (e *Engine) executeIn(ctx context.Context, text string, sess *session) ([]*
 	return out, nil
 }
 
+// executeSubstituted runs a script that uses variables statement by
+// statement: a statement's ${name}s are replaced with the values DEFINEd
+// before it, then it is parsed, so a variable may stand anywhere, even for
+// a name.
+func (e *Engine) executeSubstituted(ctx context.Context, text string, sess *session) ([]*Result, error) {
+	texts, rest := parser.SplitStatements(text)
+	if strings.TrimSpace(rest) != "" {
+		texts = append(texts, rest)
+	}
+	var out []*Result
+	for _, t := range texts {
+		stmts, err := parser.ParseScript(sess.substitute(t))
+		if err != nil {
+			return out, err
+		}
+		for _, p := range stmts {
+			r, err := e.executeStatement(ctx, p, sess)
+			if err != nil {
+				return out, &StatementError{Statement: p.Text, Err: err}
+			}
+			out = append(out, r)
+		}
+	}
+	return out, nil
+}
+
 // ExecuteStatement runs one parsed statement with the engine's session
 // properties. Catalog statements (see IsCommand) go through the command
 // topic when Config.CommandTopic is set: checked here, appended, and
@@ -101,6 +132,18 @@ func (e *Engine) ExecuteStatement(ctx context.Context, p parser.Parsed) (*Result
 }
 
 func (e *Engine) executeStatement(ctx context.Context, p parser.Parsed, sess *session) (*Result, error) {
+	if strings.Contains(p.Text, "${") {
+		if sub := sess.substitute(p.Text); sub != p.Text {
+			stmts, err := parser.ParseScript(sub)
+			if err != nil {
+				return nil, err
+			}
+			if len(stmts) != 1 {
+				return nil, fmt.Errorf("%w: variables turned one statement into %d", planner.ErrInvalid, len(stmts))
+			}
+			p = stmts[0]
+		}
+	}
 	if IsCommand(p.Stmt) {
 		props := commandProps(sess.snapshot())
 		if e.cmd != nil {
@@ -128,6 +171,12 @@ func (e *Engine) executeStatement(ctx context.Context, p parser.Parsed, sess *se
 	case *parser.UnsetProperty:
 		sess.unset(st.Name)
 		res.Message = fmt.Sprintf("Successfully unset local property '%s'.", st.Name)
+	case *parser.Define:
+		sess.define(st.Name, st.Value)
+		res.Message = fmt.Sprintf("Defined variable %s.", strings.ToUpper(st.Name))
+	case *parser.Undefine:
+		sess.undefine(st.Name)
+		res.Message = fmt.Sprintf("Undefined variable %s.", strings.ToUpper(st.Name))
 	case *parser.Select:
 		if q, reader := e.pullSource(st); reader != nil {
 			rows, err := e.pullQuery(ctx, st, q, reader, sess.snapshot())
@@ -285,6 +334,53 @@ func commandProps(props map[string]string) map[string]string {
 type session struct {
 	mu    sync.Mutex
 	props map[string]string
+	// vars are the variables DEFINE set, by lower-cased name.
+	vars map[string]string
+}
+
+func (s *session) define(name, value string) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.vars == nil {
+		s.vars = map[string]string{}
+	}
+	s.vars[strings.ToLower(name)] = value
+}
+
+func (s *session) undefine(name string) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	delete(s.vars, strings.ToLower(name))
+}
+
+// variables returns a copy of the variables.
+func (s *session) variables() map[string]string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	out := make(map[string]string, len(s.vars))
+	for k, v := range s.vars {
+		out[k] = v
+	}
+	return out
+}
+
+// variableRef is a variable's use: ${name}.
+var variableRef = regexp.MustCompile(`\$\{([A-Za-z_][A-Za-z0-9_]*)\}`)
+
+// substitute replaces each ${name} of a defined variable with its value,
+// as ksqlDB does before parsing; an undefined one stays as it is.
+func (s *session) substitute(text string) string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if len(s.vars) == 0 {
+		return text
+	}
+	return variableRef.ReplaceAllStringFunc(text, func(m string) string {
+		if v, ok := s.vars[strings.ToLower(m[2:len(m)-1])]; ok {
+			return v
+		}
+		return m
+	})
 }
 
 // snapshot returns a copy of the properties.

@@ -33,8 +33,10 @@ func (c *runCmd) Run(log *slog.Logger) error {
 		return &exitError{2, fmt.Sprintf("sluice run: %v", err)}
 	}
 	text := string(src)
-	stmts, err := parser.ParseScript(text)
-	if err != nil {
+	// Syntax errors stop the run before anything starts, unless the file
+	// uses variables: a statement is then parsed once the DEFINEs before
+	// it have run.
+	if _, err := parser.ParseScript(text); err != nil && !strings.Contains(text, "${") {
 		return &exitError{2, fmt.Sprintf("%s: %s", c.File, engine.FormatError(text, err))}
 	}
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
@@ -58,28 +60,80 @@ func (c *runCmd) Run(log *slog.Logger) error {
 	var printers sync.WaitGroup
 	var streams []*engine.RowStream
 	out := &syncWriter{w: os.Stdout}
-	runErr := func() error {
+	show := func(res *engine.Result) {
+		switch {
+		case res.Rows != nil:
+			streams = append(streams, res.Rows)
+			printers.Add(1)
+			go func() {
+				defer printers.Done()
+				printRows(out, res.Rows)
+			}()
+		case res.Message != "":
+			status(log, "%s", res.Message)
+		case res.Text != "":
+			out.write(res.Text)
+		}
+	}
+	// runFile runs a file's statements in order; RUN SCRIPT runs another
+	// file (a path relative to the one naming it) in the same session.
+	var runFile func(file, text string, depth int) error
+	runScript := func(from, path string, depth int) error {
+		if !filepath.IsAbs(path) {
+			path = filepath.Join(filepath.Dir(from), path)
+		}
+		src, err := os.ReadFile(path)
+		if err != nil {
+			return &exitError{2, fmt.Sprintf("%s: RUN SCRIPT: %v", from, err)}
+		}
+		return runFile(path, string(src), depth+1)
+	}
+	runFile = func(file, text string, depth int) error {
+		if depth > maxScriptDepth {
+			return &exitError{2, fmt.Sprintf("%s: RUN SCRIPT nests deeper than %d files", file, maxScriptDepth)}
+		}
+		stmts, err := parser.ParseScript(text)
+		if err != nil {
+			// Variables: statement by statement, substituted first.
+			texts, rest := parser.SplitStatements(text)
+			if strings.TrimSpace(rest) != "" {
+				texts = append(texts, rest)
+			}
+			for _, t := range texts {
+				if ps, err := parser.ParseScript(t); err == nil && len(ps) == 1 {
+					if rs, ok := ps[0].Stmt.(*parser.RunScript); ok {
+						if err := runScript(file, rs.Path, depth); err != nil {
+							return err
+						}
+						continue
+					}
+				}
+				results, err := e.Execute(ctx, t)
+				if err != nil {
+					return &exitError{2, fmt.Sprintf("%s: %s", file, engine.FormatError(t, err))}
+				}
+				for _, r := range results {
+					show(r)
+				}
+			}
+			return nil
+		}
 		for _, p := range stmts {
+			if rs, ok := p.Stmt.(*parser.RunScript); ok {
+				if err := runScript(file, rs.Path, depth); err != nil {
+					return err
+				}
+				continue
+			}
 			res, err := e.ExecuteStatement(ctx, p)
 			if err != nil {
-				return &exitError{2, fmt.Sprintf("%s: %s", c.File, engine.FormatError(text, err))}
+				return &exitError{2, fmt.Sprintf("%s: %s", file, engine.FormatError(text, err))}
 			}
-			switch {
-			case res.Rows != nil:
-				streams = append(streams, res.Rows)
-				printers.Add(1)
-				go func() {
-					defer printers.Done()
-					printRows(out, res.Rows)
-				}()
-			case res.Message != "":
-				status(log, "%s", res.Message)
-			case res.Text != "":
-				out.write(res.Text)
-			}
+			show(res)
 		}
 		return nil
-	}()
+	}
+	runErr := runFile(c.File, text, 0)
 	if runErr == nil {
 		<-ctx.Done()
 	}
@@ -92,6 +146,10 @@ func (c *runCmd) Run(log *slog.Logger) error {
 	}
 	return runErr
 }
+
+// maxScriptDepth bounds RUN SCRIPT nesting, so a script that runs itself
+// stops with an error.
+const maxScriptDepth = 16
 
 // syncWriter lets several push queries print whole lines without
 // interleaving them.

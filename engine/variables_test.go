@@ -1,0 +1,58 @@
+package engine_test
+
+import (
+	"context"
+	"strings"
+	"testing"
+
+	"github.com/sluice-sql/sluice/engine"
+)
+
+// TestVariables: DEFINE sets a variable that later statements use as
+// ${name} anywhere (in a string, for a name), in the same call or a later
+// one; UNDEFINE removes it, and an undefined ${name} is left as written.
+func TestVariables(t *testing.T) {
+	ctx := context.Background()
+	e, err := engine.Open(ctx, engine.Config{Memory: true, Log: quiet})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer e.Close()
+	res, err := e.Execute(ctx, `
+		DEFINE topic = 'people_topic';
+		define Name = 'PEOPLE';
+		CREATE STREAM ${name} (id INT KEY, v STRING) WITH (kafka_topic='${TOPIC}', value_format='JSON', partitions=1);`)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var msgs []string
+	for _, r := range res {
+		msgs = append(msgs, r.Message)
+	}
+	if got, want := strings.Join(msgs, " | "), "Defined variable TOPIC. | Defined variable NAME. | Stream created"; got != want {
+		t.Errorf("messages %q, want %q", got, want)
+	}
+	src, err := e.Catalog().Lookup("PEOPLE")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if src.Topic != "people_topic" {
+		t.Errorf("topic %q, want people_topic", src.Topic)
+	}
+	// A later call sees the variables; after UNDEFINE the text stays.
+	if _, err := e.Execute(ctx, "CREATE STREAM ${name}_2 (id INT KEY, v STRING) WITH (kafka_topic='${topic}_2', value_format='JSON', partitions=1);"); err != nil {
+		t.Fatal(err)
+	}
+	if s, err := e.Catalog().Lookup("PEOPLE_2"); err != nil || s.Topic != "people_topic_2" {
+		t.Fatalf("PEOPLE_2: %v, %+v", err, s)
+	}
+	if _, err := e.Execute(ctx, "UNDEFINE topic;"); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := e.Execute(ctx, "CREATE STREAM p3 (id INT KEY) WITH (kafka_topic='${topic}', value_format='JSON', partitions=1);"); err != nil {
+		t.Fatal(err)
+	}
+	if s, _ := e.Catalog().Lookup("P3"); s == nil || s.Topic != "${topic}" {
+		t.Errorf("P3 topic %+v, want the text ${topic} left as written", s)
+	}
+}
