@@ -16,9 +16,6 @@ import (
 // (state, restore progress), its state stores, and warnings when adding
 // instances would not speed it up (see scaleWarnings).
 func (e *Engine) describe(st *parser.Describe, props map[string]string) (string, *SourceDescription, error) {
-	if st.Function {
-		return "", nil, fmt.Errorf("%w: DESCRIBE FUNCTION is not supported yet", planner.ErrUnsupported)
-	}
 	src, err := e.cat.Lookup(st.Name)
 	if err != nil {
 		return "", nil, err

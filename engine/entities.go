@@ -1,6 +1,7 @@
 package engine
 
 import (
+	"github.com/sluice-sql/sluice/expr"
 	"context"
 	"fmt"
 	"sort"
@@ -118,7 +119,16 @@ type Property struct {
 	Overridden bool
 }
 
-func (*SourceList) entity()        {}
+// FunctionList answers SHOW FUNCTIONS, and FunctionDescription
+// DESCRIBE FUNCTION.
+type FunctionList struct{ Functions []expr.FunctionInfo }
+
+// FunctionDescription is one function.
+type FunctionDescription struct{ expr.FunctionInfo }
+
+func (*FunctionList) entity()        {}
+func (*FunctionDescription) entity() {}
+func (*SourceList) entity()          {}
 func (*SourceDescription) entity() {}
 func (*QueryList) entity()         {}
 func (*QueryDescription) entity()  {}

@@ -1,6 +1,7 @@
 package engine
 
 import (
+	"github.com/sluice-sql/sluice/expr"
 	"context"
 	"fmt"
 	"regexp"
@@ -198,6 +199,15 @@ func (e *Engine) executeStatement(ctx context.Context, p parser.Parsed, sess *se
 		}
 		res.Text, res.Entity = text, ent
 	case *parser.Describe:
+		if st.Function {
+			f, ok := expr.LookupFunction(st.Name)
+			if !ok {
+				return nil, fmt.Errorf("%w: Can't find any functions with the name '%s'", expr.ErrUnknownFunction, strings.ToUpper(st.Name))
+			}
+			res.Text = fmt.Sprintf("Name        : %s\nType        : %s\nCategory    : %s\nOverview    : %s\n", f.Name, f.Type, f.Category, f.Description)
+			res.Entity = &FunctionDescription{f}
+			break
+		}
 		text, ent, err := e.describe(st, sess.snapshot())
 		if err != nil {
 			return nil, err
@@ -926,6 +936,13 @@ func (e *Engine) show(ctx context.Context, st *parser.Show, props map[string]str
 	case parser.ShowProperties:
 		l := e.propertyList(props, overrides(ctx))
 		return e.showPropertiesText(l), l, nil
+	case parser.ShowFunctions:
+		l := &FunctionList{Functions: expr.Functions()}
+		fmt.Fprintf(&b, "%-24s | %-10s | %s\n", "Function Name", "Type", "Category")
+		for _, f := range l.Functions {
+			fmt.Fprintf(&b, "%-24s | %-10s | %s\n", f.Name, f.Type, f.Category)
+		}
+		return b.String(), l, nil
 	}
 	return "", nil, fmt.Errorf("%w: SHOW %s is not supported yet", planner.ErrUnsupported, st.What)
 }

@@ -56,3 +56,35 @@ func TestVariables(t *testing.T) {
 		t.Errorf("P3 topic %+v, want the text ${topic} left as written", s)
 	}
 }
+
+// TestFunctionStatements: SHOW FUNCTIONS lists every function with its
+// type and category; DESCRIBE FUNCTION describes one, and names an
+// unknown one in ksqlDB's words.
+func TestFunctionStatements(t *testing.T) {
+	ctx := context.Background()
+	e, err := engine.Open(ctx, engine.Config{Memory: true, Log: quiet})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer e.Close()
+	res, err := e.Execute(ctx, "SHOW FUNCTIONS; DESCRIBE FUNCTION stddev_samp;")
+	if err != nil {
+		t.Fatal(err)
+	}
+	list, ok := res[0].Entity.(*engine.FunctionList)
+	if !ok || len(list.Functions) < 100 {
+		t.Fatalf("SHOW FUNCTIONS entity %T with %d functions", res[0].Entity, len(list.Functions))
+	}
+	for _, line := range []string{"SUBSTRING                | SCALAR     | STRING\n", "COUNT                    | AGGREGATE  | AGGREGATE\n"} {
+		if !strings.Contains(res[0].Text, line) {
+			t.Errorf("SHOW FUNCTIONS lacks %q", line)
+		}
+	}
+	want := "Name        : STDDEV_SAMP\nType        : AGGREGATE\nCategory    : AGGREGATE\nOverview    : The sample standard deviation of the non-NULL values.\n"
+	if res[1].Text != want {
+		t.Errorf("DESCRIBE FUNCTION:\n%s\nwant\n%s", res[1].Text, want)
+	}
+	if _, err := e.Execute(ctx, "DESCRIBE FUNCTION nope;"); err == nil || !strings.Contains(err.Error(), "Can't find any functions with the name 'NOPE'") {
+		t.Errorf("DESCRIBE FUNCTION nope: %v", err)
+	}
+}

@@ -80,6 +80,34 @@ type topicInfo struct {
 	ReplicaInfo []int  `json:"replicaInfo"`
 }
 
+// functionNamesEntity answers SHOW FUNCTIONS in ksqlDB's shape.
+type functionNamesEntity struct {
+	Type          string         `json:"@type"`
+	StatementText string         `json:"statementText"`
+	Functions     []functionName `json:"functions"`
+	Warnings      []warning      `json:"warnings"`
+}
+
+type functionName struct {
+	Name     string `json:"name"`
+	Type     string `json:"type"`
+	Category string `json:"category"`
+}
+
+// functionDescriptionEntity answers DESCRIBE FUNCTION in ksqlDB's shape.
+type functionDescriptionEntity struct {
+	Type          string    `json:"@type"`
+	StatementText string    `json:"statementText"`
+	Name          string    `json:"name"`
+	Description   string    `json:"description"`
+	Author        string    `json:"author"`
+	Version       string    `json:"version"`
+	Path          string    `json:"path"`
+	Type2         string    `json:"type"`
+	Functions     []any     `json:"functions"`
+	Warnings      []warning `json:"warnings"`
+}
+
 type propertiesEntity struct {
 	Type                  string         `json:"@type"`
 	StatementText         string         `json:"statementText"`
@@ -176,6 +204,15 @@ func toEntity(stmt string, ent engine.Entity) entity {
 			list = append(list, topicInfo{Name: t.Name, ReplicaInfo: t.Replicas})
 		}
 		return topicsEntity{Type: "kafka_topics", StatementText: stmt, Topics: list, Warnings: []warning{}}
+	case *engine.FunctionList:
+		list := make([]functionName, 0, len(x.Functions))
+		for _, f := range x.Functions {
+			list = append(list, functionName{Name: f.Name, Type: strings.ToLower(f.Type), Category: f.Category})
+		}
+		return functionNamesEntity{Type: "function_names", StatementText: stmt, Functions: list, Warnings: []warning{}}
+	case *engine.FunctionDescription:
+		return functionDescriptionEntity{Type: "describe_function", StatementText: stmt, Name: x.Name, Description: x.Description,
+			Author: "sluice", Version: "", Path: "internal", Type2: strings.ToLower(x.FunctionInfo.Type), Functions: []any{}, Warnings: []warning{}}
 	case *engine.PropertyList:
 		e := propertiesEntity{Type: "properties", StatementText: stmt, OverwrittenProperties: []string{}, DefaultProperties: []string{}, Warnings: []warning{}}
 		for _, p := range x.Properties {

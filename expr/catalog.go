@@ -1,0 +1,87 @@
+package expr
+
+import (
+	"sort"
+	"strings"
+)
+
+// FunctionInfo describes a function for SHOW FUNCTIONS and DESCRIBE
+// FUNCTION.
+type FunctionInfo struct {
+	Name     string
+	Type     string // SCALAR or AGGREGATE
+	Category string
+	// Description is a sentence on what it computes (may be empty for
+	// scalars whose name says it).
+	Description string
+}
+
+// functionCategories groups the functions as ksqlDB's reference does.
+var functionCategories = map[string][]string{
+	"STRING": {"CHR", "CONCAT", "CONCAT_WS", "ELT", "ENCODE", "FIELD", "FROM_BYTES", "INITCAP", "INSTR", "LCASE", "LEN",
+		"LPAD", "LTRIM", "MASK", "MASK_KEEP_LEFT", "MASK_KEEP_RIGHT", "MASK_LEFT", "MASK_RIGHT", "REGEXP_EXTRACT",
+		"REGEXP_EXTRACT_ALL", "REGEXP_REPLACE", "REGEXP_SPLIT_TO_ARRAY", "REPLACE", "RPAD", "RTRIM", "SPLIT", "SPLIT_TO_MAP",
+		"SUBSTRING", "TO_BYTES", "TRIM", "UCASE", "UUID"},
+	"MATHEMATICAL": {"ABS", "ACOS", "ASIN", "ATAN", "ATAN2", "CBRT", "CEIL", "COS", "COSH", "COT", "DEGREES", "EXP", "FLOOR",
+		"GENERATE_SERIES", "GREATEST", "LEAST", "LN", "LOG", "PI", "POWER", "RADIANS", "RANDOM", "ROUND", "SIGN", "SIN",
+		"SINH", "SQRT", "TAN", "TANH", "TRUNC"},
+	"DATE / TIME": {"CONVERT_TZ", "DATEADD", "DATESUB", "DATETOSTRING", "FORMAT_DATE", "FORMAT_TIME", "FORMAT_TIMESTAMP",
+		"FROM_DAYS", "FROM_UNIXTIME", "PARSE_DATE", "PARSE_TIME", "PARSE_TIMESTAMP", "STRINGTODATE", "STRINGTOTIMESTAMP",
+		"TIMEADD", "TIMESTAMPADD", "TIMESTAMPSUB", "TIMESTAMPTOSTRING", "TIMESUB", "UNIX_DATE", "UNIX_TIMESTAMP"},
+	"CONDITIONAL": {"COALESCE", "IFNULL", "NULLIF"},
+	"OTHER":       {"AS_VALUE"},
+	"JSON": {"EXTRACTJSONFIELD", "IS_JSON_STRING", "JSON_ARRAY_CONTAINS", "JSON_ARRAY_LENGTH", "JSON_CONCAT", "JSON_KEYS",
+		"JSON_RECORDS", "TO_JSON_STRING"},
+	"ARRAY": {"ARRAY_CONCAT", "ARRAY_CONTAINS", "ARRAY_DISTINCT", "ARRAY_EXCEPT", "ARRAY_INTERSECT", "ARRAY_JOIN",
+		"ARRAY_LENGTH", "ARRAY_MAX", "ARRAY_MIN", "ARRAY_REMOVE", "ARRAY_SORT", "ARRAY_UNION", "SLICE", "ENTRIES"},
+	"MAP": {"AS_MAP", "MAP_KEYS", "MAP_UNION", "MAP_VALUES"},
+}
+
+// aggregateDescriptions says what each aggregate computes.
+var aggregateDescriptions = map[string]string{
+	"AVG":                "The average of the non-NULL values.",
+	"COLLECT_LIST":       "An ARRAY of the values, in arrival order (at most 1000).",
+	"COLLECT_SET":        "An ARRAY of the distinct non-NULL values (at most 1000).",
+	"CORRELATION":        "Pearson's correlation coefficient of two numeric columns.",
+	"COUNT":              "The number of rows, or with a column, of its non-NULL values.",
+	"COUNT_DISTINCT":     "The number of distinct non-NULL values.",
+	"EARLIEST_BY_OFFSET": "The value of the earliest row by offset (or the n earliest, as an ARRAY).",
+	"HISTOGRAM":          "A MAP from each distinct STRING value to its count (at most 1000 values).",
+	"LATEST_BY_OFFSET":   "The value of the latest row by offset (or the n latest, as an ARRAY).",
+	"MAX":                "The largest non-NULL value.",
+	"MIN":                "The smallest non-NULL value.",
+	"STDDEV_SAMP":        "The sample standard deviation of the non-NULL values.",
+	"SUM":                "The sum of the non-NULL values.",
+	"TOPK":               "An ARRAY of the k largest values.",
+	"TOPKDISTINCT":       "An ARRAY of the k largest distinct values.",
+}
+
+// Functions lists every scalar and aggregate function, sorted by name.
+func Functions() []FunctionInfo {
+	category := map[string]string{}
+	for c, names := range functionCategories {
+		for _, n := range names {
+			category[n] = c
+		}
+	}
+	var out []FunctionInfo
+	for name, s := range scalars {
+		out = append(out, FunctionInfo{Name: name, Type: "SCALAR", Category: category[name], Description: s.doc})
+	}
+	for name := range aggregates {
+		out = append(out, FunctionInfo{Name: name, Type: "AGGREGATE", Category: "AGGREGATE", Description: aggregateDescriptions[name]})
+	}
+	sort.Slice(out, func(i, j int) bool { return out[i].Name < out[j].Name })
+	return out
+}
+
+// LookupFunction describes one function by name (any case).
+func LookupFunction(name string) (FunctionInfo, bool) {
+	name = strings.ToUpper(name)
+	for _, f := range Functions() {
+		if f.Name == name {
+			return f, true
+		}
+	}
+	return FunctionInfo{}, false
+}
