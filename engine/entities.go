@@ -1,9 +1,9 @@
 package engine
 
 import (
-	"github.com/sluice-sql/sluice/expr"
 	"context"
 	"fmt"
+	"github.com/sluice-sql/sluice/expr"
 	"sort"
 	"strings"
 
@@ -129,11 +129,11 @@ type FunctionDescription struct{ expr.FunctionInfo }
 func (*FunctionList) entity()        {}
 func (*FunctionDescription) entity() {}
 func (*SourceList) entity()          {}
-func (*SourceDescription) entity() {}
-func (*QueryList) entity()         {}
-func (*QueryDescription) entity()  {}
-func (*TopicList) entity()         {}
-func (*PropertyList) entity()      {}
+func (*SourceDescription) entity()   {}
+func (*QueryList) entity()           {}
+func (*QueryDescription) entity()    {}
+func (*TopicList) entity()           {}
+func (*PropertyList) entity()        {}
 
 func summarize(s *planner.Source) SourceSummary {
 	return SourceSummary{Name: s.Name, Kind: s.Kind, Topic: s.Topic, KeyFormat: s.KeyFormat, ValueFormat: s.ValueFormat,

@@ -1,9 +1,9 @@
 package engine
 
 import (
-	"github.com/sluice-sql/sluice/expr"
 	"context"
 	"fmt"
+	"github.com/sluice-sql/sluice/expr"
 	"regexp"
 	"strconv"
 	"strings"
