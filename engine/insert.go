@@ -26,7 +26,13 @@ func (noColumns) Resolve(ref *parser.ColumnRef) (int, types.Type, error) {
 func (e *Engine) insertValues(ctx context.Context, st *parser.InsertValues) error {
 	src, err := e.cat.Lookup(st.Target)
 	if err != nil {
-		return err
+		// ksqlDB's words, with the quoting hint Lookup gives.
+		msg := err.Error()
+		hint := ""
+		if i := strings.IndexByte(msg, '\n'); i >= 0 {
+			hint = msg[i:]
+		}
+		return fmt.Errorf("%w: Cannot insert values into an unknown stream/table: `%s`%s", planner.ErrNotFound, st.Target, hint)
 	}
 	if src.Window != exec.NotWindowed {
 		return fmt.Errorf("%w: cannot insert into windowed %s", planner.ErrInvalid, src.Name)
@@ -74,7 +80,7 @@ func (e *Engine) insertValues(ctx context.Context, st *parser.InsertValues) erro
 // into a stream or table, as /inserts-stream receives rows. Values are
 // converted as the JSON format reads them; unknown columns are an error.
 func (e *Engine) InsertJSON(ctx context.Context, target string, obj map[string]any) error {
-	src, err := e.cat.Lookup(target)
+	src, err := e.cat.LookupFold(target)
 	if err != nil {
 		return err
 	}

@@ -56,21 +56,43 @@ type Catalog struct {
 // NewCatalog returns an empty catalog.
 func NewCatalog() *Catalog { return &Catalog{sources: map[string]*Source{}} }
 
-// Lookup finds a source by name, ignoring case.
+// Lookup finds a source by name. Names are case-sensitive, as in ksqlDB:
+// the parser upper-cases unquoted names and keeps quoted ones as
+// written, so `people` and `"people"` are different sources. When the
+// name differs from a source's only in case, the error says how to quote.
 func (c *Catalog) Lookup(name string) (*Source, error) {
 	c.mu.RLock()
 	defer c.mu.RUnlock()
-	if s, ok := c.sources[strings.ToUpper(name)]; ok {
+	if s, ok := c.sources[name]; ok {
 		return s, nil
 	}
+	for key, s := range c.sources {
+		if strings.EqualFold(key, name) {
+			hint := fmt.Sprintf("Did you mean %q? Hint: wrap the source name in double quotes to make it case-sensitive.", s.Name)
+			if s.Name == strings.ToUpper(s.Name) {
+				hint = fmt.Sprintf("Did you mean %s? Hint: try removing double quotes from the source name.", s.Name)
+			}
+			return nil, fmt.Errorf("%s %w\n%s", name, ErrNotFound, hint)
+		}
+	}
 	return nil, fmt.Errorf("%s %w", name, ErrNotFound)
+}
+
+// LookupFold finds a source by name ignoring case, for callers that name
+// sources outside SQL (the REST API's inserts-stream target), as ksqlDB
+// does; an exact match wins.
+func (c *Catalog) LookupFold(name string) (*Source, error) {
+	if s, err := c.Lookup(name); err == nil {
+		return s, nil
+	}
+	return c.Lookup(strings.ToUpper(name))
 }
 
 // Add registers a source; replace allows CREATE OR REPLACE.
 func (c *Catalog) Add(s *Source, replace bool) error {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	key := strings.ToUpper(s.Name)
+	key := s.Name
 	if old, ok := c.sources[key]; ok && !replace {
 		return fmt.Errorf("cannot add %s '%s': a %s with the same name %w", strings.ToLower(s.Kind.String()), s.Name, strings.ToLower(old.Kind.String()), ErrExists)
 	}
@@ -82,7 +104,7 @@ func (c *Catalog) Add(s *Source, replace bool) error {
 func (c *Catalog) Remove(name string) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	delete(c.sources, strings.ToUpper(name))
+	delete(c.sources, name)
 }
 
 // Sources lists sources of one kind sorted by name.

@@ -47,7 +47,7 @@ func (s *Server) handleInsertsStream(w http.ResponseWriter, r *http.Request) {
 		genericError(w, http.StatusBadRequest, codeBadRequest, `The first JSON object must name the target: {"target":"STREAM_NAME"}`)
 		return
 	}
-	if _, err := s.eng.Catalog().Lookup(target.Target); err != nil {
+	if _, err := s.eng.Catalog().LookupFold(target.Target); err != nil {
 		genericError(w, http.StatusBadRequest, codeBadStatement, fmt.Sprintf("Cannot insert values into an unknown stream/table: %s", target.Target))
 		return
 	}
