@@ -466,54 +466,6 @@ func init() {
 			return slices.Clone(list[start:end])
 		}, nil
 	}})
-	// GENERATE_SERIES(start, end [, step]) lists start, start+step, …
-	// up to end inclusive; the step defaults to 1 (-1 counting down).
-	register(&scalar{name: "GENERATE_SERIES", bind: func(args []types.Type) (types.Type, func([]any) any, error) {
-		if err := argCount("GENERATE_SERIES", args, 2, 3); err != nil {
-			return types.Type{}, nil, err
-		}
-		t := types.IntegerType
-		for _, a := range args {
-			switch a.Kind {
-			case types.BigInt:
-				t = types.BigIntType
-			case types.Integer, types.Unknown:
-			default:
-				return types.Type{}, nil, fmt.Errorf("%w: function GENERATE_SERIES takes INT or BIGINT arguments, not %s", ErrType, a)
-			}
-		}
-		return types.ArrayOf(t), func(a []any) any {
-			start, ok := types.AsInt64(a[0])
-			end, ok2 := types.AsInt64(a[1])
-			if !ok || !ok2 {
-				return nil
-			}
-			step := int64(1)
-			if end < start {
-				step = -1
-			}
-			if len(a) == 3 {
-				if step, ok = types.AsInt64(a[2]); !ok || step == 0 {
-					return nil
-				}
-				if (end > start && step < 0) || (end < start && step > 0) {
-					return nil
-				}
-			}
-			out := []any{}
-			for i := start; (step > 0 && i <= end) || (step < 0 && i >= end); i += step {
-				if t.Kind == types.Integer {
-					out = append(out, int32(i))
-				} else {
-					out = append(out, i)
-				}
-				if len(out) > 1<<20 { // a runaway series is an error, as ksqlDB's out of memory
-					return nil
-				}
-			}
-			return out
-		}, nil
-	}})
 	// MAP_KEYS and MAP_VALUES list a map's keys and values, by key.
 	register(&scalar{name: "MAP_KEYS", bind: func(args []types.Type) (types.Type, func([]any) any, error) {
 		if err := argCount("MAP_KEYS", args, 1, 1); err != nil {

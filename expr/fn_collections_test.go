@@ -90,13 +90,6 @@ var collectionFunctionCases = []evalCase{
 	{"SLICE(ARRAY[1, 2, 3], 1, 4)", tArrInt, nil},
 	{"SLICE(CAST(NULL AS ARRAY<INT>), 1, 2)", tArrInt, nil},
 
-	{"GENERATE_SERIES(1, 3)", tArrInt, []any{int32(1), int32(2), int32(3)}},
-	{"GENERATE_SERIES(3, 1)", tArrInt, []any{int32(3), int32(2), int32(1)}},
-	{"GENERATE_SERIES(0, b, 4)", tArrBig, []any{int64(0), int64(4), int64(8)}},
-	{"GENERATE_SERIES(1, 3, -1)", tArrInt, nil},
-	{"GENERATE_SERIES(1, 3, 0)", tArrInt, nil},
-	{"GENERATE_SERIES(ni, 3)", tArrInt, nil},
-
 	{"MAP_KEYS(MAP('b' := 1, 'a' := 2))", tArrString, []any{"a", "b"}},
 	{"MAP_KEYS(CAST(NULL AS MAP<STRING, INT>))", tArrString, nil},
 	{"MAP_VALUES(MAP('b' := 1, 'a' := 2, 'c' := ni))", tArrInt, []any{int32(2), int32(1), nil}},
