@@ -5,6 +5,7 @@ import (
 	"reflect"
 	"slices"
 	"sort"
+	"strconv"
 	"strings"
 
 	"github.com/sluice-sql/sluice/parser"
@@ -27,6 +28,8 @@ func collUnify(a, b types.Type) (types.Type, bool) {
 	case a.Kind == types.Unknown:
 		return b, true
 	case b.Kind == types.Unknown:
+		return a, true
+	case a.Equal(b):
 		return a, true
 	case a.IsNumeric() && b.IsNumeric():
 		return widen(a, b), true
@@ -239,10 +242,14 @@ func collSortedKeys(m map[string]any) []string {
 	return keys
 }
 
-// collJoinText renders one ARRAY_JOIN element as Java's toString does.
-func collJoinText(v any) string {
+// collJoinText renders one ARRAY_JOIN element as Java's toString does;
+// a DECIMAL (a float64 for now) shows its scale's digits, as BigDecimal.
+func collJoinText(v any, t types.Type) string {
 	if v == nil {
 		return "null"
+	}
+	if f, ok := v.(float64); ok && t.Kind == types.Decimal {
+		return strconv.FormatFloat(f, 'f', t.Scale, 64)
 	}
 	return types.FormatValue(v)
 }
@@ -297,6 +304,7 @@ func init() {
 		if len(args) == 2 && args[1].Kind != types.String && args[1].Kind != types.Unknown {
 			return types.Type{}, nil, fmt.Errorf("%w: the ARRAY_JOIN delimiter must be a STRING, not %s", ErrType, args[1])
 		}
+		elem := collElem(args[0])
 		return types.StringType, func(a []any) any {
 			list, ok := a[0].([]any)
 			if !ok {
@@ -308,7 +316,7 @@ func init() {
 			}
 			parts := make([]string, len(list))
 			for i, x := range list {
-				parts[i] = collJoinText(x)
+				parts[i] = collJoinText(x, elem)
 			}
 			return strings.Join(parts, sep)
 		}, nil

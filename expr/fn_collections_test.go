@@ -105,6 +105,7 @@ var collectionFunctionCases = []evalCase{
 		[]any{[]any{"x", "y"}}},
 	{"ENTRIES(CAST(NULL AS MAP<STRING, INT>), true)", types.ArrayOf(types.Type{Kind: types.Struct, Fields: []types.Field{{Name: "K", Type: tString}, {Name: "V", Type: tInt}}}), nil},
 
+	{`ARRAY_JOIN(ARRAY[CAST(1.5 AS DECIMAL(4, 2)), CAST(2 AS DECIMAL(4, 2))])`, tString, "1.50,2.00"},
 	{"AS_MAP(ARRAY['a', 'b'], ARRAY[1, 2])", tMapInt, map[string]any{"a": int32(1), "b": int32(2)}},
 	{"AS_MAP(ARRAY['a', 'b', 'a'], ARRAY[1])", tMapInt, map[string]any{"a": nil, "b": nil}},
 	{"AS_MAP(ARRAY['a', ns], ARRAY[1, 2, 3])", tMapInt, map[string]any{"a": int32(1)}},

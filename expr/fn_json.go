@@ -388,6 +388,11 @@ func jsArrayContains(s string, val any) bool {
 	}
 }
 
+func jsArrayContainsNull(v any) bool {
+	s, ok := v.(string)
+	return ok && jsArrayContains(s, nil)
+}
+
 // jsFromSQL writes a SQL value as TO_JSON_STRING does: STRUCT fields and
 // MAP keys sorted by name, BYTES as base64, TIMESTAMP, DATE and TIME as
 // ISO text, DOUBLE as Java prints it (NaN and the infinities quoted).
@@ -413,6 +418,10 @@ func jsFromSQL(b []byte, v any, t types.Type) []byte {
 				s += fmt.Sprintf(":%02d", sec%60)
 			}
 			return jsQuote(b, s)
+		}
+	case types.Decimal: // a float64 for now: written with its scale, as Jackson writes BigDecimal
+		if f, ok := v.(float64); ok && !math.IsNaN(f) && !math.IsInf(f, 0) {
+			return strconv.AppendFloat(b, f, 'f', t.Scale, 64)
 		}
 	case types.Array:
 		list, _ := v.([]any)
@@ -654,6 +663,13 @@ func init() {
 		}
 		if args[0].Kind != types.String && args[0].Kind != types.Unknown {
 			return types.Type{}, nil, fmt.Errorf("%w: function JSON_ARRAY_CONTAINS needs a STRING, not %s", ErrType, args[0])
+		}
+		// ksqlDB matches INT, BIGINT, DOUBLE, STRING, BOOLEAN and NULL
+		// values; any other type is never found.
+		switch args[1].Kind {
+		case types.Integer, types.BigInt, types.Double, types.String, types.Boolean, types.Unknown:
+		default:
+			return types.BooleanType, func(a []any) any { return a[1] == nil && jsArrayContainsNull(a[0]) }, nil
 		}
 		return types.BooleanType, func(a []any) any {
 			s, ok := a[0].(string)

@@ -93,6 +93,9 @@ var jsonFunctionCases = []evalCase{
 	{`TO_JSON_STRING(MAP('b' := 1, 'a' := 2))`, tString, `{"a":2,"b":1}`},
 	{`TO_JSON_STRING(STRUCT(z := 1, a := 'x', m := ARRAY[d]))`, tString, `{"A":"x","M":[2.5],"Z":1}`},
 	{"TO_JSON_STRING(STRUCT(`b` := i, `A` := 'y\tz'))", tString, `{"A":"y\tz","b":7}`},
+	{`TO_JSON_STRING(CAST(1.5 AS DECIMAL(4, 2)))`, tString, "1.50"},
+	{`JSON_ARRAY_CONTAINS('[1.5]', CAST(1.5 AS DECIMAL(4, 2)))`, tBool, false},
+	{`JSON_ARRAY_CONTAINS('[[1]]', ARRAY[1])`, tBool, false},
 	{`TO_JSON_STRING(ns)`, tString, "null"},
 	{`TO_JSON_STRING(NULL)`, tString, "null"},
 }
