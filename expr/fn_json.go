@@ -20,7 +20,7 @@ import (
 // exact BigDecimals, written plain). Invalid JSON makes ksqlDB's UDF
 // throw, which a query sees as NULL; the functions here return NULL
 // directly (IS_JSON_STRING and JSON_ARRAY_CONTAINS say false instead, as
-// ksqlDB's).
+// ksqlDB's catch their parse errors).
 
 // jsObject is a parsed JSON object with its keys in document order.
 type jsObject struct {
@@ -388,11 +388,6 @@ func jsArrayContains(s string, val any) bool {
 	}
 }
 
-func jsArrayContainsNull(v any) bool {
-	s, ok := v.(string)
-	return ok && jsArrayContains(s, nil)
-}
-
 // jsFromSQL writes a SQL value as TO_JSON_STRING does: STRUCT fields and
 // MAP keys sorted by name, BYTES as base64, TIMESTAMP, DATE and TIME as
 // ISO text, DOUBLE as Java prints it (NaN and the infinities quoted).
@@ -656,7 +651,8 @@ func init() {
 		}, nil
 	}})
 	// JSON_ARRAY_CONTAINS(json, value) reports whether the top level of a
-	// JSON array holds value; false for NULL or what is not an array.
+	// JSON array holds value: false for what is not an array, NULL for a
+	// NULL document.
 	register(&scalar{name: "JSON_ARRAY_CONTAINS", bind: func(args []types.Type) (types.Type, func([]any) any, error) {
 		if err := argCount("JSON_ARRAY_CONTAINS", args, 2, 2); err != nil {
 			return types.Type{}, nil, err
@@ -669,12 +665,18 @@ func init() {
 		switch args[1].Kind {
 		case types.Integer, types.BigInt, types.Double, types.String, types.Boolean, types.Unknown:
 		default:
-			return types.BooleanType, func(a []any) any { return a[1] == nil && jsArrayContainsNull(a[0]) }, nil
+			return types.BooleanType, func(a []any) any {
+				s, ok := a[0].(string)
+				if !ok {
+					return nil
+				}
+				return a[1] == nil && jsArrayContains(s, nil)
+			}, nil
 		}
 		return types.BooleanType, func(a []any) any {
 			s, ok := a[0].(string)
 			if !ok {
-				return false
+				return nil // ksqlDB's parser fails on a NULL document, and the call gives NULL
 			}
 			return jsArrayContains(s, a[1])
 		}, nil
