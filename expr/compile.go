@@ -126,6 +126,10 @@ func compile(e parser.Expr, scope Scope) (Compiled, error) {
 		return compileSubscript(x, scope)
 	case *parser.StructCtor:
 		return compileStructCtor(x, scope)
+	case *parser.ArrayCtor:
+		return compileArrayCtor(x, scope)
+	case *parser.MapCtor:
+		return compileMapCtor(x, scope)
 	}
 	return Compiled{}, errAt(e, fmt.Errorf("%w: %s is not supported yet", ErrType, e.String()))
 }
