@@ -460,6 +460,7 @@ func TestCompileErrors(t *testing.T) {
 		{"IFNULL(i)", expr.ErrType, 1, 1, "IFNULL"},
 		{"SUM(i)", expr.ErrType, 1, 1, "aggregate function SUM is not allowed here"},
 		{"foo(i)", expr.ErrUnknownFunction, 1, 1, "Can't find any functions with the name 'FOO'"},
+		{"substrng(s, 1)", expr.ErrUnknownFunction, 1, 1, "Can't find any functions with the name 'SUBSTRNG'. Did you mean SUBSTRING?"},
 		{"  i + lower(s)", expr.ErrUnknownFunction, 1, 7, "'LOWER'"},
 	}
 	for _, tc := range cases {

@@ -367,7 +367,15 @@ func compileCall(call *parser.FuncCall, scope Scope) (Compiled, error) {
 	}
 	s, ok := scalars[call.Name]
 	if !ok {
-		return Compiled{}, fmt.Errorf("%w: Can't find any functions with the name '%s'", ErrUnknownFunction, call.Name)
+		msg := fmt.Sprintf("Can't find any functions with the name '%s'", call.Name)
+		var names []string
+		for _, f := range Functions() {
+			names = append(names, f.Name)
+		}
+		if near := parser.Closest(call.Name, names); near != "" {
+			msg += fmt.Sprintf(". Did you mean %s?", near)
+		}
+		return Compiled{}, fmt.Errorf("%w: %s", ErrUnknownFunction, msg)
 	}
 	argTypes := make([]types.Type, len(call.Args))
 	evals := make([]Eval, len(call.Args))

@@ -432,3 +432,21 @@ var productionNames = map[string]string{
 	"GPostOp": "operator", "GMapEntry": "expression", "GStructEntry": "field name", "GArrayCtor": "expression",
 	"GMapCtor": "expression", "GStructCtr": "field name",
 }
+
+// Closest returns the candidate a misspelt word most likely meant: the
+// nearest by edit distance (case ignored), if it is near enough to be a
+// typo — at most 1 edit for short words, 2 for longer ones. "" if none.
+func Closest(word string, candidates []string) string {
+	w := strings.ToUpper(word)
+	best, bestD := "", 3
+	for _, c := range candidates {
+		d := editDistance(w, strings.ToUpper(c))
+		if d == 0 || d > 2 || (d == 2 && len(w) <= 4) {
+			continue
+		}
+		if d < bestD || (d == bestD && c < best) {
+			best, bestD = c, d
+		}
+	}
+	return best
+}

@@ -75,6 +75,13 @@ func (c *Catalog) Lookup(name string) (*Source, error) {
 			return nil, fmt.Errorf("%s %w\n%s", name, ErrNotFound, hint)
 		}
 	}
+	names := make([]string, 0, len(c.sources))
+	for key := range c.sources {
+		names = append(names, key)
+	}
+	if near := parser.Closest(name, names); near != "" {
+		return nil, fmt.Errorf("%s %w: did you mean %s?", name, ErrNotFound, near)
+	}
 	return nil, fmt.Errorf("%s %w", name, ErrNotFound)
 }
 

@@ -111,7 +111,11 @@ func (s *scope) Resolve(ref *parser.ColumnRef) (int, types.Type, error) {
 	if i := s.schema.Find(ref.Name); i >= 0 {
 		return i, s.schema.Columns[i].Type, nil
 	}
-	return 0, types.Type{}, fmt.Errorf("%w %s: %s has columns %s", expr.ErrUnknownColumn, ref.Name, s.src.Name, strings.Join(visibleNames(s.schema), ", "))
+	names := visibleNames(s.schema)
+	if near := parser.Closest(ref.Name, names); near != "" {
+		return 0, types.Type{}, fmt.Errorf("%w %s: did you mean %s? %s has columns %s", expr.ErrUnknownColumn, ref.Name, near, s.src.Name, strings.Join(names, ", "))
+	}
+	return 0, types.Type{}, fmt.Errorf("%w %s: %s has columns %s", expr.ErrUnknownColumn, ref.Name, s.src.Name, strings.Join(names, ", "))
 }
 
 // visibleNames lists the columns a user can name, without internal ones.
