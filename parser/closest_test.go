@@ -16,6 +16,7 @@ func TestClosest(t *testing.T) {
 		{"XYZ", ""},         // nothing near
 		{"SUM", ""},         // an exact name is no typo
 		{"CONCATENATE", ""}, // too far
+		{"SU", ""},          // too short to tell a typo
 	} {
 		if got := parser.Closest(tc.word, names); got != tc.want {
 			t.Errorf("Closest(%q) = %q, want %q", tc.word, got, tc.want)

@@ -435,9 +435,13 @@ var productionNames = map[string]string{
 
 // Closest returns the candidate a misspelt word most likely meant: the
 // nearest by edit distance (case ignored), if it is near enough to be a
-// typo — at most 1 edit for short words, 2 for longer ones. "" if none.
+// typo — at most 1 edit for short words, 2 for longer ones, none for
+// words under three letters. "" if none.
 func Closest(word string, candidates []string) string {
 	w := strings.ToUpper(word)
+	if len(w) < 3 {
+		return "" // one edit of a word this short is a different word
+	}
 	best, bestD := "", 3
 	for _, c := range candidates {
 		d := editDistance(w, strings.ToUpper(c))
