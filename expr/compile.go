@@ -6,6 +6,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/cockroachdb/apd/v3"
 	"github.com/sluice-sql/sluice/parser"
 	"github.com/sluice-sql/sluice/types"
 )
@@ -188,6 +189,11 @@ func compileUnary(u *parser.Unary, scope Scope) (Compiled, error) {
 				return -v
 			case float64:
 				return -v
+			case *apd.Decimal:
+				if v.IsZero() {
+					return v
+				}
+				return new(apd.Decimal).Neg(v)
 			}
 			return nil
 		}}), nil

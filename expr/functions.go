@@ -9,6 +9,7 @@ import (
 	"unicode"
 	"unicode/utf8"
 
+	"github.com/cockroachdb/apd/v3"
 	"github.com/sluice-sql/sluice/parser"
 	"github.com/sluice-sql/sluice/types"
 )
@@ -391,6 +392,22 @@ func compileCall(call *parser.FuncCall, scope Scope) (Compiled, error) {
 	rt, impl, err := bind(argTypes)
 	if err != nil {
 		return Compiled{}, err
+	}
+	// Functions that do not return a DECIMAL read DECIMAL arguments as
+	// doubles (ksqlDB's implicit DECIMAL → DOUBLE for its math UDFs);
+	// those that return one (AS_VALUE, COALESCE, …) pass them through.
+	if !rt.ContainsDecimal() {
+		for i, t := range argTypes {
+			if t.Kind == types.Decimal {
+				e := evals[i]
+				evals[i] = func(row []any) any {
+					if d, ok := e(row).(*apd.Decimal); ok {
+						return types.DecimalFloat(d)
+					}
+					return nil
+				}
+			}
+		}
 	}
 	return fold(Compiled{Type: rt, Const: allConst, Eval: func(row []any) any {
 		args := make([]any, len(evals))

@@ -5,6 +5,8 @@ import (
 	"fmt"
 	"math"
 	"strconv"
+
+	"github.com/cockroachdb/apd/v3"
 )
 
 // Compare orders two non-nil values of comparable types: negative when
@@ -20,6 +22,8 @@ func Compare(a, b any) (c int, ok bool) {
 			return cmpOrdered(int64(x), y), true
 		case float64:
 			return cmpFloat(float64(x), y), true
+		case *apd.Decimal:
+			return DecimalFromInt(int64(x)).Cmp(y), y != nil
 		}
 	case int64:
 		switch y := b.(type) {
@@ -29,6 +33,8 @@ func Compare(a, b any) (c int, ok bool) {
 			return cmpOrdered(x, y), true
 		case float64:
 			return cmpFloat(float64(x), y), true
+		case *apd.Decimal:
+			return DecimalFromInt(x).Cmp(y), y != nil
 		}
 	case float64:
 		switch y := b.(type) {
@@ -38,6 +44,23 @@ func Compare(a, b any) (c int, ok bool) {
 			return cmpFloat(x, float64(y)), true
 		case float64:
 			return cmpFloat(x, y), true
+		case *apd.Decimal:
+			// ksqlDB compares a DECIMAL with a DOUBLE as doubles.
+			return cmpFloat(x, DecimalFloat(y)), y != nil
+		}
+	case *apd.Decimal:
+		if x == nil {
+			return 0, false
+		}
+		switch y := b.(type) {
+		case *apd.Decimal:
+			return x.Cmp(y), y != nil
+		case int32:
+			return x.Cmp(DecimalFromInt(int64(y))), true
+		case int64:
+			return x.Cmp(DecimalFromInt(y)), true
+		case float64:
+			return cmpFloat(DecimalFloat(x), y), true
 		}
 	case string:
 		if y, isStr := b.(string); isStr {
@@ -105,6 +128,11 @@ func AsFloat(v any) (float64, bool) {
 		return float64(x), true
 	case float64:
 		return x, true
+	case *apd.Decimal:
+		if x == nil {
+			return 0, false
+		}
+		return DecimalFloat(x), true
 	}
 	return 0, false
 }
@@ -130,6 +158,11 @@ func FormatValue(v any) string {
 		return x
 	case float64:
 		return FormatDouble(x)
+	case *apd.Decimal:
+		if x == nil {
+			return "null"
+		}
+		return FormatDecimal(x)
 	case int32:
 		return strconv.FormatInt(int64(x), 10)
 	case int64:
