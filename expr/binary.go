@@ -27,10 +27,26 @@ func widen(a, b types.Type) types.Type {
 		}
 		return 0
 	}
+	if a.Kind == types.Decimal || b.Kind == types.Decimal {
+		if a.Kind != types.Double && b.Kind != types.Double && a.IsNumeric() && b.IsNumeric() {
+			return widenDecimal(a, b)
+		}
+	}
 	if rank(a) >= rank(b) {
 		return a
 	}
 	return b
+}
+
+// widenDecimal is the smallest DECIMAL holding both types' values (an
+// integer type first becomes DECIMAL(10, 0) or DECIMAL(19, 0)), as
+// ksqlDB's DecimalUtil.widen: the larger scale, the larger integer part.
+func widenDecimal(a, b types.Type) types.Type {
+	a, _ = types.DecimalTypeOf(a)
+	b, _ = types.DecimalTypeOf(b)
+	s := max(a.Scale, b.Scale)
+	p := min(max(a.Precision-a.Scale, b.Precision-b.Scale)+s, types.MaxDecimalPrecision)
+	return types.DecimalOf(p, min(s, p))
 }
 
 // decimalResult types a DECIMAL operation as ksqlDB's SqlDecimal does
@@ -118,8 +134,22 @@ func converter(t types.Type) func(any) any {
 				return float64(x)
 			case int64:
 				return float64(x)
+			case *apd.Decimal:
+				return types.DecimalFloat(x)
 			}
 			return v
+		}
+	case types.Decimal:
+		return func(v any) any {
+			d, ok := types.AsDecimal(v)
+			if !ok {
+				return v
+			}
+			out, err := types.FitDecimal(d, t.Precision, t.Scale)
+			if err != nil {
+				return nil
+			}
+			return out
 		}
 	}
 	return func(v any) any { return v }
