@@ -156,7 +156,10 @@ func CastFunc(from, to types.Type) (func(any) any, error) {
 			return nil
 		}, nil
 	case types.Decimal:
-		return decimalCast(to), nil
+		switch from.Kind {
+		case types.Integer, types.BigInt, types.Double, types.Decimal, types.String, types.Unknown:
+			return decimalCast(to), nil
+		}
 	case types.Double:
 		return func(v any) any {
 			switch x := v.(type) {
