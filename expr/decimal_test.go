@@ -132,7 +132,8 @@ func TestDecimalMixed(t *testing.T) {
 		{"CASE WHEN t THEN 1.5 ELSE 10.25 END", tDec(4, 2), dec("1.50")},
 		{"COALESCE(ni, 2.5)", tDec(11, 1), dec("2.5")},
 		{"COALESCE(CAST(NULL AS DECIMAL(3, 1)), 1.25)", tDec(4, 2), dec("1.25")},
-		{"ABS(-1.5)", tDouble, 1.5},
+		{"ABS(-1.5)", tDec(2, 1), dec("1.5")},
+		{"GREATEST(i, 1.5)", tDec(11, 1), dec("7.0")},
 		{"SQRT(6.25)", tDouble, 2.5},
 		{"'x' + CAST(2.50 AS STRING)", tString, "x2.50"},
 	})
@@ -183,4 +184,15 @@ func TestDecimalSumUndoAndMerge(t *testing.T) {
 	if _, ok := agg.Result(acc).(*apd.Decimal); !ok {
 		t.Errorf("result is %T", agg.Result(acc))
 	}
+}
+
+func TestDecimalFunctions(t *testing.T) {
+	runEvalCases(t, []evalCase{
+		{"ABS(-1.50)", tDec(3, 2), dec("1.50")},
+		{"ABS(CAST(2 AS DECIMAL(3, 1)))", tDec(3, 1), dec("2.0")},
+		{"ABS(CAST(NULL AS DECIMAL(3, 1)))", tDec(3, 1), nil},
+		{"GREATEST(1.5, 10.25, CAST(NULL AS DECIMAL(2, 1)))", tDec(4, 2), dec("10.25")},
+		{"LEAST(1.5, 10.25)", tDec(4, 2), dec("1.50")},
+		{"GREATEST(1.5, 2.5E0)", tDouble, 2.5},
+	})
 }
