@@ -289,6 +289,8 @@ func toFloat(v any) (float64, bool, error) {
 		return float64(x), true, nil
 	case int:
 		return float64(x), true, nil
+	case *apd.Decimal:
+		return types.DecimalFloat(x), true, nil
 	default:
 		return 0, false, nil
 	}

@@ -112,3 +112,11 @@ func TestKafkaRefusesDecimal(t *testing.T) {
 		t.Errorf("KAFKA DECIMAL: err = %v, want ErrUnsupported (as ksqlDB)", err)
 	}
 }
+
+func TestDoubleFromDecimal(t *testing.T) {
+	// An INSERT or an internal path may hand a DOUBLE column a decimal.
+	v, err := FromJSON(mustDec(t, "2.50"), types.DoubleType)
+	if err != nil || v != 2.5 {
+		t.Errorf("FromJSON(2.50, DOUBLE) = %v, %v", v, err)
+	}
+}
