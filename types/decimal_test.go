@@ -2,6 +2,7 @@ package types_test
 
 import (
 	"errors"
+	"math"
 	"testing"
 
 	"github.com/cockroachdb/apd/v3"
@@ -95,8 +96,13 @@ func TestCompareDecimal(t *testing.T) {
 		{int32(3), dec(t, "2.99"), 1},
 		{dec(t, "5"), int64(6), -1},
 		{int64(7), dec(t, "7.0"), 0},
-		{dec(t, "0.1"), 0.1, 0}, // as doubles, like ksqlDB
+		{dec(t, "0.1"), 0.1, 0}, // through BigDecimal.valueOf, like ksqlDB
 		{0.25, dec(t, "0.5"), -1},
+		{dec(t, "0.30000000000000001"), 0.3, 1}, // equal as doubles, not as decimals
+		{0.3, dec(t, "0.30000000000000001"), -1},
+		{dec(t, "1E+400"), math.Inf(1), -1},
+		{math.Inf(-1), dec(t, "-5"), -1},
+		{math.NaN(), dec(t, "5"), 1},
 	}
 	for _, tc := range tests {
 		c, ok := types.Compare(tc.a, tc.b)

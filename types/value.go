@@ -45,8 +45,10 @@ func Compare(a, b any) (c int, ok bool) {
 		case float64:
 			return cmpFloat(x, y), true
 		case *apd.Decimal:
-			// ksqlDB compares a DECIMAL with a DOUBLE as doubles.
-			return cmpFloat(x, DecimalFloat(y)), y != nil
+			if y == nil {
+				return 0, false
+			}
+			return -cmpDecimalFloat(y, x), true
 		}
 	case *apd.Decimal:
 		if x == nil {
@@ -60,7 +62,7 @@ func Compare(a, b any) (c int, ok bool) {
 		case int64:
 			return x.Cmp(DecimalFromInt(y)), true
 		case float64:
-			return cmpFloat(DecimalFloat(x), y), true
+			return cmpDecimalFloat(x, y), true
 		}
 	case string:
 		if y, isStr := b.(string); isStr {
@@ -83,6 +85,23 @@ func Compare(a, b any) (c int, ok bool) {
 		}
 	}
 	return 0, false
+}
+
+// cmpDecimalFloat compares a decimal with a double as ksqlDB's generated
+// code does, through BigDecimal.valueOf(double): 0.3 as a double equals
+// the decimal 0.3. NaN sorts above and infinities beyond every decimal.
+func cmpDecimalFloat(d *apd.Decimal, f float64) int {
+	switch {
+	case math.IsNaN(f), math.IsInf(f, 1):
+		return -1
+	case math.IsInf(f, -1):
+		return 1
+	}
+	fd, err := DecimalFromFloat(f)
+	if err != nil {
+		return cmpFloat(DecimalFloat(d), f)
+	}
+	return d.Cmp(fd)
 }
 
 func cmpOrdered[T int64 | int32 | string](a, b T) int {
