@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"strings"
 
+	"github.com/cockroachdb/apd/v3"
 	"github.com/sluice-sql/sluice/types"
 )
 
@@ -135,7 +136,9 @@ func bindSum(args []types.Type, _ bool) (*Aggregate, error) {
 				}
 				return acc
 			}}, nil
-	case types.Double, types.Decimal:
+	case types.Decimal:
+		return bindDecimalSum(args[0]), nil
+	case types.Double:
 		return &Aggregate{Name: "SUM", ResultType: types.DoubleType, Init: func() any { return float64(0) }, Result: identity,
 			Add: func(acc any, a []any) any {
 				if v, ok := types.AsFloat(a[0]); ok {
@@ -152,6 +155,45 @@ func bindSum(args []types.Type, _ bool) (*Aggregate, error) {
 			}}, nil
 	}
 	return nil, fmt.Errorf("%w: SUM does not accept %s", ErrType, args[0])
+}
+
+// bindDecimalSum is SUM over DECIMAL(p, s): exact, and of the same type
+// as its argument, as ksqlDB's DecimalSumKudaf. A row that would take the
+// sum past p digits leaves it unchanged (ksqlDB fails the record with
+// "Numeric field overflow").
+func bindDecimalSum(t types.Type) *Aggregate {
+	ctx := types.DecimalContext()
+	step := func(acc any, v any, neg bool) any {
+		x, ok := v.(*apd.Decimal)
+		sum, _ := acc.(*apd.Decimal)
+		if !ok || sum == nil {
+			return acc
+		}
+		var d apd.Decimal
+		var err error
+		if neg {
+			_, err = ctx.Sub(&d, sum, x)
+		} else {
+			_, err = ctx.Add(&d, sum, x)
+		}
+		if err != nil {
+			return acc
+		}
+		out, err := types.FitDecimal(&d, t.Precision, t.Scale)
+		if err != nil {
+			return acc
+		}
+		return out
+	}
+	return &Aggregate{
+		Name:       "SUM",
+		ResultType: t,
+		Init:       func() any { return apd.New(0, int32(-t.Scale)) },
+		Result:     identity,
+		Add:        func(acc any, a []any) any { return step(acc, a[0], false) },
+		Merge:      func(a, b any) any { return step(a, b, false) },
+		Undo:       func(acc any, a []any) any { return step(acc, a[0], true) },
+	}
 }
 
 // AVG keeps [sum, count]; integers sum exactly as BIGINT.

@@ -116,7 +116,7 @@ func TestAggregates(t *testing.T) {
 				t.Errorf("ResultType %s, want %s", agg.ResultType, tc.wantType)
 			}
 			got := agg.Result(fold(agg, agg.Init(), tc.rows))
-			if diff := cmp.Diff(tc.want, got, cmpopts.EquateNaNs()); diff != "" {
+			if diff := cmp.Diff(tc.want, got, cmpopts.EquateNaNs(), decimalComparer); diff != "" {
 				t.Errorf("result (-want +got):\n%s", diff)
 			}
 		})
@@ -148,7 +148,7 @@ func TestAggregateAccumulatorSurvivesEncoding(t *testing.T) {
 				t.Fatal(err)
 			}
 			got := agg.Result(accs[0])
-			if diff := cmp.Diff(tc.want, got, cmpopts.EquateNaNs()); diff != "" {
+			if diff := cmp.Diff(tc.want, got, cmpopts.EquateNaNs(), decimalComparer); diff != "" {
 				t.Errorf("result after encoding (-want +got):\n%s", diff)
 			}
 		})

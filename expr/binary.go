@@ -5,12 +5,14 @@ import (
 	"math"
 	"strconv"
 
+	"github.com/cockroachdb/apd/v3"
 	"github.com/sluice-sql/sluice/parser"
 	"github.com/sluice-sql/sluice/types"
 )
 
 // widen returns the numeric type both operands convert to: INT < BIGINT <
-// DOUBLE, as ksqlDB types arithmetic.
+// DECIMAL < DOUBLE, as ksqlDB types arithmetic. (A DECIMAL result's
+// precision and scale depend on the operator: see decimalResult.)
 func widen(a, b types.Type) types.Type {
 	rank := func(t types.Type) int {
 		switch t.Kind {
@@ -18,21 +20,100 @@ func widen(a, b types.Type) types.Type {
 			return 1
 		case types.BigInt:
 			return 2
-		case types.Decimal, types.Double:
+		case types.Decimal:
 			return 3
+		case types.Double:
+			return 4
 		}
 		return 0
 	}
-	if rank(a) >= rank(b) {
-		if a.Kind == types.Decimal {
-			return types.DoubleType
+	if a.Kind == types.Decimal || b.Kind == types.Decimal {
+		if a.Kind != types.Double && b.Kind != types.Double && a.IsNumeric() && b.IsNumeric() {
+			return widenDecimal(a, b)
 		}
+	}
+	if rank(a) >= rank(b) {
 		return a
 	}
-	if b.Kind == types.Decimal {
-		return types.DoubleType
-	}
 	return b
+}
+
+// widenDecimal is the smallest DECIMAL holding both types' values (an
+// integer type first becomes DECIMAL(10, 0) or DECIMAL(19, 0)), as
+// ksqlDB's DecimalUtil.widen: the larger scale, the larger integer part.
+func widenDecimal(a, b types.Type) types.Type {
+	a, _ = types.DecimalTypeOf(a)
+	b, _ = types.DecimalTypeOf(b)
+	s := max(a.Scale, b.Scale)
+	p := min(max(a.Precision-a.Scale, b.Precision-b.Scale)+s, types.MaxDecimalPrecision)
+	return types.DecimalOf(p, min(s, p))
+}
+
+// decimalResult types a DECIMAL operation as ksqlDB's SqlDecimal does
+// (integers first widen to DECIMAL(10, 0) or DECIMAL(19, 0)):
+//
+//   - -  precision max(p1-s1, p2-s2) + max(s1, s2) + 1, scale max(s1, s2)
+//   - precision p1 + p2 + 1,                       scale s1 + s2
+//     /    precision p1 - s1 + s2 + max(6, s1 + p2 + 1), scale max(6, s1 + p2 + 1)
+//     %    precision min(p1-s1, p2-s2) + max(s1, s2),    scale max(s1, s2)
+//
+// Precision is capped at 38, and the scale at the capped precision.
+func decimalResult(op parser.BinaryOp, a, b types.Type) types.Type {
+	a, _ = types.DecimalTypeOf(a)
+	b, _ = types.DecimalTypeOf(b)
+	p1, s1, p2, s2 := a.Precision, a.Scale, b.Precision, b.Scale
+	var p, s int
+	switch op {
+	case parser.OpAdd, parser.OpSub:
+		s = max(s1, s2)
+		p = max(p1-s1, p2-s2) + s + 1
+	case parser.OpMul:
+		p, s = p1+p2+1, s1+s2
+	case parser.OpDiv:
+		s = max(6, s1+p2+1)
+		p = p1 - s1 + s2 + s
+	default: // OpMod
+		s = max(s1, s2)
+		p = min(p1-s1, p2-s2) + s
+	}
+	p = min(max(p, 1), types.MaxDecimalPrecision)
+	s = min(s, p)
+	return types.DecimalOf(p, s)
+}
+
+// decimalOp implements DECIMAL arithmetic into type t: the exact result
+// (division to ample digits, HALF_UP) is rounded HALF_UP to t's scale; a
+// result with too many integer digits, and division or modulo by zero,
+// are NULL (ksqlDB logs an error and yields NULL).
+func decimalOp(op parser.BinaryOp, t types.Type) func(a, b *apd.Decimal) any {
+	var f func(ctx *apd.Context, d, x, y *apd.Decimal) (apd.Condition, error)
+	switch op {
+	case parser.OpAdd:
+		f = (*apd.Context).Add
+	case parser.OpSub:
+		f = (*apd.Context).Sub
+	case parser.OpMul:
+		f = (*apd.Context).Mul
+	case parser.OpDiv:
+		f = (*apd.Context).Quo
+	default:
+		f = (*apd.Context).Rem
+	}
+	ctx := types.DecimalContext()
+	return func(a, b *apd.Decimal) any {
+		if (op == parser.OpDiv || op == parser.OpMod) && b.IsZero() {
+			return nil
+		}
+		var d apd.Decimal
+		if _, err := f(ctx, &d, a, b); err != nil {
+			return nil
+		}
+		out, err := types.FitDecimal(&d, t.Precision, t.Scale)
+		if err != nil {
+			return nil
+		}
+		return out
+	}
 }
 
 // converter returns a function converting a numeric value to t's Go type;
@@ -53,8 +134,22 @@ func converter(t types.Type) func(any) any {
 				return float64(x)
 			case int64:
 				return float64(x)
+			case *apd.Decimal:
+				return types.DecimalFloat(x)
 			}
 			return v
+		}
+	case types.Decimal:
+		return func(v any) any {
+			d, ok := types.AsDecimal(v)
+			if !ok {
+				return v
+			}
+			out, err := types.FitDecimal(d, t.Precision, t.Scale)
+			if err != nil {
+				return nil
+			}
+			return out
 		}
 	}
 	return func(v any) any { return v }
@@ -155,6 +250,17 @@ func arithmetic(op parser.BinaryOp, l, r Compiled) (Compiled, error) {
 	lf, rf := l.Eval, r.Eval
 	var eval Eval
 	switch t.Kind {
+	case types.Decimal:
+		t = decimalResult(op, lt, rt)
+		f := decimalOp(op, t)
+		eval = func(row []any) any {
+			a, ok1 := types.AsDecimal(lf(row))
+			b, ok2 := types.AsDecimal(rf(row))
+			if !ok1 || !ok2 {
+				return nil
+			}
+			return f(a, b)
+		}
 	case types.Integer:
 		f := intOp[int32](op)
 		eval = func(row []any) any {

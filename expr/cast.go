@@ -9,6 +9,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/cockroachdb/apd/v3"
 	"github.com/sluice-sql/sluice/parser"
 	"github.com/sluice-sql/sluice/types"
 )
@@ -52,6 +53,13 @@ func ResolveType(tn *parser.TypeName) (types.Type, error) {
 		}
 		if len(tn.Params) > 1 {
 			t.Scale = tn.Params[1]
+		}
+		// ksqlDB's SqlDecimal.validateParameters.
+		if t.Precision < 1 || t.Precision > types.MaxDecimalPrecision {
+			return types.Type{}, fmt.Errorf("%w: DECIMAL precision must be between 1 and %d: %d", ErrType, types.MaxDecimalPrecision, t.Precision)
+		}
+		if t.Scale < 0 || t.Scale > t.Precision {
+			return types.Type{}, fmt.Errorf("%w: DECIMAL scale must be between 0 and the precision %d: %d", ErrType, t.Precision, t.Scale)
 		}
 		return t, nil
 	}
@@ -109,6 +117,9 @@ func CastFunc(from, to types.Type) (func(any) any, error) {
 				return int32(x)
 			case float64:
 				return int32(SaturateInt(x, math.MinInt32, math.MaxInt32))
+			case *apd.Decimal:
+				n, _ := types.DecimalToInt(x)
+				return int32(n) // BigDecimal.intValue keeps the low bits
 			case string:
 				n, err := strconv.ParseInt(strings.TrimSpace(x), 10, 32)
 				if err != nil {
@@ -132,6 +143,9 @@ func CastFunc(from, to types.Type) (func(any) any, error) {
 				return x
 			case float64:
 				return SaturateInt(x, math.MinInt64, math.MaxInt64)
+			case *apd.Decimal:
+				n, _ := types.DecimalToInt(x)
+				return n
 			case string:
 				n, err := strconv.ParseInt(strings.TrimSpace(x), 10, 64)
 				if err != nil {
@@ -141,7 +155,12 @@ func CastFunc(from, to types.Type) (func(any) any, error) {
 			}
 			return nil
 		}, nil
-	case types.Double, types.Decimal:
+	case types.Decimal:
+		switch from.Kind {
+		case types.Integer, types.BigInt, types.Double, types.Decimal, types.String, types.Unknown:
+			return decimalCast(to), nil
+		}
+	case types.Double:
 		return func(v any) any {
 			switch x := v.(type) {
 			case int32:
@@ -150,6 +169,8 @@ func CastFunc(from, to types.Type) (func(any) any, error) {
 				return float64(x)
 			case float64:
 				return x
+			case *apd.Decimal:
+				return types.DecimalFloat(x)
 			case string:
 				f, err := strconv.ParseFloat(strings.TrimSpace(x), 64)
 				if err != nil {
@@ -200,6 +221,44 @@ func CastFunc(from, to types.Type) (func(any) any, error) {
 	}
 	// ksqlDB's words, so that its users recognise the error.
 	return nil, fmt.Errorf("%w: Invalid Select: Cast of %s to %s is not supported", ErrType, from, to)
+}
+
+// decimalCast converts a number or numeric text to DECIMAL(p, s) as
+// ksqlDB's DecimalUtil.cast: doubles through their shortest text
+// (BigDecimal.valueOf), rounded HALF_UP to the scale; a value with more
+// integer digits than p-s allows is NULL (ksqlDB logs "Numeric field
+// overflow" and yields NULL), as is text that is not a number.
+func decimalCast(to types.Type) func(any) any {
+	p, sc := to.Precision, to.Scale
+	return func(v any) any {
+		var d *apd.Decimal
+		var err error
+		switch x := v.(type) {
+		case *apd.Decimal:
+			d = x
+		case int32:
+			d = types.DecimalFromInt(int64(x))
+		case int64:
+			d = types.DecimalFromInt(x)
+		case float64:
+			if math.IsNaN(x) || math.IsInf(x, 0) {
+				return nil
+			}
+			d, err = types.DecimalFromFloat(x)
+		case string:
+			d, err = types.ParseDecimal(strings.TrimSpace(x))
+		default:
+			return nil
+		}
+		if err != nil {
+			return nil
+		}
+		out, err := types.FitDecimal(d, p, sc)
+		if err != nil {
+			return nil
+		}
+		return out
+	}
 }
 
 // castNested casts ARRAY, MAP and STRUCT values element by element: an

@@ -6,6 +6,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/cockroachdb/apd/v3"
 	"github.com/sluice-sql/sluice/parser"
 	"github.com/sluice-sql/sluice/types"
 )
@@ -151,7 +152,22 @@ func compileLiteral(l *parser.Literal) (Compiled, error) {
 			return constant(types.IntegerType, int32(n)), nil
 		}
 		return constant(types.BigIntType, n), nil
-	case parser.LitDecimal, parser.LitDouble:
+	case parser.LitDecimal:
+		// ksqlDB types 1.50 as DECIMAL(3, 2): precision is the digits
+		// written (at least the scale, and at least 1), scale those after
+		// the point.
+		d, err := types.ParseDecimal(l.Text)
+		if err != nil {
+			return Compiled{}, fmt.Errorf("%w: bad number %s", ErrType, l.Text)
+		}
+		scale := max(int(-d.Exponent), 0)
+		prec := max(int(d.NumDigits()), scale, 1)
+		if d.Exponent > 0 || prec > types.MaxDecimalPrecision {
+			f, _ := strconv.ParseFloat(l.Text, 64)
+			return constant(types.DoubleType, f), nil
+		}
+		return constant(types.DecimalOf(prec, scale), d), nil
+	case parser.LitDouble:
 		f, err := strconv.ParseFloat(l.Text, 64)
 		if err != nil {
 			return Compiled{}, fmt.Errorf("%w: bad number %s", ErrType, l.Text)
@@ -192,6 +208,11 @@ func compileUnary(u *parser.Unary, scope Scope) (Compiled, error) {
 				return -v
 			case float64:
 				return -v
+			case *apd.Decimal:
+				if v.IsZero() {
+					return v
+				}
+				return new(apd.Decimal).Neg(v)
 			}
 			return nil
 		}}), nil

@@ -6,6 +6,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/cockroachdb/apd/v3"
 	"github.com/google/go-cmp/cmp"
 	"github.com/google/go-cmp/cmp/cmpopts"
 	"github.com/sluice-sql/sluice/expr"
@@ -62,7 +63,7 @@ func runEvalCases(t *testing.T, cases []evalCase) {
 			}
 			row := append([]any(nil), testRow...)
 			got := c.Eval(row)
-			if diff := cmp.Diff(tc.want, got, cmpopts.EquateNaNs()); diff != "" {
+			if diff := cmp.Diff(tc.want, got, cmpopts.EquateNaNs(), decimalComparer); diff != "" {
 				t.Errorf("value (-want +got):\n%s", diff)
 			}
 			if f, ok := tc.want.(float64); ok && f == 0 && math.Signbit(f) != math.Signbit(got.(float64)) {
@@ -71,6 +72,21 @@ func runEvalCases(t *testing.T, cases []evalCase) {
 		})
 	}
 }
+
+// dec parses a decimal for a want value; its scale is compared too.
+func dec(s string) *apd.Decimal {
+	d, err := types.ParseDecimal(s)
+	if err != nil {
+		panic(err)
+	}
+	return d
+}
+
+// decimalComparer holds two decimals equal when they have the same value
+// and the same scale (3.40 is not 3.4).
+var decimalComparer = cmp.Comparer(func(a, b *apd.Decimal) bool {
+	return a.Cmp(b) == 0 && a.Exponent == b.Exponent
+})
 
 var (
 	tInt    = types.IntegerType
@@ -103,15 +119,19 @@ func TestArithmetic(t *testing.T) {
 		{"d / 0", tDouble, math.Inf(1)},
 		{"-d / 0", tDouble, math.Inf(-1)},
 		{"d / 0.0", tDouble, math.Inf(1)},
-		{"i / 0.0", tDouble, math.Inf(1)},
-		{"0.0 / 0", tDouble, math.NaN()},
+		{"i / 0E0", tDouble, math.Inf(1)},
+		{"0E0 / 0", tDouble, math.NaN()},
+		{"i / 0.0", types.DecimalOf(17, 6), nil}, // DECIMAL division by zero
+		{"0.0 / 0", types.DecimalOf(12, 12), nil},
 		{"d % 0", tDouble, math.NaN()},
-		{"i / 2.0", tDouble, 3.5},
+		{"i / 2.0", types.DecimalOf(17, 6), dec("3.500000")},
+		{"i / 2E0", tDouble, 3.5},
 		{"2147483647 + 1", tInt, int32(math.MinInt32)}, // INT wraps like Java's int
 		{"2147483648", tBig, int64(2147483648)},
 		{"-2147483648", tBig, int64(math.MinInt32)}, // negation of the BIGINT literal 2147483648
 		{"9223372036854775807 + 1", tBig, int64(math.MinInt64)},
-		{"1.5", tDouble, 1.5},
+		{"1.5", types.DecimalOf(2, 1), dec("1.5")},
+		{"1.5E0", tDouble, 1.5},
 		{"1e3", tDouble, 1000.0},
 		{"-i", tInt, int32(-7)},
 		{"-b", tBig, int64(-10)},
@@ -322,11 +342,12 @@ func TestCase(t *testing.T) {
 		{"CASE i WHEN ni THEN 'null' ELSE 'other' END", tString, "other"},
 		{"CASE s WHEN 'abc' THEN i END", tInt, int32(7)},
 		// Numeric results unify to the widest type, and values convert.
-		{"CASE WHEN i > 5 THEN 1 ELSE 2.5 END", tDouble, 1.0},
+		{"CASE WHEN i > 5 THEN 1 ELSE 2.5 END", types.DecimalOf(11, 1), dec("1.0")},
+		{"CASE WHEN i > 5 THEN 1 ELSE 2.5E0 END", tDouble, 1.0},
 		{"CASE WHEN i > 5 THEN 1 ELSE b END", tBig, int64(1)},
 		{"CASE WHEN i > 50 THEN b ELSE i END", tBig, int64(7)},
 		{"CASE WHEN i > 5 THEN null ELSE 1 END", tInt, nil},
-		{"CASE WHEN i > 5 THEN ni ELSE 1.5 END", tDouble, nil},
+		{"CASE WHEN i > 5 THEN ni ELSE 1.5 END", types.DecimalOf(11, 1), nil},
 		{"CASE WHEN i > 50 THEN null ELSE b END", tBig, int64(10)},
 	})
 }
@@ -386,7 +407,7 @@ func TestConstantFolding(t *testing.T) {
 		want    any
 	}{
 		{"1 + 2", true, int32(3)},
-		{"2 * 3.5", true, 7.0},
+		{"2 * 3.5E0", true, 7.0},
 		{"'a' || 'b'", true, "ab"},
 		{"NOT true", true, false},
 		{"-(3)", true, int32(-3)},

@@ -48,7 +48,7 @@ func collUnify(a, b types.Type) (types.Type, bool) {
 // representation (INT elements of an ARRAY<DOUBLE> become float64).
 func collConverter(t types.Type) func(any) any {
 	switch t.Kind {
-	case types.BigInt, types.Double:
+	case types.BigInt, types.Double, types.Decimal:
 		return converter(t)
 	case types.Array:
 		ec := collConverter(*t.Elem)

@@ -51,7 +51,7 @@ var collectionFunctionCases = []evalCase{
 	{"ARRAY_INTERSECT(CAST(NULL AS ARRAY<INT>), ARRAY[1])", tArrInt, nil},
 
 	{"ARRAY_UNION(ARRAY[1, 2, 1], ARRAY[3, 2])", tArrInt, []any{int32(1), int32(2), int32(3)}},
-	{"ARRAY_UNION(ARRAY[1], ARRAY[2.5])", tArrDouble, []any{1.0, 2.5}},
+	{"ARRAY_UNION(ARRAY[1], ARRAY[2.5E0])", tArrDouble, []any{1.0, 2.5}},
 	{"ARRAY_UNION(ARRAY[1], CAST(NULL AS ARRAY<INT>))", tArrInt, nil},
 
 	{"ARRAY_CONCAT(ARRAY[1, 2], ARRAY[2, 3])", tArrInt, []any{int32(1), int32(2), int32(2), int32(3)}},
@@ -64,7 +64,7 @@ var collectionFunctionCases = []evalCase{
 	{"ARRAY_MAX(ARRAY[f, t])", tBool, true},
 	{"ARRAY_MAX(ARRAY[ni])", tInt, nil},
 	{"ARRAY_MAX(CAST(NULL AS ARRAY<INT>))", tInt, nil},
-	{"ARRAY_MIN(ARRAY[4, -1.5, ni])", tDouble, -1.5},
+	{"ARRAY_MIN(ARRAY[4, -1.5E0, ni])", tDouble, -1.5},
 	{"ARRAY_MIN(ARRAY['b', 'a'])", tString, "a"},
 	{"ARRAY_MIN(ARRAY_REMOVE(ARRAY[1], 1))", tInt, nil},
 	{"ARRAY_MIN(CAST(NULL AS ARRAY<BIGINT>))", tBig, nil},
@@ -118,9 +118,11 @@ func TestCollectionConstructors(t *testing.T) {
 	runEvalCases(t, []evalCase{
 		{"ARRAY[1, 2]", tArrInt, []any{int32(1), int32(2)}},
 		{"ARRAY[1, b, ni]", tArrBig, []any{int64(1), int64(10), nil}},
-		{"ARRAY[i, 2.5]", tArrDouble, []any{7.0, 2.5}},
-		{"ARRAY[ARRAY[1], ARRAY[2.5]]", types.ArrayOf(tArrDouble), []any{[]any{1.0}, []any{2.5}}},
-		{"MAP('a' := 1, 'b' := 2.5)", types.MapOf(tString, tDouble), map[string]any{"a": 1.0, "b": 2.5}},
+		{"ARRAY[i, 2.5E0]", tArrDouble, []any{7.0, 2.5}},
+		{"ARRAY[ARRAY[1], ARRAY[2.5E0]]", types.ArrayOf(tArrDouble), []any{[]any{1.0}, []any{2.5}}},
+		{"MAP('a' := 1, 'b' := 2.5E0)", types.MapOf(tString, tDouble), map[string]any{"a": 1.0, "b": 2.5}},
+		// A decimal literal makes the elements DECIMAL: INT widens exactly.
+		{"ARRAY[i, 2.5]", types.ArrayOf(types.Type{Kind: types.Decimal, Precision: 11, Scale: 1}), []any{dec("7.0"), dec("2.5")}},
 		{"MAP(1 := 'x', ni := 'y')", types.MapOf(tInt, tString), map[string]any{"1": "x"}},
 		{"MAP('a' := 1)['a']", tInt, int32(1)},
 		{"ARRAY[5, 6][2]", tInt, int32(6)},

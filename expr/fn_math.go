@@ -324,6 +324,10 @@ func numExtremeType(name string, args []types.Type) (types.Type, error) {
 		}
 	}
 	same, mixed := types.UnknownType, false
+	hasDecimal := false
+	for _, a := range args {
+		hasDecimal = hasDecimal || a.Kind == types.Decimal
+	}
 	for _, a := range args {
 		switch {
 		case a.Kind == types.Unknown:
@@ -344,8 +348,16 @@ func numExtremeType(name string, args []types.Type) (types.Type, error) {
 		return t, nil
 	case same.Kind == types.Unknown:
 		return types.Type{}, fmt.Errorf("%w: Function '%s' cannot be resolved due to ambiguous method parameters (%s).", ErrType, lower, params())
-	case same.Kind == types.Decimal:
-		return types.DoubleType, nil // DECIMAL values are doubles for now
+	case hasDecimal && !double && !other:
+		// DECIMALs (and integers): the smallest DECIMAL holding every
+		// argument.
+		t := types.DecimalOf(1, 0)
+		for _, a := range args {
+			if a.Kind != types.Unknown {
+				t = widenDecimal(t, a)
+			}
+		}
+		return t, nil
 	case !mixed:
 		return same, nil
 	case numeric && !other && double:

@@ -35,7 +35,7 @@ var mathFunctionCases = []evalCase{
 	{"EXP(3.0)", tDouble, 20.085536923187668},
 	{"EXP(709.782712893384)", tDouble, 1.7976931348622732e+308},
 	{"EXP(-1000)", tDouble, 0.0},
-	{"EXP(0.0/0)", tDouble, nan},
+	{"EXP(0E0/0)", tDouble, nan},
 	{"EXP(ni)", tDouble, nil},
 	{"LN(1)", tDouble, 0.0},
 	{"LN(0)", tDouble, math.Inf(-1)},
@@ -62,9 +62,9 @@ var mathFunctionCases = []evalCase{
 	{"POWER(d, 2)", tDouble, 6.25},
 	{"POWER(-8, 1.0/3)", tDouble, nan},
 	{"POWER(0, -1)", tDouble, inf},
-	{"POWER(0.0/0, 0)", tDouble, 1.0},
-	{"POWER(1, 0.0/0)", tDouble, nan}, // Java's Math.pow; Go's math.Pow says 1
-	{"POWER(-1, 1.0/0)", tDouble, nan},
+	{"POWER(0E0/0, 0)", tDouble, 1.0},
+	{"POWER(1, 0E0/0)", tDouble, nan}, // Java's Math.pow; Go's math.Pow says 1
+	{"POWER(-1, 1E0/0)", tDouble, nan},
 	{"POWER(1.1, 10)", tDouble, 2.5937424601000023}, // correctly rounded, as Java's Math.pow
 	{"POWER(0.1, 2)", tDouble, 0.010000000000000002},
 	{"POWER(-2, 3)", tDouble, -8.0},
@@ -80,9 +80,9 @@ var mathFunctionCases = []evalCase{
 	{"SIGN(-b)", tInt, int32(-1)},
 	{"SIGN(9223372036854775807)", tInt, int32(1)},
 	{"SIGN(-2.5)", tInt, int32(-1)},
-	{"SIGN(-0.0)", tInt, int32(0)},
-	{"SIGN(0.0/0)", tInt, int32(0)},
-	{"SIGN(1.0/0)", tInt, int32(1)},
+	{"SIGN(-0E0)", tInt, int32(0)},
+	{"SIGN(0E0/0)", tInt, int32(0)},
+	{"SIGN(1E0/0)", tInt, int32(1)},
 	{"SIGN(ni)", tInt, nil},
 	{"SIGN(nd)", tInt, nil},
 	{"RANDOM() >= 0", tBool, true}, // TestRandom checks more
@@ -113,7 +113,7 @@ var mathFunctionCases = []evalCase{
 	{"ACOS(2)", tDouble, nan},
 	{"ACOS(nd)", tDouble, nil},
 	{"ATAN(1)", tDouble, math.Pi / 4},
-	{"ATAN(1.0/0)", tDouble, math.Pi / 2},
+	{"ATAN(1E0/0)", tDouble, math.Pi / 2},
 	{"ATAN(ni)", tDouble, nil},
 	{"ATAN2(1, 1)", tDouble, math.Pi / 4},
 	{"ATAN2(0, -1)", tDouble, math.Pi},
@@ -131,7 +131,7 @@ var mathFunctionCases = []evalCase{
 	{"COSH(b)", tDouble, math.Cosh(10)},
 	{"COSH(nd)", tDouble, nil},
 	{"TANH(0)", tDouble, 0.0},
-	{"TANH(1.0/0)", tDouble, 1.0},
+	{"TANH(1E0/0)", tDouble, 1.0},
 	{"TANH(ni)", tDouble, nil},
 
 	{"TRUNC(i)", tBig, int64(7)}, // BIGINT for every argument type, as ksqlDB
@@ -139,8 +139,8 @@ var mathFunctionCases = []evalCase{
 	{"TRUNC(d)", tBig, int64(2)},
 	{"TRUNC(-2.9)", tBig, int64(-2)},
 	{"TRUNC(1e300)", tBig, int64(math.MaxInt64)},
-	{"TRUNC(-1.0/0)", tBig, int64(math.MinInt64)},
-	{"TRUNC(0.0/0)", tBig, int64(0)},
+	{"TRUNC(-1E0/0)", tBig, int64(math.MinInt64)},
+	{"TRUNC(0E0/0)", tBig, int64(0)},
 	{"TRUNC(ni)", tBig, nil},
 	{"TRUNC(nd)", tBig, nil},
 	{"TRUNC(1.259, 2)", tDouble, 1.25},
@@ -150,14 +150,14 @@ var mathFunctionCases = []evalCase{
 	{"TRUNC(i, 1)", tDouble, 7.0},
 	{"TRUNC(0.3, 20)", tDouble, 0.3},
 	{"TRUNC(1e300, -500)", tDouble, 0.0},
-	{"TRUNC(0.0/0, 1)", tDouble, nil}, // ksqlDB fails: BigDecimal has no NaN
+	{"TRUNC(0E0/0, 1)", tDouble, nil}, // ksqlDB fails: BigDecimal has no NaN
 	{"TRUNC(nd, 1)", tDouble, nil},
 	{"TRUNC(d, ni)", tDouble, nil},
 
 	{"ROUND(-2.6)", tBig, int64(-3)},
 	{"ROUND(0.49999999999999994)", tBig, int64(0)},
 	{"ROUND(1e300)", tBig, int64(math.MaxInt64)},
-	{"ROUND(0.0/0)", tBig, int64(0)},
+	{"ROUND(0E0/0)", tBig, int64(0)},
 	{"ROUND(ni)", tBig, nil},
 	{"ROUND(-2.5, 0)", tDouble, -2.0},
 	{"ROUND(1.005, 2)", tDouble, 1.01},
@@ -166,20 +166,20 @@ var mathFunctionCases = []evalCase{
 	{"ROUND(1250, -2)", tDouble, 1300.0},
 	{"ABS(-2147483648)", tBig, int64(2147483648)},
 	{"ABS(-9223372036854775807 - 1)", tBig, int64(math.MinInt64)}, // Java's Math.abs overflows
-	{"ABS(-1.0/0)", tDouble, inf},
+	{"ABS(-1E0/0)", tDouble, inf},
 	{"ABS(nd)", tDouble, nil},
 	{"CEIL(-0.5)", tDouble, math.Copysign(0, -1)},
 	{"CEIL(ni)", tInt, nil},
 	{"FLOOR(b)", tBig, int64(10)},
-	{"FLOOR(-0.0)", tDouble, math.Copysign(0, -1)},
+	{"FLOOR(-0E0)", tDouble, math.Copysign(0, -1)},
 
 	{"GREATEST(1, 3, 2)", tInt, int32(3)},
 	{"GREATEST(i, ni, 2)", tInt, int32(7)},
 	{"GREATEST(i, d)", tDouble, 7.0},
 	{"GREATEST(d, 1, b)", tDouble, 10.0}, // with a DOUBLE, numbers widen
 	{"GREATEST(ts, '2024-06-01T00:00:00')", tTimestamp, int64(1717200000000)},
-	{"GREATEST(-0.0, 0.0)", tDouble, 0.0},
-	{"GREATEST(1.0, 0.0/0)", tDouble, nan}, // NaN above all, as Double.compareTo
+	{"GREATEST(-0E0, 0E0)", tDouble, 0.0},
+	{"GREATEST(1E0, 0E0/0)", tDouble, nan}, // NaN above all, as Double.compareTo
 	{"GREATEST('a', s, 'abd')", tString, "abd"},
 	{"GREATEST(ns, 'x')", tString, "x"},
 	{"GREATEST(ni, ni)", tInt, nil},
@@ -191,8 +191,8 @@ var mathFunctionCases = []evalCase{
 	{"LEAST(ts, '2023-06-01')", tTimestamp, int64(1685577600000)},
 	{"LEAST(ts, 'x', null)", tTimestamp, int64(1704067200000)},
 	{"LEAST(i, d)", tDouble, 2.5},
-	{"LEAST(0.0, -0.0)", tDouble, math.Copysign(0, -1)},
-	{"LEAST(1.0, 0.0/0)", tDouble, 1.0},
+	{"LEAST(0E0, -0E0)", tDouble, math.Copysign(0, -1)},
+	{"LEAST(1E0, 0E0/0)", tDouble, 1.0},
 	{"LEAST('b', s)", tString, "abc"},
 	{"LEAST(ns, ns)", tString, nil},
 	{"LEAST(nd)", tDouble, nil},
@@ -222,8 +222,8 @@ var mathFunctionCases = []evalCase{
 	{"NULLIF(i, d)", tDouble, 7.0},
 	{"NULLIF(s, 'abc')", tString, nil},
 	{"NULLIF(s, 'x')", tString, "abc"},
-	{"NULLIF(0.0/0, 0.0/0)", tDouble, nil}, // Double.equals: NaN equals NaN
-	{"NULLIF(-0.0, 0.0)", tDouble, math.Copysign(0, -1)},
+	{"NULLIF(0E0/0, 0E0/0)", tDouble, nil}, // Double.equals: NaN equals NaN
+	{"NULLIF(-0E0, 0E0)", tDouble, math.Copysign(0, -1)},
 	{"NULLIF(null, s)", tString, nil},
 }
 

@@ -9,6 +9,7 @@ import (
 	"unicode"
 	"unicode/utf8"
 
+	"github.com/cockroachdb/apd/v3"
 	"github.com/sluice-sql/sluice/parser"
 	"github.com/sluice-sql/sluice/types"
 )
@@ -229,12 +230,27 @@ func init() {
 			return string([]rune(a[0].(string))[start:end])
 		}, nil
 	}})
-	register(&scalar{name: "ABS", bind: numericUnary("ABS", func(i int64) int64 {
+	absOther := numericUnary("ABS", func(i int64) int64 {
 		if i < 0 {
 			return -i
 		}
 		return i
-	}, math.Abs)})
+	}, math.Abs)
+	// ABS of a DECIMAL is a DECIMAL of the same type (BigDecimal.abs).
+	register(&scalar{name: "ABS", bind: func(args []types.Type) (types.Type, func([]any) any, error) {
+		if len(args) == 1 && args[0].Kind == types.Decimal {
+			return args[0], func(a []any) any {
+				if d, ok := a[0].(*apd.Decimal); ok {
+					if d.Negative {
+						return new(apd.Decimal).Abs(d)
+					}
+					return d
+				}
+				return nil
+			}, nil
+		}
+		return absOther(args)
+	}})
 	register(&scalar{name: "CEIL", bind: numericUnary("CEIL", nil, math.Ceil)})
 	register(&scalar{name: "FLOOR", bind: numericUnary("FLOOR", nil, math.Floor)})
 	register(&scalar{name: "ROUND", bind: bindRound})
@@ -399,6 +415,22 @@ func compileCall(call *parser.FuncCall, scope Scope) (Compiled, error) {
 	rt, impl, err := bind(argTypes)
 	if err != nil {
 		return Compiled{}, err
+	}
+	// Functions that do not return a DECIMAL read DECIMAL arguments as
+	// doubles (ksqlDB's implicit DECIMAL → DOUBLE for its math UDFs);
+	// those that return one (AS_VALUE, COALESCE, …) pass them through.
+	if !rt.ContainsDecimal() {
+		for i, t := range argTypes {
+			if t.Kind == types.Decimal {
+				e := evals[i]
+				evals[i] = func(row []any) any {
+					if d, ok := e(row).(*apd.Decimal); ok {
+						return types.DecimalFloat(d)
+					}
+					return nil
+				}
+			}
+		}
 	}
 	return fold(Compiled{Type: rt, Const: allConst, Eval: func(row []any) any {
 		args := make([]any, len(evals))

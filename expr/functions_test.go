@@ -62,7 +62,8 @@ var functionCases = []evalCase{
 	{"ABS(-3)", tInt, int32(3)},
 	{"ABS(i)", tInt, int32(7)},
 	{"ABS(-b)", tBig, int64(10)},
-	{"ABS(-2.5)", tDouble, 2.5},
+	{"ABS(-2.5)", types.DecimalOf(2, 1), dec("2.5")},
+	{"ABS(-2.5E0)", tDouble, 2.5},
 	{"ABS(ni)", tInt, nil},
 	{"ABS(null)", tDouble, nil},
 	{"CEIL(2.1)", tDouble, 3.0},
@@ -155,7 +156,7 @@ func TestFunctionNamesFoldCase(t *testing.T) {
 }
 
 func TestRoundKeepsNaNAndInfinity(t *testing.T) {
-	for src, want := range map[string]float64{"ROUND(0.0/0, 1)": math.NaN(), "ROUND(d/0, 2)": math.Inf(1)} {
+	for src, want := range map[string]float64{"ROUND(0E0/0, 1)": math.NaN(), "ROUND(d/0, 2)": math.Inf(1)} {
 		c, err := compileExpr(t, src)
 		if err != nil {
 			t.Fatal(err)

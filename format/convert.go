@@ -11,8 +11,44 @@ import (
 	"time"
 	"unicode/utf8"
 
+	"github.com/cockroachdb/apd/v3"
 	"github.com/sluice-sql/sluice/types"
 )
+
+// decimalFromJSON reads a DECIMAL from a JSON number or numeric string and
+// fits it to t as ksqlDB's deserializers do: trailing zeros are added up
+// to the scale, but a value that needs rounding or has too many integer
+// digits is malformed.
+func decimalFromJSON(v any, t types.Type) (any, error) {
+	var d *apd.Decimal
+	var err error
+	switch x := v.(type) {
+	case json.Number:
+		d, err = types.ParseDecimal(string(x))
+	case string:
+		d, err = types.ParseDecimal(strings.TrimSpace(x))
+	case float64:
+		d, err = types.DecimalFromFloat(x)
+	case int64:
+		d = types.DecimalFromInt(x)
+	case int32:
+		d = types.DecimalFromInt(int64(x))
+	case int:
+		d = types.DecimalFromInt(int64(x))
+	case *apd.Decimal:
+		d = x
+	default:
+		return nil, fmt.Errorf("%w: cannot read JSON %s as %s", ErrMalformed, describeJSON(v), t)
+	}
+	if err != nil {
+		return nil, fmt.Errorf("%w: %v", ErrMalformed, err)
+	}
+	out, err := types.FitDecimalExact(d, t.Precision, t.Scale)
+	if err != nil {
+		return nil, fmt.Errorf("%w: cannot fit decimal %s into %s: %v", ErrMalformed, types.FormatDecimal(d), t, err)
+	}
+	return out, nil
+}
 
 // FromJSON converts a JSON-shaped value (what encoding/json produces: nil,
 // bool, float64, json.Number, string, []any, map[string]any; Go integers
@@ -68,8 +104,9 @@ func FromJSON(v any, t types.Type) (any, error) {
 		if ok {
 			return int32(n), err
 		}
-	case types.Double, types.Decimal:
-		// DECIMAL travels as float64 until types settles on apd.Decimal.
+	case types.Decimal:
+		return decimalFromJSON(v, t)
+	case types.Double:
 		f, ok, err := toFloat(v)
 		if ok {
 			return f, err
@@ -252,6 +289,8 @@ func toFloat(v any) (float64, bool, error) {
 		return float64(x), true, nil
 	case int:
 		return float64(x), true, nil
+	case *apd.Decimal:
+		return types.DecimalFloat(x), true, nil
 	default:
 		return 0, false, nil
 	}
@@ -296,6 +335,9 @@ func ToJSON(v any, t types.Type) any {
 		return x
 	case int:
 		return int64(x)
+	case *apd.Decimal:
+		// A JSON number with the decimal's scale: 3.40 stays 3.40.
+		return json.Number(types.FormatDecimal(x))
 	case []byte:
 		return base64.StdEncoding.EncodeToString(x)
 	case []any:
@@ -349,6 +391,8 @@ func appendValue(b []byte, v any, t types.Type) ([]byte, error) {
 		return strconv.AppendInt(b, int64(x), 10), nil
 	case float64:
 		return appendDouble(b, x), nil
+	case *apd.Decimal:
+		return append(b, types.FormatDecimal(x)...), nil
 	case bool:
 		return strconv.AppendBool(b, x), nil
 	case []byte:

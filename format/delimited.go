@@ -10,6 +10,7 @@ import (
 	"strings"
 	"unicode/utf8"
 
+	"github.com/cockroachdb/apd/v3"
 	"github.com/sluice-sql/sluice/types"
 )
 
@@ -99,6 +100,8 @@ func delimitedText(v any, t types.Type) (string, error) {
 	case float64:
 		s := string(appendDouble(nil, x))
 		return strings.Trim(s, `"`), nil // NaN and infinities unquoted
+	case *apd.Decimal:
+		return types.FormatDecimal(x), nil
 	case bool:
 		return strconv.FormatBool(x), nil
 	case []byte:

@@ -24,8 +24,9 @@
 // Reading JSON is lenient the way ksqlDB's deserializer is: numeric strings
 // are read as numbers, numbers and booleans as STRING text, "true"/"false"
 // as BOOLEAN; TIMESTAMP is epoch milliseconds (or ISO-8601 text); DATE is
-// int32 days and TIME int32 milliseconds of the day. DECIMAL is carried as
-// float64 until types/ settles on apd.Decimal, so it is not yet exact.
+// int32 days and TIME int32 milliseconds of the day. DECIMAL is an exact
+// *apd.Decimal: JSON writes it as a number with its scale (3.40), DELIMITED
+// as plain text (BigDecimal.toPlainString); KAFKA does not support it.
 // DOUBLE is written like Java's Double.toString (125.0, 1.0E7) so that a
 // consumer always sees a double.
 //

@@ -15,6 +15,12 @@ import (
 // int64 125 are equal; two integers compare exactly, never through
 // float64), objects by keys, arrays in order.
 func EqualJSON(expected, actual any) bool {
+	if d, ok := actual.(decimalNumber); ok {
+		if s, isStr := expected.(string); isStr {
+			return s == string(d) // "3.40": the scale counts
+		}
+		actual = json.Number(d)
+	}
 	if en, ok := asNumber(expected); ok {
 		an, ok := asNumber(actual)
 		return ok && en.equal(an)
@@ -54,6 +60,12 @@ func EqualJSON(expected, actual any) bool {
 	}
 	return reflect.DeepEqual(expected, actual)
 }
+
+// decimalNumber is a DECIMAL read from a sink record: its exact text.
+type decimalNumber string
+
+// MarshalJSON writes the decimal as a JSON number.
+func (d decimalNumber) MarshalJSON() ([]byte, error) { return []byte(d), nil }
 
 // number is a JSON number: an exact int64 when it has one, else a
 // rational (exact for decimal text and for every float64).

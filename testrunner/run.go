@@ -255,7 +255,7 @@ func decodeSide(b []byte, formatName string, cols []types.Column, props format.P
 		if err := d.Decode(&v); err != nil {
 			return nil, err
 		}
-		return v, nil
+		return decimalsAsText(v, cols), nil
 	case format.Delimited:
 		return string(b), nil
 	}
@@ -268,13 +268,71 @@ func decodeSide(b []byte, formatName string, cols []types.Column, props format.P
 		return nil, err
 	}
 	if len(cols) == 1 {
-		return format.ToJSON(vals[0], cols[0].Type), nil
+		return decimalText(format.ToJSON(vals[0], cols[0].Type), cols[0].Type), nil
 	}
 	m := map[string]any{}
 	for i, c := range cols {
-		m[c.Name] = format.ToJSON(vals[i], c.Type)
+		m[c.Name] = decimalText(format.ToJSON(vals[i], c.Type), c.Type)
 	}
 	return m, nil
+}
+
+// decimalsAsText marks the DECIMAL numbers of a decoded JSON key or value
+// as decimalNumber, which compares equal to an expected number of the same
+// value and to an expected string of the same text: ksqlDB's test cases
+// spell decimals both ways (3.4 and "3.40"). cols are the side's
+// columns; a single column may be unwrapped.
+func decimalsAsText(v any, cols []types.Column) any {
+	if m, ok := v.(map[string]any); ok {
+		for k, x := range m {
+			for _, c := range cols {
+				if strings.EqualFold(k, c.Name) {
+					m[k] = decimalText(x, c.Type)
+					break
+				}
+			}
+		}
+		return m
+	}
+	if len(cols) == 1 {
+		return decimalText(v, cols[0].Type)
+	}
+	return v
+}
+
+// decimalText marks the JSON numbers of type t (deeply) as decimalNumber.
+func decimalText(v any, t types.Type) any {
+	if !t.ContainsDecimal() {
+		return v
+	}
+	switch x := v.(type) {
+	case json.Number:
+		if t.Kind == types.Decimal {
+			return decimalNumber(x)
+		}
+	case []any:
+		if t.Elem != nil {
+			for i := range x {
+				x[i] = decimalText(x[i], *t.Elem)
+			}
+		}
+	case map[string]any:
+		if t.Kind == types.Struct {
+			for k, e := range x {
+				for _, f := range t.Fields {
+					if strings.EqualFold(k, f.Name) {
+						x[k] = decimalText(e, f.Type)
+						break
+					}
+				}
+			}
+		} else if t.Elem != nil {
+			for k, e := range x {
+				x[k] = decimalText(e, *t.Elem)
+			}
+		}
+	}
+	return v
 }
 
 func codecFor(formatName string, cols []types.Column, props format.Props, key bool) (format.Codec, error) {

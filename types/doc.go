@@ -11,7 +11,9 @@
 //	INT       int32
 //	BIGINT    int64
 //	DOUBLE    float64
-//	DECIMAL   *apd.Decimal (later)
+//	DECIMAL   *apd.Decimal (github.com/cockroachdb/apd/v3), never nil
+//	          and never mutated once in a row; its exponent is minus the
+//	          type's scale, so 3.4 in a DECIMAL(3, 2) is 3.40
 //	STRING    string
 //	BYTES     []byte
 //	TIMESTAMP int64 milliseconds since the epoch

@@ -5,6 +5,8 @@ import (
 	"errors"
 	"fmt"
 	"math"
+
+	"github.com/cockroachdb/apd/v3"
 )
 
 // The binary value encoding is how Sluice keeps values in its own state
@@ -22,6 +24,7 @@ const (
 	tagBytes
 	tagList
 	tagMap
+	tagDecimal // the decimal's text (FormatDecimal keeps its scale)
 )
 
 // ErrCorrupt is returned when encoded state cannot be decoded.
@@ -58,6 +61,13 @@ func AppendValue(buf []byte, v any) []byte {
 	case []byte:
 		buf = binary.AppendUvarint(append(buf, tagBytes), uint64(len(x)))
 		return append(buf, x...)
+	case *apd.Decimal:
+		if x == nil {
+			return append(buf, tagNull)
+		}
+		s := x.String() // exact, keeps the exponent
+		buf = binary.AppendUvarint(append(buf, tagDecimal), uint64(len(s)))
+		return append(buf, s...)
 	case []any:
 		return AppendValues(append(buf, tagList), x)
 	case map[string]any:
@@ -121,12 +131,19 @@ func DecodeValue(buf []byte) (any, []byte, error) {
 			return nil, nil, ErrCorrupt
 		}
 		return math.Float64frombits(binary.BigEndian.Uint64(buf)), buf[8:], nil
-	case tagString, tagBytes:
+	case tagString, tagBytes, tagDecimal:
 		n, w := binary.Uvarint(buf)
 		if w <= 0 || uint64(len(buf)-w) < n {
 			return nil, nil, ErrCorrupt
 		}
 		payload := buf[w : w+int(n)]
+		if tag == tagDecimal {
+			d, err := ParseDecimal(string(payload))
+			if err != nil {
+				return nil, nil, ErrCorrupt
+			}
+			return d, buf[w+int(n):], nil
+		}
 		if tag == tagString {
 			return string(payload), buf[w+int(n):], nil
 		}

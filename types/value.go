@@ -5,6 +5,8 @@ import (
 	"fmt"
 	"math"
 	"strconv"
+
+	"github.com/cockroachdb/apd/v3"
 )
 
 // Compare orders two non-nil values of comparable types: negative when
@@ -20,6 +22,8 @@ func Compare(a, b any) (c int, ok bool) {
 			return cmpOrdered(int64(x), y), true
 		case float64:
 			return cmpFloat(float64(x), y), true
+		case *apd.Decimal:
+			return DecimalFromInt(int64(x)).Cmp(y), y != nil
 		}
 	case int64:
 		switch y := b.(type) {
@@ -29,6 +33,8 @@ func Compare(a, b any) (c int, ok bool) {
 			return cmpOrdered(x, y), true
 		case float64:
 			return cmpFloat(float64(x), y), true
+		case *apd.Decimal:
+			return DecimalFromInt(x).Cmp(y), y != nil
 		}
 	case float64:
 		switch y := b.(type) {
@@ -38,6 +44,25 @@ func Compare(a, b any) (c int, ok bool) {
 			return cmpFloat(x, float64(y)), true
 		case float64:
 			return cmpFloat(x, y), true
+		case *apd.Decimal:
+			if y == nil {
+				return 0, false
+			}
+			return -cmpDecimalFloat(y, x), true
+		}
+	case *apd.Decimal:
+		if x == nil {
+			return 0, false
+		}
+		switch y := b.(type) {
+		case *apd.Decimal:
+			return x.Cmp(y), y != nil
+		case int32:
+			return x.Cmp(DecimalFromInt(int64(y))), true
+		case int64:
+			return x.Cmp(DecimalFromInt(y)), true
+		case float64:
+			return cmpDecimalFloat(x, y), true
 		}
 	case string:
 		if y, isStr := b.(string); isStr {
@@ -60,6 +85,23 @@ func Compare(a, b any) (c int, ok bool) {
 		}
 	}
 	return 0, false
+}
+
+// cmpDecimalFloat compares a decimal with a double as ksqlDB's generated
+// code does, through BigDecimal.valueOf(double): 0.3 as a double equals
+// the decimal 0.3. NaN sorts above and infinities beyond every decimal.
+func cmpDecimalFloat(d *apd.Decimal, f float64) int {
+	switch {
+	case math.IsNaN(f), math.IsInf(f, 1):
+		return -1
+	case math.IsInf(f, -1):
+		return 1
+	}
+	fd, err := DecimalFromFloat(f)
+	if err != nil {
+		return cmpFloat(DecimalFloat(d), f)
+	}
+	return d.Cmp(fd)
 }
 
 func cmpOrdered[T int64 | int32 | string](a, b T) int {
@@ -105,6 +147,11 @@ func AsFloat(v any) (float64, bool) {
 		return float64(x), true
 	case float64:
 		return x, true
+	case *apd.Decimal:
+		if x == nil {
+			return 0, false
+		}
+		return DecimalFloat(x), true
 	}
 	return 0, false
 }
@@ -130,6 +177,11 @@ func FormatValue(v any) string {
 		return x
 	case float64:
 		return FormatDouble(x)
+	case *apd.Decimal:
+		if x == nil {
+			return "null"
+		}
+		return FormatDecimal(x)
 	case int32:
 		return strconv.FormatInt(int64(x), 10)
 	case int64:
