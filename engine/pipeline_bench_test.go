@@ -1,6 +1,7 @@
 package engine_test
 
 import (
+	"encoding/binary"
 	"fmt"
 	"io"
 	"log/slog"
@@ -35,7 +36,7 @@ func BenchmarkPipeline(b *testing.B) {
 	} {
 		b.Run(tc.name, func(b *testing.B) {
 			cat := planner.NewCatalog()
-			ddl, err := parser.ParseOne(`CREATE STREAM BIDS (key_id STRING KEY, auction BIGINT, bidder BIGINT, price BIGINT, channel STRING, url STRING, dateTime BIGINT, extra STRING)
+			ddl, err := parser.ParseOne(`CREATE STREAM BIDS (auction BIGINT KEY, bidder BIGINT, price BIGINT, channel STRING, url STRING, dateTime BIGINT, extra STRING)
 				WITH (KAFKA_TOPIC='bids', VALUE_FORMAT='JSON', TIMESTAMP='dateTime', PARTITIONS=1);`)
 			if err != nil {
 				b.Fatal(err)
@@ -62,9 +63,12 @@ func BenchmarkPipeline(b *testing.B) {
 				b.Fatal(err)
 			}
 			defer db.Close()
-			// The last sub-topology reads the bids (an aggregation on the
-			// key needs no repartition).
-			sub := q.Topology.Subs[len(q.Topology.Subs)-1]
+			// One sub-topology: the bids are keyed by auction, so the
+			// aggregation needs no repartition.
+			if len(q.Topology.Subs) != 1 {
+				b.Fatalf("%d sub-topologies, want 1", len(q.Topology.Subs))
+			}
+			sub := q.Topology.Subs[0]
 			out := &discard{}
 			task, err := exec.NewTask(q.Topology, sub, 0, db, out, &exec.Metrics{}, slog.New(slog.NewTextHandler(io.Discard, nil)))
 			if err != nil {
@@ -76,7 +80,8 @@ func BenchmarkPipeline(b *testing.B) {
 			recs := make([]exec.Record, 4096)
 			for i := range recs {
 				v := nexmarkBid(i)
-				recs[i] = exec.Record{Topic: sub.Source.Topic, Key: fmt.Appendf(nil, "%d", 1000+i%997), Value: v, Timestamp: 1_700_000_000_000 + int64(i)*10}
+				key := binary.BigEndian.AppendUint64(nil, uint64(1000+i%997)) // KAFKA BIGINT
+				recs[i] = exec.Record{Topic: sub.Source.Topic, Key: key, Value: v, Timestamp: 1_700_000_000_000 + int64(i)*10}
 			}
 			b.ReportAllocs()
 			i := 0
