@@ -92,6 +92,9 @@ func (c *jsonCodec) Decode(data []byte, dst []any) error {
 	if n == 0 || isNullJSON(data) {
 		return nil
 	}
+	if err := c.decodeFast(data, dst); err != errSlowPath {
+		return err
+	}
 	v, err := parseJSON(data)
 	if err != nil {
 		return err

@@ -1,0 +1,175 @@
+package format
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"strconv"
+	"strings"
+	"unicode/utf8"
+
+	"github.com/valyala/fastjson"
+
+	"github.com/sluice-sql/sluice/types"
+)
+
+// The hot path of JSON decoding. Reading a record into a map[string]any
+// with encoding/json and converting each field costs most of a simple
+// query's time (see BenchmarkPipeline in package engine), so Decode first
+// parses with fastjson, which builds no Go maps and allocates almost
+// nothing with a reused parser, and converts only the fields that are
+// columns, the common scalar types directly from the parsed text. Anything
+// unusual (a malformed record, a nested value, a number a column's type
+// must check) takes the general path, so the two always agree: the fast
+// path is only ever a shortcut to the same result.
+
+// jsonParsers are reused across records (a parser is not safe for
+// concurrent use; codecs may be).
+var jsonParsers fastjson.ParserPool
+
+// errSlowPath says the fast path declined a record.
+var errSlowPath = errors.New("use the general JSON path")
+
+func (c *jsonCodec) decodeFast(data []byte, dst []any) error {
+	p := jsonParsers.Get()
+	defer jsonParsers.Put(p)
+	v, err := p.ParseBytes(data)
+	if err != nil {
+		return errSlowPath // the general path words the error
+	}
+	if c.unwrapped {
+		x, err := fastValue(v, c.cols[0])
+		if err != nil {
+			return err
+		}
+		dst[0] = x
+		return nil
+	}
+	obj, err := v.Object()
+	if err != nil {
+		return errSlowPath
+	}
+	var filledBuf [64]bool
+	n := len(c.cols)
+	if n > len(filledBuf) {
+		return errSlowPath
+	}
+	filled := filledBuf[:n]
+	pending := false
+	obj.Visit(func(k []byte, fv *fastjson.Value) {
+		if err != nil {
+			return
+		}
+		i, ok := c.exact[string(k)]
+		if !ok {
+			pending = true
+			return
+		}
+		var x any
+		if x, err = fastValue(fv, c.cols[i]); err == nil {
+			dst[i], filled[i] = x, true
+		}
+	})
+	if err == nil && pending {
+		// Exact field names win over case-insensitive matches.
+		obj.Visit(func(k []byte, fv *fastjson.Value) {
+			if err != nil {
+				return
+			}
+			if _, ok := c.exact[string(k)]; ok {
+				return
+			}
+			i, ok := c.folded[strings.ToLower(string(k))]
+			if !ok || filled[i] {
+				return
+			}
+			var x any
+			if x, err = fastValue(fv, c.cols[i]); err == nil {
+				dst[i], filled[i] = x, true
+			}
+		})
+	}
+	if err != nil {
+		return err
+	}
+	c.missing = countUnfilled(filled)
+	return nil
+}
+
+// fastValue converts one parsed value to column type t: scalars of the
+// expected JSON type directly, everything else through FromJSON on the
+// value encoding/json would have produced.
+func fastValue(v *fastjson.Value, col types.Column) (x any, err error) {
+	defer func() {
+		if err != nil {
+			err = fmt.Errorf("column %s: %w", col.Name, err)
+		}
+	}()
+	t := col.Type
+	switch v.Type() {
+	case fastjson.TypeNull:
+		return nil, nil
+	case fastjson.TypeString:
+		if t.Kind == types.String {
+			b := v.GetStringBytes()
+			if !utf8.Valid(b) {
+				return strings.ToValidUTF8(string(b), "\\uFFFD"), nil
+			}
+			return string(b), nil
+		}
+	case fastjson.TypeNumber:
+		raw := v.MarshalTo(nil)
+		switch t.Kind {
+		case types.BigInt:
+			if n, err := strconv.ParseInt(string(raw), 10, 64); err == nil {
+				return n, nil
+			}
+		case types.Integer:
+			if n, err := strconv.ParseInt(string(raw), 10, 32); err == nil {
+				return int32(n), nil
+			}
+		case types.Double:
+			if f, err := strconv.ParseFloat(string(raw), 64); err == nil {
+				return f, nil
+			}
+		}
+	case fastjson.TypeTrue, fastjson.TypeFalse:
+		if t.Kind == types.Boolean {
+			return v.Type() == fastjson.TypeTrue, nil
+		}
+	}
+	return FromJSON(plainJSON(v), t)
+}
+
+// plainJSON is v as encoding/json with UseNumber decodes it.
+func plainJSON(v *fastjson.Value) any {
+	switch v.Type() {
+	case fastjson.TypeNull:
+		return nil
+	case fastjson.TypeTrue:
+		return true
+	case fastjson.TypeFalse:
+		return false
+	case fastjson.TypeNumber:
+		return json.Number(v.MarshalTo(nil))
+	case fastjson.TypeString:
+		b := v.GetStringBytes()
+		if !utf8.Valid(b) {
+			return strings.ToValidUTF8(string(b), "\\uFFFD")
+		}
+		return string(b)
+	case fastjson.TypeArray:
+		items, _ := v.Array()
+		out := make([]any, len(items))
+		for i, it := range items {
+			out[i] = plainJSON(it)
+		}
+		return out
+	case fastjson.TypeObject:
+		obj, _ := v.Object()
+		out := make(map[string]any, obj.Len())
+		obj.Visit(func(k []byte, fv *fastjson.Value) { out[string(k)] = plainJSON(fv) })
+		return out
+	}
+	return nil
+}
