@@ -68,6 +68,10 @@ type SourceSpec struct {
 	// does. ksqlDB drops them at a WHERE or an aggregation, so the planner
 	// sets this only for plain projections.
 	KeepNullValues bool
+	// Needed, when set, says which value columns the query reads; the
+	// others are left NULL, so a format that can skip a field does not
+	// convert it. Nil: all.
+	Needed []bool
 	// Dedupe marks a repartition topic: its records carry the partition
 	// and offset of the record upstream that produced them, and a record
 	// whose upstream offset was already applied is skipped. After an
@@ -102,7 +106,17 @@ func (s *SourceSpec) Describe() string {
 		all := s.RowSchema()
 		ts = all.Columns[s.TimestampCol].Name
 	}
-	return fmt.Sprintf("source %s (key %s, value %s, event time %s)", s.Topic, s.KeyFormat, s.ValueFormat, ts)
+	reads := ""
+	if s.Needed != nil {
+		var names []string
+		for j, n := range s.Needed {
+			if n {
+				names = append(names, s.ValueCols[j].Name)
+			}
+		}
+		reads = fmt.Sprintf(", reads %d of %d value columns: %s", len(names), len(s.ValueCols), strings.Join(names, ", "))
+	}
+	return fmt.Sprintf("source %s (key %s, value %s, event time %s%s)", s.Topic, s.KeyFormat, s.ValueFormat, ts, reads)
 }
 
 // decoder is the per-task instance of a SourceSpec.
@@ -121,6 +135,9 @@ func newDecoder(s *SourceSpec) (*decoder, error) {
 	vc, err := format.NewValueCodec(s.ValueFormat, s.ValueCols, s.ValueProps)
 	if err != nil {
 		return nil, fmt.Errorf("source %s value: %w", s.Topic, err)
+	}
+	if sel, ok := vc.(format.Selective); ok && s.Needed != nil {
+		sel.Select(s.Needed)
 	}
 	return &decoder{spec: s, key: kc, val: vc, nk: len(s.KeyCols), nv: len(s.ValueCols), width: len(s.RowSchema().Columns)}, nil
 }

@@ -20,6 +20,13 @@ type Codec interface {
 	Decode(data []byte, dst []any) error
 }
 
+// Selective is implemented by codecs that can leave columns undecoded:
+// Select(needed) makes Decode convert only the columns marked needed and
+// leave the others NULL (and not count them missing).
+type Selective interface {
+	Select(needed []bool)
+}
+
 // MissingReporter is implemented by codecs that can tell a column absent
 // from a record apart from one that is present and null (JSON objects).
 // The count refers to the last Decode.

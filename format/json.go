@@ -25,6 +25,27 @@ type jsonCodec struct {
 	folded map[string]int
 	// missing counts the columns the last decoded object lacked.
 	missing int
+	// needed, when set, marks the columns Decode converts (Select).
+	needed []bool
+}
+
+// Select makes Decode convert only the needed columns.
+func (c *jsonCodec) Select(needed []bool) {
+	if len(needed) == len(c.cols) {
+		c.needed = needed
+	}
+}
+
+// skips reports whether column i is left undecoded.
+func (c *jsonCodec) skips(i int) bool { return c.needed != nil && !c.needed[i] }
+
+// markSkipped counts the undecoded columns as present.
+func (c *jsonCodec) markSkipped(filled []bool) {
+	for i := range filled {
+		if c.skips(i) {
+			filled[i] = true
+		}
+	}
 }
 
 var _ Codec = (*jsonCodec)(nil)
@@ -119,11 +140,15 @@ func (c *jsonCodec) Decode(data []byte, dst []any) error {
 	} else {
 		filled = make([]bool, n)
 	}
+	c.markSkipped(filled)
 	pending := 0
 	for k, e := range m {
 		i, ok := c.exact[k]
 		if !ok {
 			pending++
+			continue
+		}
+		if c.skips(i) {
 			continue
 		}
 		if err := c.set(dst, i, e); err != nil {

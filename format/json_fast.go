@@ -55,6 +55,7 @@ func (c *jsonCodec) decodeFast(data []byte, dst []any) error {
 		return errSlowPath
 	}
 	filled := filledBuf[:n]
+	c.markSkipped(filled)
 	pending := false
 	obj.Visit(func(k []byte, fv *fastjson.Value) {
 		if err != nil {
@@ -63,6 +64,9 @@ func (c *jsonCodec) decodeFast(data []byte, dst []any) error {
 		i, ok := c.exact[string(k)]
 		if !ok {
 			pending = true
+			return
+		}
+		if c.skips(i) {
 			return
 		}
 		var x any

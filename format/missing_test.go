@@ -3,6 +3,8 @@ package format_test
 import (
 	"testing"
 
+	"github.com/google/go-cmp/cmp"
+
 	"github.com/sluice-sql/sluice/format"
 	"github.com/sluice-sql/sluice/types"
 )
@@ -38,5 +40,41 @@ func TestJSONMissingColumns(t *testing.T) {
 		if got := mr.Missing(); got != tc.want {
 			t.Errorf("%s: Missing() = %d, want %d", tc.in, got, tc.want)
 		}
+	}
+}
+
+// TestJSONSelect: a codec told which columns are needed converts only
+// those, leaves the others NULL and does not count them missing, on the
+// fast path and the general one alike.
+func TestJSONSelect(t *testing.T) {
+	cols := []types.Column{{Name: "A", Type: types.BigIntType}, {Name: "B", Type: types.StringType}, {Name: "C", Type: types.DoubleType}}
+	for _, tc := range []struct {
+		name string
+		data string
+		want []any
+		miss int
+	}{
+		{"fast path", `{"A":1,"B":"x","C":2.5}`, []any{int64(1), nil, 2.5}, 0},
+		{"case-insensitive names", `{"a":1,"b":"x","c":2.5}`, []any{int64(1), nil, 2.5}, 0},
+		{"a needed column missing", `{"B":"x","C":2.5}`, []any{nil, nil, 2.5}, 1},
+		{"an unneeded column of the wrong type is not read", `{"A":1,"B":{"deep":[1,2]},"C":2.5}`, []any{int64(1), nil, 2.5}, 0},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			c, err := format.NewValueCodec("JSON", cols, format.Props{})
+			if err != nil {
+				t.Fatal(err)
+			}
+			c.(format.Selective).Select([]bool{true, false, true})
+			dst := make([]any, 3)
+			if err := c.Decode([]byte(tc.data), dst); err != nil {
+				t.Fatal(err)
+			}
+			if diff := cmp.Diff(tc.want, dst); diff != "" {
+				t.Errorf("decoded (-want +got):\n%s", diff)
+			}
+			if got := c.(format.MissingReporter).Missing(); got != tc.miss {
+				t.Errorf("missing %d, want %d", got, tc.miss)
+			}
+		})
 	}
 }

@@ -99,6 +99,9 @@ type scope struct {
 	schema types.Schema
 	// join, when set, names the columns of a joined row instead.
 	join *joinLayout
+	// used records the row positions expressions read, so the source
+	// decodes only those value columns.
+	used map[int]bool
 }
 
 func (s *scope) Resolve(ref *parser.ColumnRef) (int, types.Type, error) {
@@ -109,6 +112,10 @@ func (s *scope) Resolve(ref *parser.ColumnRef) (int, types.Type, error) {
 		return 0, types.Type{}, fmt.Errorf("%w %s.%s: no source named %s in FROM", expr.ErrUnknownColumn, ref.Source, ref.Name, ref.Source)
 	}
 	if i := s.schema.Find(ref.Name); i >= 0 {
+		if s.used == nil {
+			s.used = map[int]bool{}
+		}
+		s.used[i] = true
 		return i, s.schema.Columns[i].Type, nil
 	}
 	names := visibleNames(s.schema)
@@ -266,7 +273,27 @@ func PlanQuery(cat *Catalog, sel *parser.Select, target *Target, queryID string,
 	if err != nil {
 		return nil, err
 	}
+	p.pushDownColumns()
 	return p.q, nil
+}
+
+// pushDownColumns tells the source which value columns the query reads,
+// so that its decoder can leave the others alone (a JSON record's unused
+// fields are skipped, not converted). Joins read whole rows.
+func (p *planning) pushDownColumns() {
+	if p.join != nil || p.sc == nil || p.spec == nil {
+		return
+	}
+	nk := len(p.spec.KeyCols)
+	needed := make([]bool, len(p.spec.ValueCols))
+	all := true
+	for j := range needed {
+		needed[j] = p.sc.used[nk+j] || p.spec.TimestampCol == nk+j
+		all = all && needed[j]
+	}
+	if !all {
+		p.spec.Needed = needed
+	}
 }
 
 type planning struct {
