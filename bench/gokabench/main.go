@@ -178,8 +178,14 @@ func run(o options) error {
 		select {
 		case err := <-ready:
 			if err != nil {
+				stopped := ctx.Err() != nil
 				cancel()
 				<-done
+				if stopped {
+					// SIGTERM before the table was recovered: a clean stop.
+					log.Print("stopped before the group table was recovered")
+					return nil
+				}
 				return err
 			}
 			if !proc.Recovered() {
@@ -190,6 +196,10 @@ func run(o options) error {
 			fmt.Fprintf(os.Stdout, "RESTORED %d %d\n", restored.n.Load(), time.Since(start).Milliseconds())
 			os.Stdout.Sync()
 		case err := <-done:
+			if ctx.Err() != nil {
+				log.Print("stopped before the group table was recovered")
+				return nil
+			}
 			return fmt.Errorf("processor stopped before it recovered: %v", err)
 		}
 	}
