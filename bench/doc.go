@@ -33,4 +33,8 @@
 // Contenders: R1/R2 one or two franz-go group consumers in this process
 // copying each record to the output (the limit), S1/S2 one or two `sluice
 // run` processes running CREATE STREAM … AS SELECT … WHERE.
+//
+// gokabench/ is a separate command in this module: the goka peer (q1, a
+// windowed count/sum with a group table, and a group-table restore), run by
+// the harness as a process; see gokabench/README.md.
 package main
