@@ -23,9 +23,10 @@ import (
 
 // nexmarkCmd is `bench nexmark`.
 type nexmarkCmd struct {
-	Records    int    `help:"Bids per workload input (default 1,000,000; 40,000 with --quick)."`
+	Records    int    `help:"Bids per workload input (default 1,000,000; 200,000 with --quick)."`
 	Runs       int    `default:"3" help:"Timed runs of each contender; medians are reported."`
-	Keys       int    `help:"Keys of the restore changelog (default 1,000,000; 100,000 with --quick)."`
+	Keys       int    `help:"Keys of the restore changelog (default 1,000,000; 200,000 with --quick)."`
+	M1Keys     int    `name:"m1-keys" help:"Keys of the aggregation M1 measures Sluice's peak RSS in: one bid per auction (default 1,000,000; 100,000 with --quick, which then does not write M1)."`
 	Partitions int32  `default:"2" help:"Partitions of every topic."`
 	Seed       uint64 `default:"11" help:"Seed of the event generator."`
 	Sluice     string `type:"path" help:"sluice binary (default: built from ../cmd/sluice into a temp dir)."`
@@ -76,13 +77,19 @@ func (n *nexmarkCmd) Run(ctx context.Context, c *cli) error {
 	if n.Records == 0 {
 		n.Records = 1_000_000
 		if c.Quick {
-			n.Records = 40_000
+			n.Records = 200_000
 		}
 	}
 	if n.Keys == 0 {
 		n.Keys = 1_000_000
 		if c.Quick {
-			n.Keys = 100_000
+			n.Keys = 200_000
+		}
+	}
+	if n.M1Keys == 0 {
+		n.M1Keys = 1_000_000
+		if c.Quick {
+			n.M1Keys = 100_000
 		}
 	}
 	if n.Runs < 1 || n.Records < 1000 || n.Partitions < 1 {
@@ -114,7 +121,7 @@ func (n *nexmarkCmd) Run(ctx context.Context, c *cli) error {
 
 	tag := fmt.Sprintf("%x", time.Now().UnixNano()&0xffffff)
 	t0 := time.Now()
-	gen, err := generate(ctx, cl.connOpts(), tag, n.Partitions, n.Records, n.Seed)
+	gen, err := generate(ctx, cl.connOpts(), tag, n.Partitions, n.Records, n.Seed, false)
 	if err != nil {
 		return fmt.Errorf("generate: %w", err)
 	}
@@ -203,6 +210,9 @@ func (n *nexmarkCmd) Run(ctx context.Context, c *cli) error {
 		fmt.Println()
 	}
 
+	// M1: Sluice's peak RSS in an aggregation over M1Keys keys, one run.
+	m1 := n.m1(ctx, cl, tag+"m1", sluice(agg, "exactly_once"), tmp)
+
 	// Restore: R and S in this process (restore.go), KS and G as processes.
 	rr, err := n.restore(ctx, c, cl, tmp, ksRun, ksWhy, gokaBin, gokaWhy)
 	if err != nil {
@@ -210,7 +220,7 @@ func (n *nexmarkCmd) Run(ctx context.Context, c *cli) error {
 	}
 
 	fmt.Println()
-	rep := nexReport{cts: cts, samples: samples, restore: rr, gen: gen}
+	rep := nexReport{cts: cts, samples: samples, restore: rr, gen: gen, m1: m1}
 	entries := rep.print(os.Stdout, cl.Name, n)
 	if err := mergeResults(c.Results, entries); err != nil {
 		return fmt.Errorf("results: %w", err)
@@ -282,7 +292,10 @@ type generated struct {
 // is deterministic in seed (the values; the record timestamps are relative
 // to now, so Kafka's retention keeps them). Event time advances 1 ms per
 // event and ends near now, so 10-second windows close every 10,000 events.
-func generate(ctx context.Context, conn []kgo.Opt, tag string, partitions int32, bids int, seed uint64) (generated, error) {
+//
+// With unique every bid goes to an auction of its own (M1's input: as
+// many aggregation keys as bids).
+func generate(ctx context.Context, conn []kgo.Opt, tag string, partitions int32, bids int, seed uint64, unique bool) (generated, error) {
 	g := generated{
 		topics:    []string{"nexmark-persons-" + tag, "nexmark-auctions-" + tag, "nexmark-bids-" + tag},
 		bidsTopic: "nexmark-bids-" + tag,
@@ -329,7 +342,9 @@ func generate(ctx context.Context, conn []kgo.Opt, tag string, partitions int32,
 			// Half the bids go to the 100 newest auctions (hot), half
 			// to any auction so far.
 			var auction int64
-			if g.bids == int64(bids)-1 && nextAuction > 1122 {
+			if unique {
+				auction = 1_000_000 + g.bids
+			} else if g.bids == int64(bids)-1 && nextAuction > 1122 {
 				// The last bid passes q2, so q2's last output, like
 				// the others', marks the end of the input.
 				auction = (nextAuction - 1) / 123 * 123
@@ -518,7 +533,7 @@ func startProc(cmd *exec.Cmd) (*proc, error) {
 	pid := cmd.Process.Pid
 	stopSampling := make(chan struct{})
 	go func() {
-		t := time.NewTicker(50 * time.Millisecond)
+		t := time.NewTicker(20 * time.Millisecond)
 		defer t.Stop()
 		for {
 			select {
@@ -536,11 +551,11 @@ func startProc(cmd *exec.Cmd) (*proc, error) {
 		p.err = cmd.Wait()
 		close(stopSampling)
 		p.mu.Lock()
+		// The rusage's CPU is the process's own; its Maxrss is not used:
+		// it includes the harness's RSS the child had between fork and
+		// exec, so the peak is VmHWM as sampled.
 		if st := cmd.ProcessState; st != nil {
 			p.cpu = max(p.cpu, st.UserTime()+st.SystemTime())
-			if ru, ok := st.SysUsage().(*syscall.Rusage); ok {
-				p.rss = max(p.rss, ru.Maxrss<<10)
-			}
 		}
 		p.mu.Unlock()
 		close(p.exited)
@@ -618,4 +633,30 @@ func (t *tailBuffer) String() string {
 	t.mu.Lock()
 	defer t.mu.Unlock()
 	return strings.TrimSpace(string(t.b))
+}
+
+// m1Result is the one run of S-agg over a topic of M1Keys distinct keys.
+type m1Result struct {
+	keys        int64
+	sample      procSample
+	unavailable string
+}
+
+func (n *nexmarkCmd) m1(ctx context.Context, cl *cluster, tag string, start func(in, out, id, dir string) *exec.Cmd, tmp string) m1Result {
+	t0 := time.Now()
+	gen, err := generate(ctx, cl.connOpts(), tag, n.Partitions, n.M1Keys, n.Seed, true)
+	for _, t := range gen.topics {
+		defer deleteTopic(cl.connOpts(), t)
+	}
+	if err != nil {
+		return m1Result{unavailable: "generate: " + err.Error()}
+	}
+	fmt.Printf("M1 setup: %s, %d bids on %d (auction, window) keys, in %s\n", gen.bidsTopic, gen.bids, gen.windowKeys, time.Since(t0).Round(time.Millisecond))
+	b := &nexBench{conn: cl.connOpts(), partitions: n.Partitions, tmp: tmp, in: gen.bidsTopic, bids: gen.bids}
+	s, err := b.run(ctx, &contender{name: "S-agg", wl: agg, start: start}, gen.bids)
+	if err != nil {
+		return m1Result{keys: gen.windowKeys, unavailable: err.Error()}
+	}
+	fmt.Printf("M1 run: S-agg over %d keys, peak RSS %.0f MB, %.0f bids/s\n", gen.windowKeys, rssMB(s), s.Rate())
+	return m1Result{keys: gen.windowKeys, sample: s}
 }
