@@ -34,6 +34,43 @@
 // copying each record to the output (the limit), S1/S2 one or two `sluice
 // run` processes running CREATE STREAM … AS SELECT … WHERE.
 //
+// nexmark (issue 11, targets T1–T11, M1, M2) runs Nexmark-style queries
+// over bids, every contender a separate OS process:
+//
+//	cd bench && go run . nexmark [--quick] [--brokers ADDR] [--runs 3] [--records N]
+//
+// A seeded generator writes Person, Auction and Bid events (1:3:46 per 50
+// events, event time 1 ms apart and ending near now, each bid about 200
+// bytes of JSON keyed by its auction id) to fresh topics persons, auctions
+// and bids, once, before any timing. Workloads: q0 SELECT *, q1 the price
+// in another currency (price * 0.908), q2 WHERE auction % 123 = 0, agg a
+// 10-second tumbling COUNT(*) and SUM(price) per auction with EMIT CHANGES
+// (one output per bid) under exactly-once. Each run starts the contender on
+// the bids topic and a fresh output topic, waits until a read_committed
+// consumer counted every expected output record, stops it (SIGTERM), and
+// records the rate (input bids per second between the output holding 10%
+// and 100%, so start-up is left out), the wall time from the process's
+// start, its CPU (/proc utime+stime, whole life) and peak RSS (VmHWM).
+// Contenders:
+//
+//	P      `bench worker p`: a raw franz-go consume→produce copy (the limit);
+//	H1     `bench worker h1`: q1 by hand, encoding/json into a map;
+//	HA     `bench worker ha`: agg by hand, Badger state, a changelog record
+//	       per update, exactly-once with a GroupTransactSession;
+//	S-…    `sluice run FILE.sql` (q0, q1, q2, agg exactly_once, agg-alo);
+//	KS-…   bench/kstreams/run <q1|q2|agg|restore> --brokers --in --out --app-id [--state-dir];
+//	G-…    gokabench <q1|agg|restore> --brokers --in --out --group [--storage],
+//	       built once from ./gokabench.
+//
+// KS and G are skipped, with the reason printed, when their command is
+// missing or fails. M1 runs S-agg once more over an input of one bid per
+// auction (--m1-keys, 1,000,000 keys; it is written only at that size).
+// The restore part fills a compacted changelog of --keys keys as `bench
+// restore` does and times R and S from restore.go (in this process) and the
+// KS and G restore modes (processes, from their start until they print
+// "RESTORED <records> <millis>"). Targets whose contender did not run are
+// reported as not measured and not written to results.json.
+//
 // gokabench/ is a separate command in this module: the goka peer (q1, a
 // windowed count/sum with a group table, and a group-table restore), run by
 // the harness as a process; see gokabench/README.md.

@@ -5,6 +5,7 @@ go 1.26.0
 require (
 	github.com/IBM/sarama v1.46.3
 	github.com/alecthomas/kong v1.17.0
+	github.com/dgraph-io/badger/v4 v4.9.6
 	github.com/lovoo/goka v1.1.16
 	github.com/sluice-sql/sluice v0.0.0
 	github.com/twmb/franz-go v1.22.3
@@ -14,7 +15,6 @@ require (
 require (
 	github.com/cespare/xxhash/v2 v2.3.0 // indirect
 	github.com/davecgh/go-spew v1.1.1 // indirect
-	github.com/dgraph-io/badger/v4 v4.9.6 // indirect
 	github.com/dgraph-io/ristretto/v2 v2.2.0 // indirect
 	github.com/dustin/go-humanize v1.0.1 // indirect
 	github.com/eapache/go-resiliency v1.7.0 // indirect

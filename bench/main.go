@@ -16,6 +16,8 @@ type cli struct {
 
 	Restore restoreCmd `cmd:"" default:"withargs" help:"Changelog restore (issue 5, T9): Store.Restore against a raw franz-go consume of the same topic."`
 	Scale   scaleCmd   `cmd:"" help:"Scale-out (issue 8): a stateless query's throughput on one and two sluice instances against a raw franz-go consume→produce loop."`
+	Nexmark nexmarkCmd `cmd:"" help:"Nexmark (issue 11, T1–T11, M1, M2): q0, q1, q2 and a windowed aggregation on sluice run processes against hand-written Go, Kafka Streams and goka; restore against a raw consume."`
+	Worker  workerCmd  `cmd:"" hidden:"" help:"A hand-written nexmark contender (p, h1, ha), run by the harness as its own process."`
 }
 
 func main() {

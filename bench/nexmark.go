@@ -1,0 +1,662 @@
+package main
+
+import (
+	"bufio"
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"math/rand/v2"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"syscall"
+	"time"
+
+	"github.com/twmb/franz-go/pkg/kadm"
+	"github.com/twmb/franz-go/pkg/kgo"
+)
+
+// nexmarkCmd is `bench nexmark`.
+type nexmarkCmd struct {
+	Records    int    `help:"Bids per workload input (default 1,000,000; 200,000 with --quick)."`
+	Runs       int    `default:"3" help:"Timed runs of each contender; medians are reported."`
+	Keys       int    `help:"Keys of the restore changelog (default 1,000,000; 200,000 with --quick)."`
+	M1Keys     int    `name:"m1-keys" help:"Keys of the aggregation M1 measures Sluice's peak RSS in: one bid per auction (default 1,000,000; 100,000 with --quick, which then does not write M1)."`
+	Partitions int32  `default:"2" help:"Partitions of every topic."`
+	Seed       uint64 `default:"11" help:"Seed of the event generator."`
+	Sluice     string `type:"path" help:"sluice binary (default: built from ../cmd/sluice into a temp dir)."`
+}
+
+// workload is one query of the benchmark.
+type workload string
+
+const (
+	q0  workload = "q0"
+	q1  workload = "q1"
+	q2  workload = "q2"
+	agg workload = "agg"
+)
+
+// contender is one process that runs one workload.
+type contender struct {
+	name string
+	wl   workload
+	// start returns the command to run, given the input, a fresh output
+	// topic and a fresh id; nil when the contender is not available.
+	start func(in, out, id, dir string) *exec.Cmd
+	// unavailable says why the contender cannot run.
+	unavailable string
+}
+
+// procSample is one timed run of a contender process.
+type procSample struct {
+	Records int64
+	// Wall is from the process's start until the output held every record.
+	Wall time.Duration
+	// Steady is from the output holding 10% of its records to all of
+	// them: the rate without the process's start-up. Records counts the
+	// input (every workload reads all bids; q2 outputs fewer).
+	Steady time.Duration
+	CPU    time.Duration // the process's whole life
+	RSS    int64         // peak, bytes
+}
+
+func (s procSample) Rate() float64 {
+	if s.Steady > 0 {
+		return 0.9 * float64(s.Records) / s.Steady.Seconds()
+	}
+	return float64(s.Records) / s.Wall.Seconds()
+}
+
+func (n *nexmarkCmd) Run(ctx context.Context, c *cli) error {
+	if n.Records == 0 {
+		n.Records = 1_000_000
+		if c.Quick {
+			n.Records = 200_000
+		}
+	}
+	if n.Keys == 0 {
+		n.Keys = 1_000_000
+		if c.Quick {
+			n.Keys = 200_000
+		}
+	}
+	if n.M1Keys == 0 {
+		n.M1Keys = 1_000_000
+		if c.Quick {
+			n.M1Keys = 100_000
+		}
+	}
+	if n.Runs < 1 || n.Records < 1000 || n.Partitions < 1 {
+		return errors.New("--runs must be positive, --records at least 1000")
+	}
+	tmp, err := os.MkdirTemp("", "bench-nexmark-")
+	if err != nil {
+		return err
+	}
+	defer os.RemoveAll(tmp)
+	if n.Sluice == "" {
+		n.Sluice = filepath.Join(tmp, "sluice")
+		if err := goBuild(ctx, "..", n.Sluice, "./cmd/sluice"); err != nil {
+			return fmt.Errorf("build sluice: %w", err)
+		}
+	}
+	self, err := os.Executable()
+	if err != nil {
+		return err
+	}
+	cl, err := openCluster(ctx, c.Brokers)
+	if err != nil {
+		return err
+	}
+	defer cl.Close()
+	brokers := strings.Join(cl.Seeds, ",")
+	fmt.Printf("nexmark: %d bids, %d partitions, broker %s\n", n.Records, n.Partitions, cl.Name)
+	fmt.Printf("machine: %s\n", machine())
+
+	tag := fmt.Sprintf("%x", time.Now().UnixNano()&0xffffff)
+	t0 := time.Now()
+	gen, err := generate(ctx, cl.connOpts(), tag, n.Partitions, n.Records, n.Seed, false)
+	if err != nil {
+		return fmt.Errorf("generate: %w", err)
+	}
+	for _, t := range gen.topics {
+		defer deleteTopic(cl.connOpts(), t)
+	}
+	fmt.Printf("setup: %s (%d persons, %d auctions, %d bids; %d pass q2; %d (auction, window) keys) in %s\n\n",
+		strings.Join(gen.topics, ", "), gen.persons, gen.auctions, gen.bids, gen.q2, gen.windowKeys, time.Since(t0).Round(time.Millisecond))
+
+	// KS and G are external programs; either may be missing.
+	ksRun, ksWhy := findKStreams()
+	gokaBin, gokaWhy := filepath.Join(tmp, "gokabench"), ""
+	if _, err := os.Stat("gokabench"); err != nil {
+		gokaWhy = "bench/gokabench does not exist"
+	} else if err := goBuild(ctx, ".", gokaBin, "./gokabench"); err != nil {
+		gokaWhy = "go build ./gokabench failed: " + err.Error()
+	}
+	sluice := func(wl workload, guarantee string) func(in, out, id, dir string) *exec.Cmd {
+		return func(in, out, id, dir string) *exec.Cmd {
+			file := filepath.Join(dir, "q.sql")
+			if err := os.WriteFile(file, []byte(sluiceSQL(wl, guarantee, in, out)), 0o644); err != nil {
+				return nil
+			}
+			p := exec.Command(n.Sluice, "run", file, "--brokers", brokers, "--service-id", id, "--data-dir", filepath.Join(dir, "data"))
+			p.Env = append(os.Environ(), "SLUICE_LOG_LEVEL=warn")
+			return p
+		}
+	}
+	worker := func(kind string) func(in, out, id, dir string) *exec.Cmd {
+		return func(in, out, id, dir string) *exec.Cmd {
+			return exec.Command(self, "worker", kind, "--brokers", brokers, "--in", in, "--out", out, "--group", id, "--state", filepath.Join(dir, "state"))
+		}
+	}
+	ks := func(mode string) func(in, out, id, dir string) *exec.Cmd {
+		return func(in, out, id, dir string) *exec.Cmd {
+			return exec.Command(ksRun, mode, "--brokers", brokers, "--in", in, "--out", out, "--app-id", id, "--state-dir", filepath.Join(dir, "state"))
+		}
+	}
+	goka := func(mode string) func(in, out, id, dir string) *exec.Cmd {
+		return func(in, out, id, dir string) *exec.Cmd {
+			return exec.Command(gokaBin, mode, "--brokers", brokers, "--in", in, "--out", out, "--group", id, "--storage", filepath.Join(dir, "state"))
+		}
+	}
+	cts := []*contender{
+		{name: "P raw franz-go passthrough", wl: q0, start: worker("p")},
+		{name: "S-q0 sluice SELECT *", wl: q0, start: sluice(q0, "")},
+		{name: "H1 hand-written Go q1 (encoding/json)", wl: q1, start: worker("h1")},
+		{name: "S-q1 sluice q1", wl: q1, start: sluice(q1, "")},
+		{name: "KS-q1 Kafka Streams q1", wl: q1, start: ks("q1"), unavailable: ksWhy},
+		{name: "G-q1 goka q1", wl: q1, start: goka("q1"), unavailable: gokaWhy},
+		{name: "S-q2 sluice q2", wl: q2, start: sluice(q2, "")},
+		{name: "KS-q2 Kafka Streams q2", wl: q2, start: ks("q2"), unavailable: ksWhy},
+		{name: "HA hand-written Go agg (Badger, EOS)", wl: agg, start: worker("ha")},
+		{name: "S-agg sluice agg exactly_once", wl: agg, start: sluice(agg, "exactly_once")},
+		{name: "S-agg-alo sluice agg at_least_once", wl: agg, start: sluice(agg, "at_least_once")},
+		{name: "KS-agg Kafka Streams agg (exactly_once_v2)", wl: agg, start: ks("agg"), unavailable: ksWhy},
+		{name: "G-agg goka agg", wl: agg, start: goka("agg"), unavailable: gokaWhy},
+	}
+	expect := map[workload]int64{q0: gen.bids, q1: gen.bids, q2: gen.q2, agg: gen.bids}
+	b := &nexBench{conn: cl.connOpts(), partitions: n.Partitions, tmp: tmp, in: gen.bidsTopic, bids: gen.bids}
+	samples := make([][]procSample, len(cts))
+	for round := 0; round <= n.Runs; round++ {
+		if round == 0 {
+			fmt.Print("warm-up (untimed):")
+		} else {
+			fmt.Printf("run %d:", round)
+		}
+		for i, ct := range cts {
+			if ct.unavailable != "" {
+				continue
+			}
+			s, err := b.run(ctx, ct, expect[ct.wl])
+			if ctx.Err() != nil {
+				return ctx.Err()
+			}
+			if err != nil {
+				ct.unavailable = fmt.Sprintf("failed in round %d: %v", round, err)
+				fmt.Printf("  %s FAILED", short(ct.name))
+				continue
+			}
+			fmt.Printf("  %s %.0f", short(ct.name), s.Rate())
+			if round > 0 {
+				samples[i] = append(samples[i], s)
+			}
+		}
+		fmt.Println()
+	}
+
+	// M1: Sluice's peak RSS in an aggregation over M1Keys keys, one run.
+	m1 := n.m1(ctx, cl, tag+"m1", sluice(agg, "exactly_once"), tmp)
+
+	// Restore: R and S in this process (restore.go), KS and G as processes.
+	rr, err := n.restore(ctx, c, cl, tmp, ksRun, ksWhy, gokaBin, gokaWhy)
+	if err != nil {
+		return fmt.Errorf("restore: %w", err)
+	}
+
+	fmt.Println()
+	rep := nexReport{cts: cts, samples: samples, restore: rr, gen: gen, m1: m1}
+	entries := rep.print(os.Stdout, cl.Name, n)
+	if err := mergeResults(c.Results, entries); err != nil {
+		return fmt.Errorf("results: %w", err)
+	}
+	fmt.Printf("\nwrote %s\n", c.Results)
+	return nil
+}
+
+func short(name string) string { return name[:strings.IndexByte(name, ' ')] }
+
+func goBuild(ctx context.Context, dir, out, pkg string) error {
+	build := exec.CommandContext(ctx, "go", "build", "-o", out, pkg)
+	build.Dir, build.Stdout, build.Stderr = dir, os.Stderr, os.Stderr
+	return build.Run()
+}
+
+// findKStreams returns the Kafka Streams contender's run script, or why
+// there is none.
+func findKStreams() (string, string) {
+	p, err := filepath.Abs(filepath.Join("kstreams", "run"))
+	if err != nil {
+		return "", err.Error()
+	}
+	fi, err := os.Stat(p)
+	switch {
+	case err != nil:
+		return "", "bench/kstreams/run does not exist"
+	case fi.Mode()&0o111 == 0:
+		return "", "bench/kstreams/run is not executable"
+	}
+	if _, err := exec.LookPath("java"); err != nil {
+		return "", "java not found"
+	}
+	return p, ""
+}
+
+// sluiceSQL is the file `sluice run` executes for a workload.
+func sluiceSQL(wl workload, guarantee, in, out string) string {
+	var b strings.Builder
+	b.WriteString("SET 'auto.offset.reset'='earliest';\n")
+	if guarantee != "" {
+		fmt.Fprintf(&b, "SET 'processing.guarantee'='%s';\n", guarantee)
+	}
+	fmt.Fprintf(&b, "CREATE STREAM BIDS (K VARCHAR KEY, AUCTION BIGINT, BIDDER BIGINT, PRICE BIGINT, CHANNEL VARCHAR, URL VARCHAR, `dateTime` BIGINT, EXTRA VARCHAR) WITH (KAFKA_TOPIC='%s', VALUE_FORMAT='JSON');\n", in)
+	switch wl {
+	case q0:
+		fmt.Fprintf(&b, "CREATE STREAM OUT WITH (KAFKA_TOPIC='%s') AS SELECT * FROM BIDS;\n", out)
+	case q1:
+		fmt.Fprintf(&b, "CREATE STREAM OUT WITH (KAFKA_TOPIC='%s') AS SELECT K, AUCTION, BIDDER, PRICE * 0.908 AS PRICE, `dateTime` FROM BIDS;\n", out)
+	case q2:
+		fmt.Fprintf(&b, "CREATE STREAM OUT WITH (KAFKA_TOPIC='%s') AS SELECT K, AUCTION, PRICE FROM BIDS WHERE AUCTION %% 123 = 0;\n", out)
+	case agg:
+		fmt.Fprintf(&b, "CREATE TABLE OUT WITH (KAFKA_TOPIC='%s') AS SELECT K, COUNT(*) AS N, SUM(PRICE) AS TOTAL FROM BIDS WINDOW TUMBLING (SIZE 10 SECONDS) GROUP BY K EMIT CHANGES;\n", out)
+	}
+	return b.String()
+}
+
+// generated describes the input written once before the timed runs.
+type generated struct {
+	topics                  []string
+	bidsTopic               string
+	persons, auctions, bids int64
+	q2                      int64 // bids with auction % 123 == 0
+	windowKeys              int64 // distinct (auction, 10 s window)
+}
+
+// generate writes Nexmark's three streams, Person, Auction and Bid events
+// in the proportion 1:3:46 per 50 events, until bids bids are written. It
+// is deterministic in seed (the values; the record timestamps are relative
+// to now, so Kafka's retention keeps them). Event time advances 1 ms per
+// event and ends near now, so 10-second windows close every 10,000 events.
+//
+// With unique every bid goes to an auction of its own (M1's input: as
+// many aggregation keys as bids).
+func generate(ctx context.Context, conn []kgo.Opt, tag string, partitions int32, bids int, seed uint64, unique bool) (generated, error) {
+	g := generated{
+		topics:    []string{"nexmark-persons-" + tag, "nexmark-auctions-" + tag, "nexmark-bids-" + tag},
+		bidsTopic: "nexmark-bids-" + tag,
+	}
+	cl, err := kgo.NewClient(append(conn, kgo.ProducerLinger(5*time.Millisecond), kgo.MaxBufferedRecords(200_000), kgo.ProducerBatchMaxBytes(1<<20))...)
+	if err != nil {
+		return g, err
+	}
+	defer cl.Close()
+	if _, err := kadm.NewClient(cl).CreateTopics(ctx, partitions, -1, nil, g.topics...); err != nil {
+		return g, err
+	}
+	events := int64(bids) * 50 / 46
+	base := time.Now().Add(-time.Duration(events+1000)*time.Millisecond).UnixMilli() / 10_000 * 10_000
+	rng := rand.New(rand.NewPCG(seed, seed^0x9e3779b97f4a7c15))
+	var perr atomic.Pointer[error]
+	done := func(_ *kgo.Record, err error) {
+		if err != nil {
+			perr.CompareAndSwap(nil, &err)
+		}
+	}
+	keys := map[[2]int64]struct{}{}
+	const pad = "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789abcdefghijklmnopqrstuvwxyz"
+	channels := []string{"Google", "Facebook", "Baidu", "Apple"}
+	nextAuction := int64(1000)
+	for i := int64(0); g.bids < int64(bids); i++ {
+		ts := base + i
+		at := time.UnixMilli(ts)
+		switch p := i % 50; {
+		case p == 0:
+			id := 1000 + g.persons
+			g.persons++
+			v := fmt.Appendf(nil, `{"id":%d,"name":"person %d","emailAddress":"p%d@example.com","creditCard":"%04d %04d %04d %04d","city":"City%d","state":"ST","dateTime":%d,"extra":""}`,
+				id, id, id, rng.IntN(1e4), rng.IntN(1e4), rng.IntN(1e4), rng.IntN(1e4), rng.IntN(100), ts)
+			cl.Produce(ctx, &kgo.Record{Topic: g.topics[0], Key: strconv.AppendInt(nil, id, 10), Value: v, Timestamp: at}, done)
+		case p <= 3:
+			id := nextAuction
+			nextAuction++
+			g.auctions++
+			v := fmt.Appendf(nil, `{"id":%d,"itemName":"item %d","description":"","initialBid":%d,"reserve":%d,"dateTime":%d,"expires":%d,"seller":%d,"category":%d,"extra":""}`,
+				id, id, 100+rng.IntN(1000), 1000+rng.IntN(1000), ts, ts+10_000+int64(rng.IntN(20_000)), 1000+rng.Int64N(max(g.persons, 1)), 10+rng.IntN(5))
+			cl.Produce(ctx, &kgo.Record{Topic: g.topics[1], Key: strconv.AppendInt(nil, id, 10), Value: v, Timestamp: at}, done)
+		default:
+			// Half the bids go to the 100 newest auctions (hot), half
+			// to any auction so far.
+			var auction int64
+			if unique {
+				auction = 1_000_000 + g.bids
+			} else if g.bids == int64(bids)-1 && nextAuction > 1122 {
+				// The last bid passes q2, so q2's last output, like
+				// the others', marks the end of the input.
+				auction = (nextAuction - 1) / 123 * 123
+			} else if rng.IntN(2) == 0 {
+				auction = nextAuction - 1 - rng.Int64N(min(100, nextAuction-1000))
+			} else {
+				auction = 1000 + rng.Int64N(nextAuction-1000)
+			}
+			price := 100 + rng.Int64N(10_000)
+			extra := pad[:40+rng.IntN(20)]
+			v := fmt.Appendf(nil, `{"auction":%d,"bidder":%d,"price":%d,"channel":"%s","url":"https://www.nexmark.com/item.htm?query=1&channel_id=%d","dateTime":%d,"extra":"%s"}`,
+				auction, 1000+rng.Int64N(max(g.persons, 1)), price, channels[rng.IntN(len(channels))], rng.IntN(1<<20), ts, extra)
+			cl.Produce(ctx, &kgo.Record{Topic: g.topics[2], Key: strconv.AppendInt(nil, auction, 10), Value: v, Timestamp: at}, done)
+			g.bids++
+			if auction%123 == 0 {
+				g.q2++
+			}
+			keys[[2]int64{auction, ts / 10_000}] = struct{}{}
+		}
+		if e := perr.Load(); e != nil {
+			return g, *e
+		}
+	}
+	if err := cl.Flush(ctx); err != nil {
+		return g, err
+	}
+	if e := perr.Load(); e != nil {
+		return g, *e
+	}
+	g.windowKeys = int64(len(keys))
+	return g, nil
+}
+
+// nexBench runs contender processes against the generated input.
+type nexBench struct {
+	conn       []kgo.Opt
+	partitions int32
+	tmp        string
+	in         string
+	bids       int64 // input records: the rates and CPU per record count these
+	seq        int
+}
+
+// run starts one contender on a fresh output topic, waits until a
+// read_committed consumer has counted want records there, stops it and
+// returns the figures.
+func (b *nexBench) run(ctx context.Context, ct *contender, want int64) (procSample, error) {
+	b.seq++
+	id := fmt.Sprintf("nx%x%d", time.Now().UnixNano()&0xffffff, b.seq)
+	out := "nexmark-out-" + id
+	dir := filepath.Join(b.tmp, id)
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return procSample{}, err
+	}
+	defer os.RemoveAll(dir)
+	adm, err := kgo.NewClient(b.conn...)
+	if err != nil {
+		return procSample{}, err
+	}
+	defer adm.Close()
+	if _, err := kadm.NewClient(adm).CreateTopics(ctx, b.partitions, -1, nil, out); err != nil {
+		return procSample{}, err
+	}
+	defer deleteTopic(b.conn, out)
+	defer deleteTopic(b.conn, out+"-changelog")
+
+	cnt, err := startCounter(b.conn, out, want)
+	if err != nil {
+		return procSample{}, err
+	}
+	defer cnt.stop()
+	cmd := ct.start(b.in, out, id, dir)
+	if cmd == nil {
+		return procSample{}, errors.New("could not prepare the command")
+	}
+	p, err := startProc(cmd)
+	if err != nil {
+		return procSample{}, err
+	}
+	select {
+	case <-cnt.done:
+	case <-p.exited:
+		p.stop()
+		return procSample{}, fmt.Errorf("exited early (%v) after %d of %d records; stderr: %s", p.err, cnt.n.Load(), want, p.tail())
+	case <-ctx.Done():
+		p.stop()
+		return procSample{}, ctx.Err()
+	case <-time.After(5 * time.Minute):
+		p.stop()
+		return procSample{}, fmt.Errorf("%d of %d records after 5 minutes", cnt.n.Load(), want)
+	}
+	s := procSample{Records: b.bids, Wall: cnt.at100.Sub(p.started), Steady: cnt.at100.Sub(cnt.at10)}
+	if err := p.stop(); err != nil {
+		return s, fmt.Errorf("stop: %w; stderr: %s", err, p.tail())
+	}
+	s.CPU, s.RSS = p.cpu, p.rss
+	if got := cnt.n.Load(); got != want {
+		return s, fmt.Errorf("output holds %d records, want %d", got, want)
+	}
+	return s, nil
+}
+
+// counter counts the committed records of a topic.
+type counter struct {
+	n           atomic.Int64
+	at10, at100 time.Time
+	done        chan struct{}
+	cancel      func()
+	wg          sync.WaitGroup
+}
+
+func startCounter(conn []kgo.Opt, topic string, want int64) (*counter, error) {
+	cl, err := kgo.NewClient(append(conn, kgo.ConsumeTopics(topic), kgo.FetchIsolationLevel(kgo.ReadCommitted()),
+		kgo.ConsumeResetOffset(kgo.NewOffset().AtStart()), kgo.FetchMaxWait(50*time.Millisecond))...)
+	if err != nil {
+		return nil, err
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	c := &counter{done: make(chan struct{}), cancel: cancel}
+	c.wg.Add(1)
+	go func() {
+		defer c.wg.Done()
+		defer cl.Close()
+		for ctx.Err() == nil {
+			fs := cl.PollFetches(ctx)
+			k := int64(fs.NumRecords())
+			if k == 0 {
+				continue
+			}
+			n := c.n.Add(k)
+			now := time.Now()
+			if c.at10.IsZero() && n*10 >= want {
+				c.at10 = now
+			}
+			if c.at100.IsZero() && n >= want {
+				c.at100 = now
+				close(c.done)
+			}
+		}
+	}()
+	return c, nil
+}
+
+// stop waits a moment for duplicates to show, then ends the consumer.
+func (c *counter) stop() {
+	c.cancel()
+	c.wg.Wait()
+}
+
+// proc is a contender process, its CPU and peak RSS sampled from /proc
+// until it exits.
+type proc struct {
+	cmd     *exec.Cmd
+	started time.Time
+	exited  chan struct{}
+	err     error
+	stderr  *tailBuffer
+	lines   chan string // stdout, line by line
+	cpu     time.Duration
+	rss     int64
+	mu      sync.Mutex
+}
+
+func startProc(cmd *exec.Cmd) (*proc, error) {
+	p := &proc{cmd: cmd, exited: make(chan struct{}), stderr: &tailBuffer{}, lines: make(chan string, 16)}
+	cmd.Stderr = p.stderr
+	stdout, err := cmd.StdoutPipe()
+	if err != nil {
+		return nil, err
+	}
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	if err := cmd.Start(); err != nil {
+		return nil, err
+	}
+	p.started = time.Now()
+	go func() {
+		sc := bufio.NewScanner(stdout)
+		for sc.Scan() {
+			select {
+			case p.lines <- sc.Text():
+			default:
+			}
+		}
+		_, _ = io.Copy(io.Discard, stdout)
+	}()
+	pid := cmd.Process.Pid
+	stopSampling := make(chan struct{})
+	go func() {
+		t := time.NewTicker(20 * time.Millisecond)
+		defer t.Stop()
+		for {
+			select {
+			case <-stopSampling:
+				return
+			case <-t.C:
+				cpu, rss := procStat(pid)
+				p.mu.Lock()
+				p.cpu, p.rss = max(p.cpu, cpu), max(p.rss, rss)
+				p.mu.Unlock()
+			}
+		}
+	}()
+	go func() {
+		p.err = cmd.Wait()
+		close(stopSampling)
+		p.mu.Lock()
+		// The rusage's CPU is the process's own; its Maxrss is not used:
+		// it includes the harness's RSS the child had between fork and
+		// exec, so the peak is VmHWM as sampled.
+		if st := cmd.ProcessState; st != nil {
+			p.cpu = max(p.cpu, st.UserTime()+st.SystemTime())
+		}
+		p.mu.Unlock()
+		close(p.exited)
+	}()
+	return p, nil
+}
+
+// stop sends SIGTERM (SIGKILL after 30 s) and waits for the exit.
+func (p *proc) stop() error {
+	select {
+	case <-p.exited:
+		return nil
+	default:
+	}
+	_ = syscall.Kill(-p.cmd.Process.Pid, syscall.SIGTERM)
+	select {
+	case <-p.exited:
+	case <-time.After(30 * time.Second):
+		_ = syscall.Kill(-p.cmd.Process.Pid, syscall.SIGKILL)
+		<-p.exited
+		return errors.New("did not stop within 30 s of SIGTERM")
+	}
+	var ee *exec.ExitError
+	if errors.As(p.err, &ee) && ee.Exited() && ee.ExitCode() != 0 {
+		return p.err
+	}
+	return nil
+}
+
+func (p *proc) tail() string { return p.stderr.String() }
+
+// procStat reads a process's CPU (utime+stime, at 100 ticks/s) and VmHWM.
+func procStat(pid int) (time.Duration, int64) {
+	var cpu time.Duration
+	if b, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid)); err == nil {
+		s := string(b)
+		if i := strings.LastIndexByte(s, ')'); i > 0 {
+			f := strings.Fields(s[i+1:])
+			if len(f) > 12 {
+				u, _ := strconv.ParseInt(f[11], 10, 64)
+				st, _ := strconv.ParseInt(f[12], 10, 64)
+				cpu = time.Duration(u+st) * 10 * time.Millisecond
+			}
+		}
+	}
+	var rss int64
+	if b, err := os.ReadFile(fmt.Sprintf("/proc/%d/status", pid)); err == nil {
+		for _, line := range strings.Split(string(b), "\n") {
+			if v, ok := strings.CutPrefix(line, "VmHWM:"); ok {
+				kb, _ := strconv.ParseInt(strings.TrimSuffix(strings.TrimSpace(v), " kB"), 10, 64)
+				rss = kb << 10
+			}
+		}
+	}
+	return cpu, rss
+}
+
+// tailBuffer keeps the last 4 KiB written to it.
+type tailBuffer struct {
+	mu sync.Mutex
+	b  []byte
+}
+
+func (t *tailBuffer) Write(p []byte) (int, error) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	t.b = append(t.b, p...)
+	if len(t.b) > 4096 {
+		t.b = t.b[len(t.b)-4096:]
+	}
+	return len(p), nil
+}
+
+func (t *tailBuffer) String() string {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	return strings.TrimSpace(string(t.b))
+}
+
+// m1Result is the one run of S-agg over a topic of M1Keys distinct keys.
+type m1Result struct {
+	keys        int64
+	sample      procSample
+	unavailable string
+}
+
+func (n *nexmarkCmd) m1(ctx context.Context, cl *cluster, tag string, start func(in, out, id, dir string) *exec.Cmd, tmp string) m1Result {
+	t0 := time.Now()
+	gen, err := generate(ctx, cl.connOpts(), tag, n.Partitions, n.M1Keys, n.Seed, true)
+	for _, t := range gen.topics {
+		defer deleteTopic(cl.connOpts(), t)
+	}
+	if err != nil {
+		return m1Result{unavailable: "generate: " + err.Error()}
+	}
+	fmt.Printf("M1 setup: %s, %d bids on %d (auction, window) keys, in %s\n", gen.bidsTopic, gen.bids, gen.windowKeys, time.Since(t0).Round(time.Millisecond))
+	b := &nexBench{conn: cl.connOpts(), partitions: n.Partitions, tmp: tmp, in: gen.bidsTopic, bids: gen.bids}
+	s, err := b.run(ctx, &contender{name: "S-agg", wl: agg, start: start}, gen.bids)
+	if err != nil {
+		return m1Result{keys: gen.windowKeys, unavailable: err.Error()}
+	}
+	fmt.Printf("M1 run: S-agg over %d keys, peak RSS %.0f MB, %.0f bids/s\n", gen.windowKeys, rssMB(s), s.Rate())
+	return m1Result{keys: gen.windowKeys, sample: s}
+}

@@ -1,0 +1,257 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"text/tabwriter"
+	"time"
+
+	"github.com/sluice-sql/sluice/state"
+)
+
+// restoreRow is one restore contender's timed runs, or why it has none.
+type restoreRow struct {
+	name        string
+	samples     []procSample
+	unavailable string
+}
+
+// restore is the restore part of nexmark: a compacted changelog of
+// n.Keys keys, then R (raw consume) and S (Store.Restore), both in this
+// process as in `bench restore`, and KS and G as processes in their
+// restore mode, timed from their start to their RESTORED line.
+func (n *nexmarkCmd) restore(ctx context.Context, c *cli, cl *cluster, tmp, ksRun, ksWhy, gokaBin, gokaWhy string) ([]*restoreRow, error) {
+	topic := fmt.Sprintf("nexmark-restore-%x-changelog", time.Now().UnixNano()&0xffffff)
+	log := state.Changelog{Topic: topic, Partition: 0}
+	t0 := time.Now()
+	end, err := fillChangelog(ctx, cl.connOpts(), log, n.Keys, 50_000, tmp)
+	if err != nil {
+		return nil, err
+	}
+	defer deleteTopic(cl.connOpts(), topic)
+	fmt.Printf("restore setup: %s filled with %d keys in %s\n", topic, n.Keys, time.Since(t0).Round(time.Millisecond))
+	b := &restoreBench{conn: cl.connOpts(), log: log, keys: int64(n.Keys), end: end, dir: tmp}
+	brokers := strings.Join(cl.Seeds, ",")
+	rows := []*restoreRow{{name: "R raw franz-go consume"}, {name: "S Store.Restore, cold"},
+		{name: "KS Kafka Streams restore", unavailable: ksWhy}, {name: "G goka restore", unavailable: gokaWhy}}
+	ext := func(i int, round int, cmd *exec.Cmd) (procSample, error) {
+		p, err := startProc(cmd)
+		if err != nil {
+			return procSample{}, err
+		}
+		defer p.stop()
+		timeout := time.After(5 * time.Minute)
+		for {
+			select {
+			case line := <-p.lines:
+				f := strings.Fields(line)
+				if len(f) == 3 && f[0] == "RESTORED" {
+					el := time.Since(p.started)
+					recs, _ := strconv.ParseInt(f[1], 10, 64)
+					if err := p.stop(); err != nil {
+						return procSample{}, err
+					}
+					if recs != int64(n.Keys) {
+						return procSample{}, fmt.Errorf("restored %d records, want %d", recs, n.Keys)
+					}
+					return procSample{Records: recs, Wall: el, CPU: p.cpu, RSS: p.rss}, nil
+				}
+			case <-p.exited:
+				return procSample{}, fmt.Errorf("exited (%v) without a RESTORED line; stderr: %s", p.err, p.tail())
+			case <-timeout:
+				return procSample{}, fmt.Errorf("no RESTORED line within 5 minutes")
+			case <-ctx.Done():
+				return procSample{}, ctx.Err()
+			}
+		}
+	}
+	for round := 0; round <= n.Runs; round++ {
+		for i, row := range rows {
+			if row.unavailable != "" {
+				continue
+			}
+			var s procSample
+			switch i {
+			case 0, 1:
+				var sm sample
+				if i == 0 {
+					sm, err = measure(func() (int64, error) { return b.raw(ctx) })
+				} else {
+					sm, _, _, _, err = b.coldWarm(ctx, round == 0)
+				}
+				s = procSample{Records: sm.Records, Wall: sm.Elapsed, CPU: sm.CPU, RSS: sm.PeakRSS}
+			default:
+				id := fmt.Sprintf("nxr%x%d", time.Now().UnixNano()&0xffffff, round)
+				dir := filepath.Join(tmp, id)
+				_ = os.MkdirAll(dir, 0o755)
+				var cmd *exec.Cmd
+				if i == 2 {
+					cmd = exec.Command(ksRun, "restore", "--brokers", brokers, "--in", topic, "--out", topic+"-out", "--app-id", id, "--state-dir", filepath.Join(dir, "state"))
+				} else {
+					cmd = exec.Command(gokaBin, "restore", "--brokers", brokers, "--in", topic, "--out", topic+"-out", "--group", id, "--storage", filepath.Join(dir, "state"))
+				}
+				s, err = ext(i, round, cmd)
+				os.RemoveAll(dir)
+			}
+			if ctx.Err() != nil {
+				return nil, ctx.Err()
+			}
+			if err != nil {
+				if i < 2 {
+					return nil, fmt.Errorf("%s: %w", row.name, err)
+				}
+				row.unavailable = fmt.Sprintf("failed in round %d: %v", round, err)
+				continue
+			}
+			if round > 0 {
+				row.samples = append(row.samples, s)
+			}
+		}
+	}
+	deleteTopic(cl.connOpts(), topic+"-out")
+	return rows, nil
+}
+
+// nexReport prints the nexmark tables and computes the target entries.
+type nexReport struct {
+	cts     []*contender
+	samples [][]procSample
+	restore []*restoreRow
+	gen     generated
+	m1      m1Result
+}
+
+func (r nexReport) find(name string) []procSample {
+	for i, ct := range r.cts {
+		if short(ct.name) == name && ct.unavailable == "" {
+			return r.samples[i]
+		}
+	}
+	return nil
+}
+
+func (r nexReport) findRestore(name string) []procSample {
+	for _, row := range r.restore {
+		if short(row.name) == name && row.unavailable == "" {
+			return row.samples
+		}
+	}
+	return nil
+}
+
+// ratio is the median over runs of a's rate over b's within one run.
+func ratio(a, b []procSample, f func(procSample) float64) (float64, bool) {
+	if len(a) == 0 || len(a) != len(b) {
+		return 0, false
+	}
+	rs := make([]float64, len(a))
+	for i := range a {
+		rs[i] = f(a[i]) / f(b[i])
+	}
+	return median(rs), true
+}
+
+func rate(s procSample) float64  { return s.Rate() }
+func rssMB(s procSample) float64 { return float64(s.RSS) / (1 << 20) }
+
+func (r nexReport) print(out io.Writer, brokerName string, n *nexmarkCmd) map[string]result {
+	fmt.Fprintf(out, "nexmark, %d bids (%d pass q2, %d (auction, 10 s window) keys), broker: %s, median of %d interleaved runs after one warm-up round\n\n",
+		r.gen.bids, r.gen.q2, r.gen.windowKeys, brokerName, n.Runs)
+	tw := tabwriter.NewWriter(out, 0, 0, 2, ' ', tabwriter.AlignRight)
+	fmt.Fprintln(tw, "contender\tworkload\trecords/s\t(min – max)\twall s\tCPU s / M records\tpeak RSS MB\t")
+	row := func(name, wl string, ss []procSample) {
+		rates := column2(ss, rate)
+		lo, hi := minMax(rates)
+		fmt.Fprintf(tw, "%s\t%s\t%.0f\t(%.0f – %.0f)\t%.2f\t%.1f\t%.0f\t\n", name, wl, median(rates), lo, hi,
+			median(column2(ss, func(s procSample) float64 { return s.Wall.Seconds() })),
+			median(column2(ss, func(s procSample) float64 { return s.CPU.Seconds() / float64(s.Records) * 1e6 })),
+			median(column2(ss, rssMB)))
+	}
+	var missing []string
+	for i, ct := range r.cts {
+		if ct.unavailable != "" {
+			missing = append(missing, fmt.Sprintf("%s: not available: %s", ct.name, ct.unavailable))
+			continue
+		}
+		row(ct.name, string(ct.wl), r.samples[i])
+	}
+	for _, rr := range r.restore {
+		if rr.unavailable != "" {
+			missing = append(missing, fmt.Sprintf("%s: not available: %s", rr.name, rr.unavailable))
+			continue
+		}
+		row(rr.name, fmt.Sprintf("restore %d keys", n.Keys), rr.samples)
+	}
+	tw.Flush()
+	fmt.Fprintln(out)
+	for _, m := range missing {
+		fmt.Fprintln(out, m)
+	}
+	fmt.Fprintln(out, "records/s: input bids per second, 90% of them over the time from the output holding 10% of its records to all of them (counted by a read_committed consumer), so start-up is left out; wall s: from the process start until the output held every record.")
+	fmt.Fprintln(out, "CPU and peak RSS: each contender process's own (/proc utime+stime over its whole life, VmHWM); R and S restore run in the harness process, whose figures include the embedded broker when there is one.")
+
+	entries := map[string]result{}
+	type target struct {
+		id, what string
+		a, b     []procSample
+		f        func(procSample) float64
+		min      float64
+		max      bool // the target is an upper bound
+	}
+	ts := []target{
+		{"T1", "q0 S/P", r.find("S-q0"), r.find("P"), rate, 0.5, false},
+		{"T2", "q1 S/H1", r.find("S-q1"), r.find("H1"), rate, 1.3, false},
+		{"T3", "q1 S/KS", r.find("S-q1"), r.find("KS-q1"), rate, 1.5, false},
+		{"T4", "q1 S/G", r.find("S-q1"), r.find("G-q1"), rate, 2.5, false},
+		{"T5", "q2 S / q1 S", r.find("S-q2"), r.find("S-q1"), rate, 1.2, false},
+		{"T6", "agg S/KS", r.find("S-agg"), r.find("KS-agg"), rate, 2, false},
+		{"T7", "agg S/HA", r.find("S-agg"), r.find("HA"), rate, 0.8, false},
+		{"T8", "agg S/G", r.find("S-agg"), r.find("G-agg"), rate, 3, false},
+		{"T9", "restore S/R", r.findRestore("S"), r.findRestore("R"), rate, 0.5, false},
+		{"T10", "restore S/KS", r.findRestore("S"), r.findRestore("KS"), rate, 2, false},
+		{"T11", "agg exactly_once / at_least_once", r.find("S-agg"), r.find("S-agg-alo"), rate, 0.85, false},
+		{"M2", "agg Sluice RSS / KS RSS", r.find("S-agg"), r.find("KS-agg"), rssMB, 0.5, true},
+	}
+	fmt.Fprintln(out)
+	for _, t := range ts {
+		v, ok := ratio(t.a, t.b, t.f)
+		if !ok {
+			fmt.Fprintf(out, "%-4s %-34s not measured (a contender is not available)\n", t.id, t.what)
+			continue
+		}
+		met := v >= t.min
+		cmp := "≥"
+		if t.max {
+			met, cmp = v <= t.min, "≤"
+		}
+		fmt.Fprintf(out, "%-4s %-34s %6.2f  target %s %g: %s\n", t.id, t.what, v, cmp, t.min, verdict(met))
+		entries[t.id] = result{Value: round3(v), Target: t.min}
+	}
+	// M1 is stated for an aggregation over 1,000,000 keys: only a run
+	// with that many keys writes it.
+	switch m := r.m1; {
+	case m.unavailable != "":
+		fmt.Fprintf(out, "%-4s %-34s not measured: %s\n", "M1", "Sluice agg peak RSS MB", m.unavailable)
+	case m.keys < 1_000_000:
+		fmt.Fprintf(out, "%-4s %-34s not measured: the M1 aggregation had %d keys, not 1,000,000 (S-agg peak RSS there: %.0f MB)\n", "M1", "Sluice agg peak RSS MB", m.keys, rssMB(m.sample))
+	default:
+		mb := rssMB(m.sample)
+		fmt.Fprintf(out, "%-4s %-34s %6.0f  target ≤ 400 MB (%d keys, one run): %s\n", "M1", "Sluice agg peak RSS MB", mb, m.keys, verdict(mb <= 400))
+		entries["M1"] = result{Value: round3(mb), Target: 400}
+	}
+	return entries
+}
+
+func column2(ss []procSample, f func(procSample) float64) []float64 {
+	out := make([]float64, len(ss))
+	for i, s := range ss {
+		out[i] = f(s)
+	}
+	return out
+}
