@@ -56,15 +56,28 @@ func (c *jsonCodec) decodeFast(data []byte, dst []any) error {
 	}
 	filled := filledBuf[:n]
 	c.markSkipped(filled)
-	pending := false
+	// One pass: a field named exactly like a column sets it, even over
+	// a case-insensitive match seen before; a case-insensitive match
+	// sets a column nothing matched yet.
+	var exactBuf [64]bool
+	exact := exactBuf[:n]
 	obj.Visit(func(k []byte, fv *fastjson.Value) {
 		if err != nil {
 			return
 		}
 		i, ok := c.exact[string(k)]
-		if !ok {
-			pending = true
-			return
+		if ok {
+			exact[i] = true
+		} else {
+			var lower [64]byte
+			if len(k) > len(lower) {
+				i, ok = c.folded[strings.ToLower(string(k))]
+			} else {
+				i, ok = c.folded[string(asciiLower(lower[:0], k))]
+			}
+			if !ok || filled[i] {
+				return
+			}
 		}
 		if c.skips(i) {
 			return
@@ -74,25 +87,6 @@ func (c *jsonCodec) decodeFast(data []byte, dst []any) error {
 			dst[i], filled[i] = x, true
 		}
 	})
-	if err == nil && pending {
-		// Exact field names win over case-insensitive matches.
-		obj.Visit(func(k []byte, fv *fastjson.Value) {
-			if err != nil {
-				return
-			}
-			if _, ok := c.exact[string(k)]; ok {
-				return
-			}
-			i, ok := c.folded[strings.ToLower(string(k))]
-			if !ok || filled[i] {
-				return
-			}
-			var x any
-			if x, err = fastValue(fv, c.cols[i]); err == nil {
-				dst[i], filled[i] = x, true
-			}
-		})
-	}
 	if err != nil {
 		return err
 	}
@@ -176,4 +170,16 @@ func plainJSON(v *fastjson.Value) any {
 		return out
 	}
 	return nil
+}
+
+// asciiLower appends k lower-cased; bytes past ASCII are kept as they are
+// (a column name with such letters then needs its exact spelling).
+func asciiLower(dst, k []byte) []byte {
+	for _, ch := range k {
+		if 'A' <= ch && ch <= 'Z' {
+			ch += 'a' - 'A'
+		}
+		dst = append(dst, ch)
+	}
+	return dst
 }
