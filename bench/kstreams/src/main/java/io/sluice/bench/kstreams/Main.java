@@ -314,6 +314,8 @@ public final class Main {
                   terminating.set(true);
                   streams.close(Duration.ofSeconds(30));
                   if (tempStateDir != null) deleteTree(tempStateDir);
+                  // The client is closed: exit 0 rather than the JVM's 143 for SIGTERM.
+                  Runtime.getRuntime().halt(failed.get() ? 1 : 0);
                 },
                 "kstreams-bench-shutdown"));
 
