@@ -1,0 +1,374 @@
+package io.sluice.bench.kstreams;
+
+import com.fasterxml.jackson.annotation.JsonIgnoreProperties;
+import com.fasterxml.jackson.annotation.JsonPropertyOrder;
+import com.fasterxml.jackson.databind.ObjectMapper;
+import java.io.IOException;
+import java.io.PrintStream;
+import java.lang.management.ManagementFactory;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.time.Duration;
+import java.util.Comparator;
+import java.util.List;
+import java.util.Map;
+import java.util.Properties;
+import java.util.concurrent.CountDownLatch;
+import java.util.concurrent.ExecutionException;
+import java.util.concurrent.atomic.AtomicBoolean;
+import java.util.concurrent.atomic.AtomicLong;
+import java.util.stream.Stream;
+import org.apache.kafka.clients.admin.Admin;
+import org.apache.kafka.clients.admin.AdminClientConfig;
+import org.apache.kafka.clients.admin.NewTopic;
+import org.apache.kafka.clients.admin.TopicDescription;
+import org.apache.kafka.clients.consumer.ConsumerConfig;
+import org.apache.kafka.common.TopicPartition;
+import org.apache.kafka.common.errors.TopicExistsException;
+import org.apache.kafka.common.serialization.Deserializer;
+import org.apache.kafka.common.serialization.Serde;
+import org.apache.kafka.common.serialization.Serdes;
+import org.apache.kafka.common.serialization.Serializer;
+import org.apache.kafka.common.utils.Bytes;
+import org.apache.kafka.streams.CloseOptions;
+import org.apache.kafka.streams.KafkaStreams;
+import org.apache.kafka.streams.KeyValue;
+import org.apache.kafka.streams.StreamsBuilder;
+import org.apache.kafka.streams.StreamsConfig;
+import org.apache.kafka.streams.Topology;
+import org.apache.kafka.streams.kstream.Consumed;
+import org.apache.kafka.streams.kstream.Materialized;
+import org.apache.kafka.streams.kstream.Produced;
+import org.apache.kafka.streams.kstream.TimeWindows;
+import org.apache.kafka.streams.processor.StateRestoreListener;
+import org.apache.kafka.streams.state.KeyValueStore;
+import org.apache.kafka.streams.state.WindowStore;
+
+/**
+ * Kafka Streams 4.4 implementations of the queries Sluice is benchmarked against.
+ *
+ * <pre>
+ * run &lt;q1|q2|agg|restore&gt; --brokers ADDR --in TOPIC --out TOPIC --app-id ID [--state-dir DIR]
+ * </pre>
+ *
+ * Written the way a typical Kafka Streams user would write them: the DSL, a Jackson JSON serde
+ * over small POJOs, default store types (RocksDB with a changelog). Stdout carries nothing but
+ * the restore mode's RESTORED line; logging goes to stderr at WARN (simplelogger.properties).
+ */
+public final class Main {
+
+  static final ObjectMapper MAPPER = new ObjectMapper();
+
+  // ------------------------------------------------------------------ records
+
+  /** A Nexmark bid as it is on the input topic. */
+  @JsonIgnoreProperties(ignoreUnknown = true)
+  @JsonPropertyOrder({"auction", "bidder", "price", "channel", "url", "dateTime", "extra"})
+  public static final class Bid {
+    public long auction;
+    public long bidder;
+    public long price;
+    public String channel;
+    public String url;
+    public long dateTime;
+    public String extra;
+  }
+
+  /** Nexmark q1: the bid with its price converted to euros. */
+  @JsonPropertyOrder({"auction", "bidder", "price", "dateTime"})
+  public static final class CurrencyBid {
+    public long auction;
+    public long bidder;
+    public double price;
+    public long dateTime;
+
+    public CurrencyBid() {}
+
+    CurrencyBid(Bid b) {
+      auction = b.auction;
+      bidder = b.bidder;
+      price = b.price * 0.908;
+      dateTime = b.dateTime;
+    }
+  }
+
+  /** The agg mode's aggregate: count and sum of price per auction and window. */
+  @JsonPropertyOrder({"count", "sum"})
+  public static final class CountSum {
+    public long count;
+    public long sum;
+  }
+
+  /** The usual hand-written Jackson serde. */
+  static <T> Serde<T> jsonSerde(Class<T> type) {
+    Serializer<T> ser =
+        (topic, value) -> {
+          if (value == null) return null;
+          try {
+            return MAPPER.writeValueAsBytes(value);
+          } catch (IOException e) {
+            throw new RuntimeException("cannot write " + type.getSimpleName(), e);
+          }
+        };
+    Deserializer<T> de =
+        (topic, bytes) -> {
+          if (bytes == null) return null;
+          try {
+            return MAPPER.readValue(bytes, type);
+          } catch (IOException e) {
+            throw new RuntimeException("cannot read " + type.getSimpleName(), e);
+          }
+        };
+    return Serdes.serdeFrom(ser, de);
+  }
+
+  // ------------------------------------------------------------------ topologies
+
+  static final Serde<String> STRING = Serdes.String();
+  static final Serde<Bid> BID = jsonSerde(Bid.class);
+
+  static Topology q1(String in, String out) {
+    StreamsBuilder b = new StreamsBuilder();
+    b.stream(in, Consumed.with(STRING, BID))
+        .mapValues(CurrencyBid::new)
+        .to(out, Produced.with(STRING, jsonSerde(CurrencyBid.class)));
+    return b.build();
+  }
+
+  static Topology q2(String in, String out) {
+    StreamsBuilder b = new StreamsBuilder();
+    b.stream(in, Consumed.with(STRING, BID))
+        .filter((k, bid) -> bid.auction % 123 == 0)
+        .to(out, Produced.with(STRING, BID));
+    return b.build();
+  }
+
+  static Topology agg(String in, String out) {
+    Serde<CountSum> countSum = jsonSerde(CountSum.class);
+    StreamsBuilder b = new StreamsBuilder();
+    b.stream(in, Consumed.with(STRING, BID))
+        .groupByKey()
+        // Tumbling 10 s windows on the record timestamp (= dateTime), with a small grace for
+        // slightly out-of-order bids.
+        .windowedBy(TimeWindows.ofSizeAndGrace(Duration.ofSeconds(10), Duration.ofSeconds(2)))
+        .aggregate(
+            CountSum::new,
+            (auction, bid, acc) -> {
+              acc.count++;
+              acc.sum += bid.price;
+              return acc;
+            },
+            // Default store: RocksDB, with a changelog topic. The record cache is off so that
+            // every update is emitted downstream (no suppression, no cache de-duplication).
+            Materialized.<String, CountSum, WindowStore<Bytes, byte[]>>as("agg-store")
+                .withKeySerde(STRING)
+                .withValueSerde(countSum)
+                .withCachingDisabled())
+        .toStream()
+        .map((wk, v) -> KeyValue.pair(wk.key() + "@" + wk.window().start(), v))
+        .to(out, Produced.with(STRING, countSum));
+    return b.build();
+  }
+
+  static Topology restore(String in, Properties props) {
+    StreamsBuilder b = new StreamsBuilder();
+    // A KTable straight from the input topic. With topology.optimization=all (set in main) the
+    // input topic itself serves as the store's changelog (source-topic reuse): no
+    // "-restore-store-changelog" topic is created, and on a start with empty local state the
+    // store is restored from the input topic, as Kafka Streams users with such a table get.
+    b.table(
+        in,
+        Consumed.with(STRING, STRING),
+        Materialized.<String, String, KeyValueStore<Bytes, byte[]>>as("restore-store"));
+    return b.build(props);
+  }
+
+  // ------------------------------------------------------------------ main
+
+  public static void main(String[] args) throws Exception {
+    final long jvmStart = ManagementFactory.getRuntimeMXBean().getStartTime();
+    // Everything but the RESTORED line goes to stderr: keep stray prints off stdout.
+    final PrintStream stdout = System.out;
+    System.setOut(System.err);
+
+    if (args.length < 1) usage("missing mode");
+    String mode = args[0];
+    String brokers = null, in = null, out = null, appId = null, stateDir = null;
+    for (int i = 1; i < args.length; i++) {
+      String a = args[i];
+      if (i + 1 >= args.length) usage("missing value for " + a);
+      String v = args[++i];
+      switch (a) {
+        case "--brokers" -> brokers = v;
+        case "--in" -> in = v;
+        case "--out" -> out = v;
+        case "--app-id" -> appId = v;
+        case "--state-dir" -> stateDir = v;
+        default -> usage("unknown flag " + a);
+      }
+    }
+    if (brokers == null || in == null || out == null || appId == null) {
+      usage("--brokers, --in, --out and --app-id are required");
+    }
+    Path tempState = null;
+    if (stateDir == null) {
+      tempState = Files.createTempDirectory("kstreams-bench-");
+      stateDir = tempState.toString();
+    }
+
+    Properties props = new Properties();
+    props.put(StreamsConfig.APPLICATION_ID_CONFIG, appId);
+    props.put(StreamsConfig.BOOTSTRAP_SERVERS_CONFIG, brokers);
+    props.put(StreamsConfig.STATE_DIR_CONFIG, stateDir);
+    // One stream thread: the benchmark machine has 2 cores, shared with the broker.
+    props.put(StreamsConfig.NUM_STREAM_THREADS_CONFIG, 1);
+    props.put(ConsumerConfig.AUTO_OFFSET_RESET_CONFIG, "earliest");
+
+    Topology topology;
+    switch (mode) {
+      case "q1" -> {
+        props.put(StreamsConfig.PROCESSING_GUARANTEE_CONFIG, StreamsConfig.AT_LEAST_ONCE);
+        topology = q1(in, out);
+      }
+      case "q2" -> {
+        props.put(StreamsConfig.PROCESSING_GUARANTEE_CONFIG, StreamsConfig.AT_LEAST_ONCE);
+        topology = q2(in, out);
+      }
+      case "agg" -> {
+        props.put(StreamsConfig.PROCESSING_GUARANTEE_CONFIG, StreamsConfig.EXACTLY_ONCE_V2);
+        props.put(StreamsConfig.COMMIT_INTERVAL_MS_CONFIG, 100);
+        topology = agg(in, out);
+      }
+      case "restore" -> {
+        // Reuse the KTable's source topic as its changelog (see restore()).
+        props.put(StreamsConfig.TOPOLOGY_OPTIMIZATION_CONFIG, StreamsConfig.OPTIMIZE);
+        topology = restore(in, props);
+      }
+      default -> {
+        usage("unknown mode " + mode);
+        return;
+      }
+    }
+
+    // Kafka Streams does not create sink topics; the broker does not auto-create them either.
+    if (!mode.equals("restore")) ensureOutputTopic(brokers, in, out);
+
+    KafkaStreams streams = new KafkaStreams(topology, props);
+    CountDownLatch closed = new CountDownLatch(1);
+    AtomicBoolean failed = new AtomicBoolean();
+    streams.setUncaughtExceptionHandler(
+        e -> {
+          System.err.println("kstreams-bench: stream thread failed: " + e);
+          e.printStackTrace(System.err);
+          failed.set(true);
+          return org.apache.kafka.streams.errors.StreamsUncaughtExceptionHandler
+              .StreamThreadExceptionResponse.SHUTDOWN_CLIENT;
+        });
+
+    if (mode.equals("restore")) {
+      AtomicLong restored = new AtomicLong();
+      AtomicLong restoreEnd = new AtomicLong(); // wall-clock ms of the latest onRestoreEnd
+      AtomicBoolean printed = new AtomicBoolean();
+      streams.setGlobalStateRestoreListener(
+          new StateRestoreListener() {
+            @Override
+            public void onRestoreStart(TopicPartition tp, String store, long start, long end) {}
+
+            @Override
+            public void onBatchRestored(TopicPartition tp, String store, long end, long n) {}
+
+            @Override
+            public void onRestoreEnd(TopicPartition tp, String store, long total) {
+              restored.addAndGet(total);
+              restoreEnd.set(System.currentTimeMillis());
+            }
+          });
+      // The client reaches RUNNING only once its thread has restored all its tasks' stores, so
+      // the first RUNNING means "restore complete". Millis are counted from the JVM's start.
+      streams.setStateListener(
+          (now, before) -> {
+            if (now == KafkaStreams.State.RUNNING && printed.compareAndSet(false, true)) {
+              long end = restoreEnd.get();
+              if (end == 0) end = System.currentTimeMillis(); // nothing needed restoring
+              stdout.println("RESTORED " + restored.get() + " " + (end - jvmStart));
+              stdout.flush();
+            }
+            if (now == KafkaStreams.State.NOT_RUNNING || now == KafkaStreams.State.ERROR) {
+              closed.countDown();
+            }
+          });
+    } else {
+      streams.setStateListener(
+          (now, before) -> {
+            if (now == KafkaStreams.State.NOT_RUNNING || now == KafkaStreams.State.ERROR) {
+              closed.countDown();
+            }
+          });
+    }
+
+    final Path tempStateDir = tempState;
+    AtomicBoolean terminating = new AtomicBoolean();
+    Runtime.getRuntime()
+        .addShutdownHook(
+            new Thread(
+                () -> {
+                  terminating.set(true);
+                  close(streams);
+                  if (tempStateDir != null) deleteTree(tempStateDir);
+                  // The client is closed: exit 0 rather than the JVM's 143 for SIGTERM.
+                  Runtime.getRuntime().halt(failed.get() ? 1 : 0);
+                },
+                "kstreams-bench-shutdown"));
+
+    streams.start();
+    closed.await();
+    // On SIGTERM the hook closes the client and the JVM exits when the hook is done.
+    if (terminating.get()) return;
+    // The client stopped by itself (an error).
+    close(streams);
+    System.exit(failed.get() ? 1 : 0);
+  }
+
+  /**
+   * Closes the client and leaves the consumer group, so that a restart with the same
+   * application.id (as the restore benchmark does) is assigned its partitions at once instead of
+   * waiting out session.timeout.ms (45 s) for this member to expire. Kafka Streams' own default
+   * close does not leave the group.
+   */
+  static void close(KafkaStreams streams) {
+    streams.close(
+        CloseOptions.groupMembershipOperation(CloseOptions.GroupMembershipOperation.LEAVE_GROUP)
+            .withTimeout(Duration.ofSeconds(30)));
+  }
+
+  /** Creates --out, with --in's partition count and replication factor 1, if it is missing. */
+  static void ensureOutputTopic(String brokers, String in, String out) throws Exception {
+    try (Admin admin = Admin.create(Map.of(AdminClientConfig.BOOTSTRAP_SERVERS_CONFIG, brokers))) {
+      if (admin.listTopics().names().get().contains(out)) return;
+      TopicDescription d = admin.describeTopics(List.of(in)).allTopicNames().get().get(in);
+      try {
+        admin
+            .createTopics(List.of(new NewTopic(out, d.partitions().size(), (short) 1)))
+            .all()
+            .get();
+      } catch (ExecutionException e) {
+        if (!(e.getCause() instanceof TopicExistsException)) throw e;
+      }
+    }
+  }
+
+  static void deleteTree(Path root) {
+    try (Stream<Path> s = Files.walk(root)) {
+      s.sorted(Comparator.reverseOrder()).forEach(p -> p.toFile().delete());
+    } catch (IOException ignored) {
+    }
+  }
+
+  static void usage(String why) {
+    System.err.println("kstreams-bench: " + why);
+    System.err.println(
+        "usage: run <q1|q2|agg|restore> --brokers ADDR --in TOPIC --out TOPIC --app-id ID"
+            + " [--state-dir DIR]");
+    System.exit(2);
+  }
+}
