@@ -269,7 +269,7 @@ func sluiceSQL(wl workload, guarantee, in, out string) string {
 	case q0:
 		fmt.Fprintf(&b, "CREATE STREAM OUT WITH (KAFKA_TOPIC='%s') AS SELECT * FROM BIDS;\n", out)
 	case q1:
-		fmt.Fprintf(&b, "CREATE STREAM OUT WITH (KAFKA_TOPIC='%s') AS SELECT K, AUCTION, BIDDER, PRICE * 0.908 AS PRICE, `dateTime` FROM BIDS;\n", out)
+		fmt.Fprintf(&b, "CREATE STREAM OUT WITH (KAFKA_TOPIC='%s') AS SELECT K, AUCTION, BIDDER, CAST(PRICE AS DOUBLE) * 0.908 AS PRICE, `dateTime` FROM BIDS;\n", out)
 	case q2:
 		fmt.Fprintf(&b, "CREATE STREAM OUT WITH (KAFKA_TOPIC='%s') AS SELECT K, AUCTION, PRICE FROM BIDS WHERE AUCTION %% 123 = 0;\n", out)
 	case agg:
