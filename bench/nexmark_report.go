@@ -39,6 +39,21 @@ func (n *nexmarkCmd) restore(ctx context.Context, c *cli, cl *cluster, tmp, ksRu
 	defer deleteTopic(cl.connOpts(), topic)
 	fmt.Printf("restore setup: %s filled with %d keys in %s\n", topic, n.Keys, time.Since(t0).Round(time.Millisecond))
 	b := &restoreBench{conn: cl.connOpts(), log: log, keys: int64(n.Keys), end: end, dir: tmp}
+	// goka restores its group table, the topic <group>-table: one with the
+	// same keys, and an empty input topic, serve every round (each starts
+	// on empty storage, so it reads the whole table).
+	gokaGroup := fmt.Sprintf("nxg%x", time.Now().UnixNano()&0xffffff)
+	if gokaWhy == "" {
+		if _, err := fillChangelog(ctx, cl.connOpts(), state.Changelog{Topic: gokaGroup + "-table", Partition: 0}, n.Keys, 50_000, tmp); err != nil {
+			gokaWhy = fmt.Sprintf("filling its table topic: %v", err)
+		} else {
+			defer deleteTopic(cl.connOpts(), gokaGroup+"-table")
+			if err := createTopic(ctx, cl, gokaGroup+"-in", 1); err != nil {
+				gokaWhy = fmt.Sprintf("creating its input topic: %v", err)
+			}
+			defer deleteTopic(cl.connOpts(), gokaGroup+"-in")
+		}
+	}
 	brokers := strings.Join(cl.Seeds, ",")
 	rows := []*restoreRow{{name: "R raw franz-go consume"}, {name: "S Store.Restore, cold"},
 		{name: "KS Kafka Streams restore", unavailable: ksWhy}, {name: "G goka restore", unavailable: gokaWhy}}
@@ -104,7 +119,7 @@ func (n *nexmarkCmd) restore(ctx context.Context, c *cli, cl *cluster, tmp, ksRu
 					}
 					cmd = exec.Command(ksRun, "restore", "--brokers", brokers, "--in", topic, "--out", topic+"-out", "--app-id", id, "--state-dir", filepath.Join(dir, "state"))
 				} else {
-					cmd = exec.Command(gokaBin, "restore", "--brokers", brokers, "--in", topic, "--out", topic+"-out", "--group", id, "--storage", filepath.Join(dir, "state"))
+					cmd = exec.Command(gokaBin, "restore", "--brokers", brokers, "--in", gokaGroup+"-in", "--out", topic+"-out", "--group", gokaGroup, "--storage", filepath.Join(dir, "state"))
 				}
 				s, err = ext(i, round, cmd)
 				os.RemoveAll(dir)
@@ -298,4 +313,18 @@ func primeKStreams(ctx context.Context, cl *cluster, ksRun, brokers, topic, id, 
 		}
 	}
 	return fmt.Errorf("group %s did not commit offset %d of %s within 5 minutes", id, end, topic)
+}
+
+// createTopic creates a topic with the given partitions.
+func createTopic(ctx context.Context, cl *cluster, topic string, partitions int32) error {
+	kc, err := kgo.NewClient(cl.connOpts()...)
+	if err != nil {
+		return err
+	}
+	defer kc.Close()
+	resp, err := kadm.NewClient(kc).CreateTopics(ctx, partitions, -1, nil, topic)
+	if err != nil {
+		return err
+	}
+	return resp.Error()
 }
