@@ -30,7 +30,7 @@ func nexmarkBid(i int) []byte {
 func BenchmarkPipeline(b *testing.B) {
 	for _, tc := range []struct{ name, sql string }{
 		{"q0", "CREATE STREAM OUT AS SELECT * FROM BIDS;"},
-		{"q1", "CREATE STREAM OUT AS SELECT auction, bidder, price * 0.908 AS price, dateTime FROM BIDS;"},
+		{"q1", "CREATE STREAM OUT AS SELECT auction, bidder, CAST(price AS DOUBLE) * 0.908 AS price, dateTime FROM BIDS;"},
 		{"q2", "CREATE STREAM OUT AS SELECT * FROM BIDS WHERE auction % 123 = 0;"},
 		{"agg", "CREATE TABLE OUT AS SELECT auction, COUNT(*) AS n, SUM(price) AS total FROM BIDS WINDOW TUMBLING (SIZE 10 SECONDS) GROUP BY auction EMIT CHANGES;"},
 	} {

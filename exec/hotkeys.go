@@ -50,18 +50,21 @@ func NewHotKeys() *HotKeys {
 }
 
 // Add counts one record with key.
-func (h *HotKeys) Add(key []byte) {
+func (h *HotKeys) Add(key []byte) { h.AddN(key, 1) }
+
+// AddN counts n records with key (one sampled record standing for n).
+func (h *HotKeys) AddN(key []byte, n int64) {
 	h.mu.Lock()
 	defer h.mu.Unlock()
-	h.records++
+	h.records += n
 	if i, ok := h.index[string(key)]; ok {
-		h.counts[i]++
+		h.counts[i] += n
 		return
 	}
 	k := string(key) // one copy, shared by the index and the counter
 	if h.n < HotKeyCounters {
 		h.index[k] = h.n
-		h.keys[h.n], h.counts[h.n] = k, 1
+		h.keys[h.n], h.counts[h.n] = k, n
 		h.n++
 		return
 	}
@@ -74,7 +77,7 @@ func (h *HotKeys) Add(key []byte) {
 	delete(h.index, h.keys[low])
 	h.index[k] = low
 	h.keys[low], h.errs[low] = k, h.counts[low]
-	h.counts[low]++
+	h.counts[low] += n
 }
 
 // Top returns the keys the sketch keeps, busiest first (by Count, then

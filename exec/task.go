@@ -23,6 +23,12 @@ const (
 	TaskClosed    TaskState = "CLOSED"
 )
 
+// Hot-key sampling (see Task.Process).
+const (
+	hotExact  = 4096
+	hotSample = 8
+)
+
 // streamTimeKey stores a task's stream time in its state checkpoint, so
 // a restarted task keeps closing windows where it left off.
 const streamTimeKey = "#streamtime"
@@ -54,7 +60,8 @@ type Task struct {
 	idleFrom   int64
 	// behind lists further inputs whose partition was not yet assigned
 	// when the task restored the tables they carry (see KafkaRunner).
-	behind map[string]bool
+	behind  map[string]bool
+	hotSeen int64
 	// hot tracks the busiest input keys: for an aggregation after a
 	// repartition the input key is the group key.
 	hot *HotKeys
@@ -226,7 +233,14 @@ func (t *Task) Process(rec *Record) (err error) {
 	}
 	t.tc.input, t.tc.outSeq = rec, 0
 	t.tc.Metrics.RecordsIn.Add(1)
-	t.hot.Add(rec.Key)
+	// The first hotExact records are counted one by one, then one in
+	// hotSample stands for hotSample: the shares stay right at an eighth
+	// of the cost.
+	if t.hotSeen++; t.hotSeen <= hotExact {
+		t.hot.Add(rec.Key)
+	} else if t.hotSeen%hotSample == 0 {
+		t.hot.AddN(rec.Key, hotSample)
+	}
 	t.row = Row{}
 	if err := in.dec.decode(rec, &t.row); err != nil {
 		kind := ErrKindDeserialize

@@ -27,6 +27,9 @@ type jsonCodec struct {
 	missing int
 	// needed, when set, marks the columns Decode converts (Select).
 	needed []bool
+	// fields remembers the field names of recent records by position
+	// (see field); a codec serves one goroutine.
+	fields []fieldCol
 }
 
 // Select makes Decode convert only the needed columns.

@@ -61,23 +61,21 @@ func (c *jsonCodec) decodeFast(data []byte, dst []any) error {
 	// sets a column nothing matched yet.
 	var exactBuf [64]bool
 	exact := exactBuf[:n]
+	j := 0
 	obj.Visit(func(k []byte, fv *fastjson.Value) {
 		if err != nil {
 			return
 		}
-		i, ok := c.exact[string(k)]
-		if ok {
+		f := c.field(j, k)
+		j++
+		i := f.col
+		switch {
+		case i < 0:
+			return
+		case f.exact:
 			exact[i] = true
-		} else {
-			var lower [64]byte
-			if len(k) > len(lower) {
-				i, ok = c.folded[strings.ToLower(string(k))]
-			} else {
-				i, ok = c.folded[string(asciiLower(lower[:0], k))]
-			}
-			if !ok || filled[i] {
-				return
-			}
+		case filled[i]:
+			return
 		}
 		if c.skips(i) {
 			return
@@ -182,4 +180,43 @@ func asciiLower(dst, k []byte) []byte {
 		dst = append(dst, ch)
 	}
 	return dst
+}
+
+// fieldCol is what a JSON field name means to a codec: the column it
+// sets (-1: none) and whether it names it exactly.
+type fieldCol struct {
+	name  string
+	col   int
+	exact bool
+}
+
+// field resolves the j-th field name of an object. Records of a topic
+// mostly name the same fields in the same order, so the codec remembers
+// each position's last name and what it meant, and a repeat costs a
+// comparison instead of hashing.
+func (c *jsonCodec) field(j int, k []byte) fieldCol {
+	if j < len(c.fields) && c.fields[j].name == string(k) {
+		return c.fields[j]
+	}
+	f := fieldCol{name: string(k), col: -1}
+	if i, ok := c.exact[f.name]; ok {
+		f.col, f.exact = i, true
+	} else {
+		var lower [64]byte
+		if len(k) > len(lower) {
+			i, ok = c.folded[strings.ToLower(f.name)]
+		} else {
+			i, ok = c.folded[string(asciiLower(lower[:0], k))]
+		}
+		if ok {
+			f.col = i
+		}
+	}
+	switch {
+	case j < len(c.fields):
+		c.fields[j] = f
+	case j == len(c.fields) && j < 64:
+		c.fields = append(c.fields, f)
+	}
+	return f
 }
