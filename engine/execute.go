@@ -87,7 +87,12 @@ func (e *Engine) executeIn(ctx context.Context, text string, sess *session) ([]*
 	if err != nil {
 		return nil, err
 	}
-	var out []*Result
+	return e.executeAll(ctx, stmts, sess, nil)
+}
+
+// executeAll runs parsed statements in order, appending their results to
+// out; the first failure stops it.
+func (e *Engine) executeAll(ctx context.Context, stmts []parser.Parsed, sess *session, out []*Result) ([]*Result, error) {
 	for _, p := range stmts {
 		r, err := e.executeStatement(ctx, p, sess)
 		if err != nil {
@@ -113,12 +118,8 @@ func (e *Engine) executeSubstituted(ctx context.Context, text string, sess *sess
 		if err != nil {
 			return out, err
 		}
-		for _, p := range stmts {
-			r, err := e.executeStatement(ctx, p, sess)
-			if err != nil {
-				return out, &StatementError{Statement: p.Text, Err: err}
-			}
-			out = append(out, r)
+		if out, err = e.executeAll(ctx, stmts, sess, out); err != nil {
+			return out, err
 		}
 	}
 	return out, nil

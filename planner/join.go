@@ -795,18 +795,9 @@ func (p *planning) repartitionJoinInput(in *joinInput, name string, c expr.Compi
 // input (the synthetic key first), ALIAS.* one input's; a column named
 // with its source is called ALIAS_COLUMN, as in ksqlDB.
 func joinItems(sel *parser.Select, l *joinLayout) ([]item, error) {
-	var items []item
+	var list itemList
+	add := list.add
 	generated := 0
-	seen := map[string]bool{}
-	add := func(it item) error {
-		key := strings.ToUpper(it.name)
-		if seen[key] {
-			return posErr(it.pos, fmt.Errorf("%w: duplicate output column name %s; use an alias", ErrInvalid, it.name))
-		}
-		seen[key] = true
-		items = append(items, it)
-		return nil
-	}
 	for _, si := range sel.Items {
 		if si.Star {
 			var ins []*joinInput
@@ -857,7 +848,7 @@ func joinItems(sel *parser.Select, l *joinLayout) ([]item, error) {
 			return nil, err
 		}
 	}
-	return items, nil
+	return list.items, nil
 }
 
 // joinKey picks the item that becomes the result's key: the first that

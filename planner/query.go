@@ -136,6 +136,25 @@ func visibleNames(s types.Schema) []string {
 	return out
 }
 
+// itemList collects a SELECT's output columns, refusing a name twice.
+type itemList struct {
+	items []item
+	seen  map[string]bool
+}
+
+func (l *itemList) add(it item) error {
+	key := strings.ToUpper(it.name)
+	if l.seen[key] {
+		return posErr(it.pos, fmt.Errorf("%w: duplicate output column name %s; use an alias", ErrInvalid, it.name))
+	}
+	if l.seen == nil {
+		l.seen = map[string]bool{}
+	}
+	l.seen[key] = true
+	l.items = append(l.items, it)
+	return nil
+}
+
 // item is one output column of a SELECT before planning.
 type item struct {
 	expr parser.Expr
@@ -151,18 +170,9 @@ type item struct {
 // ksqlDB: a persistent query writes them in the windowed key of its sink,
 // not again in the value.
 func expandItems(sel *parser.Select, sc *scope, persistent bool) ([]item, error) {
-	var items []item
+	var l itemList
+	add := l.add
 	generated := 0
-	seen := map[string]bool{}
-	add := func(it item) error {
-		key := strings.ToUpper(it.name)
-		if seen[key] {
-			return posErr(it.pos, fmt.Errorf("%w: duplicate output column name %s; use an alias", ErrInvalid, it.name))
-		}
-		seen[key] = true
-		items = append(items, it)
-		return nil
-	}
 	for _, si := range sel.Items {
 		if si.Star {
 			if si.StarSource != "" && !strings.EqualFold(si.StarSource, sc.src.Name) && !strings.EqualFold(si.StarSource, sc.alias) {
@@ -197,7 +207,7 @@ func expandItems(sel *parser.Select, sc *scope, persistent bool) ([]item, error)
 			return nil, err
 		}
 	}
-	return items, nil
+	return l.items, nil
 }
 
 // PlanQuery plans a SELECT. With a target it is a persistent query
