@@ -4,7 +4,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"strconv"
+	"math"
 	"strings"
 	"unicode/utf8"
 
@@ -114,18 +114,20 @@ func fastValue(v *fastjson.Value, col types.Column) (x any, err error) {
 			return string(b), nil
 		}
 	case fastjson.TypeNumber:
-		raw := v.MarshalTo(nil)
+		// fastjson parses a number's text in place, without a copy; a
+		// fraction or exponent where an integer is wanted, or a value out
+		// of range, goes the general way.
 		switch t.Kind {
 		case types.BigInt:
-			if n, err := strconv.ParseInt(string(raw), 10, 64); err == nil {
+			if n, err := v.Int64(); err == nil {
 				return n, nil
 			}
 		case types.Integer:
-			if n, err := strconv.ParseInt(string(raw), 10, 32); err == nil {
+			if n, err := v.Int64(); err == nil && n >= math.MinInt32 && n <= math.MaxInt32 {
 				return int32(n), nil
 			}
 		case types.Double:
-			if f, err := strconv.ParseFloat(string(raw), 64); err == nil {
+			if f, err := v.Float64(); err == nil {
 				return f, nil
 			}
 		}
