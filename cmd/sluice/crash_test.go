@@ -305,8 +305,18 @@ CREATE TABLE %[3]s AS
 	}
 
 	var kills []killPoint
-	for i, frac := range []float64{0.25, 0.60} {
-		kp := killAt(p, int64(frac*crashRecords))
+	for i := range 2 {
+		// The first kill lands once a quarter of the records are out. The
+		// second lands at the restarted engine's next write after the
+		// second half of the input was released: it works through that
+		// backlog in one burst, now often faster than this loop polls, so
+		// a threshold further on could be passed with the burst already
+		// committed.
+		threshold := int64(crashRecords / 4)
+		if i == 1 {
+			threshold = endSum(out) + 1
+		}
+		kp := killAt(p, threshold)
 		kills = append(kills, kp)
 		t.Logf("kill %d at %s: output end offsets %d (%d one poll, %s, before the kill; %d once dead), input end offsets %d; aggregate's committed input offsets %d (%d at this run's start), so killed while writing with %d input records not committed; committed group offsets once dead: %v",
 			i+1, kp.at, kp.outHW, kp.outHWBefore, kp.pollGap, kp.outHWAfter, kp.produced, kp.committedBefore, kp.committedAtStart, crashRecords-kp.committedBefore, kp.committed)
