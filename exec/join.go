@@ -67,9 +67,13 @@ type JoinSide struct {
 //     t + lookback + grace < stream time, lookback being After for left
 //     rows and Before for right rows. Without it (Legacy) such a row is
 //     emitted null-padded at once, and again joined should a match come.
-//     Rows older than Before+After+Grace behind stream time are not kept:
-//     they are late, counted (and sent to LateTopic), but still joined
-//     with what is kept.
+//     A row whose window has already ended (t + lookback < stream time)
+//     and finds no match is emitted null-padded at once. Each side keeps
+//     rows no older than its own newest event time less
+//     Before+After+Grace (as Kafka Streams' window stores do), and is
+//     searched no further back; an older row is late: counted (and sent
+//     to LateTopic), still joined with what the other side keeps, but
+//     not kept.
 type JoinNode struct {
 	Type          JoinType
 	Left, Right   JoinSide
