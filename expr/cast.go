@@ -3,7 +3,6 @@ package expr
 import (
 	"fmt"
 	"math"
-	"math/big"
 	"sort"
 	"strconv"
 	"strings"
@@ -368,54 +367,6 @@ func SaturateInt(f float64, lo, hi int64) int64 {
 		return hi
 	}
 	return int64(f)
-}
-
-// roundDecimal rounds f to d decimal places, half away from zero, on its
-// shortest decimal text rather than its binary value, so 1.005 rounds to
-// 1.01 as ksqlDB's BigDecimal.valueOf(x).setScale(d, HALF_UP) does.
-func roundDecimal(f float64, d int64) float64 {
-	if math.IsNaN(f) || math.IsInf(f, 0) {
-		return f
-	}
-	r, ok := new(big.Rat).SetString(strconv.FormatFloat(f, 'g', -1, 64))
-	if !ok {
-		return f
-	}
-	scale := new(big.Rat).SetInt(new(big.Int).Exp(big.NewInt(10), big.NewInt(abs64(d)), nil))
-	if d >= 0 {
-		r.Mul(r, scale)
-	} else {
-		r.Quo(r, scale)
-	}
-	// Half away from zero: add ±1/2, then truncate toward zero.
-	half := big.NewRat(1, 2)
-	if r.Sign() < 0 {
-		half.Neg(half)
-	}
-	r.Add(r, half)
-	q := new(big.Int).Quo(r.Num(), r.Denom())
-	r.SetInt(q)
-	if d >= 0 {
-		r.Quo(r, scale)
-	} else {
-		r.Mul(r, scale)
-	}
-	out, _ := r.Float64()
-	return out
-}
-
-func abs64(n int64) int64 {
-	if n < 0 {
-		return -n
-	}
-	return n
-}
-
-func roundHalfUp(f float64) float64 {
-	if f < 0 {
-		return -math.Floor(-f + 0.5)
-	}
-	return math.Floor(f + 0.5)
 }
 
 // javaString renders a nested value as ksqlDB does when it casts one to
