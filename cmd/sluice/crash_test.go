@@ -235,7 +235,7 @@ CREATE TABLE %[3]s AS
 		return n
 	}
 
-	// killAt SIGKILLs the engine once the output stream's end offsets
+	// killAt SIGKILLs the engine once the outputs' end offsets
 	// (which include records of open or aborted transactions, transaction
 	// markers and at-least-once duplicates) pass threshold. The kill lands
 	// mid-work because both hold at the last poll before it: (a) the
@@ -255,11 +255,17 @@ CREATE TABLE %[3]s AS
 		}
 		return n
 	}
+	// written is what both queries have written: the stream's output and
+	// the table's. After a kill the stateless query may resume long
+	// before the aggregate (whose group waits for the dead member's
+	// session to expire), so only the two together show the engine at
+	// work.
+	written := func() int64 { return endSum(out) + endSum(table) }
 	killAt := func(p *proc, threshold int64) killPoint {
 		t.Helper()
 		deadline := time.Now().Add(150 * time.Second)
 		committedAtStart := ctasInput(groupOffsets(t, adm, svc))
-		prev, prevAt := endSum(out), time.Now()
+		prev, prevAt := written(), time.Now()
 		for {
 			checkProducer()
 			select {
@@ -272,7 +278,7 @@ CREATE TABLE %[3]s AS
 				p.all = append(p.all, line)
 			default:
 			}
-			cur, curAt := endSum(out), time.Now()
+			cur, curAt := written(), time.Now()
 			inEnd := endSum(in)
 			committed := int64(crashRecords)
 			if cur >= threshold && cur > prev {
@@ -292,7 +298,7 @@ CREATE TABLE %[3]s AS
 				if st := p.cmd.ProcessState; st == nil || st.ExitCode() != -1 {
 					t.Fatalf("engine was not killed by the signal: %v", st)
 				}
-				kp.outHWAfter = endSum(out)
+				kp.outHWAfter = written()
 				kp.committed = groupOffsets(t, adm, svc)
 				return kp
 			}
@@ -314,7 +320,7 @@ CREATE TABLE %[3]s AS
 		// committed.
 		threshold := int64(crashRecords / 4)
 		if i == 1 {
-			threshold = endSum(out) + 1
+			threshold = written() + 1
 		}
 		kp := killAt(p, threshold)
 		kills = append(kills, kp)
@@ -323,7 +329,7 @@ CREATE TABLE %[3]s AS
 		p = run()
 		if i == 0 {
 			deadline := time.Now().Add(60 * time.Second)
-			for endSum(out) <= kp.outHWAfter {
+			for written() <= kp.outHWAfter {
 				if time.Now().After(deadline) {
 					t.Fatalf("the restarted engine wrote nothing within 60s")
 				}
