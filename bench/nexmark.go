@@ -10,6 +10,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -23,13 +24,20 @@ import (
 
 // nexmarkCmd is `bench nexmark`.
 type nexmarkCmd struct {
-	Records    int    `help:"Bids per workload input (default 1,000,000; 200,000 with --quick)."`
-	Runs       int    `default:"3" help:"Timed runs of each contender; medians are reported."`
-	Keys       int    `help:"Keys of the restore changelog (default 1,000,000; 200,000 with --quick)."`
-	M1Keys     int    `name:"m1-keys" help:"Keys of the aggregation M1 measures Sluice's peak RSS in: one bid per auction (default 1,000,000; 100,000 with --quick, which then does not write M1)."`
-	Partitions int32  `default:"2" help:"Partitions of every topic."`
-	Seed       uint64 `default:"11" help:"Seed of the event generator."`
-	Sluice     string `type:"path" help:"sluice binary (default: built from ../cmd/sluice into a temp dir)."`
+	Records    int      `help:"Bids per workload input (default 1,000,000; 200,000 with --quick)."`
+	Runs       int      `default:"3" help:"Timed runs of each contender; medians are reported."`
+	Keys       int      `help:"Keys of the restore changelog (default 1,000,000; 200,000 with --quick)."`
+	M1Keys     int      `name:"m1-keys" help:"Keys of the aggregation M1 measures Sluice's peak RSS in: one bid per auction (default 1,000,000; 100,000 with --quick, which then does not write M1)."`
+	Partitions int32    `default:"2" help:"Partitions of every topic."`
+	Seed       uint64   `default:"11" help:"Seed of the event generator."`
+	Sluice     string   `type:"path" help:"sluice binary (default: built from ../cmd/sluice into a temp dir)."`
+	Only       []string `sep:"," help:"Run only these contenders (short names: P,S-q0,H1,S-q1,KS-q1,G-q1,S-q2,KS-q2,HA,S-agg,S-agg-alo,KS-agg,G-agg, and M1, restore), for profiling and iteration; results.json is then left alone."`
+	Profile    string   `type:"path" help:"Directory for a CPU profile of each sluice process (SLUICE_CPUPROFILE), named <contender>-<round>.prof."`
+}
+
+// selected reports whether --only lets the contender with short name run.
+func (n *nexmarkCmd) selected(name string) bool {
+	return len(n.Only) == 0 || slices.Contains(n.Only, name)
 }
 
 // workload is one query of the benchmark.
@@ -139,7 +147,13 @@ func (n *nexmarkCmd) Run(ctx context.Context, c *cli) error {
 	} else if err := goBuild(ctx, ".", gokaBin, "./gokabench"); err != nil {
 		gokaWhy = "go build ./gokabench failed: " + err.Error()
 	}
-	sluice := func(wl workload, guarantee string) func(in, out, id, dir string) *exec.Cmd {
+	if n.Profile != "" {
+		if err := os.MkdirAll(n.Profile, 0o755); err != nil {
+			return err
+		}
+	}
+	profiles := map[string]int{}
+	sluice := func(name string, wl workload, guarantee string) func(in, out, id, dir string) *exec.Cmd {
 		return func(in, out, id, dir string) *exec.Cmd {
 			file := filepath.Join(dir, "q.sql")
 			if err := os.WriteFile(file, []byte(sluiceSQL(wl, guarantee, in, out)), 0o644); err != nil {
@@ -147,6 +161,10 @@ func (n *nexmarkCmd) Run(ctx context.Context, c *cli) error {
 			}
 			p := exec.Command(n.Sluice, "run", file, "--brokers", brokers, "--service-id", id, "--data-dir", filepath.Join(dir, "data"))
 			p.Env = append(os.Environ(), "SLUICE_LOG_LEVEL=warn")
+			if n.Profile != "" {
+				p.Env = append(p.Env, fmt.Sprintf("SLUICE_CPUPROFILE=%s/%s-%d.prof", n.Profile, name, profiles[name]))
+				profiles[name]++
+			}
 			return p
 		}
 	}
@@ -167,18 +185,23 @@ func (n *nexmarkCmd) Run(ctx context.Context, c *cli) error {
 	}
 	cts := []*contender{
 		{name: "P raw franz-go passthrough", wl: q0, start: worker("p")},
-		{name: "S-q0 sluice SELECT *", wl: q0, start: sluice(q0, "")},
+		{name: "S-q0 sluice SELECT *", wl: q0, start: sluice("S-q0", q0, "")},
 		{name: "H1 hand-written Go q1 (encoding/json)", wl: q1, start: worker("h1")},
-		{name: "S-q1 sluice q1", wl: q1, start: sluice(q1, "")},
+		{name: "S-q1 sluice q1", wl: q1, start: sluice("S-q1", q1, "")},
 		{name: "KS-q1 Kafka Streams q1", wl: q1, start: ks("q1"), unavailable: ksWhy},
 		{name: "G-q1 goka q1", wl: q1, start: goka("q1"), unavailable: gokaWhy},
-		{name: "S-q2 sluice q2", wl: q2, start: sluice(q2, "")},
+		{name: "S-q2 sluice q2", wl: q2, start: sluice("S-q2", q2, "")},
 		{name: "KS-q2 Kafka Streams q2", wl: q2, start: ks("q2"), unavailable: ksWhy},
 		{name: "HA hand-written Go agg (Badger, EOS)", wl: agg, start: worker("ha")},
-		{name: "S-agg sluice agg exactly_once", wl: agg, start: sluice(agg, "exactly_once")},
-		{name: "S-agg-alo sluice agg at_least_once", wl: agg, start: sluice(agg, "at_least_once")},
+		{name: "S-agg sluice agg exactly_once", wl: agg, start: sluice("S-agg", agg, "exactly_once")},
+		{name: "S-agg-alo sluice agg at_least_once", wl: agg, start: sluice("S-agg-alo", agg, "at_least_once")},
 		{name: "KS-agg Kafka Streams agg (exactly_once_v2)", wl: agg, start: ks("agg"), unavailable: ksWhy},
 		{name: "G-agg goka agg", wl: agg, start: goka("agg"), unavailable: gokaWhy},
+	}
+	for _, ct := range cts {
+		if ct.unavailable == "" && !n.selected(short(ct.name)) {
+			ct.unavailable = "not selected (--only)"
+		}
 	}
 	expect := map[workload]int64{q0: gen.bids, q1: gen.bids, q2: gen.q2, agg: gen.bids}
 	b := &nexBench{conn: cl.connOpts(), partitions: n.Partitions, tmp: tmp, in: gen.bidsTopic, bids: gen.bids}
@@ -211,17 +234,27 @@ func (n *nexmarkCmd) Run(ctx context.Context, c *cli) error {
 	}
 
 	// M1: Sluice's peak RSS in an aggregation over M1Keys keys, one run.
-	m1 := n.m1(ctx, cl, tag+"m1", sluice(agg, "exactly_once"), tmp)
+	m1 := m1Result{unavailable: "not selected (--only)"}
+	if n.selected("M1") {
+		m1 = n.m1(ctx, cl, tag+"m1", sluice("M1", agg, "exactly_once"), tmp)
+	}
 
 	// Restore: R and S in this process (restore.go), KS and G as processes.
-	rr, err := n.restore(ctx, c, cl, tmp, ksRun, ksWhy, gokaBin, gokaWhy)
-	if err != nil {
-		return fmt.Errorf("restore: %w", err)
+	var rr []*restoreRow
+	if n.selected("restore") {
+		rr, err = n.restore(ctx, c, cl, tmp, ksRun, ksWhy, gokaBin, gokaWhy)
+		if err != nil {
+			return fmt.Errorf("restore: %w", err)
+		}
 	}
 
 	fmt.Println()
 	rep := nexReport{cts: cts, samples: samples, restore: rr, gen: gen, m1: m1}
 	entries := rep.print(os.Stdout, cl.Name, n)
+	if len(n.Only) > 0 {
+		fmt.Printf("\n%s left alone (--only)\n", c.Results)
+		return nil
+	}
 	if err := mergeResults(c.Results, entries); err != nil {
 		return fmt.Errorf("results: %w", err)
 	}

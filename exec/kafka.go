@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"runtime"
 	"sort"
 	"strings"
 	"sync"
@@ -57,6 +58,9 @@ type KafkaConfig struct {
 	// assigned, revoked or lost, a task restored and running. An
 	// instance registry publishes ownership from it.
 	OnPartitionsChange func()
+	// Threads bounds how many of the runner's tasks process records at
+	// once (ksqlDB's num.stream.threads); default GOMAXPROCS.
+	Threads int
 }
 
 // KafkaRunner runs one query's topology against Kafka: a consumer group
@@ -168,6 +172,11 @@ func StartKafka(topo *Topology, cfg KafkaConfig, m *Metrics) (*KafkaRunner, erro
 		kgo.FetchIsolationLevel(kgo.ReadCommitted()),
 		kgo.RecordPartitioner(Partitioner()),
 		kgo.ProducerLinger(5*time.Millisecond),
+		// Produce blocks once this many records wait for the broker
+		// (10,000 by default): tasks processing a poll in parallel
+		// produce faster than one request in flight per broker (an
+		// idempotent producer's limit) drains at the default.
+		kgo.MaxBufferedRecords(200_000),
 		// A fetch waits at most this long for data: with the 5 s default a
 		// fetch of an empty partition holds back the others after a
 		// restart.
@@ -333,12 +342,19 @@ func (r *KafkaRunner) run(ctx context.Context) {
 	// watermark is ahead of the last record processed.
 	lag := map[topicPartition]int64{}
 	for {
+		// A poll takes every buffered fetch, at most one response per
+		// broker (franz-go's FetchMaxPartitionBytes, 1 MiB of each
+		// partition, bounds it), so one commit (one transaction under
+		// exactly-once) stays small even when a restart finds a large
+		// backlog. A response holds its partitions one after the other:
+		// a poll of fewer records would mostly hand over one partition
+		// and leave the other threads idle.
 		pollCtx, cancel := context.WithTimeout(ctx, wake)
 		var fetches kgo.Fetches
 		if r.sess != nil {
-			fetches = r.sess.PollRecords(pollCtx, maxPollRecords)
+			fetches = r.sess.PollFetches(pollCtx)
 		} else {
-			fetches = r.cl.PollRecords(pollCtx, maxPollRecords)
+			fetches = r.cl.PollFetches(pollCtx)
 		}
 		cancel()
 		if ctx.Err() != nil {
@@ -360,36 +376,7 @@ func (r *KafkaRunner) run(ctx context.Context) {
 				r.cfg.Log.Warn("fetch error", "query", r.topo.QueryID, "topic", topic, "partition", p, "err", err)
 			}
 		})
-		var procErr error
-		now := time.Now()
-		fetches.EachPartition(func(fp kgo.FetchTopicPartition) {
-			if procErr != nil || len(fp.Records) == 0 {
-				return
-			}
-			t, err := r.task(ctx, fp.Topic, fp.Partition)
-			if err != nil {
-				procErr = err
-				return
-			}
-			t.setClock(now)
-			var rec Record
-			for _, kr := range fp.Records {
-				rec = Record{Topic: kr.Topic, Partition: kr.Partition, Offset: kr.Offset, Key: kr.Key, Value: kr.Value, Timestamp: kr.Timestamp.UnixMilli()}
-				if len(kr.Headers) > 0 && t.dedupes(kr.Topic) {
-					rec.Headers = make([]Header, len(kr.Headers))
-					for i, h := range kr.Headers {
-						rec.Headers[i] = Header{Key: h.Key, Value: h.Value}
-					}
-				}
-				if err := t.Process(&rec); err != nil {
-					procErr = err
-					return
-				}
-			}
-			if fp.HighWatermark >= 0 {
-				lag[topicPartition{fp.Topic, fp.Partition}] = max(fp.HighWatermark-rec.Offset-1, 0)
-			}
-		})
+		procErr := r.process(ctx, fetches, lag)
 		var total int64
 		for _, l := range lag {
 			total += l
@@ -420,6 +407,118 @@ func (r *KafkaRunner) run(ctx context.Context) {
 			return
 		}
 	}
+}
+
+// taskBatch is one task's share of a fetch: the records of its input
+// partitions in fetch order, and what processing them left behind.
+type taskBatch struct {
+	t   *Task
+	fps []kgo.FetchTopicPartition
+	err error
+	// lags are the partitions' distances from their high watermarks
+	// after the batch.
+	lags []partitionLag
+}
+
+type partitionLag struct {
+	tp  topicPartition
+	lag int64
+}
+
+// run processes the batch's records in order; the first error stops it.
+func (b *taskBatch) run() {
+	t := b.t
+	for _, fp := range b.fps {
+		var rec Record
+		for _, kr := range fp.Records {
+			rec = Record{Topic: kr.Topic, Partition: kr.Partition, Offset: kr.Offset, Key: kr.Key, Value: kr.Value, Timestamp: kr.Timestamp.UnixMilli()}
+			if len(kr.Headers) > 0 && t.dedupes(kr.Topic) {
+				rec.Headers = make([]Header, len(kr.Headers))
+				for i, h := range kr.Headers {
+					rec.Headers[i] = Header{Key: h.Key, Value: h.Value}
+				}
+			}
+			if err := t.Process(&rec); err != nil {
+				b.err = err
+				return
+			}
+		}
+		if fp.HighWatermark >= 0 {
+			b.lags = append(b.lags, partitionLag{topicPartition{fp.Topic, fp.Partition}, max(fp.HighWatermark-rec.Offset-1, 0)})
+		}
+	}
+	t.flushBatch()
+}
+
+// process runs a fetch's records through their tasks. Tasks share
+// nothing while they process (each has its own operators, codecs and
+// store partitions; the client, the metrics and a transient query's
+// callback are safe for concurrent use), so the tasks of one fetch run
+// in parallel, up to Threads at once; each task's records stay in order.
+// Tasks are created (and restored) first, one at a time.
+func (r *KafkaRunner) process(ctx context.Context, fetches kgo.Fetches, lag map[topicPartition]int64) error {
+	now := time.Now()
+	var batches []*taskBatch
+	var setupErr error
+	fetches.EachPartition(func(fp kgo.FetchTopicPartition) {
+		if setupErr != nil || len(fp.Records) == 0 {
+			return
+		}
+		t, err := r.task(ctx, fp.Topic, fp.Partition)
+		if err != nil {
+			setupErr = err
+			return
+		}
+		// A join's task reads several topics: its partitions of this
+		// fetch form one batch.
+		for _, b := range batches {
+			if b.t == t {
+				b.fps = append(b.fps, fp)
+				return
+			}
+		}
+		t.setClock(now)
+		batches = append(batches, &taskBatch{t: t, fps: []kgo.FetchTopicPartition{fp}})
+	})
+	threads := r.threads()
+	if len(batches) == 1 || threads == 1 {
+		for _, b := range batches {
+			b.run()
+		}
+	} else {
+		var wg sync.WaitGroup
+		slots := make(chan struct{}, threads)
+		for _, b := range batches {
+			slots <- struct{}{}
+			wg.Go(func() {
+				defer func() { <-slots }()
+				b.run()
+			})
+		}
+		wg.Wait()
+	}
+	for _, b := range batches {
+		for _, pl := range b.lags {
+			lag[pl.tp] = pl.lag
+		}
+	}
+	if setupErr != nil {
+		return setupErr
+	}
+	for _, b := range batches {
+		if b.err != nil {
+			return b.err
+		}
+	}
+	return nil
+}
+
+// threads is how many tasks process at once.
+func (r *KafkaRunner) threads() int {
+	if r.cfg.Threads > 0 {
+		return r.cfg.Threads
+	}
+	return runtime.GOMAXPROCS(0)
 }
 
 // advanceIdle moves on the stream time of every task whose partition
@@ -613,11 +712,6 @@ func (r *KafkaRunner) commitDetached() error {
 	defer cancel()
 	return r.commit(ctx)
 }
-
-// maxPollRecords bounds the records processed between two looks at the
-// commit interval, so one commit (one transaction under exactly-once)
-// stays small even when a restart finds a large backlog.
-const maxPollRecords = 5000
 
 // commitTimeout bounds one commit; past it the query fails rather than
 // hang.

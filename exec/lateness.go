@@ -130,12 +130,14 @@ type Lateness struct {
 	started int64 // unix nanoseconds; 0 before the first record
 }
 
-// Record counts one record lateMs milliseconds late, seen at now.
-func (l *Lateness) Record(lateMs int64, now time.Time) {
+// RecordAll counts records lateMs milliseconds late each, seen at now.
+func (l *Lateness) RecordAll(lateMs []int64, now time.Time) {
 	l.mu.Lock()
 	l.rotate(now.UnixNano())
-	l.all.Record(lateMs)
-	l.halves[l.cur].Record(lateMs)
+	for _, v := range lateMs {
+		l.all.Record(v)
+		l.halves[l.cur].Record(v)
+	}
 	l.mu.Unlock()
 }
 

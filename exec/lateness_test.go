@@ -136,7 +136,7 @@ func TestLatenessRecentWindow(t *testing.T) {
 	for i, s := range steps {
 		now := t0.Add(s.at)
 		if s.late >= 0 {
-			l.Record(s.late, now)
+			l.RecordAll([]int64{s.late}, now)
 		}
 		all, recent := l.Snapshot(now)
 		if all.Count() != s.all || recent.Count() != s.total {

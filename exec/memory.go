@@ -176,7 +176,9 @@ func (m *MemoryRunner) drain(input *Record) ([]*Record, error) {
 		}
 		for _, t := range m.tasks[r.Topic] {
 			t.setClock(m.clock)
-			if err := t.Process(r); err != nil {
+			err := t.Process(r)
+			t.flushBatch()
+			if err != nil {
 				return out, err
 			}
 			if err := m.commit(t); err != nil {

@@ -58,6 +58,8 @@ type Task struct {
 	// idleFrom plus the wall-clock time since lastRecord.
 	lastRecord time.Time
 	idleFrom   int64
+	// batchIn counts the records since the last flushBatch.
+	batchIn int64
 	// behind lists further inputs whose partition was not yet assigned
 	// when the task restored the tables they carry (see KafkaRunner).
 	behind  map[string]bool
@@ -83,6 +85,9 @@ type taskInput struct {
 	applied  int64 // next offset whose effect is not yet in state: replays below it are skipped
 	next     int64 // next offset after the last processed record
 	lateness *Lateness
+	// late holds the lateness of the batch's records until flushBatch
+	// hands it to lateness in one lock, which tasks share per topic.
+	late []int64
 	// upstream holds, for a repartition source, the next upstream offset
 	// per upstream partition whose effect is not yet applied.
 	upstream map[int32]int64
@@ -209,6 +214,22 @@ func (t *Task) Open() error {
 // next, or of an idle check.
 func (t *Task) setClock(now time.Time) { t.clock = now }
 
+// flushBatch adds what the records since the last flush counted to the
+// query's shared metrics: once per batch, so that tasks processing in
+// parallel do not contend for them on every record.
+func (t *Task) flushBatch() {
+	if t.batchIn > 0 {
+		t.tc.Metrics.RecordsIn.Add(t.batchIn)
+		t.batchIn = 0
+	}
+	for _, in := range t.inputs {
+		if len(in.late) > 0 {
+			in.lateness.RecordAll(in.late, t.clock)
+			in.late = in.late[:0]
+		}
+	}
+}
+
 // Process runs one record through the chain. Bad records are counted,
 // logged and skipped; only failures of the engine itself (state errors,
 // a panicking operator) return an error, which fails the query.
@@ -232,7 +253,7 @@ func (t *Task) Process(rec *Record) (err error) {
 		return nil
 	}
 	t.tc.input, t.tc.outSeq = rec, 0
-	t.tc.Metrics.RecordsIn.Add(1)
+	t.batchIn++
 	// The first hotExact records are counted one by one, then one in
 	// hotSample stands for hotSample: the shares stay right at an eighth
 	// of the cost.
@@ -276,7 +297,7 @@ func (t *Task) Process(rec *Record) (err error) {
 		}
 	}
 	if in.lateness != nil {
-		in.lateness.Record(late, t.clock)
+		in.late = append(in.late, late)
 	}
 	t.idleFrom = t.tc.StreamTime
 	if in.side != nil {

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"log/slog"
 	"os"
+	"runtime/pprof"
 
 	"github.com/alecthomas/kong"
 )
@@ -14,8 +15,9 @@ import (
 // cli is the command line. Every flag can also come from a SLUICE_*
 // environment variable.
 type cli struct {
-	LogLevel  string `name:"log-level" env:"SLUICE_LOG_LEVEL" default:"warn" enum:"debug,info,warn,error" help:"Log level (${enum})."`
-	LogFormat string `name:"log-format" env:"SLUICE_LOG_FORMAT" default:"text" enum:"text,json" help:"Log format (${enum}): json writes one object a line, with the query id as a field, for log pipelines."`
+	LogLevel   string `name:"log-level" env:"SLUICE_LOG_LEVEL" default:"warn" enum:"debug,info,warn,error" help:"Log level (${enum})."`
+	LogFormat  string `name:"log-format" env:"SLUICE_LOG_FORMAT" default:"text" enum:"text,json" help:"Log format (${enum}): json writes one object a line, with the query id as a field, for log pipelines."`
+	CPUProfile string `name:"cpuprofile" env:"SLUICE_CPUPROFILE" type:"path" help:"Write a pprof CPU profile of the whole process to this file (for docs/benchmarks.md and the bench harness)."`
 
 	Shell  shellCmd  `cmd:"" default:"withargs" help:"The interactive SQL shell (the default command): an engine in this process, or a client of a sluice server with --server."`
 	Run    runCmd    `cmd:"" help:"Run the statements of a SQL file and keep its queries running until Ctrl-C."`
@@ -56,7 +58,14 @@ func main() {
 	}
 	log := slog.New(handler)
 	slog.SetDefault(log)
-	if err := ctx.Run(log); err != nil {
+	stopProfile, err := startCPUProfile(c.CPUProfile)
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "sluice:", err)
+		os.Exit(2)
+	}
+	err = ctx.Run(log)
+	stopProfile()
+	if err != nil {
 		var ee *exitError
 		if errors.As(err, &ee) {
 			if ee.msg != "" {
@@ -67,6 +76,26 @@ func main() {
 		fmt.Fprintln(os.Stderr, "sluice:", err)
 		os.Exit(1)
 	}
+}
+
+// startCPUProfile starts a CPU profile into file (none when file is
+// empty); the returned function stops it and closes the file.
+func startCPUProfile(file string) (func(), error) {
+	if file == "" {
+		return func() {}, nil
+	}
+	f, err := os.Create(file)
+	if err != nil {
+		return nil, fmt.Errorf("cpuprofile: %w", err)
+	}
+	if err := pprof.StartCPUProfile(f); err != nil {
+		f.Close()
+		return nil, fmt.Errorf("cpuprofile: %w", err)
+	}
+	return func() {
+		pprof.StopCPUProfile()
+		f.Close()
+	}, nil
 }
 
 // jsonLogs is set by --log-format json: stderr then carries only log
