@@ -313,27 +313,30 @@ func TestRunBookings(t *testing.T) {
 	if len(p.all) < 3 || p.all[0] != rule || p.all[1] != header || p.all[2] != rule {
 		t.Errorf("table does not start with rule, header, rule:\n%s", strings.Join(p.all, "\n"))
 	}
-	// Hotels are on different partitions, so only the order within a
-	// hotel is defined.
-	perHotel := map[string][][]string{}
+	// A window's updates share a partition of the output (the key is
+	// hotel and window); different windows may not, and tasks of
+	// different partitions run in parallel: only the order within a
+	// window of a hotel is defined.
+	perWindow := map[string][][]string{}
 	for _, r := range tableRows(p.all, header) {
-		perHotel[r[0]] = append(perHotel[r[0]], r[1:])
+		k := r[0] + " " + r[1]
+		perWindow[k] = append(perWindow[k], r[2:])
 	}
 	want := map[string][][]string{
-		"Ritz": {
-			{"1767261600000", "1767261900000", "1", "220.0"},
-			{"1767261600000", "1767261900000", "2", "470.0"},
-			{"1767261900000", "1767262200000", "1", "200.0"},
-			{"1767261600000", "1767261900000", "3", "770.0"},
-			{"1767261900000", "1767262200000", "2", "410.0"},
+		"Ritz 1767261600000": {
+			{"1767261900000", "1", "220.0"},
+			{"1767261900000", "2", "470.0"},
+			{"1767261900000", "3", "770.0"},
 		},
-		"Savoy": {
-			{"1767261600000", "1767261900000", "1", "180.0"},
-			{"1767261900000", "1767262200000", "1", "190.0"},
+		"Ritz 1767261900000": {
+			{"1767262200000", "1", "200.0"},
+			{"1767262200000", "2", "410.0"},
 		},
+		"Savoy 1767261600000": {{"1767261900000", "1", "180.0"}},
+		"Savoy 1767261900000": {{"1767262200000", "1", "190.0"}},
 	}
-	if diff := cmp.Diff(want, perHotel); diff != "" {
-		t.Errorf("rows per hotel (-want +got):\n%s\nstdout:\n%s", diff, strings.Join(p.all, "\n"))
+	if diff := cmp.Diff(want, perWindow); diff != "" {
+		t.Errorf("rows per window (-want +got):\n%s\nstdout:\n%s", diff, strings.Join(p.all, "\n"))
 	}
 }
 
