@@ -96,6 +96,8 @@ type KafkaRunner struct {
 	// produceErr holds the first failed produce: losing output is fatal
 	// to an at-least-once query.
 	produceErr error
+	// promise is produced, made once.
+	promise func(*kgo.Record, error)
 }
 
 type topicPartition struct {
@@ -136,6 +138,7 @@ func StartKafka(topo *Topology, cfg KafkaConfig, m *Metrics) (*KafkaRunner, erro
 	}
 	r := &KafkaRunner{topo: topo, cfg: cfg, Metrics: m, tasks: map[topicPartition]*Task{}, restoring: map[topicPartition]*RestoreProgress{}, assigned: map[topicPartition]time.Time{}, done: make(chan struct{}),
 		standby: map[topicPartition]bool{}, standbyKick: make(chan struct{}, 1), standbyDone: make(chan struct{})}
+	r.promise = r.produced
 	reset := kgo.NewOffset().AtEnd()
 	if strings.EqualFold(cfg.ResetOffset, "earliest") {
 		reset = kgo.NewOffset().AtStart()
@@ -693,15 +696,20 @@ func (o kafkaOutput) Produce(rec *Record) {
 	for _, h := range rec.Headers {
 		kr.Headers = append(kr.Headers, kgo.RecordHeader{Key: h.Key, Value: h.Value})
 	}
-	o.r.cl.Produce(context.Background(), kr, func(_ *kgo.Record, err error) {
-		if err != nil {
-			o.r.mu.Lock()
-			if o.r.produceErr == nil {
-				o.r.produceErr = fmt.Errorf("produce to %s: %w", rec.Topic, err)
-			}
-			o.r.mu.Unlock()
+	o.r.cl.Produce(context.Background(), kr, o.r.promise)
+}
+
+// produced is the promise of every record a task produces (made once
+// into promise, so a record costs no closure): it keeps the first error for
+// the next commit to fail on.
+func (r *KafkaRunner) produced(kr *kgo.Record, err error) {
+	if err != nil {
+		r.mu.Lock()
+		if r.produceErr == nil {
+			r.produceErr = fmt.Errorf("produce to %s: %w", kr.Topic, err)
 		}
-	})
+		r.mu.Unlock()
+	}
 }
 
 // commitDetached commits with a context of its own: a stop requested
