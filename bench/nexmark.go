@@ -441,6 +441,9 @@ func (b *nexBench) run(ctx context.Context, ct *contender, want int64) (procSamp
 	if _, err := kadm.NewClient(adm).CreateTopics(ctx, b.partitions, -1, nil, out); err != nil {
 		return procSample{}, err
 	}
+	if err := waitLeaders(ctx, kadm.NewClient(adm), out); err != nil {
+		return procSample{}, err
+	}
 	defer deleteTopic(b.conn, out)
 	defer deleteTopic(b.conn, out+"-changelog")
 
@@ -478,6 +481,36 @@ func (b *nexBench) run(ctx context.Context, ct *contender, want int64) (procSamp
 		return s, fmt.Errorf("output holds %d records, want %d", got, want)
 	}
 	return s, nil
+}
+
+// waitLeaders returns once every partition of a new topic has a leader.
+// A contender that starts before then finds a partition without one, and
+// its producer waits for its next metadata refresh (hundreds of
+// milliseconds) before writing there: a delay of the broker's making
+// that would land in the timed window of whichever contender met it.
+func waitLeaders(ctx context.Context, adm *kadm.Client, topic string) error {
+	deadline := time.Now().Add(30 * time.Second)
+	for {
+		md, err := adm.Metadata(ctx, topic)
+		if err == nil {
+			td, ok := md.Topics[topic]
+			ready := ok && td.Err == nil && len(td.Partitions) > 0
+			for _, pd := range td.Partitions {
+				ready = ready && pd.Err == nil && pd.Leader >= 0
+			}
+			if ready {
+				return nil
+			}
+		}
+		if time.Now().After(deadline) {
+			return fmt.Errorf("topic %s has no leader for every partition after 30 s (last error: %v)", topic, err)
+		}
+		select {
+		case <-ctx.Done():
+			return ctx.Err()
+		case <-time.After(20 * time.Millisecond):
+		}
+	}
 }
 
 // counter counts the committed records of a topic.
