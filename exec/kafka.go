@@ -179,7 +179,7 @@ func StartKafka(topo *Topology, cfg KafkaConfig, m *Metrics) (*KafkaRunner, erro
 		// (10,000 by default): tasks processing a poll in parallel
 		// produce faster than one request in flight per broker (an
 		// idempotent producer's limit) drains at the default.
-		kgo.MaxBufferedRecords(200_000),
+		kgo.MaxBufferedRecords(50_000),
 		// A fetch waits at most this long for data: with the 5 s default a
 		// fetch of an empty partition holds back the others after a
 		// restart.
@@ -483,23 +483,7 @@ func (r *KafkaRunner) process(ctx context.Context, fetches kgo.Fetches, lag map[
 		t.setClock(now)
 		batches = append(batches, &taskBatch{t: t, fps: []kgo.FetchTopicPartition{fp}})
 	})
-	threads := r.threads()
-	if len(batches) == 1 || threads == 1 {
-		for _, b := range batches {
-			b.run()
-		}
-	} else {
-		var wg sync.WaitGroup
-		slots := make(chan struct{}, threads)
-		for _, b := range batches {
-			slots <- struct{}{}
-			wg.Go(func() {
-				defer func() { <-slots }()
-				b.run()
-			})
-		}
-		wg.Wait()
-	}
+	r.parallel(len(batches), func(i int) { batches[i].run() })
 	for _, b := range batches {
 		for _, pl := range b.lags {
 			lag[pl.tp] = pl.lag
@@ -511,6 +495,41 @@ func (r *KafkaRunner) process(ctx context.Context, fetches kgo.Fetches, lag map[
 	for _, b := range batches {
 		if b.err != nil {
 			return b.err
+		}
+	}
+	return nil
+}
+
+// parallel runs fn(0) … fn(n-1), up to threads of them at once, and
+// returns when all have.
+func (r *KafkaRunner) parallel(n int, fn func(i int)) {
+	threads := r.threads()
+	if n == 1 || threads == 1 {
+		for i := range n {
+			fn(i)
+		}
+		return
+	}
+	var wg sync.WaitGroup
+	slots := make(chan struct{}, threads)
+	for i := range n {
+		slots <- struct{}{}
+		wg.Go(func() {
+			defer func() { <-slots }()
+			fn(i)
+		})
+	}
+	wg.Wait()
+}
+
+// eachTask runs fn for every task, in parallel (tasks share nothing
+// while they commit either), and returns the first error in task order.
+func (r *KafkaRunner) eachTask(tasks []*Task, fn func(i int, t *Task) error) error {
+	errs := make([]error, len(tasks))
+	r.parallel(len(tasks), func(i int) { errs[i] = fn(i, tasks[i]) })
+	for _, err := range errs {
+		if err != nil {
+			return err
 		}
 	}
 	return nil
@@ -755,7 +774,7 @@ func (r *KafkaRunner) commit(ctx context.Context) error {
 	if r.cfg.Transient {
 		changelog = nil
 	}
-	for _, t := range tasks {
+	if err := r.eachTask(tasks, func(_ int, t *Task) error {
 		src := t.checkpointOffsets()
 		for _, s := range t.stores {
 			cp, err := t.produceChangelog(ctx, changelog, s, src)
@@ -766,6 +785,9 @@ func (r *KafkaRunner) commit(ctx context.Context) error {
 				return fmt.Errorf("query %s: commit state %s/%d: %w", r.topo.QueryID, s.spec.Name, t.Partition, err)
 			}
 		}
+		return nil
+	}); err != nil {
+		return err
 	}
 	if err := r.cl.CommitUncommittedOffsets(ctx); err != nil {
 		if ctx.Err() != nil {
@@ -796,23 +818,23 @@ func (r *KafkaRunner) commitTransaction(ctx context.Context) error {
 		tasks = append(tasks, t)
 	}
 	r.mu.Unlock()
-	type pendingCommit struct {
-		store *state.Store
-		cp    state.Checkpoint
-	}
-	var pending []pendingCommit
-	var produceErr error
-	for _, t := range tasks {
+	// Each task's changelog records, and later its state, are written by
+	// a goroutine of its own: the tasks' produce round trips and Badger
+	// writes overlap.
+	pending := make([][]state.Checkpoint, len(tasks))
+	produceErr := r.eachTask(tasks, func(i int, t *Task) error {
 		src := t.checkpointOffsets()
-		for _, s := range t.stores {
+		cps := make([]state.Checkpoint, len(t.stores))
+		for j, s := range t.stores {
 			cp, err := t.produceChangelog(ctx, r.cl, s, src)
 			if err != nil {
-				produceErr = err
-				break
+				return err
 			}
-			pending = append(pending, pendingCommit{s.store, cp})
+			cps[j] = cp
 		}
-	}
+		pending[i] = cps
+		return nil
+	})
 	try := kgo.TryCommit
 	if produceErr != nil {
 		try = kgo.TryAbort
@@ -823,12 +845,14 @@ func (r *KafkaRunner) commitTransaction(ctx context.Context) error {
 		return fmt.Errorf("query %s: end transaction: %w", r.topo.QueryID, err)
 	}
 	if committed {
-		for _, p := range pending {
-			if err := p.store.Commit(p.cp); err != nil {
-				return fmt.Errorf("query %s: commit state: %w", r.topo.QueryID, err)
+		return r.eachTask(tasks, func(i int, t *Task) error {
+			for j, s := range t.stores {
+				if err := s.store.Commit(pending[i][j]); err != nil {
+					return fmt.Errorf("query %s: commit state %s/%d: %w", r.topo.QueryID, s.spec.Name, t.Partition, err)
+				}
 			}
-		}
-		return nil
+			return nil
+		})
 	}
 	r.cfg.Log.Warn("transaction aborted; reprocessing from the last commit", "query", r.topo.QueryID, "cause", produceErr)
 	r.mu.Lock()

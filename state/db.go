@@ -93,7 +93,12 @@ func Open(opts Options) (*DB, error) {
 		WithLoggingLevel(badger.WARNING).
 		WithMemTableSize(16 << 20).
 		WithNumMemtables(3).
-		WithBlockCacheSize(64 << 20)
+		WithBlockCacheSize(64 << 20).
+		// Each store partition has one writer at a time (its task, or
+		// its restore), and partitions do not share keys: there is no
+		// conflict to detect, and tracking every written key's
+		// fingerprint for it costs each commit.
+		WithDetectConflicts(false)
 	if opts.Dir == "" {
 		bo = bo.WithInMemory(true)
 	}
