@@ -708,6 +708,12 @@ func (e *Engine) kafkaConfig(group string, transient bool, out exec.Output, prop
 	if ms, err := strconv.Atoi(prop(props, "commit.interval.ms", prop(props, "ksql.streams.commit.interval.ms", ""))); err == nil && ms > 0 {
 		interval = time.Duration(ms) * time.Millisecond
 	}
+	// ksqlDB's num.stream.threads bounds how many of the query's tasks
+	// process at once (default: one per CPU).
+	threads := 0
+	if n, err := strconv.Atoi(prop(props, "num.stream.threads", prop(props, "ksql.streams.num.stream.threads", ""))); err == nil && n > 0 {
+		threads = n
+	}
 	// Transient queries are this instance's alone: nobody asks where
 	// their partitions are.
 	var onChange func()
@@ -728,6 +734,7 @@ func (e *Engine) kafkaConfig(group string, transient bool, out exec.Output, prop
 		OnRestoreProgress:  e.cfg.OnRestoreProgress,
 		ClientOpts:         e.clientOpts(group + "-" + e.instanceID),
 		OnPartitionsChange: onChange,
+		Threads:            threads,
 	}
 }
 

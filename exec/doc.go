@@ -10,7 +10,10 @@
 // State lives in package state. A KafkaRunner also keeps standby state
 // (standby.go) for partitions it is told to (SetStandbys): their stores
 // follow their changelogs, with no task, so a takeover restores only the
-// tail. The group rebalances cooperatively (cooperative-sticky).
+// tail. The group rebalances cooperatively (cooperative-sticky). The tasks
+// of one poll share nothing while they process or commit, so a
+// KafkaRunner runs them in parallel (KafkaConfig.Threads, default
+// GOMAXPROCS); a task's own records stay in order.
 //
 // Example: a stateless query `SELECT id, price * 2 AS p FROM s WHERE price > 1`
 // becomes one sub-topology
