@@ -248,6 +248,9 @@ func (s *Store) restore(ctx context.Context, connOpts []kgo.Opt, log Changelog, 
 	if err := s.db.checkOpen(); err != nil {
 		return 0, err
 	}
+	if err := s.settle(); err != nil {
+		return 0, err
+	}
 	// A store restored cold shortly before (a task that lost and regained
 	// the partition, or reopened after an aborted transaction) may still
 	// be building Badger: its tail then goes to memory like a commit, so

@@ -157,7 +157,7 @@ func (db *DB) Store(name string, partition int32) *Store {
 }
 
 // Stores lists the (name, partition) pairs that have data or a checkpoint on
-// disk, or a cold restore's data on its way there, sorted by name and
+// disk, or a cold restore's data or a commit on its way there, sorted by name and
 // partition. Overlay-only stores are not listed.
 func (db *DB) Stores() ([]StoreID, error) {
 	if err := db.checkOpen(); err != nil {
@@ -167,7 +167,7 @@ func (db *DB) Stores() ([]StoreID, error) {
 	var out []StoreID
 	db.mu.Lock()
 	for id, s := range db.stores {
-		if s.restored.Load() != nil {
+		if s.restored.Load() != nil || s.flush.Load() != nil {
 			seen[id] = true
 			out = append(out, id)
 		}

@@ -29,6 +29,9 @@
 //  3. Flush at commit: the overlay is produced to the changelog partition and
 //     acknowledged, then written to Badger in one transaction together with
 //     the checkpoint (next changelog offset and the applied source offsets).
+//     That write runs in the background while the task goes on: reads see
+//     the commit being written between the overlay and Badger, and the
+//     next commit, a Range, a restore, a wipe or DB.Close waits for it.
 //     Discard instead if the interval's Kafka transaction aborts.
 //
 // Badger never holds a write the changelog lacks, so a crash at any point

@@ -409,3 +409,66 @@ func BenchmarkOverlayPut(b *testing.B) {
 		s.Put(keys[i%len(keys)], val)
 	}
 }
+
+// TestCommitWritesInBackground checks what a store shows while a
+// commit's write to Badger is under way and after: its data and
+// checkpoint at once (from the commit being written), the next commit
+// on top, and everything durable once the DB closes.
+func TestCommitWritesInBackground(t *testing.T) {
+	dir := t.TempDir()
+	db := openDB(t, dir)
+	s := db.Store("agg", 1)
+	steps := []struct {
+		ops  []op
+		cp   Checkpoint
+		want []kv
+	}{
+		{[]op{{k: "a", v: "1"}, {k: "b", v: "2"}}, Checkpoint{ChangelogOffset: 2, SourceOffsets: map[string]int64{"in/1": 10}}, []kv{{"a", "1"}, {"b", "2"}}},
+		{[]op{{k: "a", v: "3"}, {k: "b", del: true}, {k: "c", v: "4"}}, Checkpoint{ChangelogOffset: 5, SourceOffsets: map[string]int64{"in/1": 20}}, []kv{{"a", "3"}, {"c", "4"}}},
+	}
+	for i, st := range steps {
+		apply(s, st.ops)
+		if err := s.Commit(st.cp); err != nil {
+			t.Fatalf("step %d: Commit: %v", i, err)
+		}
+		// Right after Commit, before anything waits for the write.
+		for _, w := range st.want {
+			if v, ok := mustGet(t, s, w.K); !ok || v != w.V {
+				t.Errorf("step %d: Get(%q) = %q, %v; want %q", i, w.K, v, ok, w.V)
+			}
+		}
+		if _, ok := mustGet(t, s, "b"); ok != (i == 0) {
+			t.Errorf("step %d: Get(b) found = %v, want %v", i, ok, i == 0)
+		}
+		got, err := s.Checkpoint()
+		if err != nil {
+			t.Fatalf("step %d: Checkpoint: %v", i, err)
+		}
+		if diff := cmp.Diff(st.cp, got); diff != "" {
+			t.Errorf("step %d: checkpoint (-want +got):\n%s", i, diff)
+		}
+		var committed []kv
+		if err := s.RangeCommitted(nil, func(k, v []byte) bool {
+			committed = append(committed, kv{string(k), string(v)})
+			return true
+		}); err != nil {
+			t.Fatalf("step %d: RangeCommitted: %v", i, err)
+		}
+		if diff := cmp.Diff(st.want, committed); diff != "" {
+			t.Errorf("step %d: RangeCommitted (-want +got):\n%s", i, diff)
+		}
+	}
+	if ids, err := db.Stores(); err != nil || !cmp.Equal([]StoreID{{"agg", 1}}, ids) {
+		t.Errorf("Stores() = %v, %v; want [{agg 1}]", ids, err)
+	}
+	if err := db.Close(); err != nil {
+		t.Fatal(err)
+	}
+	s2 := openDB(t, dir).Store("agg", 1)
+	if diff := cmp.Diff(steps[1].want, collect(t, s2, nil)); diff != "" {
+		t.Errorf("data after reopen (-want +got):\n%s", diff)
+	}
+	if got, err := s2.Checkpoint(); err != nil || !cmp.Equal(steps[1].cp, got) {
+		t.Errorf("checkpoint after reopen = %+v, %v; want %+v", got, err, steps[1].cp)
+	}
+}
