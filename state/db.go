@@ -97,12 +97,11 @@ func Open(opts Options) (*DB, error) {
 		// from 238 to 201 MB at the same speed (docs/benchmarks.md).
 		WithMemTableSize(8 << 20).
 		WithNumMemtables(3).
-		WithBlockCacheSize(64 << 20).
-		// Each store partition has one writer at a time (its task, or
-		// its restore), and partitions do not share keys: there is no
-		// conflict to detect, and tracking every written key's
-		// fingerprint for it costs each commit.
-		WithDetectConflicts(false)
+		// Conflict detection stays on: without it (tried for speed, since
+		// a store partition has one writer) TestCrashRecovery's
+		// exactly-once case lost state after kills, reproducibly; why is
+		// not understood yet.
+		WithBlockCacheSize(64 << 20)
 	if opts.Dir == "" {
 		bo = bo.WithInMemory(true)
 	}
