@@ -27,12 +27,18 @@ type kv struct{ K, V string }
 
 func collect(t testing.TB, s *Store, prefix []byte) []kv {
 	t.Helper()
+	return collectFrom(t, s.Range, prefix)
+}
+
+// collectFrom gathers what a range method (Range, RangeCommitted) reports.
+func collectFrom(t testing.TB, rangeFn func([]byte, func(k, v []byte) bool) error, prefix []byte) []kv {
+	t.Helper()
 	var out []kv
-	if err := s.Range(prefix, func(k, v []byte) bool {
+	if err := rangeFn(prefix, func(k, v []byte) bool {
 		out = append(out, kv{string(k), string(v)})
 		return true
 	}); err != nil {
-		t.Fatalf("Range(%q): %v", prefix, err)
+		t.Fatalf("range %q: %v", prefix, err)
 	}
 	return out
 }
@@ -447,14 +453,7 @@ func TestCommitWritesInBackground(t *testing.T) {
 		if diff := cmp.Diff(st.cp, got); diff != "" {
 			t.Errorf("step %d: checkpoint (-want +got):\n%s", i, diff)
 		}
-		var committed []kv
-		if err := s.RangeCommitted(nil, func(k, v []byte) bool {
-			committed = append(committed, kv{string(k), string(v)})
-			return true
-		}); err != nil {
-			t.Fatalf("step %d: RangeCommitted: %v", i, err)
-		}
-		if diff := cmp.Diff(st.want, committed); diff != "" {
+		if diff := cmp.Diff(st.want, collectFrom(t, s.RangeCommitted, nil)); diff != "" {
 			t.Errorf("step %d: RangeCommitted (-want +got):\n%s", i, diff)
 		}
 	}
