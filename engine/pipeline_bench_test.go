@@ -92,6 +92,9 @@ func BenchmarkPipeline(b *testing.B) {
 					b.Fatal(err)
 				}
 				i++
+				if i%len(recs) == 0 {
+					task.FlushBatch() // as a runner does after each poll
+				}
 			}
 			if out.n == 0 {
 				b.Fatal("the query produced nothing")

@@ -450,7 +450,7 @@ func (b *taskBatch) run() {
 			b.lags = append(b.lags, partitionLag{topicPartition{fp.Topic, fp.Partition}, max(fp.HighWatermark-rec.Offset-1, 0)})
 		}
 	}
-	t.flushBatch()
+	t.FlushBatch()
 }
 
 // process runs a fetch's records through their tasks. Tasks share

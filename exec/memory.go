@@ -177,7 +177,7 @@ func (m *MemoryRunner) drain(input *Record) ([]*Record, error) {
 		for _, t := range m.tasks[r.Topic] {
 			t.setClock(m.clock)
 			err := t.Process(r)
-			t.flushBatch()
+			t.FlushBatch()
 			if err != nil {
 				return out, err
 			}

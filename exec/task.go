@@ -58,7 +58,7 @@ type Task struct {
 	// idleFrom plus the wall-clock time since lastRecord.
 	lastRecord time.Time
 	idleFrom   int64
-	// batchIn counts the records since the last flushBatch.
+	// batchIn counts the records since the last FlushBatch.
 	batchIn int64
 	// behind lists further inputs whose partition was not yet assigned
 	// when the task restored the tables they carry (see KafkaRunner).
@@ -85,7 +85,7 @@ type taskInput struct {
 	applied  int64 // next offset whose effect is not yet in state: replays below it are skipped
 	next     int64 // next offset after the last processed record
 	lateness *Lateness
-	// late holds the lateness of the batch's records until flushBatch
+	// late holds the lateness of the batch's records until FlushBatch
 	// hands it to lateness in one lock, which tasks share per topic.
 	late []int64
 	// upstream holds, for a repartition source, the next upstream offset
@@ -214,10 +214,11 @@ func (t *Task) Open() error {
 // next, or of an idle check.
 func (t *Task) setClock(now time.Time) { t.clock = now }
 
-// flushBatch adds what the records since the last flush counted to the
+// FlushBatch adds what the records since the last flush counted to the
 // query's shared metrics: once per batch, so that tasks processing in
-// parallel do not contend for them on every record.
-func (t *Task) flushBatch() {
+// parallel do not contend for them on every record. Whoever drives a task
+// with Process calls it after each batch (the runners do).
+func (t *Task) FlushBatch() {
 	if t.batchIn > 0 {
 		t.tc.Metrics.RecordsIn.Add(t.batchIn)
 		t.batchIn = 0

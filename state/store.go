@@ -59,12 +59,8 @@ func (s *Store) flushed() error {
 // owner (the task, a restore, a wipe).
 func (s *Store) settle() error {
 	f := s.flush.Load()
-	if f == nil {
-		return nil
-	}
-	<-f.done
-	if f.err != nil {
-		return f.err
+	if err := s.flushed(); err != nil {
+		return err
 	}
 	s.flush.CompareAndSwap(f, nil)
 	return nil
@@ -525,6 +521,7 @@ func (s *Store) empty() (bool, error) {
 // cold restore's data is being written to Badger, it is that data's size in
 // memory instead of Badger's estimate.
 func (s *Store) ApproxBytes() int64 {
+	// Badger's estimate below covers a commit only once it is written.
 	_ = s.flushed()
 	if r := s.restored.Load(); r != nil {
 		if n, ok := r.memBytes(); ok {
