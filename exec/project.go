@@ -22,6 +22,11 @@ type ProjectNode struct {
 	// has no value (and, as in ksqlDB, no ROWTIME to read either).
 	TombstoneKeys int
 	InputKeys     int
+	// Inputs, when set, gives for each output the input position it
+	// copies unchanged (a plain column reference), or -1 for a computed
+	// value. A chain of such a projection into a sink may copy a record's
+	// text instead of decoding it (see recordCopy).
+	Inputs []int
 }
 
 var _ Node = (*ProjectNode)(nil)

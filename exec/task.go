@@ -67,6 +67,9 @@ type Task struct {
 	// hot tracks the busiest input keys: for an aggregation after a
 	// repartition the input key is the group key.
 	hot *HotKeys
+	// copy, when set, produces the results of records the chain would
+	// only rearrange (see recordCopy).
+	copy *recordCopy
 }
 
 type taskStore struct {
@@ -142,6 +145,9 @@ func NewTask(topo *Topology, sub *SubTopology, partition int32, db *state.DB, ou
 		next = op
 	}
 	t.head = next
+	if !topo.NoCopy {
+		t.copy = newRecordCopy(sub)
+	}
 	for i, si := range sub.Sides {
 		op, ok := t.ops[si.Node].(SideOperator)
 		if !ok {
@@ -263,6 +269,13 @@ func (t *Task) Process(rec *Record) (err error) {
 	} else if t.hotSeen%hotSample == 0 {
 		t.hot.AddN(rec.Key, hotSample)
 	}
+	if t.copy != nil && in.side == nil {
+		var ts int64
+		if t.copy.copy(&t.tc, rec, &ts) {
+			t.observe(in, ts)
+			return nil
+		}
+	}
 	t.row = Row{}
 	if err := in.dec.decode(rec, &t.row); err != nil {
 		kind := ErrKindDeserialize
@@ -288,19 +301,7 @@ func (t *Task) Process(rec *Record) (err error) {
 			t.tc.Log.Warn("record lacks columns; reading them as NULL", "query", t.Topo.QueryID, "topic", rec.Topic, "partition", rec.Partition, "offset", rec.Offset, "missing", missing, "so_far", n)
 		}
 	}
-	var late int64
-	if t.row.Ts > t.tc.StreamTime {
-		t.tc.StreamTime = t.row.Ts
-	} else if t.tc.StreamTime != math.MinInt64 {
-		late = t.tc.StreamTime - t.row.Ts
-		if late < 0 { // overflow: an event time near MinInt64
-			late = math.MaxInt64
-		}
-	}
-	if in.lateness != nil {
-		in.late = append(in.late, late)
-	}
-	t.idleFrom = t.tc.StreamTime
+	t.observe(in, t.row.Ts)
 	if in.side != nil {
 		err = in.side.ProcessSide(&t.tc, in.sideNum, &t.row)
 	} else {
@@ -310,6 +311,24 @@ func (t *Task) Process(rec *Record) (err error) {
 		return err
 	}
 	return t.head.AdvanceTime(&t.tc)
+}
+
+// observe moves stream time to a record's event time ts, or notes how
+// late the record is.
+func (t *Task) observe(in *taskInput, ts int64) {
+	var late int64
+	if ts > t.tc.StreamTime {
+		t.tc.StreamTime = ts
+	} else if t.tc.StreamTime != math.MinInt64 {
+		late = t.tc.StreamTime - ts
+		if late < 0 { // overflow: an event time near MinInt64
+			late = math.MaxInt64
+		}
+	}
+	if in.lateness != nil {
+		in.late = append(in.late, late)
+	}
+	t.idleFrom = t.tc.StreamTime
 }
 
 // idleTarget is the stream time an idle task moves to: once no record
@@ -407,6 +426,15 @@ func (in *taskInput) freshUpstream(rec *Record) bool {
 		return true
 	}
 	return true
+}
+
+// Copied counts the records whose results the task copied instead of
+// running them through its chain (see recordCopy).
+func (t *Task) Copied() int64 {
+	if t.copy == nil {
+		return 0
+	}
+	return t.copy.copied
 }
 
 // HotKeys is the sketch of the task's busiest input keys.

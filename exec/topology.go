@@ -64,7 +64,11 @@ type TopicSpec struct {
 type Topology struct {
 	QueryID string
 	Subs    []*SubTopology
-	Stores  []StoreSpec
+	// NoCopy makes every record go through the operator chain, even one
+	// whose result a task could copy (see recordCopy): tests and
+	// benchmarks compare the two ways with it.
+	NoCopy bool
+	Stores []StoreSpec
 	// Internal lists repartition topics; changelogs are derived from Stores.
 	Internal []TopicSpec
 	// SinkTopic is where results go ("" for a transient query whose sink

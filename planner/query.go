@@ -507,22 +507,27 @@ func (p *planning) finish(nodes []exec.Node, compiled []expr.Compiled, keyItems 
 	var names []string
 	var keyCols, valCols []types.Column
 	keyInputs := map[int]int{}
+	inputs := make([]int, len(order))
 	for pos, i := range order {
 		c := compiled[i]
 		exprs = append(exprs, c.Eval)
 		names = append(names, p.items[i].name)
 		col := types.Column{Name: p.items[i].name, Type: c.Type}
+		inputs[pos] = -1
+		e := p.items[i].expr
+		if p.rewritten != nil {
+			e = p.rewritten[i]
+		}
+		if ref, ok := e.(*parser.ColumnRef); ok {
+			if in, _, err := p.projectionScope().Resolve(ref); err == nil {
+				inputs[pos] = in
+			}
+		}
 		if isKey[i] {
 			col.Key = true
 			keyCols = append(keyCols, col)
-			e := p.items[i].expr
-			if p.rewritten != nil {
-				e = p.rewritten[i]
-			}
-			if ref, ok := e.(*parser.ColumnRef); ok {
-				if in, _, err := p.projectionScope().Resolve(ref); err == nil {
-					keyInputs[pos] = in
-				}
+			if in := inputs[pos]; in >= 0 {
+				keyInputs[pos] = in
 			}
 		} else {
 			if c.Type.Kind == types.Unknown {
@@ -542,8 +547,9 @@ func (p *planning) finish(nodes []exec.Node, compiled []expr.Compiled, keyItems 
 		s, e := winIn[0], winIn[1]
 		exprs = append(exprs, func(row []any) any { return row[s] }, func(row []any) any { return row[e] })
 		keyInputs[winStart], keyInputs[winEnd] = s, e
+		inputs = append(inputs, s, e)
 	}
-	project := &exec.ProjectNode{Exprs: exprs, Names: names, KeyInputs: keyInputs}
+	project := &exec.ProjectNode{Exprs: exprs, Names: names, KeyInputs: keyInputs, Inputs: inputs}
 	if p.partitionBy {
 		project.TombstoneKeys, project.InputKeys = len(keyCols), len(p.src.Schema.Keys())
 	}
