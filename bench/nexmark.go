@@ -498,11 +498,22 @@ func waitLeaders(ctx context.Context, adm *kadm.Client, topic string) error {
 				ready = ready && pd.Err == nil && pd.Leader >= 0
 			}
 			if ready {
-				return nil
+				// The metadata can name a leader before that broker
+				// serves the partition (KRaft applies the new topic
+				// asynchronously): ask the leader itself for the end
+				// offsets, which it answers only once the partition is
+				// online there.
+				var offs kadm.ListedOffsets
+				if offs, err = adm.ListEndOffsets(ctx, topic); err == nil {
+					err = offs.Error()
+				}
+				if err == nil {
+					return nil
+				}
 			}
 		}
 		if time.Now().After(deadline) {
-			return fmt.Errorf("topic %s has no leader for every partition after 30 s (last error: %v)", topic, err)
+			return fmt.Errorf("topic %s is not served on every partition after 30 s (last error: %v)", topic, err)
 		}
 		select {
 		case <-ctx.Done():
