@@ -68,12 +68,15 @@ type KafkaConfig struct {
 // produced asynchronously, and a commit cycle that flushes outputs, then
 // state with its changelog, then offsets.
 type KafkaRunner struct {
-	topo    *Topology
-	cfg     KafkaConfig
-	cl      *kgo.Client
-	sess    *kgo.GroupTransactSession // exactly-once only
-	inTxn   bool
-	Metrics *Metrics
+	topo  *Topology
+	cfg   KafkaConfig
+	cl    *kgo.Client
+	sess  *kgo.GroupTransactSession // exactly-once only
+	inTxn bool
+	// stateWritten is when exactly-once last wrote committed state to
+	// Badger (see stateWriteInterval).
+	stateWritten time.Time
+	Metrics      *Metrics
 
 	mu        sync.Mutex
 	tasks     map[topicPartition]*Task
@@ -392,7 +395,7 @@ func (r *KafkaRunner) run(ctx context.Context) {
 			procErr = r.advanceIdle(time.Now())
 		}
 		if procErr == nil && time.Since(lastCommit) >= r.cfg.CommitInterval {
-			procErr = r.commitDetached()
+			procErr = r.commitDetached(false)
 			lastCommit = time.Now()
 		}
 		// Within a transaction the group may not rebalance: partitions
@@ -734,10 +737,27 @@ func (r *KafkaRunner) produced(kr *kgo.Record, err error) {
 // commitDetached commits with a context of its own: a stop requested
 // while a commit is under way must let it finish, or an exactly-once
 // query would abort the work it was about to commit.
-func (r *KafkaRunner) commitDetached() error {
+func (r *KafkaRunner) commitDetached(final bool) error {
 	ctx, cancel := context.WithTimeout(context.Background(), commitTimeout)
 	defer cancel()
-	return r.commit(ctx)
+	return r.commit(ctx, final)
+}
+
+// stateWriteInterval is how often exactly-once writes committed state to
+// Badger; between writes the stores hold it in memory (state.Store.Hold).
+// At-least-once commits once a second already and writes at each commit.
+const stateWriteInterval = time.Second
+
+// commitHeld writes the state the tasks' stores hold to Badger.
+func (r *KafkaRunner) commitHeld(tasks []*Task) error {
+	return r.eachTask(tasks, func(_ int, t *Task) error {
+		for _, s := range t.stores {
+			if err := s.store.CommitHeld(); err != nil {
+				return fmt.Errorf("query %s: commit state %s/%d: %w", r.topo.QueryID, s.spec.Name, t.Partition, err)
+			}
+		}
+		return nil
+	})
 }
 
 // commitTimeout bounds one commit; past it the query fails rather than
@@ -753,9 +773,12 @@ const transactionTimeout = 15 * time.Second
 // keeps at-least-once honest: outputs acknowledged, then state (changelog
 // first, then Badger with the source offsets it covers), then the
 // consumer offsets.
-func (r *KafkaRunner) commit(ctx context.Context) error {
+//
+// final says the query stops: state held in memory (exactly-once) goes to
+// Badger now.
+func (r *KafkaRunner) commit(ctx context.Context, final bool) error {
 	if r.sess != nil {
-		return r.commitTransaction(ctx)
+		return r.commitTransaction(ctx, final)
 	}
 	if err := r.cl.Flush(ctx); err != nil {
 		return fmt.Errorf("query %s: flush outputs: %w", r.topo.QueryID, err)
@@ -808,16 +831,19 @@ func (r *KafkaRunner) commit(ctx context.Context) error {
 // then does local state commit. If Kafka aborts instead, the overlays are
 // dropped and the tasks closed: they reopen from the last committed state
 // while the session rewinds the input to the last committed offsets.
-func (r *KafkaRunner) commitTransaction(ctx context.Context) error {
-	if !r.inTxn {
-		return nil
-	}
+func (r *KafkaRunner) commitTransaction(ctx context.Context, final bool) error {
 	r.mu.Lock()
 	tasks := make([]*Task, 0, len(r.tasks))
 	for _, t := range r.tasks {
 		tasks = append(tasks, t)
 	}
 	r.mu.Unlock()
+	if !r.inTxn {
+		if final {
+			return r.commitHeld(tasks)
+		}
+		return nil
+	}
 	// Each task's changelog records, and later its state, are written by
 	// a goroutine of its own: the tasks' produce round trips and Badger
 	// writes overlap.
@@ -845,8 +871,19 @@ func (r *KafkaRunner) commitTransaction(ctx context.Context) error {
 		return fmt.Errorf("query %s: end transaction: %w", r.topo.QueryID, err)
 	}
 	if committed {
+		// Badger takes the committed state at most once a second (or
+		// as the query stops); in between the stores hold it in memory
+		// (state.Store.Hold). Kafka has it already.
+		write := final || time.Since(r.stateWritten) >= stateWriteInterval
+		if write {
+			r.stateWritten = time.Now()
+		}
 		return r.eachTask(tasks, func(i int, t *Task) error {
 			for j, s := range t.stores {
+				if !write {
+					s.store.Hold(pending[i][j])
+					continue
+				}
 				if err := s.store.Commit(pending[i][j]); err != nil {
 					return fmt.Errorf("query %s: commit state %s/%d: %w", r.topo.QueryID, s.spec.Name, t.Partition, err)
 				}
@@ -945,7 +982,23 @@ func hasStores(sub *SubTopology) bool {
 
 func (r *KafkaRunner) onRevoked(ctx context.Context, _ *kgo.Client, revoked map[string][]int32) {
 	if r.sess == nil {
-		if err := r.commit(ctx); err != nil {
+		if err := r.commit(ctx, false); err != nil {
+			r.cfg.Log.Warn("commit on revoke failed", "query", r.topo.QueryID, "err", err)
+		}
+	} else {
+		// The state the leaving tasks hold reaches Badger, so that the
+		// partition coming back finds it there.
+		var leaving []*Task
+		r.mu.Lock()
+		for topic, ps := range revoked {
+			for _, p := range ps {
+				if t, ok := r.tasks[r.taskKey(topic, p)]; ok {
+					leaving = append(leaving, t)
+				}
+			}
+		}
+		r.mu.Unlock()
+		if err := r.commitHeld(leaving); err != nil {
 			r.cfg.Log.Warn("commit on revoke failed", "query", r.topo.QueryID, "err", err)
 		}
 	}
@@ -989,7 +1042,7 @@ func (r *KafkaRunner) shutdown() {
 	r.cancel()
 	<-r.standbyDone
 	if r.Err() == nil {
-		if err := r.commitDetached(); err != nil {
+		if err := r.commitDetached(true); err != nil {
 			r.fail(err)
 		}
 	}

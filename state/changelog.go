@@ -248,6 +248,11 @@ func (s *Store) restore(ctx context.Context, connOpts []kgo.Opt, log Changelog, 
 	if err := s.db.checkOpen(); err != nil {
 		return 0, err
 	}
+	// Held writes go to Badger first: the restore continues from their
+	// checkpoint.
+	if err := s.CommitHeld(); err != nil {
+		return 0, err
+	}
 	if err := s.settle(); err != nil {
 		return 0, err
 	}

@@ -19,6 +19,9 @@ type memtable struct {
 type entry struct {
 	value []byte
 	del   bool
+	// gen is the Store's changelog generation of the write (see
+	// Store.dirty); other tables leave it 0.
+	gen uint32
 }
 
 func newMemtable() memtable {
@@ -34,11 +37,13 @@ func (t *memtable) get(key []byte) (entry, bool) {
 	return e, ok
 }
 
-func (t *memtable) set(key []byte, e entry) {
+// set writes key. fresh reports a key the table lacked or held from an
+// earlier generation than e's.
+func (t *memtable) set(key []byte, e entry) (fresh bool) {
 	if old, hit := t.m[string(key)]; hit {
 		t.bytes += int64(len(e.value) - len(old.value))
 		t.m[string(key)] = e
-		return
+		return old.gen != e.gen
 	}
 	k := string(key)
 	if t.m == nil {
@@ -50,6 +55,7 @@ func (t *memtable) set(key []byte, e entry) {
 	t.m[k] = e
 	t.order.ReplaceOrInsert(k)
 	t.bytes += int64(len(k) + len(e.value))
+	return true
 }
 
 // sortedKeys returns all keys in order, in a new slice: a Range in

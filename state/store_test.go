@@ -471,3 +471,73 @@ func TestCommitWritesInBackground(t *testing.T) {
 		t.Errorf("checkpoint after reopen = %+v, %v; want %+v", got, err, steps[1].cp)
 	}
 }
+
+// TestHold follows held writes (committed by Kafka, not yet in Badger)
+// through reads, the changelog's pending set, Commit and Discard.
+func TestHold(t *testing.T) {
+	db := openDB(t, t.TempDir())
+	s := db.Store("counts", 0)
+	pending := func() []kv {
+		var out []kv
+		for _, c := range s.Pending() {
+			out = append(out, kv{string(c.Key), string(c.Value)})
+		}
+		return out
+	}
+	committed := func() []kv { return collectFrom(t, s.RangeCommitted, nil) }
+
+	apply(s, []op{{k: "b", v: "1"}, {k: "a", v: "1"}})
+	if diff := cmp.Diff([]kv{{"a", "1"}, {"b", "1"}}, pending()); diff != "" {
+		t.Fatalf("pending before Hold (-want +got):\n%s", diff)
+	}
+	s.Hold(Checkpoint{ChangelogOffset: 2, SourceOffsets: map[string]int64{"in/0": 10}})
+	if got := pending(); len(got) != 0 || s.PendingCount() != 0 {
+		t.Fatalf("pending after Hold: %v (count %d)", got, s.PendingCount())
+	}
+	// A key written again after Hold is pending again, alone.
+	apply(s, []op{{k: "b", v: "2"}, {k: "c", del: true}})
+	if diff := cmp.Diff([]kv{{"b", "2"}, {"c", ""}}, pending()); diff != "" {
+		t.Fatalf("pending after a second write (-want +got):\n%s", diff)
+	}
+	if v, ok := mustGet(t, s, "a"); !ok || v != "1" {
+		t.Fatalf("held a = %q, %v", v, ok)
+	}
+	if diff := cmp.Diff([]kv{{"a", "1"}, {"b", "2"}}, collect(t, s, nil)); diff != "" {
+		t.Fatalf("range over held and new writes (-want +got):\n%s", diff)
+	}
+	if got := committed(); len(got) != 0 {
+		t.Fatalf("Badger holds %v before any Commit", got)
+	}
+	cp, err := s.Checkpoint()
+	if err != nil || cp.ChangelogOffset != 2 || cp.SourceOffsets["in/0"] != 10 {
+		t.Fatalf("checkpoint while held: %+v, %v", cp, err)
+	}
+	if err := s.CommitHeld(); err == nil {
+		t.Fatal("CommitHeld with writes the changelog has not taken succeeded")
+	}
+	s.Hold(Checkpoint{ChangelogOffset: 4, SourceOffsets: map[string]int64{"in/0": 12}})
+	if err := s.CommitHeld(); err != nil {
+		t.Fatal(err)
+	}
+	if diff := cmp.Diff([]kv{{"a", "1"}, {"b", "2"}}, committed()); diff != "" {
+		t.Fatalf("Badger after CommitHeld (-want +got):\n%s", diff)
+	}
+	if cp, err := s.Checkpoint(); err != nil || cp.ChangelogOffset != 4 {
+		t.Fatalf("checkpoint after CommitHeld: %+v, %v", cp, err)
+	}
+
+	// Discard drops held writes too: the checkpoint falls back to Badger's,
+	// from which a restore would replay them.
+	apply(s, []op{{k: "d", v: "1"}})
+	s.Hold(Checkpoint{ChangelogOffset: 5})
+	s.Discard()
+	if _, ok := mustGet(t, s, "d"); ok {
+		t.Fatal("d survived Discard")
+	}
+	if cp, err := s.Checkpoint(); err != nil || cp.ChangelogOffset != 4 {
+		t.Fatalf("checkpoint after Discard: %+v, %v", cp, err)
+	}
+	if s.Held() {
+		t.Fatal("still held after Discard")
+	}
+}
