@@ -3,6 +3,7 @@ package engine_test
 import (
 	"encoding/binary"
 	"fmt"
+	"strings"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
@@ -121,9 +122,32 @@ func TestRecordCopy(t *testing.T) {
 			if a, b := copyTask.StreamTime(), chainTask.StreamTime(); a != b {
 				t.Errorf("stream time %d with the copy, %d without", a, b)
 			}
+			if !strings.Contains(copyTask.Topo.Explain(), copyNote) {
+				t.Errorf("EXPLAIN does not say the query copies:\n%s", copyTask.Topo.Explain())
+			}
 		})
 	}
+	// Queries that compute or filter go through their steps.
+	for _, sql := range []string{
+		"CREATE STREAM OUT AS SELECT auction, price * 2 AS p FROM BIDS;",
+		"CREATE STREAM OUT AS SELECT * FROM BIDS WHERE price > 10;",
+		"CREATE STREAM OUT AS SELECT auction, ROWTIME AS t FROM BIDS;",
+		"CREATE STREAM OUT WITH (VALUE_FORMAT='DELIMITED') AS SELECT * FROM BIDS;",
+	} {
+		var out collect
+		task, sub := planTask(t, bidsDDL, sql, false, &out)
+		rec := exec.Record{Topic: sub.Source.Topic, Key: bigintKey(1), Value: []byte(`{"bidder":7,"price":12,"channel":"web","url":"u","dateTime":1700000000000,"extra":""}`), Timestamp: 1}
+		if err := task.Process(&rec); err != nil {
+			t.Fatal(err)
+		}
+		if len(out.recs) != 1 || task.Copied() != 0 || strings.Contains(task.Topo.Explain(), copyNote) {
+			t.Errorf("%s: %d records, %d copied; EXPLAIN:\n%s", sql, len(out.recs), task.Copied(), task.Topo.Explain())
+		}
+	}
 }
+
+// copyNote is what EXPLAIN says of a query that copies.
+const copyNote = "copies the selected columns' JSON text"
 
 func describe(recs []*exec.Record) string {
 	if len(recs) == 0 {
