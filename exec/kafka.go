@@ -347,6 +347,8 @@ func (r *KafkaRunner) run(ctx context.Context) {
 	// lag is, per input partition, how far the last fetch's high
 	// watermark is ahead of the last record processed.
 	lag := map[topicPartition]int64{}
+	// caughtUp says the last fetch left no partition behind its end.
+	caughtUp := false
 	for {
 		// A poll takes every buffered fetch, at most one response per
 		// broker (franz-go's FetchMaxPartitionBytes, 1 MiB of each
@@ -355,7 +357,12 @@ func (r *KafkaRunner) run(ctx context.Context) {
 		// backlog. A response holds its partitions one after the other:
 		// a poll of fewer records would mostly hand over one partition
 		// and leave the other threads idle.
-		pollCtx, cancel := context.WithTimeout(ctx, wake)
+		wait := wake
+		if r.inTxn && caughtUp {
+			// Wake for the early commit of a caught-up transaction.
+			wait = min(wait, max(time.Until(lastCommit.Add(r.cfg.CommitInterval/4)), time.Millisecond))
+		}
+		pollCtx, cancel := context.WithTimeout(ctx, wait)
 		var fetches kgo.Fetches
 		if r.sess != nil {
 			fetches = r.sess.PollFetches(pollCtx)
@@ -394,7 +401,17 @@ func (r *KafkaRunner) run(ctx context.Context) {
 		if procErr == nil && r.topo.IdleTimeout > 0 {
 			procErr = r.advanceIdle(time.Now())
 		}
-		if procErr == nil && time.Since(lastCommit) >= r.cfg.CommitInterval {
+		// Under exactly-once, results are visible only once their
+		// transaction commits: a query that has caught up with its input
+		// commits early (after a quarter of the interval) rather than
+		// hold its last results back for the whole interval. A busy
+		// query, never caught up, commits at the interval as before.
+		caughtUp = total == 0
+		due := time.Since(lastCommit) >= r.cfg.CommitInterval
+		if r.inTxn && !due && caughtUp {
+			due = time.Since(lastCommit) >= r.cfg.CommitInterval/4
+		}
+		if procErr == nil && due {
 			procErr = r.commitDetached(false)
 			lastCommit = time.Now()
 		}
