@@ -30,13 +30,28 @@ type jsonCodec struct {
 	// fields remembers the field names of recent records by position
 	// (see field); a codec serves one goroutine.
 	fields []fieldCol
+	// spans reads records for Decode when its columns allow (made on
+	// first use, since Select changes what it reads); noSpans when not.
+	spans   *spans
+	noSpans bool
 }
 
 // Select makes Decode convert only the needed columns.
 func (c *jsonCodec) Select(needed []bool) {
 	if len(needed) == len(c.cols) {
 		c.needed = needed
+		c.spans, c.noSpans = nil, false
 	}
+}
+
+// spanReader is the codec's span reader, or nil when its columns need
+// the parser.
+func (c *jsonCodec) spanReader() *spans {
+	if c.spans == nil && !c.noSpans {
+		c.spans = newSpans(c)
+		c.noSpans = c.spans == nil
+	}
+	return c.spans
 }
 
 // skips reports whether column i is left undecoded.
@@ -115,6 +130,15 @@ func (c *jsonCodec) Decode(data []byte, dst []any) error {
 	c.missing = 0
 	if n == 0 || isNullJSON(data) {
 		return nil
+	}
+	// The common record (scalar columns, no escapes) is read in one pass
+	// over its bytes; any other takes the parser.
+	if sp := c.spanReader(); sp != nil && sp.read(data) {
+		if sp.decode(data, dst) {
+			c.missing = sp.missing
+			return nil
+		}
+		setNull(dst, n)
 	}
 	if err := c.decodeFast(data, dst); err != errSlowPath {
 		return err

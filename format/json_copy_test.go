@@ -3,6 +3,7 @@ package format
 import (
 	"testing"
 
+	"github.com/google/go-cmp/cmp"
 	"github.com/sluice-sql/sluice/types"
 )
 
@@ -180,6 +181,50 @@ func BenchmarkJSONCopyRow(b *testing.B) {
 		var ok bool
 		if dst, ok = c.Append(dst[:0], bidJSON); !ok {
 			b.Fatal("declined")
+		}
+	}
+}
+
+// The span reader decodes exactly what the parser does: same values,
+// same missing count, and an error only where the parser has one.
+func FuzzJSONDecodeSpans(f *testing.F) {
+	f.Add([]byte(`{"S":"x","I":1,"B":2,"D":1.5,"F":true}`))
+	f.Add([]byte(`{"s":"é","i":-7,"b":-9223372036854775808,"d":1e-5,"f":false,"x":{"a":[1,2,{"b":null}]}}`))
+	f.Add([]byte(`{"S":null,"D":1e400,"F":null}`))
+	f.Add([]byte(`{"S":"x","I":2147483647,"B":9223372036854775807,"D":-0.0,"F":true,"S":"y"}`))
+	f.Add([]byte(`{"I":"1","B":1.0,"D":"2"}`))
+	f.Add(bidJSON)
+	needed := []bool{true, false, true, true, true}
+	f.Fuzz(func(t *testing.T, data []byte) {
+		for _, sel := range [][]bool{nil, needed} {
+			spans, parser := newJSONCodec(copyCols, Props{}, false), newJSONCodec(copyCols, Props{}, false)
+			spans.Select(sel)
+			parser.Select(sel)
+			parser.noSpans = true
+			a, b := make([]any, len(copyCols)), make([]any, len(copyCols))
+			errA, errB := spans.Decode(data, a), parser.Decode(data, b)
+			if (errA == nil) != (errB == nil) {
+				t.Fatalf("select %v: span path error %v, parser %v", sel, errA, errB)
+			}
+			if errA != nil {
+				continue
+			}
+			if !cmp.Equal(a, b) || spans.Missing() != parser.Missing() {
+				t.Fatalf("select %v: span path %#v (missing %d), parser %#v (missing %d)", sel, a, spans.Missing(), b, parser.Missing())
+			}
+		}
+	})
+}
+
+func BenchmarkJSONDecodeRowParser(b *testing.B) {
+	c := newJSONCodec(bidCols, Props{}, false)
+	c.noSpans = true
+	dst := make([]any, len(bidCols))
+	b.ReportAllocs()
+	b.SetBytes(int64(len(bidJSON)))
+	for b.Loop() {
+		if err := c.Decode(bidJSON, dst); err != nil {
+			b.Fatal(err)
 		}
 	}
 }
