@@ -38,7 +38,7 @@ type recordCopy struct {
 // more than select JSON columns.
 func newRecordCopy(sub *SubTopology) *recordCopy {
 	src := sub.Source
-	if len(sub.Sides) > 0 || len(sub.Nodes) != 2 || src.Window != NotWindowed || src.Dedupe || src.Table || sub.Source == nil {
+	if src == nil || len(sub.Sides) > 0 || len(sub.Nodes) != 2 || src.Window != NotWindowed || src.Dedupe || src.Table {
 		return nil
 	}
 	proj, ok := sub.Nodes[0].(*ProjectNode)
@@ -107,9 +107,8 @@ func newRecordCopy(sub *SubTopology) *recordCopy {
 	return c
 }
 
-// copy produces rec's result if it can be copied exactly; false sends
-// rec through the chain.
-// evTime receives the record's event time.
+// copy produces rec's result if it can be copied exactly, and sets
+// *evTime to the record's event time; false sends rec through the chain.
 func (c *recordCopy) copy(tc *TaskContext, rec *Record, evTime *int64) bool {
 	if rec.Value == nil || rec.Timestamp < 0 {
 		return false
