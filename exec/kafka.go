@@ -765,6 +765,11 @@ func (r *KafkaRunner) commitDetached(final bool) error {
 // At-least-once commits once a second already and writes at each commit.
 const stateWriteInterval = time.Second
 
+// heldBytesLimit bounds the keys and values a store partition holds in
+// memory between Badger writes (several times that in Go's heap), so a
+// fast query with many keys writes sooner rather than grow the heap.
+const heldBytesLimit = 4 << 20
+
 // commitHeld writes the state the tasks' stores hold to Badger.
 func (r *KafkaRunner) commitHeld(tasks []*Task) error {
 	return r.eachTask(tasks, func(_ int, t *Task) error {
@@ -892,6 +897,11 @@ func (r *KafkaRunner) commitTransaction(ctx context.Context, final bool) error {
 		// as the query stops); in between the stores hold it in memory
 		// (state.Store.Hold). Kafka has it already.
 		write := final || time.Since(r.stateWritten) >= stateWriteInterval
+		for _, t := range tasks {
+			for _, s := range t.stores {
+				write = write || s.store.OverlayBytes() >= heldBytesLimit
+			}
+		}
 		if write {
 			r.stateWritten = time.Now()
 		}

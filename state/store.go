@@ -360,6 +360,10 @@ func (s *Store) Hold(cp Checkpoint) {
 // Held reports whether the overlay keeps committed writes Badger lacks.
 func (s *Store) Held() bool { return s.held != nil }
 
+// OverlayBytes is the size of the keys and values in the overlay: held
+// writes and those since.
+func (s *Store) OverlayBytes() int64 { return s.overlay.bytes }
+
 // CommitHeld writes the held writes to Badger (Commit with the held
 // checkpoint), before the store changes hands or closes. Writes not yet
 // taken by the changelog must not be there.
