@@ -4,21 +4,24 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/sluice-sql/sluice/expr"
 	"github.com/sluice-sql/sluice/format"
 	"github.com/sluice-sql/sluice/types"
 )
 
-// recordCopy is the shortcut of a chain that only selects columns: a
-// source read straight into a projection of plain column references and
-// a sink, with JSON values on both sides (SELECT *, SELECT A, B AS C).
-// Such a query's result record is its input's text rearranged, so the
-// task copies the selected values' text (format.JSONCopy) and, when the
-// key's bytes carry over unchanged, the key, instead of decoding each
-// field into a Go value and encoding it again. It produces exactly the
-// record the chain would: any record it cannot copy exactly (a tombstone,
-// an escape, a number spelled differently, a missing column, a key that
-// does not read back the same) it declines, and that record goes through
-// the chain.
+// recordCopy is the shortcut of a chain that rearranges JSON columns: a
+// source read straight into an optional filter, a projection and a sink,
+// with JSON values on both sides (SELECT *, SELECT A, B AS C, SELECT A,
+// B * 2 AS D … WHERE …). The result record is largely its input's text
+// rearranged, so the task copies the text of the columns the projection
+// selects unchanged (format.JSONCopy) and, when the key's bytes carry over
+// unchanged, the key; only a filter and computed columns see values,
+// converted straight from their text. Nothing is decoded into a row that
+// nothing reads, or encoded again from it. It produces exactly the record
+// the chain would: any record it cannot copy exactly (a tombstone, an
+// escape, a number spelled differently, a missing column, a key that does
+// not read back the same) it declines, and that record goes through the
+// chain.
 type recordCopy struct {
 	sink  *SinkNode
 	value *format.JSONCopy
@@ -30,22 +33,44 @@ type recordCopy struct {
 	// tsCol, when ≥ 0, is the value column holding event time (an INT
 	// or BIGINT); otherwise the record timestamp is the event time.
 	tsCol int
+	// filter, when set, is the WHERE clause; computed lists, per sink
+	// value column, the projection's expression for a computed one
+	// (nil: copied). Either needs row, the source row the chain would
+	// have built, and the key codec to fill its key columns.
+	filter   expr.Eval
+	computed []expr.Eval
+	vals     []any
+	row      []any
+	keyCodec format.Codec
+	nk, nv   int
 	// copied counts the records copied (for tests and benchmarks).
 	copied int64
 }
 
 // newRecordCopy returns the shortcut for sub, or nil when its chain does
-// more than select JSON columns.
+// more than filter and project JSON columns.
 func newRecordCopy(sub *SubTopology) *recordCopy {
 	src := sub.Source
-	if src == nil || len(sub.Sides) > 0 || len(sub.Nodes) != 2 || src.Window != NotWindowed || src.Dedupe || src.Table {
+	if src == nil || len(sub.Sides) > 0 || src.Window != NotWindowed || src.Dedupe || src.Table {
 		return nil
 	}
-	proj, ok := sub.Nodes[0].(*ProjectNode)
+	nodes := sub.Nodes
+	var filter *FilterNode
+	if len(nodes) == 3 {
+		f, ok := nodes[0].(*FilterNode)
+		if !ok || f.TombstoneOnReject {
+			return nil
+		}
+		filter, nodes = f, nodes[1:]
+	}
+	if len(nodes) != 2 {
+		return nil
+	}
+	proj, ok := nodes[0].(*ProjectNode)
 	if !ok || proj.TombstoneKeys > 0 || len(proj.Inputs) != len(proj.Exprs) {
 		return nil
 	}
-	sink, ok := sub.Nodes[1].(*SinkNode)
+	sink, ok := nodes[1].(*SinkNode)
 	if !ok || sink.Internal || sink.Timestamp != nil || sink.Window != NotWindowed {
 		return nil
 	}
@@ -60,15 +85,24 @@ func newRecordCopy(sub *SubTopology) *recordCopy {
 		}
 		return proj.Inputs[out]
 	}
+	c := &recordCopy{sink: sink, tsCol: -1, nk: nk, nv: nv}
 	from := make([]int, len(sink.ValueIdx))
+	computed := false
+	c.computed = make([]expr.Eval, len(sink.ValueIdx))
 	for o, out := range sink.ValueIdx {
-		in := rowPos(out)
-		if in < nk || in >= nk+nv {
-			return nil // a key, a pseudo-column or a computed value
+		if in := rowPos(out); in >= nk && in < nk+nv {
+			from[o] = in - nk
+			continue
 		}
-		from[o] = in - nk
+		// A key, a pseudo-column or an expression: computed.
+		if out < 0 || out >= len(proj.Exprs) {
+			return nil
+		}
+		from[o], c.computed[o], computed = -1, proj.Exprs[out], true
 	}
-	c := &recordCopy{sink: sink, tsCol: -1}
+	if !computed {
+		c.computed = nil
+	}
 	if tc := src.TimestampCol; tc >= 0 {
 		// Event time from a value column: an integer one, which the
 		// copy reads and checks as the chain would; a STRING with a
@@ -104,11 +138,24 @@ func newRecordCopy(sub *SubTopology) *recordCopy {
 	if c.value = format.NewJSONCopy(src.ValueCols, src.ValueProps, sink.ValueCols, sink.ValueProps, from, src.Needed); c.value == nil {
 		return nil
 	}
+	if filter != nil || computed {
+		kc, err := format.NewKeyCodec(src.KeyFormat, src.KeyCols, src.KeyProps)
+		if err != nil {
+			return nil
+		}
+		if filter != nil {
+			c.filter = filter.Pred
+		}
+		c.keyCodec = kc
+		c.row = make([]any, len(src.RowSchema().Columns))
+		c.vals = make([]any, len(sink.ValueIdx))
+	}
 	return c
 }
 
 // copy produces rec's result if it can be copied exactly, and sets
 // *evTime to the record's event time; false sends rec through the chain.
+// A record the filter drops is handled too: nothing is produced.
 func (c *recordCopy) copy(tc *TaskContext, rec *Record, evTime *int64) bool {
 	if rec.Value == nil || rec.Timestamp < 0 {
 		return false
@@ -121,8 +168,7 @@ func (c *recordCopy) copy(tc *TaskContext, rec *Record, evTime *int64) bool {
 	default:
 		key = rec.Key
 	}
-	value, ok := c.value.Append(nil, rec.Value)
-	if !ok {
+	if !c.value.Read(rec.Value) {
 		return false
 	}
 	ts := rec.Timestamp
@@ -135,9 +181,48 @@ func (c *recordCopy) copy(tc *TaskContext, rec *Record, evTime *int64) bool {
 		}
 		ts = n
 	}
+	var vals []any
+	if c.row != nil {
+		if !c.fillRow(rec, ts) {
+			return false
+		}
+		if c.filter != nil {
+			if pass, _ := c.filter(c.row).(bool); !pass {
+				c.copied++
+				*evTime = ts
+				return true
+			}
+		}
+		for o, e := range c.computed {
+			if e != nil {
+				c.vals[o] = e(c.row)
+			}
+		}
+		vals = c.vals
+	}
+	value, err := c.value.Write(nil, rec.Value, vals)
+	if err != nil {
+		return false // the chain counts the serialisation error
+	}
 	c.copied++
 	tc.Metrics.RecordsOut.Add(1)
 	tc.Out.Produce(&Record{Topic: c.sink.Topic, Partition: -1, Key: key, Value: value, Timestamp: ts})
 	*evTime = ts
+	return true
+}
+
+// fillRow lays out rec as the source's decoder would, for the filter and
+// the computed columns: key columns, value columns, ROWTIME (the event
+// time), ROWPARTITION, ROWOFFSET.
+func (c *recordCopy) fillRow(rec *Record, ts int64) bool {
+	clear(c.row)
+	if c.nk > 0 && c.keyCodec.Decode(rec.Key, c.row[:c.nk]) != nil {
+		return false
+	}
+	if !c.value.Decode(rec.Value, c.row[c.nk:c.nk+c.nv]) {
+		return false
+	}
+	base := c.nk + c.nv
+	c.row[base], c.row[base+1], c.row[base+2] = ts, rec.Partition, rec.Offset
 	return true
 }

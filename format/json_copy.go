@@ -2,6 +2,7 @@ package format
 
 import (
 	"bytes"
+	"fmt"
 	"slices"
 	"strconv"
 
@@ -24,21 +25,23 @@ import (
 // general path: declining is always safe, accepting is exact.
 type JSONCopy struct {
 	spans  *spans
-	from   []int    // output column → input column
+	from   []int    // output column → input column, -1: computed
 	prefix [][]byte // output field names: `{"A":`, `,"B":`
-	// doubles lists the output columns of type DOUBLE, whose text
-	// must be checked.
+	cols   []types.Column
+	// doubles lists the copied output columns of type DOUBLE, whose
+	// text must be checked.
 	doubles []int
 	scratch []byte
 }
 
 // NewJSONCopy returns the copier of the output columns outCols, each the
-// input column from[i] unchanged, or nil when copying cannot be exact
-// for these columns (an unwrapped single value on either side, a type
-// other than STRING, INT, BIGINT, DOUBLE or BOOLEAN, a type change).
-// needed marks the input columns a decode would convert (nil: all); the
-// others are skipped as unknown fields are. A JSONCopy serves one
-// goroutine.
+// input column from[i] unchanged or, where from[i] is -1, a value the
+// caller computes (see Write), or nil when copying cannot be exact for
+// these columns (an unwrapped single value on either side, a column read
+// of a type other than STRING, INT, BIGINT, DOUBLE or BOOLEAN, a type
+// change). needed marks the input columns a decode would convert (nil:
+// all); the others are skipped as unknown fields are. A JSONCopy serves
+// one goroutine.
 func NewJSONCopy(inCols []types.Column, inProps Props, outCols []types.Column, outProps Props, from []int, needed []bool) *JSONCopy {
 	in := newJSONCodec(inCols, inProps, false)
 	out := newJSONCodec(outCols, outProps, false)
@@ -53,8 +56,11 @@ func NewJSONCopy(inCols []types.Column, inProps Props, outCols []types.Column, o
 	if sp == nil {
 		return nil
 	}
-	c := &JSONCopy{spans: sp, from: from, prefix: out.prefix}
+	c := &JSONCopy{spans: sp, from: from, prefix: out.prefix, cols: outCols}
 	for o, i := range from {
+		if i == -1 {
+			continue
+		}
 		if i < 0 || i >= len(inCols) || !outCols[o].Type.Equal(inCols[i].Type) || in.skips(i) {
 			return nil
 		}
@@ -65,33 +71,75 @@ func NewJSONCopy(inCols []types.Column, inProps Props, outCols []types.Column, o
 	return c
 }
 
-// Column is the text of input column i in the record last appended
-// (valid until the next Append): a column the record has, in its
-// canonical spelling.
+// Column is the text of input column i in the record last read (valid
+// until the next Read): a column the record has, in its canonical
+// spelling.
 func (c *JSONCopy) Column(data []byte, i int) []byte { return c.spans.text(data, i) }
 
-// Append appends the output record made from data to dst; ok is false
-// when the record must take the general path (dst is then unchanged).
-func (c *JSONCopy) Append(dst, data []byte) (out []byte, ok bool) {
+// Read reads data for Decode and Write; false means the record must
+// take the general path: it lacks a column (which the general path
+// counts), or a copied value's text is not what encoding would write.
+func (c *JSONCopy) Read(data []byte) bool {
 	if !c.spans.read(data) || c.spans.missing > 0 {
-		return dst, false // a missing column: the general path counts it
+		return false
 	}
 	for _, o := range c.doubles {
 		if !c.canonicalDouble(c.spans.text(data, c.from[o])) {
-			return dst, false
+			return false
 		}
 	}
+	return true
+}
+
+// Decode converts the input columns of the record last read into dst
+// (one per input column; those not needed stay as they are), as the
+// codec's Decode would; false sends the record the general way.
+func (c *JSONCopy) Decode(data []byte, dst []any) bool { return c.spans.decode(data, dst) }
+
+// Write appends the output record of the record last read to dst: the
+// copied columns' text, and computed[o] encoded for each computed column
+// o (computed may be nil when there are none).
+func (c *JSONCopy) Write(dst, data []byte, computed []any) ([]byte, error) {
 	at := c.spans.at
 	size := 1
 	for o, i := range c.from {
-		size += len(c.prefix[o]) + at[i][1] - at[i][0]
+		size += len(c.prefix[o])
+		if i >= 0 {
+			size += at[i][1] - at[i][0]
+		} else {
+			size += 16
+		}
 	}
-	dst = slices.Grow(dst, size) // one allocation of the exact size
+	dst = slices.Grow(dst, size) // one allocation, of the exact size when all is copied
 	for o, i := range c.from {
 		dst = append(dst, c.prefix[o]...)
-		dst = append(dst, data[at[i][0]:at[i][1]]...)
+		if i >= 0 {
+			dst = append(dst, data[at[i][0]:at[i][1]]...)
+			continue
+		}
+		if o >= len(computed) {
+			return nil, fmt.Errorf("%w: no value for computed column %s", ErrEncode, c.cols[o].Name)
+		}
+		var err error
+		if dst, err = appendValue(dst, computed[o], c.cols[o].Type); err != nil {
+			return nil, fmt.Errorf("column %s: %w", c.cols[o].Name, err)
+		}
 	}
-	return append(dst, '}'), true
+	return append(dst, '}'), nil
+}
+
+// Append appends the output record made from data to dst when every
+// output column is copied; ok is false when the record must take the
+// general path (dst is then unchanged).
+func (c *JSONCopy) Append(dst, data []byte) (out []byte, ok bool) {
+	if !c.Read(data) {
+		return dst, false
+	}
+	out, err := c.Write(dst, data, nil)
+	if err != nil {
+		return dst, false
+	}
+	return out, true
 }
 
 // canonicalDouble reports whether a JSON number is written as the
