@@ -87,12 +87,12 @@ func TestRecordCopy(t *testing.T) {
 			sql: "CREATE STREAM OUT AS SELECT auction, price * 2 AS p2, UCASE(channel) AS ch, url, price * 0.5 AS half, ROWTIME AS rt, ROWPARTITION AS rp, auction + 1 AS next FROM BIDS WHERE price > 10;",
 			ins: []in{
 				bid(`{"bidder":7,"price":12,"channel":"web","url":"u","dateTime":1700000000000,"extra":""}`),
-				bid(`{"bidder":7,"price":5,"channel":"web","url":"u","dateTime":1700000000001,"extra":""}`),    // filtered out
-				bid(`{"bidder":7,"price":null,"channel":"web","url":"u","dateTime":1700000000002,"extra":""}`), // NULL > 10: out
-				bid(`{"bidder":7,"price":13,"channel":null,"url":"v","dateTime":1700000000003,"extra":""}`),   // UCASE(NULL)
+				bid(`{"bidder":7,"price":5,"channel":"web","url":"u","dateTime":1700000000001,"extra":""}`),       // filtered out
+				bid(`{"bidder":7,"price":null,"channel":"web","url":"u","dateTime":1700000000002,"extra":""}`),    // NULL > 10: out
+				bid(`{"bidder":7,"price":13,"channel":null,"url":"v","dateTime":1700000000003,"extra":""}`),       // UCASE(NULL)
 				bid(`{"bidder":7,"price":14,"channel":"w\u00e9b","url":"u","dateTime":1700000000004,"extra":""}`), // an escape in a read column
-				bid(`{"bidder":7,"price":15,"channel":"ü","url":"u\\","dateTime":1700000000005,"extra":""}`),   // one in a copied column
-				bid(`{"price":16,"channel":"x","url":"u","dateTime":1700000000006}`),                          // unread columns missing
+				bid(`{"bidder":7,"price":15,"channel":"ü","url":"u\\","dateTime":1700000000005,"extra":""}`),      // one in a copied column
+				bid(`{"price":16,"channel":"x","url":"u","dateTime":1700000000006}`),                              // unread columns missing
 			},
 			copied: 5,
 			first:  `{"P2":24,"CH":"WEB","URL":"u","HALF":6.0,"RT":1700000000000,"RP":0,"NEXT":1001}`,
