@@ -68,6 +68,11 @@ type SourceSpec struct {
 	// does. ksqlDB drops them at a WHERE or an aggregation, so the planner
 	// sets this only for plain projections.
 	KeepNullValues bool
+	// Evaluated, when set, says which value columns the query's filter
+	// and computed columns read, as opposed to those it only selects: a
+	// task copying a record's text converts only these (see recordCopy).
+	// Nil: every needed column.
+	Evaluated []bool
 	// Needed, when set, says which value columns the query reads; the
 	// others are left NULL, so a format that can skip a field does not
 	// convert it. Nil: all.

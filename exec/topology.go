@@ -163,8 +163,8 @@ func (t *Topology) Explain() string {
 			}
 			fmt.Fprintf(&b, "   %s %s  (%s)\n", branch, n.Describe(), kind)
 		}
-		if newRecordCopy(s) != nil {
-			b.WriteString("   (copies the selected columns' JSON text; a record that needs converting takes the steps)\n")
+		if c := newRecordCopy(s); c != nil {
+			b.WriteString("   " + c.describe() + "\n")
 		}
 	}
 	for _, st := range t.Stores {

@@ -134,7 +134,7 @@ func (c *jsonCodec) Decode(data []byte, dst []any) error {
 	// The common record (scalar columns, no escapes) is read in one pass
 	// over its bytes; any other takes the parser.
 	if sp := c.spanReader(); sp != nil && sp.read(data) {
-		if sp.decode(data, dst) {
+		if sp.decode(data, dst, nil) {
 			c.missing = sp.missing
 			return nil
 		}

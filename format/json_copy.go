@@ -93,8 +93,11 @@ func (c *JSONCopy) Read(data []byte) bool {
 
 // Decode converts the input columns of the record last read into dst
 // (one per input column; those not needed stay as they are), as the
-// codec's Decode would; false sends the record the general way.
-func (c *JSONCopy) Decode(data []byte, dst []any) bool { return c.spans.decode(data, dst) }
+// codec's Decode would, or only those only marks when it is set; false
+// sends the record the general way.
+func (c *JSONCopy) Decode(data []byte, dst []any, only []bool) bool {
+	return c.spans.decode(data, dst, only)
+}
 
 // Write appends the output record of the record last read to dst: the
 // copied columns' text, and computed[o] encoded for each computed column

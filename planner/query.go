@@ -369,6 +369,37 @@ func (p *planning) whereNode(sc expr.Scope) (exec.Node, error) {
 	return &exec.FilterNode{Pred: c.Eval, Text: p.sel.Where.String()}, nil
 }
 
+// evaluatedColumns marks the value columns the WHERE clause and the
+// computed select items read, as opposed to those only selected: a task
+// that copies a record's text converts only these (exec/copy.go). They
+// are compiled again against a copy of the scope, which records every
+// column the compiler resolves.
+func (p *planning) evaluatedColumns() []bool {
+	if p.join != nil || p.spec == nil {
+		return nil
+	}
+	ev := *p.sc
+	ev.used = nil
+	if p.sel.Where != nil {
+		if _, err := expr.Compile(p.sel.Where, &ev); err != nil {
+			return nil
+		}
+	}
+	for _, it := range p.items {
+		if _, plain := it.expr.(*parser.ColumnRef); !plain {
+			if _, err := expr.Compile(it.expr, &ev); err != nil {
+				return nil
+			}
+		}
+	}
+	nk := len(p.spec.KeyCols)
+	out := make([]bool, len(p.spec.ValueCols))
+	for j := range out {
+		out[j] = ev.used[nk+j]
+	}
+	return out
+}
+
 // outputKind is the kind of result the query produces: a table when it
 // aggregates or reads a table, else a stream.
 func (p *planning) checkTargetKind(produces parser.SourceKind) error {
@@ -419,6 +450,7 @@ func (p *planning) planStateless() error {
 	if p.target == nil {
 		return p.transient(nodes, compiled, p.sc)
 	}
+	p.spec.Evaluated = p.evaluatedColumns()
 	// The result keeps the source's key: each key column must be
 	// selected, and becomes a key column under its output name.
 	keyItem := make([]int, 0)
