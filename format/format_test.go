@@ -335,8 +335,15 @@ func FuzzJSONDecode(f *testing.F) {
 	})
 }
 
-func BenchmarkJSONDecodeRow(b *testing.B) {
+func BenchmarkJSONDecodeRow(b *testing.B) { benchDecodeRow(b, false) }
+
+// BenchmarkJSONDecodeRowParser decodes through fastjson, the path of
+// records the span scanner declines.
+func BenchmarkJSONDecodeRowParser(b *testing.B) { benchDecodeRow(b, true) }
+
+func benchDecodeRow(b *testing.B, parser bool) {
 	c := newJSONCodec(bidCols, Props{}, false)
+	c.noSpans = parser
 	dst := make([]any, len(bidCols))
 	b.ReportAllocs()
 	b.SetBytes(int64(len(bidJSON)))

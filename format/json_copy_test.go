@@ -215,16 +215,3 @@ func FuzzJSONDecodeSpans(f *testing.F) {
 		}
 	})
 }
-
-func BenchmarkJSONDecodeRowParser(b *testing.B) {
-	c := newJSONCodec(bidCols, Props{}, false)
-	c.noSpans = true
-	dst := make([]any, len(bidCols))
-	b.ReportAllocs()
-	b.SetBytes(int64(len(bidJSON)))
-	for b.Loop() {
-		if err := c.Decode(bidJSON, dst); err != nil {
-			b.Fatal(err)
-		}
-	}
-}
