@@ -77,8 +77,8 @@ func (r *spans) text(data []byte, i int) []byte {
 
 // decode converts the columns read into dst, as the codec's Decode
 // would: null and absent columns are nil; only, when set, limits it to
-// the columns it marks. false leaves the record to the
-// general path (a number out of a DOUBLE's range).
+// the columns it marks. false leaves the record to the general path (a
+// number out of a DOUBLE's range).
 func (r *spans) decode(data []byte, dst []any, only []bool) bool {
 	for i, k := range r.kinds {
 		if only != nil && !only[i] {
