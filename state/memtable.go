@@ -38,14 +38,15 @@ func (t *memtable) get(key []byte) (entry, bool) {
 }
 
 // set writes key. fresh reports a key the table lacked or held from an
-// earlier generation than e's.
-func (t *memtable) set(key []byte, e entry) (fresh bool) {
+// earlier generation than e's; k is the table's own copy of a key it
+// lacked ("" otherwise), for the caller to keep without copying again.
+func (t *memtable) set(key []byte, e entry) (k string, fresh bool) {
 	if old, hit := t.m[string(key)]; hit {
 		t.bytes += int64(len(e.value) - len(old.value))
 		t.m[string(key)] = e
-		return old.gen != e.gen
+		return "", old.gen != e.gen
 	}
-	k := string(key)
+	k = string(key)
 	if t.m == nil {
 		t.m = make(map[string]entry)
 	}
@@ -55,7 +56,7 @@ func (t *memtable) set(key []byte, e entry) (fresh bool) {
 	t.m[k] = e
 	t.order.ReplaceOrInsert(k)
 	t.bytes += int64(len(k) + len(e.value))
-	return true
+	return k, true
 }
 
 // sortedKeys returns all keys in order, in a new slice: a Range in

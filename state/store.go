@@ -169,8 +169,11 @@ func (s *Store) Delete(key []byte) { s.set(key, entry{del: true}) }
 
 func (s *Store) set(key []byte, e entry) {
 	e.gen = s.gen
-	if s.overlay.set(key, e) {
-		s.dirty = append(s.dirty, string(key))
+	if k, fresh := s.overlay.set(key, e); fresh {
+		if k == "" {
+			k = string(key)
+		}
+		s.dirty = append(s.dirty, k)
 	}
 }
 
