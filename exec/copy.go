@@ -47,7 +47,8 @@ type recordCopy struct {
 	// evaluated marks the value columns the filter and computed columns
 	// read: the only ones converted (nil: all needed).
 	evaluated []bool
-	// copied counts the records copied (for tests and benchmarks).
+	// copied counts the records the shortcut handled, filtered out or
+	// copied (for tests and benchmarks).
 	copied int64
 }
 

@@ -770,12 +770,17 @@ const stateWriteInterval = time.Second
 // fast query with many keys writes sooner rather than grow the heap.
 const heldBytesLimit = 4 << 20
 
+// commitStateErr says which store partition's commit failed.
+func (r *KafkaRunner) commitStateErr(t *Task, s taskStore, err error) error {
+	return fmt.Errorf("query %s: commit state %s/%d: %w", r.topo.QueryID, s.spec.Name, t.Partition, err)
+}
+
 // commitHeld writes the state the tasks' stores hold to Badger.
 func (r *KafkaRunner) commitHeld(tasks []*Task) error {
 	return r.eachTask(tasks, func(_ int, t *Task) error {
 		for _, s := range t.stores {
 			if err := s.store.CommitHeld(); err != nil {
-				return fmt.Errorf("query %s: commit state %s/%d: %w", r.topo.QueryID, s.spec.Name, t.Partition, err)
+				return r.commitStateErr(t, s, err)
 			}
 		}
 		return nil
@@ -827,7 +832,7 @@ func (r *KafkaRunner) commit(ctx context.Context, final bool) error {
 				err = s.store.Commit(cp)
 			}
 			if err != nil {
-				return fmt.Errorf("query %s: commit state %s/%d: %w", r.topo.QueryID, s.spec.Name, t.Partition, err)
+				return r.commitStateErr(t, s, err)
 			}
 		}
 		return nil
@@ -912,7 +917,7 @@ func (r *KafkaRunner) commitTransaction(ctx context.Context, final bool) error {
 					continue
 				}
 				if err := s.store.Commit(pending[i][j]); err != nil {
-					return fmt.Errorf("query %s: commit state %s/%d: %w", r.topo.QueryID, s.spec.Name, t.Partition, err)
+					return r.commitStateErr(t, s, err)
 				}
 			}
 			return nil

@@ -15,9 +15,9 @@ import (
 // field into a Go value and encodes it again, which for a SELECT * or a
 // plain projection is most of the query's work and all of its garbage.
 //
-// A copy must give exactly the bytes the general path would, so Append
-// copies a value only when its text is already what encoding the decoded
-// value writes: a string without escapes, an integer without a sign or
+// A copy must give exactly the bytes the general path would, so Read
+// accepts a record only when each copied value's text is already what
+// encoding the decoded value writes: a string without escapes, an integer without a sign or
 // zero it would drop, a DOUBLE spelled as the engine spells doubles,
 // true, false and null. Anything else (escapes, nested values, a number
 // written differently, a missing, repeated or mistyped column, JSON that
@@ -129,20 +129,6 @@ func (c *JSONCopy) Write(dst, data []byte, computed []any) ([]byte, error) {
 		}
 	}
 	return append(dst, '}'), nil
-}
-
-// Append appends the output record made from data to dst when every
-// output column is copied; ok is false when the record must take the
-// general path (dst is then unchanged).
-func (c *JSONCopy) Append(dst, data []byte) (out []byte, ok bool) {
-	if !c.Read(data) {
-		return dst, false
-	}
-	out, err := c.Write(dst, data, nil)
-	if err != nil {
-		return dst, false
-	}
-	return out, true
 }
 
 // canonicalDouble reports whether a JSON number is written as the

@@ -360,9 +360,6 @@ func (s *Store) Hold(cp Checkpoint) {
 	s.nextGen()
 }
 
-// Held reports whether the overlay keeps committed writes Badger lacks.
-func (s *Store) Held() bool { return s.held != nil }
-
 // OverlayBytes is the size of the keys and values in the overlay: held
 // writes and those since.
 func (s *Store) OverlayBytes() int64 { return s.overlay.bytes }

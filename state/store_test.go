@@ -537,7 +537,7 @@ func TestHold(t *testing.T) {
 	if cp, err := s.Checkpoint(); err != nil || cp.ChangelogOffset != 4 {
 		t.Fatalf("checkpoint after Discard: %+v, %v", cp, err)
 	}
-	if s.Held() {
+	if s.held != nil {
 		t.Fatal("still held after Discard")
 	}
 }
