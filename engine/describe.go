@@ -98,6 +98,7 @@ func (e *Engine) describeText(st *parser.Describe, src *planner.Source) (string,
 	if err := q.Err(); err != nil {
 		fmt.Fprintf(&b, "Query FAILED: %v\n", err)
 	}
+	writeStalls(&b, q.Stalls())
 	b.WriteString("\nTasks on this instance:\n")
 	tasks := q.Tasks()
 	if len(tasks) == 0 {
@@ -128,4 +129,13 @@ func (e *Engine) describeText(st *parser.Describe, src *planner.Source) (string,
 		fmt.Fprintf(&b, " %s  changelog %s  %d %s, ~%d bytes local\n", s.Name, s.Changelog, s.Entries, what, s.Bytes)
 	}
 	return b.String(), nil
+}
+
+// writeStalls prints a query's stalled partitions, as DESCRIBE EXTENDED
+// shows them.
+func writeStalls(b *strings.Builder, stalls []exec.Stall) {
+	for _, s := range stalls {
+		fmt.Fprintf(b, "Query STALLED: sub-topology %d, %s/%d waits on %s: %d records to read, no progress for %s\n",
+			s.SubTopology, s.Topic, s.Partition, s.WaitingOn, s.Lag, time.Since(s.Since).Round(time.Second))
+	}
 }

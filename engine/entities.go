@@ -74,9 +74,13 @@ type QueryList struct{ Queries []QuerySummary }
 type QuerySummary struct {
 	ID        string
 	Statement string
-	// State is RUNNING or ERROR.
-	State      string
-	Error      string
+	// State is RUNNING, STALLED (a partition has input but made no
+	// committed progress for sluice.stall.timeout; see Stalls) or ERROR.
+	State string
+	Error string
+	// Stalls are this instance's stalled partitions, with what each
+	// waits on.
+	Stalls     []exec.Stall
 	Sources    []string
 	Sinks      []string
 	SinkTopics []string
@@ -152,6 +156,9 @@ func (e *Engine) querySummary(q *Query) QuerySummary {
 	s := QuerySummary{ID: q.ID, Statement: q.Statement, State: "RUNNING", Sources: q.Plan.Sources}
 	if err := q.Err(); err != nil {
 		s.State, s.Error = "ERROR", err.Error()
+	} else if stalls := q.Stalls(); len(stalls) > 0 {
+		s.State = QueryStalled
+		s.Stalls = stalls
 	}
 	if q.Plan.Sink != nil {
 		s.Sinks, s.SinkTopics = []string{q.Plan.Sink.Name}, []string{q.Plan.Sink.Topic}

@@ -168,6 +168,11 @@ func (e *Engine) executeStatement(ctx context.Context, p parser.Parsed, sess *se
 			}
 			e.db.SetMinFreeBytes(n)
 		}
+		if strings.EqualFold(st.Name, StallTimeoutProperty) {
+			if _, err := stallTimeout(map[string]string{StallTimeoutProperty: st.Value}); err != nil {
+				return nil, err
+			}
+		}
 		sess.set(st.Name, st.Value)
 		res.Message = fmt.Sprintf("Successfully changed local property '%s' to '%s'.", st.Name, st.Value)
 	case *parser.UnsetProperty:
@@ -652,6 +657,9 @@ func (e *Engine) start(ctx context.Context, plan *planner.Query, text string, pr
 // run starts a query's Kafka runner.
 func (e *Engine) run(q *Query, props map[string]string) error {
 	topo := q.Plan.Topology
+	if _, err := stallTimeout(props); err != nil {
+		return err
+	}
 	r, err := exec.StartKafka(topo, e.kafkaConfig(e.groupOf(q.ID), false, nil, props), q.Metrics)
 	if err != nil {
 		return err
@@ -717,8 +725,16 @@ func (e *Engine) kafkaConfig(group string, transient bool, out exec.Output, prop
 	// Transient queries are this instance's alone: nobody asks where
 	// their partitions are.
 	var onChange func()
+	// A persistent query's runner is a static group member named by this
+	// instance's id, so a restart takes over its partitions at once.
+	instance := ""
 	if !transient {
 		onChange = e.cfg.OnPartitionsChange
+		instance = e.instanceID
+	}
+	stall, err := stallTimeout(props)
+	if err != nil {
+		stall = exec.DefaultStallTimeout // refused before the query starts (run)
 	}
 	return exec.KafkaConfig{
 		ExactlyOnce:        eos,
@@ -735,6 +751,8 @@ func (e *Engine) kafkaConfig(group string, transient bool, out exec.Output, prop
 		ClientOpts:         e.clientOpts(group + "-" + e.instanceID),
 		OnPartitionsChange: onChange,
 		Threads:            threads,
+		InstanceID:         instance,
+		StallTimeout:       stall,
 	}
 }
 

@@ -61,6 +61,19 @@ type KafkaConfig struct {
 	// Threads bounds how many of the runner's tasks process records at
 	// once (ksqlDB's num.stream.threads); default GOMAXPROCS.
 	Threads int
+	// InstanceID, when set, makes this runner a static member of its
+	// consumer group (KIP-345 group.instance.id): a restart after a crash
+	// takes the partitions of its dead predecessor at once instead of
+	// waiting for that member's session to time out. A clean Stop leaves
+	// the group explicitly, so its partitions move at once too. It must
+	// be unique per group: the engine's instance id. Transient queries
+	// leave it empty.
+	InstanceID string
+	// StallTimeout is how long an input partition with records to read
+	// may go without committed progress before the query counts as
+	// stalled (sluice.stall.timeout): one WARN per stalled partition,
+	// KafkaRunner.Stalls, STALLED in SHOW QUERIES. Default 30 s.
+	StallTimeout time.Duration
 }
 
 // KafkaRunner runs one query's topology against Kafka: a consumer group
@@ -101,6 +114,8 @@ type KafkaRunner struct {
 	produceErr error
 	// promise is produced, made once.
 	promise func(*kgo.Record, error)
+	// watch tells stalled partitions apart (stall.go).
+	watch *stallWatch
 }
 
 type topicPartition struct {
@@ -142,6 +157,11 @@ func StartKafka(topo *Topology, cfg KafkaConfig, m *Metrics) (*KafkaRunner, erro
 	r := &KafkaRunner{topo: topo, cfg: cfg, Metrics: m, tasks: map[topicPartition]*Task{}, restoring: map[topicPartition]*RestoreProgress{}, assigned: map[topicPartition]time.Time{}, done: make(chan struct{}),
 		standby: map[topicPartition]bool{}, standbyKick: make(chan struct{}, 1), standbyDone: make(chan struct{})}
 	r.promise = r.produced
+	if cfg.StallTimeout <= 0 {
+		cfg.StallTimeout = DefaultStallTimeout
+		r.cfg.StallTimeout = cfg.StallTimeout
+	}
+	r.watch = newStallWatch(topo.QueryID, cfg.StallTimeout, cfg.Log, topo.subIndex)
 	reset := kgo.NewOffset().AtEnd()
 	if strings.EqualFold(cfg.ResetOffset, "earliest") {
 		reset = kgo.NewOffset().AtStart()
@@ -176,6 +196,11 @@ func StartKafka(topo *Topology, cfg KafkaConfig, m *Metrics) (*KafkaRunner, erro
 		// know the same groups is reliably co-partitioned.
 		kgo.Balancers(CoPartitioned(kgo.CooperativeStickyBalancer(), topo.CoPartitionGroups())),
 		kgo.FetchIsolationLevel(kgo.ReadCommitted()),
+		// Transaction markers reach the loop (which skips them), so the
+		// offsets it commits lie past a partition's last marker: a
+		// consumer caught up with a transactional input then has no lag,
+		// which the stall watch and the lag metric rely on.
+		kgo.KeepControlRecords(),
 		kgo.RecordPartitioner(Partitioner()),
 		kgo.ProducerLinger(5*time.Millisecond),
 		// Produce blocks once this many records wait for the broker
@@ -188,9 +213,9 @@ func StartKafka(topo *Topology, cfg KafkaConfig, m *Metrics) (*KafkaRunner, erro
 		// restart.
 		kgo.FetchMaxWait(min(cfg.CommitInterval, 500*time.Millisecond)),
 		// A member that died without leaving holds its partitions this
-		// long (Kafka's default is 45 s). Static membership would make a
-		// restart after a crash immediate, but a static member never
-		// leaves, so a clean stop would strand its partitions instead.
+		// long (Kafka's default is 45 s), unless it restarts first: with
+		// InstanceID the restarted member takes them over at once (see
+		// membership.go).
 		kgo.SessionTimeout(10*time.Second),
 		kgo.HeartbeatInterval(time.Second),
 		kgo.WithLogger(kslog.New(cfg.Log)),
@@ -198,6 +223,9 @@ func StartKafka(topo *Topology, cfg KafkaConfig, m *Metrics) (*KafkaRunner, erro
 		kgo.OnPartitionsRevoked(r.onRevoked),
 		kgo.OnPartitionsLost(r.onLost),
 	)
+	if cfg.InstanceID != "" {
+		opts = append(opts, kgo.InstanceID(cfg.InstanceID))
+	}
 	opts = append(opts, cfg.ClientOpts...)
 	if cfg.ExactlyOnce {
 		opts = append(opts, kgo.TransactionalID(cfg.TransactionalID), kgo.TransactionTimeout(transactionTimeout))
@@ -220,9 +248,16 @@ func StartKafka(topo *Topology, cfg KafkaConfig, m *Metrics) (*KafkaRunner, erro
 	} else {
 		go r.standbyLoop(ctx)
 	}
+	r.watch.groupLag = r.unassignedLag
+	go r.watch.run(r.done)
 	go r.run(ctx)
 	return r, nil
 }
+
+// Stalls reports the input partitions of this instance that have records
+// to process but made no committed progress for the stall timeout, and
+// what each waits on. Empty while the query progresses.
+func (r *KafkaRunner) Stalls() []Stall { return r.watch.stalls() }
 
 // Done is closed when the runner has stopped, cleanly or not.
 func (r *KafkaRunner) Done() <-chan struct{} { return r.done }
@@ -349,6 +384,18 @@ func (r *KafkaRunner) run(ctx context.Context) {
 	lag := map[topicPartition]int64{}
 	// caughtUp says the last fetch left no partition behind its end.
 	caughtUp := false
+	if r.sess != nil {
+		// Fence the crashed predecessor now: its open transaction, and
+		// the offsets it holds pending, block this member's offset
+		// fetch (and so its first poll) until a new producer epoch
+		// aborts it. Left to the first Begin, which waits for that poll,
+		// it would end only with the transaction's timeout.
+		r.watch.enter(phaseCommit)
+		if _, _, err := r.cl.ProducerID(ctx); err != nil && ctx.Err() == nil {
+			r.fail(fmt.Errorf("query %s: init producer id: %w", r.topo.QueryID, err))
+			return
+		}
+	}
 	for {
 		// A poll takes every buffered fetch, at most one response per
 		// broker (franz-go's FetchMaxPartitionBytes, 1 MiB of each
@@ -363,6 +410,7 @@ func (r *KafkaRunner) run(ctx context.Context) {
 			wait = min(wait, max(time.Until(lastCommit.Add(r.cfg.CommitInterval/4)), time.Millisecond))
 		}
 		pollCtx, cancel := context.WithTimeout(ctx, wait)
+		r.watch.enter(phasePoll)
 		var fetches kgo.Fetches
 		if r.sess != nil {
 			fetches = r.sess.PollFetches(pollCtx)
@@ -389,6 +437,7 @@ func (r *KafkaRunner) run(ctx context.Context) {
 				r.cfg.Log.Warn("fetch error", "query", r.topo.QueryID, "topic", topic, "partition", p, "err", err)
 			}
 		})
+		r.watch.enter(phaseProcess)
 		procErr := r.process(ctx, fetches, lag)
 		var total int64
 		for _, l := range lag {
@@ -412,6 +461,7 @@ func (r *KafkaRunner) run(ctx context.Context) {
 			due = time.Since(lastCommit) >= r.cfg.CommitInterval/4
 		}
 		if procErr == nil && due {
+			r.watch.enter(phaseCommit)
 			procErr = r.commitDetached(false)
 			lastCommit = time.Now()
 		}
@@ -454,6 +504,12 @@ func (b *taskBatch) run() {
 	for _, fp := range b.fps {
 		var rec Record
 		for _, kr := range fp.Records {
+			if kr.Attrs.IsControl() {
+				// A transaction marker: nothing to process, but it is
+				// where the partition's position now stands.
+				rec.Offset = kr.Offset
+				continue
+			}
 			rec = Record{Topic: kr.Topic, Partition: kr.Partition, Offset: kr.Offset, Key: kr.Key, Value: kr.Value, Timestamp: kr.Timestamp.UnixMilli()}
 			if len(kr.Headers) > 0 && t.dedupes(kr.Topic) {
 				rec.Headers = make([]Header, len(kr.Headers))
@@ -484,6 +540,7 @@ func (r *KafkaRunner) process(ctx context.Context, fetches kgo.Fetches, lag map[
 	var batches []*taskBatch
 	var setupErr error
 	fetches.EachPartition(func(fp kgo.FetchTopicPartition) {
+		r.watchFetch(fp)
 		if setupErr != nil || len(fp.Records) == 0 {
 			return
 		}
@@ -518,6 +575,25 @@ func (r *KafkaRunner) process(ctx context.Context, fetches kgo.Fetches, lag map[
 		}
 	}
 	return nil
+}
+
+// watchFetch tells the stall watch what a fetch showed of a partition.
+func (r *KafkaRunner) watchFetch(fp kgo.FetchTopicPartition) {
+	if fp.Err != nil {
+		return
+	}
+	tp := topicPartition{fp.Topic, fp.Partition}
+	first, next := int64(-1), int64(-1)
+	if n := len(fp.Records); n > 0 {
+		first, next = fp.Records[0].Offset, fp.Records[n-1].Offset+1
+	} else if !r.watch.known(tp) {
+		// Nothing read yet: the consumer stands at the group's
+		// committed offset, if there is one.
+		if off, ok := r.cl.CommittedOffsets()[fp.Topic][fp.Partition]; ok && off.Offset >= 0 {
+			r.watch.position(tp, off.Offset)
+		}
+	}
+	r.watch.fetched(tp, first, next, fp.HighWatermark, fp.LastStableOffset)
 }
 
 // parallel runs fn(0) … fn(n-1), up to threads of them at once, and
@@ -693,10 +769,14 @@ func (r *KafkaRunner) restore(ctx context.Context, tp topicPartition, s taskStor
 	r.mu.Lock()
 	r.restoring[tp] = prog
 	r.mu.Unlock()
+	prev := r.watch.enter(phaseRestore)
+	r.watch.restore(tp, true)
 	defer func() {
 		r.mu.Lock()
 		delete(r.restoring, tp)
 		r.mu.Unlock()
+		r.watch.restore(tp, false)
+		r.watch.enter(prev)
 	}()
 	log, err := s.spec.changelog(tp.partition)
 	if err != nil {
@@ -804,8 +884,13 @@ const transactionTimeout = 15 * time.Second
 // final says the query stops: state held in memory (exactly-once) goes to
 // Badger now.
 func (r *KafkaRunner) commit(ctx context.Context, final bool) error {
+	pos := r.watch.committing()
 	if r.sess != nil {
-		return r.commitTransaction(ctx, final)
+		committed, err := r.commitTransaction(ctx, final)
+		if committed {
+			r.watch.committed(pos)
+		}
+		return err
 	}
 	if err := r.cl.Flush(ctx); err != nil {
 		return fmt.Errorf("query %s: flush outputs: %w", r.topo.QueryID, err)
@@ -849,7 +934,9 @@ func (r *KafkaRunner) commit(ctx context.Context, final bool) error {
 		// changes nothing.
 		n := r.Metrics.CountError(ErrKindCommit)
 		r.cfg.Log.Warn("offset commit failed; retrying at the next commit", "query", r.topo.QueryID, "err", err, "failures", n)
+		return nil
 	}
+	r.watch.committed(pos)
 	return nil
 }
 
@@ -858,7 +945,9 @@ func (r *KafkaRunner) commit(ctx context.Context, final bool) error {
 // then does local state commit. If Kafka aborts instead, the overlays are
 // dropped and the tasks closed: they reopen from the last committed state
 // while the session rewinds the input to the last committed offsets.
-func (r *KafkaRunner) commitTransaction(ctx context.Context, final bool) error {
+//
+// It reports whether a transaction committed.
+func (r *KafkaRunner) commitTransaction(ctx context.Context, final bool) (bool, error) {
 	r.mu.Lock()
 	tasks := make([]*Task, 0, len(r.tasks))
 	for _, t := range r.tasks {
@@ -867,9 +956,9 @@ func (r *KafkaRunner) commitTransaction(ctx context.Context, final bool) error {
 	r.mu.Unlock()
 	if !r.inTxn {
 		if final {
-			return r.commitHeld(tasks)
+			return false, r.commitHeld(tasks)
 		}
-		return nil
+		return false, nil
 	}
 	// Each task's changelog records, and later its state, are written by
 	// a goroutine of its own: the tasks' produce round trips and Badger
@@ -895,7 +984,7 @@ func (r *KafkaRunner) commitTransaction(ctx context.Context, final bool) error {
 	committed, err := r.sess.End(ctx, try)
 	r.inTxn = false
 	if err != nil {
-		return fmt.Errorf("query %s: end transaction: %w", r.topo.QueryID, err)
+		return false, fmt.Errorf("query %s: end transaction: %w", r.topo.QueryID, err)
 	}
 	if committed {
 		// Badger takes the committed state at most once a second (or
@@ -910,7 +999,7 @@ func (r *KafkaRunner) commitTransaction(ctx context.Context, final bool) error {
 		if write {
 			r.stateWritten = time.Now()
 		}
-		return r.eachTask(tasks, func(i int, t *Task) error {
+		return true, r.eachTask(tasks, func(i int, t *Task) error {
 			for j, s := range t.stores {
 				if !write {
 					s.store.Hold(pending[i][j])
@@ -934,7 +1023,7 @@ func (r *KafkaRunner) commitTransaction(ctx context.Context, final bool) error {
 	}
 	r.produceErr = nil
 	r.mu.Unlock()
-	return nil
+	return false, nil
 }
 
 // onRevoked commits everything before partitions move to another
@@ -950,6 +1039,7 @@ func (r *KafkaRunner) onAssigned(_ context.Context, _ *kgo.Client, assigned map[
 		}
 	}
 	r.mu.Unlock()
+	r.watch.assigned(partitionList(assigned))
 	r.partitionsChanged()
 }
 
@@ -1013,6 +1103,7 @@ func hasStores(sub *SubTopology) bool {
 }
 
 func (r *KafkaRunner) onRevoked(ctx context.Context, _ *kgo.Client, revoked map[string][]int32) {
+	defer r.watch.enter(r.watch.enter(phaseRebalance))
 	if r.sess == nil {
 		if err := r.commit(ctx, false); err != nil {
 			r.cfg.Log.Warn("commit on revoke failed", "query", r.topo.QueryID, "err", err)
@@ -1054,6 +1145,7 @@ func (r *KafkaRunner) onLost(_ context.Context, _ *kgo.Client, lost map[string][
 }
 
 func (r *KafkaRunner) dropTasks(parts map[string][]int32) {
+	r.watch.revoked(partitionList(parts))
 	r.mu.Lock()
 	for topic, ps := range parts {
 		for _, p := range ps {
@@ -1092,7 +1184,10 @@ func (r *KafkaRunner) shutdown() {
 	// Polling blocks rebalances until allowed; leaving the group is one.
 	if r.sess != nil {
 		r.sess.CloseAllowingRebalance()
-		return
+	} else {
+		r.cl.CloseAllowingRebalance()
 	}
-	r.cl.CloseAllowingRebalance()
+	// A static member does not leave when its client closes: a clean
+	// stop leaves by its instance id, so its partitions move now.
+	r.leaveGroup()
 }

@@ -131,6 +131,14 @@ func (t *Topology) sub(topic string) *SubTopology {
 	return nil
 }
 
+// subIndex is the id of the sub-topology reading topic, -1 if none.
+func (t *Topology) subIndex(topic string) int {
+	if s := t.sub(topic); s != nil {
+		return s.ID
+	}
+	return -1
+}
+
 // store returns the spec of a named store.
 func (t *Topology) store(name string) (StoreSpec, error) {
 	for _, s := range t.Stores {

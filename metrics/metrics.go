@@ -36,6 +36,8 @@ var (
 		"Records a query's consumer is behind the end of its input partitions on this instance.", []string{"query"}, nil)
 	queryUp = prometheus.NewDesc("sluice_query_running",
 		"1 while a query runs, 0 once it failed.", []string{"query"}, nil)
+	queryStalled = prometheus.NewDesc("sluice_query_stalled",
+		"1 while a partition of the query on this instance has input but made no committed progress for sluice.stall.timeout.", []string{"query"}, nil)
 )
 
 // collector reads the engine at scrape time, so nothing is counted twice
@@ -43,7 +45,7 @@ var (
 type collector struct{ eng *engine.Engine }
 
 func (c collector) Describe(ch chan<- *prometheus.Desc) {
-	for _, d := range []*prometheus.Desc{recordsIn, recordsOut, lateDropped, errorsTotal, expired, stateBytes, stateEntries, restoreRecords, restoreSeconds, consumerLag, queryUp} {
+	for _, d := range []*prometheus.Desc{recordsIn, recordsOut, lateDropped, errorsTotal, expired, stateBytes, stateEntries, restoreRecords, restoreSeconds, consumerLag, queryUp, queryStalled} {
 		ch <- d
 	}
 }
@@ -70,6 +72,11 @@ func (c collector) Collect(ch chan<- prometheus.Metric) {
 			up = 0
 		}
 		gauge(queryUp, up, q.ID)
+		stalled := 0.0
+		if len(q.Stalls()) > 0 {
+			stalled = 1
+		}
+		gauge(queryStalled, stalled, q.ID)
 		restores := m.Restores()
 		if stores, err := c.eng.QueryState(q.ID); err == nil {
 			for _, s := range stores {

@@ -15,6 +15,9 @@ var durationUnits = map[string]time.Duration{
 	"MILLISECOND": time.Millisecond, "SECOND": time.Second, "MINUTE": time.Minute, "HOUR": time.Hour, "DAY": 24 * time.Hour,
 }
 
+// ParseDuration is parseDuration for properties the engine reads.
+func ParseDuration(name, text string) (time.Duration, error) { return parseDuration(name, text) }
+
 // parseDuration reads the value of a duration property named name: a
 // compact duration ('500ms', '10s', '30m', '24h', '7d', or a sum such as
 // '1h30m') or a spelled one ('24 HOURS', '1 DAY', '500 MILLISECONDS').

@@ -1,0 +1,46 @@
+package engine
+
+import (
+	"fmt"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/sluice-sql/sluice/exec"
+	"github.com/sluice-sql/sluice/planner"
+)
+
+// StallTimeoutProperty is how long a query's input partition may have
+// records to read without committed progress before the query counts as
+// stalled: a WARN naming the query, sub-topology, partition and what it
+// waits on, STALLED in SHOW QUERIES and DESCRIBE EXTENDED, and
+// sluice_query_stalled{query} 1 in /metrics. A duration ('30s', '2m') or
+// milliseconds ('30000'); default 30 s.
+const StallTimeoutProperty = "sluice.stall.timeout"
+
+// QueryStalled is the state of a running query with a stalled partition.
+const QueryStalled = "STALLED"
+
+// stallTimeout reads StallTimeoutProperty from the session's properties.
+func stallTimeout(props map[string]string) (time.Duration, error) {
+	v, ok := props[StallTimeoutProperty]
+	if !ok || strings.TrimSpace(v) == "" {
+		return exec.DefaultStallTimeout, nil
+	}
+	if ms, err := strconv.ParseInt(strings.TrimSpace(v), 10, 64); err == nil {
+		if ms <= 0 {
+			return 0, fmt.Errorf("%w: '%s' is %q: want a positive duration", planner.ErrInvalid, StallTimeoutProperty, v)
+		}
+		return time.Duration(ms) * time.Millisecond, nil
+	}
+	return planner.ParseDuration("'"+StallTimeoutProperty+"'", v)
+}
+
+// Stalls reports the partitions of the query on this instance that have
+// input but made no committed progress for the stall timeout.
+func (q *Query) Stalls() []exec.Stall {
+	if q.runner == nil {
+		return nil
+	}
+	return q.runner.Stalls()
+}

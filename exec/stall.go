@@ -1,0 +1,374 @@
+package exec
+
+import (
+	"log/slog"
+	"sort"
+	"sync"
+	"time"
+)
+
+// What a stalled partition waits on, as the WARN, DESCRIBE and the API
+// name it.
+const (
+	// WaitRebalance: the group has not handed the partition to a member
+	// that processes it (a dead member still holds it, or a rebalance
+	// callback does not return).
+	WaitRebalance = "rebalance"
+	// WaitTransaction: a commit (an exactly-once transaction, or
+	// at-least-once's flush and offset commit) does not finish, or the
+	// input's last stable offset is held back by a transaction another
+	// producer left open.
+	WaitTransaction = "transaction"
+	// WaitFetch: the consumer receives nothing from the partition
+	// although it has records to read.
+	WaitFetch = "fetch"
+	// WaitProduce: the loop is blocked handing records to the producer
+	// (its buffer is full and the broker does not take them).
+	WaitProduce = "produce"
+	// WaitRestore: the partition's state is being restored from its
+	// changelog.
+	WaitRestore = "restore"
+)
+
+// DefaultStallTimeout is sluice.stall.timeout's default.
+const DefaultStallTimeout = 30 * time.Second
+
+// Stall describes one input partition of this instance that has records
+// to process but has made no committed progress for the stall timeout.
+type Stall struct {
+	Query       string
+	SubTopology int
+	Topic       string
+	Partition   int32
+	// WaitingOn is one of WaitRebalance, WaitTransaction, WaitFetch,
+	// WaitProduce, WaitRestore.
+	WaitingOn string
+	// Lag is the partition's records not yet committed, as of the last
+	// fetch that answered for it (or the group's view from the broker).
+	Lag int64
+	// Since is the last committed progress.
+	Since time.Time
+}
+
+// loop phases: what the runner's loop is doing right now. A phase other
+// than polling that lasts past the stall timeout is what stalled
+// partitions wait on.
+const (
+	phasePoll      = WaitFetch
+	phaseProcess   = WaitProduce
+	phaseCommit    = WaitTransaction
+	phaseRestore   = WaitRestore
+	phaseRebalance = WaitRebalance
+)
+
+// partitionProgress is what the watch knows of one assigned input
+// partition.
+type partitionProgress struct {
+	// next is the offset after the last record (or transaction marker)
+	// consumed; committed the same at the last successful commit; -1
+	// before the first fetch answered.
+	next, committed int64
+	// end is the partition's end (high watermark) and stable its last
+	// stable offset, as the last fetch reported them; -1 when unknown.
+	end, stable int64
+	// progressed is when committed last moved (or the partition was
+	// assigned).
+	progressed time.Time
+}
+
+func (p *partitionProgress) lag() int64 {
+	if p.end < 0 {
+		return 0
+	}
+	pos := p.committed
+	if pos < 0 {
+		pos = p.next
+	}
+	if pos < 0 {
+		return 0
+	}
+	return max(p.end-pos, 0)
+}
+
+// stallWatch tells stalled partitions apart from busy or idle ones. The
+// runner's loop reports what it does (phase), what each fetch showed and
+// each commit made durable; a goroutine of its own checks every second,
+// so a loop blocked in a call that never returns is seen too.
+type stallWatch struct {
+	query   string
+	timeout time.Duration
+	log     *slog.Logger
+	subOf   func(topic string) int
+	// groupLag, when set, asks the broker for the group's lag of the
+	// query's inputs (partition → records) when this instance owns no
+	// partition at all: input waiting for a rebalance shows nowhere else.
+	groupLag func() (map[topicPartition]int64, error)
+
+	mu         sync.Mutex
+	phase      string
+	phaseSince time.Time
+	parts      map[topicPartition]*partitionProgress
+	restoring  map[topicPartition]bool
+	// unowned tracks, while this instance owns nothing, the group's lag
+	// and since when it has not moved.
+	unowned      map[topicPartition]int64
+	unownedSince time.Time
+	started      time.Time
+	stalled      map[topicPartition]Stall
+}
+
+func newStallWatch(query string, timeout time.Duration, log *slog.Logger, subOf func(string) int) *stallWatch {
+	now := time.Now()
+	return &stallWatch{query: query, timeout: timeout, log: log, subOf: subOf, phase: phasePoll, phaseSince: now, started: now,
+		parts: map[topicPartition]*partitionProgress{}, restoring: map[topicPartition]bool{}, stalled: map[topicPartition]Stall{}}
+}
+
+// enter records that the loop starts a phase; it returns the phase it
+// left, for a nested phase to restore.
+func (w *stallWatch) enter(phase string) string {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	prev := w.phase
+	if phase != w.phase {
+		w.phase, w.phaseSince = phase, time.Now()
+	}
+	return prev
+}
+
+func (w *stallWatch) assigned(tps []topicPartition) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	now := time.Now()
+	for _, tp := range tps {
+		if _, ok := w.parts[tp]; !ok {
+			w.parts[tp] = &partitionProgress{next: -1, committed: -1, end: -1, stable: -1, progressed: now}
+		}
+	}
+	w.unowned = nil
+}
+
+func (w *stallWatch) revoked(tps []topicPartition) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	for _, tp := range tps {
+		delete(w.parts, tp)
+		w.clear(tp)
+	}
+}
+
+func (w *stallWatch) restore(tp topicPartition, on bool) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	if on {
+		w.restoring[tp] = true
+	} else {
+		delete(w.restoring, tp)
+	}
+}
+
+// fetched records what a fetch showed of a partition: the offsets of its
+// first record and after its last (-1 if it returned none), and the
+// partition's end and last stable offsets.
+func (w *stallWatch) fetched(tp topicPartition, first, next, end, stable int64) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	p := w.parts[tp]
+	if p == nil {
+		return
+	}
+	if next >= 0 {
+		if p.committed < 0 && p.next < 0 {
+			// The first records after an assignment start where the
+			// group's committed offset is.
+			p.committed = first
+		}
+		p.next = next
+	}
+	if end >= 0 {
+		p.end = end
+	}
+	if stable >= 0 {
+		p.stable = stable
+	}
+}
+
+// known reports whether the watch knows where the partition's consumer
+// stands.
+func (w *stallWatch) known(tp topicPartition) bool {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	p := w.parts[tp]
+	return p == nil || p.next >= 0 || p.committed >= 0
+}
+
+// position sets where a partition's consumer starts when no record has
+// been read from it yet: its committed offset.
+func (w *stallWatch) position(tp topicPartition, committed int64) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	if p := w.parts[tp]; p != nil && p.next < 0 && p.committed < 0 {
+		p.committed, p.next = committed, committed
+	}
+}
+
+// committing returns the positions a commit about to start makes durable.
+func (w *stallWatch) committing() map[topicPartition]int64 {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	out := make(map[topicPartition]int64, len(w.parts))
+	for tp, p := range w.parts {
+		if p.next >= 0 {
+			out[tp] = p.next
+		}
+	}
+	return out
+}
+
+// committed records a successful commit of the positions committing
+// returned.
+func (w *stallWatch) committed(pos map[topicPartition]int64) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	now := time.Now()
+	for tp, off := range pos {
+		p := w.parts[tp]
+		if p == nil || off <= p.committed {
+			continue
+		}
+		p.committed, p.progressed = off, now
+		w.clear(tp)
+	}
+}
+
+// clear ends a partition's stall; w.mu is held.
+func (w *stallWatch) clear(tp topicPartition) {
+	if s, ok := w.stalled[tp]; ok {
+		delete(w.stalled, tp)
+		w.log.Info("query progressing again", "query", w.query, "subtopology", s.SubTopology, "topic", tp.topic, "partition", tp.partition,
+			"stalled_for", time.Since(s.Since).Round(time.Millisecond))
+	}
+}
+
+// check finds the partitions stalled now, logging one WARN for each
+// partition that has just stalled.
+func (w *stallWatch) check(now time.Time) {
+	w.mu.Lock()
+	owned := len(w.parts)
+	w.mu.Unlock()
+	var group map[topicPartition]int64
+	if owned == 0 && w.groupLag != nil && now.Sub(w.started) >= w.timeout {
+		// Asked without the lock: it is a round trip to the broker.
+		group, _ = w.groupLag()
+	}
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	loopStuck := w.phase != phasePoll && now.Sub(w.phaseSince) >= w.timeout
+	for tp, p := range w.parts {
+		lag := p.lag()
+		if lag == 0 || now.Sub(p.progressed) < w.timeout {
+			if lag == 0 {
+				w.clear(tp)
+			}
+			continue
+		}
+		waiting := WaitFetch
+		switch {
+		case w.restoring[tp]:
+			waiting = WaitRestore
+		case loopStuck:
+			waiting = w.phase
+		case p.stable >= 0 && p.stable < p.end && p.next >= p.stable:
+			// Everything up to the last stable offset is read: the rest
+			// sits behind a transaction that has not ended.
+			waiting = WaitTransaction
+		case p.next > p.committed:
+			// Records are read and processed but their commit does not
+			// go through (aborted transactions, failed offset commits).
+			waiting = WaitTransaction
+		}
+		w.report(tp, Stall{Query: w.query, SubTopology: w.subOf(tp.topic), Topic: tp.topic, Partition: tp.partition,
+			WaitingOn: waiting, Lag: lag, Since: p.progressed})
+	}
+	if owned > 0 || group == nil {
+		if owned > 0 {
+			w.unowned = nil
+		}
+		return
+	}
+	// This instance owns nothing. Input the group has not committed, and
+	// whose commits do not move, waits for a rebalance to hand it to a
+	// member that works (this one, once a dead member's session ends).
+	if w.unowned == nil || !sameLag(w.unowned, group) {
+		w.unowned, w.unownedSince = group, now
+		for tp := range w.stalled {
+			w.clear(tp)
+		}
+		return
+	}
+	if now.Sub(w.unownedSince) < w.timeout {
+		return
+	}
+	for tp, lag := range group {
+		if lag > 0 {
+			w.report(tp, Stall{Query: w.query, SubTopology: w.subOf(tp.topic), Topic: tp.topic, Partition: tp.partition,
+				WaitingOn: WaitRebalance, Lag: lag, Since: w.unownedSince})
+		}
+	}
+}
+
+func sameLag(a, b map[topicPartition]int64) bool {
+	if len(a) != len(b) {
+		return false
+	}
+	for tp, n := range a {
+		if m, ok := b[tp]; !ok || m != n {
+			return false
+		}
+	}
+	return true
+}
+
+// report records a stall; w.mu is held. The WARN is logged once per
+// stall, and again only if what it waits on changes.
+func (w *stallWatch) report(tp topicPartition, s Stall) {
+	prev, ok := w.stalled[tp]
+	w.stalled[tp] = s
+	if ok && prev.WaitingOn == s.WaitingOn {
+		return
+	}
+	w.log.Warn("query stalled: input waits but nothing is committed", "query", s.Query, "subtopology", s.SubTopology,
+		"topic", s.Topic, "partition", s.Partition, "waiting_on", s.WaitingOn, "lag", s.Lag,
+		"no_progress_for", time.Since(s.Since).Round(time.Second))
+}
+
+// stalls returns the partitions stalled as of the last check, sorted.
+func (w *stallWatch) stalls() []Stall {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	out := make([]Stall, 0, len(w.stalled))
+	for _, s := range w.stalled {
+		out = append(out, s)
+	}
+	sort.Slice(out, func(i, j int) bool {
+		if out[i].Topic != out[j].Topic {
+			return out[i].Topic < out[j].Topic
+		}
+		return out[i].Partition < out[j].Partition
+	})
+	return out
+}
+
+// run checks every interval until done is closed.
+func (w *stallWatch) run(done <-chan struct{}) {
+	interval := min(time.Second, max(w.timeout/4, 10*time.Millisecond))
+	tick := time.NewTicker(interval)
+	defer tick.Stop()
+	for {
+		select {
+		case <-done:
+			return
+		case now := <-tick.C:
+			w.check(now)
+		}
+	}
+}
