@@ -123,12 +123,28 @@ type topicPartition struct {
 	partition int32
 }
 
-// Partitioner sends changelog records to the partition the state store
-// owns and every other keyed record to murmur2(key) like Java clients, so
-// topics Sluice writes are co-partitioned with topics others write.
-func Partitioner() kgo.Partitioner { return partitioner{kgo.StickyKeyPartitioner(nil)} }
+// Partitioner sends the records of the named changelog topics to the
+// partition each record names (the state store partition's own, see
+// state.Store.ProduceChangelog) and every other keyed record to
+// murmur2(key) like Java clients, so topics Sluice writes are
+// co-partitioned with topics others write. Which topics are changelogs is
+// the topology's to say (Topology.changelogs), never a name's: a user's
+// sink topic called orders-changelog is partitioned by key.
+func Partitioner(changelogs ...string) kgo.Partitioner {
+	p := partitioner{keyed: kgo.StickyKeyPartitioner(nil)}
+	if len(changelogs) > 0 {
+		p.changelogs = make(map[string]bool, len(changelogs))
+		for _, c := range changelogs {
+			p.changelogs[c] = true
+		}
+	}
+	return p
+}
 
-type partitioner struct{ keyed kgo.Partitioner }
+type partitioner struct {
+	keyed      kgo.Partitioner
+	changelogs map[string]bool
+}
 
 // KeyPartition is the partition of topic (with partitions partitions)
 // that Partitioner sends a record with key to: where a keyed record
@@ -139,7 +155,7 @@ func KeyPartition(topic string, key []byte, partitions int32) int32 {
 }
 
 func (p partitioner) ForTopic(topic string) kgo.TopicPartitioner {
-	if strings.HasSuffix(topic, "-changelog") {
+	if p.changelogs[topic] {
 		return kgo.ManualPartitioner().ForTopic(topic)
 	}
 	return p.keyed.ForTopic(topic)
@@ -201,7 +217,7 @@ func StartKafka(topo *Topology, cfg KafkaConfig, m *Metrics) (*KafkaRunner, erro
 		// consumer caught up with a transactional input then has no lag,
 		// which the stall watch and the lag metric rely on.
 		kgo.KeepControlRecords(),
-		kgo.RecordPartitioner(Partitioner()),
+		kgo.RecordPartitioner(Partitioner(topo.changelogs()...)),
 		kgo.ProducerLinger(5*time.Millisecond),
 		// Produce blocks once this many records wait for the broker
 		// (10,000 by default): tasks processing a poll in parallel
@@ -249,6 +265,7 @@ func StartKafka(topo *Topology, cfg KafkaConfig, m *Metrics) (*KafkaRunner, erro
 		go r.standbyLoop(ctx)
 	}
 	r.watch.groupLag = r.unassignedLag
+	r.watch.ends = r.partitionEnds
 	go r.watch.run(r.done)
 	go r.run(ctx)
 	return r, nil

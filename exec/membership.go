@@ -78,6 +78,39 @@ func (r *KafkaRunner) unassignedLag() (map[topicPartition]int64, error) {
 	return out, nil
 }
 
+// partitionEnds asks the broker for the end and last stable offsets of
+// partitions (the stall watch's question about silent partitions).
+func (r *KafkaRunner) partitionEnds(tps []topicPartition) (map[topicPartition]partitionEnds, error) {
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	topics := map[string]bool{}
+	for _, tp := range tps {
+		topics[tp.topic] = true
+	}
+	names := make([]string, 0, len(topics))
+	for t := range topics {
+		names = append(names, t)
+	}
+	adm := kadm.NewClient(r.cl)
+	ends, err := adm.ListEndOffsets(ctx, names...)
+	if err != nil {
+		return nil, err
+	}
+	stable, err := adm.ListCommittedOffsets(ctx, names...)
+	if err != nil {
+		return nil, err
+	}
+	out := map[topicPartition]partitionEnds{}
+	for _, tp := range tps {
+		e, ok1 := ends.Lookup(tp.topic, tp.partition)
+		s, ok2 := stable.Lookup(tp.topic, tp.partition)
+		if ok1 && ok2 && e.Err == nil && s.Err == nil {
+			out[tp] = partitionEnds{end: e.Offset, stable: s.Offset}
+		}
+	}
+	return out, nil
+}
+
 // partitionList flattens a topic → partitions map.
 func partitionList(m map[string][]int32) []topicPartition {
 	var out []topicPartition

@@ -72,8 +72,8 @@ type partitionProgress struct {
 	// stable offset, as the last fetch reported them; -1 when unknown.
 	end, stable int64
 	// progressed is when committed last moved (or the partition was
-	// assigned).
-	progressed time.Time
+	// assigned); heard is when a fetch last returned records of it.
+	progressed, heard time.Time
 }
 
 func (p *partitionProgress) lag() int64 {
@@ -103,6 +103,12 @@ type stallWatch struct {
 	// query's inputs (partition → records) when this instance owns no
 	// partition at all: input waiting for a rebalance shows nowhere else.
 	groupLag func() (map[topicPartition]int64, error)
+	// ends asks the broker for partitions' end and last stable offsets.
+	// A fetch reports them only along with records, so a partition that
+	// returns none (its input held behind an open transaction, or simply
+	// idle) is asked about this way, at most every half timeout.
+	ends func(tps []topicPartition) (map[topicPartition]partitionEnds, error)
+	endsAsked time.Time
 
 	mu         sync.Mutex
 	phase      string
@@ -141,7 +147,7 @@ func (w *stallWatch) assigned(tps []topicPartition) {
 	now := time.Now()
 	for _, tp := range tps {
 		if _, ok := w.parts[tp]; !ok {
-			w.parts[tp] = &partitionProgress{next: -1, committed: -1, end: -1, stable: -1, progressed: now}
+			w.parts[tp] = &partitionProgress{next: -1, committed: -1, end: -1, stable: -1, progressed: now, heard: now}
 		}
 	}
 	w.unowned = nil
@@ -177,6 +183,7 @@ func (w *stallWatch) fetched(tp topicPartition, first, next, end, stable int64) 
 		return
 	}
 	if next >= 0 {
+		p.heard = time.Now()
 		if p.committed < 0 && p.next < 0 {
 			// The first records after an assignment start where the
 			// group's committed offset is.
@@ -254,7 +261,27 @@ func (w *stallWatch) clear(tp topicPartition) {
 func (w *stallWatch) check(now time.Time) {
 	w.mu.Lock()
 	owned := len(w.parts)
+	var silent []topicPartition
+	if w.ends != nil && now.Sub(w.endsAsked) >= w.timeout/2 {
+		for tp, p := range w.parts {
+			if now.Sub(p.heard) >= w.timeout/2 {
+				silent = append(silent, tp)
+			}
+		}
+	}
 	w.mu.Unlock()
+	if len(silent) > 0 {
+		w.endsAsked = now
+		if ends, err := w.ends(silent); err == nil {
+			w.mu.Lock()
+			for tp, e := range ends {
+				if p := w.parts[tp]; p != nil {
+					p.end, p.stable = e.end, e.stable
+				}
+			}
+			w.mu.Unlock()
+		}
+	}
 	var group map[topicPartition]int64
 	if owned == 0 && w.groupLag != nil && now.Sub(w.started) >= w.timeout {
 		// Asked without the lock: it is a round trip to the broker.
@@ -315,6 +342,10 @@ func (w *stallWatch) check(now time.Time) {
 		}
 	}
 }
+
+// partitionEnds are a partition's end (high watermark) and last stable
+// offsets.
+type partitionEnds struct{ end, stable int64 }
 
 func sameLag(a, b map[topicPartition]int64) bool {
 	if len(a) != len(b) {

@@ -131,6 +131,18 @@ func (t *Topology) sub(topic string) *SubTopology {
 	return nil
 }
 
+// changelogs lists the changelog topics the query writes: those of its
+// stores, less the tables' own topics a store restores from.
+func (t *Topology) changelogs() []string {
+	var out []string
+	for _, s := range t.Stores {
+		if s.FromSource == nil {
+			out = append(out, s.Changelog)
+		}
+	}
+	return out
+}
+
 // subIndex is the id of the sub-topology reading topic, -1 if none.
 func (t *Topology) subIndex(topic string) int {
 	if s := t.sub(topic); s != nil {
