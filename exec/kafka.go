@@ -81,15 +81,12 @@ type KafkaConfig struct {
 // produced asynchronously, and a commit cycle that flushes outputs, then
 // state with its changelog, then offsets.
 type KafkaRunner struct {
-	topo  *Topology
-	cfg   KafkaConfig
-	cl    *kgo.Client
-	sess  *kgo.GroupTransactSession // exactly-once only
-	inTxn bool
-	// stateWritten is when exactly-once last wrote committed state to
-	// Badger (see stateWriteInterval).
-	stateWritten time.Time
-	Metrics      *Metrics
+	topo *Topology
+	cfg  KafkaConfig
+	cl   *kgo.Client
+	// committer is the guarantee's commit protocol (committer.go).
+	committer committer
+	Metrics   *Metrics
 
 	mu        sync.Mutex
 	tasks     map[topicPartition]*Task
@@ -249,13 +246,13 @@ func StartKafka(topo *Topology, cfg KafkaConfig, m *Metrics) (*KafkaRunner, erro
 		if err != nil {
 			return nil, fmt.Errorf("query %s: kafka client: %w", topo.QueryID, err)
 		}
-		r.sess, r.cl = sess, sess.Client()
+		r.cl, r.committer = sess.Client(), &exactlyOnce{r: r, sess: sess}
 	} else {
 		cl, err := kgo.NewClient(opts...)
 		if err != nil {
 			return nil, fmt.Errorf("query %s: kafka client: %w", topo.QueryID, err)
 		}
-		r.cl = cl
+		r.cl, r.committer = cl, &atLeastOnce{r: r, cl: cl}
 	}
 	ctx, cancel := context.WithCancel(context.Background())
 	r.cancel = cancel
@@ -401,17 +398,10 @@ func (r *KafkaRunner) run(ctx context.Context) {
 	lag := map[topicPartition]int64{}
 	// caughtUp says the last fetch left no partition behind its end.
 	caughtUp := false
-	if r.sess != nil {
-		// Fence the crashed predecessor now: its open transaction, and
-		// the offsets it holds pending, block this member's offset
-		// fetch (and so its first poll) until a new producer epoch
-		// aborts it. Left to the first Begin, which waits for that poll,
-		// it would end only with the transaction's timeout.
-		r.watch.enter(phaseCommit)
-		if _, _, err := r.cl.ProducerID(ctx); err != nil && ctx.Err() == nil {
-			r.fail(fmt.Errorf("query %s: init producer id: %w", r.topo.QueryID, err))
-			return
-		}
+	r.watch.enter(phaseCommit)
+	if err := r.committer.start(ctx); err != nil {
+		r.fail(err)
+		return
 	}
 	for {
 		// A poll takes every buffered fetch, at most one response per
@@ -422,29 +412,26 @@ func (r *KafkaRunner) run(ctx context.Context) {
 		// a poll of fewer records would mostly hand over one partition
 		// and leave the other threads idle.
 		wait := wake
-		if r.inTxn && caughtUp {
+		if r.committer.holding() && caughtUp {
 			// Wake for the early commit of a caught-up transaction.
 			wait = min(wait, max(time.Until(lastCommit.Add(r.cfg.CommitInterval/4)), time.Millisecond))
 		}
 		pollCtx, cancel := context.WithTimeout(ctx, wait)
 		r.watch.enter(phasePoll)
-		var fetches kgo.Fetches
-		if r.sess != nil {
-			fetches = r.sess.PollFetches(pollCtx)
-		} else {
-			fetches = r.cl.PollFetches(pollCtx)
-		}
+		fetches := r.committer.poll(pollCtx)
 		cancel()
 		if ctx.Err() != nil {
 			return
 		}
-		if r.sess != nil && !r.inTxn && !fetches.Empty() {
-			if err := r.sess.Begin(); err != nil {
-				r.fail(fmt.Errorf("query %s: begin transaction: %w", r.topo.QueryID, err))
+		if !fetches.Empty() {
+			held := r.committer.holding()
+			if err := r.committer.work(); err != nil {
+				r.fail(err)
 				return
 			}
-			r.inTxn = true
-			lastCommit = time.Now()
+			if !held && r.committer.holding() {
+				lastCommit = time.Now() // a transaction began
+			}
 		}
 		if fetches.IsClientClosed() {
 			return
@@ -474,7 +461,7 @@ func (r *KafkaRunner) run(ctx context.Context) {
 		// query, never caught up, commits at the interval as before.
 		caughtUp = total == 0
 		due := time.Since(lastCommit) >= r.cfg.CommitInterval
-		if r.inTxn && !due && caughtUp {
+		if r.committer.holding() && !due && caughtUp {
 			due = time.Since(lastCommit) >= r.cfg.CommitInterval/4
 		}
 		if procErr == nil && due {
@@ -482,10 +469,7 @@ func (r *KafkaRunner) run(ctx context.Context) {
 			procErr = r.commitDetached(false)
 			lastCommit = time.Now()
 		}
-		// Within a transaction the group may not rebalance: partitions
-		// moving mid-transaction would abort it. Rebalances wait for the
-		// commit, at most one commit interval.
-		if !r.inTxn {
+		if !r.committer.holding() {
 			r.cl.AllowRebalance()
 		}
 		if procErr != nil && ctx.Err() != nil {
@@ -675,146 +659,13 @@ func (r *KafkaRunner) advanceIdle(now time.Time) error {
 		if !ok {
 			continue
 		}
-		if r.sess != nil && !r.inTxn {
-			if err := r.sess.Begin(); err != nil {
-				return fmt.Errorf("query %s: begin transaction for idle partitions: %w", r.topo.QueryID, err)
-			}
-			r.inTxn = true
+		if err := r.committer.work(); err != nil {
+			return err
 		}
 		if err := t.advanceIdle(ts); err != nil {
 			return err
 		}
 	}
-	return nil
-}
-
-// task returns the task for a partition, creating it (and restoring its
-// state from the changelog) on first use.
-func (r *KafkaRunner) task(ctx context.Context, topic string, partition int32) (*Task, error) {
-	return r.taskAt(ctx, topic, partition, time.Now())
-}
-
-// taskAt is task, with the wall-clock time the partition counts as last
-// heard from when the task is new.
-func (r *KafkaRunner) taskAt(ctx context.Context, topic string, partition int32, heard time.Time) (*Task, error) {
-	sub := r.topo.sub(topic)
-	if sub == nil {
-		return nil, fmt.Errorf("query %s: no sub-topology reads %s", r.topo.QueryID, topic)
-	}
-	// A join's task reads partition p of several topics: it is known by
-	// its main topic's partition.
-	tp := topicPartition{sub.Source.Topic, partition}
-	r.mu.Lock()
-	t, ok := r.tasks[tp]
-	r.mu.Unlock()
-	if ok {
-		if topic != sub.Source.Topic && t.behind[topic] {
-			// The table this input carries was assigned after the task
-			// restored it: what another instance read meanwhile is read
-			// now, before the first record of the input is joined.
-			if err := r.restoreFrom(ctx, tp, t, topic); err != nil {
-				return nil, err
-			}
-			delete(t.behind, topic)
-		}
-		return t, nil
-	}
-	t, err := NewTask(r.topo, sub, partition, r.cfg.DB, r.output(), r.Metrics, r.cfg.Log)
-	if err != nil {
-		return nil, err
-	}
-	if len(t.stores) > 0 {
-		// A standby catch-up of this partition may be under way: wait
-		// for it, then restore the little it left. A transient query
-		// keeps no changelog, but still reads the tables it joins from
-		// their topics.
-		r.standbyMu.Lock()
-		for _, s := range t.stores {
-			if r.cfg.Transient && s.spec.FromSource == nil {
-				continue
-			}
-			if err := r.restore(ctx, tp, s); err != nil {
-				r.standbyMu.Unlock()
-				return nil, err
-			}
-		}
-		r.standbyMu.Unlock()
-	}
-	r.mu.Lock()
-	for _, si := range sub.Sides {
-		if _, assigned := r.assigned[topicPartition{si.Source.Topic, partition}]; !assigned {
-			if t.behind == nil {
-				t.behind = map[string]bool{}
-			}
-			t.behind[si.Source.Topic] = true
-		}
-	}
-	r.mu.Unlock()
-	t.setClock(heard)
-	if err := t.Open(); err != nil {
-		return nil, err
-	}
-	// Only a restored, open task joins the set that commits: a restore
-	// cut short by a stop leaves nothing half-done to commit.
-	r.mu.Lock()
-	r.tasks[tp] = t
-	r.mu.Unlock()
-	r.partitionsChanged()
-	return t, nil
-}
-
-// restoreFrom restores again the task's stores whose changelog is the
-// source topic, from where their checkpoints left off.
-func (r *KafkaRunner) restoreFrom(ctx context.Context, tp topicPartition, t *Task, topic string) error {
-	r.standbyMu.Lock()
-	defer r.standbyMu.Unlock()
-	for _, s := range t.stores {
-		if s.spec.FromSource != nil && s.spec.FromSource.Topic == topic {
-			if err := r.restore(ctx, tp, s); err != nil {
-				return err
-			}
-		}
-	}
-	return nil
-}
-
-// restore replays one store partition's changelog, reporting progress
-// and logging what it took.
-func (r *KafkaRunner) restore(ctx context.Context, tp topicPartition, s taskStore) error {
-	start := time.Now()
-	prog := &RestoreProgress{Query: r.topo.QueryID, Store: s.spec.Name, Partition: tp.partition, Started: start}
-	r.mu.Lock()
-	r.restoring[tp] = prog
-	r.mu.Unlock()
-	prev := r.watch.enter(phaseRestore)
-	r.watch.restore(tp, true)
-	defer func() {
-		r.mu.Lock()
-		delete(r.restoring, tp)
-		r.mu.Unlock()
-		r.watch.restore(tp, false)
-		r.watch.enter(prev)
-	}()
-	log, err := s.spec.changelog(tp.partition)
-	if err != nil {
-		return fmt.Errorf("query %s: restore %s/%d: %w", r.topo.QueryID, s.spec.Name, tp.partition, err)
-	}
-	n, err := s.store.Restore(ctx, r.cfg.ConnOpts, log, func(done, total int64) {
-		r.mu.Lock()
-		prog.Done, prog.Total = done, total
-		snapshot := *prog
-		r.mu.Unlock()
-		if r.cfg.OnRestoreProgress != nil {
-			r.cfg.OnRestoreProgress(snapshot)
-		}
-	})
-	if err != nil {
-		return fmt.Errorf("query %s: restore %s/%d: %w", r.topo.QueryID, s.spec.Name, tp.partition, err)
-	}
-	took := time.Since(start)
-	r.Metrics.AddRestore(s.spec.Name, tp.partition, n, took)
-	r.cfg.Log.Info("state restored", "query", r.topo.QueryID, "store", s.spec.Name, "partition", tp.partition,
-		"records", n, "bytes", s.store.ApproxBytes(), "duration", took)
 	return nil
 }
 
@@ -848,336 +699,6 @@ func (r *KafkaRunner) produced(kr *kgo.Record, err error) {
 	}
 }
 
-// commitDetached commits with a context of its own: a stop requested
-// while a commit is under way must let it finish, or an exactly-once
-// query would abort the work it was about to commit.
-func (r *KafkaRunner) commitDetached(final bool) error {
-	ctx, cancel := context.WithTimeout(context.Background(), commitTimeout)
-	defer cancel()
-	return r.commit(ctx, final)
-}
-
-// stateWriteInterval is how often exactly-once writes committed state to
-// Badger; between writes the stores hold it in memory (state.Store.Hold).
-// At-least-once commits once a second already and writes at each commit.
-const stateWriteInterval = time.Second
-
-// heldBytesLimit bounds the keys and values a store partition holds in
-// memory between Badger writes (several times that in Go's heap), so a
-// fast query with many keys writes sooner rather than grow the heap.
-const heldBytesLimit = 4 << 20
-
-// commitStateErr says which store partition's commit failed.
-func (r *KafkaRunner) commitStateErr(t *Task, s taskStore, err error) error {
-	return fmt.Errorf("query %s: commit state %s/%d: %w", r.topo.QueryID, s.spec.Name, t.Partition, err)
-}
-
-// commitHeld writes the state the tasks' stores hold to Badger.
-func (r *KafkaRunner) commitHeld(tasks []*Task) error {
-	return r.eachTask(tasks, func(_ int, t *Task) error {
-		for _, s := range t.stores {
-			if err := s.store.CommitHeld(); err != nil {
-				return r.commitStateErr(t, s, err)
-			}
-		}
-		return nil
-	})
-}
-
-// commitTimeout bounds one commit; past it the query fails rather than
-// hang.
-const commitTimeout = 2 * time.Minute
-
-// transactionTimeout bounds how long a crashed instance's open
-// transaction can hold back read_committed consumers when no successor
-// with the same transactional id fences it.
-const transactionTimeout = 15 * time.Second
-
-// commit makes the work since the last commit durable, in the order that
-// keeps at-least-once honest: outputs acknowledged, then state (changelog
-// first, then Badger with the source offsets it covers), then the
-// consumer offsets.
-//
-// final says the query stops: state held in memory (exactly-once) goes to
-// Badger now.
-func (r *KafkaRunner) commit(ctx context.Context, final bool) error {
-	pos := r.watch.committing()
-	if r.sess != nil {
-		committed, err := r.commitTransaction(ctx, final)
-		if committed {
-			r.watch.committed(pos)
-		}
-		return err
-	}
-	if err := r.cl.Flush(ctx); err != nil {
-		return fmt.Errorf("query %s: flush outputs: %w", r.topo.QueryID, err)
-	}
-	r.mu.Lock()
-	perr := r.produceErr
-	tasks := make([]*Task, 0, len(r.tasks))
-	for _, t := range r.tasks {
-		tasks = append(tasks, t)
-	}
-	r.mu.Unlock()
-	if perr != nil {
-		return fmt.Errorf("query %s: %w", r.topo.QueryID, perr)
-	}
-	changelog := r.cl
-	if r.cfg.Transient {
-		changelog = nil
-	}
-	if err := r.eachTask(tasks, func(_ int, t *Task) error {
-		src := t.checkpointOffsets()
-		for _, s := range t.stores {
-			cp, err := t.produceChangelog(ctx, changelog, s, src)
-			if err == nil {
-				err = s.store.Commit(cp)
-			}
-			if err != nil {
-				return r.commitStateErr(t, s, err)
-			}
-		}
-		return nil
-	}); err != nil {
-		return err
-	}
-	if err := r.cl.CommitUncommittedOffsets(ctx); err != nil {
-		if ctx.Err() != nil {
-			return fmt.Errorf("query %s: commit offsets: %w", r.topo.QueryID, err)
-		}
-		// The group coordinator is away (broker restarting, network):
-		// the offsets stay uncommitted and go with the next commit.
-		// State already records what it applied, so a replay in between
-		// changes nothing.
-		n := r.Metrics.CountError(ErrKindCommit)
-		r.cfg.Log.Warn("offset commit failed; retrying at the next commit", "query", r.topo.QueryID, "err", err, "failures", n)
-		return nil
-	}
-	r.watch.committed(pos)
-	return nil
-}
-
-// commitTransaction ends the open transaction: changelog records join
-// it, then outputs, changelog and input offsets commit together. Only
-// then does local state commit. If Kafka aborts instead, the overlays are
-// dropped and the tasks closed: they reopen from the last committed state
-// while the session rewinds the input to the last committed offsets.
-//
-// It reports whether a transaction committed.
-func (r *KafkaRunner) commitTransaction(ctx context.Context, final bool) (bool, error) {
-	r.mu.Lock()
-	tasks := make([]*Task, 0, len(r.tasks))
-	for _, t := range r.tasks {
-		tasks = append(tasks, t)
-	}
-	r.mu.Unlock()
-	if !r.inTxn {
-		if final {
-			return false, r.commitHeld(tasks)
-		}
-		return false, nil
-	}
-	// Each task's changelog records, and later its state, are written by
-	// a goroutine of its own: the tasks' produce round trips and Badger
-	// writes overlap.
-	pending := make([][]state.Checkpoint, len(tasks))
-	produceErr := r.eachTask(tasks, func(i int, t *Task) error {
-		src := t.checkpointOffsets()
-		cps := make([]state.Checkpoint, len(t.stores))
-		for j, s := range t.stores {
-			cp, err := t.produceChangelog(ctx, r.cl, s, src)
-			if err != nil {
-				return err
-			}
-			cps[j] = cp
-		}
-		pending[i] = cps
-		return nil
-	})
-	try := kgo.TryCommit
-	if produceErr != nil {
-		try = kgo.TryAbort
-	}
-	committed, err := r.sess.End(ctx, try)
-	r.inTxn = false
-	if err != nil {
-		return false, fmt.Errorf("query %s: end transaction: %w", r.topo.QueryID, err)
-	}
-	if committed {
-		// Badger takes the committed state at most once a second (or
-		// as the query stops); in between the stores hold it in memory
-		// (state.Store.Hold). Kafka has it already.
-		write := final || time.Since(r.stateWritten) >= stateWriteInterval
-		for _, t := range tasks {
-			for _, s := range t.stores {
-				write = write || s.store.OverlayBytes() >= heldBytesLimit
-			}
-		}
-		if write {
-			r.stateWritten = time.Now()
-		}
-		return true, r.eachTask(tasks, func(i int, t *Task) error {
-			for j, s := range t.stores {
-				if !write {
-					s.store.Hold(pending[i][j])
-					continue
-				}
-				if err := s.store.Commit(pending[i][j]); err != nil {
-					return r.commitStateErr(t, s, err)
-				}
-			}
-			return nil
-		})
-	}
-	r.cfg.Log.Warn("transaction aborted; reprocessing from the last commit", "query", r.topo.QueryID, "cause", produceErr)
-	r.mu.Lock()
-	for tp, t := range r.tasks {
-		for _, s := range t.stores {
-			s.store.Discard()
-		}
-		_ = t.Close()
-		delete(r.tasks, tp)
-	}
-	r.produceErr = nil
-	r.mu.Unlock()
-	return false, nil
-}
-
-// onRevoked commits everything before partitions move to another
-// instance, then closes their tasks. Under exactly-once, rebalances only
-// happen between transactions, so there is nothing left to commit.
-// onAssigned notes when partitions arrived (see assigned).
-func (r *KafkaRunner) onAssigned(_ context.Context, _ *kgo.Client, assigned map[string][]int32) {
-	now := time.Now()
-	r.mu.Lock()
-	for topic, ps := range assigned {
-		for _, p := range ps {
-			r.assigned[topicPartition{topic, p}] = now
-		}
-	}
-	r.mu.Unlock()
-	r.watch.assigned(partitionList(assigned))
-	r.partitionsChanged()
-}
-
-// startAssignedTasks creates the task of every stateful partition that is
-// assigned but has no task yet, without waiting for its first record:
-// its state is restored from the changelog at once, so that a pull query
-// this instance answers for the partition reads current state rather than
-// what it last kept before the partition moved away, and, with an idle
-// timeout, advanceIdle can close the windows of a partition that stays
-// silent after a restart or rebalance as if it had been idle since it
-// was assigned.
-func (r *KafkaRunner) startAssignedTasks(ctx context.Context) error {
-	type due struct {
-		tp topicPartition
-		at time.Time
-	}
-	var dues []due
-	r.mu.Lock()
-	for tp, at := range r.assigned {
-		if _, ok := r.tasks[tp]; ok {
-			continue
-		}
-		if sub := r.topo.sub(tp.topic); sub != nil && hasStores(sub) {
-			tp.topic = sub.Source.Topic
-			if _, ok := r.tasks[tp]; !ok {
-				dues = append(dues, due{tp, at})
-			}
-		}
-	}
-	r.mu.Unlock()
-	sort.Slice(dues, func(i, j int) bool {
-		if dues[i].tp.topic != dues[j].tp.topic {
-			return dues[i].tp.topic < dues[j].tp.topic
-		}
-		return dues[i].tp.partition < dues[j].tp.partition
-	})
-	for _, d := range dues {
-		if _, err := r.taskAt(ctx, d.tp.topic, d.tp.partition, d.at); err != nil {
-			return err
-		}
-	}
-	return nil
-}
-
-// taskKey is the key in tasks of the task reading topic's partition p:
-// its sub-topology's main topic and p.
-func (r *KafkaRunner) taskKey(topic string, p int32) topicPartition {
-	if sub := r.topo.sub(topic); sub != nil {
-		topic = sub.Source.Topic
-	}
-	return topicPartition{topic, p}
-}
-
-func hasStores(sub *SubTopology) bool {
-	for _, n := range sub.Nodes {
-		if len(n.StoreNames()) > 0 {
-			return true
-		}
-	}
-	return false
-}
-
-func (r *KafkaRunner) onRevoked(ctx context.Context, _ *kgo.Client, revoked map[string][]int32) {
-	defer r.watch.enter(r.watch.enter(phaseRebalance))
-	if r.sess == nil {
-		if err := r.commit(ctx, false); err != nil {
-			r.cfg.Log.Warn("commit on revoke failed", "query", r.topo.QueryID, "err", err)
-		}
-	} else {
-		// The state the leaving tasks hold reaches Badger, so that the
-		// partition coming back finds it there.
-		var leaving []*Task
-		r.mu.Lock()
-		for topic, ps := range revoked {
-			for _, p := range ps {
-				if t, ok := r.tasks[r.taskKey(topic, p)]; ok {
-					leaving = append(leaving, t)
-				}
-			}
-		}
-		r.mu.Unlock()
-		if err := r.commitHeld(leaving); err != nil {
-			r.cfg.Log.Warn("commit on revoke failed", "query", r.topo.QueryID, "err", err)
-		}
-	}
-	r.dropTasks(revoked)
-}
-
-// onLost drops tasks without committing: another instance owns them now.
-func (r *KafkaRunner) onLost(_ context.Context, _ *kgo.Client, lost map[string][]int32) {
-	r.mu.Lock()
-	for topic, ps := range lost {
-		for _, p := range ps {
-			if t, ok := r.tasks[r.taskKey(topic, p)]; ok {
-				for _, s := range t.stores {
-					s.store.Discard()
-				}
-			}
-		}
-	}
-	r.mu.Unlock()
-	r.dropTasks(lost)
-}
-
-func (r *KafkaRunner) dropTasks(parts map[string][]int32) {
-	r.watch.revoked(partitionList(parts))
-	r.mu.Lock()
-	for topic, ps := range parts {
-		for _, p := range ps {
-			delete(r.assigned, topicPartition{topic, p})
-			tp := r.taskKey(topic, p)
-			if t, ok := r.tasks[tp]; ok {
-				_ = t.Close()
-				delete(r.tasks, tp)
-			}
-		}
-	}
-	r.mu.Unlock()
-	r.partitionsChanged()
-}
-
 func (r *KafkaRunner) shutdown() {
 	// A failed query's loop ends without Stop: its standbys end too.
 	r.cancel()
@@ -1199,11 +720,7 @@ func (r *KafkaRunner) shutdown() {
 	}
 	r.mu.Unlock()
 	// Polling blocks rebalances until allowed; leaving the group is one.
-	if r.sess != nil {
-		r.sess.CloseAllowingRebalance()
-	} else {
-		r.cl.CloseAllowingRebalance()
-	}
+	r.committer.close()
 	// A static member does not leave when its client closes: a clean
 	// stop leaves by its instance id, so its partitions move now.
 	r.leaveGroup()

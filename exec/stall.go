@@ -107,7 +107,7 @@ type stallWatch struct {
 	// A fetch reports them only along with records, so a partition that
 	// returns none (its input held behind an open transaction, or simply
 	// idle) is asked about this way, at most every half timeout.
-	ends func(tps []topicPartition) (map[topicPartition]partitionEnds, error)
+	ends      func(tps []topicPartition) (map[topicPartition]partitionEnds, error)
 	endsAsked time.Time
 
 	mu         sync.Mutex

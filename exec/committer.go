@@ -1,0 +1,308 @@
+package exec
+
+import (
+	"context"
+	"fmt"
+	"time"
+
+	"github.com/twmb/franz-go/pkg/kgo"
+
+	"github.com/sluice-sql/sluice/state"
+)
+
+// committer is the commit protocol of one processing guarantee. It owns
+// whatever state that protocol keeps (the exactly-once transaction, the
+// policy of holding committed state in memory), so the runner's loop asks
+// it what to do instead of asking whether a transaction is open.
+type committer interface {
+	// start runs once before the first poll.
+	start(ctx context.Context) error
+	// poll returns the next fetches.
+	poll(ctx context.Context) kgo.Fetches
+	// work is called before records are processed, or idle partitions'
+	// time advanced, when that may produce output.
+	work() error
+	// holding reports whether work since the last commit holds back
+	// rebalances (and its results from read_committed consumers) until
+	// the next commit: the loop then commits early once caught up.
+	holding() bool
+	// commit makes the work since the last commit durable; final says the
+	// query stops. It reports whether offsets (and so progress) committed.
+	commit(ctx context.Context, tasks []*Task, final bool) (committed bool, err error)
+	// revoking commits what leaving tasks need before their partitions
+	// move to another member.
+	revoking(ctx context.Context, leaving []*Task)
+	// close closes the client, allowing the rebalance that leaving is.
+	close()
+}
+
+// commitTimeout bounds one commit; past it the query fails rather than
+// hang.
+const commitTimeout = 2 * time.Minute
+
+// transactionTimeout bounds how long a crashed instance's open
+// transaction can hold back read_committed consumers when no successor
+// with the same transactional id fences it.
+const transactionTimeout = 15 * time.Second
+
+// stateWriteInterval is how often exactly-once writes committed state to
+// Badger; between writes the stores hold it in memory (state.Store.Hold).
+// At-least-once commits once a second already and writes at each commit.
+const stateWriteInterval = time.Second
+
+// heldBytesLimit bounds the keys and values a store partition holds in
+// memory between Badger writes (several times that in Go's heap), so a
+// fast query with many keys writes sooner rather than grow the heap.
+const heldBytesLimit = 4 << 20
+
+// commitDetached commits with a context of its own: a stop requested
+// while a commit is under way must let it finish, or an exactly-once
+// query would abort the work it was about to commit.
+func (r *KafkaRunner) commitDetached(final bool) error {
+	ctx, cancel := context.WithTimeout(context.Background(), commitTimeout)
+	defer cancel()
+	return r.commit(ctx, final)
+}
+
+// commit commits the work of every task and tells the stall watch what
+// became durable.
+func (r *KafkaRunner) commit(ctx context.Context, final bool) error {
+	pos := r.watch.committing()
+	r.mu.Lock()
+	tasks := make([]*Task, 0, len(r.tasks))
+	for _, t := range r.tasks {
+		tasks = append(tasks, t)
+	}
+	r.mu.Unlock()
+	committed, err := r.committer.commit(ctx, tasks, final)
+	if committed {
+		r.watch.committed(pos)
+	}
+	return err
+}
+
+// commitStateErr says which store partition's commit failed.
+func (r *KafkaRunner) commitStateErr(t *Task, s taskStore, err error) error {
+	return fmt.Errorf("query %s: commit state %s/%d: %w", r.topo.QueryID, s.spec.Name, t.Partition, err)
+}
+
+// atLeastOnce commits in the order that keeps at-least-once honest:
+// outputs acknowledged, then state (changelog first, then Badger with the
+// source offsets it covers), then the consumer offsets. A replay after a
+// crash changes no state: the applied source offsets are in it.
+type atLeastOnce struct {
+	r  *KafkaRunner
+	cl *kgo.Client
+}
+
+func (c *atLeastOnce) start(context.Context) error { return nil }
+
+func (c *atLeastOnce) poll(ctx context.Context) kgo.Fetches { return c.cl.PollFetches(ctx) }
+
+func (c *atLeastOnce) work() error { return nil }
+
+func (c *atLeastOnce) holding() bool { return false }
+
+func (c *atLeastOnce) commit(ctx context.Context, tasks []*Task, _ bool) (bool, error) {
+	r := c.r
+	if err := c.cl.Flush(ctx); err != nil {
+		return false, fmt.Errorf("query %s: flush outputs: %w", r.topo.QueryID, err)
+	}
+	r.mu.Lock()
+	perr := r.produceErr
+	r.mu.Unlock()
+	if perr != nil {
+		return false, fmt.Errorf("query %s: %w", r.topo.QueryID, perr)
+	}
+	changelog := c.cl
+	if r.cfg.Transient {
+		changelog = nil
+	}
+	if err := r.eachTask(tasks, func(_ int, t *Task) error {
+		src := t.checkpointOffsets()
+		for _, s := range t.stores {
+			cp, err := t.produceChangelog(ctx, changelog, s, src)
+			if err == nil {
+				err = s.store.Commit(cp)
+			}
+			if err != nil {
+				return r.commitStateErr(t, s, err)
+			}
+		}
+		return nil
+	}); err != nil {
+		return false, err
+	}
+	if err := c.cl.CommitUncommittedOffsets(ctx); err != nil {
+		if ctx.Err() != nil {
+			return false, fmt.Errorf("query %s: commit offsets: %w", r.topo.QueryID, err)
+		}
+		// The group coordinator is away (broker restarting, network):
+		// the offsets stay uncommitted and go with the next commit.
+		// State already records what it applied, so a replay in between
+		// changes nothing.
+		n := r.Metrics.CountError(ErrKindCommit)
+		r.cfg.Log.Warn("offset commit failed; retrying at the next commit", "query", r.topo.QueryID, "err", err, "failures", n)
+		return false, nil
+	}
+	return true, nil
+}
+
+func (c *atLeastOnce) revoking(ctx context.Context, _ []*Task) {
+	if err := c.r.commit(ctx, false); err != nil {
+		c.r.cfg.Log.Warn("commit on revoke failed", "query", c.r.topo.QueryID, "err", err)
+	}
+}
+
+func (c *atLeastOnce) close() { c.cl.CloseAllowingRebalance() }
+
+// exactlyOnce runs each commit interval as one Kafka transaction:
+// outputs, repartition and changelog records and the input offsets
+// commit together or not at all. Local state is committed only after
+// the transaction is, and then mostly held in memory (state.Store.Hold),
+// reaching Badger at most once a second: Kafka has it already, and a
+// crash restores it from the changelog.
+type exactlyOnce struct {
+	r    *KafkaRunner
+	sess *kgo.GroupTransactSession
+	// inTxn says a transaction is open.
+	inTxn bool
+	// stateWritten is when committed state last went to Badger.
+	stateWritten time.Time
+}
+
+// start fences the crashed predecessor at once: its open transaction,
+// and the offsets it holds pending, block this member's offset fetch
+// (and so its first poll) until a new producer epoch aborts it. Left to
+// the first Begin, which waits for that poll, it would end only with the
+// transaction's timeout.
+func (c *exactlyOnce) start(ctx context.Context) error {
+	if _, _, err := c.sess.Client().ProducerID(ctx); err != nil && ctx.Err() == nil {
+		return fmt.Errorf("query %s: init producer id: %w", c.r.topo.QueryID, err)
+	}
+	return nil
+}
+
+func (c *exactlyOnce) poll(ctx context.Context) kgo.Fetches { return c.sess.PollFetches(ctx) }
+
+func (c *exactlyOnce) work() error {
+	if c.inTxn {
+		return nil
+	}
+	if err := c.sess.Begin(); err != nil {
+		return fmt.Errorf("query %s: begin transaction: %w", c.r.topo.QueryID, err)
+	}
+	c.inTxn = true
+	return nil
+}
+
+// holding: within a transaction the group may not rebalance (partitions
+// moving mid-transaction would abort it), so rebalances wait for the
+// commit, at most one commit interval.
+func (c *exactlyOnce) holding() bool { return c.inTxn }
+
+// commit ends the open transaction: changelog records join it, then
+// outputs, changelog and input offsets commit together. Only then does
+// local state commit. If Kafka aborts instead, the overlays are dropped
+// and the tasks closed: they reopen from the last committed state while
+// the session rewinds the input to the last committed offsets.
+func (c *exactlyOnce) commit(ctx context.Context, tasks []*Task, final bool) (bool, error) {
+	r := c.r
+	if !c.inTxn {
+		if final {
+			return false, c.commitHeld(tasks)
+		}
+		return false, nil
+	}
+	// Each task's changelog records, and later its state, are written by
+	// a goroutine of its own: the tasks' produce round trips and Badger
+	// writes overlap.
+	pending := make([][]state.Checkpoint, len(tasks))
+	produceErr := r.eachTask(tasks, func(i int, t *Task) error {
+		src := t.checkpointOffsets()
+		cps := make([]state.Checkpoint, len(t.stores))
+		for j, s := range t.stores {
+			cp, err := t.produceChangelog(ctx, c.sess.Client(), s, src)
+			if err != nil {
+				return err
+			}
+			cps[j] = cp
+		}
+		pending[i] = cps
+		return nil
+	})
+	try := kgo.TryCommit
+	if produceErr != nil {
+		try = kgo.TryAbort
+	}
+	committed, err := c.sess.End(ctx, try)
+	c.inTxn = false
+	if err != nil {
+		return false, fmt.Errorf("query %s: end transaction: %w", r.topo.QueryID, err)
+	}
+	if committed {
+		return true, c.commitState(tasks, pending, final)
+	}
+	r.cfg.Log.Warn("transaction aborted; reprocessing from the last commit", "query", r.topo.QueryID, "cause", produceErr)
+	r.mu.Lock()
+	for tp, t := range r.tasks {
+		for _, s := range t.stores {
+			s.store.Discard()
+		}
+		_ = t.Close()
+		delete(r.tasks, tp)
+	}
+	r.produceErr = nil
+	r.mu.Unlock()
+	return false, nil
+}
+
+// commitState commits a committed transaction's state: to Badger at most
+// once a second (or as the query stops, or once a store holds
+// heldBytesLimit), and in between held in the stores' overlays.
+func (c *exactlyOnce) commitState(tasks []*Task, pending [][]state.Checkpoint, final bool) error {
+	write := final || time.Since(c.stateWritten) >= stateWriteInterval
+	for _, t := range tasks {
+		for _, s := range t.stores {
+			write = write || s.store.OverlayBytes() >= heldBytesLimit
+		}
+	}
+	if write {
+		c.stateWritten = time.Now()
+	}
+	return c.r.eachTask(tasks, func(i int, t *Task) error {
+		for j, s := range t.stores {
+			if !write {
+				s.store.Hold(pending[i][j])
+				continue
+			}
+			if err := s.store.Commit(pending[i][j]); err != nil {
+				return c.r.commitStateErr(t, s, err)
+			}
+		}
+		return nil
+	})
+}
+
+// commitHeld writes the state the tasks' stores hold to Badger.
+func (c *exactlyOnce) commitHeld(tasks []*Task) error {
+	return c.r.eachTask(tasks, func(_ int, t *Task) error {
+		for _, s := range t.stores {
+			if err := s.store.CommitHeld(); err != nil {
+				return c.r.commitStateErr(t, s, err)
+			}
+		}
+		return nil
+	})
+}
+
+// revoking: rebalances happen only between transactions, so there is
+// nothing left to commit; the state the leaving tasks hold goes to
+// Badger, so that a partition coming back finds it there.
+func (c *exactlyOnce) revoking(_ context.Context, leaving []*Task) {
+	if err := c.commitHeld(leaving); err != nil {
+		c.r.cfg.Log.Warn("commit on revoke failed", "query", c.r.topo.QueryID, "err", err)
+	}
+}
+
+func (c *exactlyOnce) close() { c.sess.CloseAllowingRebalance() }
