@@ -1,7 +1,6 @@
 package exec
 
 import (
-	"encoding/binary"
 	"fmt"
 	"strings"
 
@@ -151,37 +150,4 @@ func (s *sink) fail(tc *TaskContext, part string, err error) error {
 		tc.Log.Warn("cannot serialise result row; row dropped", "query", tc.QueryID, "topic", s.node.Topic, "part", part, "err", err, "count", n)
 	}
 	return nil
-}
-
-// upstreamHeader names the header in which repartition records carry the
-// partition and offset of the input record they came from.
-const upstreamHeader = "sluice.up"
-
-// The header is varint(partition) varint(offset) [varint(seq)]: seq, the
-// record's number among those one input record wrote, is left out when 0.
-func encodeUpstream(partition int32, offset, seq int64) []byte {
-	b := binary.AppendVarint(nil, int64(partition))
-	b = binary.AppendVarint(b, offset)
-	if seq > 0 {
-		b = binary.AppendVarint(b, seq)
-	}
-	return b
-}
-
-func decodeUpstream(b []byte) (partition int32, offset, seq int64, ok bool) {
-	p, n := binary.Varint(b)
-	if n <= 0 {
-		return 0, 0, 0, false
-	}
-	o, m := binary.Varint(b[n:])
-	if m <= 0 {
-		return 0, 0, 0, false
-	}
-	if rest := b[n+m:]; len(rest) > 0 {
-		if seq, k := binary.Varint(rest); k > 0 {
-			return int32(p), o, seq, true
-		}
-		return 0, 0, 0, false
-	}
-	return int32(p), o, 0, true
 }

@@ -7,7 +7,6 @@ import (
 	"math"
 	"runtime/debug"
 	"strconv"
-	"strings"
 	"time"
 
 	"github.com/sluice-sql/sluice/state"
@@ -388,46 +387,6 @@ func (t *Task) checkpointOffsets() map[string]int64 {
 	return m
 }
 
-// upstreamKeyPrefix marks checkpoint entries of upstream positions: the
-// next position (upstream offset << 8 | output sequence) not yet applied.
-const upstreamKeyPrefix = "#upos/"
-
-func upstreamPartition(key, prefix string) (int32, bool) {
-	rest, ok := strings.CutPrefix(key, prefix)
-	if !ok {
-		return 0, false
-	}
-	p, err := strconv.Atoi(rest)
-	return int32(p), err == nil
-}
-
-// freshUpstream reports whether a repartition record's upstream record
-// has not been applied yet, and records it as applied. Records without
-// the header (written by something else) always count.
-func (in *taskInput) freshUpstream(rec *Record) bool {
-	for _, h := range rec.Headers {
-		if h.Key != upstreamHeader {
-			continue
-		}
-		p, off, seq, ok := decodeUpstream(h.Value)
-		if !ok {
-			return true
-		}
-		if in.upstream == nil {
-			in.upstream = map[int32]int64{}
-		}
-		// One upstream record may write several records (a table change
-		// writes an undo and an add): each has its sequence number.
-		pos := off<<8 | min(seq, 255)
-		if next, seen := in.upstream[p]; seen && pos < next {
-			return false
-		}
-		in.upstream[p] = pos + 1
-		return true
-	}
-	return true
-}
-
 // Copied counts the records whose results the task copied instead of
 // running them through its chain (see recordCopy).
 func (t *Task) Copied() int64 {
@@ -470,13 +429,6 @@ func deadLetter(topo *Topology, rec *Record, kind string, err error) *Record {
 			{Key: "sluice.error", Value: []byte(err.Error())},
 		},
 	}
-}
-
-// dedupes reports whether records of topic carry upstream positions to
-// deduplicate by.
-func (t *Task) dedupes(topic string) bool {
-	in := t.byTopic[topic]
-	return in != nil && in.spec.Dedupe
 }
 
 // produceChangelog produces a store's pending changes to its changelog
