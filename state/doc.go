@@ -26,13 +26,19 @@
 //     the overlay, which reads see and which keeps only the last write of a
 //     key, so a hot key costs one changelog record per interval, not one per
 //     input record.
-//  3. Flush at commit: the overlay is produced to the changelog partition and
-//     acknowledged, then written to Badger in one transaction together with
-//     the checkpoint (next changelog offset and the applied source offsets).
-//     That write runs in the background while the task goes on: reads see
-//     the commit being written between the overlay and Badger, and the
-//     next commit, a Range, a restore, a wipe or DB.Close waits for it.
-//     Discard instead if the interval's Kafka transaction aborts.
+//  3. Commit. At-least-once calls Flush: the overlay is produced to the
+//     changelog partition and acknowledged (ProduceChangelog), then written
+//     to Badger in one transaction together with the checkpoint (next
+//     changelog offset and the applied source offsets: Commit). The Badger
+//     write runs in the background while the task goes on: reads see the
+//     commit being written between the overlay and Badger, and the next
+//     commit, a Range, a restore, a wipe or DB.Close waits for it.
+//     Exactly-once splits the two halves around its Kafka transaction:
+//     ProduceChangelog inside it, then, once it committed, Commit, or Hold,
+//     which keeps the committed writes in the overlay (the changelog takes
+//     only what is new next time) until a later Commit or CommitHeld writes
+//     them to Badger, at most once a second; Discard if the transaction
+//     aborts.
 //
 // Badger never holds a write the changelog lacks, so a crash at any point
 // is repaired by replaying the changelog from the last checkpoint. The source
@@ -58,7 +64,8 @@
 //	v, ok, err := counts.Get([]byte("hotel-7"))
 //	counts.Put([]byte("hotel-7"), encodeCount(decodeCount(v, ok)+1))
 //
-//	// at commit; producer built with kgo.RecordPartitioner(kgo.ManualPartitioner()):
+//	// at commit; the producer sends changelog records to the partition they name
+//	// (kgo.ManualPartitioner for the changelog topic, as exec.Partitioner does):
 //	err = counts.Flush(ctx, producer, log, map[string]int64{"bookings/3": lastOffset + 1})
 //
 // With Options{Dir: ""} Badger runs in memory and Flush(ctx, nil, …) skips the
