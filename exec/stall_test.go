@@ -1,0 +1,121 @@
+package exec
+
+import (
+	"bytes"
+	"log/slog"
+	"strings"
+	"testing"
+	"time"
+)
+
+// TestStallWatchWaitingOn checks what a stalled partition is said to wait
+// on, from what the loop reported: its phase, the partition's position,
+// end and last stable offset, its commits and restores.
+func TestStallWatchWaitingOn(t *testing.T) {
+	tp := topicPartition{"in", 2}
+	timeout := time.Second
+	for _, tc := range []struct {
+		name string
+		// set reports to w what the loop saw; the check runs 2 s later.
+		set  func(w *stallWatch)
+		want string // "" for not stalled
+	}{
+		{"caught up", func(w *stallWatch) {
+			w.fetched(tp, 0, 10, 10, 10)
+			w.committed(map[topicPartition]int64{tp: 10})
+		}, ""},
+		{"nothing fetched yet", func(w *stallWatch) {}, ""},
+		{"records to read, none arrive", func(w *stallWatch) {
+			w.fetched(tp, 0, 10, 50, 50)
+			w.committed(map[topicPartition]int64{tp: 10})
+		}, WaitFetch},
+		{"an open transaction holds the last stable offset", func(w *stallWatch) {
+			w.fetched(tp, 0, 10, 50, 10)
+			w.committed(map[topicPartition]int64{tp: 10})
+		}, WaitTransaction},
+		{"read but never committed", func(w *stallWatch) {
+			w.fetched(tp, 0, 40, 50, 50)
+		}, WaitTransaction},
+		{"restoring", func(w *stallWatch) {
+			w.fetched(tp, 0, 10, 50, 50)
+			w.restore(tp, true)
+		}, WaitRestore},
+		{"loop blocked producing", func(w *stallWatch) {
+			w.fetched(tp, 0, 10, 50, 50)
+			w.enter(phaseProcess)
+		}, WaitProduce},
+		{"loop blocked committing", func(w *stallWatch) {
+			w.fetched(tp, 0, 10, 50, 50)
+			w.enter(phaseCommit)
+		}, WaitTransaction},
+		{"position from the group's commit, records behind it", func(w *stallWatch) {
+			w.position(tp, 7)
+			w.fetched(tp, -1, -1, 9, 9)
+		}, WaitFetch},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			var logs bytes.Buffer
+			w := newStallWatch("Q1", timeout, slog.New(slog.NewTextHandler(&logs, nil)), func(string) int { return 1 })
+			start := time.Now()
+			w.assigned([]topicPartition{tp})
+			tc.set(w)
+			// Within the timeout nothing is stalled, whatever it waits on.
+			w.check(start.Add(timeout / 2))
+			if s := w.stalls(); len(s) != 0 {
+				t.Fatalf("within the timeout: %+v", s)
+			}
+			w.check(start.Add(2 * timeout))
+			w.check(start.Add(3 * timeout))
+			stalls := w.stalls()
+			if tc.want == "" {
+				if len(stalls) != 0 {
+					t.Fatalf("stalls %+v, want none", stalls)
+				}
+				return
+			}
+			if len(stalls) != 1 || stalls[0].WaitingOn != tc.want || stalls[0].Topic != "in" || stalls[0].Partition != 2 || stalls[0].SubTopology != 1 {
+				t.Fatalf("stalls %+v, want in/2 of sub-topology 1 waiting on %s", stalls, tc.want)
+			}
+			if n := strings.Count(logs.String(), "query stalled"); n != 1 {
+				t.Errorf("%d WARN lines over two checks, want 1:\n%s", n, logs.String())
+			}
+			// Committed progress clears it.
+			w.enter(phasePoll)
+			w.restore(tp, false)
+			w.fetched(tp, 10, 60, 60, 60)
+			w.committed(map[topicPartition]int64{tp: 60})
+			w.check(start.Add(4 * timeout))
+			if s := w.stalls(); len(s) != 0 {
+				t.Fatalf("after progress: %+v", s)
+			}
+			if !strings.Contains(logs.String(), "query progressing again") {
+				t.Errorf("no INFO line when the stall cleared:\n%s", logs.String())
+			}
+		})
+	}
+}
+
+// TestStallWatchUnowned checks the broker's view while this instance
+// owns no partition: lag that no member takes for the timeout waits on a
+// rebalance; lag that moves does not.
+func TestStallWatchUnowned(t *testing.T) {
+	tp := topicPartition{"in", 0}
+	lag := int64(100)
+	w := newStallWatch("Q1", time.Second, slog.New(slog.NewTextHandler(&bytes.Buffer{}, nil)), func(string) int { return 0 })
+	w.groupLag = func() (map[topicPartition]int64, error) { return map[topicPartition]int64{tp: lag}, nil }
+	start := w.started
+	w.check(start.Add(1100 * time.Millisecond)) // first sight of the lag
+	w.check(start.Add(1500 * time.Millisecond))
+	if s := w.stalls(); len(s) != 0 {
+		t.Fatalf("within the timeout of first seeing it: %+v", s)
+	}
+	w.check(start.Add(2200 * time.Millisecond))
+	if s := w.stalls(); len(s) != 1 || s[0].WaitingOn != WaitRebalance || s[0].Lag != 100 {
+		t.Fatalf("stalls %+v, want in/0 waiting on rebalance with lag 100", s)
+	}
+	lag = 40 // someone commits
+	w.check(start.Add(2500 * time.Millisecond))
+	if s := w.stalls(); len(s) != 0 {
+		t.Fatalf("after the lag moved: %+v", s)
+	}
+}
