@@ -105,9 +105,13 @@ func (c *atLeastOnce) holding() bool { return false }
 
 func (c *atLeastOnce) commit(ctx context.Context, tasks []*Task, _ bool) (bool, error) {
 	r := c.r
+	// Waiting for the broker to take the outputs is waiting on produce;
+	// the state and offset commits after it are the transaction's part.
+	r.watch.enter(phaseProcess)
 	if err := c.cl.Flush(ctx); err != nil {
 		return false, fmt.Errorf("query %s: flush outputs: %w", r.topo.QueryID, err)
 	}
+	r.watch.enter(phaseCommit)
 	r.mu.Lock()
 	perr := r.produceErr
 	r.mu.Unlock()

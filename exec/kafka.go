@@ -331,10 +331,7 @@ func (r *KafkaRunner) Partitions() []TaskInfo {
 		out = append(out, ti)
 	}
 	sort.Slice(out, func(i, j int) bool {
-		if out[i].Topic != out[j].Topic {
-			return out[i].Topic < out[j].Topic
-		}
-		return out[i].Partition < out[j].Partition
+		return partitionLess(out[i].Topic, out[i].Partition, out[j].Topic, out[j].Partition)
 	})
 	return out
 }
@@ -359,10 +356,7 @@ func (r *KafkaRunner) Tasks() []TaskInfo {
 		out = append(out, TaskInfo{Topic: tp.topic, Partition: tp.partition, State: TaskRestoring, Restore: &cp})
 	}
 	sort.Slice(out, func(i, j int) bool {
-		if out[i].Topic != out[j].Topic {
-			return out[i].Topic < out[j].Topic
-		}
-		return out[i].Partition < out[j].Partition
+		return partitionLess(out[i].Topic, out[i].Partition, out[j].Topic, out[j].Partition)
 	})
 	return out
 }

@@ -121,3 +121,11 @@ func partitionList(m map[string][]int32) []topicPartition {
 	}
 	return out
 }
+
+// partitionLess orders partitions by topic, then number.
+func partitionLess(topicA string, a int32, topicB string, b int32) bool {
+	if topicA != topicB {
+		return topicA < topicB
+	}
+	return a < b
+}

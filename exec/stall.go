@@ -109,6 +109,10 @@ type stallWatch struct {
 	// idle) is asked about this way, at most every half timeout.
 	ends      func(tps []topicPartition) (map[topicPartition]partitionEnds, error)
 	endsAsked time.Time
+	// spawn runs the broker questions (go, but synchronous in tests);
+	// askingEnds and askingGroup say one is under way.
+	spawn                   func(func())
+	askingEnds, askingGroup bool
 
 	mu         sync.Mutex
 	phase      string
@@ -126,6 +130,7 @@ type stallWatch struct {
 func newStallWatch(query string, timeout time.Duration, log *slog.Logger, subOf func(string) int) *stallWatch {
 	now := time.Now()
 	return &stallWatch{query: query, timeout: timeout, log: log, subOf: subOf, phase: phasePoll, phaseSince: now, started: now,
+		spawn: func(f func()) { go f() },
 		parts: map[topicPartition]*partitionProgress{}, restoring: map[topicPartition]bool{}, stalled: map[topicPartition]Stall{}}
 }
 
@@ -262,30 +267,48 @@ func (w *stallWatch) check(now time.Time) {
 	w.mu.Lock()
 	owned := len(w.parts)
 	var silent []topicPartition
-	if w.ends != nil && now.Sub(w.endsAsked) >= w.timeout/2 {
+	if w.ends != nil && !w.askingEnds && now.Sub(w.endsAsked) >= w.timeout/2 {
 		for tp, p := range w.parts {
 			if now.Sub(p.heard) >= w.timeout/2 {
 				silent = append(silent, tp)
 			}
 		}
 	}
-	w.mu.Unlock()
+	askGroup := owned == 0 && w.groupLag != nil && !w.askingGroup && now.Sub(w.started) >= w.timeout
 	if len(silent) > 0 {
-		w.endsAsked = now
-		if ends, err := w.ends(silent); err == nil {
+		w.askingEnds, w.endsAsked = true, now
+	}
+	w.askingGroup = w.askingGroup || askGroup
+	w.mu.Unlock()
+	// The broker is asked in the background: a broker that does not
+	// answer (the very thing that may stall a query) must not hold the
+	// checks back.
+	if len(silent) > 0 {
+		w.spawn(func() {
+			ends, err := w.ends(silent)
 			w.mu.Lock()
+			defer w.mu.Unlock()
+			w.askingEnds = false
+			if err != nil {
+				return
+			}
 			for tp, e := range ends {
 				if p := w.parts[tp]; p != nil {
 					p.end, p.stable = e.end, e.stable
 				}
 			}
-			w.mu.Unlock()
-		}
+		})
 	}
-	var group map[topicPartition]int64
-	if owned == 0 && w.groupLag != nil && now.Sub(w.started) >= w.timeout {
-		// Asked without the lock: it is a round trip to the broker.
-		group, _ = w.groupLag()
+	if askGroup {
+		w.spawn(func() {
+			group, err := w.groupLag()
+			w.mu.Lock()
+			defer w.mu.Unlock()
+			w.askingGroup = false
+			if err == nil && len(w.parts) == 0 {
+				w.observeGroup(group, now)
+			}
+		})
 	}
 	w.mu.Lock()
 	defer w.mu.Unlock()
@@ -316,30 +339,34 @@ func (w *stallWatch) check(now time.Time) {
 		w.report(tp, Stall{Query: w.query, SubTopology: w.subOf(tp.topic), Topic: tp.topic, Partition: tp.partition,
 			WaitingOn: waiting, Lag: lag, Since: p.progressed})
 	}
-	if owned > 0 || group == nil {
-		if owned > 0 {
-			w.unowned = nil
-		}
+	if owned > 0 {
+		w.unowned = nil
 		return
 	}
 	// This instance owns nothing. Input the group has not committed, and
 	// whose commits do not move, waits for a rebalance to hand it to a
 	// member that works (this one, once a dead member's session ends).
-	if w.unowned == nil || !sameLag(w.unowned, group) {
-		w.unowned, w.unownedSince = group, now
-		for tp := range w.stalled {
-			w.clear(tp)
-		}
+	if w.unowned == nil || now.Sub(w.unownedSince) < w.timeout {
 		return
 	}
-	if now.Sub(w.unownedSince) < w.timeout {
-		return
-	}
-	for tp, lag := range group {
+	for tp, lag := range w.unowned {
 		if lag > 0 {
 			w.report(tp, Stall{Query: w.query, SubTopology: w.subOf(tp.topic), Topic: tp.topic, Partition: tp.partition,
 				WaitingOn: WaitRebalance, Lag: lag, Since: w.unownedSince})
 		}
+	}
+}
+
+// observeGroup takes the broker's answer about the group while this
+// instance owns nothing; w.mu is held. Lag that changed since the last
+// answer starts the clock again.
+func (w *stallWatch) observeGroup(group map[topicPartition]int64, at time.Time) {
+	if w.unowned != nil && sameLag(w.unowned, group) {
+		return
+	}
+	w.unowned, w.unownedSince = group, at
+	for tp := range w.stalled {
+		w.clear(tp)
 	}
 }
 
@@ -381,10 +408,7 @@ func (w *stallWatch) stalls() []Stall {
 		out = append(out, s)
 	}
 	sort.Slice(out, func(i, j int) bool {
-		if out[i].Topic != out[j].Topic {
-			return out[i].Topic < out[j].Topic
-		}
-		return out[i].Partition < out[j].Partition
+		return partitionLess(out[i].Topic, out[i].Partition, out[j].Topic, out[j].Partition)
 	})
 	return out
 }

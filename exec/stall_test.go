@@ -103,6 +103,7 @@ func TestStallWatchUnowned(t *testing.T) {
 	lag := int64(100)
 	w := newStallWatch("Q1", time.Second, slog.New(slog.NewTextHandler(&bytes.Buffer{}, nil)), func(string) int { return 0 })
 	w.groupLag = func() (map[topicPartition]int64, error) { return map[topicPartition]int64{tp: lag}, nil }
+	w.spawn = func(f func()) { f() }
 	start := w.started
 	w.check(start.Add(1100 * time.Millisecond)) // first sight of the lag
 	w.check(start.Add(1500 * time.Millisecond))

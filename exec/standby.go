@@ -67,10 +67,7 @@ func (r *KafkaRunner) Standbys() []TaskInfo {
 	}
 	r.mu.Unlock()
 	sort.Slice(out, func(i, j int) bool {
-		if out[i].Topic != out[j].Topic {
-			return out[i].Topic < out[j].Topic
-		}
-		return out[i].Partition < out[j].Partition
+		return partitionLess(out[i].Topic, out[i].Partition, out[j].Topic, out[j].Partition)
 	})
 	return out
 }

@@ -15,7 +15,6 @@ import (
 	"time"
 
 	"github.com/google/go-cmp/cmp"
-	"github.com/twmb/franz-go/pkg/kadm"
 	"github.com/twmb/franz-go/pkg/kgo"
 
 	"github.com/sluice-sql/sluice/internal/testkafka"
@@ -112,19 +111,7 @@ func chaos(t *testing.T, cfg chaosConfig) chaosResult {
 	svc := testkafka.Name(t, "chaos_svc")
 	testkafka.CreateTopic(t, brokers, in, crashPartition)
 	file := filepath.Join(t.TempDir(), "chaos.sql")
-	sql := fmt.Sprintf(`SET 'auto.offset.reset'='earliest';
-SET 'processing.guarantee'='%[4]s';
-
-CREATE STREAM %[1]s (id VARCHAR KEY, seq BIGINT, grp VARCHAR, amount BIGINT)
-  WITH (KAFKA_TOPIC='%[1]s', VALUE_FORMAT='JSON', PARTITIONS=4);
-
-CREATE STREAM %[2]s AS
-  SELECT id, seq, grp, amount * 2 AS doubled FROM %[1]s;
-
-CREATE TABLE %[3]s AS
-  SELECT grp, COUNT(*) AS n, SUM(amount) AS total
-  FROM %[1]s GROUP BY grp;
-`, in, out, table, cfg.guarantee)
+	sql := crashStatements(in, out, table, cfg.guarantee, "")
 	if err := os.WriteFile(file, []byte(sql), 0o644); err != nil {
 		t.Fatal(err)
 	}
@@ -139,37 +126,18 @@ CREATE TABLE %[3]s AS
 		w.Total += amount
 		want[grp] = w
 	}
-	if os.Getenv("SLUICE_LOG_LEVEL") == "" {
-		t.Setenv("SLUICE_LOG_LEVEL", "info")
-	}
-	dataDir := t.TempDir()
-	adm := kadm.NewClient(testkafka.Client(t, brokers, kgo.MetadataMinAge(50*time.Millisecond)))
-	start := time.Now()
-	since := func() time.Duration { return time.Since(start).Round(time.Millisecond) }
-	var runs []*proc
+	cr := newCrashRuns(t, brokers, file, svc)
+	adm, since := cr.adm, cr.since
 	run := func() *proc {
-		p := startSluice(t, "run", file, "--brokers", brokers, "--data-dir", dataDir, "--service-id", svc)
-		runs = append(runs, p)
-		// stdout carries nothing here (no push SELECT); drain it.
+		p := cr.run()
+		// stdout carries nothing here (no push SELECT); drain it, unless
+		// the process is already stopping.
 		go func() {
 			for range p.lines {
 			}
 		}()
 		return p
 	}
-	t.Cleanup(func() {
-		if !t.Failed() {
-			return
-		}
-		for i, p := range runs {
-			_ = p.cmd.Process.Kill()
-			if !p.stopping {
-				p.stopping = true
-				_ = p.cmd.Wait()
-			}
-			t.Logf("run %d stderr (tail):\n%s", i+1, tail(p.stderr.String(), 40))
-		}
-	})
 
 	// The producer sends at cfg.rate. With afterResume it never gets more
 	// than its share of the input ahead of the kills: phase i (before

@@ -87,19 +87,7 @@ func crashRecovery(t *testing.T, guarantee string) {
 		interval = "\nSET 'commit.interval.ms'='250';"
 	}
 	file := filepath.Join(t.TempDir(), "crash.sql")
-	sql := fmt.Sprintf(`SET 'auto.offset.reset'='earliest';
-SET 'processing.guarantee'='%[4]s';%[5]s
-
-CREATE STREAM %[1]s (id VARCHAR KEY, seq BIGINT, grp VARCHAR, amount BIGINT)
-  WITH (KAFKA_TOPIC='%[1]s', VALUE_FORMAT='JSON', PARTITIONS=4);
-
-CREATE STREAM %[2]s AS
-  SELECT id, seq, grp, amount * 2 AS doubled FROM %[1]s;
-
-CREATE TABLE %[3]s AS
-  SELECT grp, COUNT(*) AS n, SUM(amount) AS total
-  FROM %[1]s GROUP BY grp;
-`, in, out, table, guarantee, interval)
+	sql := crashStatements(in, out, table, guarantee, interval)
 	if err := os.WriteFile(file, []byte(sql), 0o644); err != nil {
 		t.Fatal(err)
 	}
@@ -121,40 +109,8 @@ CREATE TABLE %[3]s AS
 		t.Fatalf("%d groups, want %d", len(want), crashGroups)
 	}
 
-	// Info logs (state restored, transactions aborted) go to stderr,
-	// shown when the test fails.
-	if os.Getenv("SLUICE_LOG_LEVEL") == "" {
-		t.Setenv("SLUICE_LOG_LEVEL", "info")
-	}
-	dataDir := t.TempDir()
-	// Metadata is not cached for long: the output topic appears while the
-	// test polls its end offsets.
-	adm := kadm.NewClient(testkafka.Client(t, brokers, kgo.MetadataMinAge(50*time.Millisecond)))
-	start := time.Now()
-	since := func() time.Duration { return time.Since(start).Round(time.Millisecond) }
-	var runs []*proc
-	run := func() *proc {
-		p := startSluice(t, "run", file, "--brokers", brokers, "--data-dir", dataDir, "--service-id", svc)
-		runs = append(runs, p)
-		return p
-	}
-	// On failure, the engine's logs help: the last lines of each run.
-	t.Cleanup(func() {
-		if !t.Failed() {
-			return
-		}
-		for i, p := range runs {
-			if !p.stopping {
-				_ = p.cmd.Process.Kill()
-				p.stopping = true
-				for range p.lines {
-				}
-				_ = p.cmd.Wait()
-			}
-			t.Logf("run %d stderr (tail):\n%s", i+1, tail(p.stderr.String(), 60))
-		}
-	})
-
+	cr := newCrashRuns(t, brokers, file, svc)
+	adm, since, run := cr.adm, cr.since, cr.run
 	p := run()
 
 	// The producer runs in the background in batches while the engine
@@ -471,6 +427,26 @@ CREATE TABLE %[3]s AS
 	}
 }
 
+// crashStatements is the crash tests' SQL: a stateless copy of in to out
+// (doubling amount) and a GROUP BY on a value column into table (so a
+// repartition topic and a changelog), under guarantee; extra statements
+// go after the SETs.
+func crashStatements(in, out, table, guarantee, extra string) string {
+	return fmt.Sprintf(`SET 'auto.offset.reset'='earliest';
+SET 'processing.guarantee'='%[4]s';%[5]s
+
+CREATE STREAM %[1]s (id VARCHAR KEY, seq BIGINT, grp VARCHAR, amount BIGINT)
+  WITH (KAFKA_TOPIC='%[1]s', VALUE_FORMAT='JSON', PARTITIONS=4);
+
+CREATE STREAM %[2]s AS
+  SELECT id, seq, grp, amount * 2 AS doubled FROM %[1]s;
+
+CREATE TABLE %[3]s AS
+  SELECT grp, COUNT(*) AS n, SUM(amount) AS total
+  FROM %[1]s GROUP BY grp;
+`, in, out, table, guarantee, extra)
+}
+
 // crashBrokers is SLUICE_TEST_BROKERS, or a `sluice broker` process
 // started for this test.
 func crashBrokers(t *testing.T) string {
@@ -648,6 +624,54 @@ func describeSeqs(inputs []crashInput, seqs []int, kills []killPoint) string {
 	}
 	return b.String()
 }
+
+// crashRuns starts the engine on one data directory again and again, as
+// the crash tests kill it, and shows each run's stderr when a test fails.
+type crashRuns struct {
+	adm   *kadm.Client
+	start time.Time
+	runs  []*proc
+	run   func() *proc
+}
+
+func newCrashRuns(t *testing.T, brokers, file, svc string) *crashRuns {
+	// Info logs (state restored, transactions aborted, stalls) go to
+	// stderr, shown when the test fails.
+	if os.Getenv("SLUICE_LOG_LEVEL") == "" {
+		t.Setenv("SLUICE_LOG_LEVEL", "info")
+	}
+	dataDir := t.TempDir()
+	cr := &crashRuns{
+		// Metadata is not cached for long: the output topic appears while
+		// the test polls its end offsets.
+		adm:   kadm.NewClient(testkafka.Client(t, brokers, kgo.MetadataMinAge(50*time.Millisecond))),
+		start: time.Now(),
+	}
+	cr.run = func() *proc {
+		p := startSluice(t, "run", file, "--brokers", brokers, "--data-dir", dataDir, "--service-id", svc)
+		cr.runs = append(cr.runs, p)
+		return p
+	}
+	t.Cleanup(func() {
+		if !t.Failed() {
+			return
+		}
+		for i, p := range cr.runs {
+			if !p.stopping {
+				_ = p.cmd.Process.Kill()
+				p.stopping = true
+				for range p.lines {
+				}
+				_ = p.cmd.Wait()
+			}
+			t.Logf("run %d stderr (tail):\n%s", i+1, tail(p.stderr.String(), 60))
+		}
+	})
+	return cr
+}
+
+// since is the time since the first run started.
+func (cr *crashRuns) since() time.Duration { return time.Since(cr.start).Round(time.Millisecond) }
 
 func tail(s string, n int) string {
 	lines := strings.Split(strings.TrimRight(s, "\n"), "\n")

@@ -13,6 +13,7 @@ import (
 	"path/filepath"
 	"regexp"
 	"strings"
+	"sync"
 	"syscall"
 	"testing"
 	"time"
@@ -207,10 +208,29 @@ func TestRunUnknownColumn(t *testing.T) {
 type proc struct {
 	cmd    *exec.Cmd
 	lines  chan string
-	stderr bytes.Buffer
+	stderr lockedBuffer
 	all    []string // every stdout line read so far
 	// stopping is set once stop has taken over waiting for the process.
 	stopping bool
+}
+
+// lockedBuffer is a process's stderr, which tests read while the process
+// writes it.
+type lockedBuffer struct {
+	mu sync.Mutex
+	b  bytes.Buffer
+}
+
+func (l *lockedBuffer) Write(p []byte) (int, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.b.Write(p)
+}
+
+func (l *lockedBuffer) String() string {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.b.String()
 }
 
 func startSluice(t *testing.T, args ...string) *proc {
