@@ -15,6 +15,15 @@
 // KafkaRunner runs them in parallel (KafkaConfig.Threads, default
 // GOMAXPROCS); a task's own records stay in order.
 //
+// The KafkaRunner is split by job: kafka.go is the poll loop; partitions.go
+// the task lifecycle (assignment, restore, revoke, loss); committer.go the
+// commit protocol, one committer per guarantee (atLeastOnce, exactlyOnce)
+// owning its transaction state; dedupe.go the repartition de-duplication
+// protocol; membership.go static group membership (a restart takes its
+// partitions back at once, a clean stop leaves by instance id); stall.go
+// the stall watch, which names partitions that have input but make no
+// committed progress (KafkaRunner.Stalls) and what they wait on.
+//
 // Example: a stateless query `SELECT id, price * 2 AS p FROM s WHERE price > 1`
 // becomes one sub-topology
 //
