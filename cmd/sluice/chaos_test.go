@@ -70,6 +70,7 @@ func TestChaos(t *testing.T) {
 		}
 		seed = v
 	}
+	t.Logf("chaos seed %d (SLUICE_CHAOS_SEED=%d replays it)", seed, seed)
 	for _, guarantee := range []string{"exactly_once", "at_least_once"} {
 		t.Run(guarantee, func(t *testing.T) {
 			res := chaos(t, chaosConfig{
