@@ -42,6 +42,13 @@ type Props struct {
 	// Delimiter is VALUE_DELIMITER / KEY_DELIMITER for DELIMITED: one
 	// character, or TAB or SPACE. Empty means ','.
 	Delimiter string
+	// Registry resolves the schema ids in records of the Schema Registry
+	// formats (AVRO).
+	Registry Schemas
+	// Schema and SchemaID are the schema records are written with and its
+	// registered id (a sink's, registered when it is created).
+	Schema   string
+	SchemaID int
 }
 
 // Format names, as written in KEY_FORMAT / VALUE_FORMAT / FORMAT.
@@ -50,10 +57,15 @@ const (
 	Kafka     = "KAFKA"
 	Delimited = "DELIMITED"
 	None      = "NONE"
+	Avro      = "AVRO"
 )
 
 // Supported lists the formats this package implements.
-var Supported = []string{JSON, Kafka, Delimited, None}
+var Supported = []string{JSON, Kafka, Delimited, None, Avro}
+
+// UsesRegistry reports whether a format's records carry schema ids of a
+// Schema Registry.
+func UsesRegistry(format string) bool { return strings.EqualFold(format, Avro) }
 
 // Error kinds; the returned errors wrap one of these, for errors.Is.
 var (
@@ -87,6 +99,11 @@ func newCodec(format string, cols []types.Column, p Props, key bool) (Codec, err
 		return newKafkaCodec(cols, key)
 	case Delimited:
 		return newDelimitedCodec(cols, p)
+	case Avro:
+		if p.Registry == nil {
+			return nil, fmt.Errorf("%w: format AVRO needs a Schema Registry, and none is configured", ErrUnsupported)
+		}
+		return newAvroCodec(cols, p, key)
 	case None:
 		if len(cols) > 0 {
 			return nil, fmt.Errorf("%w: format NONE cannot carry columns, got %d", ErrUnsupported, len(cols))
