@@ -200,7 +200,8 @@ func TestNewCodecErrors(t *testing.T) {
 		kind   error
 		msg    string
 	}{
-		{"AVRO", two, Props{}, ErrUnknownFormat, `unknown format "AVRO": supported formats are JSON, KAFKA, DELIMITED, NONE`},
+		{"XML", two, Props{}, ErrUnknownFormat, `unknown format "XML": supported formats are JSON, KAFKA, DELIMITED, NONE, AVRO`},
+		{"AVRO", two, Props{}, ErrUnsupported, "format AVRO needs a Schema Registry, and none is configured"},
 		{"kafka", two, Props{}, ErrUnsupported, "single value column, got 2"},
 		{"kafka", []types.Column{col("A", types.BooleanType)}, Props{}, ErrUnsupported, "does not support type BOOLEAN"},
 		{"delimited", []types.Column{col("A", types.ArrayOf(types.StringType))}, Props{}, ErrUnsupported, "does not support type ARRAY<STRING>"},
