@@ -1,0 +1,233 @@
+package registry
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"net/http/httptest"
+	"os"
+	"path/filepath"
+	"sort"
+	"strings"
+	"sync"
+
+	"github.com/hamba/avro/v2"
+	"github.com/twmb/franz-go/pkg/sr"
+	"github.com/twmb/franz-go/pkg/sr/srfake"
+)
+
+// Embedded is a Schema Registry served in this process: franz-go's srfake
+// registry (the Confluent REST API) on a listener, its registrations kept
+// in a file.
+type Embedded struct {
+	reg  *srfake.Registry
+	ln   net.Listener
+	srv  *http.Server
+	file string
+	mu   sync.Mutex // serialises snapshots
+}
+
+// savedSchema is one registration as the file keeps it.
+type savedSchema struct {
+	Subject string        `json:"subject"`
+	Version int           `json:"version"`
+	ID      int           `json:"id"`
+	Type    sr.SchemaType `json:"schemaType,omitempty"`
+	Schema  string        `json:"schema"`
+}
+
+// Serve starts a registry on addr ("127.0.0.1:0" picks a port). With file
+// set it first loads the registrations kept there and saves every change.
+func Serve(addr, file string) (*Embedded, error) {
+	e := &Embedded{reg: srfake.NewRegistry(), file: file}
+	if file != "" {
+		if err := e.load(); err != nil {
+			return nil, fmt.Errorf("schema registry: load %s: %w", file, err)
+		}
+	}
+	ln, err := net.Listen("tcp", addr)
+	if err != nil {
+		return nil, fmt.Errorf("schema registry: listen on %s: %w", addr, err)
+	}
+	e.ln = ln
+	e.srv = &http.Server{Handler: http.HandlerFunc(e.serve)}
+	go func() { _ = e.srv.Serve(ln) }()
+	return e, nil
+}
+
+// URL is where the registry answers.
+func (e *Embedded) URL() string { return "http://" + e.ln.Addr().String() }
+
+// Close stops serving.
+func (e *Embedded) Close() error { return e.srv.Close() }
+
+// serve answers a request and, after a change, saves the registrations.
+func (e *Embedded) serve(w http.ResponseWriter, r *http.Request) {
+	if subject, ok := registration(r); ok {
+		body, err := io.ReadAll(io.LimitReader(r.Body, 16<<20))
+		if err != nil {
+			http.Error(w, err.Error(), http.StatusBadRequest)
+			return
+		}
+		r.Body = io.NopCloser(bytes.NewReader(body))
+		if msg := e.incompatible(subject, body); msg != "" {
+			w.Header().Set("Content-Type", "application/vnd.schemaregistry.v1+json")
+			w.WriteHeader(http.StatusConflict)
+			_ = json.NewEncoder(w).Encode(map[string]any{"error_code": 409, "message": msg})
+			return
+		}
+	}
+	rec := &statusRecorder{ResponseWriter: w, status: http.StatusOK}
+	e.reg.Handler().ServeHTTP(rec, r)
+	if r.Method != http.MethodGet && r.Method != http.MethodHead && rec.status < 300 && e.file != "" {
+		if err := e.save(); err != nil {
+			// The answer is given: the change is served from memory
+			// but would not survive a restart.
+			fmt.Fprintf(os.Stderr, "schema registry: save %s: %v\n", e.file, err)
+		}
+	}
+}
+
+// registration reports whether r registers a schema, and under which
+// subject: POST /subjects/{subject}/versions.
+func registration(r *http.Request) (string, bool) {
+	if r.Method != http.MethodPost {
+		return "", false
+	}
+	rest, ok := strings.CutPrefix(r.URL.Path, "/subjects/")
+	if !ok {
+		return "", false
+	}
+	subject, ok := strings.CutSuffix(rest, "/versions")
+	return subject, ok && subject != "" && !strings.Contains(subject, "/")
+}
+
+// incompatible checks an Avro registration against the subject's latest
+// version under BACKWARD compatibility (Confluent's default: the new
+// schema must read what the latest one wrote) and says why it fails, or
+// "". srfake registers anything; a real registry refuses these.
+func (e *Embedded) incompatible(subject string, body []byte) string {
+	var req sr.Schema
+	if json.Unmarshal(body, &req) != nil || req.Type != sr.TypeAvro {
+		return ""
+	}
+	var latest sr.SubjectSchema
+	if e.get("/subjects/"+subject+"/versions/latest", &latest) != nil {
+		return "" // no version yet
+	}
+	if latest.Type != sr.TypeAvro {
+		return ""
+	}
+	reader, err1 := avro.Parse(req.Schema)
+	writer, err2 := avro.Parse(latest.Schema.Schema)
+	if err1 != nil || err2 != nil {
+		return "" // the registry's own validation answers
+	}
+	if err := avro.NewSchemaCompatibility().Compatible(reader, writer); err != nil {
+		return fmt.Sprintf("Schema being registered is incompatible with an earlier schema for subject %q (BACKWARD): %v", subject, err)
+	}
+	return ""
+}
+
+type statusRecorder struct {
+	http.ResponseWriter
+	status int
+}
+
+func (s *statusRecorder) WriteHeader(code int) {
+	s.status = code
+	s.ResponseWriter.WriteHeader(code)
+}
+
+// get asks the registry's own handler, in process.
+func (e *Embedded) get(path string, into any) error {
+	rec := httptest.NewRecorder()
+	e.reg.Handler().ServeHTTP(rec, httptest.NewRequest(http.MethodGet, path, nil))
+	if rec.Code != http.StatusOK {
+		return fmt.Errorf("GET %s: %d %s", path, rec.Code, rec.Body.String())
+	}
+	return json.Unmarshal(rec.Body.Bytes(), into)
+}
+
+// save writes every registration to the file (atomically: a temporary
+// file renamed over it).
+func (e *Embedded) save() error {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	var subjects []string
+	if err := e.get("/subjects", &subjects); err != nil {
+		return err
+	}
+	var all []savedSchema
+	for _, s := range subjects {
+		var versions []int
+		if err := e.get("/subjects/"+s+"/versions", &versions); err != nil {
+			return err
+		}
+		for _, v := range versions {
+			var ss sr.SubjectSchema
+			if err := e.get(fmt.Sprintf("/subjects/%s/versions/%d", s, v), &ss); err != nil {
+				return err
+			}
+			all = append(all, savedSchema{Subject: ss.Subject, Version: ss.Version, ID: ss.ID, Type: ss.Type, Schema: ss.Schema.Schema})
+		}
+	}
+	b, err := json.MarshalIndent(all, "", "  ")
+	if err != nil {
+		return err
+	}
+	if err := os.MkdirAll(filepath.Dir(e.file), 0o755); err != nil {
+		return err
+	}
+	tmp := e.file + ".tmp"
+	if err := os.WriteFile(tmp, b, 0o644); err != nil {
+		return err
+	}
+	return os.Rename(tmp, e.file)
+}
+
+// load seeds the registry from the file, in id order, so ids and
+// versions are what they were.
+func (e *Embedded) load() (err error) {
+	b, err := os.ReadFile(e.file)
+	if errors.Is(err, os.ErrNotExist) {
+		return nil
+	}
+	if err != nil {
+		return err
+	}
+	var all []savedSchema
+	if err := json.Unmarshal(b, &all); err != nil {
+		return err
+	}
+	sort.Slice(all, func(i, j int) bool {
+		if all[i].ID != all[j].ID {
+			return all[i].ID < all[j].ID
+		}
+		return all[i].Subject < all[j].Subject
+	})
+	defer func() {
+		// srfake's seeding panics on a bad entry: a damaged file.
+		if p := recover(); p != nil {
+			err = fmt.Errorf("%v", p)
+		}
+	}()
+	seen := map[int]bool{}
+	for _, s := range all {
+		sch := sr.Schema{Schema: s.Schema, Type: s.Type}
+		if !seen[s.ID] {
+			e.reg.SeedSchema(s.Subject, s.Version, s.ID, sch)
+			seen[s.ID] = true
+			continue
+		}
+		// The same schema under another subject shares its id.
+		if _, _, err := e.reg.RegisterSchema(s.Subject, sch); err != nil {
+			return fmt.Errorf("subject %s: %w", s.Subject, err)
+		}
+	}
+	return nil
+}

@@ -1,0 +1,95 @@
+package registry
+
+import (
+	"context"
+	"errors"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+const (
+	orderV1 = `{"type":"record","name":"Order","fields":[{"name":"ID","type":"long"}]}`
+	orderV2 = `{"type":"record","name":"Order","fields":[{"name":"ID","type":"long"},{"name":"NOTE","type":["null","string"],"default":null}]}`
+	// Incompatible under BACKWARD: a new field without a default.
+	orderBad = `{"type":"record","name":"Order","fields":[{"name":"ID","type":"long"},{"name":"QTY","type":"int"}]}`
+)
+
+// TestEmbeddedRegistry registers schemas in the embedded registry over
+// HTTP, reads them back by id and as a subject's latest, sees an
+// incompatible one refused, and finds everything again after a restart
+// from its file.
+func TestEmbeddedRegistry(t *testing.T) {
+	ctx := context.Background()
+	file := filepath.Join(t.TempDir(), "schemas.json")
+	reg, err := Serve("127.0.0.1:0", file)
+	if err != nil {
+		t.Fatal(err)
+	}
+	cl, err := NewClient(reg.URL())
+	if err != nil {
+		t.Fatal(err)
+	}
+	id1, err := cl.Register(ctx, "orders-value", orderV1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	again, err := cl.Register(ctx, "orders-value", orderV1)
+	if err != nil || again != id1 {
+		t.Fatalf("registering the same schema again: id %d, %v; want %d", again, err, id1)
+	}
+	id2, err := cl.Register(ctx, "orders-value", orderV2)
+	if err != nil || id2 == id1 {
+		t.Fatalf("second version: id %d, %v", id2, err)
+	}
+	shared, err := cl.Register(ctx, "archive-value", orderV1)
+	if err != nil || shared != id1 {
+		t.Fatalf("the same schema under another subject: id %d, %v; want %d", shared, err, id1)
+	}
+	if _, err := cl.Register(ctx, "orders-value", orderBad); !errors.Is(err, ErrIncompatible) {
+		t.Errorf("incompatible schema: %v, want ErrIncompatible", err)
+	}
+	if err := reg.Close(); err != nil {
+		t.Fatal(err)
+	}
+
+	// A new process: the same file, a new port.
+	reg, err = Serve("127.0.0.1:0", file)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer reg.Close()
+	cl, err = NewClient(reg.URL())
+	if err != nil {
+		t.Fatal(err)
+	}
+	for id, want := range map[int]string{id1: "ID", id2: "NOTE"} {
+		text, err := cl.SchemaByID(ctx, id)
+		if err != nil || !strings.Contains(text, want) {
+			t.Errorf("schema %d after restart: %q, %v", id, text, err)
+		}
+	}
+	text, id, found, err := cl.Latest(ctx, "orders-value")
+	if err != nil || !found || id != id2 || !strings.Contains(text, "NOTE") {
+		t.Errorf("latest orders-value after restart: id %d found %v %v; want %d", id, found, err, id2)
+	}
+	if _, _, found, err := cl.Latest(ctx, "nobody-value"); found || err != nil {
+		t.Errorf("unknown subject: found %v, %v; want not found, no error", found, err)
+	}
+	id3, err := cl.Register(ctx, "new-value", `{"type":"record","name":"N","fields":[]}`)
+	if err != nil || id3 <= id2 {
+		t.Errorf("a registration after restart got id %d (%v), want a new one above %d", id3, err, id2)
+	}
+}
+
+// TestUnreachableRegistry: an error names the URL.
+func TestUnreachableRegistry(t *testing.T) {
+	cl, err := NewClient("http://127.0.0.1:1")
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, err = cl.SchemaByID(context.Background(), 1)
+	if err == nil || !strings.Contains(err.Error(), "schema registry http://127.0.0.1:1") {
+		t.Errorf("error %v, want one naming the registry URL", err)
+	}
+}
