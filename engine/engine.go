@@ -30,6 +30,11 @@ type Config struct {
 	// ConnOpts connect to Kafka (at least kgo.SeedBrokers). Ignored with
 	// Memory.
 	ConnOpts []kgo.Opt
+	// SchemaRegistry serves the Schema Registry formats (AVRO): the
+	// schemas of sources declared without columns, the schema ids
+	// records carry, the schemas sinks register. Nil: those formats are
+	// refused with an error saying a registry is needed.
+	SchemaRegistry planner.SchemaRegistry
 	// DataDir holds the Badger state ("" with Memory: in-memory Badger).
 	DataDir string
 	// ServiceID names this service; instances with the same id share
@@ -152,6 +157,9 @@ func Open(ctx context.Context, cfg Config) (*Engine, error) {
 		cfg.Log = slog.Default()
 	}
 	e := &Engine{cfg: cfg, log: cfg.Log, cat: planner.NewCatalog(), sess: &session{props: map[string]string{}}, queries: map[string]*Query{}, insertSeq: map[string]int{}, memTopics: map[string]int32{}}
+	if cfg.SchemaRegistry != nil {
+		e.cat.SetRegistry(cfg.SchemaRegistry)
+	}
 	for k, v := range cfg.Properties {
 		e.sess.set(k, v)
 	}

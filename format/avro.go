@@ -57,7 +57,7 @@ var _ Codec = (*avroCodec)(nil)
 
 func newAvroCodec(cols []types.Column, p Props, key bool) (Codec, error) {
 	c := &avroCodec{cols: cols, reg: p.Registry, writeID: p.SchemaID, exact: map[string]int{}, folded: map[string]int{}}
-	c.unwrapped = unwrapSingle(cols, p, key)
+	c.unwrapped = Unwrapped(cols, p, key)
 	for i, col := range cols {
 		c.exact[col.Name] = i
 		if _, dup := c.folded[strings.ToLower(col.Name)]; !dup {
@@ -74,10 +74,10 @@ func newAvroCodec(cols []types.Column, p Props, key bool) (Codec, error) {
 	return c, nil
 }
 
-// unwrapSingle says whether a single column goes without a record around
+// Unwrapped says whether a single column goes without a record around
 // it: keys unless WRAP_SINGLE_VALUE=true, values only with
 // WRAP_SINGLE_VALUE=false (ksqlDB's rule for every format).
-func unwrapSingle(cols []types.Column, p Props, key bool) bool {
+func Unwrapped(cols []types.Column, p Props, key bool) bool {
 	if len(cols) != 1 {
 		return false
 	}

@@ -51,6 +51,8 @@ type Source struct {
 type Catalog struct {
 	mu      sync.RWMutex
 	sources map[string]*Source
+	// registry serves the Schema Registry formats (SetRegistry).
+	registry SchemaRegistry
 }
 
 // NewCatalog returns an empty catalog.

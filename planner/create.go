@@ -149,6 +149,30 @@ func CreateSource(cat *Catalog, st *parser.CreateSource, text string) (*Source, 
 		}
 		values = append(values, types.Column{Name: name, Type: t})
 	}
+	// Columns not declared come from the registry, for its formats.
+	if err := cat.useRegistry(keyFormat, &s.KeyProps); err != nil {
+		return nil, posErr(st.Pos, err)
+	}
+	if err := cat.useRegistry(valueFormat, &s.ValueProps); err != nil {
+		return nil, posErr(st.Pos, err)
+	}
+	if len(values) == 0 && format.UsesRegistry(valueFormat) {
+		cols, _, found, err := cat.registryColumns(topic, false, props["VALUE_SCHEMA_ID"])
+		if err != nil {
+			return nil, posErr(st.Pos, err)
+		}
+		if !found {
+			return nil, posErr(st.Pos, fmt.Errorf("%w: no schema is registered under %s: declare the columns, or register the topic's schema first", ErrInvalid, subject(topic, false)))
+		}
+		values = cols
+	}
+	if len(keys) == 0 && format.UsesRegistry(keyFormat) {
+		cols, _, _, err := cat.registryColumns(topic, true, props["KEY_SCHEMA_ID"])
+		if err != nil {
+			return nil, posErr(st.Pos, err)
+		}
+		keys = cols
+	}
 	if st.Kind == parser.KindTable && len(keys) == 0 && len(st.Columns) > 0 {
 		return nil, posErr(st.Pos, fmt.Errorf("%w: tables require a PRIMARY KEY. Please define the PRIMARY KEY", ErrInvalid))
 	}

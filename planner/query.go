@@ -7,6 +7,7 @@ import (
 
 	"github.com/sluice-sql/sluice/exec"
 	"github.com/sluice-sql/sluice/expr"
+	"github.com/sluice-sql/sluice/format"
 	"github.com/sluice-sql/sluice/parser"
 	"github.com/sluice-sql/sluice/types"
 )
@@ -646,7 +647,16 @@ func (p *planning) sinkSource(keyCols, valCols []types.Column, win exec.WindowTy
 		if err := compatible(ex, keyCols, valCols); err != nil {
 			return nil, posErr(p.sel.Pos, err)
 		}
-		return ex, nil
+		if !format.UsesRegistry(ex.KeyFormat) && !format.UsesRegistry(ex.ValueFormat) {
+			return ex, nil
+		}
+		// Writing to a source declared for reading: its schemas are
+		// registered (or found) for this query's writes.
+		w := *ex
+		if err := p.registerSinkSchemas(&w, p.target.With); err != nil {
+			return nil, err
+		}
+		return &w, nil
 	}
 	with := p.target.With
 	topic := with["KAFKA_TOPIC"]
@@ -686,6 +696,9 @@ func (p *planning) sinkSource(keyCols, valCols []types.Column, win exec.WindowTy
 	// a result's single value column is wrapped unless the statement
 	// says otherwise (the source's setting described its own topic).
 	s.KeyProps, s.ValueProps = with.formatProps()
+	if err := p.registerSinkSchemas(s, with); err != nil {
+		return nil, err
+	}
 	// TIMESTAMP names the output column that becomes each record's
 	// timestamp; readers of the result take event time from it too.
 	s.TimestampColumn, s.TimestampFormat = strings.ToUpper(with["TIMESTAMP"]), with["TIMESTAMP_FORMAT"]
@@ -696,6 +709,19 @@ func (p *planning) sinkSource(keyCols, valCols []types.Column, win exec.WindowTy
 		return nil, posErr(p.sel.Pos, err)
 	}
 	return s, nil
+}
+
+// registerSinkSchemas registers the schemas a sink in a Schema Registry
+// format writes with (KEY_SCHEMA_FULL_NAME / VALUE_SCHEMA_FULL_NAME name
+// their records).
+func (p *planning) registerSinkSchemas(s *Source, with Props) error {
+	if err := p.cat.registerSink(s.Topic, true, s.KeyFormat, s.Schema.Keys(), &s.KeyProps, with["KEY_SCHEMA_FULL_NAME"]); err != nil {
+		return posErr(p.sel.Pos, err)
+	}
+	if err := p.cat.registerSink(s.Topic, false, s.ValueFormat, s.Schema.Values(), &s.ValueProps, with["VALUE_SCHEMA_FULL_NAME"]); err != nil {
+		return posErr(p.sel.Pos, err)
+	}
+	return nil
 }
 
 func compatible(ex *Source, keyCols, valCols []types.Column) error {

@@ -1,0 +1,125 @@
+package engine_test
+
+import (
+	"context"
+	"fmt"
+	"path/filepath"
+	"sort"
+	"testing"
+	"time"
+
+	"github.com/google/go-cmp/cmp"
+	"github.com/hamba/avro/v2"
+	"github.com/twmb/franz-go/pkg/kgo"
+	"github.com/twmb/franz-go/pkg/sr"
+
+	"github.com/sluice-sql/sluice/engine"
+	"github.com/sluice-sql/sluice/internal/testkafka"
+	"github.com/sluice-sql/sluice/registry"
+)
+
+// TestAvroThroughRegistry reads an Avro topic another client wrote
+// through a Schema Registry (the embedded one, over HTTP): the stream is
+// declared without columns and takes them from the subject's latest
+// schema; records written with an older schema version read too; bad
+// records (not the wire format, an unknown schema id) are counted and
+// sent to the error topic. The result is written in AVRO with ksqlDB's
+// generated schema, registered under <topic>-value, and reads back with
+// that schema. The stream declares no key column, so, as in ksqlDB, the
+// results have none.
+func TestAvroThroughRegistry(t *testing.T) {
+	ctx := context.Background()
+	brokers := testkafka.Brokers(t)
+	in, out, dead := testkafka.Name(t, "avro_orders"), testkafka.Name(t, "avro_big"), testkafka.Name(t, "avro_dead")
+	testkafka.CreateTopic(t, brokers, in, 1)
+	reg, err := registry.Serve("127.0.0.1:0", filepath.Join(t.TempDir(), "schemas.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer reg.Close()
+	cl, err := registry.NewClient(reg.URL())
+	if err != nil {
+		t.Fatal(err)
+	}
+	v1 := `{"type":"record","name":"Order","namespace":"shop","fields":[{"name":"id","type":"long"},{"name":"item","type":"string"}]}`
+	v2 := `{"type":"record","name":"Order","namespace":"shop","fields":[{"name":"id","type":"long"},{"name":"item","type":"string"},` +
+		`{"name":"price","type":["null","double"],"default":null}]}`
+	id1, err := cl.Register(ctx, in+"-value", v1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	id2, err := cl.Register(ctx, in+"-value", v2)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var hdr sr.ConfluentHeader
+	encode := func(id int, schema string, v map[string]any) []byte {
+		t.Helper()
+		b, _ := hdr.AppendEncode(nil, id, nil)
+		body, err := avro.Marshal(avro.MustParse(schema), v)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return append(b, body...)
+	}
+	testkafka.Produce(t, brokers,
+		&kgo.Record{Topic: in, Key: []byte("o1"), Value: encode(id2, v2, map[string]any{"id": int64(1), "item": "pen", "price": map[string]any{"double": 2.5}})},
+		&kgo.Record{Topic: in, Key: []byte("o2"), Value: encode(id1, v1, map[string]any{"id": int64(2), "item": "ink"})}, // no price: NULL, filtered out
+		&kgo.Record{Topic: in, Key: []byte("o3"), Value: []byte(`{"id":3}`)},                                         // not the wire format
+		&kgo.Record{Topic: in, Key: []byte("o4"), Value: encode(999, v1, map[string]any{"id": int64(4), "item": "x"})}, // unknown schema id
+		&kgo.Record{Topic: in, Key: []byte("o5"), Value: encode(id2, v2, map[string]any{"id": int64(5), "item": "box", "price": map[string]any{"double": 7.0}})},
+	)
+
+	cfg := testConfig(brokers, t.TempDir(), testkafka.Name(t, "svc"), quiet)
+	cfg.SchemaRegistry = cl
+	e := openConfig(t, cfg)
+	res := execute(t, e, fmt.Sprintf(`
+		CREATE STREAM orders WITH (KAFKA_TOPIC='%[1]s', VALUE_FORMAT='AVRO');
+		CREATE STREAM big WITH (KAFKA_TOPIC='%[2]s', ERROR_TOPIC='%[3]s') AS
+		  SELECT id, item, price * 2 AS dbl FROM orders WHERE price > 1;`, in, out, dead))
+	desc := execute(t, e, "DESCRIBE orders;")[0].Entity.(*engine.SourceDescription)
+	var fields []string
+	for _, f := range desc.Fields {
+		fields = append(fields, f.Name+" "+f.Type.String())
+	}
+	if want := []string{"id BIGINT", "item STRING", "price DOUBLE"}; !cmp.Equal(want, fields) {
+		t.Errorf("columns from the registry: %v, want %v", fields, want)
+	}
+	q := res[1].Query
+	testkafka.Await(t, 30*time.Second, "all 5 records read", func() bool {
+		return q.Metrics.RecordsIn.Load()+q.Metrics.Errors()["deserialize"] >= 5
+	})
+	testkafka.Await(t, 30*time.Second, "2 results", func() bool { return q.Metrics.RecordsOut.Load() >= 2 })
+	closeEngine(t, e)
+	if n := q.Metrics.Errors()["deserialize"]; n != 2 {
+		t.Errorf("deserialize errors %d, want 2", n)
+	}
+	if n := len(testkafka.ReadAll(t, brokers, dead)); n != 2 {
+		t.Errorf("%d records in the error topic, want 2", n)
+	}
+
+	schema, sinkID, found, err := cl.Latest(ctx, out+"-value")
+	if err != nil || !found {
+		t.Fatalf("sink subject %s-value: found %v, %v", out, found, err)
+	}
+	want := `{"fields":[{"default":null,"name":"ID","type":["null","long"]},{"default":null,"name":"ITEM","type":["null","string"]},{"default":null,"name":"DBL","type":["null","double"]}],"name":"KsqlDataSourceSchema","namespace":"io.confluent.ksql.avro_schemas","type":"record"}`
+	if schema != want {
+		t.Errorf("registered sink schema\n got %s\nwant %s", schema, want)
+	}
+	var got []string
+	for _, r := range testkafka.ReadAll(t, brokers, out) {
+		id, body, err := hdr.DecodeID(r.Value)
+		if err != nil || id != sinkID {
+			t.Fatalf("output header: id %d, %v; want %d", id, err, sinkID)
+		}
+		var v map[string]any
+		if err := avro.Unmarshal(avro.MustParse(schema), body, &v); err != nil {
+			t.Fatal(err)
+		}
+		got = append(got, fmt.Sprintf("%q %v %v %v", r.Key, v["ID"], v["ITEM"], v["DBL"]))
+	}
+	sort.Strings(got)
+	if diff := cmp.Diff([]string{`"" 1 pen 5`, `"" 5 box 14`}, got); diff != "" {
+		t.Errorf("outputs (-want +got):\n%s", diff)
+	}
+}

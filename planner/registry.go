@@ -1,0 +1,117 @@
+package planner
+
+import (
+	"context"
+	"fmt"
+	"strconv"
+	"time"
+
+	"github.com/sluice-sql/sluice/format"
+	"github.com/sluice-sql/sluice/types"
+)
+
+// SchemaRegistry is what planning needs of a Schema Registry
+// (registry.Client): schema lookups for sources declared without columns
+// and for the records codecs read, registration for sinks.
+type SchemaRegistry interface {
+	format.Schemas
+	// Register registers schema under subject (or finds it) and returns
+	// its id.
+	Register(ctx context.Context, subject, schema string) (int, error)
+	// Latest returns subject's latest schema and id; found is false when
+	// the subject has none.
+	Latest(ctx context.Context, subject string) (schema string, id int, found bool, err error)
+}
+
+// registryTimeout bounds one registry request made while planning.
+const registryTimeout = 30 * time.Second
+
+// SetRegistry makes the catalog's sources and sinks in the Schema
+// Registry formats use reg.
+func (c *Catalog) SetRegistry(reg SchemaRegistry) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.registry = reg
+}
+
+func (c *Catalog) schemaRegistry() SchemaRegistry {
+	c.mu.RLock()
+	defer c.mu.RUnlock()
+	return c.registry
+}
+
+// useRegistry gives a side's format props the catalog's registry when
+// its format needs one.
+func (c *Catalog) useRegistry(formatName string, p *format.Props) error {
+	if !format.UsesRegistry(formatName) {
+		return nil
+	}
+	reg := c.schemaRegistry()
+	if reg == nil {
+		return fmt.Errorf("%w: format %s needs a Schema Registry: give --schema-registry URL (the embedded broker serves one)", ErrInvalid, formatName)
+	}
+	p.Registry = reg
+	return nil
+}
+
+// subject is the registry subject of a topic's key or value (Confluent's
+// TopicNameStrategy).
+func subject(topic string, key bool) string {
+	if key {
+		return topic + "-key"
+	}
+	return topic + "-value"
+}
+
+// registryColumns reads a source's columns from the registry: the schema
+// pinned by id (KEY_SCHEMA_ID / VALUE_SCHEMA_ID), else the latest of the
+// topic's subject. found is false when the subject has no schema.
+func (c *Catalog) registryColumns(topic string, key bool, pinned string) (cols []types.Column, id int, found bool, err error) {
+	reg := c.schemaRegistry()
+	ctx, cancel := context.WithTimeout(context.Background(), registryTimeout)
+	defer cancel()
+	var text string
+	if pinned != "" {
+		if id, err = strconv.Atoi(pinned); err != nil || id <= 0 {
+			return nil, 0, false, fmt.Errorf("%w: schema id %q is not a positive integer", ErrInvalid, pinned)
+		}
+		if text, err = reg.SchemaByID(ctx, id); err != nil {
+			return nil, 0, false, err
+		}
+	} else {
+		if text, id, found, err = reg.Latest(ctx, subject(topic, key)); err != nil || !found {
+			return nil, 0, found, err
+		}
+	}
+	cols, err = format.AvroColumns(text, key)
+	if err != nil {
+		return nil, 0, false, fmt.Errorf("%w: schema %d of %s: %v", ErrInvalid, id, subject(topic, key), err)
+	}
+	return cols, id, true, nil
+}
+
+// registerSink generates and registers the schema a sink's side is
+// written with, and keeps it in the side's props.
+func (c *Catalog) registerSink(topic string, key bool, formatName string, cols []types.Column, p *format.Props, fullName string) error {
+	if !format.UsesRegistry(formatName) {
+		return nil
+	}
+	if err := c.useRegistry(formatName, p); err != nil {
+		return err
+	}
+	if len(cols) == 0 {
+		return nil
+	}
+	schema, err := format.GenerateAvroSchema(cols, fullName, format.Unwrapped(cols, *p, key))
+	if err != nil {
+		return fmt.Errorf("%w: %v", ErrInvalid, err)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), registryTimeout)
+	defer cancel()
+	id, err := p.Registry.(SchemaRegistry).Register(ctx, subject(topic, key), schema)
+	if err != nil {
+		return fmt.Errorf("%w: %v", ErrInvalid, err)
+	}
+	p.Schema, p.SchemaID = schema, id
+	return nil
+}
