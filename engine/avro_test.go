@@ -65,8 +65,8 @@ func TestAvroThroughRegistry(t *testing.T) {
 	testkafka.Produce(t, brokers,
 		&kgo.Record{Topic: in, Key: []byte("o1"), Value: encode(id2, v2, map[string]any{"id": int64(1), "item": "pen", "price": map[string]any{"double": 2.5}})},
 		&kgo.Record{Topic: in, Key: []byte("o2"), Value: encode(id1, v1, map[string]any{"id": int64(2), "item": "ink"})}, // no price: NULL, filtered out
-		&kgo.Record{Topic: in, Key: []byte("o3"), Value: []byte(`{"id":3}`)},                                         // not the wire format
-		&kgo.Record{Topic: in, Key: []byte("o4"), Value: encode(999, v1, map[string]any{"id": int64(4), "item": "x"})}, // unknown schema id
+		&kgo.Record{Topic: in, Key: []byte("o3"), Value: []byte(`{"id":3}`)},                                             // not the wire format
+		&kgo.Record{Topic: in, Key: []byte("o4"), Value: encode(999, v1, map[string]any{"id": int64(4), "item": "x"})},   // unknown schema id
 		&kgo.Record{Topic: in, Key: []byte("o5"), Value: encode(id2, v2, map[string]any{"id": int64(5), "item": "box", "price": map[string]any{"double": 7.0}})},
 	)
 
