@@ -157,7 +157,7 @@ func CreateSource(cat *Catalog, st *parser.CreateSource, text string) (*Source, 
 		return nil, posErr(st.Pos, err)
 	}
 	if len(values) == 0 && format.UsesRegistry(valueFormat) {
-		cols, _, found, err := cat.registryColumns(topic, false, props["VALUE_SCHEMA_ID"])
+		cols, _, found, err := cat.registryColumns(topic, false, props["VALUE_SCHEMA_ID"], &s.ValueProps)
 		if err != nil {
 			return nil, posErr(st.Pos, err)
 		}
@@ -167,13 +167,21 @@ func CreateSource(cat *Catalog, st *parser.CreateSource, text string) (*Source, 
 		values = cols
 	}
 	if len(keys) == 0 && format.UsesRegistry(keyFormat) {
-		cols, _, _, err := cat.registryColumns(topic, true, props["KEY_SCHEMA_ID"])
+		cols, _, _, err := cat.registryColumns(topic, true, props["KEY_SCHEMA_ID"], &s.KeyProps)
 		if err != nil {
 			return nil, posErr(st.Pos, err)
 		}
 		keys = cols
 	}
-	if st.Kind == parser.KindTable && len(keys) == 0 && len(st.Columns) > 0 {
+	if len(st.Columns) > 0 {
+		if err := cat.sourceWriteSchema(topic, true, keyFormat, keys, &s.KeyProps, props["KEY_SCHEMA_FULL_NAME"]); err != nil {
+			return nil, posErr(st.Pos, err)
+		}
+		if err := cat.sourceWriteSchema(topic, false, valueFormat, values, &s.ValueProps, props["VALUE_SCHEMA_FULL_NAME"]); err != nil {
+			return nil, posErr(st.Pos, err)
+		}
+	}
+		if st.Kind == parser.KindTable && len(keys) == 0 && len(st.Columns) > 0 {
 		return nil, posErr(st.Pos, fmt.Errorf("%w: tables require a PRIMARY KEY. Please define the PRIMARY KEY", ErrInvalid))
 	}
 	s.Schema = types.Schema{Columns: append(keys, values...)}

@@ -647,7 +647,9 @@ func (p *planning) sinkSource(keyCols, valCols []types.Column, win exec.WindowTy
 		if err := compatible(ex, keyCols, valCols); err != nil {
 			return nil, posErr(p.sel.Pos, err)
 		}
-		if !format.UsesRegistry(ex.KeyFormat) && !format.UsesRegistry(ex.ValueFormat) {
+		writable := (!format.UsesRegistry(ex.KeyFormat) || len(ex.Schema.Keys()) == 0 || ex.KeyProps.Schema != "") &&
+			(!format.UsesRegistry(ex.ValueFormat) || ex.ValueProps.Schema != "")
+		if writable {
 			return ex, nil
 		}
 		// Writing to a source declared for reading: its schemas are

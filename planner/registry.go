@@ -65,8 +65,9 @@ func subject(topic string, key bool) string {
 
 // registryColumns reads a source's columns from the registry: the schema
 // pinned by id (KEY_SCHEMA_ID / VALUE_SCHEMA_ID), else the latest of the
-// topic's subject. found is false when the subject has no schema.
-func (c *Catalog) registryColumns(topic string, key bool, pinned string) (cols []types.Column, id int, found bool, err error) {
+// topic's subject; writes to the source use that schema (p). found is
+// false when the subject has no schema.
+func (c *Catalog) registryColumns(topic string, key bool, pinned string, p *format.Props) (cols []types.Column, id int, found bool, err error) {
 	reg := c.schemaRegistry()
 	ctx, cancel := context.WithTimeout(context.Background(), registryTimeout)
 	defer cancel()
@@ -87,6 +88,7 @@ func (c *Catalog) registryColumns(topic string, key bool, pinned string) (cols [
 	if err != nil {
 		return nil, 0, false, fmt.Errorf("%w: schema %d of %s: %v", ErrInvalid, id, subject(topic, key), err)
 	}
+	p.Schema, p.SchemaID = text, id
 	return cols, id, true, nil
 }
 
@@ -114,4 +116,25 @@ func (c *Catalog) registerSink(topic string, key bool, formatName string, cols [
 	}
 	p.Schema, p.SchemaID = schema, id
 	return nil
+}
+
+// sourceWriteSchema gives a source declared with columns in a registry
+// format the schema writes to it use (INSERT INTO, INSERT … VALUES): the
+// subject's latest, which the codec fills by field name, or, for a
+// subject without one (a new topic), the generated schema, registered.
+func (c *Catalog) sourceWriteSchema(topic string, key bool, formatName string, cols []types.Column, p *format.Props, fullName string) error {
+	if !format.UsesRegistry(formatName) || len(cols) == 0 {
+		return nil
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), registryTimeout)
+	defer cancel()
+	schema, id, found, err := c.schemaRegistry().Latest(ctx, subject(topic, key))
+	if err != nil {
+		return fmt.Errorf("%w: %v", ErrInvalid, err)
+	}
+	if found {
+		p.Schema, p.SchemaID = schema, id
+		return nil
+	}
+	return c.registerSink(topic, key, formatName, cols, p, fullName)
 }

@@ -25,6 +25,7 @@ type runCmd struct {
 	Brokers   []string `sep:"," env:"SLUICE_BROKERS" help:"Kafka bootstrap servers (host:port,…). Without them Sluice starts its embedded broker."`
 	DataDir   string   `name:"data-dir" default:"./sluice-data" env:"SLUICE_DATA_DIR" help:"Directory for local state (and the embedded broker's data)."`
 	ServiceID string   `name:"service-id" default:"default" env:"SLUICE_SERVICE_ID" help:"Service id: instances with the same id share queries."`
+	registryFlags
 }
 
 func (c *runCmd) Run(log *slog.Logger) error {
@@ -52,8 +53,13 @@ func (c *runCmd) Run(log *slog.Logger) error {
 		brokers = []string{b.Addr()}
 		status(log, "embedded broker on %s (data in %s)", b.Addr(), filepath.Join(c.DataDir, "broker"))
 	}
+	reg, closeReg, err := c.schemaRegistry(len(c.Brokers) == 0, c.DataDir, log)
+	if err != nil {
+		return err
+	}
+	defer closeReg()
 	e, err := engine.Open(ctx, engine.Config{ConnOpts: []kgo.Opt{kgo.SeedBrokers(brokers...)}, DataDir: c.DataDir, ServiceID: c.ServiceID, Log: log,
-		OnRestoreProgress: restoreProgress()})
+		OnRestoreProgress: restoreProgress(), SchemaRegistry: reg})
 	if err != nil {
 		return err
 	}

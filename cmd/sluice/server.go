@@ -47,6 +47,7 @@ type serverCmd struct {
 	SASLMechanism string `name:"sasl-mechanism" env:"SLUICE_SASL_MECHANISM" enum:",PLAIN,SCRAM-SHA-256,SCRAM-SHA-512" default:"" help:"SASL mechanism for Kafka: PLAIN, SCRAM-SHA-256 or SCRAM-SHA-512."`
 	SASLUser      string `name:"sasl-user" env:"SLUICE_SASL_USER" help:"SASL user name."`
 	SASLPassword  string `name:"sasl-password" env:"SLUICE_SASL_PASSWORD" help:"SASL password."`
+	registryFlags
 }
 
 func (c *serverCmd) Run(log *slog.Logger) error {
@@ -87,6 +88,14 @@ func (c *serverCmd) Run(log *slog.Logger) error {
 		status(log, "embedded broker on %s (data in %s)", b.Addr(), filepath.Join(c.DataDir, "broker"))
 	}
 	connOpts = append(connOpts, kgo.SeedBrokers(brokers...))
+	if c.SchemaRegistry == "" && c.Config != "" {
+		c.SchemaRegistry = configRegistryURL(string(c.Config))
+	}
+	schemas, closeSchemas, err := c.schemaRegistry(len(c.Brokers) == 0, c.DataDir, log)
+	if err != nil {
+		return err
+	}
+	defer closeSchemas()
 	reg := metrics.New()
 	// The registry starts once the listener's address is known, after the
 	// engine has started its queries; until then there is nobody to tell.
@@ -103,6 +112,7 @@ func (c *serverCmd) Run(log *slog.Logger) error {
 		return 1
 	}
 	e, err := engine.Open(ctx, engine.Config{ConnOpts: connOpts, DataDir: c.DataDir, ServiceID: c.ServiceID, Log: log, ClientOpts: reg.ClientOpts, CommandTopic: true,
+		SchemaRegistry: schemas,
 		OnPartitionsChange: changed, LiveInstances: live, Owners: func(id string) []engine.Owner {
 			if r := instances.Load(); r != nil {
 				return ownersOf(r, id)

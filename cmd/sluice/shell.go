@@ -24,6 +24,7 @@ type shellCmd struct {
 	Brokers   []string `sep:"," env:"SLUICE_BROKERS" help:"Kafka bootstrap servers (host:port,…) of the embedded engine. Without them Sluice starts its embedded broker."`
 	DataDir   string   `name:"data-dir" default:"./sluice-data" env:"SLUICE_DATA_DIR" help:"Directory for local state (and the embedded broker's data)."`
 	ServiceID string   `name:"service-id" default:"default" env:"SLUICE_SERVICE_ID" help:"Service id of the embedded engine."`
+	registryFlags
 	Execute   string   `short:"e" placeholder:"STATEMENTS" help:"Run these statements and exit (non-zero on the first error)."`
 }
 
@@ -103,28 +104,40 @@ func (c *shellCmd) backend(ctx context.Context, log *slog.Logger, interactive bo
 	// The catalog lives in the service's command topic, as with a server:
 	// streams, tables and queries made in one shell session are there in
 	// the next one with the same broker and service id.
-	cfg := engine.Config{ConnOpts: []kgo.Opt{kgo.SeedBrokers(brokers...)}, DataDir: c.DataDir, ServiceID: c.ServiceID, Log: log, CommandTopic: true}
-	if interactive {
-		cfg.OnRestoreProgress = restoreProgress()
-	}
-	e, err := engine.Open(ctx, cfg)
+	schemas, closeSchemas, err := c.schemaRegistry(b != nil, c.DataDir, log)
 	if err != nil {
 		if b != nil {
 			b.Close()
 		}
 		return nil, "", err
 	}
-	return &embeddedBackend{Embedded: shell.NewEmbedded(e, cfg.ConnOpts), broker: b}, where, nil
+	cfg := engine.Config{ConnOpts: []kgo.Opt{kgo.SeedBrokers(brokers...)}, DataDir: c.DataDir, ServiceID: c.ServiceID, Log: log, CommandTopic: true,
+		SchemaRegistry: schemas}
+	if interactive {
+		cfg.OnRestoreProgress = restoreProgress()
+	}
+	e, err := engine.Open(ctx, cfg)
+	if err != nil {
+		closeSchemas()
+		if b != nil {
+			b.Close()
+		}
+		return nil, "", err
+	}
+	return &embeddedBackend{Embedded: shell.NewEmbedded(e, cfg.ConnOpts), broker: b, closeSchemas: closeSchemas}, where, nil
 }
 
-// embeddedBackend closes the embedded broker after the engine.
+// embeddedBackend closes the embedded registry and broker after the
+// engine.
 type embeddedBackend struct {
 	*shell.Embedded
-	broker *broker.Broker
+	broker       *broker.Broker
+	closeSchemas func()
 }
 
 func (b *embeddedBackend) Close() error {
 	err := b.Embedded.Close()
+	b.closeSchemas()
 	if b.broker != nil {
 		b.broker.Close()
 	}
