@@ -181,7 +181,7 @@ func CreateSource(cat *Catalog, st *parser.CreateSource, text string) (*Source, 
 			return nil, posErr(st.Pos, err)
 		}
 	}
-		if st.Kind == parser.KindTable && len(keys) == 0 && len(st.Columns) > 0 {
+	if st.Kind == parser.KindTable && len(keys) == 0 && len(st.Columns) > 0 {
 		return nil, posErr(st.Pos, fmt.Errorf("%w: tables require a PRIMARY KEY. Please define the PRIMARY KEY", ErrInvalid))
 	}
 	s.Schema = types.Schema{Columns: append(keys, values...)}

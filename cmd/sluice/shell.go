@@ -25,7 +25,7 @@ type shellCmd struct {
 	DataDir   string   `name:"data-dir" default:"./sluice-data" env:"SLUICE_DATA_DIR" help:"Directory for local state (and the embedded broker's data)."`
 	ServiceID string   `name:"service-id" default:"default" env:"SLUICE_SERVICE_ID" help:"Service id of the embedded engine."`
 	registryFlags
-	Execute   string   `short:"e" placeholder:"STATEMENTS" help:"Run these statements and exit (non-zero on the first error)."`
+	Execute string `short:"e" placeholder:"STATEMENTS" help:"Run these statements and exit (non-zero on the first error)."`
 }
 
 func (c *shellCmd) Run(log *slog.Logger) error {
