@@ -162,7 +162,7 @@ func avroType(t types.Type, name string) (any, error) {
 		return map[string]any{"type": "array", "items": []any{"null", e}}, nil
 	case types.Map:
 		if t.Key.Kind != types.String {
-			return nil, fmt.Errorf("%w: AVRO maps have STRING keys, not %s", ErrUnsupported, *t.Key)
+			return nil, fmt.Errorf("%w: Avro only supports MAPs with STRING keys, not %s", ErrUnsupported, *t.Key)
 		}
 		e, err := avroType(*t.Elem, name)
 		if err != nil {

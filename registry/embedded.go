@@ -231,3 +231,29 @@ func (e *Embedded) load() (err error) {
 	}
 	return nil
 }
+
+// Seed registers an Avro schema under subject as its next version, with
+// the given id when id > 0 (a test's fixtures name their ids), and
+// returns the id.
+func (e *Embedded) Seed(subject string, id int, schema string) (n int, err error) {
+	sch := sr.Schema{Schema: schema, Type: sr.TypeAvro}
+	if id <= 0 {
+		n, _, err = e.reg.RegisterSchema(subject, sch)
+		return n, err
+	}
+	var versions []int
+	_ = e.get("/subjects/"+subject+"/versions", &versions)
+	var taken sr.Schema
+	if e.get(fmt.Sprintf("/schemas/ids/%d", id), &taken) == nil {
+		// The id exists: the same schema under one more subject.
+		n, _, err = e.reg.RegisterSchema(subject, sch)
+		return n, err
+	}
+	defer func() {
+		if p := recover(); p != nil {
+			err = fmt.Errorf("seed %s id %d: %v", subject, id, p)
+		}
+	}()
+	e.reg.SeedSchema(subject, len(versions)+1, id, sch)
+	return id, nil
+}

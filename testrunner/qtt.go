@@ -69,10 +69,10 @@ type ExpectedError struct {
 }
 
 // RunnableFormats are the data formats our engine implements.
-var RunnableFormats = []string{"JSON", "DELIMITED", "KAFKA", "NONE"}
+var RunnableFormats = []string{"JSON", "DELIMITED", "KAFKA", "NONE", "AVRO"}
 
 // schemaRegistryFormats need a Schema Registry, which the runner lacks.
-var schemaRegistryFormats = map[string]bool{"AVRO": true, "PROTOBUF": true, "JSON_SR": true}
+var schemaRegistryFormats = map[string]bool{"PROTOBUF": true, "JSON_SR": true}
 
 type rawFile struct {
 	Tests []rawCase `json:"tests"`

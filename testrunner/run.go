@@ -81,7 +81,13 @@ func runCase(c *Case, mode Restart) (out []Record, err error) {
 		}
 	}()
 	ctx := context.Background()
-	e, err := engine.Open(ctx, engine.Config{Memory: true, Properties: c.Properties, Log: slog.New(slog.NewTextHandler(io.Discard, nil))})
+	reg, schemas, err := caseRegistry(c)
+	if err != nil {
+		return nil, err
+	}
+	defer reg.Close()
+	e, err := engine.Open(ctx, engine.Config{Memory: true, Properties: c.Properties, Log: slog.New(slog.NewTextHandler(io.Discard, nil)),
+		SchemaRegistry: schemas})
 	if err != nil {
 		return nil, err
 	}
@@ -191,7 +197,7 @@ func encodeSide(v any, formatName string, cols []types.Column, props format.Prop
 		return nil, err
 	}
 	vals := make([]any, len(cols))
-	if len(cols) == 1 {
+	if bareSingle(formatName, cols, props, key) {
 		if vals[0], err = format.FromJSON(v, cols[0].Type); err != nil {
 			return nil, err
 		}
@@ -267,7 +273,7 @@ func decodeSide(b []byte, formatName string, cols []types.Column, props format.P
 	if err := codec.Decode(b, vals); err != nil {
 		return nil, err
 	}
-	if len(cols) == 1 {
+	if bareSingle(formatName, cols, props, key) {
 		return decimalText(format.ToJSON(vals[0], cols[0].Type), cols[0].Type), nil
 	}
 	m := map[string]any{}
@@ -333,6 +339,19 @@ func decimalText(v any, t types.Type) any {
 		}
 	}
 	return v
+}
+
+// bareSingle says whether a side's one column is written bare rather
+// than in a record: always for KAFKA, by WRAP_SINGLE_VALUE's rule for
+// AVRO (format.Unwrapped).
+func bareSingle(formatName string, cols []types.Column, props format.Props, key bool) bool {
+	if len(cols) != 1 {
+		return false
+	}
+	if format.UsesRegistry(formatName) {
+		return format.Unwrapped(cols, props, key)
+	}
+	return true
 }
 
 func codecFor(formatName string, cols []types.Column, props format.Props, key bool) (format.Codec, error) {

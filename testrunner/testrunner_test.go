@@ -51,7 +51,7 @@ func TestLoadQTT(t *testing.T) {
 				Timestamp: i64(7), Window: &Window{Start: 0, End: 10, Type: "time"}}},
 		},
 		{
-			Name: "multi - AVRO", Format: "AVRO", Skip: "format AVRO needs Schema Registry",
+			Name: "multi - AVRO", Format: "AVRO",
 			Statements:    []string{"CREATE STREAM S (V INT) WITH (kafka_topic='s', value_format='AVRO');"},
 			Topics:        json.RawMessage(`[{"name": "s", "valueFormat": "AVRO"}]`),
 			ExpectedError: &ExpectedError{Type: "KsqlException", Message: "boom"},
