@@ -20,6 +20,10 @@
 //	           big-endian, BYTES raw; no key columns → nil key
 //	DELIMITED  one CSV line (encoding/csv quoting); an empty field is NULL
 //	NONE       no columns, no bytes
+//	AVRO       the Confluent wire format: magic byte 0, a 4-byte schema id,
+//	           Avro binary (hamba/avro); read with the writer's schema from
+//	           Props.Registry and matched to columns by field name; written
+//	           with Props.Schema under Props.SchemaID
 //
 // Reading JSON is lenient the way ksqlDB's deserializer is: numeric strings
 // are read as numbers, numbers and booleans as STRING text, "true"/"false"
