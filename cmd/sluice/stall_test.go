@@ -62,18 +62,8 @@ CREATE STREAM frozen_out AS SELECT id, v * 2 AS v2 FROM %[1]s;
 		t.Fatal(err)
 	}
 	t.Setenv("SLUICE_LOG_LEVEL", "info")
-	p := startSluice(t, "server", "--brokers", brokers, "--listen", "127.0.0.1:0", "--data-dir", t.TempDir(),
-		"--service-id", testkafka.Name(t, "frozen_svc"), "--file", file)
-	var base string
-	p.waitFor(t, time.Minute, "the listening line", func(lines []string) bool {
-		for _, l := range lines {
-			if a, ok := strings.CutPrefix(l, "sluice server listening on "); ok {
-				base = a
-				return true
-			}
-		}
-		return false
-	})
+	srv := startServer(t, "--brokers", brokers, "--data-dir", t.TempDir(), "--service-id", testkafka.Name(t, "frozen_svc"), "--file", file)
+	p, base := srv.proc, srv.base
 	client := &http.Client{Timeout: 10 * time.Second}
 	get := func(method, path, body string) string {
 		t.Helper()
