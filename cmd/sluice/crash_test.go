@@ -454,13 +454,8 @@ func crashBrokers(t *testing.T) string {
 	if testkafka.External() {
 		return os.Getenv(testkafka.EnvBrokers)
 	}
-	b := startSluice(t, "broker", "--listen", "127.0.0.1:0", "--data-dir", t.TempDir())
-	b.waitFor(t, 30*time.Second, "listening line", func(lines []string) bool { return len(lines) > 0 })
-	m := listening.FindStringSubmatch(b.all[0])
-	if m == nil {
-		t.Fatalf("first line %q, want %q", b.all[0], "broker listening on 127.0.0.1:PORT")
-	}
-	return m[1]
+	_, addr := startBroker(t)
+	return addr
 }
 
 func decodeCrashOut(t *testing.T, r *kgo.Record) crashOut {

@@ -362,14 +362,21 @@ func TestRunBookings(t *testing.T) {
 
 var listening = regexp.MustCompile(`^broker listening on (127\.0\.0\.1:\d+)$`)
 
-func TestBrokerAndRun(t *testing.T) {
+// startBroker runs `sluice broker` on a free port with a fresh data
+// directory and returns the process and its address.
+func startBroker(t *testing.T) (*proc, string) {
+	t.Helper()
 	b := startSluice(t, "broker", "--listen", "127.0.0.1:0", "--data-dir", t.TempDir())
 	b.waitFor(t, 30*time.Second, "listening line", func(lines []string) bool { return len(lines) > 0 })
 	m := listening.FindStringSubmatch(b.all[0])
 	if m == nil {
 		t.Fatalf("first line %q, want %q", b.all[0], "broker listening on 127.0.0.1:PORT")
 	}
-	addr := m[1]
+	return b, m[1]
+}
+
+func TestBrokerAndRun(t *testing.T) {
+	b, addr := startBroker(t)
 
 	r := startSluice(t, "run", "cmd/sluice/testdata/pings.sql", "--brokers", addr, "--data-dir", t.TempDir())
 	const header = "| HOST       | DOUBLE_MS  |"

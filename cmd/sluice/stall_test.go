@@ -29,13 +29,7 @@ import (
 // test's own, whatever SLUICE_TEST_BROKERS says: freezing a cluster other
 // tests share would stall them too.
 func TestStallBrokerFrozen(t *testing.T) {
-	b := startSluice(t, "broker", "--listen", "127.0.0.1:0", "--data-dir", t.TempDir())
-	b.waitFor(t, 30*time.Second, "listening line", func(lines []string) bool { return len(lines) > 0 })
-	m := listening.FindStringSubmatch(b.all[0])
-	if m == nil {
-		t.Fatalf("first line %q, want %q", b.all[0], "broker listening on 127.0.0.1:PORT")
-	}
-	brokers := m[1]
+	b, brokers := startBroker(t)
 	in := testkafka.Name(t, "frozen_in")
 	const backlog = 600_000
 	testkafka.CreateTopic(t, brokers, in, 1)
