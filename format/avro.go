@@ -45,9 +45,12 @@ type avroCodec struct {
 	unwrapped bool
 	writeID   int
 	write     avro.Schema // nil: the codec cannot encode (a source)
+	// writeCols is, per field of a record write schema, its column.
+	writeCols []int
 	reg       Schemas
-	// readers caches the writer schemas of the ids seen, parsed.
-	readers sync.Map // int → avro.Schema
+	// readers caches the writer schemas of the ids seen, parsed, with
+	// their fields' columns.
+	readers sync.Map // int → *avroReader
 	// byName maps each column name, and its lower-case form, to its
 	// position.
 	exact, folded map[string]int
@@ -70,8 +73,35 @@ func newAvroCodec(cols []types.Column, p Props, key bool) (Codec, error) {
 			return nil, fmt.Errorf("%w: AVRO schema: %v", ErrUnsupported, err)
 		}
 		c.write = s
+		if rs, ok := s.(*avro.RecordSchema); ok {
+			c.writeCols = c.fieldColumns(rs)
+		}
 	}
 	return c, nil
+}
+
+// avroReader is a writer schema records are read with.
+type avroReader struct {
+	schema avro.Schema
+	// cols is, per field of a record schema, the column it fills (-1:
+	// none), matched once per schema rather than per record.
+	cols []int
+}
+
+// fieldColumns matches a record's fields to columns by name: exactly,
+// then ignoring case; -1 for a field no column names.
+func (c *avroCodec) fieldColumns(rs *avro.RecordSchema) []int {
+	out := make([]int, len(rs.Fields()))
+	for j, f := range rs.Fields() {
+		i, ok := c.exact[f.Name()]
+		if !ok {
+			if i, ok = c.folded[strings.ToLower(f.Name())]; !ok {
+				i = -1
+			}
+		}
+		out[j] = i
+	}
+	return out
 }
 
 // Unwrapped says whether a single column goes without a record around
@@ -209,12 +239,8 @@ func (c *avroCodec) Encode(vals []any) ([]byte, error) {
 			return nil, fmt.Errorf("%w: AVRO schema %s is not a record, but %d columns are written", ErrEncode, c.write.Type(), len(c.cols))
 		}
 		out := make(map[string]any, len(c.cols))
-		for _, f := range rec.Fields() {
-			i, ok := c.exact[f.Name()]
-			if !ok {
-				i, ok = c.folded[strings.ToLower(f.Name())]
-			}
-			if ok {
+		for j, f := range rec.Fields() {
+			if i := c.writeCols[j]; i >= 0 {
 				out[f.Name()] = toAvro(vals[i], c.cols[i].Type, f.Type())
 			} else {
 				out[f.Name()] = nil
@@ -356,10 +382,11 @@ func (c *avroCodec) Decode(data []byte, dst []any) error {
 	if err != nil {
 		return err
 	}
-	s, err := c.reader(id)
+	rd, err := c.reader(id)
 	if err != nil {
 		return err
 	}
+	s := rd.schema
 	r := avroReaders.Get().(*avro.Reader)
 	r.Reset(body)
 	var v any
@@ -374,7 +401,7 @@ func (c *avroCodec) Decode(data []byte, dst []any) error {
 		if rec, ok := s.(*avro.RecordSchema); ok {
 			// A record around a single column: read its field.
 			if m, ok := v.(map[string]any); ok {
-				return c.fromRecord(m, rec, dst)
+				return c.fromRecord(m, rec, rd.cols, dst)
 			}
 		}
 		val, err := fromAvro(v, c.cols[0].Type, s)
@@ -399,18 +426,16 @@ func (c *avroCodec) Decode(data []byte, dst []any) error {
 		}
 		return fmt.Errorf("%w: AVRO schema id %d is not a record, but %d columns are declared", ErrMalformed, id, n)
 	}
-	return c.fromRecord(m, rs, dst)
+	return c.fromRecord(m, rs, rd.cols, dst)
 }
 
 // fromRecord fills dst from a decoded record by field name.
-func (c *avroCodec) fromRecord(rec map[string]any, rs *avro.RecordSchema, dst []any) error {
+func (c *avroCodec) fromRecord(rec map[string]any, rs *avro.RecordSchema, cols []int, dst []any) error {
 	setNull(dst, len(c.cols))
-	for _, f := range rs.Fields() {
-		i, ok := c.exact[f.Name()]
-		if !ok {
-			if i, ok = c.folded[strings.ToLower(f.Name())]; !ok {
-				continue
-			}
+	for j, f := range rs.Fields() {
+		i := cols[j]
+		if i < 0 {
+			continue
 		}
 		val, err := fromAvro(rec[f.Name()], c.cols[i].Type, f.Type())
 		if err != nil {
@@ -423,9 +448,9 @@ func (c *avroCodec) fromRecord(rec map[string]any, rs *avro.RecordSchema, dst []
 
 // reader returns the parsed writer schema of id, asking the registry
 // once per id.
-func (c *avroCodec) reader(id int) (avro.Schema, error) {
-	if s, ok := c.readers.Load(id); ok {
-		return s.(avro.Schema), nil
+func (c *avroCodec) reader(id int) (*avroReader, error) {
+	if r, ok := c.readers.Load(id); ok {
+		return r.(*avroReader), nil
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), registryTimeout)
 	defer cancel()
@@ -437,8 +462,12 @@ func (c *avroCodec) reader(id int) (avro.Schema, error) {
 	if err != nil {
 		return nil, fmt.Errorf("%w: schema id %d is not an Avro schema: %v", ErrMalformed, id, err)
 	}
-	c.readers.Store(id, s)
-	return s, nil
+	r := &avroReader{schema: s}
+	if rs, ok := s.(*avro.RecordSchema); ok {
+		r.cols = c.fieldColumns(rs)
+	}
+	c.readers.Store(id, r)
+	return r, nil
 }
 
 // unionBranch finds the branch of a union a decoded value belongs to: the
