@@ -167,13 +167,12 @@ func StartKafka(topo *Topology, cfg KafkaConfig, m *Metrics) (*KafkaRunner, erro
 	if cfg.Log == nil {
 		cfg.Log = slog.Default()
 	}
+	if cfg.StallTimeout <= 0 {
+		cfg.StallTimeout = DefaultStallTimeout
+	}
 	r := &KafkaRunner{topo: topo, cfg: cfg, Metrics: m, tasks: map[topicPartition]*Task{}, restoring: map[topicPartition]*RestoreProgress{}, assigned: map[topicPartition]time.Time{}, done: make(chan struct{}),
 		standby: map[topicPartition]bool{}, standbyKick: make(chan struct{}, 1), standbyDone: make(chan struct{})}
 	r.promise = r.produced
-	if cfg.StallTimeout <= 0 {
-		cfg.StallTimeout = DefaultStallTimeout
-		r.cfg.StallTimeout = cfg.StallTimeout
-	}
 	r.watch = newStallWatch(topo.QueryID, cfg.StallTimeout, cfg.Log, topo.subIndex)
 	reset := kgo.NewOffset().AtEnd()
 	if strings.EqualFold(cfg.ResetOffset, "earliest") {
