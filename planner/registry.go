@@ -110,7 +110,7 @@ func (c *Catalog) registerSink(topic string, key bool, formatName string, cols [
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), registryTimeout)
 	defer cancel()
-	id, err := p.Registry.(SchemaRegistry).Register(ctx, subject(topic, key), schema)
+	id, err := c.schemaRegistry().Register(ctx, subject(topic, key), schema)
 	if err != nil {
 		return fmt.Errorf("%w: %v", ErrInvalid, err)
 	}
