@@ -455,7 +455,7 @@ func (c *copartMembers) stable(live []int, topics []string, n int32) (map[string
 
 // Real group consumers over the embedded broker: 2 then 3 members, then
 // one leaves; each time the group settles with partition p of A and B on
-// the same member and C spread.
+// the same member and A and C balanced.
 func TestCoPartitionGroupConsumers(t *testing.T) {
 	brokers := testkafka.Brokers(t)
 	a, bt, c := testkafka.Name(t, "copart_a"), testkafka.Name(t, "copart_b"), testkafka.Name(t, "copart_c")
@@ -523,14 +523,10 @@ func TestCoPartitionGroupConsumers(t *testing.T) {
 		if hi-lo > 1 {
 			t.Errorf("members %v: A+C load %v, want within 1", live, load)
 		}
-		spread := map[int]bool{}
-		for _, m := range owners[c] {
-			spread[m] = true
-		}
+		// Where C goes within that balance is sticky's choice: with two
+		// members, all of A on one and all of C on the other is as
+		// balanced as any split, so C's spread is not asserted.
 		t.Logf("members %v: A %v, B %v, C %v", live, owners[a], owners[bt], owners[c])
-		if len(spread) < 2 {
-			t.Errorf("members %v: C all on %v", live, owners[c])
-		}
 		track.mu.Lock()
 		defer track.mu.Unlock()
 		if len(track.errors) > 0 {
