@@ -454,11 +454,11 @@ func (c *avroCodec) reader(id int) (*avroReader, error) {
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), registryTimeout)
 	defer cancel()
-	text, err := c.reg.SchemaByID(ctx, id)
+	sch, err := c.reg.Schema(ctx, id)
 	if err != nil {
 		return nil, fmt.Errorf("%w: schema id %d: %w", ErrMalformed, id, err)
 	}
-	s, err := avro.Parse(text)
+	s, err := avro.Parse(sch.Text)
 	if err != nil {
 		return nil, fmt.Errorf("%w: schema id %d is not an Avro schema: %v", ErrMalformed, id, err)
 	}

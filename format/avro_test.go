@@ -17,12 +17,16 @@ import (
 // schemaMap serves schema texts by id, as a registry does.
 type schemaMap map[int]string
 
-func (m schemaMap) SchemaByID(_ context.Context, id int) (string, error) {
+func (m schemaMap) Schema(_ context.Context, id int) (Schema, error) {
 	s, ok := m[id]
 	if !ok {
-		return "", fmt.Errorf("schema %d not found", id)
+		return Schema{}, fmt.Errorf("schema %d not found", id)
 	}
-	return s, nil
+	typ := SchemaAvro
+	if strings.Contains(s, "syntax") {
+		typ = SchemaProtobuf
+	}
+	return Schema{Type: typ, Text: s}, nil
 }
 
 func avroCols() []types.Column {

@@ -4,7 +4,10 @@ import (
 	"context"
 	"encoding/binary"
 	"fmt"
+	"strings"
 	"time"
+
+	"github.com/sluice-sql/sluice/types"
 )
 
 // The Confluent wire format, shared by the Schema Registry formats: a
@@ -21,11 +24,30 @@ const wireHeaderLen = 5
 const registryTimeout = 10 * time.Second
 
 // Schemas resolves the schema ids records carry: what a Schema Registry
-// client does (engine/ wraps franz-go's sr.Client; tests may serve one).
+// client does (registry.Client wraps franz-go's sr.Client).
 type Schemas interface {
-	// SchemaByID returns the text of the schema registered under id.
-	SchemaByID(ctx context.Context, id int) (string, error)
+	// Schema returns the schema registered under id, with the schemas it
+	// references.
+	Schema(ctx context.Context, id int) (Schema, error)
 }
+
+// Schema is a registered schema.
+type Schema struct {
+	// Type is the registry's schema type: AVRO, PROTOBUF or JSON.
+	Type string
+	// Text is the schema: Avro JSON, .proto source or JSON Schema.
+	Text string
+	// References are the texts of the schemas Text imports, transitively,
+	// by the name it imports them with (a .proto file name).
+	References map[string]string
+}
+
+// Registry schema types, as the Schema Registry API names them.
+const (
+	SchemaAvro     = "AVRO"
+	SchemaProtobuf = "PROTOBUF"
+	SchemaJSON     = "JSON"
+)
 
 func appendWireHeader(b []byte, id int) []byte {
 	b = append(b, wireMagic)
@@ -41,4 +63,33 @@ func readWireHeader(data []byte) (id int, payload []byte, err error) {
 		return 0, nil, fmt.Errorf("%w: magic byte %d, want %d (not written with a schema registry serializer)", ErrMalformed, data[0], wireMagic)
 	}
 	return int(binary.BigEndian.Uint32(data[1:wireHeaderLen])), data[wireHeaderLen:], nil
+}
+
+// GenerateSchema returns the schema a sink in a Schema Registry format
+// registers for its columns, as ksqlDB generates it (p.FullName names
+// the record or message; p.Nullable is PROTOBUF's null representation).
+func GenerateSchema(formatName string, cols []types.Column, p Props, key bool) (Schema, error) {
+	switch strings.ToUpper(formatName) {
+	case Avro:
+		text, err := GenerateAvroSchema(cols, p.FullName, Unwrapped(cols, p, key))
+		return Schema{Type: SchemaAvro, Text: text}, err
+	case Protobuf:
+		text, err := GenerateProtobufSchema(cols, p.FullName, p.Nullable)
+		return Schema{Type: SchemaProtobuf, Text: text}, err
+	}
+	return Schema{}, fmt.Errorf("%w: format %s registers no schema", ErrUnsupported, formatName)
+}
+
+// SchemaColumns returns the columns a source declared without a column
+// list takes from its registered schema (fullName picks a PROTOBUF
+// message).
+func SchemaColumns(formatName string, s Schema, fullName string, key bool) ([]types.Column, error) {
+	want := map[string]string{Avro: SchemaAvro, Protobuf: SchemaProtobuf}[strings.ToUpper(formatName)]
+	if s.Type != want {
+		return nil, fmt.Errorf("%w: the registered schema is %s, not %s", ErrUnsupported, s.Type, want)
+	}
+	if want == SchemaProtobuf {
+		return ProtobufColumns(s, fullName, key)
+	}
+	return AvroColumns(s.Text, key)
 }

@@ -46,9 +46,17 @@ type Props struct {
 	// formats (AVRO).
 	Registry Schemas
 	// Schema and SchemaID are the schema records are written with and its
-	// registered id (a sink's, registered when it is created).
-	Schema   string
-	SchemaID int
+	// registered id (a sink's, registered when it is created); References
+	// are the texts of the files a PROTOBUF Schema imports.
+	Schema     string
+	SchemaID   int
+	References map[string]string
+	// FullName is KEY_/VALUE_SCHEMA_FULL_NAME: the record or message
+	// written (and, for PROTOBUF, the message of a schema read).
+	FullName string
+	// Nullable is KEY_/VALUE_PROTOBUF_NULLABLE_REPRESENTATION: OPTIONAL
+	// or WRAPPER give a generated schema's primitive fields presence.
+	Nullable string
 }
 
 // Format names, as written in KEY_FORMAT / VALUE_FORMAT / FORMAT.
@@ -61,11 +69,17 @@ const (
 )
 
 // Supported lists the formats this package implements.
-var Supported = []string{JSON, Kafka, Delimited, None, Avro}
+var Supported = []string{JSON, Kafka, Delimited, None, Avro, Protobuf, ProtobufNoSR}
 
 // UsesRegistry reports whether a format's records carry schema ids of a
 // Schema Registry.
-func UsesRegistry(format string) bool { return strings.EqualFold(format, Avro) }
+func UsesRegistry(format string) bool {
+	switch strings.ToUpper(format) {
+	case Avro, Protobuf:
+		return true
+	}
+	return false
+}
 
 // Error kinds; the returned errors wrap one of these, for errors.Is.
 var (
@@ -104,6 +118,13 @@ func newCodec(format string, cols []types.Column, p Props, key bool) (Codec, err
 			return nil, fmt.Errorf("%w: format AVRO needs a Schema Registry, and none is configured", ErrUnsupported)
 		}
 		return newAvroCodec(cols, p, key)
+	case Protobuf:
+		if p.Registry == nil {
+			return nil, fmt.Errorf("%w: format PROTOBUF needs a Schema Registry, and none is configured", ErrUnsupported)
+		}
+		return newProtoCodec(cols, p, key, true)
+	case ProtobufNoSR:
+		return newProtoCodec(cols, p, key, false)
 	case None:
 		if len(cols) > 0 {
 			return nil, fmt.Errorf("%w: format NONE cannot carry columns, got %d", ErrUnsupported, len(cols))

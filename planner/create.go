@@ -22,6 +22,8 @@ var knownProps = map[string]bool{
 	"WRAP_SINGLE_VALUE": true, "VALUE_DELIMITER": true, "KEY_DELIMITER": true,
 	"RETENTION": true, "LATE_TOPIC": true, "ERROR_TOPIC": true, "IDLE_TIMEOUT": true,
 	"VALUE_SCHEMA_ID": true, "KEY_SCHEMA_ID": true, "VALUE_AVRO_SCHEMA_FULL_NAME": true,
+	"KEY_SCHEMA_FULL_NAME": true, "VALUE_SCHEMA_FULL_NAME": true,
+	"KEY_PROTOBUF_NULLABLE_REPRESENTATION": true, "VALUE_PROTOBUF_NULLABLE_REPRESENTATION": true,
 	"WINDOW_TYPE": true, "WINDOW_SIZE": true, "RETENTION_MS": true,
 }
 
@@ -91,6 +93,13 @@ func (p Props) formatProps() (key, value format.Props) {
 	}
 	value.Delimiter = p["VALUE_DELIMITER"]
 	key.Delimiter = p["KEY_DELIMITER"]
+	key.FullName = p["KEY_SCHEMA_FULL_NAME"]
+	value.FullName = p["VALUE_SCHEMA_FULL_NAME"]
+	if value.FullName == "" {
+		value.FullName = p["VALUE_AVRO_SCHEMA_FULL_NAME"]
+	}
+	key.Nullable = strings.ToUpper(p["KEY_PROTOBUF_NULLABLE_REPRESENTATION"])
+	value.Nullable = strings.ToUpper(p["VALUE_PROTOBUF_NULLABLE_REPRESENTATION"])
 	return key, value
 }
 
@@ -157,27 +166,27 @@ func CreateSource(cat *Catalog, st *parser.CreateSource, text string) (*Source, 
 		return nil, posErr(st.Pos, err)
 	}
 	if len(values) == 0 && format.UsesRegistry(valueFormat) {
-		cols, _, found, err := cat.registryColumns(topic, false, props["VALUE_SCHEMA_ID"], &s.ValueProps)
+		cols, _, found, err := cat.registryColumns(topic, false, valueFormat, props["VALUE_SCHEMA_ID"], &s.ValueProps)
 		if err != nil {
 			return nil, posErr(st.Pos, err)
 		}
 		if !found {
-			return nil, posErr(st.Pos, fmt.Errorf("%w: no schema is registered under %s: declare the columns, or register the topic's schema first", ErrInvalid, subject(topic, false)))
+			return nil, posErr(st.Pos, fmt.Errorf("%w: Schema for message values on topic '%s' does not exist in the Schema Registry. Subject: %s. Declare the columns, or register the topic's schema first", ErrInvalid, topic, subject(topic, false)))
 		}
 		values = cols
 	}
 	if len(keys) == 0 && format.UsesRegistry(keyFormat) {
-		cols, _, _, err := cat.registryColumns(topic, true, props["KEY_SCHEMA_ID"], &s.KeyProps)
+		cols, _, _, err := cat.registryColumns(topic, true, keyFormat, props["KEY_SCHEMA_ID"], &s.KeyProps)
 		if err != nil {
 			return nil, posErr(st.Pos, err)
 		}
 		keys = cols
 	}
 	if len(st.Columns) > 0 {
-		if err := cat.sourceWriteSchema(topic, true, keyFormat, keys, &s.KeyProps, props["KEY_SCHEMA_FULL_NAME"]); err != nil {
+		if err := cat.sourceWriteSchema(topic, true, keyFormat, keys, &s.KeyProps); err != nil {
 			return nil, posErr(st.Pos, err)
 		}
-		if err := cat.sourceWriteSchema(topic, false, valueFormat, values, &s.ValueProps, props["VALUE_SCHEMA_FULL_NAME"]); err != nil {
+		if err := cat.sourceWriteSchema(topic, false, valueFormat, values, &s.ValueProps); err != nil {
 			return nil, posErr(st.Pos, err)
 		}
 	}

@@ -655,7 +655,7 @@ func (p *planning) sinkSource(keyCols, valCols []types.Column, win exec.WindowTy
 		// Writing to a source declared for reading: its schemas are
 		// registered (or found) for this query's writes.
 		w := *ex
-		if err := p.registerSinkSchemas(&w, p.target.With); err != nil {
+		if err := p.registerSinkSchemas(&w); err != nil {
 			return nil, err
 		}
 		return &w, nil
@@ -698,7 +698,7 @@ func (p *planning) sinkSource(keyCols, valCols []types.Column, win exec.WindowTy
 	// a result's single value column is wrapped unless the statement
 	// says otherwise (the source's setting described its own topic).
 	s.KeyProps, s.ValueProps = with.formatProps()
-	if err := p.registerSinkSchemas(s, with); err != nil {
+	if err := p.registerSinkSchemas(s); err != nil {
 		return nil, err
 	}
 	// TIMESTAMP names the output column that becomes each record's
@@ -714,13 +714,13 @@ func (p *planning) sinkSource(keyCols, valCols []types.Column, win exec.WindowTy
 }
 
 // registerSinkSchemas registers the schemas a sink in a Schema Registry
-// format writes with (KEY_SCHEMA_FULL_NAME / VALUE_SCHEMA_FULL_NAME name
-// their records).
-func (p *planning) registerSinkSchemas(s *Source, with Props) error {
-	if err := p.cat.registerSink(s.Topic, true, s.KeyFormat, s.Schema.Keys(), &s.KeyProps, with["KEY_SCHEMA_FULL_NAME"]); err != nil {
+// format writes with (KEY_SCHEMA_FULL_NAME / VALUE_SCHEMA_FULL_NAME, in
+// the props, name their records).
+func (p *planning) registerSinkSchemas(s *Source) error {
+	if err := p.cat.registerSink(s.Topic, true, s.KeyFormat, s.Schema.Keys(), &s.KeyProps); err != nil {
 		return posErr(p.sel.Pos, err)
 	}
-	if err := p.cat.registerSink(s.Topic, false, s.ValueFormat, s.Schema.Values(), &s.ValueProps, with["VALUE_SCHEMA_FULL_NAME"]); err != nil {
+	if err := p.cat.registerSink(s.Topic, false, s.ValueFormat, s.Schema.Values(), &s.ValueProps); err != nil {
 		return posErr(p.sel.Pos, err)
 	}
 	return nil

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"strconv"
+	"strings"
 	"time"
 
 	"github.com/sluice-sql/sluice/format"
@@ -15,12 +16,12 @@ import (
 // and for the records codecs read, registration for sinks.
 type SchemaRegistry interface {
 	format.Schemas
-	// Register registers schema under subject (or finds it) and returns
-	// its id.
-	Register(ctx context.Context, subject, schema string) (int, error)
-	// Latest returns subject's latest schema and id; found is false when
-	// the subject has none.
-	Latest(ctx context.Context, subject string) (schema string, id int, found bool, err error)
+	// RegisterSchema registers schema under subject (or finds it) and
+	// returns its id.
+	RegisterSchema(ctx context.Context, subject string, schema format.Schema) (int, error)
+	// LatestSchema returns subject's latest schema and id; found is false
+	// when the subject has none.
+	LatestSchema(ctx context.Context, subject string) (schema format.Schema, id int, found bool, err error)
 }
 
 // registryTimeout bounds one registry request made while planning.
@@ -67,34 +68,34 @@ func subject(topic string, key bool) string {
 // pinned by id (KEY_SCHEMA_ID / VALUE_SCHEMA_ID), else the latest of the
 // topic's subject; writes to the source use that schema (p). found is
 // false when the subject has no schema.
-func (c *Catalog) registryColumns(topic string, key bool, pinned string, p *format.Props) (cols []types.Column, id int, found bool, err error) {
+func (c *Catalog) registryColumns(topic string, key bool, formatName, pinned string, p *format.Props) (cols []types.Column, id int, found bool, err error) {
 	reg := c.schemaRegistry()
 	ctx, cancel := context.WithTimeout(context.Background(), registryTimeout)
 	defer cancel()
-	var text string
+	var sch format.Schema
 	if pinned != "" {
 		if id, err = strconv.Atoi(pinned); err != nil || id <= 0 {
 			return nil, 0, false, fmt.Errorf("%w: schema id %q is not a positive integer", ErrInvalid, pinned)
 		}
-		if text, err = reg.SchemaByID(ctx, id); err != nil {
+		if sch, err = reg.Schema(ctx, id); err != nil {
 			return nil, 0, false, err
 		}
 	} else {
-		if text, id, found, err = reg.Latest(ctx, subject(topic, key)); err != nil || !found {
+		if sch, id, found, err = reg.LatestSchema(ctx, subject(topic, key)); err != nil || !found {
 			return nil, 0, found, err
 		}
 	}
-	cols, err = format.AvroColumns(text, key)
+	cols, err = format.SchemaColumns(formatName, sch, p.FullName, key)
 	if err != nil {
 		return nil, 0, false, fmt.Errorf("%w: schema %d of %s: %v", ErrInvalid, id, subject(topic, key), err)
 	}
-	p.Schema, p.SchemaID = text, id
+	p.Schema, p.SchemaID, p.References = sch.Text, id, sch.References
 	return cols, id, true, nil
 }
 
 // registerSink generates and registers the schema a sink's side is
 // written with, and keeps it in the side's props.
-func (c *Catalog) registerSink(topic string, key bool, formatName string, cols []types.Column, p *format.Props, fullName string) error {
+func (c *Catalog) registerSink(topic string, key bool, formatName string, cols []types.Column, p *format.Props) error {
 	if !format.UsesRegistry(formatName) {
 		return nil
 	}
@@ -104,17 +105,17 @@ func (c *Catalog) registerSink(topic string, key bool, formatName string, cols [
 	if len(cols) == 0 {
 		return nil
 	}
-	schema, err := format.GenerateAvroSchema(cols, fullName, format.Unwrapped(cols, *p, key))
+	schema, err := format.GenerateSchema(formatName, cols, *p, key)
 	if err != nil {
 		return fmt.Errorf("%w: %v", ErrInvalid, err)
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), registryTimeout)
 	defer cancel()
-	id, err := c.schemaRegistry().Register(ctx, subject(topic, key), schema)
+	id, err := c.schemaRegistry().RegisterSchema(ctx, subject(topic, key), schema)
 	if err != nil {
 		return fmt.Errorf("%w: %v", ErrInvalid, err)
 	}
-	p.Schema, p.SchemaID = schema, id
+	p.Schema, p.SchemaID, p.References = schema.Text, id, nil
 	return nil
 }
 
@@ -122,19 +123,27 @@ func (c *Catalog) registerSink(topic string, key bool, formatName string, cols [
 // format the schema writes to it use (INSERT INTO, INSERT … VALUES): the
 // subject's latest, which the codec fills by field name, or, for a
 // subject without one (a new topic), the generated schema, registered.
-func (c *Catalog) sourceWriteSchema(topic string, key bool, formatName string, cols []types.Column, p *format.Props, fullName string) error {
+func (c *Catalog) sourceWriteSchema(topic string, key bool, formatName string, cols []types.Column, p *format.Props) error {
 	if !format.UsesRegistry(formatName) || len(cols) == 0 {
 		return nil
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), registryTimeout)
 	defer cancel()
-	schema, id, found, err := c.schemaRegistry().Latest(ctx, subject(topic, key))
+	schema, id, found, err := c.schemaRegistry().LatestSchema(ctx, subject(topic, key))
 	if err != nil {
 		return fmt.Errorf("%w: %v", ErrInvalid, err)
 	}
-	if found {
-		p.Schema, p.SchemaID = schema, id
+	if found && schema.Type == registryType(formatName) {
+		p.Schema, p.SchemaID, p.References = schema.Text, id, schema.References
 		return nil
 	}
-	return c.registerSink(topic, key, formatName, cols, p, fullName)
+	return c.registerSink(topic, key, formatName, cols, p)
+}
+
+// registryType is the registry schema type of a format's records.
+func registryType(formatName string) string {
+	if strings.EqualFold(formatName, format.Protobuf) {
+		return format.SchemaProtobuf
+	}
+	return format.SchemaAvro
 }

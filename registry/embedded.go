@@ -38,6 +38,8 @@ type savedSchema struct {
 	ID      int           `json:"id"`
 	Type    sr.SchemaType `json:"schemaType,omitempty"`
 	Schema  string        `json:"schema"`
+	// References are a PROTOBUF schema's imports, by subject and version.
+	References []sr.SchemaReference `json:"references,omitempty"`
 }
 
 // Serve starts a registry on addr ("127.0.0.1:0" picks a port). With file
@@ -173,7 +175,7 @@ func (e *Embedded) save() error {
 			if err := e.get(fmt.Sprintf("/subjects/%s/versions/%d", s, v), &ss); err != nil {
 				return err
 			}
-			all = append(all, savedSchema{Subject: ss.Subject, Version: ss.Version, ID: ss.ID, Type: ss.Type, Schema: ss.Schema.Schema})
+			all = append(all, savedSchema{Subject: ss.Subject, Version: ss.Version, ID: ss.ID, Type: ss.Type, Schema: ss.Schema.Schema, References: ss.References})
 		}
 	}
 	b, err := json.MarshalIndent(all, "", "  ")
@@ -218,7 +220,7 @@ func (e *Embedded) load() (err error) {
 	}()
 	seen := map[int]bool{}
 	for _, s := range all {
-		sch := sr.Schema{Schema: s.Schema, Type: s.Type}
+		sch := sr.Schema{Schema: s.Schema, Type: s.Type, References: s.References}
 		if !seen[s.ID] {
 			e.reg.SeedSchema(s.Subject, s.Version, s.ID, sch)
 			seen[s.ID] = true
@@ -236,7 +238,11 @@ func (e *Embedded) load() (err error) {
 // the given id when id > 0 (a test's fixtures name their ids), and
 // returns the id.
 func (e *Embedded) Seed(subject string, id int, schema string) (n int, err error) {
-	sch := sr.Schema{Schema: schema, Type: sr.TypeAvro}
+	return e.SeedSchema(subject, id, sr.Schema{Schema: schema, Type: sr.TypeAvro})
+}
+
+// SeedSchema is Seed for a schema of any type, with its references.
+func (e *Embedded) SeedSchema(subject string, id int, sch sr.Schema) (n int, err error) {
 	if id <= 0 {
 		n, _, err = e.reg.RegisterSchema(subject, sch)
 		return n, err

@@ -46,6 +46,9 @@ func EqualJSON(expected, actual any) bool {
 		}
 		return true
 	case map[string]any:
+		if f, ok := actual.(foldedNames); ok {
+			return equalFolded(e, f)
+		}
 		a, ok := actual.(map[string]any)
 		if !ok || len(a) != len(e) {
 			return false
@@ -59,6 +62,49 @@ func EqualJSON(expected, actual any) bool {
 		return true
 	}
 	return reflect.DeepEqual(expected, actual)
+}
+
+// foldedNames is an object read from a sink record whose field names
+// compare ignoring case (Protobuf's, see decodeSide).
+type foldedNames map[string]any
+
+// foldNames marks v's objects, deeply, as foldedNames.
+func foldNames(v any) any {
+	switch x := v.(type) {
+	case map[string]any:
+		out := make(foldedNames, len(x))
+		for k, e := range x {
+			out[k] = foldNames(e)
+		}
+		return out
+	case []any:
+		for i := range x {
+			x[i] = foldNames(x[i])
+		}
+	}
+	return v
+}
+
+func equalFolded(e map[string]any, a foldedNames) bool {
+	if len(a) != len(e) {
+		return false
+	}
+	for k, ev := range e {
+		found := false
+		for ak, av := range a {
+			if strings.EqualFold(k, ak) {
+				if !EqualJSON(ev, av) {
+					return false
+				}
+				found = true
+				break
+			}
+		}
+		if !found {
+			return false
+		}
+	}
+	return true
 }
 
 // decimalNumber is a DECIMAL read from a sink record: its exact text.

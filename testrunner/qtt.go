@@ -69,10 +69,10 @@ type ExpectedError struct {
 }
 
 // RunnableFormats are the data formats our engine implements.
-var RunnableFormats = []string{"JSON", "DELIMITED", "KAFKA", "NONE", "AVRO"}
+var RunnableFormats = []string{"JSON", "DELIMITED", "KAFKA", "NONE", "AVRO", "PROTOBUF", "PROTOBUF_NOSR"}
 
-// schemaRegistryFormats need a Schema Registry, which the runner lacks.
-var schemaRegistryFormats = map[string]bool{"PROTOBUF": true, "JSON_SR": true}
+// schemaRegistryFormats are Schema Registry formats the engine lacks.
+var schemaRegistryFormats = map[string]bool{"JSON_SR": true}
 
 type rawFile struct {
 	Tests []rawCase `json:"tests"`
