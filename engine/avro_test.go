@@ -82,7 +82,7 @@ func TestAvroThroughRegistry(t *testing.T) {
 	for _, f := range desc.Fields {
 		fields = append(fields, f.Name+" "+f.Type.String())
 	}
-	if want := []string{"id BIGINT", "item STRING", "price DOUBLE"}; !cmp.Equal(want, fields) {
+	if want := []string{"ID BIGINT", "ITEM STRING", "PRICE DOUBLE"}; !cmp.Equal(want, fields) { // upper-cased, as ksqlDB infers them
 		t.Errorf("columns from the registry: %v, want %v", fields, want)
 	}
 	q := res[1].Query

@@ -138,6 +138,9 @@ func GenerateAvroSchema(cols []types.Column, fullName string, unwrapped bool) (s
 	} else {
 		fields := make([]any, 0, len(cols))
 		for _, col := range cols {
+			if err := avroName(col.Name); err != nil {
+				return "", err
+			}
 			t, err := avroType(col.Type, fullName+"_"+col.Name)
 			if err != nil {
 				return "", fmt.Errorf("column %s: %w", col.Name, err)
@@ -159,6 +162,21 @@ func GenerateAvroSchema(cols []types.Column, fullName string, unwrapped bool) (s
 		return "", err
 	}
 	return string(b), nil
+}
+
+// avroName checks a field name against Avro's rule: a letter or _, then
+// letters, digits and _.
+func avroName(name string) error {
+	for i, r := range name {
+		letter := r == '_' || r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z'
+		if i == 0 && !letter {
+			return fmt.Errorf("%w: Schema is not compatible with Avro: Illegal initial character: %s", ErrUnsupported, name)
+		}
+		if !letter && !(r >= '0' && r <= '9') {
+			return fmt.Errorf("%w: Schema is not compatible with Avro: Illegal character in: %s", ErrUnsupported, name)
+		}
+	}
+	return nil
 }
 
 // avroType is the Avro type of a SQL type; name names a STRUCT's record.

@@ -14,36 +14,42 @@ import (
 // one column named ROWKEY (key) or ROWVAL (value). A union of null and one
 // type is that type; other unions are not supported.
 func AvroColumns(schema string, key bool) ([]types.Column, error) {
+	cols, _, err := avroColumns(schema, key)
+	return cols, err
+}
+
+// avroColumns is AvroColumns, also saying whether the schema is a record.
+func avroColumns(schema string, key bool) ([]types.Column, bool, error) {
 	s, err := avro.Parse(schema)
 	if err != nil {
-		return nil, fmt.Errorf("%w: not an Avro schema: %v", ErrUnsupported, err)
+		return nil, false, fmt.Errorf("%w: not an Avro schema: %v", ErrUnsupported, err)
 	}
 	if u, ok := s.(*avro.UnionSchema); ok {
 		if s, err = nullableBranch(u); err != nil {
-			return nil, err
+			return nil, false, err
 		}
 	}
 	rec, ok := s.(*avro.RecordSchema)
 	if !ok {
 		t, err := sqlType(s)
 		if err != nil {
-			return nil, err
+			return nil, false, err
 		}
 		name := "ROWVAL"
 		if key {
 			name = "ROWKEY"
 		}
-		return []types.Column{{Name: name, Type: t, Key: key}}, nil
+		return []types.Column{{Name: name, Type: t, Key: key}}, false, nil
 	}
 	cols := make([]types.Column, 0, len(rec.Fields()))
 	for _, f := range rec.Fields() {
 		t, err := sqlType(f.Type())
 		if err != nil {
-			return nil, fmt.Errorf("field %s: %w", f.Name(), err)
+			return nil, false, fmt.Errorf("field %s: %w", f.Name(), err)
 		}
 		cols = append(cols, types.Column{Name: f.Name(), Type: t, Key: key})
 	}
-	return cols, nil
+	return cols, true, nil
 }
 
 func nullableBranch(u *avro.UnionSchema) (avro.Schema, error) {

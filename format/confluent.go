@@ -76,20 +76,77 @@ func GenerateSchema(formatName string, cols []types.Column, p Props, key bool) (
 	case Protobuf:
 		text, err := GenerateProtobufSchema(cols, p.FullName, p.Nullable)
 		return Schema{Type: SchemaProtobuf, Text: text}, err
+	case JSONSR:
+		text, err := GenerateJSONSchema(cols, Unwrapped(cols, p, key))
+		return Schema{Type: SchemaJSON, Text: text}, err
 	}
 	return Schema{}, fmt.Errorf("%w: format %s registers no schema", ErrUnsupported, formatName)
 }
 
 // SchemaColumns returns the columns a source declared without a column
 // list takes from its registered schema (fullName picks a PROTOBUF
-// message).
+// message). As in ksqlDB, a key in a format that writes single keys bare
+// (AVRO, JSON_SR) is one column, ROWKEY, of the schema's type, a record
+// being a STRUCT; a PROTOBUF key, always a message, has a column per
+// field.
 func SchemaColumns(formatName string, s Schema, fullName string, key bool) ([]types.Column, error) {
-	want := map[string]string{Avro: SchemaAvro, Protobuf: SchemaProtobuf}[strings.ToUpper(formatName)]
+	want := RegistryType(formatName)
 	if s.Type != want {
 		return nil, fmt.Errorf("%w: the registered schema is %s, not %s", ErrUnsupported, s.Type, want)
 	}
-	if want == SchemaProtobuf {
-		return ProtobufColumns(s, fullName, key)
+	var cols []types.Column
+	var record bool
+	var err error
+	switch want {
+	case SchemaProtobuf:
+		cols, err = ProtobufColumns(s, fullName, key)
+	case SchemaJSON:
+		cols, record, err = jsonSchemaColumns(s.Text, key)
+	default:
+		cols, record, err = avroColumns(s.Text, key)
 	}
-	return AvroColumns(s.Text, key)
+	if err != nil {
+		return nil, err
+	}
+	// ksqlDB names inferred columns and fields in upper case.
+	for i := range cols {
+		cols[i].Name = strings.ToUpper(cols[i].Name)
+		cols[i].Type = upperFields(cols[i].Type)
+	}
+	if !key || !record || want == SchemaProtobuf {
+		return cols, nil
+	}
+	st := types.Type{Kind: types.Struct, Fields: make([]types.Field, len(cols))}
+	for i, c := range cols {
+		st.Fields[i] = types.Field{Name: c.Name, Type: c.Type}
+	}
+	return []types.Column{{Name: "ROWKEY", Type: st, Key: true}}, nil
+}
+
+// upperFields upper-cases the names of t's struct fields, deeply.
+func upperFields(t types.Type) types.Type {
+	switch t.Kind {
+	case types.Struct:
+		fields := make([]types.Field, len(t.Fields))
+		for i, f := range t.Fields {
+			fields[i] = types.Field{Name: strings.ToUpper(f.Name), Type: upperFields(f.Type)}
+		}
+		t.Fields = fields
+	case types.Array:
+		return types.ArrayOf(upperFields(*t.Elem))
+	case types.Map:
+		return types.MapOf(*t.Key, upperFields(*t.Elem))
+	}
+	return t
+}
+
+// RegistryType is the registry schema type of a format's records.
+func RegistryType(formatName string) string {
+	switch strings.ToUpper(formatName) {
+	case Protobuf:
+		return SchemaProtobuf
+	case JSONSR:
+		return SchemaJSON
+	}
+	return SchemaAvro
 }

@@ -32,7 +32,7 @@ func newDelimitedCodec(cols []types.Column, p Props) (Codec, error) {
 	for _, col := range cols {
 		switch col.Type.Kind {
 		case types.Array, types.Map, types.Struct:
-			return nil, fmt.Errorf("%w: the DELIMITED format does not support type %s (column %s)", ErrUnsupported, col.Type, col.Name)
+			return nil, fmt.Errorf("%w: The 'DELIMITED' format does not support type '%s' (column %s)", ErrUnsupported, col.Type, col.Name)
 		}
 	}
 	return &delimitedCodec{cols: cols, comma: comma}, nil

@@ -69,13 +69,13 @@ const (
 )
 
 // Supported lists the formats this package implements.
-var Supported = []string{JSON, Kafka, Delimited, None, Avro, Protobuf, ProtobufNoSR}
+var Supported = []string{JSON, Kafka, Delimited, None, Avro, Protobuf, ProtobufNoSR, JSONSR}
 
 // UsesRegistry reports whether a format's records carry schema ids of a
 // Schema Registry.
 func UsesRegistry(format string) bool {
 	switch strings.ToUpper(format) {
-	case Avro, Protobuf:
+	case Avro, Protobuf, JSONSR:
 		return true
 	}
 	return false
@@ -84,7 +84,7 @@ func UsesRegistry(format string) bool {
 // Error kinds; the returned errors wrap one of these, for errors.Is.
 var (
 	// ErrUnknownFormat: the format name is not one of Supported.
-	ErrUnknownFormat = errors.New("unknown format")
+	ErrUnknownFormat = errors.New("Unknown format") // ksqlDB's words, capital and all
 	// ErrUnsupported: the format cannot carry these columns (for example
 	// KAFKA with two columns, or DELIMITED with an ARRAY column).
 	ErrUnsupported = errors.New("unsupported by format")
@@ -125,13 +125,18 @@ func newCodec(format string, cols []types.Column, p Props, key bool) (Codec, err
 		return newProtoCodec(cols, p, key, true)
 	case ProtobufNoSR:
 		return newProtoCodec(cols, p, key, false)
+	case JSONSR:
+		if p.Registry == nil {
+			return nil, fmt.Errorf("%w: format JSON_SR needs a Schema Registry, and none is configured", ErrUnsupported)
+		}
+		return newJSONSRCodec(cols, p, key), nil
 	case None:
 		if len(cols) > 0 {
 			return nil, fmt.Errorf("%w: format NONE cannot carry columns, got %d", ErrUnsupported, len(cols))
 		}
 		return noneCodec{}, nil
 	}
-	return nil, fmt.Errorf("%w %q: supported formats are %s", ErrUnknownFormat, format, strings.Join(Supported, ", "))
+	return nil, fmt.Errorf("%w: %s (supported formats are %s)", ErrUnknownFormat, format, strings.Join(Supported, ", "))
 }
 
 // noneCodec is the NONE format: no columns, no bytes.

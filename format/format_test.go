@@ -200,11 +200,11 @@ func TestNewCodecErrors(t *testing.T) {
 		kind   error
 		msg    string
 	}{
-		{"XML", two, Props{}, ErrUnknownFormat, `unknown format "XML": supported formats are JSON, KAFKA, DELIMITED, NONE, AVRO`},
+		{"XML", two, Props{}, ErrUnknownFormat, `Unknown format: XML (supported formats are JSON, KAFKA, DELIMITED, NONE, AVRO, PROTOBUF, PROTOBUF_NOSR, JSON_SR)`},
 		{"AVRO", two, Props{}, ErrUnsupported, "format AVRO needs a Schema Registry, and none is configured"},
 		{"kafka", two, Props{}, ErrUnsupported, "single value column, got 2"},
-		{"kafka", []types.Column{col("A", types.BooleanType)}, Props{}, ErrUnsupported, "does not support type BOOLEAN"},
-		{"delimited", []types.Column{col("A", types.ArrayOf(types.StringType))}, Props{}, ErrUnsupported, "does not support type ARRAY<STRING>"},
+		{"kafka", []types.Column{col("A", types.BooleanType)}, Props{}, ErrUnsupported, "does not support type 'BOOLEAN'"},
+		{"delimited", []types.Column{col("A", types.ArrayOf(types.StringType))}, Props{}, ErrUnsupported, "does not support type 'ARRAY<STRING>'"},
 		{"delimited", two, Props{Delimiter: "ab"}, ErrUnsupported, `invalid delimiter "ab"`},
 		{"none", two, Props{}, ErrUnsupported, "cannot carry columns"},
 	}

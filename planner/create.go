@@ -98,9 +98,46 @@ func (p Props) formatProps() (key, value format.Props) {
 	if value.FullName == "" {
 		value.FullName = p["VALUE_AVRO_SCHEMA_FULL_NAME"]
 	}
+	for _, side := range []struct {
+		p    *format.Props
+		prop string
+	}{{&key, "KEY_SCHEMA_ID"}, {&value, "VALUE_SCHEMA_ID"}} {
+		if id, err := strconv.Atoi(p[side.prop]); err == nil && id > 0 {
+			side.p.SchemaID = id // a pinned schema: resolved when planned
+		}
+	}
 	key.Nullable = strings.ToUpper(p["KEY_PROTOBUF_NULLABLE_REPRESENTATION"])
 	value.Nullable = strings.ToUpper(p["VALUE_PROTOBUF_NULLABLE_REPRESENTATION"])
 	return key, value
+}
+
+// mapKeyMessage is ksqlDB's refusal of a key column holding a MAP: map
+// keys serialise in no stable order, so equal keys could differ in bytes.
+func mapKeyMessage(name string, t types.Type) string {
+	return fmt.Sprintf("Map keys, including types that contain maps, are not supported as they may lead to unexpected behavior due to inconsistent serialization. Key column name: `%s`. Column type: %s. See https://github.com/confluentinc/ksql/issues/6621 for more.", name, t)
+}
+
+// checkSchemaNames checks KEY_/VALUE_SCHEMA_FULL_NAME: only AVRO and
+// PROTOBUF name their schemas, and a name must not be blank.
+func (p Props) checkSchemaNames(keyFormat, valueFormat string) error {
+	for _, side := range []struct {
+		format string
+		props  []string
+	}{{keyFormat, []string{"KEY_SCHEMA_FULL_NAME"}}, {valueFormat, []string{"VALUE_SCHEMA_FULL_NAME", "VALUE_AVRO_SCHEMA_FULL_NAME"}}} {
+		for _, prop := range side.props {
+			name, ok := p[prop]
+			if !ok {
+				continue
+			}
+			if f := strings.ToUpper(side.format); f != format.Avro && f != format.Protobuf {
+				return fmt.Errorf("%w: %s does not support the following configs: [fullSchemaName]", ErrInvalid, f)
+			}
+			if strings.TrimSpace(name) == "" {
+				return fmt.Errorf("%w: fullSchemaName cannot be empty. Format configuration: {fullSchemaName=%s}", ErrInvalid, name)
+			}
+		}
+	}
+	return nil
 }
 
 // CreateSource plans CREATE STREAM|TABLE with a column list (not AS
@@ -128,6 +165,9 @@ func CreateSource(cat *Catalog, st *parser.CreateSource, text string) (*Source, 
 		TimestampColumn: strings.ToUpper(props["TIMESTAMP"]), TimestampFormat: props["TIMESTAMP_FORMAT"],
 	}
 	s.KeyProps, s.ValueProps = props.formatProps()
+	if err := props.checkSchemaNames(keyFormat, valueFormat); err != nil {
+		return nil, posErr(st.Pos, err)
+	}
 	if s.Window, s.WindowSize, err = sourceWindow(props); err != nil {
 		return nil, posErr(st.Pos, err)
 	}
@@ -152,6 +192,9 @@ func CreateSource(cat *Catalog, st *parser.CreateSource, text string) (*Source, 
 			}
 			if st.Kind == parser.KindTable && !c.PrimaryKey {
 				return nil, posErr(c.Pos, fmt.Errorf("%w: column %s is a 'KEY' column: please use 'PRIMARY KEY' for tables. Tables have PRIMARY KEYs, which are unique and NON NULL. Streams have KEYs, which have no uniqueness or NULL constraints", ErrInvalid, name))
+			}
+			if containsMap(t) {
+				return nil, posErr(c.Pos, fmt.Errorf("%w: %s", ErrInvalid, mapKeyMessage(name, t)))
 			}
 			keys = append(keys, types.Column{Name: name, Type: t, Key: true})
 			continue

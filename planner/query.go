@@ -698,6 +698,9 @@ func (p *planning) sinkSource(keyCols, valCols []types.Column, win exec.WindowTy
 	// a result's single value column is wrapped unless the statement
 	// says otherwise (the source's setting described its own topic).
 	s.KeyProps, s.ValueProps = with.formatProps()
+	if err := with.checkSchemaNames(keyFormat, valueFormat); err != nil {
+		return nil, posErr(p.sel.Pos, err)
+	}
 	if err := p.registerSinkSchemas(s); err != nil {
 		return nil, err
 	}

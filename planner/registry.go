@@ -4,7 +4,6 @@ import (
 	"context"
 	"fmt"
 	"strconv"
-	"strings"
 	"time"
 
 	"github.com/sluice-sql/sluice/format"
@@ -105,6 +104,11 @@ func (c *Catalog) registerSink(topic string, key bool, formatName string, cols [
 	if len(cols) == 0 {
 		return nil
 	}
+	if p.SchemaID > 0 {
+		// KEY_/VALUE_SCHEMA_ID pins the schema to write with: the codec
+		// fills its fields by name.
+		return c.pinnedSchema(p)
+	}
 	schema, err := format.GenerateSchema(formatName, cols, *p, key)
 	if err != nil {
 		return fmt.Errorf("%w: %v", ErrInvalid, err)
@@ -127,23 +131,30 @@ func (c *Catalog) sourceWriteSchema(topic string, key bool, formatName string, c
 	if !format.UsesRegistry(formatName) || len(cols) == 0 {
 		return nil
 	}
+	if p.SchemaID > 0 {
+		return c.pinnedSchema(p)
+	}
 	ctx, cancel := context.WithTimeout(context.Background(), registryTimeout)
 	defer cancel()
 	schema, id, found, err := c.schemaRegistry().LatestSchema(ctx, subject(topic, key))
 	if err != nil {
 		return fmt.Errorf("%w: %v", ErrInvalid, err)
 	}
-	if found && schema.Type == registryType(formatName) {
+	if found && schema.Type == format.RegistryType(formatName) {
 		p.Schema, p.SchemaID, p.References = schema.Text, id, schema.References
 		return nil
 	}
 	return c.registerSink(topic, key, formatName, cols, p)
 }
 
-// registryType is the registry schema type of a format's records.
-func registryType(formatName string) string {
-	if strings.EqualFold(formatName, format.Protobuf) {
-		return format.SchemaProtobuf
+// pinnedSchema fetches the schema p.SchemaID names into p.
+func (c *Catalog) pinnedSchema(p *format.Props) error {
+	ctx, cancel := context.WithTimeout(context.Background(), registryTimeout)
+	defer cancel()
+	sch, err := c.schemaRegistry().Schema(ctx, p.SchemaID)
+	if err != nil {
+		return fmt.Errorf("%w: %v", ErrInvalid, err)
 	}
-	return format.SchemaAvro
+	p.Schema, p.References = sch.Text, sch.References
+	return nil
 }

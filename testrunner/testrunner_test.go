@@ -66,7 +66,6 @@ func TestLoadQTT(t *testing.T) {
 		{
 			Name:       "sr",
 			Statements: []string{"CREATE STREAM S (V INT) WITH (kafka_topic='s', KEY_FORMAT = 'json_sr', value_format='JSON');"},
-			Skip:       "statements use format JSON_SR, which needs Schema Registry",
 		},
 	}
 	for i := range want[1:] {
