@@ -1,0 +1,188 @@
+"""Interop with Python confluent-kafka through a Schema Registry.
+
+cmd/sluice/interop_test.go runs this in the venv scripts/install-python-kafka
+makes:
+
+  produce --format F --bootstrap B --registry URL --topic T
+      creates topic T (one partition) and writes RECORDS to it with
+      confluent-kafka's serializer for F, which registers the writer schema
+      under T-value as any Confluent client would.
+  consume --format F --bootstrap B --registry URL --topic T --count N
+      reads N records from the start of T with the matching deserializer
+      (the writer schema comes from the registry, by the id each record
+      carries) and prints each value as one JSON line with sorted keys.
+
+F is avro, protobuf or json. Values print as JSON does, except: a decimal
+as its string ("12.50"), bytes as hex.
+"""
+
+import argparse
+import base64
+import decimal
+import importlib
+import json
+import os
+import sys
+import tempfile
+import time
+
+from confluent_kafka import Consumer, KafkaError, KafkaException, Producer
+from confluent_kafka.admin import AdminClient, NewTopic
+from confluent_kafka.schema_registry import SchemaRegistryClient
+from confluent_kafka.serialization import MessageField, SerializationContext, StringSerializer
+
+# Client metrics push (KIP-714) only logs that the broker assigned an id.
+QUIET = {"enable.metrics.push": False}
+
+AVRO_SCHEMA = json.dumps({
+    "type": "record",
+    "name": "Order",
+    "namespace": "sluice.interop",
+    "fields": [
+        {"name": "id", "type": "string"},
+        {"name": "qty", "type": "int"},
+        {"name": "total", "type": "long"},
+        {"name": "price", "type": "double"},
+        {"name": "paid", "type": "boolean"},
+        {"name": "note", "type": ["null", "string"], "default": None},
+        {"name": "tags", "type": {"type": "array", "items": "string"}},
+        {"name": "attrs", "type": {"type": "map", "values": "long"}},
+        {"name": "address", "type": {
+            "type": "record",
+            "name": "Address",
+            "fields": [
+                {"name": "city", "type": "string"},
+                {"name": "zip", "type": "int"},
+            ],
+        }},
+        {"name": "amount", "type": {"type": "bytes", "logicalType": "decimal", "precision": 9, "scale": 2}},
+    ],
+})
+
+# The records every format writes: the same values, so one golden set of
+# output lines serves each format's test.
+RECORDS = [
+    {
+        "id": "o-1", "qty": 3, "total": 9000000000, "price": 2.5, "paid": True,
+        "note": "first", "tags": ["a", "b"], "attrs": {"x": 1, "y": -2},
+        "address": {"city": "Zürich", "zip": 8001}, "amount": decimal.Decimal("12.50"),
+    },
+    {
+        "id": "o-2", "qty": -7, "total": -1, "price": -0.125, "paid": False,
+        "note": None, "tags": [], "attrs": {},
+        "address": {"city": "", "zip": 0}, "amount": decimal.Decimal("-0.01"),
+    },
+    {
+        "id": "o-3", "qty": 2147483647, "total": 0, "price": 1e100, "paid": True,
+        "note": "", "tags": ["ü", "\"q\""], "attrs": {"k": 9223372036854775807},
+        "address": {"city": "Kyōto", "zip": 6000000}, "amount": decimal.Decimal("9999999.99"),
+    },
+]
+
+
+def jsonable(v):
+    if isinstance(v, decimal.Decimal):
+        return str(v)
+    if isinstance(v, bytes):
+        return v.hex()
+    if isinstance(v, dict):
+        return {k: jsonable(x) for k, x in v.items()}
+    if isinstance(v, (list, tuple)):
+        return [jsonable(x) for x in v]
+    return v
+
+
+def avro_serde(registry, produce):
+    from confluent_kafka.schema_registry.avro import AvroDeserializer, AvroSerializer
+    if produce:
+        return AvroSerializer(registry, AVRO_SCHEMA), lambda r: r
+    return AvroDeserializer(registry), jsonable
+
+
+def serde(fmt, registry, produce):
+    if fmt == "avro":
+        return avro_serde(registry, produce)
+    raise SystemExit(f"interop.py: format {fmt} is not written yet")
+
+
+def create_topic(bootstrap, topic):
+    admin = AdminClient({"bootstrap.servers": bootstrap, **QUIET})
+    fs = admin.create_topics([NewTopic(topic, num_partitions=1, replication_factor=1)])
+    for f in fs.values():
+        f.result(timeout=30)
+
+
+def produce(args):
+    registry = SchemaRegistryClient({"url": args.registry})
+    ser, to_value = serde(args.format, registry, produce=True)
+    create_topic(args.bootstrap, args.topic)
+    p = Producer({"bootstrap.servers": args.bootstrap, "enable.idempotence": True, **QUIET})
+    key = StringSerializer()
+    errors = []
+
+    def delivered(err, _msg):
+        if err is not None:
+            errors.append(err)
+
+    for r in RECORDS:
+        ctx = SerializationContext(args.topic, MessageField.VALUE)
+        p.produce(args.topic, key=key(r["id"]), value=ser(to_value(r), ctx), on_delivery=delivered)
+    left = p.flush(30)
+    if errors or left:
+        raise SystemExit(f"interop.py: produce: {errors}, {left} undelivered")
+    print(f"produced {len(RECORDS)} records to {args.topic}", file=sys.stderr)
+
+
+def consume(args):
+    registry = SchemaRegistryClient({"url": args.registry})
+    de, to_json = serde(args.format, registry, produce=False)
+    c = Consumer({
+        "bootstrap.servers": args.bootstrap,
+        "group.id": f"interop-{os.getpid()}",
+        "auto.offset.reset": "earliest",
+        "enable.auto.commit": False,
+        # The topic may not exist yet (Sluice's query creates it): look
+        # again each second, not each 5 minutes.
+        "topic.metadata.refresh.interval.ms": 1000,
+        **QUIET,
+    })
+    c.subscribe([args.topic])
+    deadline = time.monotonic() + args.timeout
+    n = 0
+    try:
+        while n < args.count:
+            if time.monotonic() > deadline:
+                raise SystemExit(f"interop.py: consume: {n} of {args.count} records from {args.topic} in {args.timeout}s")
+            msg = c.poll(1.0)
+            if msg is None:
+                continue
+            if msg.error():
+                # The topic may not be known to this client yet.
+                if msg.error().code() in (KafkaError.UNKNOWN_TOPIC_OR_PART, KafkaError._UNKNOWN_TOPIC):
+                    continue
+                raise KafkaException(msg.error())
+            v = de(msg.value(), SerializationContext(msg.topic(), MessageField.VALUE))
+            print(json.dumps(to_json(v), sort_keys=True, ensure_ascii=False), flush=True)
+            n += 1
+    finally:
+        c.close()
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    sub = ap.add_subparsers(dest="cmd", required=True)
+    for name in ("produce", "consume"):
+        s = sub.add_parser(name)
+        s.add_argument("--format", required=True, choices=["avro", "protobuf", "json"])
+        s.add_argument("--bootstrap", required=True)
+        s.add_argument("--registry", required=True)
+        s.add_argument("--topic", required=True)
+        if name == "consume":
+            s.add_argument("--count", type=int, required=True)
+            s.add_argument("--timeout", type=float, default=60)
+    args = ap.parse_args()
+    {"produce": produce, "consume": consume}[args.cmd](args)
+
+
+if __name__ == "__main__":
+    main()
