@@ -54,13 +54,20 @@
 // Contenders:
 //
 //	P      `bench worker p`: a raw franz-go consume→produce copy (the limit);
+//	P-avro P over the Avro copy of the bids;
 //	H1     `bench worker h1`: q1 by hand, encoding/json into a map;
 //	HA     `bench worker ha`: agg by hand, Badger state, a changelog record
 //	       per update, exactly-once with a GroupTransactSession;
 //	S-…    `sluice run FILE.sql` (q0, q1, q2, agg exactly_once, agg-alo);
+//	S-q1-avro  q1 over the Avro copy of the bids, written as AVRO (issue 19);
 //	KS-…   bench/kstreams/run <q1|q2|agg|restore> --brokers --in --out --app-id [--state-dir];
 //	G-…    gokabench <q1|agg|restore> --brokers --in --out --group [--storage],
 //	       built once from ./gokabench.
+//
+// The Avro copy (nexmark_avro.go), written only when P-avro or S-q1-avro
+// runs, holds the same bids (keys, timestamps, values) in the Confluent
+// wire format, their schema registered in a Schema Registry this process
+// serves (registry.Serve) and S-q1-avro is given with --schema-registry.
 //
 // KS and G are skipped, with the reason printed, when their command is
 // missing or fails. M1 runs S-agg once more over an input of one bid per

@@ -31,7 +31,7 @@ type nexmarkCmd struct {
 	Partitions int32    `default:"2" help:"Partitions of every topic."`
 	Seed       uint64   `default:"11" help:"Seed of the event generator."`
 	Sluice     string   `type:"path" help:"sluice binary (default: built from ../cmd/sluice into a temp dir)."`
-	Only       []string `sep:"," help:"Run only these contenders (short names: P,S-q0,H1,S-q1,KS-q1,G-q1,S-q2,KS-q2,HA,S-agg,S-agg-alo,KS-agg,G-agg, and M1, restore), for profiling and iteration; results.json is then left alone."`
+	Only       []string `sep:"," help:"Run only these contenders (short names: P,S-q0,H1,S-q1,P-avro,S-q1-avro,KS-q1,G-q1,S-q2,KS-q2,HA,S-agg,S-agg-alo,KS-agg,G-agg, and M1, restore), for profiling and iteration; results.json is then left alone."`
 	Profile    string   `type:"path" help:"Directory for a CPU profile of each sluice process (SLUICE_CPUPROFILE), named <contender>-<round>.prof."`
 }
 
@@ -54,6 +54,8 @@ const (
 type contender struct {
 	name string
 	wl   workload
+	// avro: the contender reads the Avro copy of the bids (avroBids).
+	avro bool
 	// start returns the command to run, given the input, a fresh output
 	// topic and a fresh id; nil when the contender is not available.
 	start func(in, out, id, dir string) *exec.Cmd
@@ -128,12 +130,22 @@ func (n *nexmarkCmd) Run(ctx context.Context, c *cli) error {
 
 	tag := fmt.Sprintf("%x", time.Now().UnixNano()&0xffffff)
 	t0 := time.Now()
-	gen, err := generate(ctx, cl.connOpts(), tag, n.Partitions, n.Records, n.Seed, false)
-	if err != nil {
-		return fmt.Errorf("generate: %w", err)
+	// The Avro copy of the bids, and the registry that holds its schema,
+	// only for the contenders that read it.
+	var av *avroBids
+	if n.selected("S-q1-avro") || n.selected("P-avro") {
+		if av, err = newAvroBids(ctx, "nexmark-bids-avro-"+tag); err != nil {
+			return fmt.Errorf("avro bids: %w", err)
+		}
+		defer av.Close()
+		fmt.Printf("schema registry: %s (in this process), bid schema id %d\n", av.URL(), av.id)
 	}
+	gen, err := generate(ctx, cl.connOpts(), tag, n.Partitions, n.Records, n.Seed, false, av)
 	for _, t := range gen.topics {
 		defer deleteTopic(cl.connOpts(), t)
+	}
+	if err != nil {
+		return fmt.Errorf("generate: %w", err)
 	}
 	fmt.Printf("setup: %s (%d persons, %d auctions, %d bids; %d pass q2; %d (auction, window) keys) in %s\n\n",
 		strings.Join(gen.topics, ", "), gen.persons, gen.auctions, gen.bids, gen.q2, gen.windowKeys, time.Since(t0).Round(time.Millisecond))
@@ -155,10 +167,14 @@ func (n *nexmarkCmd) Run(ctx context.Context, c *cli) error {
 	sluice := func(name string, wl workload, guarantee string) func(in, out, id, dir string) *exec.Cmd {
 		return func(in, out, id, dir string) *exec.Cmd {
 			file := filepath.Join(dir, "q.sql")
-			if err := os.WriteFile(file, []byte(sluiceSQL(wl, guarantee, in, out)), 0o644); err != nil {
+			avro := strings.HasSuffix(name, "-avro")
+			if err := os.WriteFile(file, []byte(sluiceSQL(wl, guarantee, in, out, avro)), 0o644); err != nil {
 				return nil
 			}
 			p := exec.Command(n.Sluice, "run", file, "--brokers", brokers, "--service-id", id, "--data-dir", filepath.Join(dir, "data"))
+			if avro {
+				p.Args = append(p.Args, "--schema-registry", av.URL())
+			}
 			p.Env = append(os.Environ(), "SLUICE_LOG_LEVEL=warn")
 			if n.Profile != "" {
 				p.Env = append(p.Env, fmt.Sprintf("SLUICE_CPUPROFILE=%s/%s-%d.prof", n.Profile, name, profiles[name]))
@@ -187,6 +203,8 @@ func (n *nexmarkCmd) Run(ctx context.Context, c *cli) error {
 		{name: "S-q0 sluice SELECT *", wl: q0, start: sluice("S-q0", q0, "")},
 		{name: "H1 hand-written Go q1 (encoding/json)", wl: q1, start: worker("h1")},
 		{name: "S-q1 sluice q1", wl: q1, start: sluice("S-q1", q1, "")},
+		{name: "P-avro raw franz-go passthrough of the Avro bids", wl: q0, avro: true, start: worker("p")},
+		{name: "S-q1-avro sluice q1 over Avro bids, Avro out", wl: q1, avro: true, start: sluice("S-q1-avro", q1, "")},
 		{name: "KS-q1 Kafka Streams q1", wl: q1, start: ks("q1"), unavailable: ksWhy},
 		{name: "G-q1 goka q1", wl: q1, start: goka("q1"), unavailable: gokaWhy},
 		{name: "S-q2 sluice q2", wl: q2, start: sluice("S-q2", q2, "")},
@@ -204,6 +222,9 @@ func (n *nexmarkCmd) Run(ctx context.Context, c *cli) error {
 	}
 	expect := map[workload]int64{q0: gen.bids, q1: gen.bids, q2: gen.q2, agg: gen.bids}
 	b := &nexBench{conn: cl.connOpts(), partitions: n.Partitions, tmp: tmp, in: gen.bidsTopic, bids: gen.bids}
+	if av != nil {
+		b.avroIn = av.topic
+	}
 	samples := make([][]procSample, len(cts))
 	for round := 0; round <= n.Runs; round++ {
 		if round == 0 {
@@ -289,19 +310,25 @@ func findKStreams() (string, string) {
 	return p, ""
 }
 
-// sluiceSQL is the file `sluice run` executes for a workload.
-func sluiceSQL(wl workload, guarantee, in, out string) string {
+// sluiceSQL is the file `sluice run` executes for a workload. With avro
+// the bids are read, and the output written, as AVRO (the same columns,
+// the output's schema registered by the sink).
+func sluiceSQL(wl workload, guarantee, in, out string, avro bool) string {
 	var b strings.Builder
 	b.WriteString("SET 'auto.offset.reset'='earliest';\n")
 	if guarantee != "" {
 		fmt.Fprintf(&b, "SET 'processing.guarantee'='%s';\n", guarantee)
 	}
-	fmt.Fprintf(&b, "CREATE STREAM BIDS (K VARCHAR KEY, AUCTION BIGINT, BIDDER BIGINT, PRICE BIGINT, CHANNEL VARCHAR, URL VARCHAR, `dateTime` BIGINT, EXTRA VARCHAR) WITH (KAFKA_TOPIC='%s', VALUE_FORMAT='JSON');\n", in)
+	format := "JSON"
+	if avro {
+		format = "AVRO"
+	}
+	fmt.Fprintf(&b, "CREATE STREAM BIDS (K VARCHAR KEY, AUCTION BIGINT, BIDDER BIGINT, PRICE BIGINT, CHANNEL VARCHAR, URL VARCHAR, `dateTime` BIGINT, EXTRA VARCHAR) WITH (KAFKA_TOPIC='%s', VALUE_FORMAT='%s');\n", in, format)
 	switch wl {
 	case q0:
 		fmt.Fprintf(&b, "CREATE STREAM OUT WITH (KAFKA_TOPIC='%s') AS SELECT * FROM BIDS;\n", out)
 	case q1:
-		fmt.Fprintf(&b, "CREATE STREAM OUT WITH (KAFKA_TOPIC='%s') AS SELECT K, AUCTION, BIDDER, CAST(PRICE AS DOUBLE) * 0.908 AS PRICE, `dateTime` FROM BIDS;\n", out)
+		fmt.Fprintf(&b, "CREATE STREAM OUT WITH (KAFKA_TOPIC='%s', VALUE_FORMAT='%s') AS SELECT K, AUCTION, BIDDER, CAST(PRICE AS DOUBLE) * 0.908 AS PRICE, `dateTime` FROM BIDS;\n", out, format)
 	case q2:
 		fmt.Fprintf(&b, "CREATE STREAM OUT WITH (KAFKA_TOPIC='%s') AS SELECT K, AUCTION, PRICE FROM BIDS WHERE AUCTION %% 123 = 0;\n", out)
 	case agg:
@@ -326,11 +353,15 @@ type generated struct {
 // event and ends near now, so 10-second windows close every 10,000 events.
 //
 // With unique every bid goes to an auction of its own (M1's input: as
-// many aggregation keys as bids).
-func generate(ctx context.Context, conn []kgo.Opt, tag string, partitions int32, bids int, seed uint64, unique bool) (generated, error) {
+// many aggregation keys as bids). With av every bid is also written, with
+// the same key and timestamp, to av's topic in Avro.
+func generate(ctx context.Context, conn []kgo.Opt, tag string, partitions int32, bids int, seed uint64, unique bool, av *avroBids) (generated, error) {
 	g := generated{
 		topics:    []string{"nexmark-persons-" + tag, "nexmark-auctions-" + tag, "nexmark-bids-" + tag},
 		bidsTopic: "nexmark-bids-" + tag,
+	}
+	if av != nil {
+		g.topics = append(g.topics, av.topic)
 	}
 	cl, err := kgo.NewClient(append(conn, kgo.ProducerLinger(5*time.Millisecond), kgo.MaxBufferedRecords(200_000), kgo.ProducerBatchMaxBytes(1<<20))...)
 	if err != nil {
@@ -387,9 +418,19 @@ func generate(ctx context.Context, conn []kgo.Opt, tag string, partitions int32,
 			}
 			price := 100 + rng.Int64N(10_000)
 			extra := pad[:40+rng.IntN(20)]
-			v := fmt.Appendf(nil, `{"auction":%d,"bidder":%d,"price":%d,"channel":"%s","url":"https://www.nexmark.com/item.htm?query=1&channel_id=%d","dateTime":%d,"extra":"%s"}`,
-				auction, 1000+rng.Int64N(max(g.persons, 1)), price, channels[rng.IntN(len(channels))], rng.IntN(1<<20), ts, extra)
-			cl.Produce(ctx, &kgo.Record{Topic: g.topics[2], Key: strconv.AppendInt(nil, auction, 10), Value: v, Timestamp: at}, done)
+			bid := bidAvro{Auction: auction, Bidder: 1000 + rng.Int64N(max(g.persons, 1)), Price: price, Channel: channels[rng.IntN(len(channels))],
+				URL: fmt.Sprintf("https://www.nexmark.com/item.htm?query=1&channel_id=%d", rng.IntN(1<<20)), DateTime: ts, Extra: extra}
+			v := fmt.Appendf(nil, `{"auction":%d,"bidder":%d,"price":%d,"channel":"%s","url":"%s","dateTime":%d,"extra":"%s"}`,
+				bid.Auction, bid.Bidder, bid.Price, bid.Channel, bid.URL, bid.DateTime, bid.Extra)
+			key := strconv.AppendInt(nil, auction, 10)
+			cl.Produce(ctx, &kgo.Record{Topic: g.topics[2], Key: key, Value: v, Timestamp: at}, done)
+			if av != nil {
+				bin, err := av.encode(bid)
+				if err != nil {
+					return g, err
+				}
+				cl.Produce(ctx, &kgo.Record{Topic: g.topics[3], Key: key, Value: bin, Timestamp: at}, done)
+			}
 			g.bids++
 			if auction%123 == 0 {
 				g.q2++
@@ -416,7 +457,8 @@ type nexBench struct {
 	partitions int32
 	tmp        string
 	in         string
-	bids       int64 // input records: the rates and CPU per record count these
+	avroIn     string // the Avro copy of in, for contenders with avro set
+	bids       int64  // input records: the rates and CPU per record count these
 	seq        int
 }
 
@@ -451,7 +493,11 @@ func (b *nexBench) run(ctx context.Context, ct *contender, want int64) (procSamp
 		return procSample{}, err
 	}
 	defer cnt.stop()
-	cmd := ct.start(b.in, out, id, dir)
+	in := b.in
+	if ct.avro {
+		in = b.avroIn
+	}
+	cmd := ct.start(in, out, id, dir)
 	if cmd == nil {
 		return procSample{}, errors.New("could not prepare the command")
 	}
@@ -720,7 +766,7 @@ type m1Result struct {
 
 func (n *nexmarkCmd) m1(ctx context.Context, cl *cluster, tag string, start func(in, out, id, dir string) *exec.Cmd, tmp string) m1Result {
 	t0 := time.Now()
-	gen, err := generate(ctx, cl.connOpts(), tag, n.Partitions, n.M1Keys, n.Seed, true)
+	gen, err := generate(ctx, cl.connOpts(), tag, n.Partitions, n.M1Keys, n.Seed, true, nil)
 	for _, t := range gen.topics {
 		defer deleteTopic(cl.connOpts(), t)
 	}

@@ -2,8 +2,10 @@ package format
 
 import (
 	"context"
+	"encoding/binary"
 	"encoding/json"
 	"fmt"
+	"math"
 	"math/big"
 	"strings"
 	"sync"
@@ -47,7 +49,10 @@ type avroCodec struct {
 	write     avro.Schema // nil: the codec cannot encode (a source)
 	// writeCols is, per field of a record write schema, its column.
 	writeCols []int
-	reg       Schemas
+	// writePrims, when every field of a record write schema is a
+	// primitive (avroPrim), are those fields: Encode writes them itself.
+	writePrims []avroPrim
+	reg        Schemas
 	// readers caches the writer schemas of the ids seen, parsed, with
 	// their fields' columns.
 	readers sync.Map // int → *avroReader
@@ -75,6 +80,7 @@ func newAvroCodec(cols []types.Column, p Props, key bool) (Codec, error) {
 		c.write = s
 		if rs, ok := s.(*avro.RecordSchema); ok {
 			c.writeCols = c.fieldColumns(rs)
+			c.writePrims = primFields(rs)
 		}
 	}
 	return c, nil
@@ -86,6 +92,56 @@ type avroReader struct {
 	// cols is, per field of a record schema, the column it fills (-1:
 	// none), matched once per schema rather than per record.
 	cols []int
+	// prims, when every field of a record schema is a primitive
+	// (avroPrim), are those fields: Decode reads them itself.
+	prims []avroPrim
+}
+
+// avroPrim is a record field of a primitive type without a logical type,
+// bare or in a union with null: the fields the codec reads and writes
+// itself, field by field, rather than through hamba/avro's generic
+// map[string]any, which costs a map, its hashing and an allocation per
+// field on every record. What the codec does is what the generic path
+// gives: the generic path's Go values (int for Avro int, int64 for long)
+// go through the same conversions, and a value the fast path does not
+// take (writing) sends the whole record down the generic path.
+type avroPrim struct {
+	typ    avro.Type // Boolean, Int, Long, Float, Double, String, Bytes
+	schema avro.Schema
+	union  bool
+	// null and value are the union's branch indexes.
+	null, value int64
+}
+
+// primFields returns the record's fields as avroPrims, or nil when a
+// field is of another type.
+func primFields(rs *avro.RecordSchema) []avroPrim {
+	out := make([]avroPrim, len(rs.Fields()))
+	for j, f := range rs.Fields() {
+		p := avroPrim{schema: f.Type()}
+		s := f.Type()
+		if u, ok := s.(*avro.UnionSchema); ok {
+			ts := u.Types()
+			if len(ts) != 2 || (ts[0].Type() == avro.Null) == (ts[1].Type() == avro.Null) {
+				return nil
+			}
+			p.union, p.null, p.value, s = true, 0, 1, ts[1]
+			if ts[1].Type() == avro.Null {
+				p.null, p.value, s = 1, 0, ts[0]
+			}
+		}
+		switch s.Type() {
+		case avro.Boolean, avro.Int, avro.Long, avro.Float, avro.Double, avro.String, avro.Bytes:
+		default:
+			return nil
+		}
+		if ls, ok := s.(avro.LogicalTypeSchema); ok && ls.Logical() != nil {
+			return nil
+		}
+		p.typ = s.Type()
+		out[j] = p
+	}
+	return out
 }
 
 // fieldColumns matches a record's fields to columns by name: exactly,
@@ -245,6 +301,89 @@ func (c *avroCodec) Encode(vals []any) ([]byte, error) {
 	if c.write == nil {
 		return nil, fmt.Errorf("%w: no AVRO schema registered to write with", ErrEncode)
 	}
+	if c.writePrims != nil && !c.unwrapped {
+		if b, ok := c.encodePrims(vals); ok {
+			return b, nil
+		}
+	}
+	return c.encodeGeneric(vals)
+}
+
+// encodePrims writes a record of avroPrim fields, the bytes hamba/avro
+// writes for it; ok is false for a value it does not take (a Go type
+// other than the field's, or NULL in a field that is not nullable),
+// which the generic path then writes or refuses.
+func (c *avroCodec) encodePrims(vals []any) (b []byte, ok bool) {
+	b = appendWireHeader(make([]byte, 0, 128), c.writeID)
+	for j, p := range c.writePrims {
+		var v any
+		if i := c.writeCols[j]; i >= 0 {
+			v = vals[i]
+		}
+		if v == nil {
+			if !p.union {
+				return nil, false
+			}
+			b = binary.AppendVarint(b, p.null)
+			continue
+		}
+		if p.union {
+			b = binary.AppendVarint(b, p.value)
+		}
+		switch p.typ {
+		case avro.Long:
+			x, ok := v.(int64)
+			if !ok {
+				return nil, false
+			}
+			b = binary.AppendVarint(b, x)
+		case avro.Int:
+			x, ok := v.(int32)
+			if !ok {
+				return nil, false
+			}
+			b = binary.AppendVarint(b, int64(x))
+		case avro.Double:
+			x, ok := v.(float64)
+			if !ok {
+				return nil, false
+			}
+			b = binary.LittleEndian.AppendUint64(b, math.Float64bits(x))
+		case avro.Float:
+			x, ok := v.(float32)
+			if !ok {
+				return nil, false
+			}
+			b = binary.LittleEndian.AppendUint32(b, math.Float32bits(x))
+		case avro.String:
+			x, ok := v.(string)
+			if !ok {
+				return nil, false
+			}
+			b = append(binary.AppendVarint(b, int64(len(x))), x...)
+		case avro.Bytes:
+			x, ok := v.([]byte)
+			if !ok {
+				return nil, false
+			}
+			b = append(binary.AppendVarint(b, int64(len(x))), x...)
+		case avro.Boolean:
+			x, ok := v.(bool)
+			if !ok {
+				return nil, false
+			}
+			if x {
+				b = append(b, 1)
+			} else {
+				b = append(b, 0)
+			}
+		}
+	}
+	return b, true
+}
+
+// encodeGeneric writes vals through hamba/avro's generic encoder.
+func (c *avroCodec) encodeGeneric(vals []any) ([]byte, error) {
 	var v any
 	if c.unwrapped {
 		if vals[0] == nil {
@@ -407,6 +546,16 @@ func (c *avroCodec) Decode(data []byte, dst []any) error {
 	s := rd.schema
 	r := avroReaders.Get().(*avro.Reader)
 	r.Reset(body)
+	if rd.prims != nil && !c.unwrapped {
+		err := c.decodePrims(r, rd, dst)
+		rerr := r.Error
+		r.Error = nil
+		avroReaders.Put(r)
+		if rerr != nil {
+			return fmt.Errorf("%w: AVRO payload for schema id %d: %v", ErrMalformed, id, rerr)
+		}
+		return err
+	}
 	var v any
 	r.ReadVal(s, &v)
 	err = r.Error
@@ -447,6 +596,88 @@ func (c *avroCodec) Decode(data []byte, dst []any) error {
 	return c.fromRecord(m, rs, rd.cols, dst)
 }
 
+// decodePrims reads a record of avroPrim fields into dst, as the generic
+// path and fromRecord do: it reads the whole record (a payload error, in
+// r.Error, goes before a column's), and returns the first field's
+// conversion error.
+func (c *avroCodec) decodePrims(r *avro.Reader, rd *avroReader, dst []any) error {
+	setNull(dst, len(c.cols))
+	var first error
+	for j, p := range rd.prims {
+		if p.union {
+			switch idx := r.ReadLong(); {
+			case r.Error != nil:
+				return nil
+			case idx == p.null:
+				continue
+			case idx != p.value:
+				r.ReportError("decode union", fmt.Sprintf("unknown union index %d", idx))
+				return nil
+			}
+		}
+		// A field no column names is read all the same (not skipped), so
+		// what a bad payload reports does not depend on the columns.
+		i := rd.cols[j]
+		k := types.Unknown
+		if i >= 0 {
+			k = c.cols[i].Type.Kind
+		}
+		var v any
+		switch p.typ {
+		case avro.Long:
+			n := r.ReadLong()
+			if k == types.BigInt || k == types.Timestamp {
+				dst[i] = n
+				continue
+			}
+			v = n
+		case avro.Int:
+			n := r.ReadInt()
+			if k == types.Integer || k == types.Date || k == types.Time {
+				dst[i] = n
+				continue
+			}
+			v = int(n)
+		case avro.Double:
+			x := r.ReadDouble()
+			if k == types.Double {
+				dst[i] = x
+				continue
+			}
+			v = x
+		case avro.Float:
+			v = r.ReadFloat()
+		case avro.String:
+			x := r.ReadString()
+			if k == types.String {
+				dst[i] = x
+				continue
+			}
+			v = x
+		case avro.Bytes:
+			v = r.ReadBytes()
+		case avro.Boolean:
+			v = r.ReadBool()
+		}
+		if r.Error != nil {
+			return nil
+		}
+		if i < 0 {
+			continue
+		}
+		t := c.cols[i].Type
+		val, err := fromAvro(v, t, p.schema)
+		if err != nil {
+			if first == nil {
+				first = fmt.Errorf("%w: column %s: %v", ErrMalformed, c.cols[i].Name, err)
+			}
+			continue
+		}
+		dst[i] = val
+	}
+	return first
+}
+
 // fromRecord fills dst from a decoded record by field name.
 func (c *avroCodec) fromRecord(rec map[string]any, rs *avro.RecordSchema, cols []int, dst []any) error {
 	setNull(dst, len(c.cols))
@@ -483,6 +714,7 @@ func (c *avroCodec) reader(id int) (*avroReader, error) {
 	r := &avroReader{schema: s}
 	if rs, ok := s.(*avro.RecordSchema); ok {
 		r.cols = c.fieldColumns(rs)
+		r.prims = primFields(rs)
 	}
 	c.readers.Store(id, r)
 	return r, nil
