@@ -2,10 +2,8 @@ package format
 
 import (
 	"context"
-	"encoding/binary"
 	"encoding/json"
 	"fmt"
-	"math"
 	"math/big"
 	"strings"
 	"sync"
@@ -38,6 +36,9 @@ const (
 // avroReaders are reused readers of Avro payloads. (avro.Unmarshal takes
 // an empty payload for a zero value; a reader says it ended early.)
 var avroReaders = sync.Pool{New: func() any { return avro.NewReader(nil, 0) }}
+
+// avroWriters are reused writers of Avro payloads, with their buffers.
+var avroWriters = sync.Pool{New: func() any { return avro.NewWriter(nil, 256) }}
 
 // avroCodec encodes and decodes one side of a record in AVRO.
 type avroCodec struct {
@@ -309,12 +310,15 @@ func (c *avroCodec) Encode(vals []any) ([]byte, error) {
 	return c.encodeGeneric(vals)
 }
 
-// encodePrims writes a record of avroPrim fields, the bytes hamba/avro
-// writes for it; ok is false for a value it does not take (a Go type
+// encodePrims writes a record of avroPrim fields with hamba/avro's
+// primitive writer, the bytes its generic encoder writes for it; ok is false for a value it does not take (a Go type
 // other than the field's, or NULL in a field that is not nullable),
 // which the generic path then writes or refuses.
 func (c *avroCodec) encodePrims(vals []any) (b []byte, ok bool) {
-	b = appendWireHeader(make([]byte, 0, 128), c.writeID)
+	w := avroWriters.Get().(*avro.Writer)
+	defer avroWriters.Put(w)
+	w.Reset(nil)
+	_, _ = w.Write(appendWireHeader(make([]byte, 0, wireHeaderLen), c.writeID))
 	for j, p := range c.writePrims {
 		var v any
 		if i := c.writeCols[j]; i >= 0 {
@@ -324,11 +328,11 @@ func (c *avroCodec) encodePrims(vals []any) (b []byte, ok bool) {
 			if !p.union {
 				return nil, false
 			}
-			b = binary.AppendVarint(b, p.null)
+			w.WriteLong(p.null)
 			continue
 		}
 		if p.union {
-			b = binary.AppendVarint(b, p.value)
+			w.WriteLong(p.value)
 		}
 		switch p.typ {
 		case avro.Long:
@@ -336,50 +340,47 @@ func (c *avroCodec) encodePrims(vals []any) (b []byte, ok bool) {
 			if !ok {
 				return nil, false
 			}
-			b = binary.AppendVarint(b, x)
+			w.WriteLong(x)
 		case avro.Int:
 			x, ok := v.(int32)
 			if !ok {
 				return nil, false
 			}
-			b = binary.AppendVarint(b, int64(x))
+			w.WriteInt(x)
 		case avro.Double:
 			x, ok := v.(float64)
 			if !ok {
 				return nil, false
 			}
-			b = binary.LittleEndian.AppendUint64(b, math.Float64bits(x))
+			w.WriteDouble(x)
 		case avro.Float:
 			x, ok := v.(float32)
 			if !ok {
 				return nil, false
 			}
-			b = binary.LittleEndian.AppendUint32(b, math.Float32bits(x))
+			w.WriteFloat(x)
 		case avro.String:
 			x, ok := v.(string)
 			if !ok {
 				return nil, false
 			}
-			b = append(binary.AppendVarint(b, int64(len(x))), x...)
+			w.WriteString(x)
 		case avro.Bytes:
 			x, ok := v.([]byte)
 			if !ok {
 				return nil, false
 			}
-			b = append(binary.AppendVarint(b, int64(len(x))), x...)
+			w.WriteBytes(x)
 		case avro.Boolean:
 			x, ok := v.(bool)
 			if !ok {
 				return nil, false
 			}
-			if x {
-				b = append(b, 1)
-			} else {
-				b = append(b, 0)
-			}
+			w.WriteBool(x)
 		}
 	}
-	return b, true
+	// The writer goes back to the pool: the record keeps a copy.
+	return append(make([]byte, 0, w.Buffered()), w.Buffer()...), true
 }
 
 // encodeGeneric writes vals through hamba/avro's generic encoder.
