@@ -2,6 +2,7 @@ package format
 
 import (
 	"context"
+	"encoding/base64"
 	"encoding/binary"
 	"fmt"
 	"math/big"
@@ -12,7 +13,10 @@ import (
 	"github.com/bufbuild/protocompile"
 	"github.com/cockroachdb/apd/v3"
 	"google.golang.org/protobuf/proto"
+	"google.golang.org/protobuf/reflect/protodesc"
 	"google.golang.org/protobuf/reflect/protoreflect"
+	"google.golang.org/protobuf/reflect/protoregistry"
+	"google.golang.org/protobuf/types/descriptorpb"
 	"google.golang.org/protobuf/types/dynamicpb"
 
 	"github.com/sluice-sql/sluice/types"
@@ -111,14 +115,96 @@ func CompileProtobuf(s Schema) (protoreflect.FileDescriptor, error) {
 	for name, text := range s.References {
 		files[name] = text
 	}
-	c := protocompile.Compiler{Resolver: protocompile.WithStandardImports(&protocompile.SourceResolver{
-		Accessor: protocompile.SourceAccessorFromMap(files),
-	})}
+	c := protocompile.Compiler{Resolver: protocompile.WithStandardImports(protoFiles(files))}
 	fds, err := c.Compile(context.Background(), protoMainFile)
 	if err != nil {
 		return nil, fmt.Errorf("%w: PROTOBUF schema: %v", ErrUnsupported, strings.ReplaceAll(err.Error(), protoMainFile+":", ""))
 	}
 	return fds[0], nil
+}
+
+// protoFiles resolves the files of a schema by name: .proto source, or a
+// serialized FileDescriptorProto in base64, the form Confluent's clients
+// register (and ask for with ?format=serialized).
+type protoFiles map[string]string
+
+func (f protoFiles) FindFileByPath(path string) (protocompile.SearchResult, error) {
+	text, ok := f[path]
+	if !ok {
+		return protocompile.SearchResult{}, fmt.Errorf("file %s not found: %w", path, protoregistry.NotFound)
+	}
+	if fdp := SerializedDescriptor(text); fdp != nil {
+		fdp.Name = proto.String(path)
+		return protocompile.SearchResult{Proto: fdp}, nil
+	}
+	return protocompile.SearchResult{Source: strings.NewReader(text)}, nil
+}
+
+// SerializedDescriptor reads a schema given as a base64 serialized
+// FileDescriptorProto; nil when text is not one (.proto source has
+// characters base64 lacks).
+func SerializedDescriptor(text string) *descriptorpb.FileDescriptorProto {
+	b, err := base64.StdEncoding.DecodeString(strings.TrimSpace(text))
+	if err != nil || len(b) == 0 {
+		return nil
+	}
+	fdp := &descriptorpb.FileDescriptorProto{}
+	if proto.Unmarshal(b, fdp) != nil || len(fdp.GetMessageType())+len(fdp.GetEnumType()) == 0 {
+		return nil
+	}
+	// protoc fills in every field's json_name, and the linker takes an
+	// absent one for a custom "" (clashing with the next); descriptors
+	// some clients serialize lack them, so the defaults are filled in.
+	var fill func(ms []*descriptorpb.DescriptorProto)
+	fill = func(ms []*descriptorpb.DescriptorProto) {
+		for _, m := range ms {
+			for _, f := range m.Field {
+				if f.GetJsonName() == "" {
+					f.JsonName = proto.String(jsonCamelCase(f.GetName()))
+				}
+			}
+			fill(m.NestedType)
+		}
+	}
+	fill(fdp.MessageType)
+	return fdp
+}
+
+// jsonCamelCase is protoc's default JSON name of a field: underscores
+// dropped, the letter after each upper-cased.
+func jsonCamelCase(name string) string {
+	var b strings.Builder
+	upper := false
+	for _, r := range name {
+		switch {
+		case r == '_':
+			upper = true
+		case upper && r >= 'a' && r <= 'z':
+			b.WriteRune(r - 'a' + 'A')
+			upper = false
+		default:
+			b.WriteRune(r)
+			upper = false
+		}
+	}
+	return b.String()
+}
+
+// SerializeProtobuf is a schema's main file as a base64 serialized
+// FileDescriptorProto.
+func SerializeProtobuf(s Schema) (string, error) {
+	if SerializedDescriptor(s.Text) != nil {
+		return strings.TrimSpace(s.Text), nil
+	}
+	fd, err := CompileProtobuf(s)
+	if err != nil {
+		return "", err
+	}
+	b, err := proto.Marshal(protodesc.ToFileDescriptorProto(fd))
+	if err != nil {
+		return "", fmt.Errorf("%w: PROTOBUF schema: %v", ErrUnsupported, err)
+	}
+	return base64.StdEncoding.EncodeToString(b), nil
 }
 
 // protoMessageNamed finds a file's message by full or simple name, among

@@ -9,6 +9,7 @@ import (
 	"net"
 	"net/http"
 	"net/http/httptest"
+	"net/url"
 	"os"
 	"path/filepath"
 	"sort"
@@ -18,6 +19,8 @@ import (
 	"github.com/hamba/avro/v2"
 	"github.com/twmb/franz-go/pkg/sr"
 	"github.com/twmb/franz-go/pkg/sr/srfake"
+
+	"github.com/sluice-sql/sluice/format"
 )
 
 // Embedded is a Schema Registry served in this process: franz-go's srfake
@@ -83,6 +86,10 @@ func (e *Embedded) serve(w http.ResponseWriter, r *http.Request) {
 			return
 		}
 	}
+	if r.Method == http.MethodGet && r.URL.Query().Get("format") == "serialized" {
+		e.serveSerialized(w, r)
+		return
+	}
 	rec := &statusRecorder{ResponseWriter: w, status: http.StatusOK}
 	e.reg.Handler().ServeHTTP(rec, r)
 	if r.Method != http.MethodGet && r.Method != http.MethodHead && rec.status < 300 && e.file != "" {
@@ -143,6 +150,57 @@ type statusRecorder struct {
 func (s *statusRecorder) WriteHeader(code int) {
 	s.status = code
 	s.ResponseWriter.WriteHeader(code)
+}
+
+// serveSerialized answers a schema lookup with ?format=serialized, as
+// Confluent's registry does for Protobuf clients: the schema as a base64
+// FileDescriptorProto. (srfake keeps schemas as registered, text or not.)
+func (e *Embedded) serveSerialized(w http.ResponseWriter, r *http.Request) {
+	rec := httptest.NewRecorder()
+	e.reg.Handler().ServeHTTP(rec, r)
+	var body map[string]any
+	if rec.Code != http.StatusOK || json.Unmarshal(rec.Body.Bytes(), &body) != nil || body["schemaType"] != format.SchemaProtobuf {
+		copyResponse(w, rec)
+		return
+	}
+	text, _ := body["schema"].(string)
+	var refs []sr.SchemaReference
+	if raw, err := json.Marshal(body["references"]); err == nil {
+		_ = json.Unmarshal(raw, &refs)
+	}
+	sch := format.Schema{Type: format.SchemaProtobuf, Text: text, References: map[string]string{}}
+	for len(refs) > 0 {
+		ref := refs[0]
+		refs = refs[1:]
+		if _, seen := sch.References[ref.Name]; seen {
+			continue
+		}
+		var ss sr.SubjectSchema
+		if err := e.get(fmt.Sprintf("/subjects/%s/versions/%d", url.PathEscape(ref.Subject), ref.Version), &ss); err != nil {
+			http.Error(w, err.Error(), http.StatusInternalServerError)
+			return
+		}
+		sch.References[ref.Name] = ss.Schema.Schema
+		refs = append(refs, ss.References...)
+	}
+	serialized, err := format.SerializeProtobuf(sch)
+	if err != nil {
+		w.Header().Set("Content-Type", "application/vnd.schemaregistry.v1+json")
+		w.WriteHeader(http.StatusUnprocessableEntity)
+		_ = json.NewEncoder(w).Encode(map[string]any{"error_code": 42201, "message": err.Error()})
+		return
+	}
+	body["schema"] = serialized
+	w.Header().Set("Content-Type", "application/vnd.schemaregistry.v1+json")
+	_ = json.NewEncoder(w).Encode(body)
+}
+
+func copyResponse(w http.ResponseWriter, rec *httptest.ResponseRecorder) {
+	for k, v := range rec.Header() {
+		w.Header()[k] = v
+	}
+	w.WriteHeader(rec.Code)
+	_, _ = w.Write(rec.Body.Bytes())
 }
 
 // get asks the registry's own handler, in process.

@@ -2,10 +2,19 @@ package registry
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
+	"fmt"
+	"net/http"
 	"path/filepath"
+	"reflect"
+	"slices"
 	"strings"
 	"testing"
+
+	"github.com/twmb/franz-go/pkg/sr"
+
+	"github.com/sluice-sql/sluice/format"
 )
 
 const (
@@ -91,5 +100,59 @@ func TestUnreachableRegistry(t *testing.T) {
 	_, err = cl.SchemaByID(context.Background(), 1)
 	if err == nil || !strings.Contains(err.Error(), "schema registry http://127.0.0.1:1") {
 		t.Errorf("error %v, want one naming the registry URL", err)
+	}
+}
+
+// A Protobuf schema with a reference: the client resolves the import's
+// text, and the embedded registry serves it serialized (a base64
+// FileDescriptorProto, as Confluent's Protobuf clients ask for) too.
+func TestProtobufReferences(t *testing.T) {
+	ctx := context.Background()
+	reg, err := Serve("127.0.0.1:0", "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { reg.Close() })
+	event := "syntax = \"proto3\";\nmessage Event { int64 timestamp = 1; }\n"
+	main := "syntax = \"proto3\";\nimport \"event.proto\";\nmessage Logistics { Event event = 1; }\n"
+	if _, err := reg.SeedSchema("event.proto", 0, sr.Schema{Schema: event, Type: sr.TypeProtobuf}); err != nil {
+		t.Fatal(err)
+	}
+	id, err := reg.SeedSchema("logistics-value", 0, sr.Schema{Schema: main, Type: sr.TypeProtobuf,
+		References: []sr.SchemaReference{{Name: "event.proto", Subject: "event.proto", Version: 1}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	cl, err := NewClient(reg.URL())
+	if err != nil {
+		t.Fatal(err)
+	}
+	got, err := cl.Schema(ctx, id)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := format.Schema{Type: format.SchemaProtobuf, Text: main, References: map[string]string{"event.proto": event}}
+	if !reflect.DeepEqual(got, want) {
+		t.Errorf("schema %d: %+v, want %+v", id, got, want)
+	}
+	resp, err := http.Get(fmt.Sprintf("%s/schemas/ids/%d?format=serialized", reg.URL(), id))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	var body struct {
+		Schema string `json:"schema"`
+	}
+	if err := json.NewDecoder(resp.Body).Decode(&body); err != nil {
+		t.Fatal(err)
+	}
+	fdp := format.SerializedDescriptor(body.Schema)
+	if fdp == nil || len(fdp.MessageType) != 1 || fdp.MessageType[0].GetName() != "Logistics" || !slices.Equal(fdp.Dependency, []string{"event.proto"}) {
+		t.Fatalf("serialized schema %q: descriptor %v, want message Logistics importing event.proto", body.Schema, fdp)
+	}
+	// The serialized form reads back as the same columns.
+	cols, err := format.ProtobufColumns(format.Schema{Type: format.SchemaProtobuf, Text: body.Schema, References: got.References}, "", false)
+	if err != nil || len(cols) != 1 || cols[0].Name != "event" || cols[0].Type.String() != "STRUCT<`timestamp` BIGINT>" {
+		t.Errorf("columns of the serialized schema: %v, %v", cols, err)
 	}
 }

@@ -99,9 +99,114 @@ def avro_serde(registry, produce):
     return AvroDeserializer(registry), jsonable
 
 
-def serde(fmt, registry, produce):
+# The protobuf schema: RECORDS' fields in proto3 (a decimal has no proto3
+# scalar; ksqlDB's confluent.type.Decimal is left out to keep it simple).
+# Written as a FileDescriptorProto, the form confluent-kafka registers.
+PROTO_FILE = """
+name: "interop_order.proto"
+package: "sluice.interop"
+syntax: "proto3"
+message_type {
+  name: "Order"
+  field { name: "id" number: 1 label: LABEL_OPTIONAL type: TYPE_STRING }
+  field { name: "qty" number: 2 label: LABEL_OPTIONAL type: TYPE_INT32 }
+  field { name: "total" number: 3 label: LABEL_OPTIONAL type: TYPE_INT64 }
+  field { name: "price" number: 4 label: LABEL_OPTIONAL type: TYPE_DOUBLE }
+  field { name: "paid" number: 5 label: LABEL_OPTIONAL type: TYPE_BOOL }
+  field { name: "note" number: 6 label: LABEL_OPTIONAL type: TYPE_STRING }
+  field { name: "tags" number: 7 label: LABEL_REPEATED type: TYPE_STRING }
+  field { name: "attrs" number: 8 label: LABEL_REPEATED type: TYPE_MESSAGE type_name: ".sluice.interop.Order.AttrsEntry" }
+  field { name: "address" number: 9 label: LABEL_OPTIONAL type: TYPE_MESSAGE type_name: ".sluice.interop.Address" }
+  nested_type {
+    name: "AttrsEntry"
+    field { name: "key" number: 1 label: LABEL_OPTIONAL type: TYPE_STRING }
+    field { name: "value" number: 2 label: LABEL_OPTIONAL type: TYPE_INT64 }
+    options { map_entry: true }
+  }
+}
+message_type {
+  name: "Address"
+  field { name: "city" number: 1 label: LABEL_OPTIONAL type: TYPE_STRING }
+  field { name: "zip" number: 2 label: LABEL_OPTIONAL type: TYPE_INT32 }
+}
+"""
+
+
+def proto_class(fdp, index=0):
+    """The message class of fdp's message at index, in a pool of its own."""
+    # What a schema of Sluice's may import: the wrappers, and Confluent's
+    # decimal, into the default pool.
+    import google.protobuf.wrappers_pb2  # noqa: F401
+    import confluent_kafka.schema_registry.confluent.type.decimal_pb2  # noqa: F401
+    from google.protobuf import descriptor_pb2, descriptor_pool, message_factory
+    pool = descriptor_pool.DescriptorPool()
+
+    def add(name):
+        try:
+            pool.FindFileByName(name)
+            return
+        except KeyError:
+            pass
+        dep = descriptor_pb2.FileDescriptorProto()
+        fd = descriptor_pool.Default().FindFileByName(name)
+        fd.CopyToProto(dep)
+        for d in dep.dependency:
+            add(d)
+        pool.Add(dep)
+
+    for d in fdp.dependency:
+        add(d)
+    fd = pool.Add(fdp)
+    return message_factory.GetMessageClass(fd.message_types_by_name[fdp.message_type[index].name])
+
+
+def proto_json(m):
+    """A message as the dict the Avro side prints: every field, an unset
+    message field null, int64 as a number, a confluent.type.Decimal as its
+    string."""
+    d = m.DESCRIPTOR
+    if d.full_name == "confluent.type.Decimal":
+        return str(decimal.Decimal(int.from_bytes(m.value, "big", signed=True)).scaleb(-m.scale))
+    if d.full_name.startswith("google.protobuf.") and d.full_name.endswith("Value"):
+        return m.value
+    out = {}
+    for f in d.fields:
+        v = getattr(m, f.name)
+        if f.message_type is not None and f.message_type.GetOptions().map_entry:
+            vf = f.message_type.fields_by_name["value"]
+            out[f.name] = {k: proto_json(x) if vf.message_type else x for k, x in v.items()}
+        elif f.is_repeated:
+            out[f.name] = [proto_json(x) if f.message_type else x for x in v]
+        elif f.message_type is not None:
+            out[f.name] = proto_json(v) if m.HasField(f.name) else None
+        else:
+            out[f.name] = v
+    return out
+
+
+def protobuf_serde(registry, produce, topic):
+    from google.protobuf import descriptor_pb2, text_format
+    from confluent_kafka.schema_registry.protobuf import ProtobufDeserializer, ProtobufSerializer
+    if produce:
+        cls = proto_class(text_format.Parse(PROTO_FILE, descriptor_pb2.FileDescriptorProto()))
+
+        def to_message(r):
+            r = {k: v for k, v in r.items() if k != "amount" and v is not None}
+            return cls(**r)
+        return ProtobufSerializer(cls, registry), to_message
+    # The reader's message class is the writer's: the schema Sluice
+    # registered for the topic, as the registry serves it serialized.
+    from confluent_kafka.schema_registry.common.protobuf import _str_to_proto
+    latest = registry.get_latest_version(f"{topic}-value", "serialized")
+    cls = proto_class(_str_to_proto("sluice", latest.schema.schema_str))
+    return ProtobufDeserializer(cls, None, registry), proto_json
+
+
+def serde(fmt, registry, produce, topic):
     if fmt == "avro":
         return avro_serde(registry, produce)
+    if fmt == "protobuf":
+        return protobuf_serde(registry, produce, topic)
     raise SystemExit(f"interop.py: format {fmt} is not written yet")
 
 
@@ -114,7 +219,7 @@ def create_topic(bootstrap, topic):
 
 def produce(args):
     registry = SchemaRegistryClient({"url": args.registry})
-    ser, to_value = serde(args.format, registry, produce=True)
+    ser, to_value = serde(args.format, registry, True, args.topic)
     create_topic(args.bootstrap, args.topic)
     p = Producer({"bootstrap.servers": args.bootstrap, "enable.idempotence": True, **QUIET})
     key = StringSerializer()
@@ -135,7 +240,9 @@ def produce(args):
 
 def consume(args):
     registry = SchemaRegistryClient({"url": args.registry})
-    de, to_json = serde(args.format, registry, produce=False)
+    # Made at the first record: Sluice registers the topic's schema when its
+    # query starts, perhaps after this consumer does.
+    de = to_json = None
     c = Consumer({
         "bootstrap.servers": args.bootstrap,
         "group.id": f"interop-{os.getpid()}",
@@ -161,6 +268,8 @@ def consume(args):
                 if msg.error().code() in (KafkaError.UNKNOWN_TOPIC_OR_PART, KafkaError._UNKNOWN_TOPIC):
                     continue
                 raise KafkaException(msg.error())
+            if de is None:
+                de, to_json = serde(args.format, registry, False, args.topic)
             v = de(msg.value(), SerializationContext(msg.topic(), MessageField.VALUE))
             print(json.dumps(to_json(v), sort_keys=True, ensure_ascii=False), flush=True)
             n += 1
