@@ -26,7 +26,7 @@ import (
 // testdata/interop.py, in the venv scripts/install-python-kafka makes.
 func TestConfluentKafkaInterop(t *testing.T) {
 	python := interopPython(t)
-	for _, format := range []string{"avro", "protobuf"} {
+	for _, format := range []string{"avro", "protobuf", "json"} {
 		t.Run(format, func(t *testing.T) {
 			brokers, reg := startBrokerWithRegistry(t)
 			// Topics of their own: against an external cluster an earlier
