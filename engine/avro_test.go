@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"path/filepath"
 	"sort"
+	"strings"
 	"testing"
 	"time"
 
@@ -121,5 +122,100 @@ func TestAvroThroughRegistry(t *testing.T) {
 	sort.Strings(got)
 	if diff := cmp.Diff([]string{`"" 1 pen 5`, `"" 5 box 14`}, got); diff != "" {
 		t.Errorf("outputs (-want +got):\n%s", diff)
+	}
+}
+
+// TestAvroRegistryOutage stops the Schema Registry while Avro records
+// whose schema the query has not seen yet arrive: they are not bad
+// records and not lost. The query waits (DESCRIBE EXTENDED says so, with
+// the record that waits), retries with backoff, and when the registry is
+// back every record comes out, exactly once, with no deserialize error;
+// under both guarantees.
+func TestAvroRegistryOutage(t *testing.T) {
+	for _, guarantee := range []string{"at_least_once", "exactly_once"} {
+		t.Run(guarantee, func(t *testing.T) { testRegistryOutage(t, guarantee) })
+	}
+}
+
+func testRegistryOutage(t *testing.T, guarantee string) {
+	ctx := context.Background()
+	brokers := testkafka.Brokers(t)
+	in, out := testkafka.Name(t, "outage_in"), testkafka.Name(t, "outage_out")
+	testkafka.CreateTopic(t, brokers, in, 1)
+	file := filepath.Join(t.TempDir(), "schemas.json")
+	reg, err := registry.Serve("127.0.0.1:0", file)
+	if err != nil {
+		t.Fatal(err)
+	}
+	addr := strings.TrimPrefix(reg.URL(), "http://")
+	producer, err := registry.NewClient(reg.URL())
+	if err != nil {
+		t.Fatal(err)
+	}
+	v1 := `{"type":"record","name":"Order","fields":[{"name":"id","type":"long"}]}`
+	v2 := `{"type":"record","name":"Order","fields":[{"name":"id","type":"long"},{"name":"qty","type":["null","int"],"default":null}]}`
+	if _, err := producer.Register(ctx, in+"-value", v1); err != nil {
+		t.Fatal(err)
+	}
+	engineRegistry, err := registry.NewClient(reg.URL())
+	if err != nil {
+		t.Fatal(err)
+	}
+	cfg := testConfig(brokers, t.TempDir(), testkafka.Name(t, "svc"), quiet, "processing.guarantee", guarantee)
+	cfg.SchemaRegistry = engineRegistry
+	e := openConfig(t, cfg)
+	res := execute(t, e, fmt.Sprintf(`
+		CREATE STREAM orders (id BIGINT, qty INT) WITH (KAFKA_TOPIC='%[1]s', VALUE_FORMAT='AVRO');
+		CREATE STREAM doubled WITH (KAFKA_TOPIC='%[2]s', VALUE_FORMAT='JSON') AS SELECT id, qty * 2 AS q2 FROM orders;`, in, out))
+	q := res[1].Query
+	// A newer version the query has not read yet; then the registry goes.
+	id2, err := producer.Register(ctx, in+"-value", v2)
+	if err != nil {
+		t.Fatal(err)
+	}
+	reg.Close()
+	var hdr sr.ConfluentHeader
+	for i := int64(1); i <= 3; i++ {
+		b, _ := hdr.AppendEncode(nil, id2, nil)
+		body, err := avro.Marshal(avro.MustParse(v2), map[string]any{"id": i, "qty": map[string]any{"int": int32(i * 10)}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		testkafka.Produce(t, brokers, &kgo.Record{Topic: in, Value: append(b, body...)})
+	}
+	describe := func() string { return execute(t, e, "DESCRIBE doubled EXTENDED;")[0].Text }
+	testkafka.Await(t, 30*time.Second, "the query to wait for the registry", func() bool {
+		w, ok := q.RegistryWait()
+		return ok && w.Attempts >= 3
+	})
+	desc := describe()
+	if !strings.Contains(desc, "Schema registry UNAVAILABLE for ") || !strings.Contains(desc, fmt.Sprintf("%s/0@0 waits for its schema", in)) {
+		t.Errorf("DESCRIBE EXTENDED does not show the wait for %s/0@0:\n%s", in, desc)
+	}
+	if n, out := q.Metrics.Errors()["deserialize"], q.Metrics.RecordsOut.Load(); n != 0 || out != 0 {
+		t.Errorf("while waiting: %d deserialize errors, %d records out; want none of either", n, out)
+	}
+	reg, err = registry.Serve(addr, file)
+	if err != nil {
+		t.Fatalf("restart the registry on %s: %v", addr, err)
+	}
+	defer reg.Close()
+	testkafka.Await(t, 30*time.Second, "3 results", func() bool { return q.Metrics.RecordsOut.Load() >= 3 })
+	if _, waiting := q.RegistryWait(); waiting {
+		t.Errorf("still waiting for the registry after the records were read")
+	}
+	if strings.Contains(describe(), "Schema registry UNAVAILABLE") {
+		t.Errorf("DESCRIBE EXTENDED still shows the wait")
+	}
+	closeEngine(t, e)
+	var got []string
+	for _, r := range testkafka.ReadAll(t, brokers, out) {
+		got = append(got, string(r.Value))
+	}
+	if diff := cmp.Diff([]string{`{"ID":1,"Q2":20}`, `{"ID":2,"Q2":40}`, `{"ID":3,"Q2":60}`}, got); diff != "" {
+		t.Errorf("outputs (-want +got):\n%s", diff)
+	}
+	if n := q.Metrics.Errors()["deserialize"]; n != 0 {
+		t.Errorf("deserialize errors %d, want 0", n)
 	}
 }

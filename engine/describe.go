@@ -98,6 +98,10 @@ func (e *Engine) describeText(st *parser.Describe, src *planner.Source) (string,
 	if err := q.Err(); err != nil {
 		fmt.Fprintf(&b, "Query FAILED: %v\n", err)
 	}
+	if w, ok := q.RegistryWait(); ok {
+		fmt.Fprintf(&b, "Schema registry UNAVAILABLE for %s: %s/%d@%d waits for its schema, %d attempts, next in %s: %v\n",
+			time.Since(w.Since).Round(time.Second), w.Topic, w.Partition, w.Offset, w.Attempts, max(time.Until(w.Next), 0).Round(time.Millisecond), w.Err)
+	}
 	writeStalls(&b, q.Stalls())
 	b.WriteString("\nTasks on this instance:\n")
 	tasks := q.Tasks()

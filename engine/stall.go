@@ -44,3 +44,13 @@ func (q *Query) Stalls() []exec.Stall {
 	}
 	return q.runner.Stalls()
 }
+
+// RegistryWait reports whether the query's records wait for the Schema
+// Registry (it cannot give their schema now; they are read again after a
+// backoff), and since when.
+func (q *Query) RegistryWait() (exec.RegistryWaitState, bool) {
+	if q.runner == nil {
+		return exec.RegistryWaitState{}, false
+	}
+	return q.runner.RegistryWait()
+}

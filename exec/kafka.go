@@ -87,6 +87,8 @@ type KafkaRunner struct {
 	// committer is the guarantee's commit protocol (committer.go).
 	committer committer
 	Metrics   *Metrics
+	// registry retries records whose schema the registry cannot give.
+	registry registryWait
 
 	mu        sync.Mutex
 	tasks     map[topicPartition]*Task
@@ -272,6 +274,10 @@ func StartKafka(topo *Topology, cfg KafkaConfig, m *Metrics) (*KafkaRunner, erro
 // what each waits on. Empty while the query progresses.
 func (r *KafkaRunner) Stalls() []Stall { return r.watch.stalls() }
 
+// RegistryWait reports a wait for the Schema Registry under way: records
+// whose schema it cannot give now, read again after a backoff.
+func (r *KafkaRunner) RegistryWait() (RegistryWaitState, bool) { return r.registry.current() }
+
 // Done is closed when the runner has stopped, cleanly or not.
 func (r *KafkaRunner) Done() <-chan struct{} { return r.done }
 
@@ -409,6 +415,9 @@ func (r *KafkaRunner) run(ctx context.Context) {
 			// Wake for the early commit of a caught-up transaction.
 			wait = min(wait, max(time.Until(lastCommit.Add(r.cfg.CommitInterval/4)), time.Millisecond))
 		}
+		if until := r.registry.resume(r, time.Now()); until > 0 {
+			wait = min(wait, until)
+		}
 		pollCtx, cancel := context.WithTimeout(ctx, wait)
 		r.watch.enter(phasePoll)
 		fetches := r.committer.poll(pollCtx)
@@ -482,6 +491,10 @@ type taskBatch struct {
 	t   *Task
 	fps []kgo.FetchTopicPartition
 	err error
+	// retry, set when a record's schema could not be fetched, is where
+	// each of the batch's partitions not wholly processed reads again.
+	retry      map[topicPartition]int64
+	retryCause *RegistryRetry
 	// lags are the partitions' distances from their high watermarks
 	// after the batch.
 	lags []partitionLag
@@ -512,6 +525,12 @@ func (b *taskBatch) run() {
 				}
 			}
 			if err := t.Process(&rec); err != nil {
+				var rr *RegistryRetry
+				if errors.As(err, &rr) {
+					b.rewindFrom(fp, rr)
+					t.FlushBatch()
+					return
+				}
 				b.err = err
 				return
 			}
@@ -521,6 +540,23 @@ func (b *taskBatch) run() {
 		}
 	}
 	t.FlushBatch()
+}
+
+// rewindFrom notes where the batch's partitions read again: the record
+// that waits for its schema, and the first record of every partition the
+// batch had not reached.
+func (b *taskBatch) rewindFrom(failed kgo.FetchTopicPartition, rr *RegistryRetry) {
+	b.retry = map[topicPartition]int64{{rr.Topic, rr.Partition}: rr.Offset}
+	b.retryCause = rr
+	after := false
+	for _, fp := range b.fps {
+		if after && len(fp.Records) > 0 {
+			b.retry[topicPartition{fp.Topic, fp.Partition}] = fp.Records[0].Offset
+		}
+		if fp.Topic == failed.Topic && fp.Partition == failed.Partition {
+			after = true
+		}
+	}
 }
 
 // process runs a fetch's records through their tasks. Tasks share
@@ -555,11 +591,26 @@ func (r *KafkaRunner) process(ctx context.Context, fetches kgo.Fetches, lag map[
 		batches = append(batches, &taskBatch{t: t, fps: []kgo.FetchTopicPartition{fp}})
 	})
 	r.parallel(len(batches), func(i int) { batches[i].run() })
+	retries := map[topicPartition]int64{}
+	var cause *RegistryRetry
 	for _, b := range batches {
 		for _, pl := range b.lags {
 			lag[pl.tp] = pl.lag
 		}
+		for tp, off := range b.retry {
+			retries[tp] = off
+			cause = b.retryCause
+		}
 	}
+	var ran []topicPartition
+	for _, b := range batches {
+		for _, fp := range b.fps {
+			if _, retried := b.retry[topicPartition{fp.Topic, fp.Partition}]; !retried {
+				ran = append(ran, topicPartition{fp.Topic, fp.Partition})
+			}
+		}
+	}
+	r.registry.afterBatch(r, retries, cause, ran, now)
 	if setupErr != nil {
 		return setupErr
 	}

@@ -164,6 +164,8 @@ type decodeError struct {
 
 func (e *decodeError) Error() string { return e.err.Error() }
 
+func (e *decodeError) Unwrap() error { return e.err }
+
 // decode fills row from rec. A tombstone (nil value) on a table source
 // yields a row with Tombstone set and only key columns.
 func (d *decoder) decode(rec *Record, row *Row) error {

@@ -28,6 +28,9 @@ const (
 	// WaitRestore: the partition's state is being restored from its
 	// changelog.
 	WaitRestore = "restore"
+	// WaitRegistry: a record's schema cannot be fetched from the Schema
+	// Registry; the partition reads it again after a backoff.
+	WaitRegistry = "schema registry"
 )
 
 // DefaultStallTimeout is sluice.stall.timeout's default.
@@ -41,7 +44,7 @@ type Stall struct {
 	Topic       string
 	Partition   int32
 	// WaitingOn is one of WaitRebalance, WaitTransaction, WaitFetch,
-	// WaitProduce, WaitRestore.
+	// WaitProduce, WaitRestore, WaitRegistry.
 	WaitingOn string
 	// Lag is the partition's records not yet committed, as of the last
 	// fetch that answered for it (or the group's view from the broker).
@@ -119,6 +122,7 @@ type stallWatch struct {
 	phaseSince time.Time
 	parts      map[topicPartition]*partitionProgress
 	restoring  map[topicPartition]bool
+	registry   map[topicPartition]bool
 	// unowned tracks, while this instance owns nothing, the group's lag
 	// and since when it has not moved.
 	unowned      map[topicPartition]int64
@@ -131,7 +135,7 @@ func newStallWatch(query string, timeout time.Duration, log *slog.Logger, subOf 
 	now := time.Now()
 	return &stallWatch{query: query, timeout: timeout, log: log, subOf: subOf, phase: phasePoll, phaseSince: now, started: now,
 		spawn: func(f func()) { go f() },
-		parts: map[topicPartition]*partitionProgress{}, restoring: map[topicPartition]bool{}, stalled: map[topicPartition]Stall{}}
+		parts: map[topicPartition]*partitionProgress{}, restoring: map[topicPartition]bool{}, registry: map[topicPartition]bool{}, stalled: map[topicPartition]Stall{}}
 }
 
 // enter records that the loop starts a phase; it returns the phase it
@@ -164,6 +168,17 @@ func (w *stallWatch) revoked(tps []topicPartition) {
 	for _, tp := range tps {
 		delete(w.parts, tp)
 		w.clear(tp)
+	}
+}
+
+// waitRegistry says whether tp waits for the Schema Registry.
+func (w *stallWatch) waitRegistry(tp topicPartition, on bool) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	if on {
+		w.registry[tp] = true
+	} else {
+		delete(w.registry, tp)
 	}
 }
 
@@ -325,6 +340,8 @@ func (w *stallWatch) check(now time.Time) {
 		switch {
 		case w.restoring[tp]:
 			waiting = WaitRestore
+		case w.registry[tp]:
+			waiting = WaitRegistry
 		case loopStuck:
 			waiting = w.phase
 		case p.stable >= 0 && p.stable < p.end && p.next >= p.stable:

@@ -2,6 +2,7 @@ package exec
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"log/slog"
 	"math"
@@ -9,6 +10,7 @@ import (
 	"strconv"
 	"time"
 
+	"github.com/sluice-sql/sluice/format"
 	"github.com/sluice-sql/sluice/state"
 	"github.com/twmb/franz-go/pkg/kgo"
 )
@@ -236,9 +238,27 @@ func (t *Task) FlushBatch() {
 	}
 }
 
+// RegistryRetry is what Process returns for a record whose schema the
+// Schema Registry cannot give now (format.ErrRegistryUnavailable): the
+// record was not applied, and the runner reads it again, from Offset,
+// after a backoff.
+type RegistryRetry struct {
+	Topic     string
+	Partition int32
+	Offset    int64
+	Err       error
+}
+
+func (e *RegistryRetry) Error() string {
+	return fmt.Sprintf("%s/%d@%d: %v", e.Topic, e.Partition, e.Offset, e.Err)
+}
+
+func (e *RegistryRetry) Unwrap() error { return e.Err }
+
 // Process runs one record through the chain. Bad records are counted,
 // logged and skipped; only failures of the engine itself (state errors,
-// a panicking operator) return an error, which fails the query.
+// a panicking operator) return an error, which fails the query. A record
+// whose schema the registry cannot give now returns a *RegistryRetry.
 func (t *Task) Process(rec *Record) (err error) {
 	defer func() {
 		if p := recover(); p != nil {
@@ -253,6 +273,7 @@ func (t *Task) Process(rec *Record) (err error) {
 	if rec.Offset < in.applied {
 		return nil
 	}
+	prevNext := in.next
 	in.next = rec.Offset + 1
 	t.lastRecord, t.idleFrom = t.clock, t.tc.StreamTime
 	if in.spec.Dedupe && !in.freshUpstream(rec) {
@@ -277,6 +298,12 @@ func (t *Task) Process(rec *Record) (err error) {
 	}
 	t.row = Row{}
 	if err := in.dec.decode(rec, &t.row); err != nil {
+		if errors.Is(err, format.ErrRegistryUnavailable) {
+			// Not a bad record: its schema cannot be fetched now. The
+			// record is not applied; the runner reads it again later.
+			in.next, t.batchIn = prevNext, t.batchIn-1
+			return &RegistryRetry{Topic: rec.Topic, Partition: rec.Partition, Offset: rec.Offset, Err: err}
+		}
 		kind := ErrKindDeserialize
 		if de, ok := err.(*decodeError); ok {
 			kind = de.kind

@@ -706,7 +706,7 @@ func (c *avroCodec) reader(id int) (*avroReader, error) {
 	defer cancel()
 	sch, err := c.reg.Schema(ctx, id)
 	if err != nil {
-		return nil, fmt.Errorf("%w: schema id %d: %w", ErrMalformed, id, err)
+		return nil, schemaLookupErr(id, err)
 	}
 	s, err := avro.Parse(sch.Text)
 	if err != nil {

@@ -93,7 +93,25 @@ var (
 	ErrMalformed = errors.New("malformed record")
 	// ErrEncode: a value cannot be encoded (wrong column count or Go type).
 	ErrEncode = errors.New("cannot encode")
+	// ErrRegistryUnavailable: the schema a record names could not be
+	// fetched because the registry did not answer (or answered with an
+	// error other than "not found"). The record is not malformed: exec
+	// reads it again later.
+	ErrRegistryUnavailable = errors.New("schema registry unavailable")
+	// ErrSchemaNotFound: the registry has no schema of the id a record
+	// names. Such a record is malformed.
+	ErrSchemaNotFound = errors.New("schema not found")
 )
+
+// schemaLookupErr classifies a failed lookup of a record's schema id: a
+// registry that is away is retried, anything else makes the record
+// malformed.
+func schemaLookupErr(id int, err error) error {
+	if errors.Is(err, ErrRegistryUnavailable) {
+		return fmt.Errorf("schema id %d: %w", id, err)
+	}
+	return fmt.Errorf("%w: schema id %d: %w", ErrMalformed, id, err)
+}
 
 // NewKeyCodec returns the codec for the key columns of a source or sink.
 func NewKeyCodec(format string, cols []types.Column, p Props) (Codec, error) {

@@ -514,7 +514,7 @@ func (c *protoCodec) message(id int, idx []int) (*protoMessage, error) {
 		defer cancel()
 		sch, err := c.reg.Schema(ctx, id)
 		if err != nil {
-			return nil, fmt.Errorf("%w: schema id %d: %w", ErrMalformed, id, err)
+			return nil, schemaLookupErr(id, err)
 		}
 		fd, err := CompileProtobuf(sch)
 		if err != nil {

@@ -74,14 +74,25 @@ func (c *Client) Schema(ctx context.Context, id int) (format.Schema, error) {
 	}
 	s, err := c.cl.SchemaByID(ctx, id)
 	if err != nil {
-		return format.Schema{}, fmt.Errorf("schema registry %s: schema id %d: %w", c.url, id, err)
+		return format.Schema{}, fmt.Errorf("schema registry %s: schema id %d: %w", c.url, id, lookupErr(err))
 	}
 	out, err := c.resolve(ctx, s)
 	if err != nil {
-		return format.Schema{}, fmt.Errorf("schema registry %s: schema id %d: %w", c.url, id, err)
+		return format.Schema{}, fmt.Errorf("schema registry %s: schema id %d: %w", c.url, id, lookupErr(err))
 	}
 	c.byID.Store(id, out)
 	return out, nil
+}
+
+// lookupErr tells a schema the registry does not have (404) from a
+// registry that cannot answer (anything else), for the codecs: the first
+// makes a record malformed, the second makes it wait.
+func lookupErr(err error) error {
+	var re *sr.ResponseError
+	if errors.As(err, &re) && re.StatusCode == http.StatusNotFound {
+		return fmt.Errorf("%w: %w", format.ErrSchemaNotFound, err)
+	}
+	return fmt.Errorf("%w: %w", format.ErrRegistryUnavailable, err)
 }
 
 // resolve converts a registry schema, fetching its references (and
