@@ -13,8 +13,12 @@ import (
 	"github.com/hamba/avro/v2"
 	"github.com/twmb/franz-go/pkg/kgo"
 	"github.com/twmb/franz-go/pkg/sr"
+	"google.golang.org/protobuf/proto"
+	"google.golang.org/protobuf/reflect/protoreflect"
+	"google.golang.org/protobuf/types/dynamicpb"
 
 	"github.com/sluice-sql/sluice/engine"
+	"github.com/sluice-sql/sluice/format"
 	"github.com/sluice-sql/sluice/internal/testkafka"
 	"github.com/sluice-sql/sluice/registry"
 )
@@ -217,5 +221,82 @@ func testRegistryOutage(t *testing.T, guarantee string) {
 	}
 	if n := q.Metrics.Errors()["deserialize"]; n != 0 {
 		t.Errorf("deserialize errors %d, want 0", n)
+	}
+}
+
+// TestProtobufBadRecords reads a PROTOBUF topic declared without columns
+// (they come from the registered .proto): a good record reads; a wrong
+// magic byte, an unknown schema id and a payload that is not the message
+// are each counted, sent to the error topic, and the query goes on.
+func TestProtobufBadRecords(t *testing.T) {
+	ctx := context.Background()
+	brokers := testkafka.Brokers(t)
+	in, out, dead := testkafka.Name(t, "pb_in"), testkafka.Name(t, "pb_out"), testkafka.Name(t, "pb_dead")
+	testkafka.CreateTopic(t, brokers, in, 1)
+	reg, err := registry.Serve("127.0.0.1:0", "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer reg.Close()
+	cl, err := registry.NewClient(reg.URL())
+	if err != nil {
+		t.Fatal(err)
+	}
+	schema := "syntax = \"proto3\";\npackage shop;\nmessage Order { int64 id = 1; string item = 2; repeated string tags = 3; }\n"
+	id, err := cl.RegisterSchema(ctx, in+"-value", format.Schema{Type: format.SchemaProtobuf, Text: schema})
+	if err != nil {
+		t.Fatal(err)
+	}
+	// The good records: written by protobuf's own runtime (dynamicpb).
+	fd, err := format.CompileProtobuf(format.Schema{Type: format.SchemaProtobuf, Text: schema})
+	if err != nil {
+		t.Fatal(err)
+	}
+	md := fd.Messages().ByName("Order")
+	good := func(n int64, item string) []byte {
+		m := dynamicpb.NewMessage(md)
+		m.Set(md.Fields().ByName("id"), protoreflect.ValueOfInt64(n))
+		m.Set(md.Fields().ByName("item"), protoreflect.ValueOfString(item))
+		body, err := proto.Marshal(m)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var hdr sr.ConfluentHeader
+		b, _ := hdr.AppendEncode(nil, id, []int{0})
+		return append(b, body...)
+	}
+	var hdr sr.ConfluentHeader
+	unknown, _ := hdr.AppendEncode(nil, 999, []int{0})
+	garbage, _ := hdr.AppendEncode(nil, id, []int{0})
+	testkafka.Produce(t, brokers,
+		&kgo.Record{Topic: in, Value: good(1, "pen")},
+		&kgo.Record{Topic: in, Value: append([]byte{1}, good(2, "x")[1:]...)}, // wrong magic byte
+		&kgo.Record{Topic: in, Value: append(unknown, 0x08, 0x03)},           // unknown schema id
+		&kgo.Record{Topic: in, Value: append(garbage, 0x0a, 0x7f, 0x01)},     // field 1 as a length past the end
+		&kgo.Record{Topic: in, Value: good(5, "box")},
+	)
+	cfg := testConfig(brokers, t.TempDir(), testkafka.Name(t, "svc"), quiet)
+	cfg.SchemaRegistry = cl
+	e := openConfig(t, cfg)
+	res := execute(t, e, fmt.Sprintf(`
+		CREATE STREAM orders WITH (KAFKA_TOPIC='%[1]s', VALUE_FORMAT='PROTOBUF');
+		CREATE STREAM named WITH (KAFKA_TOPIC='%[2]s', VALUE_FORMAT='JSON', ERROR_TOPIC='%[3]s') AS
+		  SELECT id, UCASE(item) AS item, tags FROM orders;`, in, out, dead))
+	q := res[1].Query
+	testkafka.Await(t, 30*time.Second, "2 results", func() bool { return q.Metrics.RecordsOut.Load() >= 2 })
+	testkafka.Await(t, 30*time.Second, "3 bad records", func() bool { return q.Metrics.Errors()["deserialize"] >= 3 })
+	closeEngine(t, e)
+	var got []string
+	for _, r := range testkafka.ReadAll(t, brokers, out) {
+		got = append(got, string(r.Value))
+	}
+	if diff := cmp.Diff([]string{`{"ID":1,"ITEM":"PEN","TAGS":[]}`, `{"ID":5,"ITEM":"BOX","TAGS":[]}`}, got); diff != "" {
+		t.Errorf("outputs (-want +got):\n%s", diff)
+	}
+	if n := q.Metrics.Errors()["deserialize"]; n != 3 {
+		t.Errorf("deserialize errors %d, want 3", n)
+	}
+	if n := len(testkafka.ReadAll(t, brokers, dead)); n != 3 {
+		t.Errorf("%d records in the error topic, want 3", n)
 	}
 }
