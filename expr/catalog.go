@@ -9,7 +9,7 @@ import (
 // FUNCTION.
 type FunctionInfo struct {
 	Name     string
-	Type     string // SCALAR or AGGREGATE
+	Type     string // SCALAR, AGGREGATE or TABLE
 	Category string
 	// Description is a sentence on what it computes (may be empty for
 	// scalars whose name says it).
@@ -56,7 +56,8 @@ var aggregateDescriptions = map[string]string{
 	"TOPKDISTINCT":       "An ARRAY of the k largest distinct values.",
 }
 
-// Functions lists every scalar and aggregate function, sorted by name.
+// Functions lists every scalar, aggregate and table function, sorted by
+// name.
 func Functions() []FunctionInfo {
 	category := map[string]string{}
 	for c, names := range functionCategories {
@@ -70,6 +71,9 @@ func Functions() []FunctionInfo {
 	}
 	for name := range aggregates {
 		out = append(out, FunctionInfo{Name: name, Type: "AGGREGATE", Category: "AGGREGATE", Description: aggregateDescriptions[name]})
+	}
+	for name, f := range tableFunctions {
+		out = append(out, FunctionInfo{Name: name, Type: "TABLE", Category: "TABLE", Description: f.doc})
 	}
 	sort.Slice(out, func(i, j int) bool { return out[i].Name < out[j].Name })
 	return out

@@ -374,12 +374,15 @@ func bindCoalesce(args []types.Type) (types.Type, func([]any) any, error) {
 // is a scalar or aggregate function.
 func IsFunction(name string) bool {
 	_, ok := scalars[strings.ToUpper(name)]
-	return ok || IsAggregate(name)
+	return ok || IsAggregate(name) || IsTableFunction(name)
 }
 
 func compileCall(call *parser.FuncCall, scope Scope) (Compiled, error) {
 	if IsAggregate(call.Name) {
 		return Compiled{}, fmt.Errorf("%w: aggregate function %s is not allowed here", ErrType, call.Name)
+	}
+	if IsTableFunction(call.Name) {
+		return Compiled{}, fmt.Errorf("%w: table function %s is only allowed in the SELECT list of a stream query", ErrType, call.Name)
 	}
 	s, ok := scalars[call.Name]
 	if !ok {

@@ -271,6 +271,9 @@ func PlanQuery(cat *Catalog, sel *parser.Select, target *Target, queryID string,
 	if len(sel.PartitionBy) > 0 {
 		err = p.planPartitionBy()
 	} else if len(sel.GroupBy) > 0 || p.hasAggregates() {
+		if p.hasTableFunctions() {
+			return nil, posErr(sel.Pos, fmt.Errorf("%w: Table functions cannot be used with aggregations.", ErrInvalid))
+		}
 		err = p.planAggregate()
 	} else {
 		if sel.Window != nil {
@@ -442,14 +445,26 @@ func (p *planning) planStateless() error {
 			keyPositions[i] = true
 		}
 	}
+	var itemScope expr.Scope = p.sc
+	if p.hasTableFunctions() {
+		fm, sc, err := p.flatMap()
+		if err != nil {
+			return err
+		}
+		nodes, itemScope = append(nodes, fm), sc
+	}
 	compiled := make([]expr.Compiled, len(p.items))
 	for i, it := range p.items {
-		if compiled[i], err = expr.Compile(it.expr, p.sc); err != nil {
+		e := it.expr
+		if p.rewritten != nil {
+			e = p.rewritten[i]
+		}
+		if compiled[i], err = expr.Compile(e, itemScope); err != nil {
 			return err
 		}
 	}
 	if p.target == nil {
-		return p.transient(nodes, compiled, p.sc)
+		return p.transient(nodes, compiled, itemScope)
 	}
 	p.spec.Evaluated = p.evaluatedColumns()
 	// The result keeps the source's key: each key column must be
