@@ -41,7 +41,7 @@ var functionCategories = map[string][]string{
 var aggregateDescriptions = map[string]string{
 	"AVG":                "The average of the non-NULL values.",
 	"COLLECT_LIST":       "An ARRAY of the values, in arrival order (at most 1000).",
-	"COLLECT_SET":        "An ARRAY of the distinct non-NULL values (at most 1000).",
+	"COLLECT_SET":        "An ARRAY of the distinct values, NULL counted once (at most 1000).",
 	"CORRELATION":        "Pearson's correlation coefficient of two numeric columns.",
 	"COUNT":              "The number of rows, or with a column, of its non-NULL values.",
 	"COUNT_DISTINCT":     "The number of distinct non-NULL values.",

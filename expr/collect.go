@@ -15,15 +15,22 @@ const collectLimit = 1000
 
 // COLLECT_LIST(col) keeps every value in arrival order, NULLs included;
 // COLLECT_SET(col) keeps each distinct value once, in order of first
-// arrival. Both return ARRAY<type of col>.
+// arrival, NULL being one value too, as in ksqlDB. Both return
+// ARRAY<type of col>.
 func bindCollect(name string, distinct bool) aggBinder {
+	return collector(name, distinct, false)
+}
+
+// collector is COLLECT_LIST / COLLECT_SET; skipNull leaves NULLs out (the
+// set COUNT_DISTINCT counts).
+func collector(name string, distinct, skipNull bool) aggBinder {
 	return func(args []types.Type, _ bool) (*Aggregate, error) {
 		if len(args) != 1 {
 			return nil, fmt.Errorf("%w: %s takes one argument", ErrType, name)
 		}
 		add := func(acc any, v any) any {
 			list, _ := acc.([]any)
-			if len(list) >= collectLimit || (distinct && (v == nil || containsValue(list, v))) {
+			if len(list) >= collectLimit || (v == nil && skipNull) || (distinct && containsValue(list, v)) {
 				return list
 			}
 			return append(append(make([]any, 0, len(list)+1), list...), v)
@@ -62,7 +69,7 @@ func bindCountDistinct(args []types.Type, _ bool) (*Aggregate, error) {
 	if len(args) != 1 {
 		return nil, fmt.Errorf("%w: COUNT_DISTINCT takes one argument", ErrType)
 	}
-	set, err := bindCollect("COUNT_DISTINCT", true)(args, false)
+	set, err := collector("COUNT_DISTINCT", true, true)(args, false)
 	if err != nil {
 		return nil, err
 	}
@@ -74,6 +81,12 @@ func bindCountDistinct(args []types.Type, _ bool) (*Aggregate, error) {
 
 func containsValue(list []any, v any) bool {
 	for _, x := range list {
+		if x == nil || v == nil {
+			if x == nil && v == nil {
+				return true
+			}
+			continue
+		}
 		if c, ok := types.Compare(x, v); ok {
 			if c == 0 {
 				return true
