@@ -27,6 +27,11 @@ const (
 // grouping columns.
 func (p *planning) planAggregate() error {
 	sel := p.sel
+	if p.join == nil && strings.EqualFold(p.src.ValueFormat, "KAFKA") {
+		// Its internal topics would have to hold the aggregate's columns
+		// in a format of one primitive.
+		return posErr(sel.Pos, fmt.Errorf("%w: Source(s) %s are using the 'KAFKA' value format. This format does not yet support GROUP BY.", ErrUnsupported, p.src.Name))
+	}
 	if len(sel.GroupBy) == 0 {
 		for _, it := range p.items {
 			if !containsAggregate(it.expr) {
