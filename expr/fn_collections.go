@@ -618,6 +618,10 @@ func init() {
 	}})
 }
 
+// emptyCtorIssue is the ksqlDB issue its constructor errors point to:
+// an empty or all-NULL ARRAY[…] or MAP(…) has no element type to infer.
+const emptyCtorIssue = "https://github.com/confluentinc/ksql/issues/4239"
+
 // compileArrayCtor compiles ARRAY[e, …]: the elements share a type
 // (numbers widen); a NULL element is NULL.
 func compileArrayCtor(x *parser.ArrayCtor, scope Scope) (Compiled, error) {
@@ -635,8 +639,11 @@ func compileArrayCtor(x *parser.ArrayCtor, scope Scope) (Compiled, error) {
 		}
 		elem, evals[i], allConst = t, c.Eval, allConst && c.Const
 	}
+	if len(x.Elems) == 0 {
+		return Compiled{}, errAt(x, fmt.Errorf("%w: Array constructor cannot be empty. Please supply at least one element (see %s).", ErrType, emptyCtorIssue))
+	}
 	if elem.Kind == types.Unknown {
-		return Compiled{}, errAt(x, fmt.Errorf("%w: cannot construct an array with all NULL elements (or none); use CAST", ErrType))
+		return Compiled{}, errAt(x, fmt.Errorf("%w: Cannot construct an array with all NULL elements (see %s). As a workaround, you may cast a NULL value to the desired type.", ErrType, emptyCtorIssue))
 	}
 	conv := collConverter(elem)
 	return fold(Compiled{Type: types.ArrayOf(elem), Const: allConst, Eval: func(row []any) any {
@@ -675,8 +682,13 @@ func compileMapCtor(x *parser.MapCtor, scope Scope) (Compiled, error) {
 		keys[i], vals[i] = k.Eval, v.Eval
 		allConst = allConst && k.Const && v.Const
 	}
-	if kt.Kind == types.Unknown || vt.Kind == types.Unknown {
-		return Compiled{}, errAt(x, fmt.Errorf("%w: cannot construct a map with all NULL keys or values (or none); use CAST", ErrType))
+	switch {
+	case len(x.Keys) == 0:
+		return Compiled{}, errAt(x, fmt.Errorf("%w: Map constructor cannot be empty. Please supply at least one key value pair (see %s).", ErrType, emptyCtorIssue))
+	case kt.Kind == types.Unknown:
+		return Compiled{}, errAt(x, fmt.Errorf("%w: Cannot construct a map with all NULL keys (see %s). As a workaround, you may cast a NULL key to the desired type.", ErrType, emptyCtorIssue))
+	case vt.Kind == types.Unknown:
+		return Compiled{}, errAt(x, fmt.Errorf("%w: Cannot construct a map with all NULL values (see %s). As a workaround, you may cast a NULL value to the desired type.", ErrType, emptyCtorIssue))
 	}
 	if !collOrderable(kt) {
 		return Compiled{}, errAt(x, fmt.Errorf("%w: MAP keys must be a primitive type, not %s", ErrType, kt))

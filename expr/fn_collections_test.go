@@ -1,8 +1,11 @@
 package expr_test
 
 import (
+	"errors"
+	"strings"
 	"testing"
 
+	"github.com/sluice-sql/sluice/expr"
 	"github.com/sluice-sql/sluice/types"
 )
 
@@ -132,6 +135,20 @@ func TestCollectionConstructors(t *testing.T) {
 		"MAP_KEYS(ARRAY[1])", "AS_MAP(ARRAY[1], ARRAY[1])", "SLICE(ARRAY[1], 'a', 2)"} {
 		if _, err := compileExpr(t, src); err == nil {
 			t.Errorf("%s compiled; want a type error", src)
+		}
+	}
+	// ksqlDB's texts for constructors with no element type to infer.
+	for _, tc := range []struct{ src, want string }{
+		{"ARRAY[]", "Array constructor cannot be empty. Please supply at least one element"},
+		{"ARRAY[NULL, NULL]", "Cannot construct an array with all NULL elements"},
+		{"MAP()", "Map constructor cannot be empty. Please supply at least one key value pair"},
+		{"MAP(NULL := 1)", "Cannot construct a map with all NULL keys"},
+		{"MAP(NULL := NULL)", "Cannot construct a map with all NULL keys"},
+		{"MAP('a' := NULL, 'b' := NULL)", "Cannot construct a map with all NULL values"},
+	} {
+		_, err := compileExpr(t, tc.src)
+		if err == nil || !errors.Is(err, expr.ErrType) || !strings.Contains(err.Error(), tc.want) {
+			t.Errorf("%s: err %v, want a type error containing %q", tc.src, err, tc.want)
 		}
 	}
 }
