@@ -625,19 +625,24 @@ const emptyCtorIssue = "https://github.com/confluentinc/ksql/issues/4239"
 // compileArrayCtor compiles ARRAY[e, …]: the elements share a type
 // (numbers widen); a NULL element is NULL.
 func compileArrayCtor(x *parser.ArrayCtor, scope Scope) (Compiled, error) {
-	elem := types.UnknownType
-	evals := make([]Eval, len(x.Elems))
-	allConst := true
+	cs := make([]Compiled, len(x.Elems))
 	for i, e := range x.Elems {
 		c, err := Compile(e, scope)
 		if err != nil {
 			return Compiled{}, err
 		}
-		t, ok := collUnify(elem, c.Type)
-		if !ok {
-			return Compiled{}, errAt(e, fmt.Errorf("%w: invalid array constructor: elements of types %s and %s", ErrType, elem, c.Type))
-		}
-		elem, evals[i], allConst = t, c.Eval, allConst && c.Const
+		cs[i] = c
+	}
+	elem, err := unifyLiterals(x.Elems, cs, func(i int, a, b types.Type) error {
+		return errAt(x.Elems[i], fmt.Errorf("%w: invalid array constructor: elements of types %s and %s", ErrType, a, b))
+	})
+	if err != nil {
+		return Compiled{}, err
+	}
+	evals := make([]Eval, len(cs))
+	allConst := true
+	for i, c := range cs {
+		evals[i], allConst = c.Eval, allConst && c.Const
 	}
 	if len(x.Elems) == 0 {
 		return Compiled{}, errAt(x, fmt.Errorf("%w: Array constructor cannot be empty. Please supply at least one element (see %s).", ErrType, emptyCtorIssue))
@@ -659,10 +664,8 @@ func compileArrayCtor(x *parser.ArrayCtor, scope Scope) (Compiled, error) {
 // Go value of every MAP); a NULL key drops its entry; a later equal key
 // wins.
 func compileMapCtor(x *parser.MapCtor, scope Scope) (Compiled, error) {
-	kt, vt := types.UnknownType, types.UnknownType
-	keys := make([]Eval, len(x.Keys))
-	vals := make([]Eval, len(x.Values))
-	allConst := true
+	kcs := make([]Compiled, len(x.Keys))
+	vcs := make([]Compiled, len(x.Values))
 	for i := range x.Keys {
 		k, err := Compile(x.Keys[i], scope)
 		if err != nil {
@@ -672,15 +675,26 @@ func compileMapCtor(x *parser.MapCtor, scope Scope) (Compiled, error) {
 		if err != nil {
 			return Compiled{}, err
 		}
-		var ok, ok2 bool
-		if kt, ok = collUnify(kt, k.Type); !ok {
-			return Compiled{}, errAt(x.Keys[i], fmt.Errorf("%w: invalid map constructor: keys of types %s and %s", ErrType, kt, k.Type))
-		}
-		if vt, ok2 = collUnify(vt, v.Type); !ok2 {
-			return Compiled{}, errAt(x.Values[i], fmt.Errorf("%w: invalid map constructor: values of types %s and %s", ErrType, vt, v.Type))
-		}
-		keys[i], vals[i] = k.Eval, v.Eval
-		allConst = allConst && k.Const && v.Const
+		kcs[i], vcs[i] = k, v
+	}
+	kt, err := unifyLiterals(x.Keys, kcs, func(i int, a, b types.Type) error {
+		return errAt(x.Keys[i], fmt.Errorf("%w: invalid map constructor: keys of types %s and %s", ErrType, a, b))
+	})
+	if err != nil {
+		return Compiled{}, err
+	}
+	vt, err := unifyLiterals(x.Values, vcs, func(i int, a, b types.Type) error {
+		return errAt(x.Values[i], fmt.Errorf("%w: invalid map constructor: values of types %s and %s", ErrType, a, b))
+	})
+	if err != nil {
+		return Compiled{}, err
+	}
+	keys := make([]Eval, len(kcs))
+	vals := make([]Eval, len(vcs))
+	allConst := true
+	for i := range kcs {
+		keys[i], vals[i] = kcs[i].Eval, vcs[i].Eval
+		allConst = allConst && kcs[i].Const && vcs[i].Const
 	}
 	switch {
 	case len(x.Keys) == 0:
