@@ -80,7 +80,7 @@ func TestFunctionStatements(t *testing.T) {
 			t.Errorf("SHOW FUNCTIONS lacks %q", line)
 		}
 	}
-	want := "Name        : STDDEV_SAMP\nType        : AGGREGATE\nCategory    : AGGREGATE\nOverview    : The sample standard deviation of the non-NULL values.\n"
+	want := "Name        : STDDEV_SAMP\nType        : AGGREGATE\nCategory    : AGGREGATE\nOverview    : The sample variance of the non-NULL values (ksqlDB's STDDEV_SAMP; use STDDEV_SAMPLE for the deviation).\n"
 	if res[1].Text != want {
 		t.Errorf("DESCRIBE FUNCTION:\n%s\nwant\n%s", res[1].Text, want)
 	}

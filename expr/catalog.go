@@ -35,6 +35,8 @@ var functionCategories = map[string][]string{
 	"ARRAY": {"ARRAY_CONCAT", "ARRAY_CONTAINS", "ARRAY_DISTINCT", "ARRAY_EXCEPT", "ARRAY_INTERSECT", "ARRAY_JOIN",
 		"ARRAY_LENGTH", "ARRAY_MAX", "ARRAY_MIN", "ARRAY_REMOVE", "ARRAY_SORT", "ARRAY_UNION", "SLICE", "ENTRIES"},
 	"MAP": {"AS_MAP", "MAP_KEYS", "MAP_UNION", "MAP_VALUES"},
+	"URL": {"URL_DECODE_PARAM", "URL_ENCODE_PARAM", "URL_EXTRACT_FRAGMENT", "URL_EXTRACT_HOST", "URL_EXTRACT_PARAMETER",
+		"URL_EXTRACT_PATH", "URL_EXTRACT_PORT", "URL_EXTRACT_PROTOCOL", "URL_EXTRACT_QUERY"},
 }
 
 // aggregateDescriptions says what each aggregate computes.
@@ -50,7 +52,8 @@ var aggregateDescriptions = map[string]string{
 	"LATEST_BY_OFFSET":   "The value of the latest row by offset (or the n latest, as an ARRAY).",
 	"MAX":                "The largest non-NULL value.",
 	"MIN":                "The smallest non-NULL value.",
-	"STDDEV_SAMP":        "The sample standard deviation of the non-NULL values.",
+	"STDDEV_SAMP":        "The sample variance of the non-NULL values (ksqlDB's STDDEV_SAMP; use STDDEV_SAMPLE for the deviation).",
+	"STDDEV_SAMPLE":      "The sample standard deviation of the non-NULL values.",
 	"SUM":                "The sum of the non-NULL values.",
 	"TOPK":               "An ARRAY of the k largest values.",
 	"TOPKDISTINCT":       "An ARRAY of the k largest distinct values.",

@@ -618,25 +618,37 @@ func init() {
 	}})
 }
 
+// emptyCtorIssue is the ksqlDB issue its constructor errors point to:
+// an empty or all-NULL ARRAY[…] or MAP(…) has no element type to infer.
+const emptyCtorIssue = "https://github.com/confluentinc/ksql/issues/4239"
+
 // compileArrayCtor compiles ARRAY[e, …]: the elements share a type
 // (numbers widen); a NULL element is NULL.
 func compileArrayCtor(x *parser.ArrayCtor, scope Scope) (Compiled, error) {
-	elem := types.UnknownType
-	evals := make([]Eval, len(x.Elems))
-	allConst := true
+	cs := make([]Compiled, len(x.Elems))
 	for i, e := range x.Elems {
 		c, err := Compile(e, scope)
 		if err != nil {
 			return Compiled{}, err
 		}
-		t, ok := collUnify(elem, c.Type)
-		if !ok {
-			return Compiled{}, errAt(e, fmt.Errorf("%w: invalid array constructor: elements of types %s and %s", ErrType, elem, c.Type))
-		}
-		elem, evals[i], allConst = t, c.Eval, allConst && c.Const
+		cs[i] = c
+	}
+	elem, err := unifyLiterals(x.Elems, cs, func(i int, a, b types.Type) error {
+		return errAt(x.Elems[i], fmt.Errorf("%w: invalid array constructor: elements of types %s and %s", ErrType, a, b))
+	})
+	if err != nil {
+		return Compiled{}, err
+	}
+	evals := make([]Eval, len(cs))
+	allConst := true
+	for i, c := range cs {
+		evals[i], allConst = c.Eval, allConst && c.Const
+	}
+	if len(x.Elems) == 0 {
+		return Compiled{}, errAt(x, fmt.Errorf("%w: Array constructor cannot be empty. Please supply at least one element (see %s).", ErrType, emptyCtorIssue))
 	}
 	if elem.Kind == types.Unknown {
-		return Compiled{}, errAt(x, fmt.Errorf("%w: cannot construct an array with all NULL elements (or none); use CAST", ErrType))
+		return Compiled{}, errAt(x, fmt.Errorf("%w: Cannot construct an array with all NULL elements (see %s). As a workaround, you may cast a NULL value to the desired type.", ErrType, emptyCtorIssue))
 	}
 	conv := collConverter(elem)
 	return fold(Compiled{Type: types.ArrayOf(elem), Const: allConst, Eval: func(row []any) any {
@@ -652,10 +664,8 @@ func compileArrayCtor(x *parser.ArrayCtor, scope Scope) (Compiled, error) {
 // Go value of every MAP); a NULL key drops its entry; a later equal key
 // wins.
 func compileMapCtor(x *parser.MapCtor, scope Scope) (Compiled, error) {
-	kt, vt := types.UnknownType, types.UnknownType
-	keys := make([]Eval, len(x.Keys))
-	vals := make([]Eval, len(x.Values))
-	allConst := true
+	kcs := make([]Compiled, len(x.Keys))
+	vcs := make([]Compiled, len(x.Values))
 	for i := range x.Keys {
 		k, err := Compile(x.Keys[i], scope)
 		if err != nil {
@@ -665,18 +675,34 @@ func compileMapCtor(x *parser.MapCtor, scope Scope) (Compiled, error) {
 		if err != nil {
 			return Compiled{}, err
 		}
-		var ok, ok2 bool
-		if kt, ok = collUnify(kt, k.Type); !ok {
-			return Compiled{}, errAt(x.Keys[i], fmt.Errorf("%w: invalid map constructor: keys of types %s and %s", ErrType, kt, k.Type))
-		}
-		if vt, ok2 = collUnify(vt, v.Type); !ok2 {
-			return Compiled{}, errAt(x.Values[i], fmt.Errorf("%w: invalid map constructor: values of types %s and %s", ErrType, vt, v.Type))
-		}
-		keys[i], vals[i] = k.Eval, v.Eval
-		allConst = allConst && k.Const && v.Const
+		kcs[i], vcs[i] = k, v
 	}
-	if kt.Kind == types.Unknown || vt.Kind == types.Unknown {
-		return Compiled{}, errAt(x, fmt.Errorf("%w: cannot construct a map with all NULL keys or values (or none); use CAST", ErrType))
+	kt, err := unifyLiterals(x.Keys, kcs, func(i int, a, b types.Type) error {
+		return errAt(x.Keys[i], fmt.Errorf("%w: invalid map constructor: keys of types %s and %s", ErrType, a, b))
+	})
+	if err != nil {
+		return Compiled{}, err
+	}
+	vt, err := unifyLiterals(x.Values, vcs, func(i int, a, b types.Type) error {
+		return errAt(x.Values[i], fmt.Errorf("%w: invalid map constructor: values of types %s and %s", ErrType, a, b))
+	})
+	if err != nil {
+		return Compiled{}, err
+	}
+	keys := make([]Eval, len(kcs))
+	vals := make([]Eval, len(vcs))
+	allConst := true
+	for i := range kcs {
+		keys[i], vals[i] = kcs[i].Eval, vcs[i].Eval
+		allConst = allConst && kcs[i].Const && vcs[i].Const
+	}
+	switch {
+	case len(x.Keys) == 0:
+		return Compiled{}, errAt(x, fmt.Errorf("%w: Map constructor cannot be empty. Please supply at least one key value pair (see %s).", ErrType, emptyCtorIssue))
+	case kt.Kind == types.Unknown:
+		return Compiled{}, errAt(x, fmt.Errorf("%w: Cannot construct a map with all NULL keys (see %s). As a workaround, you may cast a NULL key to the desired type.", ErrType, emptyCtorIssue))
+	case vt.Kind == types.Unknown:
+		return Compiled{}, errAt(x, fmt.Errorf("%w: Cannot construct a map with all NULL values (see %s). As a workaround, you may cast a NULL value to the desired type.", ErrType, emptyCtorIssue))
 	}
 	if !collOrderable(kt) {
 		return Compiled{}, errAt(x, fmt.Errorf("%w: MAP keys must be a primitive type, not %s", ErrType, kt))

@@ -1,8 +1,11 @@
 package expr_test
 
 import (
+	"errors"
+	"strings"
 	"testing"
 
+	"github.com/sluice-sql/sluice/expr"
 	"github.com/sluice-sql/sluice/types"
 )
 
@@ -126,12 +129,46 @@ func TestCollectionConstructors(t *testing.T) {
 		{"MAP(1 := 'x', ni := 'y')", types.MapOf(tInt, tString), map[string]any{"1": "x"}},
 		{"MAP('a' := 1)['a']", tInt, int32(1)},
 		{"ARRAY[5, 6][2]", tInt, int32(6)},
+		// Literals coerce to the type the other elements give.
+		{"ARRAY[NULL, 10, '2e1', i]", tArrInt, []any{nil, int32(10), int32(20), int32(7)}},
+		{"ARRAY['1', b]", tArrBig, []any{int64(1), int64(10)}},
+		{"ARRAY[d, ' 1.5 ']", tArrDouble, []any{2.5, 1.5}},
+		{"ARRAY['a', 'b']", tStrArray, []any{"a", "b"}},
+		{"ARRAY[s, 1, TRUE, 2.50]", tStrArray, []any{"abc", "1", "true", "2.50"}},
+		{"ARRAY[t, 'no', 'YES']", types.ArrayOf(tBool), []any{true, false, true}},
+		{"MAP(s := 1, 10 := '2')", types.MapOf(tString, tInt), map[string]any{"abc": int32(1), "10": int32(2)}},
 	})
+	for _, tc := range []struct{ src, want string }{
+		{"ARRAY[1, 'not a number']", `invalid input syntax for type INTEGER: "not a number"`},
+		{"ARRAY[i, '1.5']", `invalid input syntax for type INTEGER: "1.5"`},
+		{"ARRAY[1, '3000000000']", `invalid input syntax for type INTEGER: "3000000000"`},
+		{"MAP('a' := t, 'b' := 'maybe')", `invalid input syntax for type BOOLEAN: "maybe"`},
+		{"ARRAY[s, i]", "invalid array constructor: elements of types STRING and INTEGER"},
+	} {
+		_, err := compileExpr(t, tc.src)
+		if err == nil || !errors.Is(err, expr.ErrType) || !strings.Contains(err.Error(), tc.want) {
+			t.Errorf("%s: err %v, want a type error containing %q", tc.src, err, tc.want)
+		}
+	}
 	for _, src := range []string{"ARRAY[]", "ARRAY[NULL]", "ARRAY[1, 'a']", "MAP('a' := 1, 'b' := 'c')",
 		"ARRAY_LENGTH(1)", "ARRAY_SORT(ARRAY[ARRAY[1]])", "ARRAY_JOIN(ARRAY[ARRAY[1]])", "ARRAY_UNION(ARRAY[1], ARRAY['a'])",
 		"MAP_KEYS(ARRAY[1])", "AS_MAP(ARRAY[1], ARRAY[1])", "SLICE(ARRAY[1], 'a', 2)"} {
 		if _, err := compileExpr(t, src); err == nil {
 			t.Errorf("%s compiled; want a type error", src)
+		}
+	}
+	// ksqlDB's texts for constructors with no element type to infer.
+	for _, tc := range []struct{ src, want string }{
+		{"ARRAY[]", "Array constructor cannot be empty. Please supply at least one element"},
+		{"ARRAY[NULL, NULL]", "Cannot construct an array with all NULL elements"},
+		{"MAP()", "Map constructor cannot be empty. Please supply at least one key value pair"},
+		{"MAP(NULL := 1)", "Cannot construct a map with all NULL keys"},
+		{"MAP(NULL := NULL)", "Cannot construct a map with all NULL keys"},
+		{"MAP('a' := NULL, 'b' := NULL)", "Cannot construct a map with all NULL values"},
+	} {
+		_, err := compileExpr(t, tc.src)
+		if err == nil || !errors.Is(err, expr.ErrType) || !strings.Contains(err.Error(), tc.want) {
+			t.Errorf("%s: err %v, want a type error containing %q", tc.src, err, tc.want)
 		}
 	}
 }

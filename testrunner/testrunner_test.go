@@ -139,6 +139,26 @@ func TestEqualJSON(t *testing.T) {
 		{"arrays length", []any{}, []any{nil}, false},
 		{"array vs map", []any{}, map[string]any{}, false},
 	}
+	// An expected name missing from the record is tried upper-cased, as
+	// ksqlDB's test tool does; only in that direction.
+	oneWay := []struct {
+		name     string
+		expected any
+		actual   any
+		want     bool
+	}{
+		{"lower-case expected name", map[string]any{"json_v": "1"}, map[string]any{"JSON_V": "1"}, true},
+		{"nested", map[string]any{"s": map[string]any{"id": nil}}, map[string]any{"S": map[string]any{"ID": nil}}, true},
+		{"upper-case expected name", map[string]any{"JSON_V": "1"}, map[string]any{"json_v": "1"}, false},
+		{"mixed case record name", map[string]any{"json_v": "1"}, map[string]any{"Json_V": "1"}, false},
+		{"exact name wins", map[string]any{"a": "1", "A": "2"}, map[string]any{"a": "1", "A": "2"}, true},
+		{"null exact name tries upper", map[string]any{"a": "2", "A": "2"}, map[string]any{"a": nil, "A": "2"}, true},
+	}
+	for _, tc := range oneWay {
+		if got := EqualJSON(tc.expected, tc.actual); got != tc.want {
+			t.Errorf("%s: EqualJSON(%v, %v) = %v, want %v", tc.name, tc.expected, tc.actual, got, tc.want)
+		}
+	}
 	for _, tc := range tests {
 		if got := EqualJSON(tc.a, tc.b); got != tc.want {
 			t.Errorf("%s: EqualJSON(%v, %v) = %v, want %v", tc.name, tc.a, tc.b, got, tc.want)
