@@ -250,6 +250,8 @@ func TestLogic(t *testing.T) {
 	}
 }
 
+// TestIn: IN is two-valued in ksqlDB (a NULL never matches, so NULL NOT
+// IN (…) is true); the list coerces to one common type (coerce_test.go).
 func TestIn(t *testing.T) {
 	runEvalCases(t, []evalCase{
 		{"i IN (1, 7)", tBool, true},
@@ -257,15 +259,15 @@ func TestIn(t *testing.T) {
 		{"i IN (7)", tBool, true},
 		{"i IN (7.0, 8.5)", tBool, true},
 		{"i IN (b, 7)", tBool, true},
-		{"i IN (1, null)", tBool, nil},
+		{"i IN (1, null)", tBool, false},
 		{"i IN (null, 7)", tBool, true},
-		{"i IN (ni)", tBool, nil},
+		{"i IN (ni)", tBool, false},
 		{"i NOT IN (1, 2)", tBool, true},
 		{"i NOT IN (1, 7)", tBool, false},
-		{"i NOT IN (1, null)", tBool, nil},
+		{"i NOT IN (1, null)", tBool, true},
 		{"i NOT IN (7, null)", tBool, false},
-		{"ni IN (1, 2)", tBool, nil},
-		{"ni NOT IN (1, 2)", tBool, nil},
+		{"ni IN (1, 2)", tBool, false},
+		{"ni NOT IN (1, 2)", tBool, true},
 		{"s IN ('x', 'abc')", tBool, true},
 		{"s IN ('ABC')", tBool, false},
 	})
