@@ -173,7 +173,7 @@ func compileBinary(b *parser.Binary, scope Scope) (Compiled, error) {
 	case parser.OpConcat:
 		c, err = concatOp(l, r)
 	default:
-		c, err = comparison(b.Op, l, r)
+		c, err = comparison(b, l, r)
 	}
 	if err != nil {
 		return Compiled{}, errAt(b, err)
@@ -346,12 +346,54 @@ func comparable(a, b types.Type) bool {
 	case b.Kind == types.Timestamp && (a.Kind == types.String || a.Kind == types.BigInt):
 		return true
 	}
-	return a.Kind == b.Kind
+	if a.Kind != b.Kind {
+		return false
+	}
+	switch a.Kind {
+	case types.Array:
+		return comparable(*a.Elem, *b.Elem)
+	case types.Map:
+		return comparable(*a.Key, *b.Key) && comparable(*a.Elem, *b.Elem)
+	case types.Struct:
+		if len(a.Fields) != len(b.Fields) {
+			return false
+		}
+		for i := range a.Fields {
+			if a.Fields[i].Name != b.Fields[i].Name || !comparable(a.Fields[i].Type, b.Fields[i].Type) {
+				return false
+			}
+		}
+	}
+	return true
 }
 
-func comparison(op parser.BinaryOp, l, r Compiled) (Compiled, error) {
-	if !comparable(l.Type, r.Type) {
-		return Compiled{}, fmt.Errorf("%w: cannot compare %s (%s) to %s (%s)", ErrType, "left", l.Type, "right", r.Type)
+// comparisonNames are ksqlDB's names for the comparison operators, as its
+// errors print them.
+var comparisonNames = map[parser.BinaryOp]string{
+	parser.OpEq: "EQUAL", parser.OpNe: "NOT_EQUAL",
+	parser.OpLt: "LESS_THAN", parser.OpLe: "LESS_THAN_OR_EQUAL",
+	parser.OpGt: "GREATER_THAN", parser.OpGe: "GREATER_THAN_OR_EQUAL",
+	parser.OpIsDistinct: "IS_DISTINCT_FROM", parser.OpIsNotDistinct: "IS_NOT_DISTINCT_FROM",
+}
+
+func isEquality(op parser.BinaryOp) bool {
+	return op == parser.OpEq || op == parser.OpNe || op == parser.OpIsDistinct || op == parser.OpIsNotDistinct
+}
+
+func isCollection(t types.Type) bool {
+	return t.Kind == types.Array || t.Kind == types.Map || t.Kind == types.Struct
+}
+
+func comparison(b *parser.Binary, l, r Compiled) (Compiled, error) {
+	op := b.Op
+	// ARRAY, MAP and STRUCT values have equality (deep, two NULL elements
+	// equal) but no order.
+	if !comparable(l.Type, r.Type) || (isCollection(l.Type) || isCollection(r.Type)) && !isEquality(op) {
+		return Compiled{}, fmt.Errorf("%w: Cannot compare %s (%s) to %s (%s) with %s.", ErrType,
+			parser.KsqlText(b.Left), l.Type, parser.KsqlText(b.Right), r.Type, comparisonNames[op])
+	}
+	if isCollection(l.Type) || isCollection(r.Type) {
+		return collectionEquality(op, l, r), nil
 	}
 	lf, rf := l.Eval, r.Eval
 	var test func(c int) bool
@@ -413,4 +455,19 @@ func timestampOperand(v any) any {
 		}
 	}
 	return v
+}
+
+// collectionEquality compares ARRAY, MAP and STRUCT values deeply: = and
+// <> are NULL when either side is; IS [NOT] DISTINCT FROM never are.
+func collectionEquality(op parser.BinaryOp, l, r Compiled) Compiled {
+	lf, rf := l.Eval, r.Eval
+	negate := op == parser.OpNe || op == parser.OpIsDistinct
+	nullSafe := op == parser.OpIsDistinct || op == parser.OpIsNotDistinct
+	return Compiled{Type: types.BooleanType, Eval: func(row []any) any {
+		a, b := lf(row), rf(row)
+		if (a == nil || b == nil) && !nullSafe {
+			return nil
+		}
+		return structuredEqual(a, b) != negate
+	}}
 }

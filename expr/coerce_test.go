@@ -63,3 +63,34 @@ func TestInCoercionErrors(t *testing.T) {
 		})
 	}
 }
+
+// TestCollectionComparison: ARRAY, MAP and STRUCT have deep equality
+// (NULL elements equal each other) but no order.
+func TestCollectionComparison(t *testing.T) {
+	runEvalCases(t, []evalCase{
+		{"ARRAY[1, 2] = ARRAY[1, 2]", tBool, true},
+		{"ARRAY[1, 2] = ARRAY[1]", tBool, false},
+		{"ARRAY[1, 2] <> ARRAY[2, 1]", tBool, true},
+		{"ARRAY[ni, 2] = ARRAY[ni, 2]", tBool, true},
+		{"ARRAY[b] = ARRAY[10]", tBool, true},
+		{"MAP('a' := 1) = MAP('a' := 1)", tBool, true},
+		{"MAP('a' := 1) = MAP('b' := 1)", tBool, false},
+		{"STRUCT(A := 1) = STRUCT(A := 1)", tBool, true},
+		{"STRUCT(A := 1) IS DISTINCT FROM STRUCT(A := 2)", tBool, true},
+		{"STRUCT(A := 1) IS NOT DISTINCT FROM STRUCT(A := 1)", tBool, true},
+	})
+	for _, tc := range []struct{ src, want string }{
+		{"ARRAY[i] < ARRAY[b]", "Cannot compare ARRAY[I] (ARRAY<INTEGER>) to ARRAY[B] (ARRAY<BIGINT>) with LESS_THAN."},
+		{"MAP('a' := i) >= MAP('a' := i)", "with GREATER_THAN_OR_EQUAL."},
+		{"ARRAY[i] = ARRAY[s]", "Cannot compare ARRAY[I] (ARRAY<INTEGER>) to ARRAY[S] (ARRAY<STRING>) with EQUAL."},
+		{"STRUCT(A := 1) = STRUCT(B := 1)", "with EQUAL."},
+		{"s = 1", "Cannot compare S (STRING) to 1 (INTEGER) with EQUAL."},
+	} {
+		t.Run(tc.src, func(t *testing.T) {
+			_, err := compileExpr(t, tc.src)
+			if err == nil || !strings.Contains(err.Error(), tc.want) {
+				t.Fatalf("Compile(%s) error = %v, want it to contain %q", tc.src, err, tc.want)
+			}
+		})
+	}
+}
