@@ -169,7 +169,9 @@ func compileBinary(b *parser.Binary, scope Scope) (Compiled, error) {
 	case parser.OpAnd, parser.OpOr:
 		c, err = logical(b.Op, l, r)
 	case parser.OpAdd, parser.OpSub, parser.OpMul, parser.OpDiv, parser.OpMod:
-		c, err = arithmetic(b.Op, l, r)
+		if c, err = arithmetic(b.Op, l, r); err != nil {
+			err = fmt.Errorf("%w: Error processing expression: %s. %w", ErrType, parser.KsqlText(b), err)
+		}
 	case parser.OpConcat:
 		c, err = concatOp(l, r)
 	default:
@@ -244,7 +246,7 @@ func arithmetic(op parser.BinaryOp, l, r Compiled) (Compiled, error) {
 		rt = lt
 	}
 	if !lt.IsNumeric() || !rt.IsNumeric() {
-		return Compiled{}, fmt.Errorf("%w: unsupported arithmetic types. %s %s %s", ErrType, l.Type, op, r.Type)
+		return Compiled{}, fmt.Errorf("Unsupported arithmetic types. %s %s", l.Type.Kind, r.Type.Kind)
 	}
 	t := widen(lt, rt)
 	lf, rf := l.Eval, r.Eval

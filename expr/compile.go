@@ -59,6 +59,39 @@ func errAt(n parser.Node, err error) error {
 	return &PosError{Pos: n.Position(), Err: err}
 }
 
+// InClause words a compile error as ksqlDB does for the clause it came
+// from ("Error in WHERE expression: …"), keeping its position and kind.
+func InClause(err error, clause string) error {
+	if err == nil {
+		return nil
+	}
+	prefix := "Error in " + clause + " expression: "
+	var pe *PosError
+	if errors.As(err, &pe) {
+		return &PosError{Pos: pe.Pos, Err: &clauseError{prefix: prefix, err: pe.Err}}
+	}
+	return &clauseError{prefix: prefix, err: err}
+}
+
+type clauseError struct {
+	prefix string
+	err    error
+}
+
+// Error puts the clause after the kind ("type error: Error in WHERE
+// expression: Cannot compare …"), so that the text reads as ksqlDB's.
+func (e *clauseError) Error() string {
+	msg := e.err.Error()
+	for _, kind := range []error{ErrType, ErrUnknownColumn, ErrUnknownFunction} {
+		if k := kind.Error() + ": "; strings.HasPrefix(msg, k) {
+			return k + e.prefix + msg[len(k):]
+		}
+	}
+	return e.prefix + msg
+}
+
+func (e *clauseError) Unwrap() error { return e.err }
+
 // SchemaScope resolves unqualified (or any-qualified) names against one
 // schema, ignoring case.
 func SchemaScope(s types.Schema) Scope { return schemaScope{s} }

@@ -462,7 +462,7 @@ func TestCompileErrors(t *testing.T) {
 		{"i +\n  nosuch", expr.ErrUnknownColumn, 2, 3, "columns are ID, I"},
 		{"UCASE(missing)", expr.ErrUnknownColumn, 1, 7, "MISSING"},
 		{"CASE WHEN i > 1 THEN zz END", expr.ErrUnknownColumn, 1, 22, "ZZ"},
-		{"'a' * 2", expr.ErrType, 1, 1, "STRING * INTEGER"},
+		{"'a' * 2", expr.ErrType, 1, 1, "Error processing expression: ('a' * 2). Unsupported arithmetic types. STRING INTEGER"},
 		{"s - 1", expr.ErrType, 1, 1, "arithmetic"},
 		{"t + 1", expr.ErrType, 1, 1, "BOOLEAN"},
 		{"i + (s * 2)", expr.ErrType, 1, 6, "STRING"},
