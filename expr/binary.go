@@ -394,6 +394,10 @@ func comparison(b *parser.Binary, l, r Compiled) (Compiled, error) {
 		return Compiled{}, fmt.Errorf("%w: Cannot compare %s (%s) to %s (%s) with %s.", ErrType,
 			parser.KsqlText(b.Left), l.Type, parser.KsqlText(b.Right), r.Type, comparisonNames[op])
 	}
+	if (l.Type.Kind == types.Unknown || r.Type.Kind == types.Unknown) && op != parser.OpIsDistinct && op != parser.OpIsNotDistinct {
+		return Compiled{}, fmt.Errorf("%w: Comparison with NULL not supported: %s %s %s", ErrType,
+			parser.KsqlText(b.Left), op, parser.KsqlText(b.Right))
+	}
 	if isCollection(l.Type) || isCollection(r.Type) {
 		return collectionEquality(op, l, r), nil
 	}
@@ -429,10 +433,12 @@ func comparison(b *parser.Binary, l, r Compiled) (Compiled, error) {
 	// Timestamps compared with strings parse the string once per row;
 	// with a constant string that cost is tiny next to decoding.
 	tsL, tsR := l.Type.Kind == types.Timestamp, r.Type.Kind == types.Timestamp
+	// ksqlDB's comparisons are two-valued: a NULL operand makes them
+	// false, not NULL (so NOT (a = b) is true when b is NULL).
 	return Compiled{Type: types.BooleanType, Eval: func(row []any) any {
 		a, b := lf(row), rf(row)
 		if a == nil || b == nil {
-			return nil
+			return false
 		}
 		if tsL {
 			b = timestampOperand(b)
@@ -440,10 +446,7 @@ func comparison(b *parser.Binary, l, r Compiled) (Compiled, error) {
 			a = timestampOperand(a)
 		}
 		c, ok := types.Compare(a, b)
-		if !ok {
-			return nil
-		}
-		return test(c)
+		return ok && test(c)
 	}}, nil
 }
 
@@ -460,7 +463,8 @@ func timestampOperand(v any) any {
 }
 
 // collectionEquality compares ARRAY, MAP and STRUCT values deeply: = and
-// <> are NULL when either side is; IS [NOT] DISTINCT FROM never are.
+// <> are false when either side is NULL; IS [NOT] DISTINCT FROM compare
+// NULLs too.
 func collectionEquality(op parser.BinaryOp, l, r Compiled) Compiled {
 	lf, rf := l.Eval, r.Eval
 	negate := op == parser.OpNe || op == parser.OpIsDistinct
@@ -468,7 +472,7 @@ func collectionEquality(op parser.BinaryOp, l, r Compiled) Compiled {
 	return Compiled{Type: types.BooleanType, Eval: func(row []any) any {
 		a, b := lf(row), rf(row)
 		if (a == nil || b == nil) && !nullSafe {
-			return nil
+			return false
 		}
 		return structuredEqual(a, b) != negate
 	}}

@@ -94,3 +94,21 @@ func TestCollectionComparison(t *testing.T) {
 		})
 	}
 }
+
+// TestComparisonNulls: comparisons are two-valued, and a bare NULL
+// operand is an error, as in ksqlDB.
+func TestComparisonNulls(t *testing.T) {
+	runEvalCases(t, []evalCase{
+		{"ni = 1", tBool, false},
+		{"ni <> 1", tBool, false},
+		{"ni < i", tBool, false},
+		{"ARRAY[ni] = CAST(null AS ARRAY<INT>)", tBool, false},
+		{"ni IS DISTINCT FROM null", tBool, false},
+	})
+	for _, src := range []string{"null = null", "i <> NULL", "NULL < 1"} {
+		_, err := compileExpr(t, src)
+		if err == nil || !strings.Contains(err.Error(), "Comparison with NULL not supported: ") {
+			t.Errorf("Compile(%s) error = %v, want Comparison with NULL not supported", src, err)
+		}
+	}
+}
