@@ -169,11 +169,13 @@ func compileBinary(b *parser.Binary, scope Scope) (Compiled, error) {
 	case parser.OpAnd, parser.OpOr:
 		c, err = logical(b.Op, l, r)
 	case parser.OpAdd, parser.OpSub, parser.OpMul, parser.OpDiv, parser.OpMod:
-		c, err = arithmetic(b.Op, l, r)
+		if c, err = arithmetic(b.Op, l, r); err != nil {
+			err = fmt.Errorf("%w: Error processing expression: %s. %w", ErrType, parser.KsqlText(b), err)
+		}
 	case parser.OpConcat:
 		c, err = concatOp(l, r)
 	default:
-		c, err = comparison(b.Op, l, r)
+		c, err = comparison(b, l, r)
 	}
 	if err != nil {
 		return Compiled{}, errAt(b, err)
@@ -244,7 +246,7 @@ func arithmetic(op parser.BinaryOp, l, r Compiled) (Compiled, error) {
 		rt = lt
 	}
 	if !lt.IsNumeric() || !rt.IsNumeric() {
-		return Compiled{}, fmt.Errorf("%w: unsupported arithmetic types. %s %s %s", ErrType, l.Type, op, r.Type)
+		return Compiled{}, fmt.Errorf("Unsupported arithmetic types. %s %s", l.Type.Kind, r.Type.Kind)
 	}
 	t := widen(lt, rt)
 	lf, rf := l.Eval, r.Eval
@@ -346,12 +348,58 @@ func comparable(a, b types.Type) bool {
 	case b.Kind == types.Timestamp && (a.Kind == types.String || a.Kind == types.BigInt):
 		return true
 	}
-	return a.Kind == b.Kind
+	if a.Kind != b.Kind {
+		return false
+	}
+	switch a.Kind {
+	case types.Array:
+		return comparable(*a.Elem, *b.Elem)
+	case types.Map:
+		return comparable(*a.Key, *b.Key) && comparable(*a.Elem, *b.Elem)
+	case types.Struct:
+		if len(a.Fields) != len(b.Fields) {
+			return false
+		}
+		for i := range a.Fields {
+			if a.Fields[i].Name != b.Fields[i].Name || !comparable(a.Fields[i].Type, b.Fields[i].Type) {
+				return false
+			}
+		}
+	}
+	return true
 }
 
-func comparison(op parser.BinaryOp, l, r Compiled) (Compiled, error) {
-	if !comparable(l.Type, r.Type) {
-		return Compiled{}, fmt.Errorf("%w: cannot compare %s (%s) to %s (%s)", ErrType, "left", l.Type, "right", r.Type)
+// comparisonNames are ksqlDB's names for the comparison operators, as its
+// errors print them.
+var comparisonNames = map[parser.BinaryOp]string{
+	parser.OpEq: "EQUAL", parser.OpNe: "NOT_EQUAL",
+	parser.OpLt: "LESS_THAN", parser.OpLe: "LESS_THAN_OR_EQUAL",
+	parser.OpGt: "GREATER_THAN", parser.OpGe: "GREATER_THAN_OR_EQUAL",
+	parser.OpIsDistinct: "IS_DISTINCT_FROM", parser.OpIsNotDistinct: "IS_NOT_DISTINCT_FROM",
+}
+
+func isEquality(op parser.BinaryOp) bool {
+	return op == parser.OpEq || op == parser.OpNe || op == parser.OpIsDistinct || op == parser.OpIsNotDistinct
+}
+
+func isCollection(t types.Type) bool {
+	return t.Kind == types.Array || t.Kind == types.Map || t.Kind == types.Struct
+}
+
+func comparison(b *parser.Binary, l, r Compiled) (Compiled, error) {
+	op := b.Op
+	// ARRAY, MAP and STRUCT values have equality (deep, two NULL elements
+	// equal) but no order.
+	if !comparable(l.Type, r.Type) || (isCollection(l.Type) || isCollection(r.Type)) && !isEquality(op) {
+		return Compiled{}, fmt.Errorf("%w: Cannot compare %s (%s) to %s (%s) with %s.", ErrType,
+			parser.KsqlText(b.Left), l.Type, parser.KsqlText(b.Right), r.Type, comparisonNames[op])
+	}
+	if (l.Type.Kind == types.Unknown || r.Type.Kind == types.Unknown) && op != parser.OpIsDistinct && op != parser.OpIsNotDistinct {
+		return Compiled{}, fmt.Errorf("%w: Comparison with NULL not supported: %s %s %s", ErrType,
+			parser.KsqlText(b.Left), op, parser.KsqlText(b.Right))
+	}
+	if isCollection(l.Type) || isCollection(r.Type) {
+		return collectionEquality(op, l, r), nil
 	}
 	lf, rf := l.Eval, r.Eval
 	var test func(c int) bool
@@ -385,10 +433,12 @@ func comparison(op parser.BinaryOp, l, r Compiled) (Compiled, error) {
 	// Timestamps compared with strings parse the string once per row;
 	// with a constant string that cost is tiny next to decoding.
 	tsL, tsR := l.Type.Kind == types.Timestamp, r.Type.Kind == types.Timestamp
+	// ksqlDB's comparisons are two-valued: a NULL operand makes them
+	// false, not NULL (so NOT (a = b) is true when b is NULL).
 	return Compiled{Type: types.BooleanType, Eval: func(row []any) any {
 		a, b := lf(row), rf(row)
 		if a == nil || b == nil {
-			return nil
+			return false
 		}
 		if tsL {
 			b = timestampOperand(b)
@@ -396,10 +446,7 @@ func comparison(op parser.BinaryOp, l, r Compiled) (Compiled, error) {
 			a = timestampOperand(a)
 		}
 		c, ok := types.Compare(a, b)
-		if !ok {
-			return nil
-		}
-		return test(c)
+		return ok && test(c)
 	}}, nil
 }
 
@@ -413,4 +460,20 @@ func timestampOperand(v any) any {
 		}
 	}
 	return v
+}
+
+// collectionEquality compares ARRAY, MAP and STRUCT values deeply: = and
+// <> are false when either side is NULL; IS [NOT] DISTINCT FROM compare
+// NULLs too.
+func collectionEquality(op parser.BinaryOp, l, r Compiled) Compiled {
+	lf, rf := l.Eval, r.Eval
+	negate := op == parser.OpNe || op == parser.OpIsDistinct
+	nullSafe := op == parser.OpIsDistinct || op == parser.OpIsNotDistinct
+	return Compiled{Type: types.BooleanType, Eval: func(row []any) any {
+		a, b := lf(row), rf(row)
+		if (a == nil || b == nil) && !nullSafe {
+			return false
+		}
+		return structuredEqual(a, b) != negate
+	}}
 }

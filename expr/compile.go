@@ -59,6 +59,39 @@ func errAt(n parser.Node, err error) error {
 	return &PosError{Pos: n.Position(), Err: err}
 }
 
+// InClause words a compile error as ksqlDB does for the clause it came
+// from ("Error in WHERE expression: …"), keeping its position and kind.
+func InClause(err error, clause string) error {
+	if err == nil {
+		return nil
+	}
+	prefix := "Error in " + clause + " expression: "
+	var pe *PosError
+	if errors.As(err, &pe) {
+		return &PosError{Pos: pe.Pos, Err: &clauseError{prefix: prefix, err: pe.Err}}
+	}
+	return &clauseError{prefix: prefix, err: err}
+}
+
+type clauseError struct {
+	prefix string
+	err    error
+}
+
+// Error puts the clause after the kind ("type error: Error in WHERE
+// expression: Cannot compare …"), so that the text reads as ksqlDB's.
+func (e *clauseError) Error() string {
+	msg := e.err.Error()
+	for _, kind := range []error{ErrType, ErrUnknownColumn, ErrUnknownFunction} {
+		if k := kind.Error() + ": "; strings.HasPrefix(msg, k) {
+			return k + e.prefix + msg[len(k):]
+		}
+	}
+	return e.prefix + msg
+}
+
+func (e *clauseError) Unwrap() error { return e.err }
+
 // SchemaScope resolves unqualified (or any-qualified) names against one
 // schema, ignoring case.
 func SchemaScope(s types.Schema) Scope { return schemaScope{s} }
@@ -309,44 +342,52 @@ func compileCase(c *parser.Case, scope Scope) (Compiled, error) {
 	}}, nil
 }
 
+// compileIn compiles X [NOT] IN (a, b, …) as ksqlDB does: X and the list
+// are coerced to one common type (see coerce.go; bare NULLs are dropped
+// first), and X matches when it equals a member. A NULL X, or a NULL
+// member, never matches, so the result is never NULL: NULL NOT IN (1) is
+// true.
 func compileIn(in *parser.In, scope Scope) (Compiled, error) {
-	x, err := Compile(in.X, scope)
+	exprs := []parser.Expr{in.X}
+	for _, e := range in.List {
+		if l, ok := e.(*parser.Literal); ok && l.Kind == parser.LitNull {
+			continue
+		}
+		exprs = append(exprs, e)
+	}
+	u := userListCoercer{scope}
+	items, err := u.typed(exprs)
 	if err != nil {
 		return Compiled{}, err
 	}
-	list := make([]Eval, len(in.List))
-	for i, e := range in.List {
-		c, err := Compile(e, scope)
-		if err != nil {
-			return Compiled{}, err
-		}
-		if !comparable(x.Type, c.Type) {
-			return Compiled{}, errAt(e, fmt.Errorf("%w: cannot compare %s to %s in IN list", ErrType, x.Type, c.Type))
-		}
-		list[i] = c.Eval
+	t, ok, err := u.common(items)
+	if err != nil {
+		return Compiled{}, errAt(in, fmt.Errorf("%w: Invalid Predicate: %w", ErrType, err))
 	}
-	f, not := x.Eval, in.Not
-	return Compiled{Type: types.BooleanType, Eval: func(row []any) any {
-		v := f(row)
-		if v == nil {
-			return nil
-		}
-		sawNull := false
-		for _, e := range list {
-			w := e(row)
-			if w == nil {
-				sawNull = true
-				continue
+	evals := make([]Eval, len(items))
+	allConst := true
+	for i, it := range items {
+		evals[i] = it.c.Eval
+		if ok {
+			if evals[i], err = coerceTo(it, t); err != nil {
+				return Compiled{}, errAt(it.e, fmt.Errorf("%w: Invalid Predicate: %w", ErrType, err))
 			}
-			if types.Equal(v, w) {
+		}
+		allConst = allConst && it.c.Const
+	}
+	x, list, not := evals[0], evals[1:], in.Not
+	return fold(Compiled{Type: types.BooleanType, Const: allConst, Eval: func(row []any) any {
+		v := x(row)
+		if v == nil {
+			return not
+		}
+		for _, e := range list {
+			if w := e(row); w != nil && structuredEqual(v, w) {
 				return !not
 			}
 		}
-		if sawNull {
-			return nil
-		}
 		return not
-	}}, nil
+	}}), nil
 }
 
 func compileBetween(b *parser.Between, scope Scope) (Compiled, error) {

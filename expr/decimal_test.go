@@ -83,7 +83,7 @@ func TestDecimalComparisons(t *testing.T) {
 		{"2.5 = d", tBool, true},
 		{"2.49 < d", tBool, true},
 		{"b >= 10.00", tBool, true},
-		{"ni = 1.5", tBool, nil},
+		{"ni = 1.5", tBool, false},
 		{"1.5 BETWEEN 1 AND 2", tBool, true},
 		{"1.5 IS DISTINCT FROM 1.50", tBool, false},
 	})

@@ -14,6 +14,10 @@ func TestKsqlText(t *testing.T) {
 		{"COUNT(*)", "COUNT(*)"},
 		{"ABS(x - 1)", "ABS((X - 1))"},
 		{"name", "NAME"},
+		{"true", "true"},
+		{"ARRAY[v1, 1]", "ARRAY[V1, 1]"},
+		{"MAP('a' := v1, 'b' := 2)", "MAP('a':=V1, 'b':=2)"},
+		{"STRUCT(f0 := v1, `f1` := 'x')", "STRUCT(F0:=V1, `f1`:='x')"},
 	} {
 		st, err := parser.ParseOne("SELECT " + tc.src + " FROM s;")
 		if err != nil {

@@ -584,6 +584,24 @@ func KsqlText(e Expr) string {
 			prefix = "DISTINCT "
 		}
 		return x.Name + "(" + prefix + strings.Join(args, ", ") + ")"
+	case *Literal:
+		if x.Kind == LitBool {
+			return strconv.FormatBool(x.Bool)
+		}
+	case *ArrayCtor:
+		return "ARRAY[" + joinStrings(x.Elems, KsqlText) + "]"
+	case *MapCtor:
+		parts := make([]string, len(x.Keys))
+		for i := range x.Keys {
+			parts[i] = KsqlText(x.Keys[i]) + ":=" + KsqlText(x.Values[i])
+		}
+		return "MAP(" + strings.Join(parts, ", ") + ")"
+	case *StructCtor:
+		parts := make([]string, len(x.Names))
+		for i := range x.Names {
+			parts[i] = ident(x.Names[i]) + ":=" + KsqlText(x.Values[i])
+		}
+		return "STRUCT(" + strings.Join(parts, ", ") + ")"
 	}
 	return e.String()
 }

@@ -312,6 +312,14 @@ func (p *planning) planAggregate() error {
 			return posErr(sel.Having.Position(), fmt.Errorf("%w: Non-aggregate HAVING expression not part of GROUP BY: %s", ErrInvalid, strings.Join(loose, ", ")))
 		}
 		if err != nil {
+			err = expr.InClause(err, "HAVING")
+			var pe *expr.PosError
+			if errors.As(err, &pe) {
+				return &expr.PosError{Pos: pe.Pos, Err: aggregateText{pe.Err, calls}}
+			}
+			return aggregateText{err, calls}
+		}
+		if err := mustBeBoolean(sel.Having, c, "HAVING"); err != nil {
 			return err
 		}
 		chain = append(chain, &exec.FilterNode{Pred: c.Eval, Text: sel.Having.String(), TombstoneOnReject: p.target != nil})
@@ -642,3 +650,21 @@ func (p *planning) tableChanges(prep *types.Schema, group, args []expr.Eval) (ex
 	p.q.Topology.Stores = append(p.q.Topology.Stores, exec.StoreSpec{Name: node.Store, Changelog: p.spec.Topic, FromSource: p.spec, Partitions: p.src.Partitions})
 	return node, &exec.TableChanges{ArgsAt: ng, OldArgsAt: ng + na, NArgs: na, ModeCol: ng + 2*na}, nil
 }
+
+// aggregateText shows an error from the rewritten HAVING clause with the
+// aggregate calls the user wrote in place of the internal columns that
+// hold their results (SUM(VALUE), not KSQL_INTERNAL_AGG_0).
+type aggregateText struct {
+	err   error
+	calls []*parser.FuncCall
+}
+
+func (a aggregateText) Error() string {
+	msg := a.err.Error()
+	for i := len(a.calls) - 1; i >= 0; i-- { // AGG_10 before AGG_1
+		msg = strings.ReplaceAll(msg, fmt.Sprintf("%s%d", aggColPrefix, i), parser.KsqlText(a.calls[i]))
+	}
+	return msg
+}
+
+func (a aggregateText) Unwrap() error { return a.err }

@@ -365,10 +365,10 @@ func (p *planning) whereNode(sc expr.Scope) (exec.Node, error) {
 	}
 	c, err := expr.Compile(p.sel.Where, sc)
 	if err != nil {
-		return nil, err
+		return nil, expr.InClause(err, "WHERE")
 	}
-	if c.Type.Kind != types.Boolean && c.Type.Kind != types.Unknown {
-		return nil, posErr(p.sel.Where.Position(), fmt.Errorf("%w: WHERE must be a BOOLEAN expression, got %s", expr.ErrType, c.Type))
+	if err := mustBeBoolean(p.sel.Where, c, "WHERE"); err != nil {
+		return nil, err
 	}
 	return &exec.FilterNode{Pred: c.Eval, Text: p.sel.Where.String()}, nil
 }
@@ -758,4 +758,14 @@ func compatible(ex *Source, keyCols, valCols []types.Column) error {
 		return fmt.Errorf("%w: incompatible schema between results and sink. Result schema is %s but sink schema is %s", ErrInvalid, got, ex.Schema)
 	}
 	return nil
+}
+
+// mustBeBoolean rejects a WHERE or HAVING condition of another type, in
+// ksqlDB's words.
+func mustBeBoolean(e parser.Expr, c expr.Compiled, clause string) error {
+	if c.Type.Kind == types.Boolean || c.Type.Kind == types.Unknown {
+		return nil
+	}
+	return posErr(e.Position(), fmt.Errorf("%w: Type error in %s expression: Should evaluate to boolean but is %s (%s) instead.",
+		expr.ErrType, clause, parser.KsqlText(e), c.Type))
 }
