@@ -24,6 +24,11 @@
 //	           Avro binary (hamba/avro); read with the writer's schema from
 //	           Props.Registry and matched to columns by field name; written
 //	           with Props.Schema under Props.SchemaID
+//	PROTOBUF   the wire format with message indexes, then a proto3 message
+//	           (protocompile compiles the registered .proto, dynamicpb
+//	           reads and writes); unset fields read as proto3 defaults
+//	PROTOBUF_NOSR  the bare message of the schema generated from the columns
+//	JSON_SR    the wire format around the JSON codec's payload
 //
 // Reading JSON is lenient the way ksqlDB's deserializer is: numeric strings
 // are read as numbers, numbers and booleans as STRING text, "true"/"false"
@@ -35,7 +40,9 @@
 // consumer always sees a double.
 //
 // Errors wrap ErrUnknownFormat, ErrUnsupported (at codec construction),
-// ErrMalformed (Decode: exec counts and skips the record) or ErrEncode.
+// ErrMalformed (Decode: exec counts and skips the record),
+// ErrRegistryUnavailable (Decode: the record's schema cannot be fetched now;
+// exec reads the record again later) or ErrEncode.
 //
 // Example:
 //
