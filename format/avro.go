@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"math/big"
+	"slices"
 	"strings"
 	"sync"
 	"time"
@@ -441,6 +442,22 @@ func toAvro(v any, t types.Type, s avro.Schema) any {
 		}
 		return inner
 	}
+	switch s.Type() {
+	case avro.Float:
+		// A DOUBLE column into an Avro float (a schema someone else
+		// registered): narrowed, as ksqlDB's converter does.
+		if f, ok := v.(float64); ok {
+			return float32(f)
+		}
+	case avro.Int:
+		if n, ok := v.(int64); ok {
+			return int32(n)
+		}
+	case avro.Long:
+		if n, ok := v.(int32); ok {
+			return int64(n)
+		}
+	}
 	switch t.Kind {
 	case types.Decimal:
 		if d, ok := v.(*apd.Decimal); ok {
@@ -566,8 +583,9 @@ func (c *avroCodec) Decode(data []byte, dst []any) error {
 		return fmt.Errorf("%w: AVRO payload for schema id %d: %v", ErrMalformed, id, err)
 	}
 	if c.unwrapped {
-		if rec, ok := s.(*avro.RecordSchema); ok {
-			// A record around a single column: read its field.
+		if rec, ok := s.(*avro.RecordSchema); ok && (c.cols[0].Type.Kind != types.Struct || slices.Contains(rd.cols, 0)) {
+			// A record around a single column: read its field. (A
+			// STRUCT column without such a field is the record itself.)
 			if m, ok := v.(map[string]any); ok {
 				return c.fromRecord(m, rec, rd.cols, dst)
 			}

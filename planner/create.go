@@ -133,7 +133,7 @@ func (p Props) checkSchemaNames(keyFormat, valueFormat string) error {
 				return fmt.Errorf("%w: %s does not support the following configs: [fullSchemaName]", ErrInvalid, f)
 			}
 			if strings.TrimSpace(name) == "" {
-				return fmt.Errorf("%w: fullSchemaName cannot be empty. Format configuration: {fullSchemaName=%s}", ErrInvalid, name)
+				return fmt.Errorf("%w: fullSchemaName cannot be empty. Format configuration: {fullSchemaName=%s}", ErrInvalid, strings.TrimSpace(name))
 			}
 		}
 	}
