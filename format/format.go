@@ -95,6 +95,18 @@ var (
 	ErrEncode = errors.New("cannot encode")
 )
 
+// SchemaError is a format refusing the columns it was given, with
+// ksqlDB's reason (for example "The 'DELIMITED' format does not support
+// type 'ARRAY', column: `K`"). It wraps ErrUnsupported; the planner adds
+// the format and the schema around the reason.
+type SchemaError struct {
+	Format string
+	Reason string
+}
+
+func (e *SchemaError) Error() string { return ErrUnsupported.Error() + ": " + e.Reason }
+func (e *SchemaError) Unwrap() error { return ErrUnsupported }
+
 // NewKeyCodec returns the codec for the key columns of a source or sink.
 func NewKeyCodec(format string, cols []types.Column, p Props) (Codec, error) {
 	return newCodec(format, cols, p, true)

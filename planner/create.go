@@ -1,6 +1,7 @@
 package planner
 
 import (
+	"errors"
 	"fmt"
 	"strconv"
 	"strings"
@@ -168,6 +169,9 @@ func CreateSource(cat *Catalog, st *parser.CreateSource, text string) (*Source, 
 	if err := props.checkSchemaNames(keyFormat, valueFormat); err != nil {
 		return nil, posErr(st.Pos, err)
 	}
+	if err := props.checkDelimiters(keyFormat, valueFormat); err != nil {
+		return nil, posErr(st.Pos, err)
+	}
 	if s.Window, s.WindowSize, err = sourceWindow(props); err != nil {
 		return nil, posErr(st.Pos, err)
 	}
@@ -270,13 +274,82 @@ func resolveTimestampColumn(s *Source) error {
 }
 
 // validateFormats checks the formats exist and fit the columns, by
-// building the codecs once at plan time.
+// building the codecs once at plan time. A format refusing the columns
+// is reported as ksqlDB does: the format, the schema it was asked to
+// carry, and its reason.
 func validateFormats(s *Source) error {
 	if _, err := format.NewKeyCodec(s.KeyFormat, s.Schema.Keys(), s.KeyProps); err != nil {
-		return fmt.Errorf("%w: key format: %v", ErrInvalid, err)
+		return formatSchemaError("Key", s.KeyFormat, s.Schema.Keys(), s.KeyProps, err)
 	}
 	if _, err := format.NewValueCodec(s.ValueFormat, s.Schema.Values(), s.ValueProps); err != nil {
-		return fmt.Errorf("%w: value format: %v", ErrInvalid, err)
+		return formatSchemaError("Value", s.ValueFormat, s.Schema.Values(), s.ValueProps, err)
+	}
+	return nil
+}
+
+func formatSchemaError(side, f string, cols []types.Column, p format.Props, err error) error {
+	var se *format.SchemaError
+	if !errors.As(err, &se) {
+		return fmt.Errorf("%w: %s format: %v", ErrInvalid, strings.ToLower(side), err)
+	}
+	var features []string
+	if w := p.WrapSingleValue; w != nil {
+		features = append(features, map[bool]string{true: "WRAP_SINGLES", false: "UNWRAP_SINGLES"}[*w])
+	}
+	return fmt.Errorf("%w: %s format does not support schema.\nformat: %s\nschema: Persistence{columns=%s, features=[%s]}\nreason: %s",
+		ErrInvalid, side, strings.ToUpper(f), persistenceColumns(cols), strings.Join(features, ", "), se.Reason)
+}
+
+// persistenceColumns lists columns as ksqlDB prints a physical schema:
+// [`K` INTEGER KEY, `V` STRING].
+func persistenceColumns(cols []types.Column) string {
+	s := make([]string, len(cols))
+	for i, c := range cols {
+		s[i] = fmt.Sprintf("`%s` %s", c.Name, c.Type)
+		if c.Key {
+			s[i] += " KEY"
+		}
+	}
+	return "[" + strings.Join(s, ", ") + "]"
+}
+
+// inheritDelimiters gives a query's sink the delimiters of the source it
+// reads, as ksqlDB does: a format the statement does not name is the
+// source's format, properties and all. Naming the format, or the
+// delimiter, starts afresh.
+func (p Props) inheritDelimiters(src, sink *Source) {
+	_, all := p["FORMAT"]
+	for _, side := range []struct {
+		formatProp, delimProp string
+		srcFormat, sinkFormat string
+		srcProps, sinkProps   *format.Props
+	}{
+		{"KEY_FORMAT", "KEY_DELIMITER", src.KeyFormat, sink.KeyFormat, &src.KeyProps, &sink.KeyProps},
+		{"VALUE_FORMAT", "VALUE_DELIMITER", src.ValueFormat, sink.ValueFormat, &src.ValueProps, &sink.ValueProps},
+	} {
+		_, named := p[side.formatProp]
+		_, delim := p[side.delimProp]
+		if all || named || delim || !strings.EqualFold(side.srcFormat, side.sinkFormat) {
+			continue
+		}
+		side.sinkProps.Delimiter = side.srcProps.Delimiter
+	}
+}
+
+// checkDelimiters checks KEY_/VALUE_DELIMITER: only DELIMITED has
+// delimiters, and one must be a single character, TAB or SPACE.
+func (p Props) checkDelimiters(keyFormat, valueFormat string) error {
+	for _, side := range []struct{ format, prop string }{{keyFormat, "KEY_DELIMITER"}, {valueFormat, "VALUE_DELIMITER"}} {
+		d, ok := p[side.prop]
+		if !ok {
+			continue
+		}
+		if f := strings.ToUpper(side.format); f != format.Delimited {
+			return fmt.Errorf("%w: %s does not support the following configs: [delimiter]", ErrInvalid, f)
+		}
+		if err := format.CheckDelimiter(d); err != nil {
+			return fmt.Errorf("%w: Failed to prepare statement: Configuration %s is invalid: %v\nExample valid value: ';'", ErrInvalid, side.prop, err)
+		}
 	}
 	return nil
 }

@@ -300,11 +300,7 @@ func partitionKeyFormat(keyFormat string, explicit bool, keyCols []types.Column)
 		keyFormat = "KAFKA"
 	}
 	if keyFormat == "KAFKA" && len(keyCols) > 1 {
-		cols := make([]string, len(keyCols))
-		for i, c := range keyCols {
-			cols[i] = fmt.Sprintf("`%s` %s KEY", c.Name, c.Type)
-		}
-		list := "[" + strings.Join(cols, ", ") + "]"
+		list := persistenceColumns(keyCols)
 		return "", fmt.Errorf("%w: Key format does not support schema.\nformat: KAFKA\nschema: Persistence{columns=%s, features=[]}\nreason: The 'KAFKA' format only supports a single field. Got: %s", ErrInvalid, list, list)
 	}
 	return keyFormat, nil

@@ -701,6 +701,10 @@ func (p *planning) sinkSource(keyCols, valCols []types.Column, win exec.WindowTy
 	if err := with.checkSchemaNames(keyFormat, valueFormat); err != nil {
 		return nil, posErr(p.sel.Pos, err)
 	}
+	if err := with.checkDelimiters(keyFormat, valueFormat); err != nil {
+		return nil, posErr(p.sel.Pos, err)
+	}
+	with.inheritDelimiters(p.src, s)
 	if err := p.registerSinkSchemas(s); err != nil {
 		return nil, err
 	}
