@@ -361,7 +361,10 @@ func (c *converter) typeName(g *gType) *TypeName {
 	default:
 		t.Name = strings.ToUpper(g.Name)
 		for _, p := range g.Params {
-			t.Params = append(t.Params, c.smallInt(p))
+			if p.Number == nil {
+				continue // VARCHAR(STRING) is STRING: the word bounds nothing
+			}
+			t.Params = append(t.Params, c.smallInt(p.Number))
 		}
 	}
 	return t

@@ -338,11 +338,18 @@ type gUndefine struct {
 
 type gType struct {
 	Pos    lexer.Position
-	Array  *gType      `parser:"  'ARRAY' '<' @@ '>'"`
-	Map    *gMapType   `parser:"| 'MAP' '<' @@ '>'"`
-	Struct *gStructTyp `parser:"| 'STRUCT' '<' @@ '>'"`
-	Name   string      `parser:"| @Ident"`
-	Params []*gNumber  `parser:"  ( '(' @@ ( ',' @@ )* ')' )?"`
+	Array  *gType        `parser:"  'ARRAY' '<' @@ '>'"`
+	Map    *gMapType     `parser:"| 'MAP' '<' @@ '>'"`
+	Struct *gStructTyp   `parser:"| 'STRUCT' '<' @@ '>'"`
+	Name   string        `parser:"| @Ident"`
+	Params []*gTypeParam `parser:"  ( '(' @@ ( ',' @@ )* ')' )?"`
+}
+
+// gTypeParam is a type parameter: a number, as in DECIMAL(4, 2), or the
+// word STRING, as in VARCHAR(STRING) (ksqlDB's grammar allows both).
+type gTypeParam struct {
+	Number *gNumber `parser:"  @@"`
+	String bool     `parser:"| @'STRING'"`
 }
 
 type gMapType struct {

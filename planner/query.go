@@ -643,6 +643,13 @@ func (p *planning) lastSpec() *exec.SourceSpec {
 // sinkSource builds (or, for INSERT INTO, checks) the source the query
 // writes.
 func (p *planning) sinkSource(keyCols, valCols []types.Column, win exec.WindowType, winSize int64, partitions int32) (*Source, error) {
+	for _, c := range keyCols {
+		// A GROUP BY or PARTITION BY on a map makes a map key: refused
+		// as in a declared schema, whatever the key format.
+		if containsMap(c.Type) {
+			return nil, posErr(p.sel.Pos, fmt.Errorf("%w: %s", ErrInvalid, mapKeyMessage(c.Name, c.Type)))
+		}
+	}
 	if ex := p.target.Existing; ex != nil {
 		if err := compatible(ex, keyCols, valCols); err != nil {
 			return nil, posErr(p.sel.Pos, err)
