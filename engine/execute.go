@@ -255,7 +255,7 @@ func (e *Engine) check(ctx context.Context, p parser.Parsed, props map[string]st
 		if st.Query != nil {
 			_, err = e.planAsSelect(st, p.Text, props)
 		} else {
-			_, _, err = e.checkSource(ctx, st, p.Text, false)
+			_, _, err = e.checkSource(ctx, st, p.Text, props, false)
 		}
 	case *parser.InsertSelect:
 		_, err = e.planInsert(st, p.Text, props, 0)
@@ -300,7 +300,7 @@ func (e *Engine) apply(ctx context.Context, p parser.Parsed, props map[string]st
 			}
 			return res, nil
 		}
-		msg, err := e.createSource(ctx, st, p.Text, accepted)
+		msg, err := e.createSource(ctx, st, p.Text, props, accepted)
 		if err != nil {
 			return nil, err
 		}
@@ -437,6 +437,8 @@ func (e *Engine) planOptions(props map[string]string) planner.Options {
 		TimestampThrowOnInvalid: strings.EqualFold(prop(props, planner.TimestampThrowOnInvalidProperty, "false"), "true"),
 		Compat:                  strings.ToLower(prop(props, planner.CompatProperty, "")),
 		IdleTimeout:             prop(props, planner.IdleTimeoutProperty, ""),
+		DefaultKeyFormat:        strings.ToUpper(prop(props, planner.DefaultKeyFormatProperty, "")),
+		DefaultValueFormat:      strings.ToUpper(prop(props, planner.DefaultValueFormatProperty, "")),
 	}
 }
 
@@ -445,11 +447,11 @@ func (e *Engine) planOptions(props map[string]string) planner.Options {
 // says the statement was checked when it entered the command topic: a
 // topic that has since gained partitions must not make a replay forget
 // the source, so the topic's count is taken as it is now.
-func (e *Engine) checkSource(ctx context.Context, st *parser.CreateSource, text string, accepted bool) (*planner.Source, bool, error) {
+func (e *Engine) checkSource(ctx context.Context, st *parser.CreateSource, text string, props map[string]string, accepted bool) (*planner.Source, bool, error) {
 	if existing, err := e.cat.Lookup(st.Name); err == nil && !st.OrReplace {
 		return nil, false, fmt.Errorf("cannot add %s '%s': a %s with the same name %w", strings.ToLower(st.Kind.String()), st.Name, strings.ToLower(existing.Kind.String()), planner.ErrExists)
 	}
-	src, err := planner.CreateSource(e.cat, st, text)
+	src, err := planner.CreateSourceWith(e.cat, st, text, e.planOptions(props))
 	if err != nil {
 		return nil, false, err
 	}
@@ -480,11 +482,11 @@ func (e *Engine) checkSource(ctx context.Context, st *parser.CreateSource, text 
 	return src, create, nil
 }
 
-func (e *Engine) createSource(ctx context.Context, st *parser.CreateSource, text string, accepted bool) (string, error) {
+func (e *Engine) createSource(ctx context.Context, st *parser.CreateSource, text string, props map[string]string, accepted bool) (string, error) {
 	if _, err := e.cat.Lookup(st.Name); err == nil && st.IfNotExists {
 		return alreadyExists(st), nil
 	}
-	src, create, err := e.checkSource(ctx, st, text, accepted)
+	src, create, err := e.checkSource(ctx, st, text, props, accepted)
 	if err != nil {
 		return "", err
 	}

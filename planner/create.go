@@ -75,6 +75,20 @@ func (p Props) formats(defKey, defValue string) (key, value string) {
 	return strings.ToUpper(key), strings.ToUpper(value)
 }
 
+// checkFormatNames refuses FORMAT beside KEY_FORMAT or VALUE_FORMAT:
+// FORMAT sets both, so the two would contradict or repeat each other.
+func (p Props) checkFormatNames() error {
+	if _, ok := p["FORMAT"]; !ok {
+		return nil
+	}
+	for _, side := range []string{"KEY_FORMAT", "VALUE_FORMAT"} {
+		if _, ok := p[side]; ok {
+			return fmt.Errorf("%w: Cannot supply both '%s' and 'FORMAT' properties, as 'FORMAT' sets both key and value formats. Either use just 'FORMAT', or use 'KEY_FORMAT' and 'VALUE_FORMAT'.", ErrInvalid, side)
+		}
+	}
+	return nil
+}
+
 func (p Props) partitions() (int32, error) {
 	s, ok := p["PARTITIONS"]
 	if !ok {
@@ -142,8 +156,15 @@ func (p Props) checkSchemaNames(keyFormat, valueFormat string) error {
 }
 
 // CreateSource plans CREATE STREAM|TABLE with a column list (not AS
-// SELECT). The engine creates the topic when it does not exist.
+// SELECT) under the default options. The engine creates the topic when it
+// does not exist.
 func CreateSource(cat *Catalog, st *parser.CreateSource, text string) (*Source, error) {
+	return CreateSourceWith(cat, st, text, Options{})
+}
+
+// CreateSourceWith is CreateSource under a session's options (its default
+// formats).
+func CreateSourceWith(cat *Catalog, st *parser.CreateSource, text string, opts Options) (*Source, error) {
 	props, err := PropsOf(st.With)
 	if err != nil {
 		return nil, err
@@ -152,9 +173,16 @@ func CreateSource(cat *Catalog, st *parser.CreateSource, text string) (*Source, 
 	if !ok {
 		return nil, posErr(st.Pos, fmt.Errorf("%w: missing required property KAFKA_TOPIC in WITH clause", ErrInvalid))
 	}
-	keyFormat, valueFormat := props.formats("KAFKA", "")
+	if err := props.checkFormatNames(); err != nil {
+		return nil, posErr(st.Pos, err)
+	}
+	defKey := opts.DefaultKeyFormat
+	if defKey == "" {
+		defKey = format.Kafka
+	}
+	keyFormat, valueFormat := props.formats(defKey, opts.DefaultValueFormat)
 	if valueFormat == "" {
-		return nil, posErr(st.Pos, fmt.Errorf("%w: missing required property VALUE_FORMAT in WITH clause", ErrInvalid))
+		return nil, posErr(st.Pos, fmt.Errorf("%w: Statement is missing the 'VALUE_FORMAT' property from the WITH clause. Either provide one or set a default via the '%s' config.", ErrInvalid, DefaultValueFormatProperty))
 	}
 	parts, err := props.partitions()
 	if err != nil {

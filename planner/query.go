@@ -35,7 +35,22 @@ type Options struct {
 	// sets no WITH (IDLE_TIMEOUT=…). Same syntax. Default "": stream
 	// time moves only with records.
 	IdleTimeout string
+	// DefaultKeyFormat and DefaultValueFormat are ksqlDB's session
+	// properties ksql.persistence.default.format.key and .value
+	// (DefaultKeyFormatProperty, DefaultValueFormatProperty): the formats
+	// of a CREATE with columns whose WITH clause names none. Defaults
+	// KAFKA and "" (the statement must name a value format).
+	DefaultKeyFormat   string
+	DefaultValueFormat string
 }
+
+// DefaultKeyFormatProperty and DefaultValueFormatProperty name the
+// session properties behind Options.DefaultKeyFormat and
+// Options.DefaultValueFormat.
+const (
+	DefaultKeyFormatProperty   = "ksql.persistence.default.format.key"
+	DefaultValueFormatProperty = "ksql.persistence.default.format.value"
+)
 
 // TableRetentionProperty names the session property behind
 // Options.TableRetention.
@@ -671,6 +686,9 @@ func (p *planning) sinkSource(keyCols, valCols []types.Column, win exec.WindowTy
 	topic := with["KAFKA_TOPIC"]
 	if topic == "" {
 		topic = strings.ToUpper(p.target.Name)
+	}
+	if err := with.checkFormatNames(); err != nil {
+		return nil, posErr(p.sel.Pos, err)
 	}
 	keyFormat, valueFormat := with.formats(p.src.KeyFormat, p.src.ValueFormat)
 	_, explicit := with["KEY_FORMAT"]
