@@ -210,7 +210,7 @@ func TestNewCodecErrors(t *testing.T) {
 		{"delimited", []types.Column{col("A", types.MapOf(types.StringType, types.IntegerType))}, Props{}, ErrUnsupported, "does not support type 'MAP', column: `A`"},
 		{"delimited", two, Props{WrapSingleValue: &yes}, ErrUnsupported, "Format 'DELIMITED' does not support 'WRAP_SINGLE_VALUE' set to 'true'."},
 		{"delimited", two, Props{Delimiter: "ab"}, ErrUnsupported, `invalid delimiter "ab"`},
-		{"none", two, Props{}, ErrUnsupported, "cannot carry columns"},
+		{"none", two, Props{}, ErrUnsupported, "The 'NONE' format can only be used when no columns are defined. Got: [`A` STRING, `B` STRING]"},
 	}
 	for _, tc := range tests {
 		_, err := NewValueCodec(tc.format, tc.cols, tc.props)

@@ -325,20 +325,7 @@ func formatSchemaError(side, f string, cols []types.Column, p format.Props, err 
 		features = append(features, map[bool]string{true: "WRAP_SINGLES", false: "UNWRAP_SINGLES"}[*w])
 	}
 	return fmt.Errorf("%w: %s format does not support schema.\nformat: %s\nschema: Persistence{columns=%s, features=[%s]}\nreason: %s",
-		ErrInvalid, side, strings.ToUpper(f), persistenceColumns(cols), strings.Join(features, ", "), se.Reason)
-}
-
-// persistenceColumns lists columns as ksqlDB prints a physical schema:
-// [`K` INTEGER KEY, `V` STRING].
-func persistenceColumns(cols []types.Column) string {
-	s := make([]string, len(cols))
-	for i, c := range cols {
-		s[i] = fmt.Sprintf("`%s` %s", c.Name, c.Type)
-		if c.Key {
-			s[i] += " KEY"
-		}
-	}
-	return "[" + strings.Join(s, ", ") + "]"
+		ErrInvalid, side, strings.ToUpper(f), format.ColumnList(cols), strings.Join(features, ", "), se.Reason)
 }
 
 // inheritDelimiters gives a query's sink the delimiters of the source it
