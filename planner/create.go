@@ -212,7 +212,7 @@ func CreateSourceWith(cat *Catalog, st *parser.CreateSource, text string, opts O
 		}
 		seen[strings.ToUpper(name)] = true
 		if isReserved(name) {
-			return nil, posErr(c.Pos, fmt.Errorf("%w: %s is a reserved column name", ErrInvalid, name))
+			return nil, posErr(c.Pos, fmt.Errorf("%w: '%s' is a reserved column name. You cannot use it as a name for a column.", ErrInvalid, strings.ToUpper(name)))
 		}
 		t, err := expr.ResolveType(c.Type)
 		if err != nil {
@@ -364,6 +364,26 @@ func (p Props) checkDelimiters(keyFormat, valueFormat string) error {
 		}
 		if err := format.CheckDelimiter(d); err != nil {
 			return fmt.Errorf("%w: Failed to prepare statement: Configuration %s is invalid: %v\nExample valid value: ';'", ErrInvalid, side.prop, err)
+		}
+	}
+	return nil
+}
+
+// checkOutputName refuses a SELECT item whose output name is a system
+// column's: an alias never may be one, and in a persistent query nor may
+// a pseudo column selected bare (its name would collide with the
+// sink's own pseudo column).
+func checkOutputName(si parser.SelectItem, name string, persistent bool) error {
+	if si.Alias != "" {
+		if isReserved(si.Alias) {
+			return posErr(si.Pos, fmt.Errorf("%w: `%s` is a reserved column name. You cannot use it as an alias for a column.", ErrInvalid, strings.ToUpper(si.Alias)))
+		}
+		return nil
+	}
+	switch n := strings.ToUpper(name); n {
+	case "ROWTIME", "ROWPARTITION", "ROWOFFSET":
+		if persistent {
+			return posErr(si.Pos, fmt.Errorf("%w: Reserved column name in select: `%s`. Please remove or alias the column.", ErrInvalid, n))
 		}
 	}
 	return nil

@@ -844,6 +844,9 @@ func joinItems(sel *parser.Select, l *joinLayout) ([]item, error) {
 				generated++
 			}
 		}
+		if err := checkOutputName(si, name, false); err != nil {
+			return nil, err
+		}
 		if err := add(item{expr: si.Expr, name: name, pos: si.Pos}); err != nil {
 			return nil, err
 		}

@@ -219,6 +219,9 @@ func expandItems(sel *parser.Select, sc *scope, persistent bool) ([]item, error)
 				generated++
 			}
 		}
+		if err := checkOutputName(si, name, persistent); err != nil {
+			return nil, err
+		}
 		if err := add(item{expr: si.Expr, name: name, pos: si.Pos}); err != nil {
 			return nil, err
 		}
