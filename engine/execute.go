@@ -516,6 +516,9 @@ func (e *Engine) planAsSelect(st *parser.CreateSource, text string, props map[st
 	if existing, err := e.cat.Lookup(st.Name); err == nil && !st.OrReplace {
 		return nil, fmt.Errorf("cannot add %s '%s': a %s with the same name %w", strings.ToLower(st.Kind.String()), st.Name, strings.ToLower(existing.Kind.String()), planner.ErrExists)
 	}
+	if err := planner.CheckReplace(e.cat, st); err != nil {
+		return nil, err
+	}
 	with, err := planner.PropsOf(st.With)
 	if err != nil {
 		return nil, err

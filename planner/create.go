@@ -75,6 +75,37 @@ func (p Props) formats(defKey, defValue string) (key, value string) {
 	return strings.ToUpper(key), strings.ToUpper(value)
 }
 
+// CheckReplace refuses CREATE OR REPLACE of a read-only source, and
+// CREATE OR REPLACE SOURCE: a source's definition is fixed once made.
+func CheckReplace(cat *Catalog, st *parser.CreateSource) error {
+	if !st.OrReplace {
+		return nil
+	}
+	old, err := cat.Lookup(st.Name)
+	if st.Source || err == nil && old.ReadOnly {
+		kind := strings.ToLower(st.Kind.String())
+		return fmt.Errorf("%w: Cannot add %s '%s': CREATE OR REPLACE is not supported on source %ss.", ErrInvalid, kind, strings.ToUpper(st.Name), kind)
+	}
+	return nil
+}
+
+// CheckWritable refuses a statement writing into a source's topic
+// (INSERT INTO … SELECT, INSERT … VALUES; values says which) when the
+// source is read-only, and INSERT INTO … SELECT into a table, which
+// ksqlDB allows only into streams.
+func CheckWritable(s *Source, values bool) error {
+	kind := strings.ToLower(s.Kind.String())
+	switch {
+	case !values && s.Kind == parser.KindTable:
+		return fmt.Errorf("%w: INSERT INTO can only be used to insert into a stream. %s is a table.", ErrInvalid, s.Name)
+	case s.ReadOnly && values:
+		return fmt.Errorf("%w: Cannot insert values into read-only %s: %s", ErrInvalid, kind, s.Name)
+	case s.ReadOnly:
+		return fmt.Errorf("%w: Cannot insert into read-only %s: %s", ErrInvalid, kind, s.Name)
+	}
+	return nil
+}
+
 // checkFormatNames refuses FORMAT beside KEY_FORMAT or VALUE_FORMAT:
 // FORMAT sets both, so the two would contradict or repeat each other.
 func (p Props) checkFormatNames() error {
@@ -176,6 +207,9 @@ func CreateSourceWith(cat *Catalog, st *parser.CreateSource, text string, opts O
 	if err := props.checkFormatNames(); err != nil {
 		return nil, posErr(st.Pos, err)
 	}
+	if err := CheckReplace(cat, st); err != nil {
+		return nil, posErr(st.Pos, err)
+	}
 	defKey := opts.DefaultKeyFormat
 	if defKey == "" {
 		defKey = format.Kafka
@@ -190,7 +224,7 @@ func CreateSourceWith(cat *Catalog, st *parser.CreateSource, text string, opts O
 	}
 	s := &Source{
 		Name: st.Name, Kind: st.Kind, Topic: topic, KeyFormat: keyFormat, ValueFormat: valueFormat,
-		Partitions: parts, Statement: text,
+		Partitions: parts, Statement: text, ReadOnly: st.Source,
 		TimestampColumn: strings.ToUpper(props["TIMESTAMP"]), TimestampFormat: props["TIMESTAMP_FORMAT"],
 	}
 	s.KeyProps, s.ValueProps = props.formatProps()

@@ -236,6 +236,11 @@ func PlanQuery(cat *Catalog, sel *parser.Select, target *Target, queryID string,
 	p := &planning{cat: cat, sel: sel, target: target, opts: opts, q: &Query{ID: queryID, Limit: sel.Limit}}
 	p.prefix = InternalPrefix(opts.ServiceID, queryID)
 	p.q.Topology = &exec.Topology{QueryID: queryID}
+	if target != nil && target.Existing != nil {
+		if err := CheckWritable(target.Existing, false); err != nil {
+			return nil, posErr(sel.Pos, err)
+		}
+	}
 	if len(sel.Joins) > 0 {
 		src, sc, err := p.planJoin()
 		if err != nil {
