@@ -131,6 +131,9 @@ type SelectItem struct {
 	StarSource string // for src.*
 	Expr       Expr
 	Alias      string
+	// AllFields is Expr->*: one output column per field of the struct
+	// Expr, named after the field.
+	AllFields bool
 }
 
 // Relation is a named source in FROM or JOIN, with an optional alias.

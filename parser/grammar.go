@@ -460,6 +460,9 @@ type gPostOp struct {
 	Pos   lexer.Position
 	Index *gExpr  `parser:"  '[' @@ ']'"`
 	Field *gIdent `parser:"| '->' @@"`
+	// AllFields is x->*, every field of a struct; valid only as a whole
+	// SELECT item (the converter checks).
+	AllFields bool `parser:"| '->' @'*'"`
 }
 
 type gPrimary struct {

@@ -42,6 +42,9 @@ func ParseScript(src string) (out []Parsed, err error) {
 	c := &converter{src: src}
 	for _, gs := range g.Stmts {
 		st := c.statement(gs)
+		if len(c.allFields) > 0 {
+			c.fail(c.allFields[0], "*", "->* selects every field of a struct: it must be a whole SELECT item")
+		}
 		if c.err != nil {
 			return nil, c.err
 		}
@@ -74,6 +77,9 @@ func ParseExpr(src string) (x Expr, err error) {
 	}
 	c := &converter{src: src}
 	x = c.expr(g)
+	if len(c.allFields) > 0 {
+		c.fail(c.allFields[0], "*", "->* selects every field of a struct: it must be a whole SELECT item")
+	}
 	if c.err != nil {
 		return nil, c.err
 	}

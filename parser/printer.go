@@ -181,6 +181,8 @@ func (s SelectItem) String() string {
 		return ident(s.StarSource) + ".*"
 	case s.Star:
 		return "*"
+	case s.AllFields:
+		return operand(s.Expr, precPostfix) + "->*"
 	case s.Alias != "":
 		return s.Expr.String() + " AS " + ident(s.Alias)
 	}

@@ -207,6 +207,18 @@ func expandItems(sel *parser.Select, sc *scope, persistent bool) ([]item, error)
 			}
 			continue
 		}
+		if si.AllFields {
+			fields, err := structFieldItems(si, sc)
+			if err != nil {
+				return nil, err
+			}
+			for _, it := range fields {
+				if err := add(it); err != nil {
+					return nil, err
+				}
+			}
+			continue
+		}
 		name := si.Alias
 		if name == "" {
 			switch x := si.Expr.(type) {
@@ -227,6 +239,23 @@ func expandItems(sel *parser.Select, sc *scope, persistent bool) ([]item, error)
 		}
 	}
 	return l.items, nil
+}
+
+// structFieldItems expands x->*: an item per field of the struct x, in
+// the struct's order, named after the field as declared.
+func structFieldItems(si parser.SelectItem, sc expr.Scope) ([]item, error) {
+	c, err := expr.Compile(si.Expr, sc)
+	if err != nil {
+		return nil, err
+	}
+	if c.Type.Kind != types.Struct {
+		return nil, posErr(si.Pos, fmt.Errorf("%w: %s->* needs a STRUCT, and %s is %s", ErrInvalid, si.Expr, si.Expr, c.Type))
+	}
+	items := make([]item, len(c.Type.Fields))
+	for i, f := range c.Type.Fields {
+		items[i] = item{expr: &parser.Dereference{Pos: si.Pos, X: si.Expr, Field: f.Name}, name: f.Name, pos: si.Pos}
+	}
+	return items, nil
 }
 
 // PlanQuery plans a SELECT. With a target it is a persistent query
@@ -253,7 +282,7 @@ func PlanQuery(cat *Catalog, sel *parser.Select, target *Target, queryID string,
 				p.q.Sources = append(p.q.Sources, r.Name)
 			}
 		}
-		if p.items, err = joinItems(sel, p.join.layout); err != nil {
+		if p.items, err = joinItems(sel, p.join.layout, sc); err != nil {
 			return nil, err
 		}
 		// PARTITION BY and GROUP BY choose the key themselves.
