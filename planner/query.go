@@ -626,6 +626,9 @@ func (p *planning) finish(nodes []exec.Node, compiled []expr.Compiled, keyItems 
 		// would be a tombstone.
 		return posErr(p.sel.Pos, fmt.Errorf("%w: The projection contains no value columns.", ErrInvalid))
 	}
+	// The key passes through when every key column copies an input
+	// column unchanged and PARTITION BY does not compute a new one.
+	keepsKey := !p.partitionBy && len(keyInputs) == len(keyCols)
 	winStart, winEnd := -1, -1
 	if win != exec.NotWindowed {
 		winStart, winEnd = len(exprs), len(exprs)+1
@@ -634,7 +637,7 @@ func (p *planning) finish(nodes []exec.Node, compiled []expr.Compiled, keyItems 
 		keyInputs[winStart], keyInputs[winEnd] = s, e
 		inputs = append(inputs, s, e)
 	}
-	project := &exec.ProjectNode{Exprs: exprs, Names: names, KeyInputs: keyInputs, Inputs: inputs}
+	project := &exec.ProjectNode{Exprs: exprs, Names: names, KeyInputs: keyInputs, Inputs: inputs, KeepsKey: keepsKey}
 	if p.partitionBy {
 		project.TombstoneKeys, project.InputKeys = len(keyCols), len(p.src.Schema.Keys())
 	}
