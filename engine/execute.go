@@ -237,7 +237,7 @@ func (e *Engine) executeStatement(ctx context.Context, p parser.Parsed, sess *se
 // … VALUES and SELECT are not: they are session state or data.
 func IsCommand(st parser.Statement) bool {
 	switch st.(type) {
-	case *parser.CreateSource, *parser.InsertSelect, *parser.Terminate, *parser.Drop:
+	case *parser.CreateSource, *parser.InsertSelect, *parser.Terminate, *parser.Drop, *parser.AlterSource:
 		return true
 	}
 	return false
@@ -263,6 +263,8 @@ func (e *Engine) check(ctx context.Context, p parser.Parsed, props map[string]st
 		if !st.All && e.query(strings.ToUpper(st.QueryID)) == nil {
 			err = unknownQuery(st.QueryID)
 		}
+	case *parser.AlterSource:
+		_, err = planner.AlterSource(e.cat, st)
 	case *parser.Drop:
 		var src *planner.Source
 		var msg string
@@ -323,6 +325,15 @@ func (e *Engine) apply(ctx context.Context, p parser.Parsed, props map[string]st
 			return nil, err
 		}
 		res.Message = msg
+	case *parser.AlterSource:
+		src, err := planner.AlterSource(e.cat, st)
+		if err != nil {
+			return nil, err
+		}
+		if err := e.cat.Add(src, true); err != nil {
+			return nil, err
+		}
+		res.Message = st.Kind.String()[:1] + strings.ToLower(st.Kind.String()[1:]) + " altered."
 	default:
 		return nil, fmt.Errorf("%w: %T is not a command", planner.ErrInvalid, p.Stmt)
 	}

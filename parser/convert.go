@@ -65,6 +65,12 @@ func (c *converter) statement(g *gStatement) Statement {
 			t.QueryID = g.Terminate.QueryID.Value
 		}
 		return t
+	case g.Alter != nil:
+		a := &AlterSource{Pos: pos(g.Alter.Pos), Kind: sourceKind(g.Alter.Kind), Name: g.Alter.Name.Value}
+		for _, add := range g.Alter.Adds {
+			a.Columns = append(a.Columns, ColumnDef{Pos: pos(add.Pos), Name: add.Name.Value, Type: c.typeName(add.Type)})
+		}
+		return a
 	case g.Drop != nil:
 		return &Drop{Pos: pos(g.Drop.Pos), Kind: sourceKind(g.Drop.Kind), Name: g.Drop.Name.Value,
 			IfExists: g.Drop.IfExists, DeleteTopic: g.Drop.DeleteTopic}

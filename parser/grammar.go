@@ -111,6 +111,7 @@ type gStatement struct {
 	Explain   *gExplain   `parser:"| @@"`
 	Terminate *gTerminate `parser:"| @@"`
 	Drop      *gDrop      `parser:"| @@"`
+	Alter     *gAlter     `parser:"| @@"`
 	Print     *gPrint     `parser:"| @@"`
 	Run       *gRunScript `parser:"| @@"`
 	Define    *gDefine    `parser:"| @@"`
@@ -307,6 +308,19 @@ type gDrop struct {
 	IfExists    bool    `parser:"( @'IF' 'EXISTS' )?"`
 	Name        *gIdent `parser:"@@"`
 	DeleteTopic bool    `parser:"( @'DELETE' 'TOPIC' )?"`
+}
+
+type gAlter struct {
+	Pos  lexer.Position
+	Kind string       `parser:"'ALTER' @( 'STREAM' | 'TABLE' )"`
+	Name *gIdent      `parser:"@@"`
+	Adds []*gAlterAdd `parser:"@@ ( ',' @@ )*"`
+}
+
+type gAlterAdd struct {
+	Pos  lexer.Position
+	Name *gIdent `parser:"'ADD' 'COLUMN'? @@"`
+	Type *gType  `parser:"@@"`
 }
 
 type gPrint struct {

@@ -247,7 +247,7 @@ func convertError(src string, err error) *Error {
 }
 
 var statementKeywords = []string{
-	"SELECT", "CREATE", "INSERT", "SHOW", "LIST", "DESCRIBE", "EXPLAIN", "DROP", "TERMINATE",
+	"SELECT", "CREATE", "INSERT", "SHOW", "LIST", "DESCRIBE", "EXPLAIN", "DROP", "ALTER", "TERMINATE",
 	"PRINT", "SET", "UNSET", "RUN SCRIPT", "DEFINE", "UNDEFINE",
 }
 
@@ -431,7 +431,7 @@ var productionNames = map[string]string{
 	"GWindowParam": "window parameter", "GWindowCompact": `"GRACE"`, "GValues": "expression",
 	"GCreate": `"CREATE"`, "GInsert": `"INSERT"`, "GSet": `"SET"`, "GUnset": `"UNSET"`,
 	"GShow": `"SHOW"`, "GDescribe": `"DESCRIBE"`, "GExplain": `"EXPLAIN"`, "GTerminate": `"TERMINATE"`,
-	"GDrop": `"DROP"`, "GPrint": `"PRINT"`, "GRunScript": `"RUN"`, "GDefine": `"DEFINE"`, "GUndefine": `"UNDEFINE"`,
+	"GDrop": `"DROP"`, "GAlter": `"ALTER"`, "GAlterAdd": `"ADD"`, "GPrint": `"PRINT"`, "GRunScript": `"RUN"`, "GDefine": `"DEFINE"`, "GUndefine": `"UNDEFINE"`,
 	"GColumnRef": "column", "GCall": "function call", "GCase": `"WHEN"`, "GCast": "expression",
 	"GExprItem": "expression", "GWhen": `"WHEN"`, "GIs": `"NULL"`, "GBetween": "expression", "GLike": "expression",
 	"GMapType": "type", "GStructTyp": "field", "GStructField": "field", "GAddR": "operator", "GMulR": "operator",

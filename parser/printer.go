@@ -313,6 +313,14 @@ func (s *Terminate) String() string {
 	return "TERMINATE " + ident(s.QueryID)
 }
 
+func (s *AlterSource) String() string {
+	adds := make([]string, len(s.Columns))
+	for i, c := range s.Columns {
+		adds[i] = "ADD COLUMN " + c.String()
+	}
+	return "ALTER " + s.Kind.String() + " " + ident(s.Name) + " " + strings.Join(adds, ", ")
+}
+
 func (s *Drop) String() string {
 	out := "DROP " + s.Kind.String()
 	if s.IfExists {
@@ -545,6 +553,7 @@ func (s *Describe) Position() Pos      { return s.Pos }
 func (s *Explain) Position() Pos       { return s.Pos }
 func (s *Terminate) Position() Pos     { return s.Pos }
 func (s *Drop) Position() Pos          { return s.Pos }
+func (s *AlterSource) Position() Pos   { return s.Pos }
 func (s *Print) Position() Pos         { return s.Pos }
 func (s *RunScript) Position() Pos     { return s.Pos }
 func (s *Define) Position() Pos        { return s.Pos }
