@@ -16,7 +16,8 @@ import (
 )
 
 // delimitedCodec is the DELIMITED format: one CSV line, a field per column,
-// quoted as encoding/csv does. An empty field is NULL, for every type
+// quoted where ksqlDB's CSV printer quotes (appendDelimitedField) and read
+// with encoding/csv. An empty field is NULL, for every type
 // (ksqlDB's rule), so an empty STRING cannot be told from NULL.
 type delimitedCodec struct {
 	cols  []types.Column
