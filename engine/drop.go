@@ -49,6 +49,9 @@ func (e *Engine) checkDrop(st *parser.Drop) (*planner.Source, string, error) {
 	if src.Kind != st.Kind {
 		return nil, "", fmt.Errorf("%w: incompatible data source type is %s, but statement was DROP %s", planner.ErrInvalid, src.Kind, st.Kind)
 	}
+	if st.DeleteTopic && src.ReadOnly {
+		return nil, "", fmt.Errorf("%w: Cannot delete topic for read-only source: %s", planner.ErrInvalid, src.Name)
+	}
 	readers, writers := e.queriesOf(src.Name)
 	var blockingWriters []string
 	for _, q := range writers {

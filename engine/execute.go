@@ -237,7 +237,7 @@ func (e *Engine) executeStatement(ctx context.Context, p parser.Parsed, sess *se
 // … VALUES and SELECT are not: they are session state or data.
 func IsCommand(st parser.Statement) bool {
 	switch st.(type) {
-	case *parser.CreateSource, *parser.InsertSelect, *parser.Terminate, *parser.Drop:
+	case *parser.CreateSource, *parser.InsertSelect, *parser.Terminate, *parser.Drop, *parser.AlterSource:
 		return true
 	}
 	return false
@@ -255,7 +255,7 @@ func (e *Engine) check(ctx context.Context, p parser.Parsed, props map[string]st
 		if st.Query != nil {
 			_, err = e.planAsSelect(st, p.Text, props)
 		} else {
-			_, _, err = e.checkSource(ctx, st, p.Text, false)
+			_, _, err = e.checkSource(ctx, st, p.Text, props, false)
 		}
 	case *parser.InsertSelect:
 		_, err = e.planInsert(st, p.Text, props, 0)
@@ -263,6 +263,8 @@ func (e *Engine) check(ctx context.Context, p parser.Parsed, props map[string]st
 		if !st.All && e.query(strings.ToUpper(st.QueryID)) == nil {
 			err = unknownQuery(st.QueryID)
 		}
+	case *parser.AlterSource:
+		_, err = planner.AlterSource(e.cat, st)
 	case *parser.Drop:
 		var src *planner.Source
 		var msg string
@@ -300,7 +302,7 @@ func (e *Engine) apply(ctx context.Context, p parser.Parsed, props map[string]st
 			}
 			return res, nil
 		}
-		msg, err := e.createSource(ctx, st, p.Text, accepted)
+		msg, err := e.createSource(ctx, st, p.Text, props, accepted)
 		if err != nil {
 			return nil, err
 		}
@@ -323,6 +325,15 @@ func (e *Engine) apply(ctx context.Context, p parser.Parsed, props map[string]st
 			return nil, err
 		}
 		res.Message = msg
+	case *parser.AlterSource:
+		src, err := planner.AlterSource(e.cat, st)
+		if err != nil {
+			return nil, err
+		}
+		if err := e.cat.Add(src, true); err != nil {
+			return nil, err
+		}
+		res.Message = st.Kind.String()[:1] + strings.ToLower(st.Kind.String()[1:]) + " altered."
 	default:
 		return nil, fmt.Errorf("%w: %T is not a command", planner.ErrInvalid, p.Stmt)
 	}
@@ -437,6 +448,8 @@ func (e *Engine) planOptions(props map[string]string) planner.Options {
 		TimestampThrowOnInvalid: strings.EqualFold(prop(props, planner.TimestampThrowOnInvalidProperty, "false"), "true"),
 		Compat:                  strings.ToLower(prop(props, planner.CompatProperty, "")),
 		IdleTimeout:             prop(props, planner.IdleTimeoutProperty, ""),
+		DefaultKeyFormat:        strings.ToUpper(prop(props, planner.DefaultKeyFormatProperty, "")),
+		DefaultValueFormat:      strings.ToUpper(prop(props, planner.DefaultValueFormatProperty, "")),
 	}
 }
 
@@ -445,11 +458,11 @@ func (e *Engine) planOptions(props map[string]string) planner.Options {
 // says the statement was checked when it entered the command topic: a
 // topic that has since gained partitions must not make a replay forget
 // the source, so the topic's count is taken as it is now.
-func (e *Engine) checkSource(ctx context.Context, st *parser.CreateSource, text string, accepted bool) (*planner.Source, bool, error) {
+func (e *Engine) checkSource(ctx context.Context, st *parser.CreateSource, text string, props map[string]string, accepted bool) (*planner.Source, bool, error) {
 	if existing, err := e.cat.Lookup(st.Name); err == nil && !st.OrReplace {
 		return nil, false, fmt.Errorf("cannot add %s '%s': a %s with the same name %w", strings.ToLower(st.Kind.String()), st.Name, strings.ToLower(existing.Kind.String()), planner.ErrExists)
 	}
-	src, err := planner.CreateSource(e.cat, st, text)
+	src, err := planner.CreateSourceWith(e.cat, st, text, e.planOptions(props))
 	if err != nil {
 		return nil, false, err
 	}
@@ -480,11 +493,11 @@ func (e *Engine) checkSource(ctx context.Context, st *parser.CreateSource, text 
 	return src, create, nil
 }
 
-func (e *Engine) createSource(ctx context.Context, st *parser.CreateSource, text string, accepted bool) (string, error) {
+func (e *Engine) createSource(ctx context.Context, st *parser.CreateSource, text string, props map[string]string, accepted bool) (string, error) {
 	if _, err := e.cat.Lookup(st.Name); err == nil && st.IfNotExists {
 		return alreadyExists(st), nil
 	}
-	src, create, err := e.checkSource(ctx, st, text, accepted)
+	src, create, err := e.checkSource(ctx, st, text, props, accepted)
 	if err != nil {
 		return "", err
 	}
@@ -513,6 +526,9 @@ func queryID(kind parser.SourceKind, name string) string {
 func (e *Engine) planAsSelect(st *parser.CreateSource, text string, props map[string]string) (*planner.Query, error) {
 	if existing, err := e.cat.Lookup(st.Name); err == nil && !st.OrReplace {
 		return nil, fmt.Errorf("cannot add %s '%s': a %s with the same name %w", strings.ToLower(st.Kind.String()), st.Name, strings.ToLower(existing.Kind.String()), planner.ErrExists)
+	}
+	if err := planner.CheckReplace(e.cat, st); err != nil {
+		return nil, err
 	}
 	with, err := planner.PropsOf(st.With)
 	if err != nil {

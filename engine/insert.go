@@ -34,6 +34,9 @@ func (e *Engine) insertValues(ctx context.Context, st *parser.InsertValues) erro
 		}
 		return fmt.Errorf("%w: Cannot insert values into an unknown stream/table: `%s`%s", planner.ErrNotFound, st.Target, hint)
 	}
+	if err := planner.CheckWritable(src, true); err != nil {
+		return err
+	}
 	if src.Window != exec.NotWindowed {
 		return fmt.Errorf("%w: cannot insert into windowed %s", planner.ErrInvalid, src.Name)
 	}
@@ -82,6 +85,9 @@ func (e *Engine) insertValues(ctx context.Context, st *parser.InsertValues) erro
 func (e *Engine) InsertJSON(ctx context.Context, target string, obj map[string]any) error {
 	src, err := e.cat.LookupFold(target)
 	if err != nil {
+		return err
+	}
+	if err := planner.CheckWritable(src, true); err != nil {
 		return err
 	}
 	if src.Window != exec.NotWindowed {

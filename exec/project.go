@@ -22,6 +22,10 @@ type ProjectNode struct {
 	// has no value (and, as in ksqlDB, no ROWTIME to read either).
 	TombstoneKeys int
 	InputKeys     int
+	// KeepsKey says the key columns of the output are the input's key
+	// columns unchanged: a row read from a null-key record keeps its null
+	// key (Row.NullKey) through it. Other projections compute a new key.
+	KeepsKey bool
 	// Inputs, when set, gives for each output the input position it
 	// copies unchanged (a plain column reference), or -1 for a computed
 	// value. A chain of such a projection into a sink may copy a record's
@@ -61,5 +65,5 @@ func (p *project) Process(tc *TaskContext, row *Row) error {
 			out[i] = e(row.Cols)
 		}
 	}
-	return p.emit(tc, &Row{Cols: out, Ts: row.Ts, Tombstone: row.Tombstone})
+	return p.emit(tc, &Row{Cols: out, Ts: row.Ts, Tombstone: row.Tombstone, NullKey: row.NullKey && p.node.KeepsKey})
 }

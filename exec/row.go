@@ -26,6 +26,11 @@ type Row struct {
 	Cols      []any
 	Ts        int64
 	Tombstone bool
+	// NullKey marks a row read from a record with a null key (not a key
+	// whose columns are null). While the key passes through unchanged the
+	// sink writes a null key again, as ksqlDB carries its null key object
+	// through; operators that compute a new key build rows without it.
+	NullKey bool
 	// Old is the previous result of the same aggregate key, when the
 	// aggregate was asked to keep it (nil for a new key). A HAVING filter
 	// needs it to know whether a rejected row used to be in the table.

@@ -103,12 +103,15 @@ func (s *sink) Process(tc *TaskContext, row *Row) error {
 			return nil
 		}
 	}
-	for i, c := range s.node.KeyIdx {
-		s.keyVals[i] = row.Cols[c]
-	}
-	key, err := s.key.Encode(s.keyVals)
-	if err != nil {
-		return s.fail(tc, "key", err)
+	var key []byte
+	if !row.NullKey || s.node.Window != NotWindowed {
+		for i, c := range s.node.KeyIdx {
+			s.keyVals[i] = row.Cols[c]
+		}
+		var err error
+		if key, err = s.key.Encode(s.keyVals); err != nil {
+			return s.fail(tc, "key", err)
+		}
 	}
 	switch s.node.Window {
 	case TimeWindowed:
@@ -124,6 +127,7 @@ func (s *sink) Process(tc *TaskContext, row *Row) error {
 		for i, c := range s.node.ValueIdx {
 			s.valVals[i] = row.Cols[c]
 		}
+		var err error
 		if value, err = s.val.Encode(s.valVals); err != nil {
 			return s.fail(tc, "value", err)
 		}

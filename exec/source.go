@@ -186,6 +186,7 @@ func (d *decoder) decode(rec *Record, row *Row) error {
 		}
 		key, wstart, wend = k, start, end
 	}
+	row.NullKey = d.nk > 0 && rec.Key == nil
 	if d.nk > 0 {
 		if err := d.key.Decode(key, cols[:d.nk]); err != nil {
 			return &decodeError{ErrKindDeserialize, fmt.Errorf("key: %w", err)}

@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"strconv"
 	"strings"
+	"unicode"
 	"unicode/utf8"
 
 	"github.com/cockroachdb/apd/v3"
@@ -15,7 +16,8 @@ import (
 )
 
 // delimitedCodec is the DELIMITED format: one CSV line, a field per column,
-// quoted as encoding/csv does. An empty field is NULL, for every type
+// quoted where ksqlDB's CSV printer quotes (appendDelimitedField) and read
+// with encoding/csv. An empty field is NULL, for every type
 // (ksqlDB's rule), so an empty STRING cannot be told from NULL.
 type delimitedCodec struct {
 	cols  []types.Column
@@ -29,17 +31,37 @@ func newDelimitedCodec(cols []types.Column, p Props) (Codec, error) {
 	if err != nil {
 		return nil, err
 	}
+	if w := p.WrapSingleValue; w != nil && *w {
+		// A DELIMITED record is a list of fields: there is no object to
+		// wrap a single value in.
+		return nil, fmt.Errorf("%w: Format 'DELIMITED' does not support 'WRAP_SINGLE_VALUE' set to 'true'.", ErrUnsupported)
+	}
 	for _, col := range cols {
 		switch col.Type.Kind {
 		case types.Array, types.Map, types.Struct:
-			return nil, fmt.Errorf("%w: The 'DELIMITED' format does not support type '%s' (column %s)", ErrUnsupported, col.Type, col.Name)
+			return nil, &SchemaError{Format: Delimited, Reason: fmt.Sprintf("The 'DELIMITED' format does not support type '%s', column: `%s`", col.Type.Kind, col.Name)}
 		}
 	}
 	return &delimitedCodec{cols: cols, comma: comma}, nil
 }
 
+// CheckDelimiter checks a VALUE_DELIMITER or KEY_DELIMITER as written:
+// a single character other than white space, or one of the words TAB
+// and SPACE. The errors carry ksqlDB's words.
+func CheckDelimiter(s string) error {
+	_, err := parseDelimiter(s)
+	if s != "" && err == nil {
+		return nil
+	}
+	if strings.TrimSpace(s) == "" {
+		return errors.New("Delimiter cannot be empty, if you meant to have a tab or space for delimiter, please use the special values 'TAB' or 'SPACE'")
+	}
+	return fmt.Errorf("Invalid delimiter value: '%s'. Delimiter must be a single character or TAB,SPACE", s)
+}
+
 // parseDelimiter reads VALUE_DELIMITER: a single character, or one of the
 // words TAB and SPACE (ksqlDB's names for the characters it cannot quote).
+// Empty is the default, ','.
 func parseDelimiter(s string) (rune, error) {
 	switch strings.ToUpper(s) {
 	case "":
@@ -50,7 +72,7 @@ func parseDelimiter(s string) (rune, error) {
 		return ' ', nil
 	}
 	r, size := utf8.DecodeRuneInString(s)
-	if size != len(s) || r == utf8.RuneError || r == '"' || r == '\r' || r == '\n' {
+	if size != len(s) || r == utf8.RuneError || r == '"' || r == '\r' || r == '\n' || unicode.IsSpace(r) {
 		return 0, fmt.Errorf("%w: invalid delimiter %q: use a single character, TAB or SPACE", ErrUnsupported, s)
 	}
 	return r, nil
@@ -63,22 +85,52 @@ func (c *delimitedCodec) Encode(vals []any) ([]byte, error) {
 	if err := checkEncodeLen(vals, len(c.cols)); err != nil {
 		return nil, err
 	}
-	fields := make([]string, len(vals))
+	var buf []byte
 	for i, v := range vals {
+		if i > 0 {
+			buf = utf8.AppendRune(buf, c.comma)
+		}
+		if v == nil {
+			continue // NULL is an empty, unquoted field
+		}
 		s, err := delimitedText(v, c.cols[i].Type)
 		if err != nil {
 			return nil, fmt.Errorf("column %s: %w", c.cols[i].Name, err)
 		}
-		fields[i] = s
+		buf = appendDelimitedField(buf, s, i == 0, c.comma)
 	}
-	var buf bytes.Buffer
-	w := csv.NewWriter(&buf)
-	w.Comma = c.comma
-	if err := w.Write(fields); err != nil {
-		return nil, fmt.Errorf("%w: %v", ErrEncode, err)
+	return buf, nil
+}
+
+// appendDelimitedField appends one field, quoted (and its quotes doubled)
+// when the reader could mistake it: as ksqlDB's CSV printer does, that is
+// when it holds the delimiter, a quote or a line break, starts with a
+// character up to '#' or ends with one up to ' ', or, in the first field
+// of the record, is empty or starts with anything but a letter or digit.
+func appendDelimitedField(buf []byte, s string, first bool, comma rune) []byte {
+	if !delimitedNeedsQuotes(s, first, comma) {
+		return append(buf, s...)
 	}
-	w.Flush()
-	return bytes.TrimSuffix(buf.Bytes(), []byte("\n")), nil
+	buf = append(buf, '"')
+	for i := 0; i < len(s); i++ {
+		if s[i] == '"' {
+			buf = append(buf, '"')
+		}
+		buf = append(buf, s[i])
+	}
+	return append(buf, '"')
+}
+
+func delimitedNeedsQuotes(s string, first bool, comma rune) bool {
+	if s == "" {
+		return first
+	}
+	c := s[0]
+	alnum := c >= '0' && c <= '9' || c >= 'A' && c <= 'Z' || c >= 'a' && c <= 'z'
+	if first && !alnum || c <= '#' || s[len(s)-1] <= ' ' {
+		return true
+	}
+	return strings.ContainsAny(s, "\r\n\"") || strings.ContainsRune(s, comma)
 }
 
 func delimitedText(v any, t types.Type) (string, error) {

@@ -113,6 +113,31 @@ func schemaLookupErr(id int, err error) error {
 	return fmt.Errorf("%w: schema id %d: %w", ErrMalformed, id, err)
 }
 
+// SchemaError is a format refusing the columns it was given, with
+// ksqlDB's reason (for example "The 'DELIMITED' format does not support
+// type 'ARRAY', column: `K`"). It wraps ErrUnsupported; the planner adds
+// the format and the schema around the reason.
+type SchemaError struct {
+	Format string
+	Reason string
+}
+
+func (e *SchemaError) Error() string { return ErrUnsupported.Error() + ": " + e.Reason }
+func (e *SchemaError) Unwrap() error { return ErrUnsupported }
+
+// ColumnList prints columns as ksqlDB prints a physical schema:
+// [`K` INTEGER KEY, `V` STRING].
+func ColumnList(cols []types.Column) string {
+	s := make([]string, len(cols))
+	for i, c := range cols {
+		s[i] = fmt.Sprintf("`%s` %s", c.Name, c.Type)
+		if c.Key {
+			s[i] += " KEY"
+		}
+	}
+	return "[" + strings.Join(s, ", ") + "]"
+}
+
 // NewKeyCodec returns the codec for the key columns of a source or sink.
 func NewKeyCodec(format string, cols []types.Column, p Props) (Codec, error) {
 	return newCodec(format, cols, p, true)
@@ -150,7 +175,7 @@ func newCodec(format string, cols []types.Column, p Props, key bool) (Codec, err
 		return newJSONSRCodec(cols, p, key), nil
 	case None:
 		if len(cols) > 0 {
-			return nil, fmt.Errorf("%w: format NONE cannot carry columns, got %d", ErrUnsupported, len(cols))
+			return nil, &SchemaError{Format: None, Reason: "The 'NONE' format can only be used when no columns are defined. Got: " + ColumnList(cols)}
 		}
 		return noneCodec{}, nil
 	}

@@ -3,6 +3,7 @@ package format
 import (
 	"encoding/json"
 	"errors"
+	"fmt"
 	"math"
 	"strings"
 	"testing"
@@ -193,6 +194,7 @@ func TestDecodeErrors(t *testing.T) {
 
 func TestNewCodecErrors(t *testing.T) {
 	two := []types.Column{col("A", types.StringType), col("B", types.StringType)}
+	yes := true
 	tests := []struct {
 		format string
 		cols   []types.Column
@@ -204,9 +206,11 @@ func TestNewCodecErrors(t *testing.T) {
 		{"AVRO", two, Props{}, ErrUnsupported, "format AVRO needs a Schema Registry, and none is configured"},
 		{"kafka", two, Props{}, ErrUnsupported, "single value column, got 2"},
 		{"kafka", []types.Column{col("A", types.BooleanType)}, Props{}, ErrUnsupported, "does not support type 'BOOLEAN'"},
-		{"delimited", []types.Column{col("A", types.ArrayOf(types.StringType))}, Props{}, ErrUnsupported, "does not support type 'ARRAY<STRING>'"},
+		{"delimited", []types.Column{col("A", types.ArrayOf(types.StringType))}, Props{}, ErrUnsupported, "The 'DELIMITED' format does not support type 'ARRAY', column: `A`"},
+		{"delimited", []types.Column{col("A", types.MapOf(types.StringType, types.IntegerType))}, Props{}, ErrUnsupported, "does not support type 'MAP', column: `A`"},
+		{"delimited", two, Props{WrapSingleValue: &yes}, ErrUnsupported, "Format 'DELIMITED' does not support 'WRAP_SINGLE_VALUE' set to 'true'."},
 		{"delimited", two, Props{Delimiter: "ab"}, ErrUnsupported, `invalid delimiter "ab"`},
-		{"none", two, Props{}, ErrUnsupported, "cannot carry columns"},
+		{"none", two, Props{}, ErrUnsupported, "The 'NONE' format can only be used when no columns are defined. Got: [`A` STRING, `B` STRING]"},
 	}
 	for _, tc := range tests {
 		_, err := NewValueCodec(tc.format, tc.cols, tc.props)
@@ -366,6 +370,76 @@ func BenchmarkJSONEncodeRow(b *testing.B) {
 	for b.Loop() {
 		if _, err := c.Encode(row); err != nil {
 			b.Fatal(err)
+		}
+	}
+}
+
+// DELIMITED fields are quoted as ksqlDB's CSV printer quotes them, so
+// that its readers (and ours) read them back.
+func TestDelimitedQuoting(t *testing.T) {
+	tests := []struct {
+		name  string
+		delim string
+		vals  []any
+		want  string
+	}{
+		{"plain", "", []any{"ab", "cd"}, "ab,cd"},
+		{"null is empty and bare", "", []any{nil, nil}, ","},
+		{"empty first field", "", []any{"", "x"}, `"",x`},
+		{"empty later field", "", []any{"x", ""}, "x,"},
+		{"first field starts with a sign", "", []any{"-5", "-5"}, `"-5",-5`},
+		{"first field starts with a dot", "", []any{".5", "x"}, `".5",x`},
+		{"first field starts with a letter", "", []any{"é", "é"}, `"é",é`},
+		{"any field starting up to #", "", []any{"a", "!x", "#", "$"}, `a,"!x","#",$`},
+		{"trailing space", "", []any{"a ", "b"}, `"a ",b`},
+		{"delimiter", "|", []any{"a|b", "a,b"}, `"a|b"|a,b`},
+		{"quote doubled", "", []any{`a"b`}, `"a""b"`},
+		{"line break", "", []any{"a\nb"}, "\"a\nb\""},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			cols := make([]types.Column, len(tc.vals))
+			for i := range cols {
+				cols[i] = col(fmt.Sprintf("C%d", i), types.StringType)
+			}
+			c := newTestCodec(t, "delimited", false, cols, Props{Delimiter: tc.delim})
+			got, err := c.Encode(tc.vals)
+			if err != nil {
+				t.Fatalf("Encode: %v", err)
+			}
+			if string(got) != tc.want {
+				t.Errorf("Encode = %q, want %q", got, tc.want)
+			}
+			dst := make([]any, len(cols))
+			if err := c.Decode(got, dst); err != nil {
+				t.Fatalf("Decode(%q): %v", got, err)
+			}
+			for i, v := range tc.vals {
+				if v == "" {
+					v = nil // an empty field reads as NULL
+				}
+				if dst[i] != v {
+					t.Errorf("Decode(%q)[%d] = %v, want %v", got, i, dst[i], v)
+				}
+			}
+		})
+	}
+}
+
+func TestCheckDelimiter(t *testing.T) {
+	tests := []struct{ in, err string }{
+		{"|", ""},
+		{"TAB", ""},
+		{"space", ""},
+		{"", "Delimiter cannot be empty"},
+		{" ", "Delimiter cannot be empty"},
+		{"\t", "Delimiter cannot be empty"},
+		{"<~>", "Invalid delimiter value: '<~>'. Delimiter must be a single character or TAB,SPACE"},
+	}
+	for _, tc := range tests {
+		err := CheckDelimiter(tc.in)
+		if tc.err == "" && err != nil || tc.err != "" && (err == nil || !strings.Contains(err.Error(), tc.err)) {
+			t.Errorf("CheckDelimiter(%q) = %v, want %q", tc.in, err, tc.err)
 		}
 	}
 }

@@ -33,8 +33,7 @@ func newKafkaCodec(cols []types.Column, key bool) (Codec, error) {
 	case types.String, types.Integer, types.BigInt, types.Double, types.Bytes:
 		return kafkaCodec{col: cols[0]}, nil
 	}
-	return nil, fmt.Errorf("%w: The 'KAFKA' format does not support type '%s' (column %s); use STRING, INT, BIGINT, DOUBLE or BYTES",
-		ErrUnsupported, cols[0].Type, cols[0].Name)
+	return nil, &SchemaError{Format: Kafka, Reason: fmt.Sprintf("The 'KAFKA' format does not support type '%s'", cols[0].Type.Kind)}
 }
 
 func (c kafkaCodec) Encode(vals []any) ([]byte, error) {

@@ -131,6 +131,9 @@ type SelectItem struct {
 	StarSource string // for src.*
 	Expr       Expr
 	Alias      string
+	// AllFields is Expr->*: one output column per field of the struct
+	// Expr, named after the field.
+	AllFields bool
 }
 
 // Relation is a named source in FROM or JOIN, with an optional alias.
@@ -276,6 +279,15 @@ type Drop struct {
 	DeleteTopic bool
 }
 
+// AlterSource is ALTER STREAM|TABLE name ADD [COLUMN] name type [, …]:
+// value columns appended to a source's schema.
+type AlterSource struct {
+	Pos     Pos
+	Kind    SourceKind
+	Name    string
+	Columns []ColumnDef
+}
+
 // Print is PRINT 'topic'|topic [FROM BEGINNING] [INTERVAL n] [LIMIT n].
 type Print struct {
 	Pos           Pos
@@ -316,6 +328,7 @@ func (*Describe) statement()      {}
 func (*Explain) statement()       {}
 func (*Terminate) statement()     {}
 func (*Drop) statement()          {}
+func (*AlterSource) statement()   {}
 func (*Print) statement()         {}
 func (*RunScript) statement()     {}
 func (*Define) statement()        {}

@@ -16,6 +16,9 @@ import (
 type converter struct {
 	src string
 	err *Error
+	// allFields are the positions of x->* met and not yet taken by a
+	// SELECT item: any left over is misplaced.
+	allFields []lexer.Position
 }
 
 func (c *converter) fail(p lexer.Position, token, format string, args ...any) {
@@ -62,6 +65,12 @@ func (c *converter) statement(g *gStatement) Statement {
 			t.QueryID = g.Terminate.QueryID.Value
 		}
 		return t
+	case g.Alter != nil:
+		a := &AlterSource{Pos: pos(g.Alter.Pos), Kind: sourceKind(g.Alter.Kind), Name: g.Alter.Name.Value}
+		for _, add := range g.Alter.Adds {
+			a.Columns = append(a.Columns, ColumnDef{Pos: pos(add.Pos), Name: add.Name.Value, Type: c.typeName(add.Type)})
+		}
+		return a
 	case g.Drop != nil:
 		return &Drop{Pos: pos(g.Drop.Pos), Kind: sourceKind(g.Drop.Kind), Name: g.Drop.Name.Value,
 			IfExists: g.Drop.IfExists, DeleteTopic: g.Drop.DeleteTopic}
@@ -176,9 +185,17 @@ func (c *converter) selectStmt(g *gSelect) *Select {
 		case it.StarSource != nil:
 			item.Star, item.StarSource = true, it.StarSource.Value
 		default:
+			n := len(c.allFields)
 			item.Expr = c.expr(it.Expr.Expr)
 			if it.Expr.Alias != nil {
 				item.Alias = it.Expr.Alias.Value
+			}
+			if d, ok := item.Expr.(*Dereference); ok && d.Field == "*" && item.Alias == "" {
+				item.Expr, item.AllFields = d.X, true
+				c.allFields = c.allFields[:len(c.allFields)-1]
+			}
+			if len(c.allFields) > n {
+				c.fail(c.allFields[n], "*", "->* selects every field of a struct: it must be a whole SELECT item, without an alias")
 			}
 		}
 		s.Items = append(s.Items, item)
@@ -361,7 +378,10 @@ func (c *converter) typeName(g *gType) *TypeName {
 	default:
 		t.Name = strings.ToUpper(g.Name)
 		for _, p := range g.Params {
-			t.Params = append(t.Params, c.smallInt(p))
+			if p.Number == nil {
+				continue // VARCHAR(STRING) is STRING: the word bounds nothing
+			}
+			t.Params = append(t.Params, c.smallInt(p.Number))
 		}
 	}
 	return t
@@ -461,9 +481,13 @@ func (c *converter) unary(g *gUnary) Expr {
 	}
 	x := c.primary(g.Postfix.X)
 	for _, op := range g.Postfix.Ops {
-		if op.Index != nil {
+		switch {
+		case op.Index != nil:
 			x = &Subscript{Pos: pos(g.Pos), X: x, Index: c.expr(op.Index)}
-		} else {
+		case op.AllFields:
+			c.allFields = append(c.allFields, op.Pos)
+			x = &Dereference{Pos: pos(g.Pos), X: x, Field: "*"}
+		default:
 			x = &Dereference{Pos: pos(g.Pos), X: x, Field: op.Field.Value}
 		}
 	}

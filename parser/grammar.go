@@ -111,6 +111,7 @@ type gStatement struct {
 	Explain   *gExplain   `parser:"| @@"`
 	Terminate *gTerminate `parser:"| @@"`
 	Drop      *gDrop      `parser:"| @@"`
+	Alter     *gAlter     `parser:"| @@"`
 	Print     *gPrint     `parser:"| @@"`
 	Run       *gRunScript `parser:"| @@"`
 	Define    *gDefine    `parser:"| @@"`
@@ -309,6 +310,19 @@ type gDrop struct {
 	DeleteTopic bool    `parser:"( @'DELETE' 'TOPIC' )?"`
 }
 
+type gAlter struct {
+	Pos  lexer.Position
+	Kind string       `parser:"'ALTER' @( 'STREAM' | 'TABLE' )"`
+	Name *gIdent      `parser:"@@"`
+	Adds []*gAlterAdd `parser:"@@ ( ',' @@ )*"`
+}
+
+type gAlterAdd struct {
+	Pos  lexer.Position
+	Name *gIdent `parser:"'ADD' 'COLUMN'? @@"`
+	Type *gType  `parser:"@@"`
+}
+
 type gPrint struct {
 	Pos           lexer.Position
 	String        *string  `parser:"'PRINT' ( @String"`
@@ -338,11 +352,18 @@ type gUndefine struct {
 
 type gType struct {
 	Pos    lexer.Position
-	Array  *gType      `parser:"  'ARRAY' '<' @@ '>'"`
-	Map    *gMapType   `parser:"| 'MAP' '<' @@ '>'"`
-	Struct *gStructTyp `parser:"| 'STRUCT' '<' @@ '>'"`
-	Name   string      `parser:"| @Ident"`
-	Params []*gNumber  `parser:"  ( '(' @@ ( ',' @@ )* ')' )?"`
+	Array  *gType        `parser:"  'ARRAY' '<' @@ '>'"`
+	Map    *gMapType     `parser:"| 'MAP' '<' @@ '>'"`
+	Struct *gStructTyp   `parser:"| 'STRUCT' '<' @@ '>'"`
+	Name   string        `parser:"| @Ident"`
+	Params []*gTypeParam `parser:"  ( '(' @@ ( ',' @@ )* ')' )?"`
+}
+
+// gTypeParam is a type parameter: a number, as in DECIMAL(4, 2), or the
+// word STRING, as in VARCHAR(STRING) (ksqlDB's grammar allows both).
+type gTypeParam struct {
+	Number *gNumber `parser:"  @@"`
+	String bool     `parser:"| @'STRING'"`
 }
 
 type gMapType struct {
@@ -453,6 +474,9 @@ type gPostOp struct {
 	Pos   lexer.Position
 	Index *gExpr  `parser:"  '[' @@ ']'"`
 	Field *gIdent `parser:"| '->' @@"`
+	// AllFields is x->*, every field of a struct; valid only as a whole
+	// SELECT item (the converter checks).
+	AllFields bool `parser:"| '->' @'*'"`
 }
 
 type gPrimary struct {

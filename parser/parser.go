@@ -42,6 +42,9 @@ func ParseScript(src string) (out []Parsed, err error) {
 	c := &converter{src: src}
 	for _, gs := range g.Stmts {
 		st := c.statement(gs)
+		if len(c.allFields) > 0 {
+			c.fail(c.allFields[0], "*", "->* selects every field of a struct: it must be a whole SELECT item")
+		}
 		if c.err != nil {
 			return nil, c.err
 		}
@@ -74,6 +77,9 @@ func ParseExpr(src string) (x Expr, err error) {
 	}
 	c := &converter{src: src}
 	x = c.expr(g)
+	if len(c.allFields) > 0 {
+		c.fail(c.allFields[0], "*", "->* selects every field of a struct: it must be a whole SELECT item")
+	}
 	if c.err != nil {
 		return nil, c.err
 	}
@@ -241,7 +247,7 @@ func convertError(src string, err error) *Error {
 }
 
 var statementKeywords = []string{
-	"SELECT", "CREATE", "INSERT", "SHOW", "LIST", "DESCRIBE", "EXPLAIN", "DROP", "TERMINATE",
+	"SELECT", "CREATE", "INSERT", "SHOW", "LIST", "DESCRIBE", "EXPLAIN", "DROP", "ALTER", "TERMINATE",
 	"PRINT", "SET", "UNSET", "RUN SCRIPT", "DEFINE", "UNDEFINE",
 }
 
@@ -425,7 +431,7 @@ var productionNames = map[string]string{
 	"GWindowParam": "window parameter", "GWindowCompact": `"GRACE"`, "GValues": "expression",
 	"GCreate": `"CREATE"`, "GInsert": `"INSERT"`, "GSet": `"SET"`, "GUnset": `"UNSET"`,
 	"GShow": `"SHOW"`, "GDescribe": `"DESCRIBE"`, "GExplain": `"EXPLAIN"`, "GTerminate": `"TERMINATE"`,
-	"GDrop": `"DROP"`, "GPrint": `"PRINT"`, "GRunScript": `"RUN"`, "GDefine": `"DEFINE"`, "GUndefine": `"UNDEFINE"`,
+	"GDrop": `"DROP"`, "GAlter": `"ALTER"`, "GAlterAdd": `"ADD"`, "GPrint": `"PRINT"`, "GRunScript": `"RUN"`, "GDefine": `"DEFINE"`, "GUndefine": `"UNDEFINE"`,
 	"GColumnRef": "column", "GCall": "function call", "GCase": `"WHEN"`, "GCast": "expression",
 	"GExprItem": "expression", "GWhen": `"WHEN"`, "GIs": `"NULL"`, "GBetween": "expression", "GLike": "expression",
 	"GMapType": "type", "GStructTyp": "field", "GStructField": "field", "GAddR": "operator", "GMulR": "operator",

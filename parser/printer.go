@@ -181,6 +181,8 @@ func (s SelectItem) String() string {
 		return ident(s.StarSource) + ".*"
 	case s.Star:
 		return "*"
+	case s.AllFields:
+		return operand(s.Expr, precPostfix) + "->*"
 	case s.Alias != "":
 		return s.Expr.String() + " AS " + ident(s.Alias)
 	}
@@ -309,6 +311,14 @@ func (s *Terminate) String() string {
 		return "TERMINATE ALL"
 	}
 	return "TERMINATE " + ident(s.QueryID)
+}
+
+func (s *AlterSource) String() string {
+	adds := make([]string, len(s.Columns))
+	for i, c := range s.Columns {
+		adds[i] = "ADD COLUMN " + c.String()
+	}
+	return "ALTER " + s.Kind.String() + " " + ident(s.Name) + " " + strings.Join(adds, ", ")
 }
 
 func (s *Drop) String() string {
@@ -543,6 +553,7 @@ func (s *Describe) Position() Pos      { return s.Pos }
 func (s *Explain) Position() Pos       { return s.Pos }
 func (s *Terminate) Position() Pos     { return s.Pos }
 func (s *Drop) Position() Pos          { return s.Pos }
+func (s *AlterSource) Position() Pos   { return s.Pos }
 func (s *Print) Position() Pos         { return s.Pos }
 func (s *RunScript) Position() Pos     { return s.Pos }
 func (s *Define) Position() Pos        { return s.Pos }

@@ -45,6 +45,9 @@ type Source struct {
 	Statement string
 	// QueryID is the persistent query writing the source, if any.
 	QueryID string
+	// ReadOnly marks CREATE SOURCE STREAM|TABLE: no statement writes,
+	// replaces or deletes the topic (queries may still read it).
+	ReadOnly bool
 }
 
 // Catalog holds the streams and tables of a session or service.

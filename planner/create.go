@@ -1,6 +1,7 @@
 package planner
 
 import (
+	"errors"
 	"fmt"
 	"strconv"
 	"strings"
@@ -74,6 +75,51 @@ func (p Props) formats(defKey, defValue string) (key, value string) {
 	return strings.ToUpper(key), strings.ToUpper(value)
 }
 
+// CheckReplace refuses CREATE OR REPLACE of a read-only source, and
+// CREATE OR REPLACE SOURCE: a source's definition is fixed once made.
+func CheckReplace(cat *Catalog, st *parser.CreateSource) error {
+	if !st.OrReplace {
+		return nil
+	}
+	old, err := cat.Lookup(st.Name)
+	if st.Source || err == nil && old.ReadOnly {
+		kind := strings.ToLower(st.Kind.String())
+		return fmt.Errorf("%w: Cannot add %s '%s': CREATE OR REPLACE is not supported on source %ss.", ErrInvalid, kind, strings.ToUpper(st.Name), kind)
+	}
+	return nil
+}
+
+// CheckWritable refuses a statement writing into a source's topic
+// (INSERT INTO … SELECT, INSERT … VALUES; values says which) when the
+// source is read-only, and INSERT INTO … SELECT into a table, which
+// ksqlDB allows only into streams.
+func CheckWritable(s *Source, values bool) error {
+	kind := strings.ToLower(s.Kind.String())
+	switch {
+	case !values && s.Kind == parser.KindTable:
+		return fmt.Errorf("%w: INSERT INTO can only be used to insert into a stream. %s is a table.", ErrInvalid, s.Name)
+	case s.ReadOnly && values:
+		return fmt.Errorf("%w: Cannot insert values into read-only %s: %s", ErrInvalid, kind, s.Name)
+	case s.ReadOnly:
+		return fmt.Errorf("%w: Cannot insert into read-only %s: %s", ErrInvalid, kind, s.Name)
+	}
+	return nil
+}
+
+// checkFormatNames refuses FORMAT beside KEY_FORMAT or VALUE_FORMAT:
+// FORMAT sets both, so the two would contradict or repeat each other.
+func (p Props) checkFormatNames() error {
+	if _, ok := p["FORMAT"]; !ok {
+		return nil
+	}
+	for _, side := range []string{"KEY_FORMAT", "VALUE_FORMAT"} {
+		if _, ok := p[side]; ok {
+			return fmt.Errorf("%w: Cannot supply both '%s' and 'FORMAT' properties, as 'FORMAT' sets both key and value formats. Either use just 'FORMAT', or use 'KEY_FORMAT' and 'VALUE_FORMAT'.", ErrInvalid, side)
+		}
+	}
+	return nil
+}
+
 func (p Props) partitions() (int32, error) {
 	s, ok := p["PARTITIONS"]
 	if !ok {
@@ -141,8 +187,15 @@ func (p Props) checkSchemaNames(keyFormat, valueFormat string) error {
 }
 
 // CreateSource plans CREATE STREAM|TABLE with a column list (not AS
-// SELECT). The engine creates the topic when it does not exist.
+// SELECT) under the default options. The engine creates the topic when it
+// does not exist.
 func CreateSource(cat *Catalog, st *parser.CreateSource, text string) (*Source, error) {
+	return CreateSourceWith(cat, st, text, Options{})
+}
+
+// CreateSourceWith is CreateSource under a session's options (its default
+// formats).
+func CreateSourceWith(cat *Catalog, st *parser.CreateSource, text string, opts Options) (*Source, error) {
 	props, err := PropsOf(st.With)
 	if err != nil {
 		return nil, err
@@ -151,9 +204,19 @@ func CreateSource(cat *Catalog, st *parser.CreateSource, text string) (*Source, 
 	if !ok {
 		return nil, posErr(st.Pos, fmt.Errorf("%w: missing required property KAFKA_TOPIC in WITH clause", ErrInvalid))
 	}
-	keyFormat, valueFormat := props.formats("KAFKA", "")
+	if err := props.checkFormatNames(); err != nil {
+		return nil, posErr(st.Pos, err)
+	}
+	if err := CheckReplace(cat, st); err != nil {
+		return nil, posErr(st.Pos, err)
+	}
+	defKey := opts.DefaultKeyFormat
+	if defKey == "" {
+		defKey = format.Kafka
+	}
+	keyFormat, valueFormat := props.formats(defKey, opts.DefaultValueFormat)
 	if valueFormat == "" {
-		return nil, posErr(st.Pos, fmt.Errorf("%w: missing required property VALUE_FORMAT in WITH clause", ErrInvalid))
+		return nil, posErr(st.Pos, fmt.Errorf("%w: Statement is missing the 'VALUE_FORMAT' property from the WITH clause. Either provide one or set a default via the '%s' config.", ErrInvalid, DefaultValueFormatProperty))
 	}
 	parts, err := props.partitions()
 	if err != nil {
@@ -161,11 +224,14 @@ func CreateSource(cat *Catalog, st *parser.CreateSource, text string) (*Source, 
 	}
 	s := &Source{
 		Name: st.Name, Kind: st.Kind, Topic: topic, KeyFormat: keyFormat, ValueFormat: valueFormat,
-		Partitions: parts, Statement: text,
+		Partitions: parts, Statement: text, ReadOnly: st.Source,
 		TimestampColumn: strings.ToUpper(props["TIMESTAMP"]), TimestampFormat: props["TIMESTAMP_FORMAT"],
 	}
 	s.KeyProps, s.ValueProps = props.formatProps()
 	if err := props.checkSchemaNames(keyFormat, valueFormat); err != nil {
+		return nil, posErr(st.Pos, err)
+	}
+	if err := props.checkDelimiters(keyFormat, valueFormat); err != nil {
 		return nil, posErr(st.Pos, err)
 	}
 	if s.Window, s.WindowSize, err = sourceWindow(props); err != nil {
@@ -180,7 +246,7 @@ func CreateSource(cat *Catalog, st *parser.CreateSource, text string) (*Source, 
 		}
 		seen[strings.ToUpper(name)] = true
 		if isReserved(name) {
-			return nil, posErr(c.Pos, fmt.Errorf("%w: %s is a reserved column name", ErrInvalid, name))
+			return nil, posErr(c.Pos, fmt.Errorf("%w: '%s' is a reserved column name. You cannot use it as a name for a column.", ErrInvalid, strings.ToUpper(name)))
 		}
 		t, err := expr.ResolveType(c.Type)
 		if err != nil {
@@ -270,13 +336,89 @@ func resolveTimestampColumn(s *Source) error {
 }
 
 // validateFormats checks the formats exist and fit the columns, by
-// building the codecs once at plan time.
+// building the codecs once at plan time. A format refusing the columns
+// is reported as ksqlDB does: the format, the schema it was asked to
+// carry, and its reason.
 func validateFormats(s *Source) error {
 	if _, err := format.NewKeyCodec(s.KeyFormat, s.Schema.Keys(), s.KeyProps); err != nil {
-		return fmt.Errorf("%w: key format: %v", ErrInvalid, err)
+		return formatSchemaError("Key", s.KeyFormat, s.Schema.Keys(), s.KeyProps, err)
 	}
 	if _, err := format.NewValueCodec(s.ValueFormat, s.Schema.Values(), s.ValueProps); err != nil {
-		return fmt.Errorf("%w: value format: %v", ErrInvalid, err)
+		return formatSchemaError("Value", s.ValueFormat, s.Schema.Values(), s.ValueProps, err)
+	}
+	return nil
+}
+
+func formatSchemaError(side, f string, cols []types.Column, p format.Props, err error) error {
+	var se *format.SchemaError
+	if !errors.As(err, &se) {
+		return fmt.Errorf("%w: %s format: %v", ErrInvalid, strings.ToLower(side), err)
+	}
+	var features []string
+	if w := p.WrapSingleValue; w != nil {
+		features = append(features, map[bool]string{true: "WRAP_SINGLES", false: "UNWRAP_SINGLES"}[*w])
+	}
+	return fmt.Errorf("%w: %s format does not support schema.\nformat: %s\nschema: Persistence{columns=%s, features=[%s]}\nreason: %s",
+		ErrInvalid, side, strings.ToUpper(f), format.ColumnList(cols), strings.Join(features, ", "), se.Reason)
+}
+
+// inheritDelimiters gives a query's sink the delimiters of the source it
+// reads, as ksqlDB does: a format the statement does not name is the
+// source's format, properties and all. Naming the format, or the
+// delimiter, starts afresh.
+func (p Props) inheritDelimiters(src, sink *Source) {
+	_, all := p["FORMAT"]
+	for _, side := range []struct {
+		formatProp, delimProp string
+		srcFormat, sinkFormat string
+		srcProps, sinkProps   *format.Props
+	}{
+		{"KEY_FORMAT", "KEY_DELIMITER", src.KeyFormat, sink.KeyFormat, &src.KeyProps, &sink.KeyProps},
+		{"VALUE_FORMAT", "VALUE_DELIMITER", src.ValueFormat, sink.ValueFormat, &src.ValueProps, &sink.ValueProps},
+	} {
+		_, named := p[side.formatProp]
+		_, delim := p[side.delimProp]
+		if all || named || delim || !strings.EqualFold(side.srcFormat, side.sinkFormat) {
+			continue
+		}
+		side.sinkProps.Delimiter = side.srcProps.Delimiter
+	}
+}
+
+// checkDelimiters checks KEY_/VALUE_DELIMITER: only DELIMITED has
+// delimiters, and one must be a single character, TAB or SPACE.
+func (p Props) checkDelimiters(keyFormat, valueFormat string) error {
+	for _, side := range []struct{ format, prop string }{{keyFormat, "KEY_DELIMITER"}, {valueFormat, "VALUE_DELIMITER"}} {
+		d, ok := p[side.prop]
+		if !ok {
+			continue
+		}
+		if f := strings.ToUpper(side.format); f != format.Delimited {
+			return fmt.Errorf("%w: %s does not support the following configs: [delimiter]", ErrInvalid, f)
+		}
+		if err := format.CheckDelimiter(d); err != nil {
+			return fmt.Errorf("%w: Failed to prepare statement: Configuration %s is invalid: %v\nExample valid value: ';'", ErrInvalid, side.prop, err)
+		}
+	}
+	return nil
+}
+
+// checkOutputName refuses a SELECT item whose output name is a system
+// column's: an alias never may be one, and in a persistent query nor may
+// a pseudo column selected bare (its name would collide with the
+// sink's own pseudo column).
+func checkOutputName(si parser.SelectItem, name string, persistent bool) error {
+	if si.Alias != "" {
+		if isReserved(si.Alias) {
+			return posErr(si.Pos, fmt.Errorf("%w: `%s` is a reserved column name. You cannot use it as an alias for a column.", ErrInvalid, strings.ToUpper(si.Alias)))
+		}
+		return nil
+	}
+	switch n := strings.ToUpper(name); n {
+	case "ROWTIME", "ROWPARTITION", "ROWOFFSET":
+		if persistent {
+			return posErr(si.Pos, fmt.Errorf("%w: Reserved column name in select: `%s`. Please remove or alias the column.", ErrInvalid, n))
+		}
 	}
 	return nil
 }

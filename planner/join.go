@@ -794,7 +794,7 @@ func (p *planning) repartitionJoinInput(in *joinInput, name string, c expr.Compi
 // joinItems expands the SELECT of a join: * is every column of every
 // input (the synthetic key first), ALIAS.* one input's; a column named
 // with its source is called ALIAS_COLUMN, as in ksqlDB.
-func joinItems(sel *parser.Select, l *joinLayout) ([]item, error) {
+func joinItems(sel *parser.Select, l *joinLayout, sc expr.Scope) ([]item, error) {
 	var list itemList
 	add := list.add
 	generated := 0
@@ -827,6 +827,18 @@ func joinItems(sel *parser.Select, l *joinLayout) ([]item, error) {
 			}
 			continue
 		}
+		if si.AllFields {
+			fields, err := structFieldItems(si, sc)
+			if err != nil {
+				return nil, err
+			}
+			for _, it := range fields {
+				if err := add(it); err != nil {
+					return nil, err
+				}
+			}
+			continue
+		}
 		name := si.Alias
 		if name == "" {
 			switch x := si.Expr.(type) {
@@ -843,6 +855,9 @@ func joinItems(sel *parser.Select, l *joinLayout) ([]item, error) {
 				name = fmt.Sprintf("KSQL_COL_%d", generated)
 				generated++
 			}
+		}
+		if err := checkOutputName(si, name, false); err != nil {
+			return nil, err
 		}
 		if err := add(item{expr: si.Expr, name: name, pos: si.Pos}); err != nil {
 			return nil, err

@@ -6,6 +6,7 @@ import (
 
 	"github.com/sluice-sql/sluice/exec"
 	"github.com/sluice-sql/sluice/expr"
+	"github.com/sluice-sql/sluice/format"
 	"github.com/sluice-sql/sluice/parser"
 	"github.com/sluice-sql/sluice/types"
 )
@@ -292,7 +293,7 @@ func containsMap(t types.Type) bool {
 func partitionKeyFormat(keyFormat string, explicit bool, keyCols []types.Column) (string, error) {
 	switch {
 	case len(keyCols) == 0:
-		if explicit {
+		if explicit && keyFormat != "NONE" {
 			return "", fmt.Errorf("%w: Key format specified for stream without key columns.", ErrInvalid)
 		}
 		return "NONE", nil
@@ -300,11 +301,7 @@ func partitionKeyFormat(keyFormat string, explicit bool, keyCols []types.Column)
 		keyFormat = "KAFKA"
 	}
 	if keyFormat == "KAFKA" && len(keyCols) > 1 {
-		cols := make([]string, len(keyCols))
-		for i, c := range keyCols {
-			cols[i] = fmt.Sprintf("`%s` %s KEY", c.Name, c.Type)
-		}
-		list := "[" + strings.Join(cols, ", ") + "]"
+		list := format.ColumnList(keyCols)
 		return "", fmt.Errorf("%w: Key format does not support schema.\nformat: KAFKA\nschema: Persistence{columns=%s, features=[]}\nreason: The 'KAFKA' format only supports a single field. Got: %s", ErrInvalid, list, list)
 	}
 	return keyFormat, nil

@@ -35,7 +35,22 @@ type Options struct {
 	// sets no WITH (IDLE_TIMEOUT=…). Same syntax. Default "": stream
 	// time moves only with records.
 	IdleTimeout string
+	// DefaultKeyFormat and DefaultValueFormat are ksqlDB's session
+	// properties ksql.persistence.default.format.key and .value
+	// (DefaultKeyFormatProperty, DefaultValueFormatProperty): the formats
+	// of a CREATE with columns whose WITH clause names none. Defaults
+	// KAFKA and "" (the statement must name a value format).
+	DefaultKeyFormat   string
+	DefaultValueFormat string
 }
+
+// DefaultKeyFormatProperty and DefaultValueFormatProperty name the
+// session properties behind Options.DefaultKeyFormat and
+// Options.DefaultValueFormat.
+const (
+	DefaultKeyFormatProperty   = "ksql.persistence.default.format.key"
+	DefaultValueFormatProperty = "ksql.persistence.default.format.value"
+)
 
 // TableRetentionProperty names the session property behind
 // Options.TableRetention.
@@ -192,6 +207,18 @@ func expandItems(sel *parser.Select, sc *scope, persistent bool) ([]item, error)
 			}
 			continue
 		}
+		if si.AllFields {
+			fields, err := structFieldItems(si, sc)
+			if err != nil {
+				return nil, err
+			}
+			for _, it := range fields {
+				if err := add(it); err != nil {
+					return nil, err
+				}
+			}
+			continue
+		}
 		name := si.Alias
 		if name == "" {
 			switch x := si.Expr.(type) {
@@ -204,11 +231,31 @@ func expandItems(sel *parser.Select, sc *scope, persistent bool) ([]item, error)
 				generated++
 			}
 		}
+		if err := checkOutputName(si, name, persistent); err != nil {
+			return nil, err
+		}
 		if err := add(item{expr: si.Expr, name: name, pos: si.Pos}); err != nil {
 			return nil, err
 		}
 	}
 	return l.items, nil
+}
+
+// structFieldItems expands x->*: an item per field of the struct x, in
+// the struct's order, named after the field as declared.
+func structFieldItems(si parser.SelectItem, sc expr.Scope) ([]item, error) {
+	c, err := expr.Compile(si.Expr, sc)
+	if err != nil {
+		return nil, err
+	}
+	if c.Type.Kind != types.Struct {
+		return nil, posErr(si.Pos, fmt.Errorf("%w: %s->* needs a STRUCT, and %s is %s", ErrInvalid, si.Expr, si.Expr, c.Type))
+	}
+	items := make([]item, len(c.Type.Fields))
+	for i, f := range c.Type.Fields {
+		items[i] = item{expr: &parser.Dereference{Pos: si.Pos, X: si.Expr, Field: f.Name}, name: f.Name, pos: si.Pos}
+	}
+	return items, nil
 }
 
 // PlanQuery plans a SELECT. With a target it is a persistent query
@@ -218,6 +265,11 @@ func PlanQuery(cat *Catalog, sel *parser.Select, target *Target, queryID string,
 	p := &planning{cat: cat, sel: sel, target: target, opts: opts, q: &Query{ID: queryID, Limit: sel.Limit}}
 	p.prefix = InternalPrefix(opts.ServiceID, queryID)
 	p.q.Topology = &exec.Topology{QueryID: queryID}
+	if target != nil && target.Existing != nil {
+		if err := CheckWritable(target.Existing, false); err != nil {
+			return nil, posErr(sel.Pos, err)
+		}
+	}
 	if len(sel.Joins) > 0 {
 		src, sc, err := p.planJoin()
 		if err != nil {
@@ -230,7 +282,7 @@ func PlanQuery(cat *Catalog, sel *parser.Select, target *Target, queryID string,
 				p.q.Sources = append(p.q.Sources, r.Name)
 			}
 		}
-		if p.items, err = joinItems(sel, p.join.layout); err != nil {
+		if p.items, err = joinItems(sel, p.join.layout, sc); err != nil {
 			return nil, err
 		}
 		// PARTITION BY and GROUP BY choose the key themselves.
@@ -589,6 +641,9 @@ func (p *planning) finish(nodes []exec.Node, compiled []expr.Compiled, keyItems 
 		// would be a tombstone.
 		return posErr(p.sel.Pos, fmt.Errorf("%w: The projection contains no value columns.", ErrInvalid))
 	}
+	// The key passes through when every key column copies an input
+	// column unchanged and PARTITION BY does not compute a new one.
+	keepsKey := !p.partitionBy && len(keyInputs) == len(keyCols)
 	winStart, winEnd := -1, -1
 	if win != exec.NotWindowed {
 		winStart, winEnd = len(exprs), len(exprs)+1
@@ -597,7 +652,7 @@ func (p *planning) finish(nodes []exec.Node, compiled []expr.Compiled, keyItems 
 		keyInputs[winStart], keyInputs[winEnd] = s, e
 		inputs = append(inputs, s, e)
 	}
-	project := &exec.ProjectNode{Exprs: exprs, Names: names, KeyInputs: keyInputs, Inputs: inputs}
+	project := &exec.ProjectNode{Exprs: exprs, Names: names, KeyInputs: keyInputs, Inputs: inputs, KeepsKey: keepsKey}
 	if p.partitionBy {
 		project.TombstoneKeys, project.InputKeys = len(keyCols), len(p.src.Schema.Keys())
 	}
@@ -658,6 +713,13 @@ func (p *planning) lastSpec() *exec.SourceSpec {
 // sinkSource builds (or, for INSERT INTO, checks) the source the query
 // writes.
 func (p *planning) sinkSource(keyCols, valCols []types.Column, win exec.WindowType, winSize int64, partitions int32) (*Source, error) {
+	for _, c := range keyCols {
+		// A GROUP BY or PARTITION BY on a map makes a map key: refused
+		// as in a declared schema, whatever the key format.
+		if containsMap(c.Type) {
+			return nil, posErr(p.sel.Pos, fmt.Errorf("%w: %s", ErrInvalid, mapKeyMessage(c.Name, c.Type)))
+		}
+	}
 	if ex := p.target.Existing; ex != nil {
 		if err := compatible(ex, keyCols, valCols); err != nil {
 			return nil, posErr(p.sel.Pos, err)
@@ -679,6 +741,9 @@ func (p *planning) sinkSource(keyCols, valCols []types.Column, win exec.WindowTy
 	topic := with["KAFKA_TOPIC"]
 	if topic == "" {
 		topic = strings.ToUpper(p.target.Name)
+	}
+	if err := with.checkFormatNames(); err != nil {
+		return nil, posErr(p.sel.Pos, err)
 	}
 	keyFormat, valueFormat := with.formats(p.src.KeyFormat, p.src.ValueFormat)
 	_, explicit := with["KEY_FORMAT"]
@@ -716,6 +781,10 @@ func (p *planning) sinkSource(keyCols, valCols []types.Column, win exec.WindowTy
 	if err := with.checkSchemaNames(keyFormat, valueFormat); err != nil {
 		return nil, posErr(p.sel.Pos, err)
 	}
+	if err := with.checkDelimiters(keyFormat, valueFormat); err != nil {
+		return nil, posErr(p.sel.Pos, err)
+	}
+	with.inheritDelimiters(p.src, s)
 	if err := p.registerSinkSchemas(s); err != nil {
 		return nil, err
 	}
