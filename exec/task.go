@@ -296,6 +296,12 @@ func (t *Task) Process(rec *Record) (err error) {
 			return nil
 		}
 	}
+	if in.spec.Table && in.side == nil && rec.Key == nil && len(in.spec.KeyCols) > 0 {
+		// A table row needs a key to be a row: like a Kafka Streams
+		// KTable source, a record with a null key is skipped.
+		t.observe(in, rec.Timestamp)
+		return nil
+	}
 	t.row = Row{}
 	if err := in.dec.decode(rec, &t.row); err != nil {
 		if errors.Is(err, format.ErrRegistryUnavailable) {

@@ -268,10 +268,10 @@ func (p *planning) planOneJoin(idx int, j *parser.Join, left, right *joinInput, 
 	leftTable, rightTable := left.table, right.table
 	streams := !leftTable && !rightTable
 	if leftTable && !rightTable {
-		return nil, posErr(j.Pos, fmt.Errorf("%w: Invalid join order: table-stream joins are not supported; only stream-table joins. Got %s [%s] JOIN %s.", ErrInvalid, left.label, j.Type, right.label))
+		return nil, posErr(j.Pos, fmt.Errorf("%w: Invalid join order: table-stream joins are not supported; only stream-table joins. Got %s %s %s.", ErrInvalid, left.label, joinSyntax(j.Type), right.label))
 	}
 	if rightTable && !leftTable && (j.Type == parser.JoinRight || j.Type == parser.JoinFull) {
-		return nil, posErr(j.Pos, fmt.Errorf("%w: Invalid join type: %s join is not supported for stream-table joins.", ErrInvalid, j.Type))
+		return nil, posErr(j.Pos, fmt.Errorf("%w: Invalid join type: %s join not supported for stream-table join. Got %s %s %s.", ErrInvalid, joinTypeName(j.Type), left.label, joinSyntax(j.Type), right.label))
 	}
 	if left.window != right.window || (left.window == exec.TimeWindowed && left.windowSize != right.windowSize) {
 		return nil, posErr(j.Pos, windowMismatch(left, right))
@@ -373,7 +373,7 @@ func (p *planning) planOneJoin(idx int, j *parser.Join, left, right *joinInput, 
 	keyed := [2]bool{left.keyedBy(onExpr[0], pre), right.keyedBy(onExpr[1], pre)}
 	if leftTable && rightTable {
 		if !keyed[1] {
-			return nil, posErr(j.On.Position(), fmt.Errorf("%w: Invalid join condition: table-table joins require to join on the primary key of the right input table. Got %s = %s.", ErrInvalid, qualifiedText(onExpr[0], left.alias), qualifiedText(onExpr[1], right.alias)))
+			return nil, posErr(j.On.Position(), fmt.Errorf("%w: Invalid join condition: table-table joins require to join on the primary key of the right input table. Got %s.", ErrInvalid, onText(eq, ls, ins)))
 		}
 		if !keyed[0] {
 			switch {
@@ -391,7 +391,7 @@ func (p *planning) planOneJoin(idx int, j *parser.Join, left, right *joinInput, 
 	}
 	for side, in := range ins {
 		if in.table && !keyed[side] {
-			return nil, posErr(j.On.Position(), fmt.Errorf("%w: Invalid join condition: %s joins require to join on the table's primary key. Got %s.", ErrInvalid, joinKind(leftTable, rightTable), parenthesized(j.On)))
+			return nil, posErr(j.On.Position(), fmt.Errorf("%w: Invalid join condition: %s joins require to join on the table's primary key. Got %s.", ErrInvalid, joinKind(leftTable, rightTable), onText(eq, ls, ins)))
 		}
 		if !keyed[side] && in.window != exec.NotWindowed {
 			return nil, posErr(j.On.Position(), fmt.Errorf("%w: Implicit repartitioning of windowed sources is not supported. See https://github.com/confluentinc/ksql/issues/4385.", ErrUnsupported))
@@ -613,6 +613,30 @@ func windowCols(in *joinInput) int {
 		return 2
 	}
 	return 0
+}
+
+// onText prints a join's ON equality as ksqlDB does in its errors: in
+// the order written, each side's columns qualified by the input they
+// belong to.
+func onText(eq *parser.Binary, leftSide int, ins []*joinInput) string {
+	q := func(e parser.Expr, in *joinInput) string {
+		if in.alias == "" {
+			return parenthesizedOperand(e)
+		}
+		return parenthesizedOperand(qualified(e, in.alias))
+	}
+	return q(eq.Left, ins[leftSide]) + " = " + q(eq.Right, ins[1-leftSide])
+}
+
+// joinSyntax is a join type as ksqlDB prints it, optional words in
+// brackets.
+func joinSyntax(t parser.JoinType) string {
+	return [...]string{"[INNER] JOIN", "LEFT [OUTER] JOIN", "RIGHT [OUTER] JOIN", "[FULL] OUTER JOIN"}[t]
+}
+
+// joinTypeName is a join type's lower-case name in ksqlDB's errors.
+func joinTypeName(t parser.JoinType) string {
+	return [...]string{"inner", "left", "right", "full-outer"}[t]
 }
 
 func joinKind(leftTable, rightTable bool) string {
