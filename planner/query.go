@@ -215,6 +215,15 @@ func expandItems(sel *parser.Select, sc *scope, persistent bool) ([]item, error)
 // writing a topic; without, a transient query delivering rows to the
 // client through Query.Collect.
 func PlanQuery(cat *Catalog, sel *parser.Select, target *Target, queryID string, opts Options) (*Query, error) {
+	if sel.Where != nil {
+		where, err := magicTimestamps(sel.Where)
+		if err != nil {
+			return nil, err
+		}
+		rewritten := *sel
+		rewritten.Where = where
+		sel = &rewritten
+	}
 	p := &planning{cat: cat, sel: sel, target: target, opts: opts, q: &Query{ID: queryID, Limit: sel.Limit}}
 	p.prefix = InternalPrefix(opts.ServiceID, queryID)
 	p.q.Topology = &exec.Topology{QueryID: queryID}
