@@ -373,7 +373,7 @@ func (p *planning) planOneJoin(idx int, j *parser.Join, left, right *joinInput, 
 	keyed := [2]bool{left.keyedBy(onExpr[0], pre), right.keyedBy(onExpr[1], pre)}
 	if leftTable && rightTable {
 		if !keyed[1] {
-			return nil, posErr(j.On.Position(), fmt.Errorf("%w: Invalid join condition: table-table joins require to join on the primary key of the right input table. Got %s.", ErrInvalid, onText(eq, ls, ins)))
+			return nil, posErr(j.On.Position(), fmt.Errorf("%w: Invalid join condition: table-table joins require to join on the primary key of the right input table. Got %s.", ErrInvalid, onText(eq, pre)))
 		}
 		if !keyed[0] {
 			switch {
@@ -384,14 +384,14 @@ func (p *planning) planOneJoin(idx int, j *parser.Join, left, right *joinInput, 
 			case left.window != exec.NotWindowed:
 				return nil, posErr(j.Pos, fmt.Errorf("%w: foreign-key joins of windowed tables are not supported", ErrUnsupported))
 			case left.prev != nil:
-				return nil, posErr(j.Pos, fmt.Errorf("%w: a foreign-key join must be the first join of a query: its left input must be a table", ErrUnsupported))
+				return nil, posErr(j.On.Position(), fmt.Errorf("%w: Invalid join condition: foreign-key table-table joins are not supported as part of n-way joins. Got %s.", ErrInvalid, onText(eq, pre)))
 			}
 			return p.planFKJoin(j, ins, keyExpr[0])
 		}
 	}
 	for side, in := range ins {
 		if in.table && !keyed[side] {
-			return nil, posErr(j.On.Position(), fmt.Errorf("%w: Invalid join condition: %s joins require to join on the table's primary key. Got %s.", ErrInvalid, joinKind(leftTable, rightTable), onText(eq, ls, ins)))
+			return nil, posErr(j.On.Position(), fmt.Errorf("%w: Invalid join condition: %s joins require to join on the table's primary key. Got %s.", ErrInvalid, joinKind(leftTable, rightTable), onText(eq, pre)))
 		}
 		if !keyed[side] && in.window != exec.NotWindowed {
 			return nil, posErr(j.On.Position(), fmt.Errorf("%w: Implicit repartitioning of windowed sources is not supported. See https://github.com/confluentinc/ksql/issues/4385.", ErrUnsupported))
@@ -616,16 +616,30 @@ func windowCols(in *joinInput) int {
 }
 
 // onText prints a join's ON equality as ksqlDB does in its errors: in
-// the order written, each side's columns qualified by the input they
-// belong to.
-func onText(eq *parser.Binary, leftSide int, ins []*joinInput) string {
-	q := func(e parser.Expr, in *joinInput) string {
-		if in.alias == "" {
-			return parenthesizedOperand(e)
-		}
-		return parenthesizedOperand(qualified(e, in.alias))
+// the order written, each column qualified by the source it belongs to.
+func onText(eq *parser.Binary, pre *joinLayout) string {
+	q := func(e parser.Expr) string {
+		return parenthesizedOperand(mapExpr(e, func(x parser.Expr) parser.Expr {
+			ref, ok := x.(*parser.ColumnRef)
+			if !ok || ref.Source != "" {
+				return nil
+			}
+			i, _, err := pre.resolve(ref)
+			if err != nil || i >= len(pre.names) {
+				return nil
+			}
+			c := *ref
+			best := ""
+			for _, b := range pre.inputs {
+				if a := strings.ToUpper(b.alias); len(a) > len(best) && strings.HasPrefix(pre.names[i], a+"_") {
+					best = a
+				}
+			}
+			c.Source = best
+			return &c
+		}))
 	}
-	return q(eq.Left, ins[leftSide]) + " = " + q(eq.Right, ins[1-leftSide])
+	return q(eq.Left) + " = " + q(eq.Right)
 }
 
 // joinSyntax is a join type as ksqlDB prints it, optional words in
