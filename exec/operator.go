@@ -44,6 +44,8 @@ type TaskContext struct {
 	// input is the record being processed, so repartition sinks can stamp
 	// what they write with where it came from.
 	input *Record
+	// inputIdx is the number of the task input input was read from.
+	inputIdx int32
 	// outSeq numbers the repartition records written for input, so that
 	// each can be told apart when deduplicating.
 	outSeq int64

@@ -140,7 +140,7 @@ func (s *sink) Process(tc *TaskContext, row *Row) error {
 	}
 	out := &Record{Topic: s.node.Topic, Partition: -1, Key: key, Value: value, Timestamp: ts}
 	if s.node.Internal && tc.input != nil {
-		out.Headers = []Header{{Key: upstreamHeader, Value: encodeUpstream(tc.input.Partition, tc.input.Offset, tc.outSeq)}}
+		out.Headers = []Header{{Key: upstreamHeader, Value: encodeUpstream(tc.input.Partition, tc.input.Offset, tc.outSeq, tc.inputIdx)}}
 		tc.outSeq++
 	}
 	tc.Out.Produce(out)

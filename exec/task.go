@@ -94,7 +94,10 @@ type taskInput struct {
 	late []int64
 	// upstream holds, for a repartition source, the next upstream offset
 	// per upstream partition whose effect is not yet applied.
-	upstream map[int32]int64
+	upstream map[upstreamSource]int64
+	// index is the input's number among the task's inputs, stamped on
+	// the repartition records it leads to (see upstreamSource).
+	index int32
 	// upPrefix marks this input's upstream offsets in checkpoints: the
 	// main input's are "#up/<p>", a further input's "#up/<topic>/<p>".
 	upPrefix string
@@ -114,7 +117,7 @@ func NewTask(topo *Topology, sub *SubTopology, partition int32, db *state.DB, ou
 		if err != nil {
 			return nil, err
 		}
-		in := &taskInput{spec: src, dec: dec, applied: -1, next: -1, upPrefix: upstreamKeyPrefix}
+		in := &taskInput{spec: src, dec: dec, applied: -1, next: -1, upPrefix: upstreamKeyPrefix, index: int32(len(t.inputs))}
 		if len(t.inputs) > 0 {
 			in.upPrefix = upstreamKeyPrefix + src.Topic + "/"
 		}
@@ -194,12 +197,12 @@ func (t *Task) Open() error {
 		}
 		for k, off := range cp.SourceOffsets {
 			for _, in := range t.inputs {
-				p, ok := upstreamPartition(k, in.upPrefix)
+				p, ok := parseUpstreamKey(k, in.upPrefix)
 				if !ok || !in.spec.Dedupe {
 					continue
 				}
 				if in.upstream == nil {
-					in.upstream = map[int32]int64{}
+					in.upstream = map[upstreamSource]int64{}
 				}
 				if cur, seen := in.upstream[p]; !seen || off < cur {
 					in.upstream[p] = off
@@ -279,7 +282,7 @@ func (t *Task) Process(rec *Record) (err error) {
 	if in.spec.Dedupe && !in.freshUpstream(rec) {
 		return nil
 	}
-	t.tc.input, t.tc.outSeq = rec, 0
+	t.tc.input, t.tc.inputIdx, t.tc.outSeq = rec, in.index, 0
 	t.batchIn++
 	// The first hotExact records are counted one by one, then one in
 	// hotSample stands for hotSample: the shares stay right at an eighth
@@ -295,6 +298,12 @@ func (t *Task) Process(rec *Record) (err error) {
 			t.observe(in, ts)
 			return nil
 		}
+	}
+	if in.spec.Table && in.side == nil && rec.Key == nil && len(in.spec.KeyCols) > 0 {
+		// A table row needs a key to be a row: like a Kafka Streams
+		// KTable source, a record with a null key is skipped.
+		t.observe(in, rec.Timestamp)
+		return nil
 	}
 	t.row = Row{}
 	if err := in.dec.decode(rec, &t.row); err != nil {
@@ -408,7 +417,7 @@ func (t *Task) checkpointOffsets() map[string]int64 {
 	}
 	for _, in := range t.inputs {
 		for p, off := range in.upstream {
-			m[in.upPrefix+strconv.Itoa(int(p))] = off
+			m[upstreamKey(in.upPrefix, p)] = off
 		}
 	}
 	return m

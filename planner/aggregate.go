@@ -224,7 +224,7 @@ func (p *planning) planAggregate() error {
 		argTypes := make([]types.Type, len(f.Args))
 		var evals []expr.Eval
 		for j, a := range f.Args {
-			c, err := expr.Compile(a, aggScope)
+			c, err := expr.Compile(p.prepRefs(a), aggScope)
 			if err != nil {
 				return err
 			}
@@ -619,6 +619,26 @@ func plural(n int) string {
 		return "s"
 	}
 	return ""
+}
+
+// prepRefs names the columns an aggregate argument reads as the
+// prepared row does: by the source row's column names, so that a
+// qualified or unqualified reference into a join (T1.TOTAL, TOTAL)
+// reads its T1_TOTAL column.
+func (p *planning) prepRefs(e parser.Expr) parser.Expr {
+	return mapExpr(e, func(x parser.Expr) parser.Expr {
+		ref, ok := x.(*parser.ColumnRef)
+		if !ok {
+			return nil
+		}
+		i, _, err := p.sc.Resolve(ref)
+		if err != nil {
+			return ref
+		}
+		c := *ref
+		c.Source, c.Name = "", p.sc.schema.Columns[i].Name
+		return &c
+	})
 }
 
 // tableChanges plans the first step of aggregating a table: a store of

@@ -268,10 +268,10 @@ func (p *planning) planOneJoin(idx int, j *parser.Join, left, right *joinInput, 
 	leftTable, rightTable := left.table, right.table
 	streams := !leftTable && !rightTable
 	if leftTable && !rightTable {
-		return nil, posErr(j.Pos, fmt.Errorf("%w: Invalid join order: table-stream joins are not supported; only stream-table joins. Got %s [%s] JOIN %s.", ErrInvalid, left.label, j.Type, right.label))
+		return nil, posErr(j.Pos, fmt.Errorf("%w: Invalid join order: table-stream joins are not supported; only stream-table joins. Got %s %s %s.", ErrInvalid, left.label, joinSyntax(j.Type), right.label))
 	}
 	if rightTable && !leftTable && (j.Type == parser.JoinRight || j.Type == parser.JoinFull) {
-		return nil, posErr(j.Pos, fmt.Errorf("%w: Invalid join type: %s join is not supported for stream-table joins.", ErrInvalid, j.Type))
+		return nil, posErr(j.Pos, fmt.Errorf("%w: Invalid join type: %s join not supported for stream-table join. Got %s %s %s.", ErrInvalid, joinTypeName(j.Type), left.label, joinSyntax(j.Type), right.label))
 	}
 	if left.window != right.window || (left.window == exec.TimeWindowed && left.windowSize != right.windowSize) {
 		return nil, posErr(j.Pos, windowMismatch(left, right))
@@ -373,7 +373,7 @@ func (p *planning) planOneJoin(idx int, j *parser.Join, left, right *joinInput, 
 	keyed := [2]bool{left.keyedBy(onExpr[0], pre), right.keyedBy(onExpr[1], pre)}
 	if leftTable && rightTable {
 		if !keyed[1] {
-			return nil, posErr(j.On.Position(), fmt.Errorf("%w: Invalid join condition: table-table joins require to join on the primary key of the right input table. Got %s = %s.", ErrInvalid, qualifiedText(onExpr[0], left.alias), qualifiedText(onExpr[1], right.alias)))
+			return nil, posErr(j.On.Position(), fmt.Errorf("%w: Invalid join condition: table-table joins require to join on the primary key of the right input table. Got %s.", ErrInvalid, onText(eq, pre)))
 		}
 		if !keyed[0] {
 			switch {
@@ -384,14 +384,14 @@ func (p *planning) planOneJoin(idx int, j *parser.Join, left, right *joinInput, 
 			case left.window != exec.NotWindowed:
 				return nil, posErr(j.Pos, fmt.Errorf("%w: foreign-key joins of windowed tables are not supported", ErrUnsupported))
 			case left.prev != nil:
-				return nil, posErr(j.Pos, fmt.Errorf("%w: a foreign-key join must be the first join of a query: its left input must be a table", ErrUnsupported))
+				return nil, posErr(j.On.Position(), fmt.Errorf("%w: Invalid join condition: foreign-key table-table joins are not supported as part of n-way joins. Got %s.", ErrInvalid, onText(eq, pre)))
 			}
 			return p.planFKJoin(j, ins, keyExpr[0])
 		}
 	}
 	for side, in := range ins {
 		if in.table && !keyed[side] {
-			return nil, posErr(j.On.Position(), fmt.Errorf("%w: Invalid join condition: %s joins require to join on the table's primary key. Got %s.", ErrInvalid, joinKind(leftTable, rightTable), parenthesized(j.On)))
+			return nil, posErr(j.On.Position(), fmt.Errorf("%w: Invalid join condition: %s joins require to join on the table's primary key. Got %s.", ErrInvalid, joinKind(leftTable, rightTable), onText(eq, pre)))
 		}
 		if !keyed[side] && in.window != exec.NotWindowed {
 			return nil, posErr(j.On.Position(), fmt.Errorf("%w: Implicit repartitioning of windowed sources is not supported. See https://github.com/confluentinc/ksql/issues/4385.", ErrUnsupported))
@@ -613,6 +613,44 @@ func windowCols(in *joinInput) int {
 		return 2
 	}
 	return 0
+}
+
+// onText prints a join's ON equality as ksqlDB does in its errors: in
+// the order written, each column qualified by the source it belongs to.
+func onText(eq *parser.Binary, pre *joinLayout) string {
+	q := func(e parser.Expr) string {
+		return parenthesizedOperand(mapExpr(e, func(x parser.Expr) parser.Expr {
+			ref, ok := x.(*parser.ColumnRef)
+			if !ok || ref.Source != "" {
+				return nil
+			}
+			i, _, err := pre.resolve(ref)
+			if err != nil || i >= len(pre.names) {
+				return nil
+			}
+			c := *ref
+			best := ""
+			for _, b := range pre.inputs {
+				if a := strings.ToUpper(b.alias); len(a) > len(best) && strings.HasPrefix(pre.names[i], a+"_") {
+					best = a
+				}
+			}
+			c.Source = best
+			return &c
+		}))
+	}
+	return q(eq.Left) + " = " + q(eq.Right)
+}
+
+// joinSyntax is a join type as ksqlDB prints it, optional words in
+// brackets.
+func joinSyntax(t parser.JoinType) string {
+	return [...]string{"[INNER] JOIN", "LEFT [OUTER] JOIN", "RIGHT [OUTER] JOIN", "[FULL] OUTER JOIN"}[t]
+}
+
+// joinTypeName is a join type's lower-case name in ksqlDB's errors.
+func joinTypeName(t parser.JoinType) string {
+	return [...]string{"inner", "left", "right", "full-outer"}[t]
 }
 
 func joinKind(leftTable, rightTable bool) string {

@@ -262,6 +262,15 @@ func structFieldItems(si parser.SelectItem, sc expr.Scope) ([]item, error) {
 // writing a topic; without, a transient query delivering rows to the
 // client through Query.Collect.
 func PlanQuery(cat *Catalog, sel *parser.Select, target *Target, queryID string, opts Options) (*Query, error) {
+	if sel.Where != nil {
+		where, err := magicTimestamps(sel.Where)
+		if err != nil {
+			return nil, err
+		}
+		rewritten := *sel
+		rewritten.Where = where
+		sel = &rewritten
+	}
 	p := &planning{cat: cat, sel: sel, target: target, opts: opts, q: &Query{ID: queryID, Limit: sel.Limit}}
 	p.prefix = InternalPrefix(opts.ServiceID, queryID)
 	p.q.Topology = &exec.Topology{QueryID: queryID}
@@ -531,7 +540,7 @@ func (p *planning) planStateless() error {
 			}
 		}
 		if found < 0 {
-			return p.keyMissing(kc.Name)
+			return p.keyMissing(p.src.Schema.Keys())
 		}
 		keyItem = append(keyItem, found)
 	}
@@ -541,8 +550,26 @@ func (p *planning) planStateless() error {
 	return p.finish(nodes, compiled, keyItem, p.src.Window, p.src.WindowSize, windowInputs(p.sc.schema), p.src.Partitions)
 }
 
-func (p *planning) keyMissing(name string) error {
-	return posErr(p.sel.Pos, fmt.Errorf("%w (ie, SELECT). The query used to build `%s` must include the key column %s in its projection (eg, SELECT %s...).", ErrKeyProjection, p.target.Name, name, name))
+// keyMissing refuses a projection that leaves out a key column; like
+// ksqlDB it names every key column, not only the missing ones.
+func (p *planning) keyMissing(keys []types.Column) error {
+	names := make([]string, len(keys))
+	for i, k := range keys {
+		names[i] = k.Name
+	}
+	noun := "key column"
+	if len(names) > 1 {
+		noun = "key columns"
+	}
+	return posErr(p.sel.Pos, fmt.Errorf("%w (ie, SELECT). The query used to build `%s` must include the %s %s in its projection (eg, SELECT %s...).", ErrKeyProjection, p.target.Name, noun, andJoined(names), strings.Join(names, ", ")))
+}
+
+// andJoined lists names as prose: "A", "A and B", "A, B and C".
+func andJoined(names []string) string {
+	if len(names) <= 1 {
+		return strings.Join(names, "")
+	}
+	return strings.Join(names[:len(names)-1], ", ") + " and " + names[len(names)-1]
 }
 
 // windowInputs finds WINDOWSTART/WINDOWEND in a row schema (-1 if absent).
