@@ -61,7 +61,8 @@ func bindTopK(name string, distinct bool) aggBinder {
 // topKSortable reports whether TOPK can order values of t.
 func topKSortable(t types.Type) bool {
 	switch t.Kind {
-	case types.Integer, types.BigInt, types.Double, types.String, types.Timestamp:
+	case types.Integer, types.BigInt, types.Double, types.Decimal, types.String, types.Bytes,
+		types.Timestamp, types.Date, types.Time:
 		return true
 	}
 	return false

@@ -32,7 +32,7 @@ func (p *planning) planPartitionBy() error {
 		return posErr(sel.PartitionBy[0].Position(), fmt.Errorf("%w: PARTITION BY with GROUP BY or aggregate functions", ErrUnsupported))
 	}
 	if sel.Window != nil {
-		return posErr(sel.Window.Pos, fmt.Errorf("%w: WINDOW clause requires a GROUP BY", ErrInvalid))
+		return posErr(sel.Window.Pos, fmt.Errorf("%w: WINDOW clause requires a GROUP BY clause.", ErrInvalid))
 	}
 	if sel.Having != nil {
 		return posErr(sel.Having.Position(), fmt.Errorf("%w: HAVING requires a GROUP BY", ErrInvalid))

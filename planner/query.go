@@ -338,7 +338,7 @@ func PlanQuery(cat *Catalog, sel *parser.Select, target *Target, queryID string,
 		err = p.planAggregate()
 	} else {
 		if sel.Window != nil {
-			return nil, posErr(sel.Window.Pos, fmt.Errorf("%w: WINDOW clause requires a GROUP BY", ErrInvalid))
+			return nil, posErr(sel.Window.Pos, fmt.Errorf("%w: WINDOW clause requires a GROUP BY clause.", ErrInvalid))
 		}
 		if sel.Having != nil {
 			return nil, posErr(sel.Having.Position(), fmt.Errorf("%w: HAVING requires a GROUP BY", ErrInvalid))
