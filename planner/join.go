@@ -866,14 +866,8 @@ func joinItems(sel *parser.Select, l *joinLayout, sc expr.Scope) ([]item, error)
 			continue
 		}
 		if si.AllFields {
-			fields, err := structFieldItems(si, sc)
-			if err != nil {
+			if err := addStructFields(si, sc, add); err != nil {
 				return nil, err
-			}
-			for _, it := range fields {
-				if err := add(it); err != nil {
-					return nil, err
-				}
 			}
 			continue
 		}

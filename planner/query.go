@@ -208,14 +208,8 @@ func expandItems(sel *parser.Select, sc *scope, persistent bool) ([]item, error)
 			continue
 		}
 		if si.AllFields {
-			fields, err := structFieldItems(si, sc)
-			if err != nil {
+			if err := addStructFields(si, sc, add); err != nil {
 				return nil, err
-			}
-			for _, it := range fields {
-				if err := add(it); err != nil {
-					return nil, err
-				}
 			}
 			continue
 		}
@@ -239,6 +233,20 @@ func expandItems(sel *parser.Select, sc *scope, persistent bool) ([]item, error)
 		}
 	}
 	return l.items, nil
+}
+
+// addStructFields adds the items a `s->*` select item expands to.
+func addStructFields(si parser.SelectItem, sc expr.Scope, add func(item) error) error {
+	fields, err := structFieldItems(si, sc)
+	if err != nil {
+		return err
+	}
+	for _, it := range fields {
+		if err := add(it); err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
 // structFieldItems expands x->*: an item per field of the struct x, in
