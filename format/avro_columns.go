@@ -35,11 +35,7 @@ func avroColumns(schema string, key bool) ([]types.Column, bool, error) {
 		if err != nil {
 			return nil, false, err
 		}
-		name := "ROWVAL"
-		if key {
-			name = "ROWKEY"
-		}
-		return []types.Column{{Name: name, Type: t, Key: key}}, false, nil
+		return soleColumn(t, key), false, nil
 	}
 	cols := make([]types.Column, 0, len(rec.Fields()))
 	for _, f := range rec.Fields() {

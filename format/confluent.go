@@ -123,6 +123,16 @@ func SchemaColumns(formatName string, s Schema, fullName string, key bool) ([]ty
 	return []types.Column{{Name: "ROWKEY", Type: st, Key: true}}, nil
 }
 
+// soleColumn is the one column a schema that is not a record infers:
+// ROWKEY for a key, ROWVAL for a value, as ksqlDB names them.
+func soleColumn(t types.Type, key bool) []types.Column {
+	name := "ROWVAL"
+	if key {
+		name = "ROWKEY"
+	}
+	return []types.Column{{Name: name, Type: t, Key: key}}
+}
+
 // upperFields upper-cases the names of t's struct fields, deeply.
 func upperFields(t types.Type) types.Type {
 	switch t.Kind {

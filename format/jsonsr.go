@@ -181,11 +181,7 @@ func jsonSchemaColumns(schema string, key bool) (cols []types.Column, object boo
 	if err != nil {
 		return nil, false, err
 	}
-	name := "ROWVAL"
-	if key {
-		name = "ROWKEY"
-	}
-	return []types.Column{{Name: name, Type: t, Key: key}}, false, nil
+	return soleColumn(t, key), false, nil
 }
 
 // ordered is a JSON object that keeps its keys' order.
