@@ -146,11 +146,56 @@ func LoadQTT(path string) (*File, error) {
 	return f, nil
 }
 
-// decodeStrict decodes JSON keeping numbers as json.Number.
+// decodeStrict decodes JSON keeping numbers as json.Number. Comments
+// (// to the end of the line, /* … */) are allowed, as ksqlDB's reader of
+// these files allows them.
 func decodeStrict(data []byte, v any) error {
-	dec := json.NewDecoder(bytes.NewReader(data))
+	dec := json.NewDecoder(bytes.NewReader(stripJSONComments(data)))
 	dec.UseNumber()
 	return dec.Decode(v)
+}
+
+// stripJSONComments blanks the comments of JSON text, outside strings,
+// keeping line breaks so that decoding errors keep their offsets' lines.
+func stripJSONComments(data []byte) []byte {
+	if !bytes.Contains(data, []byte("/")) {
+		return data
+	}
+	out := append([]byte(nil), data...)
+	inString, escaped := false, false
+	for i := 0; i < len(out); i++ {
+		c := out[i]
+		switch {
+		case inString:
+			switch {
+			case escaped:
+				escaped = false
+			case c == '\\':
+				escaped = true
+			case c == '"':
+				inString = false
+			}
+		case c == '"':
+			inString = true
+		case c == '/' && i+1 < len(out) && out[i+1] == '/':
+			for ; i < len(out) && out[i] != '\n'; i++ {
+				out[i] = ' '
+			}
+		case c == '/' && i+1 < len(out) && out[i+1] == '*':
+			end := bytes.Index(out[i+2:], []byte("*/"))
+			stop := len(out)
+			if end >= 0 {
+				stop = i + 2 + end + 2
+			}
+			for ; i < stop; i++ {
+				if out[i] != '\n' {
+					out[i] = ' '
+				}
+			}
+			i--
+		}
+	}
+	return out
 }
 
 func (rc rawCase) toCase() (Case, error) {
