@@ -63,6 +63,12 @@ func (e *Engine) describeText(st *parser.Describe, src *planner.Source) (string,
 				key = " (primary key)"
 			}
 		}
+		if c.Header {
+			key = " (headers)"
+			if c.HeaderKey != "" {
+				key = fmt.Sprintf(" (header('%s'))", c.HeaderKey)
+			}
+		}
 		fmt.Fprintf(&b, " %s | %s%s\n", c.Name, c.Type, key)
 	}
 	q := e.query(src.QueryID)

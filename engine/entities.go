@@ -65,6 +65,9 @@ type Field struct {
 	Name string
 	Type types.Type
 	Key  bool
+	// Header marks a HEADERS column (HeaderKey "") or a HEADER('k') one.
+	Header    bool
+	HeaderKey string
 }
 
 // QueryList answers SHOW QUERIES.
@@ -147,7 +150,7 @@ func summarize(s *planner.Source) SourceSummary {
 func fieldsOf(schema types.Schema) []Field {
 	out := make([]Field, len(schema.Columns))
 	for i, c := range schema.Columns {
-		out[i] = Field{Name: c.Name, Type: c.Type, Key: c.Key}
+		out[i] = Field{Name: c.Name, Type: c.Type, Key: c.Key, Header: c.Header, HeaderKey: c.HeaderKey}
 	}
 	return out
 }

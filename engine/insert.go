@@ -47,6 +47,16 @@ func (e *Engine) insertValues(ctx context.Context, st *parser.InsertValues) erro
 	if len(names) != len(st.Values) {
 		return fmt.Errorf("%w: expected %d values for columns %s, got %d", planner.ErrInvalid, len(names), strings.Join(names, ", "), len(st.Values))
 	}
+	var headers []string
+	for _, name := range names {
+		if i := src.Schema.Find(name); i >= 0 && src.Schema.Columns[i].Header {
+			headers = append(headers, src.Schema.Columns[i].Name)
+		}
+	}
+	if len(headers) > 0 {
+		// Header columns are read from records, never written.
+		return fmt.Errorf("%w: Cannot insert into HEADER columns: %s", planner.ErrInvalid, strings.Join(headers, ", "))
+	}
 	row := make([]any, len(src.Schema.Columns))
 	ts := time.Now().UnixMilli()
 	for i, name := range names {
@@ -134,7 +144,7 @@ func (e *Engine) insertRow(ctx context.Context, src *planner.Source, row []any, 
 	if err != nil {
 		return fmt.Errorf("encode key: %w", err)
 	}
-	value, err := vc.Encode(row[nk:])
+	value, err := vc.Encode(row[nk : nk+len(src.Schema.Values())])
 	if err != nil {
 		return fmt.Errorf("encode value: %w", err)
 	}

@@ -56,7 +56,7 @@ type recordCopy struct {
 // more than filter and project JSON columns.
 func newRecordCopy(sub *SubTopology) *recordCopy {
 	src := sub.Source
-	if src == nil || len(sub.Sides) > 0 || src.Window != NotWindowed || src.Dedupe || src.Table {
+	if src == nil || len(sub.Sides) > 0 || src.Window != NotWindowed || src.Dedupe || src.Table || len(src.HeaderCols) > 0 {
 		return nil
 	}
 	nodes := sub.Nodes

@@ -518,7 +518,7 @@ func (b *taskBatch) run() {
 				continue
 			}
 			rec = Record{Topic: kr.Topic, Partition: kr.Partition, Offset: kr.Offset, Key: kr.Key, Value: kr.Value, Timestamp: kr.Timestamp.UnixMilli()}
-			if len(kr.Headers) > 0 && t.dedupes(kr.Topic) {
+			if len(kr.Headers) > 0 {
 				rec.Headers = make([]Header, len(kr.Headers))
 				for i, h := range kr.Headers {
 					rec.Headers[i] = Header{Key: h.Key, Value: h.Value}

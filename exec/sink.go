@@ -139,9 +139,18 @@ func (s *sink) Process(tc *TaskContext, row *Row) error {
 		tc.Metrics.RecordsOut.Add(1)
 	}
 	out := &Record{Topic: s.node.Topic, Partition: -1, Key: key, Value: value, Timestamp: ts}
-	if s.node.Internal && tc.input != nil {
-		out.Headers = []Header{{Key: upstreamHeader, Value: encodeUpstream(tc.input.Partition, tc.input.Offset, tc.outSeq, tc.inputIdx)}}
-		tc.outSeq++
+	if tc.input != nil {
+		// The input record's headers go with its results, as Kafka
+		// Streams forwards them (through repartitions too).
+		for _, h := range tc.input.Headers {
+			if !internalHeader(h.Key) {
+				out.Headers = append(out.Headers, h)
+			}
+		}
+		if s.node.Internal {
+			out.Headers = append(out.Headers, Header{Key: upstreamHeader, Value: encodeUpstream(tc.input.Partition, tc.input.Offset, tc.outSeq, tc.inputIdx)})
+			tc.outSeq++
+		}
 	}
 	tc.Out.Produce(out)
 	return nil

@@ -42,6 +42,10 @@ type SourceSpec struct {
 	ValueFormat string
 	KeyCols     []types.Column
 	ValueCols   []types.Column
+	// HeaderCols are read from the record's headers (types.Column.Header):
+	// HEADERS as ARRAY<STRUCT<KEY STRING, VALUE BYTES>>, HEADER('k') as
+	// the BYTES of the last header k. They follow the value columns.
+	HeaderCols []types.Column
 	KeyProps    format.Props
 	ValueProps  format.Props
 	Window      WindowType
@@ -90,6 +94,7 @@ func (s *SourceSpec) RowSchema() types.Schema {
 	var cols []types.Column
 	cols = append(cols, s.KeyCols...)
 	cols = append(cols, s.ValueCols...)
+	cols = append(cols, s.HeaderCols...)
 	cols = append(cols,
 		types.Column{Name: ColRowTime, Type: types.BigIntType},
 		types.Column{Name: ColRowPartition, Type: types.IntegerType},
@@ -123,6 +128,32 @@ func (s *SourceSpec) Describe() string {
 	}
 	return fmt.Sprintf("source %s (key %s, value %s, event time %s%s)", s.Topic, s.KeyFormat, s.ValueFormat, ts, reads)
 }
+
+// headerValue is a header column's value: with key, the last value of
+// that header (NULL when absent); without, every header as a
+// STRUCT<KEY, VALUE>, an empty array when there are none. Headers are
+// the user's: Sluice's own (sluice.*) are left out.
+func headerValue(hs []Header, key string) any {
+	if key != "" {
+		for i := len(hs) - 1; i >= 0; i-- {
+			if hs[i].Key == key {
+				return hs[i].Value
+			}
+		}
+		return nil
+	}
+	out := make([]any, 0, len(hs))
+	for _, h := range hs {
+		if !internalHeader(h.Key) {
+			out = append(out, []any{h.Key, h.Value})
+		}
+	}
+	return out
+}
+
+// internalHeader says a header is Sluice's own bookkeeping (the
+// repartition de-duplication header), not one for users to see.
+func internalHeader(key string) bool { return strings.HasPrefix(key, "sluice.") }
 
 // decoder is the per-task instance of a SourceSpec.
 type decoder struct {
@@ -199,7 +230,10 @@ func (d *decoder) decode(rec *Record, row *Row) error {
 			return &decodeError{ErrKindDeserialize, fmt.Errorf("value: %w", err)}
 		}
 	}
-	base := d.nk + d.nv
+	for j, hc := range d.spec.HeaderCols {
+		cols[d.nk+d.nv+j] = headerValue(rec.Headers, hc.HeaderKey)
+	}
+	base := d.nk + d.nv + len(d.spec.HeaderCols)
 	cols[base] = rec.Timestamp
 	cols[base+1] = rec.Partition
 	cols[base+2] = rec.Offset

@@ -66,7 +66,10 @@ type ColumnDef struct {
 	Type       *TypeName
 	Key        bool // KEY (streams) or PRIMARY KEY (tables)
 	PrimaryKey bool // spelled PRIMARY KEY
-	Headers    bool // HEADERS or HEADER('k'); reserved for later
+	// Headers marks a HEADERS column (all the record's headers) or, with
+	// HeaderKey set, a HEADER('k') column (the last value of header k).
+	Headers   bool
+	HeaderKey string
 }
 
 // Property is one NAME=value entry of a WITH (…) clause. Name is

@@ -105,10 +105,14 @@ func (c *converter) create(g *gCreate) *CreateSource {
 		Source: g.Source, Name: g.Name.Value, With: c.props(g.With),
 	}
 	for _, col := range g.Columns {
-		s.Columns = append(s.Columns, ColumnDef{
+		def := ColumnDef{
 			Pos: pos(col.Pos), Name: col.Name.Value, Type: c.typeName(col.Type),
 			Key: col.Key || col.PrimaryKey, PrimaryKey: col.PrimaryKey, Headers: col.Headers,
-		})
+		}
+		if col.Header != nil {
+			def.Headers, def.HeaderKey = true, unquoteString(*col.Header)
+		}
+		s.Columns = append(s.Columns, def)
 	}
 	if g.Query != nil {
 		s.Query = c.selectStmt(g.Query)

@@ -136,7 +136,8 @@ type gColumn struct {
 	Type       *gType  `parser:"@@"`
 	PrimaryKey bool    `parser:"( @'PRIMARY' 'KEY'"`
 	Key        bool    `parser:"| @'KEY'"`
-	Headers    bool    `parser:"| @( 'HEADERS' | 'HEADER' ) )?"`
+	Headers    bool    `parser:"| @'HEADERS'"`
+	Header     *string `parser:"| 'HEADER' '(' @String ')' )?"`
 }
 
 type gProp struct {

@@ -131,6 +131,8 @@ func (c ColumnDef) String() string {
 		s += " PRIMARY KEY"
 	case c.Key:
 		s += " KEY"
+	case c.Headers && c.HeaderKey != "":
+		s += " HEADER(" + quote(c.HeaderKey) + ")"
 	case c.Headers:
 		s += " HEADERS"
 	}

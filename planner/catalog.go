@@ -141,6 +141,7 @@ func (s *Source) sourceSpec() *exec.SourceSpec {
 		ValueFormat:     s.ValueFormat,
 		KeyCols:         s.Schema.Keys(),
 		ValueCols:       s.Schema.Values(),
+		HeaderCols:      s.Schema.Headers(),
 		KeyProps:        s.KeyProps,
 		ValueProps:      s.ValueProps,
 		Window:          s.Window,

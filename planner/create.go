@@ -157,6 +157,42 @@ func (p Props) formatProps() (key, value format.Props) {
 	return key, value
 }
 
+// headersType is the type of a HEADERS column: every header of the
+// record, in order.
+var headersType = types.ArrayOf(types.Type{Kind: types.Struct, Fields: []types.Field{
+	{Name: "KEY", Type: types.StringType}, {Name: "VALUE", Type: types.BytesType}}})
+
+// headerColumn checks a HEADERS or HEADER('key') column: HEADERS is an
+// ARRAY<STRUCT<KEY STRING, VALUE BYTES>> and a source has one at most;
+// HEADER('key') is BYTES.
+func headerColumn(name string, t types.Type, key string, earlier []types.Column) (types.Column, error) {
+	col := types.Column{Name: name, Type: t, Header: true, HeaderKey: key}
+	if key != "" {
+		if t.Kind != types.Bytes {
+			return col, fmt.Errorf("%w: Invalid type for HEADER('%s') column: expected BYTES, got %s", ErrInvalid, key, t)
+		}
+		return col, nil
+	}
+	if !sameHeadersType(t) {
+		return col, fmt.Errorf("%w: Invalid type for HEADERS column: expected %s, got %s", ErrInvalid, headersType, t)
+	}
+	for _, c := range earlier {
+		if c.HeaderKey == "" {
+			return col, fmt.Errorf("%w: Schema already contains a HEADERS column (%s)", ErrInvalid, c.Name)
+		}
+	}
+	col.Type = headersType // its fields named as the decoder fills them
+	return col, nil
+}
+
+func sameHeadersType(t types.Type) bool {
+	if t.Kind != types.Array || t.Elem.Kind != types.Struct || len(t.Elem.Fields) != 2 {
+		return false
+	}
+	k, v := t.Elem.Fields[0], t.Elem.Fields[1]
+	return strings.EqualFold(k.Name, "KEY") && k.Type.Kind == types.String && strings.EqualFold(v.Name, "VALUE") && v.Type.Kind == types.Bytes
+}
+
 // mapKeyMessage is ksqlDB's refusal of a key column holding a MAP: map
 // keys serialise in no stable order, so equal keys could differ in bytes.
 func mapKeyMessage(name string, t types.Type) string {
@@ -238,7 +274,7 @@ func CreateSourceWith(cat *Catalog, st *parser.CreateSource, text string, opts O
 		return nil, posErr(st.Pos, err)
 	}
 	seen := map[string]bool{}
-	var keys, values []types.Column
+	var keys, values, headers []types.Column
 	for _, c := range st.Columns {
 		name := c.Name
 		if seen[strings.ToUpper(name)] {
@@ -263,6 +299,14 @@ func CreateSourceWith(cat *Catalog, st *parser.CreateSource, text string, opts O
 				return nil, posErr(c.Pos, fmt.Errorf("%w: %s", ErrInvalid, mapKeyMessage(name, t)))
 			}
 			keys = append(keys, types.Column{Name: name, Type: t, Key: true})
+			continue
+		}
+		if c.Headers {
+			col, err := headerColumn(name, t, c.HeaderKey, headers)
+			if err != nil {
+				return nil, posErr(c.Pos, err)
+			}
+			headers = append(headers, col)
 			continue
 		}
 		values = append(values, types.Column{Name: name, Type: t})
@@ -302,7 +346,7 @@ func CreateSourceWith(cat *Catalog, st *parser.CreateSource, text string, opts O
 	if st.Kind == parser.KindTable && len(keys) == 0 && len(st.Columns) > 0 {
 		return nil, posErr(st.Pos, fmt.Errorf("%w: tables require a PRIMARY KEY. Please define the PRIMARY KEY", ErrInvalid))
 	}
-	s.Schema = types.Schema{Columns: append(keys, values...)}
+	s.Schema = types.Schema{Columns: append(append(keys, values...), headers...)}
 	if err := validateFormats(s); err != nil {
 		return nil, posErr(st.Pos, err)
 	}

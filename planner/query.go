@@ -199,7 +199,7 @@ func expandItems(sel *parser.Select, sc *scope, persistent bool) ([]item, error)
 			if sc.src.Window != exec.NotWindowed && !persistent {
 				cols = append(cols, types.Column{Name: exec.ColWindowStart}, types.Column{Name: exec.ColWindowEnd})
 			}
-			cols = append(cols, sc.src.Schema.Values()...)
+			cols = append(append(cols, sc.src.Schema.Values()...), sc.src.Schema.Headers()...)
 			for i, c := range cols {
 				if err := add(item{expr: &parser.ColumnRef{Pos: si.Pos, Name: c.Name}, name: c.Name, pos: si.Pos, star: true, oldKey: i < nkeys}); err != nil {
 					return nil, err
@@ -756,6 +756,9 @@ func (p *planning) sinkSource(keyCols, valCols []types.Column, win exec.WindowTy
 		}
 	}
 	if ex := p.target.Existing; ex != nil {
+		if len(ex.Schema.Headers()) > 0 {
+			return nil, posErr(p.sel.Pos, fmt.Errorf("%w: Cannot insert into %s because it has header columns", ErrInvalid, ex.Name))
+		}
 		if err := compatible(ex, keyCols, valCols); err != nil {
 			return nil, posErr(p.sel.Pos, err)
 		}

@@ -152,8 +152,10 @@ type sourceDescription struct {
 type fieldInfo struct {
 	Name   string     `json:"name"`
 	Schema schemaInfo `json:"schema"`
-	// Type is "KEY" for key columns and absent for value columns.
-	Type string `json:"type,omitempty"`
+	// Type is "KEY" for key columns, "HEADER" for header columns (with
+	// HeaderKey for a HEADER('k') one) and absent for value columns.
+	Type      string `json:"type,omitempty"`
+	HeaderKey string `json:"headerKey,omitempty"`
 }
 
 type schemaInfo struct {
@@ -288,8 +290,11 @@ func toFields(fs []engine.Field) []fieldInfo {
 	out := make([]fieldInfo, 0, len(fs))
 	for _, f := range fs {
 		fi := fieldInfo{Name: f.Name, Schema: toSchema(f.Type)}
-		if f.Key {
+		switch {
+		case f.Key:
 			fi.Type = "KEY"
+		case f.Header:
+			fi.Type, fi.HeaderKey = "HEADER", f.HeaderKey
 		}
 		out = append(out, fi)
 	}

@@ -148,6 +148,19 @@ func sourceFor(cat *planner.Catalog, topic string) *planner.Source {
 
 func encodeInput(cat *planner.Catalog, in Record) (exec.Record, error) {
 	rec := exec.Record{Topic: in.Topic}
+	if len(in.Headers) > 0 && string(in.Headers) != "null" {
+		// [{"KEY": "k", "VALUE": "<base64>"}], as ksqlDB's cases give them.
+		var hs []struct {
+			Key   string `json:"KEY"`
+			Value []byte `json:"VALUE"`
+		}
+		if err := json.Unmarshal(in.Headers, &hs); err != nil {
+			return rec, fmt.Errorf("headers: %w", err)
+		}
+		for _, h := range hs {
+			rec.Headers = append(rec.Headers, exec.Header{Key: h.Key, Value: h.Value})
+		}
+	}
 	if in.Timestamp != nil {
 		rec.Timestamp = *in.Timestamp
 	}

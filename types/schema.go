@@ -11,6 +11,10 @@ type Column struct {
 	Name string
 	Type Type
 	Key  bool
+	// Header marks a column read from the record's headers, not its value:
+	// HEADERS (all of them, HeaderKey "") or HEADER('k') (HeaderKey k).
+	Header    bool
+	HeaderKey string
 }
 
 // Schema is an ordered list of columns. By convention key columns come
@@ -41,11 +45,23 @@ func (s Schema) Keys() []Column {
 	return out
 }
 
-// Values returns the value (non-key) columns in order.
+// Values returns the value columns (not key, not header) in order.
 func (s Schema) Values() []Column {
 	var out []Column
 	for _, c := range s.Columns {
-		if !c.Key {
+		if !c.Key && !c.Header {
+			out = append(out, c)
+		}
+	}
+	return out
+}
+
+// Headers returns the header columns in order; a source lays them out
+// after its value columns.
+func (s Schema) Headers() []Column {
+	var out []Column
+	for _, c := range s.Columns {
+		if c.Header {
 			out = append(out, c)
 		}
 	}
