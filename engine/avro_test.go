@@ -271,8 +271,8 @@ func TestProtobufBadRecords(t *testing.T) {
 	testkafka.Produce(t, brokers,
 		&kgo.Record{Topic: in, Value: good(1, "pen")},
 		&kgo.Record{Topic: in, Value: append([]byte{1}, good(2, "x")[1:]...)}, // wrong magic byte
-		&kgo.Record{Topic: in, Value: append(unknown, 0x08, 0x03)},           // unknown schema id
-		&kgo.Record{Topic: in, Value: append(garbage, 0x0a, 0x7f, 0x01)},     // field 1 as a length past the end
+		&kgo.Record{Topic: in, Value: append(unknown, 0x08, 0x03)},            // unknown schema id
+		&kgo.Record{Topic: in, Value: append(garbage, 0x0a, 0x7f, 0x01)},      // field 1 as a length past the end
 		&kgo.Record{Topic: in, Value: good(5, "box")},
 	)
 	cfg := testConfig(brokers, t.TempDir(), testkafka.Name(t, "svc"), quiet)

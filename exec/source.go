@@ -46,9 +46,9 @@ type SourceSpec struct {
 	// HEADERS as ARRAY<STRUCT<KEY STRING, VALUE BYTES>>, HEADER('k') as
 	// the BYTES of the last header k. They follow the value columns.
 	HeaderCols []types.Column
-	KeyProps    format.Props
-	ValueProps  format.Props
-	Window      WindowType
+	KeyProps   format.Props
+	ValueProps format.Props
+	Window     WindowType
 	// WindowSize gives time-windowed keys their end (start + size): the
 	// key carries only the start.
 	WindowSize int64
