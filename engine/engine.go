@@ -127,7 +127,13 @@ type Query struct {
 	// pending holds the properties of a query whose start waits for the
 	// end of the command topic's replay.
 	pending map[string]string
+	// paused is set by PAUSE and cleared by RESUME; it survives the
+	// runner's start (a query paused in the command log starts paused).
+	paused bool
 }
+
+// QueryPaused is the state of a query PAUSE stopped.
+const QueryPaused = "PAUSED"
 
 // Tasks reports the partitions this instance processes and their states.
 func (q *Query) Tasks() []exec.TaskInfo {

@@ -159,6 +159,8 @@ func (e *Engine) querySummary(q *Query) QuerySummary {
 	s := QuerySummary{ID: q.ID, Statement: q.Statement, State: "RUNNING", Sources: q.Plan.Sources}
 	if err := q.Err(); err != nil {
 		s.State, s.Error = "ERROR", err.Error()
+	} else if q.isPaused() {
+		s.State = QueryPaused
 	} else if stalls := q.Stalls(); len(stalls) > 0 {
 		s.State = QueryStalled
 		s.Stalls = stalls

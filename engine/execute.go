@@ -237,7 +237,7 @@ func (e *Engine) executeStatement(ctx context.Context, p parser.Parsed, sess *se
 // … VALUES and SELECT are not: they are session state or data.
 func IsCommand(st parser.Statement) bool {
 	switch st.(type) {
-	case *parser.CreateSource, *parser.InsertSelect, *parser.Terminate, *parser.Drop, *parser.AlterSource:
+	case *parser.CreateSource, *parser.InsertSelect, *parser.Terminate, *parser.PauseQuery, *parser.Drop, *parser.AlterSource:
 		return true
 	}
 	return false
@@ -260,6 +260,10 @@ func (e *Engine) check(ctx context.Context, p parser.Parsed, props map[string]st
 	case *parser.InsertSelect:
 		_, err = e.planInsert(st, p.Text, props, 0)
 	case *parser.Terminate:
+		if !st.All && e.query(strings.ToUpper(st.QueryID)) == nil {
+			err = unknownQuery(st.QueryID)
+		}
+	case *parser.PauseQuery:
 		if !st.All && e.query(strings.ToUpper(st.QueryID)) == nil {
 			err = unknownQuery(st.QueryID)
 		}
@@ -315,6 +319,12 @@ func (e *Engine) apply(ctx context.Context, p parser.Parsed, props map[string]st
 		res.Query, res.Message = q, fmt.Sprintf("Created query with ID %s", q.ID)
 	case *parser.Terminate:
 		msg, err := e.terminate(ctx, st)
+		if err != nil {
+			return nil, err
+		}
+		res.Message = msg
+	case *parser.PauseQuery:
+		msg, err := e.pause(st)
 		if err != nil {
 			return nil, err
 		}
@@ -676,7 +686,9 @@ func (e *Engine) run(q *Query, props map[string]string) error {
 	if _, err := stallTimeout(props); err != nil {
 		return err
 	}
-	r, err := exec.StartKafka(topo, e.kafkaConfig(e.groupOf(q.ID), false, nil, props), q.Metrics)
+	cfg := e.kafkaConfig(e.groupOf(q.ID), false, nil, props)
+	cfg.Paused = q.paused
+	r, err := exec.StartKafka(topo, cfg, q.Metrics)
 	if err != nil {
 		return err
 	}
@@ -918,6 +930,36 @@ func (e *Engine) explain(st *parser.Explain, props map[string]string) (string, *
 		d.Sinks, d.SinkTopics, d.Fields = []string{plan.Sink.Name}, []string{plan.Sink.Topic}, fieldsOf(plan.Sink.Schema)
 	}
 	return d.Topology + d.Warning, d, nil
+}
+
+// pause applies PAUSE / RESUME to one query or all: the runner stops or
+// starts fetching; the query keeps its group membership and state.
+func (e *Engine) pause(st *parser.PauseQuery) (string, error) {
+	verb := "paused"
+	if st.Resume {
+		verb = "resumed"
+	}
+	set := func(q *Query) {
+		e.mu.Lock()
+		q.paused = !st.Resume
+		r := q.runner
+		e.mu.Unlock()
+		if r != nil {
+			r.SetPaused(!st.Resume)
+		}
+	}
+	if st.All {
+		for _, q := range e.Queries() {
+			set(q)
+		}
+		return "All queries " + verb + ".", nil
+	}
+	q := e.query(strings.ToUpper(st.QueryID))
+	if q == nil {
+		return "", unknownQuery(st.QueryID)
+	}
+	set(q)
+	return fmt.Sprintf("Query %s %s.", q.ID, verb), nil
 }
 
 func (e *Engine) terminate(ctx context.Context, st *parser.Terminate) (string, error) {

@@ -54,3 +54,11 @@ func (q *Query) RegistryWait() (exec.RegistryWaitState, bool) {
 	}
 	return q.runner.RegistryWait()
 }
+
+// isPaused reports whether PAUSE stopped the query.
+func (q *Query) isPaused() bool {
+	if q.runner != nil {
+		return q.runner.Paused()
+	}
+	return q.paused
+}

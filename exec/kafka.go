@@ -9,6 +9,7 @@ import (
 	"sort"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/twmb/franz-go/pkg/kgo"
@@ -21,6 +22,9 @@ import (
 type KafkaConfig struct {
 	// ConnOpts connect to the cluster (seed brokers, TLS, SASL).
 	ConnOpts []kgo.Opt
+	// Paused starts the query paused (see SetPaused): a query PAUSEd
+	// before a restart stays so.
+	Paused bool
 	// ClientOpts are added to the query's own client only, not to the
 	// short-lived clients of state restores: hooks such as a metrics
 	// collector that must see one client per id.
@@ -89,6 +93,8 @@ type KafkaRunner struct {
 	Metrics   *Metrics
 	// registry retries records whose schema the registry cannot give.
 	registry registryWait
+	// paused is set by SetPaused (PAUSE).
+	paused atomic.Bool
 
 	mu        sync.Mutex
 	tasks     map[topicPartition]*Task
@@ -265,6 +271,9 @@ func StartKafka(topo *Topology, cfg KafkaConfig, m *Metrics) (*KafkaRunner, erro
 	r.watch.groupLag = r.unassignedLag
 	r.watch.ends = r.partitionEnds
 	go r.watch.run(r.done)
+	if cfg.Paused {
+		r.SetPaused(true)
+	}
 	go r.run(ctx)
 	return r, nil
 }
@@ -273,6 +282,25 @@ func StartKafka(topo *Topology, cfg KafkaConfig, m *Metrics) (*KafkaRunner, erro
 // to process but made no committed progress for the stall timeout, and
 // what each waits on. Empty while the query progresses.
 func (r *KafkaRunner) Stalls() []Stall { return r.watch.stalls() }
+
+// SetPaused pauses or resumes the query (PAUSE / RESUME): paused, it
+// fetches nothing from its inputs but stays in its group, keeps its
+// tasks, state and offsets, and commits what it had processed; resumed,
+// it goes on from there.
+func (r *KafkaRunner) SetPaused(on bool) {
+	if r.paused.Swap(on) == on {
+		return
+	}
+	if on {
+		r.cl.PauseFetchTopics(r.topo.SourceTopics()...)
+	} else {
+		r.cl.ResumeFetchTopics(r.topo.SourceTopics()...)
+	}
+	r.watch.pause(on)
+}
+
+// Paused reports whether the query is paused.
+func (r *KafkaRunner) Paused() bool { return r.paused.Load() }
 
 // RegistryWait reports a wait for the Schema Registry under way: records
 // whose schema it cannot give now, read again after a backoff.

@@ -123,6 +123,8 @@ type stallWatch struct {
 	parts      map[topicPartition]*partitionProgress
 	restoring  map[topicPartition]bool
 	registry   map[topicPartition]bool
+	// paused: the query is paused (PAUSE), and waits on no one.
+	paused bool
 	// unowned tracks, while this instance owns nothing, the group's lag
 	// and since when it has not moved.
 	unowned      map[topicPartition]int64
@@ -267,6 +269,20 @@ func (w *stallWatch) committed(pos map[topicPartition]int64) {
 	}
 }
 
+// pause tells the watch the query is paused or resumed: a paused query
+// is not stalled, and its time without progress counts from its resume.
+func (w *stallWatch) pause(on bool) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	w.paused = on
+	now := time.Now()
+	for tp, p := range w.parts {
+		p.progressed = now
+		w.clear(tp)
+	}
+	w.phaseSince, w.unownedSince = now, now
+}
+
 // clear ends a partition's stall; w.mu is held.
 func (w *stallWatch) clear(tp topicPartition) {
 	if s, ok := w.stalled[tp]; ok {
@@ -280,6 +296,10 @@ func (w *stallWatch) clear(tp topicPartition) {
 // partition that has just stalled.
 func (w *stallWatch) check(now time.Time) {
 	w.mu.Lock()
+	if w.paused {
+		w.mu.Unlock()
+		return
+	}
 	owned := len(w.parts)
 	var silent []topicPartition
 	if w.ends != nil && !w.askingEnds && now.Sub(w.endsAsked) >= w.timeout/2 {

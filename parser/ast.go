@@ -273,6 +273,16 @@ type Terminate struct {
 	All     bool
 }
 
+// PauseQuery is PAUSE query_id | PAUSE ALL, or with Resume, RESUME …: a
+// paused persistent query stops reading and keeps its place, state and
+// group membership until it is resumed.
+type PauseQuery struct {
+	Pos     Pos
+	Resume  bool
+	QueryID string
+	All     bool
+}
+
 // Drop is DROP STREAM|TABLE [IF EXISTS] name [DELETE TOPIC].
 type Drop struct {
 	Pos         Pos
@@ -330,6 +340,7 @@ func (*Show) statement()          {}
 func (*Describe) statement()      {}
 func (*Explain) statement()       {}
 func (*Terminate) statement()     {}
+func (*PauseQuery) statement()    {}
 func (*Drop) statement()          {}
 func (*AlterSource) statement()   {}
 func (*Print) statement()         {}

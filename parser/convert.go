@@ -65,6 +65,12 @@ func (c *converter) statement(g *gStatement) Statement {
 			t.QueryID = g.Terminate.QueryID.Value
 		}
 		return t
+	case g.Pause != nil:
+		p := &PauseQuery{Pos: pos(g.Pause.Pos), Resume: strings.EqualFold(g.Pause.Verb, "RESUME"), All: g.Pause.All}
+		if g.Pause.QueryID != nil {
+			p.QueryID = g.Pause.QueryID.Value
+		}
+		return p
 	case g.Alter != nil:
 		a := &AlterSource{Pos: pos(g.Alter.Pos), Kind: sourceKind(g.Alter.Kind), Name: g.Alter.Name.Value}
 		for _, add := range g.Alter.Adds {

@@ -110,6 +110,7 @@ type gStatement struct {
 	Describe  *gDescribe  `parser:"| @@"`
 	Explain   *gExplain   `parser:"| @@"`
 	Terminate *gTerminate `parser:"| @@"`
+	Pause     *gPause     `parser:"| @@"`
 	Drop      *gDrop      `parser:"| @@"`
 	Alter     *gAlter     `parser:"| @@"`
 	Print     *gPrint     `parser:"| @@"`
@@ -300,6 +301,13 @@ type gExplain struct {
 type gTerminate struct {
 	Pos     lexer.Position
 	All     bool    `parser:"'TERMINATE' ( @'ALL'"`
+	QueryID *gIdent `parser:"| @@ )"`
+}
+
+type gPause struct {
+	Pos     lexer.Position
+	Verb    string  `parser:"@( 'PAUSE' | 'RESUME' )"`
+	All     bool    `parser:"( @'ALL'"`
 	QueryID *gIdent `parser:"| @@ )"`
 }
 

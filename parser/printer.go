@@ -315,6 +315,17 @@ func (s *Terminate) String() string {
 	return "TERMINATE " + ident(s.QueryID)
 }
 
+func (s *PauseQuery) String() string {
+	verb := "PAUSE "
+	if s.Resume {
+		verb = "RESUME "
+	}
+	if s.All {
+		return verb + "ALL"
+	}
+	return verb + ident(s.QueryID)
+}
+
 func (s *AlterSource) String() string {
 	adds := make([]string, len(s.Columns))
 	for i, c := range s.Columns {
@@ -554,6 +565,7 @@ func (s *Show) Position() Pos          { return s.Pos }
 func (s *Describe) Position() Pos      { return s.Pos }
 func (s *Explain) Position() Pos       { return s.Pos }
 func (s *Terminate) Position() Pos     { return s.Pos }
+func (s *PauseQuery) Position() Pos    { return s.Pos }
 func (s *Drop) Position() Pos          { return s.Pos }
 func (s *AlterSource) Position() Pos   { return s.Pos }
 func (s *Print) Position() Pos         { return s.Pos }
