@@ -545,7 +545,23 @@ func (e *Engine) planAsSelect(st *parser.CreateSource, text string, props map[st
 		return nil, err
 	}
 	target := &planner.Target{Name: st.Name, Kind: st.Kind, With: with, Text: text}
-	return planner.PlanQuery(e.cat, st.Query, target, queryID(st.Kind, st.Name), e.planOptions(props))
+	if st.OrReplace {
+		if old, err := e.cat.Lookup(st.Name); err == nil && old.QueryID != "" {
+			target.Replaces = old
+		}
+	}
+	plan, err := planner.PlanQuery(e.cat, st.Query, target, queryID(st.Kind, st.Name), e.planOptions(props))
+	if err != nil {
+		return nil, err
+	}
+	if old := e.query(plan.ID); old != nil && st.OrReplace {
+		// An in-place upgrade: the new plan inherits the old one's
+		// offsets and state, so both must fit it.
+		if err := planner.CheckUpgrade(old.Plan, plan); err != nil {
+			return nil, err
+		}
+	}
+	return plan, nil
 }
 
 func (e *Engine) createAsSelect(ctx context.Context, st *parser.CreateSource, text string, props map[string]string) (*Query, error) {

@@ -82,6 +82,10 @@ type Target struct {
 	With     Props
 	Existing *Source
 	Text     string
+	// Replaces is the sink a CREATE OR REPLACE … AS SELECT upgrades: the
+	// new sink keeps its topic, formats and partitions unless WITH names
+	// others.
+	Replaces *Source
 }
 
 // Query is a planned query.
@@ -777,13 +781,23 @@ func (p *planning) sinkSource(keyCols, valCols []types.Column, win exec.WindowTy
 	}
 	with := p.target.With
 	topic := with["KAFKA_TOPIC"]
+	defKey, defValue := p.src.KeyFormat, p.src.ValueFormat
+	if old := p.target.Replaces; old != nil {
+		defKey, defValue = old.KeyFormat, old.ValueFormat
+		if topic == "" {
+			topic = old.Topic
+		}
+		if _, ok := with["PARTITIONS"]; !ok && old.Partitions > 0 {
+			partitions = old.Partitions
+		}
+	}
 	if topic == "" {
 		topic = strings.ToUpper(p.target.Name)
 	}
 	if err := with.checkFormatNames(); err != nil {
 		return nil, posErr(p.sel.Pos, err)
 	}
-	keyFormat, valueFormat := with.formats(p.src.KeyFormat, p.src.ValueFormat)
+	keyFormat, valueFormat := with.formats(defKey, defValue)
 	_, explicit := with["KEY_FORMAT"]
 	if p.partitionBy {
 		_, anyFormat := with["FORMAT"]
