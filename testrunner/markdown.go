@@ -30,8 +30,9 @@ func Summarize(results []Result) Summary {
 }
 
 // WriteMarkdown writes the conformance report docs/conformance.md holds:
-// totals, a table per file, then every case that did not pass with its
-// reason. command is the command line that produced it.
+// totals, a table per file, the failures grouped by kind (deliberate
+// differences first), then every case that did not pass with its reason,
+// file by file. command is the command line that produced it.
 func WriteMarkdown(w io.Writer, results []Result, command string) error {
 	total := Summarize(results)
 	files := map[string][]Result{}
@@ -59,6 +60,27 @@ func WriteMarkdown(w io.Writer, results []Result, command string) error {
 		fmt.Fprintf(&b, "| %s | %d | %d | %d |\n", n, s.Passed, s.Failed, s.Skipped)
 	}
 	fmt.Fprintf(&b, "| **all** | **%d** | **%d** | **%d** |\n", total.Passed, total.Failed, total.Skipped)
+	if groups := groupFailures(results); len(groups) > 0 {
+		fmt.Fprintf(&b, "\n## Failures by kind\n\n| kind | cases |\n|---|---:|\n")
+		for _, k := range kindOrder {
+			if len(groups[k]) > 0 {
+				fmt.Fprintf(&b, "| %s | %d |\n", k, len(groups[k]))
+			}
+		}
+		for _, k := range kindOrder {
+			if len(groups[k]) == 0 {
+				continue
+			}
+			fmt.Fprintf(&b, "\n### %s\n\n", k)
+			for _, r := range groups[k] {
+				why := failReason(r)
+				if d, ok := deliberate[r.File+" :: "+r.Case]; ok {
+					why = d
+				}
+				fmt.Fprintf(&b, "- %s :: %s: %s\n", r.File, mdText(r.Case), mdText(why))
+			}
+		}
+	}
 	for _, n := range names {
 		var failed, skipped []Result
 		for _, r := range files[n] {

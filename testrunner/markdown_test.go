@@ -27,6 +27,13 @@ func TestWriteMarkdown(t *testing.T) {
 		"| a.json | 0 | 2 | 1 |\n" +
 		"| b.json | 2 | 0 | 0 |\n" +
 		"| **all** | **2** | **2** | **1** |\n" +
+		"\n## Failures by kind\n\n| kind | cases |\n|---|---:|\n" +
+		"| Different results | 1 |\n" +
+		"| Failed with an error | 1 |\n" +
+		"\n### Different results\n\n" +
+		"- a.json :: bad \\| pipe: topic OUT: record 0 differs\n" +
+		"\n### Failed with an error\n\n" +
+		"- a.json :: err: line 1:5: unknown 'X' …\n" +
 		"\n## a.json\n\n" +
 		"- FAIL bad \\| pipe: topic OUT: record 0 differs\n" +
 		"- FAIL err: line 1:5: unknown 'X' …\n" +
