@@ -225,6 +225,18 @@ func (e *Engine) executeStatement(ctx context.Context, p parser.Parsed, sess *se
 			return nil, err
 		}
 		res.Text, res.Entity = text, ent
+	case *parser.AssertTopic:
+		r, err := e.assertTopic(ctx, st, sess.snapshot())
+		if err != nil {
+			return nil, err
+		}
+		res.Message, res.Entity = r.Message, r.Entity
+	case *parser.AssertSchema:
+		r, err := e.assertSchema(ctx, st, sess.snapshot())
+		if err != nil {
+			return nil, err
+		}
+		res.Message, res.Entity = r.Message, r.Entity
 	default:
 		return nil, fmt.Errorf("%w: %T statements are not supported yet", planner.ErrUnsupported, p.Stmt)
 	}

@@ -330,6 +330,36 @@ type Undefine struct {
 	Name string
 }
 
+// AssertTopic is ASSERT [NOT EXISTS] TOPIC name [WITH (…)] [TIMEOUT d]:
+// it succeeds once the topic exists (or, with NOT EXISTS, does not),
+// waiting up to Timeout.
+type AssertTopic struct {
+	Pos       Pos
+	NotExists bool
+	// Topic is as written: Kafka topic names are case-sensitive.
+	Topic string
+	// With holds the properties to check (PARTITIONS, REPLICAS).
+	With []Property
+	// Timeout is set when HasTimeout; without it the server's default
+	// (ksql.assert.topic.default.timeout.ms) applies.
+	Timeout    time.Duration
+	HasTimeout bool
+}
+
+// AssertSchema is ASSERT [NOT EXISTS] SCHEMA [SUBJECT name] [ID n]
+// [TIMEOUT d]: at least one of Subject and ID is set.
+type AssertSchema struct {
+	Pos       Pos
+	NotExists bool
+	Subject   string
+	ID        int
+	HasID     bool
+	// Timeout is set when HasTimeout; without it
+	// ksql.assert.schema.default.timeout.ms applies.
+	Timeout    time.Duration
+	HasTimeout bool
+}
+
 func (*CreateSource) statement()  {}
 func (*InsertValues) statement()  {}
 func (*InsertSelect) statement()  {}
@@ -347,6 +377,8 @@ func (*Print) statement()         {}
 func (*RunScript) statement()     {}
 func (*Define) statement()        {}
 func (*Undefine) statement()      {}
+func (*AssertTopic) statement()   {}
+func (*AssertSchema) statement()  {}
 
 // ---- expressions ----
 

@@ -88,6 +88,8 @@ func (c *converter) statement(g *gStatement) Statement {
 		return &Define{Pos: pos(g.Define.Pos), Name: g.Define.Name.Value, Value: unquoteString(g.Define.Value)}
 	case g.Undefine != nil:
 		return &Undefine{Pos: pos(g.Undefine.Pos), Name: g.Undefine.Name.Value}
+	case g.Assert != nil:
+		return c.assert(g.Assert)
 	}
 	c.fail(g.Pos, "", "empty statement")
 	return nil
@@ -175,6 +177,36 @@ func (c *converter) print(g *gPrint) *Print {
 		p.Limit, p.HasLimit = c.smallInt(g.Limit), true
 	}
 	return p
+}
+
+func (c *converter) assert(g *gAssert) Statement {
+	var timeout time.Duration
+	if g.Timeout != nil {
+		timeout = c.duration(g.Timeout)
+	}
+	if g.Topic != nil {
+		// Topic names are case-sensitive in Kafka: keep them as written.
+		return &AssertTopic{Pos: pos(g.Pos), NotExists: g.NotExists, Topic: g.Topic.Name.Raw,
+			With: c.props(g.Topic.With), Timeout: timeout, HasTimeout: g.Timeout != nil}
+	}
+	s := &AssertSchema{Pos: pos(g.Pos), NotExists: g.NotExists, Timeout: timeout, HasTimeout: g.Timeout != nil}
+	switch {
+	case g.Schema.SubjectStr != nil:
+		s.Subject = unquoteString(*g.Schema.SubjectStr)
+	case g.Schema.SubjectIdent != nil:
+		s.Subject = g.Schema.SubjectIdent.Raw
+	}
+	if g.Schema.ID != nil {
+		id, err := strconv.ParseInt(g.Schema.ID.Text, 10, 32)
+		if err != nil || id < 0 {
+			c.fail(g.Schema.ID.Pos, g.Schema.ID.Text, "a schema id is a whole number, got %s", g.Schema.ID.Text)
+		}
+		s.ID, s.HasID = int(id), true
+	}
+	if s.Subject == "" && !s.HasID {
+		c.fail(g.Pos, "ASSERT", "ASSERT SCHEMA needs a SUBJECT name or an ID")
+	}
+	return s
 }
 
 func (c *converter) smallInt(n *gNumber) int {

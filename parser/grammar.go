@@ -117,6 +117,7 @@ type gStatement struct {
 	Run       *gRunScript `parser:"| @@"`
 	Define    *gDefine    `parser:"| @@"`
 	Undefine  *gUndefine  `parser:"| @@"`
+	Assert    *gAssert    `parser:"| @@"`
 }
 
 type gCreate struct {
@@ -355,6 +356,30 @@ type gDefine struct {
 type gUndefine struct {
 	Pos  lexer.Position
 	Name *gIdent `parser:"'UNDEFINE' @@"`
+}
+
+// gAssert is ASSERT [NOT EXISTS] TOPIC name [WITH (…)] [TIMEOUT d] or
+// ASSERT [NOT EXISTS] SCHEMA [SUBJECT name] [ID n] [TIMEOUT d].
+type gAssert struct {
+	Pos       lexer.Position
+	NotExists bool          `parser:"'ASSERT' ( @'NOT' 'EXISTS' )?"`
+	Topic     *gAssertTopic `parser:"( 'TOPIC' @@"`
+	Schema    *gAssertSchem `parser:"| 'SCHEMA' @@ )"`
+	Timeout   *gDur         `parser:"( 'TIMEOUT' @@ )?"`
+}
+
+type gAssertTopic struct {
+	Name *gIdent  `parser:"@@"`
+	With []*gProp `parser:"( 'WITH' '(' @@ ( ',' @@ )* ')' )?"`
+}
+
+// gAssertSchem takes the subject as a string or a name: subjects such as
+// orders-value need quoting either way.
+type gAssertSchem struct {
+	Pos          lexer.Position
+	SubjectStr   *string  `parser:"( 'SUBJECT' ( @String"`
+	SubjectIdent *gIdent  `parser:"| @@ ) )?"`
+	ID           *gNumber `parser:"( 'ID' @@ )?"`
 }
 
 // ---- types ----

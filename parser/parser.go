@@ -248,7 +248,7 @@ func convertError(src string, err error) *Error {
 
 var statementKeywords = []string{
 	"SELECT", "CREATE", "INSERT", "SHOW", "LIST", "DESCRIBE", "EXPLAIN", "DROP", "ALTER", "TERMINATE",
-	"PRINT", "SET", "UNSET", "RUN SCRIPT", "DEFINE", "UNDEFINE",
+	"PRINT", "SET", "UNSET", "RUN SCRIPT", "DEFINE", "UNDEFINE", "ASSERT",
 }
 
 // previousToken returns the last non-blank token that ends at or before
@@ -432,6 +432,7 @@ var productionNames = map[string]string{
 	"GCreate": `"CREATE"`, "GInsert": `"INSERT"`, "GSet": `"SET"`, "GUnset": `"UNSET"`,
 	"GShow": `"SHOW"`, "GDescribe": `"DESCRIBE"`, "GExplain": `"EXPLAIN"`, "GTerminate": `"TERMINATE"`,
 	"GDrop": `"DROP"`, "GAlter": `"ALTER"`, "GAlterAdd": `"ADD"`, "GPrint": `"PRINT"`, "GRunScript": `"RUN"`, "GDefine": `"DEFINE"`, "GUndefine": `"UNDEFINE"`,
+	"GAssert": `"ASSERT"`, "GAssertTopic": "topic name", "GAssertSchem": `"SUBJECT" or "ID"`,
 	"GColumnRef": "column", "GCall": "function call", "GCase": `"WHEN"`, "GCast": "expression",
 	"GExprItem": "expression", "GWhen": `"WHEN"`, "GIs": `"NULL"`, "GBetween": "expression", "GLike": "expression",
 	"GMapType": "type", "GStructTyp": "field", "GStructField": "field", "GAddR": "operator", "GMulR": "operator",

@@ -364,6 +364,46 @@ func (s *RunScript) String() string { return "RUN SCRIPT " + quote(s.Path) }
 func (s *Define) String() string    { return "DEFINE " + ident(s.Name) + " = " + quote(s.Value) }
 func (s *Undefine) String() string  { return "UNDEFINE " + ident(s.Name) }
 
+func (s *AssertTopic) String() string {
+	out := "ASSERT "
+	if s.NotExists {
+		out += "NOT EXISTS "
+	}
+	out += "TOPIC " + topicName(s.Topic)
+	out += withClause(s.With)
+	if s.HasTimeout {
+		out += " TIMEOUT " + spelledDuration(s.Timeout)
+	}
+	return out
+}
+
+func (s *AssertSchema) String() string {
+	out := "ASSERT "
+	if s.NotExists {
+		out += "NOT EXISTS "
+	}
+	out += "SCHEMA"
+	if s.Subject != "" {
+		out += " SUBJECT " + quote(s.Subject)
+	}
+	if s.HasID {
+		out += " ID " + strconv.Itoa(s.ID)
+	}
+	if s.HasTimeout {
+		out += " TIMEOUT " + spelledDuration(s.Timeout)
+	}
+	return out
+}
+
+// topicName writes a topic name that parses back as written: bare when
+// it is a word no keyword or case folding would change, else backquoted.
+func topicName(s string) string {
+	if plainIdent(strings.ToUpper(s)) && !reserved[strings.ToUpper(s)] && !quoteAlso[strings.ToUpper(s)] && !ctorNames[strings.ToUpper(s)] {
+		return s
+	}
+	return "`" + strings.ReplaceAll(s, "`", "``") + "`"
+}
+
 // ---- expressions ----
 
 // Precedence levels, loosest first; an operand that binds looser than its
@@ -572,6 +612,8 @@ func (s *Print) Position() Pos         { return s.Pos }
 func (s *RunScript) Position() Pos     { return s.Pos }
 func (s *Define) Position() Pos        { return s.Pos }
 func (s *Undefine) Position() Pos      { return s.Pos }
+func (s *AssertTopic) Position() Pos   { return s.Pos }
+func (s *AssertSchema) Position() Pos  { return s.Pos }
 func (l *Literal) Position() Pos       { return l.Pos }
 func (c *ColumnRef) Position() Pos     { return c.Pos }
 func (b *Binary) Position() Pos        { return b.Pos }

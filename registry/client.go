@@ -195,3 +195,21 @@ func (c *Client) LatestSchema(ctx context.Context, subject string) (schema forma
 	}
 	return schema, ss.ID, true, nil
 }
+
+// SubjectIDs returns the schema ids of all of subject's versions (none
+// when the registry has no such subject).
+func (c *Client) SubjectIDs(ctx context.Context, subject string) ([]int, error) {
+	ss, err := c.cl.Schemas(ctx, subject)
+	if err != nil {
+		var re *sr.ResponseError
+		if errors.As(err, &re) && re.StatusCode == http.StatusNotFound {
+			return nil, nil
+		}
+		return nil, fmt.Errorf("schema registry %s: versions of %s: %w", c.url, subject, err)
+	}
+	ids := make([]int, len(ss))
+	for i, s := range ss {
+		ids[i] = s.ID
+	}
+	return ids, nil
+}

@@ -75,6 +75,25 @@ type topicsEntity struct {
 	Warnings      []warning   `json:"warnings"`
 }
 
+// assertTopicEntity answers ASSERT TOPIC, assertSchemaEntity ASSERT
+// SCHEMA, in ksqlDB's shapes (exists is false for NOT EXISTS).
+type assertTopicEntity struct {
+	Type          string    `json:"@type"`
+	StatementText string    `json:"statementText"`
+	TopicName     string    `json:"topicName"`
+	Exists        bool      `json:"exists"`
+	Warnings      []warning `json:"warnings"`
+}
+
+type assertSchemaEntity struct {
+	Type          string    `json:"@type"`
+	StatementText string    `json:"statementText"`
+	Subject       *string   `json:"subject"`
+	ID            *int      `json:"id"`
+	Exists        bool      `json:"exists"`
+	Warnings      []warning `json:"warnings"`
+}
+
 type topicInfo struct {
 	Name        string `json:"name"`
 	ReplicaInfo []int  `json:"replicaInfo"`
@@ -206,6 +225,15 @@ func toEntity(stmt string, ent engine.Entity) entity {
 			list = append(list, topicInfo{Name: t.Name, ReplicaInfo: t.Replicas})
 		}
 		return topicsEntity{Type: "kafka_topics", StatementText: stmt, Topics: list, Warnings: []warning{}}
+	case *engine.AssertTopicResult:
+		return assertTopicEntity{Type: "assert_topic", StatementText: stmt, TopicName: x.Topic, Exists: x.Exists, Warnings: []warning{}}
+	case *engine.AssertSchemaResult:
+		e := assertSchemaEntity{Type: "assert_schema", StatementText: stmt, ID: x.ID, Exists: x.Exists, Warnings: []warning{}}
+		if x.Subject != "" {
+			subject := x.Subject
+			e.Subject = &subject
+		}
+		return e
 	case *engine.FunctionList:
 		list := make([]functionName, 0, len(x.Functions))
 		for _, f := range x.Functions {

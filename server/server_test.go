@@ -32,15 +32,22 @@ type fixture struct {
 	done chan error
 }
 
-func start(t *testing.T) *fixture {
+func start(t *testing.T) *fixture { return startWith(t, testkafka.Brokers(t), nil) }
+
+// startWith is start on brokers with the engine's configuration changed
+// by edit.
+func startWith(t *testing.T, brokers string, edit func(*engine.Config)) *fixture {
 	t.Helper()
-	brokers := testkafka.Brokers(t)
-	e, err := engine.Open(context.Background(), engine.Config{
+	cfg := engine.Config{
 		ConnOpts:  []kgo.Opt{kgo.SeedBrokers(strings.Split(brokers, ",")...)},
 		DataDir:   t.TempDir(),
 		ServiceID: testkafka.Name(t, "svc"),
 		Log:       quiet,
-	})
+	}
+	if edit != nil {
+		edit(&cfg)
+	}
+	e, err := engine.Open(context.Background(), cfg)
 	if err != nil {
 		t.Fatalf("open engine: %v", err)
 	}

@@ -43,6 +43,8 @@ func (b *Embedded) Execute(ctx context.Context, p parser.Parsed) (*Result, error
 	switch {
 	case res.Rows != nil:
 		return &Result{Rows: newEngineRows(res.Rows)}, nil
+	case isAssert(res.Entity):
+		return &Result{Message: res.Message}, nil
 	case res.Entity != nil:
 		return entityResult(p, res.Entity), nil
 	case res.Message != "":
@@ -129,6 +131,16 @@ func (r *engineRows) Next(ctx context.Context) ([]any, bool, error) {
 }
 
 // entityResult renders SHOW, DESCRIBE and EXPLAIN results.
+// isAssert reports an ASSERT's result, which the shell prints as its
+// message ("Topic t exists").
+func isAssert(ent engine.Entity) bool {
+	switch ent.(type) {
+	case *engine.AssertTopicResult, *engine.AssertSchemaResult:
+		return true
+	}
+	return false
+}
+
 func entityResult(p parser.Parsed, ent engine.Entity) *Result {
 	switch x := ent.(type) {
 	case *engine.SourceList:

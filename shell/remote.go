@@ -11,6 +11,7 @@ import (
 	"net/http"
 	"net/url"
 	"sort"
+	"strconv"
 	"strings"
 	"sync"
 	"time"
@@ -377,10 +378,16 @@ type wireEntity struct {
 	CommandStatus *struct {
 		Message string `json:"message"`
 	} `json:"commandStatus"`
-	Streams *[]wireSource `json:"streams"`
-	Tables  *[]wireSource `json:"tables"`
-	Queries []wireQuery   `json:"queries"`
-	Topics  []struct {
+	// TopicName, Subject, ID and Exists are an assert_topic's or an
+	// assert_schema's.
+	TopicName string        `json:"topicName"`
+	Subject   *string       `json:"subject"`
+	ID        *int          `json:"id"`
+	Exists    bool          `json:"exists"`
+	Streams   *[]wireSource `json:"streams"`
+	Tables    *[]wireSource `json:"tables"`
+	Queries   []wireQuery   `json:"queries"`
+	Topics    []struct {
 		Name        string `json:"name"`
 		ReplicaInfo []int  `json:"replicaInfo"`
 	} `json:"topics"`
@@ -463,6 +470,21 @@ func (s wireSchema) text() string {
 
 func (e wireEntity) result(p parser.Parsed) *Result {
 	switch {
+	case e.Type == "assert_topic" || e.Type == "assert_schema":
+		what := "Topic " + e.TopicName
+		if e.Type == "assert_schema" {
+			what = "Schema with"
+			if e.Subject != nil {
+				what += " subject name " + *e.Subject
+			}
+			if e.ID != nil {
+				what += " id " + strconv.Itoa(*e.ID)
+			}
+		}
+		if e.Exists {
+			return &Result{Message: what + " exists"}
+		}
+		return &Result{Message: what + " does not exist"}
 	case e.Streams != nil || e.Tables != nil:
 		kind, list := parser.KindStream, e.Streams
 		if e.Tables != nil {
