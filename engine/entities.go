@@ -17,7 +17,8 @@ import (
 // DESCRIBE, EXPLAIN), set on Result.Entity next to Result.Text. It lets
 // callers such as server/ render their own shapes without parsing text.
 // It is one of *SourceList, *SourceDescription, *QueryList,
-// *QueryDescription, *TopicList and *PropertyList.
+// *QueryDescription, *TopicList, *PropertyList, *FunctionList,
+// *FunctionDescription and *TypeList.
 type Entity interface{ entity() }
 
 // SourceList answers SHOW STREAMS and SHOW TABLES.
@@ -126,6 +127,9 @@ type Property struct {
 	Overridden bool
 }
 
+// TypeList answers SHOW TYPES: the custom types, sorted by name.
+type TypeList struct{ Types []planner.CustomType }
+
 // FunctionList answers SHOW FUNCTIONS, and FunctionDescription
 // DESCRIBE FUNCTION.
 type FunctionList struct{ Functions []expr.FunctionInfo }
@@ -134,6 +138,7 @@ type FunctionList struct{ Functions []expr.FunctionInfo }
 type FunctionDescription struct{ expr.FunctionInfo }
 
 func (*FunctionList) entity()        {}
+func (*TypeList) entity()            {}
 func (*FunctionDescription) entity() {}
 func (*SourceList) entity()          {}
 func (*SourceDescription) entity()   {}

@@ -154,7 +154,11 @@ func (e *Engine) executeStatement(ctx context.Context, p parser.Parsed, sess *se
 		return e.apply(ctx, p, props, false)
 	}
 	res := &Result{Statement: p.Text}
-	switch st := p.Stmt.(type) {
+	stmt, err := planner.ResolveTypes(e.cat, p.Stmt)
+	if err != nil {
+		return nil, err
+	}
+	switch st := stmt.(type) {
 	case *parser.InsertValues:
 		if err := e.insertValues(ctx, st); err != nil {
 			return nil, err
@@ -245,11 +249,13 @@ func (e *Engine) executeStatement(ctx context.Context, p parser.Parsed, sess *se
 
 // IsCommand reports whether a statement changes the service's catalog or
 // its persistent queries, and so is a command: CREATE STREAM/TABLE (with
-// columns or AS SELECT), INSERT INTO … SELECT and TERMINATE. SET, INSERT
+// columns or AS SELECT), INSERT INTO … SELECT, TERMINATE, DROP, ALTER,
+// CREATE TYPE and DROP TYPE. SET, INSERT
 // … VALUES and SELECT are not: they are session state or data.
 func IsCommand(st parser.Statement) bool {
 	switch st.(type) {
-	case *parser.CreateSource, *parser.InsertSelect, *parser.Terminate, *parser.PauseQuery, *parser.Drop, *parser.AlterSource:
+	case *parser.CreateSource, *parser.InsertSelect, *parser.Terminate, *parser.PauseQuery, *parser.Drop, *parser.AlterSource,
+		*parser.CreateType, *parser.DropType:
 		return true
 	}
 	return false
@@ -259,7 +265,23 @@ func IsCommand(st parser.Statement) bool {
 // side effects. done is set when the statement would change nothing (IF
 // NOT EXISTS on an existing name); res then is its outcome.
 func (e *Engine) check(ctx context.Context, p parser.Parsed, props map[string]string) (res *Result, done bool, err error) {
-	switch st := p.Stmt.(type) {
+	stmt, err := planner.ResolveTypes(e.cat, p.Stmt)
+	if err != nil {
+		return nil, false, err
+	}
+	switch st := stmt.(type) {
+	case *parser.CreateType:
+		t, exists, err := planner.CreateType(e.cat, st)
+		if err == nil && exists {
+			return &Result{Statement: p.Text, Message: typeExists(st.Name, t)}, true, nil
+		}
+		return nil, false, err
+	case *parser.DropType:
+		exists, err := planner.CheckDropType(e.cat, st)
+		if err == nil && !exists {
+			return &Result{Statement: p.Text, Message: noSuchType(st.Name)}, true, nil
+		}
+		return nil, false, err
 	case *parser.CreateSource:
 		if _, err := e.cat.Lookup(st.Name); err == nil && st.IfNotExists {
 			return &Result{Statement: p.Text, Message: alreadyExists(st)}, true, nil
@@ -303,7 +325,33 @@ func (e *Engine) apply(ctx context.Context, p parser.Parsed, props map[string]st
 	e.applyMu.Lock()
 	defer e.applyMu.Unlock()
 	res := &Result{Statement: p.Text}
-	switch st := p.Stmt.(type) {
+	// Custom types resolve against the catalog as this command finds
+	// it, in the command topic's order, so every replay plans the same.
+	stmt, err := planner.ResolveTypes(e.cat, p.Stmt)
+	if err != nil {
+		return nil, err
+	}
+	switch st := stmt.(type) {
+	case *parser.CreateType:
+		t, exists, err := planner.CreateType(e.cat, st)
+		if err != nil {
+			return nil, err
+		}
+		if exists {
+			res.Message = typeExists(st.Name, t)
+			return res, nil
+		}
+		e.cat.RegisterType(st.Name, t)
+		res.Message = fmt.Sprintf("Registered custom type with name '%s' and SQL type %s", st.Name, t)
+	case *parser.DropType:
+		if _, err := planner.CheckDropType(e.cat, st); err != nil {
+			return nil, err
+		}
+		if e.cat.DropType(st.Name) {
+			res.Message = fmt.Sprintf("Dropped type '%s'", st.Name)
+		} else {
+			res.Message = noSuchType(st.Name)
+		}
 	case *parser.CreateSource:
 		if st.Query != nil {
 			q, err := e.createAsSelect(ctx, st, p.Text, props)
@@ -361,6 +409,14 @@ func (e *Engine) apply(ctx context.Context, p parser.Parsed, props map[string]st
 	}
 	return res, nil
 }
+
+// typeExists and noSuchType are ksqlDB's messages for CREATE TYPE IF
+// NOT EXISTS and DROP TYPE IF EXISTS that change nothing.
+func typeExists(name string, t types.Type) string {
+	return fmt.Sprintf("%s is already registered with type %s", name, t)
+}
+
+func noSuchType(name string) string { return fmt.Sprintf("Type '%s' does not exist", name) }
 
 func alreadyExists(st *parser.CreateSource) string {
 	return fmt.Sprintf("%s %s already exists", strings.ToLower(st.Kind.String()), st.Name)
@@ -1048,6 +1104,12 @@ func (e *Engine) show(ctx context.Context, st *parser.Show, props map[string]str
 	case parser.ShowProperties:
 		l := e.propertyList(props, overrides(ctx))
 		return e.showPropertiesText(l), l, nil
+	case parser.ShowTypes:
+		l := &TypeList{Types: e.cat.Types()}
+		for _, t := range l.Types {
+			fmt.Fprintf(&b, "%s\t%s\n", t.Name, t.Type)
+		}
+		return b.String(), l, nil
 	case parser.ShowFunctions:
 		l := &FunctionList{Functions: expr.Functions()}
 		fmt.Fprintf(&b, "%-24s | %-10s | %s\n", "Function Name", "Type", "Category")

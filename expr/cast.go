@@ -13,39 +13,15 @@ import (
 	"github.com/sluice-sql/sluice/types"
 )
 
-// ResolveType turns a parsed type name into a Type.
+// ResolveType turns a parsed type name into a Type, knowing only the
+// built-in types; ResolveTypeWith also knows custom ones.
 func ResolveType(tn *parser.TypeName) (types.Type, error) {
-	if tn == nil {
-		return types.Type{}, fmt.Errorf("%w: missing type", ErrType)
-	}
-	switch strings.ToUpper(tn.Name) {
-	case "ARRAY":
-		elem, err := ResolveType(tn.Elem)
-		if err != nil {
-			return types.Type{}, err
-		}
-		return types.ArrayOf(elem), nil
-	case "MAP":
-		k, err := ResolveType(tn.Key)
-		if err != nil {
-			return types.Type{}, err
-		}
-		v, err := ResolveType(tn.Elem)
-		if err != nil {
-			return types.Type{}, err
-		}
-		return types.MapOf(k, v), nil
-	case "STRUCT":
-		t := types.Type{Kind: types.Struct}
-		for _, f := range tn.Fields {
-			ft, err := ResolveType(f.Type)
-			if err != nil {
-				return types.Type{}, err
-			}
-			t.Fields = append(t.Fields, types.Field{Name: f.Name, Type: ft})
-		}
-		return t, nil
-	case "DECIMAL":
+	return ResolveTypeWith(tn, nil)
+}
+
+// resolveBuiltin resolves a scalar or DECIMAL type name.
+func resolveBuiltin(tn *parser.TypeName) (types.Type, error) {
+	if strings.EqualFold(tn.Name, "DECIMAL") {
 		t := types.Type{Kind: types.Decimal, Precision: 10}
 		if len(tn.Params) > 0 {
 			t.Precision = tn.Params[0]

@@ -42,7 +42,8 @@ func (k SourceKind) String() string {
 }
 
 // TypeName is a SQL type as written: a scalar name (upper-cased, e.g.
-// "VARCHAR", "DECIMAL"), with Params for DECIMAL(p, s), Elem for ARRAY<…>,
+// "VARCHAR", "DECIMAL") or a custom type's name (upper-cased unless it was
+// quoted; see CreateType), with Params for DECIMAL(p, s), Elem for ARRAY<…>,
 // Key and Elem for MAP<…, …>, Fields for STRUCT<…>.
 type TypeName struct {
 	Pos    Pos
@@ -238,13 +239,14 @@ const (
 	ShowTopics
 	ShowProperties
 	ShowFunctions
+	ShowTypes
 )
 
 func (s ShowKind) String() string {
-	return [...]string{"STREAMS", "TABLES", "QUERIES", "TOPICS", "PROPERTIES", "FUNCTIONS"}[s]
+	return [...]string{"STREAMS", "TABLES", "QUERIES", "TOPICS", "PROPERTIES", "FUNCTIONS", "TYPES"}[s]
 }
 
-// Show is SHOW|LIST STREAMS|TABLES|QUERIES|TOPICS|PROPERTIES|FUNCTIONS [EXTENDED].
+// Show is SHOW|LIST STREAMS|TABLES|QUERIES|TOPICS|PROPERTIES|FUNCTIONS|TYPES [EXTENDED].
 type Show struct {
 	Pos      Pos
 	What     ShowKind
@@ -290,6 +292,23 @@ type Drop struct {
 	Name        string
 	IfExists    bool
 	DeleteTopic bool
+}
+
+// CreateType is CREATE TYPE [IF NOT EXISTS] name AS type: a named alias
+// for a type, usable wherever a type is written. Name is upper-cased
+// unless it was quoted.
+type CreateType struct {
+	Pos         Pos
+	Name        string
+	IfNotExists bool
+	Type        *TypeName
+}
+
+// DropType is DROP TYPE [IF EXISTS] name.
+type DropType struct {
+	Pos      Pos
+	Name     string
+	IfExists bool
 }
 
 // AlterSource is ALTER STREAM|TABLE name ADD [COLUMN] name type [, …]:
@@ -373,6 +392,8 @@ func (*Terminate) statement()     {}
 func (*PauseQuery) statement()    {}
 func (*Drop) statement()          {}
 func (*AlterSource) statement()   {}
+func (*CreateType) statement()    {}
+func (*DropType) statement()      {}
 func (*Print) statement()         {}
 func (*RunScript) statement()     {}
 func (*Define) statement()        {}

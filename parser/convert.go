@@ -31,6 +31,11 @@ func pos(p lexer.Position) Pos { return Pos{Line: p.Line, Column: p.Column, Offs
 
 func (c *converter) statement(g *gStatement) Statement {
 	switch {
+	case g.CreateTyp != nil:
+		return &CreateType{Pos: pos(g.CreateTyp.Pos), Name: g.CreateTyp.Name.Value,
+			IfNotExists: g.CreateTyp.IfNotExists, Type: c.typeName(g.CreateTyp.Type)}
+	case g.DropType != nil:
+		return &DropType{Pos: pos(g.DropType.Pos), Name: g.DropType.Name.Value, IfExists: g.DropType.IfExists}
 	case g.Create != nil:
 		return c.create(g.Create)
 	case g.Insert != nil:
@@ -98,6 +103,7 @@ func (c *converter) statement(g *gStatement) Statement {
 var showKinds = map[string]ShowKind{
 	"STREAMS": ShowStreams, "TABLES": ShowTables, "QUERIES": ShowQueries,
 	"TOPICS": ShowTopics, "PROPERTIES": ShowProperties, "FUNCTIONS": ShowFunctions,
+	"TYPES": ShowTypes,
 }
 
 func sourceKind(s string) SourceKind {
@@ -417,6 +423,9 @@ func (c *converter) typeName(g *gType) *TypeName {
 		for _, f := range g.Struct.Fields {
 			t.Fields = append(t.Fields, StructField{Name: f.Name.Value, Type: c.typeName(f.Type)})
 		}
+	case g.Quoted != "":
+		q := g.Quoted[:1]
+		t.Name = strings.ReplaceAll(g.Quoted[1:len(g.Quoted)-1], q+q, q)
 	default:
 		t.Name = strings.ToUpper(g.Name)
 		for _, p := range g.Params {

@@ -101,23 +101,25 @@ type gStatement struct {
 	Pos    lexer.Position
 	Tokens []lexer.Token
 
-	Create    *gCreate    `parser:"  @@"`
-	Insert    *gInsert    `parser:"| @@"`
-	Select    *gSelect    `parser:"| @@"`
-	Set       *gSet       `parser:"| @@"`
-	Unset     *gUnset     `parser:"| @@"`
-	Show      *gShow      `parser:"| @@"`
-	Describe  *gDescribe  `parser:"| @@"`
-	Explain   *gExplain   `parser:"| @@"`
-	Terminate *gTerminate `parser:"| @@"`
-	Pause     *gPause     `parser:"| @@"`
-	Drop      *gDrop      `parser:"| @@"`
-	Alter     *gAlter     `parser:"| @@"`
-	Print     *gPrint     `parser:"| @@"`
-	Run       *gRunScript `parser:"| @@"`
-	Define    *gDefine    `parser:"| @@"`
-	Undefine  *gUndefine  `parser:"| @@"`
-	Assert    *gAssert    `parser:"| @@"`
+	CreateTyp *gCreateType `parser:"  @@"`
+	DropType  *gDropType   `parser:"| @@"`
+	Create    *gCreate     `parser:"| @@"`
+	Insert    *gInsert     `parser:"| @@"`
+	Select    *gSelect     `parser:"| @@"`
+	Set       *gSet        `parser:"| @@"`
+	Unset     *gUnset      `parser:"| @@"`
+	Show      *gShow       `parser:"| @@"`
+	Describe  *gDescribe   `parser:"| @@"`
+	Explain   *gExplain    `parser:"| @@"`
+	Terminate *gTerminate  `parser:"| @@"`
+	Pause     *gPause      `parser:"| @@"`
+	Drop      *gDrop       `parser:"| @@"`
+	Alter     *gAlter      `parser:"| @@"`
+	Print     *gPrint      `parser:"| @@"`
+	Run       *gRunScript  `parser:"| @@"`
+	Define    *gDefine     `parser:"| @@"`
+	Undefine  *gUndefine   `parser:"| @@"`
+	Assert    *gAssert     `parser:"| @@"`
 }
 
 type gCreate struct {
@@ -130,6 +132,21 @@ type gCreate struct {
 	Columns     []*gColumn `parser:"( '(' @@ ( ',' @@ )* ')' )?"`
 	With        []*gProp   `parser:"( 'WITH' '(' @@ ( ',' @@ )* ')' )?"`
 	Query       *gSelect   `parser:"( 'AS' @@ )?"`
+}
+
+// gCreateType is CREATE TYPE [IF NOT EXISTS] name AS type.
+type gCreateType struct {
+	Pos         lexer.Position
+	IfNotExists bool    `parser:"'CREATE' 'TYPE' ( @'IF' 'NOT' 'EXISTS' )?"`
+	Name        *gIdent `parser:"@@ 'AS'"`
+	Type        *gType  `parser:"@@"`
+}
+
+// gDropType is DROP TYPE [IF EXISTS] name.
+type gDropType struct {
+	Pos      lexer.Position
+	IfExists bool    `parser:"'DROP' 'TYPE' ( @'IF' 'EXISTS' )?"`
+	Name     *gIdent `parser:"@@"`
 }
 
 type gColumn struct {
@@ -282,7 +299,7 @@ type gUnset struct {
 
 type gShow struct {
 	Pos      lexer.Position
-	What     string `parser:"( 'SHOW' | 'LIST' ) @( 'STREAMS' | 'TABLES' | 'QUERIES' | 'TOPICS' | 'PROPERTIES' | 'FUNCTIONS' )"`
+	What     string `parser:"( 'SHOW' | 'LIST' ) @( 'STREAMS' | 'TABLES' | 'QUERIES' | 'TOPICS' | 'PROPERTIES' | 'FUNCTIONS' | 'TYPES' )"`
 	Extended bool   `parser:"@'EXTENDED'?"`
 }
 
@@ -389,8 +406,10 @@ type gType struct {
 	Array  *gType        `parser:"  'ARRAY' '<' @@ '>'"`
 	Map    *gMapType     `parser:"| 'MAP' '<' @@ '>'"`
 	Struct *gStructTyp   `parser:"| 'STRUCT' '<' @@ '>'"`
-	Name   string        `parser:"| @Ident"`
-	Params []*gTypeParam `parser:"  ( '(' @@ ( ',' @@ )* ')' )?"`
+	Name   string        `parser:"| ( @Ident"`
+	Params []*gTypeParam `parser:"    ( '(' @@ ( ',' @@ )* ')' )?"`
+	// Quoted is a custom type's name written quoted: kept as written.
+	Quoted string `parser:"  | @QIdent )"`
 }
 
 // gTypeParam is a type parameter: a number, as in DECIMAL(4, 2), or the

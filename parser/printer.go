@@ -117,6 +117,10 @@ func (t *TypeName) String() string {
 			return ident(f.Name) + " " + f.Type.String()
 		}) + ">"
 	}
+	if !plainIdent(t.Name) {
+		// A quoted custom type's name.
+		return "`" + strings.ReplaceAll(t.Name, "`", "``") + "`"
+	}
 	s := t.Name
 	if len(t.Params) > 0 {
 		s += "(" + joinStrings(t.Params, strconv.Itoa) + ")"
@@ -324,6 +328,22 @@ func (s *PauseQuery) String() string {
 		return verb + "ALL"
 	}
 	return verb + ident(s.QueryID)
+}
+
+func (s *CreateType) String() string {
+	out := "CREATE TYPE "
+	if s.IfNotExists {
+		out += "IF NOT EXISTS "
+	}
+	return out + ident(s.Name) + " AS " + s.Type.String()
+}
+
+func (s *DropType) String() string {
+	out := "DROP TYPE "
+	if s.IfExists {
+		out += "IF EXISTS "
+	}
+	return out + ident(s.Name)
 }
 
 func (s *AlterSource) String() string {
@@ -608,6 +628,8 @@ func (s *Terminate) Position() Pos     { return s.Pos }
 func (s *PauseQuery) Position() Pos    { return s.Pos }
 func (s *Drop) Position() Pos          { return s.Pos }
 func (s *AlterSource) Position() Pos   { return s.Pos }
+func (s *CreateType) Position() Pos    { return s.Pos }
+func (s *DropType) Position() Pos      { return s.Pos }
 func (s *Print) Position() Pos         { return s.Pos }
 func (s *RunScript) Position() Pos     { return s.Pos }
 func (s *Define) Position() Pos        { return s.Pos }

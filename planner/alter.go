@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"strings"
 
+	"github.com/sluice-sql/sluice/expr"
 	"github.com/sluice-sql/sluice/parser"
 )
 
@@ -45,6 +46,13 @@ func AlterSource(cat *Catalog, st *parser.AlterSource) (*Source, error) {
 	altered := *cs
 	altered.OrReplace, altered.IfNotExists = false, false
 	altered.Columns = append(append([]parser.ColumnDef{}, cs.Columns...), st.Columns...)
+	for i, c := range cs.Columns {
+		// The types the columns were planned with: a custom type the
+		// CREATE named may since have been dropped or replaced.
+		if j := src.Schema.Find(c.Name); j >= 0 {
+			altered.Columns[i].Type = expr.TypeNameOf(src.Schema.Columns[j].Type)
+		}
+	}
 	// The formats the source was created with, whatever the session's
 	// defaults are now.
 	opts := Options{DefaultKeyFormat: src.KeyFormat, DefaultValueFormat: src.ValueFormat}

@@ -54,6 +54,8 @@ type Source struct {
 type Catalog struct {
 	mu      sync.RWMutex
 	sources map[string]*Source
+	// customTypes are CREATE TYPE's types by name (see custom_types.go).
+	customTypes map[string]types.Type
 	// registry serves the Schema Registry formats (SetRegistry).
 	registry SchemaRegistry
 }

@@ -15,7 +15,8 @@ import (
 
 // TestPlans runs the datadriven files in testdata/. Commands:
 //
-//	ddl     — CREATE STREAM/TABLE statements that fill the catalog; prints the schema
+//	ddl     — CREATE STREAM/TABLE statements that fill the catalog; prints the schema;
+//	          CREATE TYPE and DROP TYPE print the type registered or dropped
 //	plan    — a query; prints its physical topology (EXPLAIN's tree) or the error
 //
 // Regenerate with: go test ./planner -run TestPlans -rewrite
@@ -41,7 +42,34 @@ func ddl(cat *planner.Catalog, sql string) string {
 	}
 	var b strings.Builder
 	for _, p := range stmts {
-		st, ok := p.Stmt.(*parser.CreateSource)
+		resolved, err := planner.ResolveTypes(cat, p.Stmt)
+		if err != nil {
+			b.WriteString(engine.FormatError(sql, err) + "\n")
+			continue
+		}
+		switch st := resolved.(type) {
+		case *parser.CreateType:
+			t, exists, err := planner.CreateType(cat, st)
+			switch {
+			case err != nil:
+				b.WriteString(engine.FormatError(sql, err) + "\n")
+			case exists:
+				fmt.Fprintf(&b, "TYPE %s already %s\n", st.Name, t)
+			default:
+				cat.RegisterType(st.Name, t)
+				fmt.Fprintf(&b, "TYPE %s: %s\n", st.Name, t)
+			}
+			continue
+		case *parser.DropType:
+			exists, err := planner.CheckDropType(cat, st)
+			if err != nil {
+				b.WriteString(engine.FormatError(sql, err) + "\n")
+			} else {
+				fmt.Fprintf(&b, "dropped TYPE %s: %t\n", st.Name, exists && cat.DropType(st.Name))
+			}
+			continue
+		}
+		st, ok := resolved.(*parser.CreateSource)
 		if !ok || st.Query != nil {
 			return "ddl takes CREATE STREAM/TABLE with columns"
 		}
@@ -65,6 +93,9 @@ func ddl(cat *planner.Catalog, sql string) string {
 func plan(cat *planner.Catalog, sql string) string {
 	st, err := parser.ParseOne(sql)
 	if err != nil {
+		return engine.FormatError(sql, err)
+	}
+	if st, err = planner.ResolveTypes(cat, st); err != nil {
 		return engine.FormatError(sql, err)
 	}
 	var sel *parser.Select

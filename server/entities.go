@@ -183,6 +183,14 @@ type schemaInfo struct {
 	MemberSchema *schemaInfo `json:"memberSchema"`
 }
 
+// typeListEntity answers SHOW TYPES: each custom type's schema by name.
+type typeListEntity struct {
+	Type          string                `json:"@type"`
+	StatementText string                `json:"statementText"`
+	Types         map[string]schemaInfo `json:"types"`
+	Warnings      []warning             `json:"warnings"`
+}
+
 type queryDescriptionEntity struct {
 	Type             string           `json:"@type"`
 	StatementText    string           `json:"statementText"`
@@ -243,6 +251,12 @@ func toEntity(stmt string, ent engine.Entity) entity {
 	case *engine.FunctionDescription:
 		return functionDescriptionEntity{Type: "describe_function", StatementText: stmt, Name: x.Name, Description: x.Description,
 			Author: "sluice", Version: "", Path: "internal", Type2: strings.ToLower(x.FunctionInfo.Type), Functions: []any{}, Warnings: []warning{}}
+	case *engine.TypeList:
+		list := make(map[string]schemaInfo, len(x.Types))
+		for _, t := range x.Types {
+			list[t.Name] = toSchema(t.Type)
+		}
+		return typeListEntity{Type: "type_list", StatementText: stmt, Types: list, Warnings: []warning{}}
 	case *engine.PropertyList:
 		e := propertiesEntity{Type: "properties", StatementText: stmt, OverwrittenProperties: []string{}, DefaultProperties: []string{}, Warnings: []warning{}}
 		for _, p := range x.Properties {

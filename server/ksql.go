@@ -122,6 +122,10 @@ func (s *Server) resultEntity(p parser.Parsed, res *engine.Result) entity {
 		id = fmt.Sprintf("stream/`%s`/create", st.Target)
 	case *parser.Drop:
 		id = fmt.Sprintf("%s/`%s`/drop", strings.ToLower(st.Kind.String()), st.Name)
+	case *parser.CreateType:
+		id = "type/" + st.Name + "/create"
+	case *parser.DropType:
+		id = "type/" + st.Name + "/drop"
 	case *parser.Terminate:
 		id = "terminate/" + st.QueryID + "/execute"
 		if st.All {

@@ -174,7 +174,7 @@ func TestAPI(t *testing.T) {
 					{"@type":"tables","statementText":"SHOW TABLES;","tables":[{"type":"TABLE","name":"PER_USER","topic":"PER_USER","keyFormat":"KAFKA","valueFormat":"JSON","isWindowed":false}],"warnings":[]}]`},
 				{"bad statement", "/ksql", ksqlBody("SHOW STREAMS; DESCRIBE nope;", nil), 400, `{"@type":"statement_error","error_code":40001,"message":"NOPE does not exist","statementText":"DESCRIBE nope;",
 					"entities":[{"@type":"streams","statementText":"SHOW STREAMS;","streams":[{"type":"STREAM","name":"CLICKS","topic":"` + topic + `","keyFormat":"KAFKA","valueFormat":"JSON","isWindowed":false}],"warnings":[]}]}`},
-				{"syntax error", "/ksql", ksqlBody("SHOW STREAMZ;", nil), 400, `{"@type":"statement_error","error_code":40001,"message":"line 1:6: unexpected \"STREAMZ\", expected \"STREAMS\" or \"TABLES\" or \"QUERIES\" or \"TOPICS\" or \"PROPERTIES\" or \"FUNCTIONS\"\nSHOW STREAMZ;\n     ^","statementText":"SHOW STREAMZ;","entities":[]}`},
+				{"syntax error", "/ksql", ksqlBody("SHOW STREAMZ;", nil), 400, `{"@type":"statement_error","error_code":40001,"message":"line 1:6: unexpected \"STREAMZ\", expected \"STREAMS\" or \"TABLES\" or \"QUERIES\" or \"TOPICS\" or \"PROPERTIES\" or \"FUNCTIONS\" or \"TYPES\"\nSHOW STREAMZ;\n     ^","statementText":"SHOW STREAMZ;","entities":[]}`},
 				{"select on /ksql", "/ksql", ksqlBody("SELECT * FROM clicks EMIT CHANGES;", nil), 400, `{"@type":"statement_error","error_code":40002,"message":"The following statement types should be issued to the websocket endpoint '/query':\n\t* PRINT\n\t* SELECT","statementText":"SELECT * FROM clicks EMIT CHANGES;","entities":[]}`},
 				{"bad json", "/ksql", `{"ksql":`, 400, `{"@type":"generic_error","error_code":40000,"message":"Invalid JSON in request: unexpected EOF"}`},
 			}
@@ -231,6 +231,43 @@ func TestAPI(t *testing.T) {
 				t.Errorf("query (-want +got):\n%s", diff)
 			}
 		})
+	}
+}
+
+// TestTypesAPI registers, lists and drops custom types through /ksql:
+// command statuses for CREATE and DROP TYPE, and SHOW TYPES as ksqlDB's
+// type_list, each type's schema by name.
+func TestTypesAPI(t *testing.T) {
+	f := start(t)
+	c := clients()["HTTP/1.1"]
+	steps := []struct {
+		name, sql string
+		status    int
+		want      string
+	}{
+		{"create", "CREATE TYPE address AS STRUCT<number INTEGER, street VARCHAR>; CREATE TYPE ids AS ARRAY<BIGINT>;", 200, `[
+			{"@type":"currentStatus","statementText":"CREATE TYPE address AS STRUCT<number INTEGER, street VARCHAR>;","commandId":"type/ADDRESS/create",
+			 "commandStatus":{"status":"SUCCESS","message":"Registered custom type with name 'ADDRESS' and SQL type STRUCT<` + "`NUMBER` INTEGER, `STREET`" + ` STRING>","queryId":null},"commandSequenceNumber":1,"warnings":[]},
+			{"@type":"currentStatus","statementText":"CREATE TYPE ids AS ARRAY<BIGINT>;","commandId":"type/IDS/create",
+			 "commandStatus":{"status":"SUCCESS","message":"Registered custom type with name 'IDS' and SQL type ARRAY<BIGINT>","queryId":null},"commandSequenceNumber":2,"warnings":[]}]`},
+		{"show", "SHOW TYPES;", 200, `[{"@type":"type_list","statementText":"SHOW TYPES;","types":{
+			"ADDRESS":{"type":"STRUCT","fields":[{"name":"NUMBER","schema":{"type":"INTEGER","fields":null,"memberSchema":null}},{"name":"STREET","schema":{"type":"STRING","fields":null,"memberSchema":null}}],"memberSchema":null},
+			"IDS":{"type":"ARRAY","fields":null,"memberSchema":{"type":"BIGINT","fields":null,"memberSchema":null}}},"warnings":[]}]`},
+		{"again", "CREATE TYPE address AS INT;", 400, `{"@type":"statement_error","error_code":40001,
+			"message":"line 1:1: Cannot register custom type 'ADDRESS' since it is already registered with type: STRUCT<` + "`NUMBER` INTEGER, `STREET`" + ` STRING>\nCREATE TYPE address AS INT;\n^",
+			"statementText":"CREATE TYPE address AS INT;","entities":[]}`},
+		{"drop", "DROP TYPE ids; LIST TYPES;", 200, `[
+			{"@type":"currentStatus","statementText":"DROP TYPE ids;","commandId":"type/IDS/drop","commandStatus":{"status":"SUCCESS","message":"Dropped type 'IDS'","queryId":null},"commandSequenceNumber":3,"warnings":[]},
+			{"@type":"type_list","statementText":"LIST TYPES;","types":{
+			"ADDRESS":{"type":"STRUCT","fields":[{"name":"NUMBER","schema":{"type":"INTEGER","fields":null,"memberSchema":null}},{"name":"STREET","schema":{"type":"STRING","fields":null,"memberSchema":null}}],"memberSchema":null}},"warnings":[]}]`},
+	}
+	for _, s := range steps {
+		r := f.post(t, c, "/ksql", ksqlBody(s.sql, nil), true)
+		// The encoder writes < and > as \u003c and \u003e: the same JSON.
+		body := strings.NewReplacer(`\u003c`, "<", `\u003e`, ">").Replace(r.body)
+		if diff := cmp.Diff(compact(t, s.want), body); r.status != s.status || diff != "" {
+			t.Fatalf("%s: status %d (want %d), body (-want +got):\n%s", s.name, r.status, s.status, diff)
+		}
 	}
 }
 

@@ -161,6 +161,12 @@ func entityResult(p parser.Parsed, ent engine.Entity) *Result {
 			t.Rows = append(t.Rows, []string{tp.Name, fmt.Sprint(len(tp.Replicas)), replicaText(tp.Replicas)})
 		}
 		return &Result{Table: t}
+	case *engine.TypeList:
+		var list []typeRow
+		for _, ct := range x.Types {
+			list = append(list, typeRow{ct.Name, typeText(ct.Type)})
+		}
+		return &Result{Table: typeTable(list)}
 	case *engine.PropertyList:
 		t := &Table{Columns: []string{"Property", "Value"}}
 		for _, pr := range x.Properties {

@@ -2,6 +2,7 @@ package shell
 
 import (
 	"fmt"
+	"sort"
 	"strings"
 
 	"github.com/sluice-sql/sluice/parser"
@@ -26,6 +27,20 @@ func sourceTable(kind parser.SourceKind, list []sourceRow) *Table {
 	t := &Table{Columns: []string{first, "Kafka Topic", "Key Format", "Value Format", "Windowed"}}
 	for _, s := range list {
 		t.Rows = append(t.Rows, []string{s.Name, s.Topic, s.KeyFormat, s.ValueFormat, fmt.Sprint(s.Windowed)})
+	}
+	return t
+}
+
+// typeRow is one custom type: its name and its schema as typeText
+// prints it.
+type typeRow struct{ Name, Schema string }
+
+// typeTable lays out SHOW TYPES with ksqlDB's CLI column names.
+func typeTable(list []typeRow) *Table {
+	sort.Slice(list, func(i, j int) bool { return list[i].Name < list[j].Name })
+	t := &Table{Columns: []string{"Type Name", "Schema"}}
+	for _, r := range list {
+		t.Rows = append(t.Rows, []string{r.Name, r.Schema})
 	}
 	return t
 }

@@ -391,6 +391,7 @@ type wireEntity struct {
 		Name        string `json:"name"`
 		ReplicaInfo []int  `json:"replicaInfo"`
 	} `json:"topics"`
+	Types      map[string]wireSchema `json:"types"`
 	Properties []struct {
 		Name  string `json:"name"`
 		Value string `json:"value"`
@@ -507,6 +508,12 @@ func (e wireEntity) result(p parser.Parsed) *Result {
 			t.Rows = append(t.Rows, []string{tp.Name, fmt.Sprint(len(tp.ReplicaInfo)), replicaText(tp.ReplicaInfo)})
 		}
 		return &Result{Table: t}
+	case e.Type == "type_list":
+		var list []typeRow
+		for name, s := range e.Types {
+			list = append(list, typeRow{name, s.text()})
+		}
+		return &Result{Table: typeTable(list)}
 	case e.Type == "properties":
 		t := &Table{Columns: []string{"Property", "Value"}}
 		for _, pr := range e.Properties {
