@@ -126,6 +126,8 @@ func TestEqualJSON(t *testing.T) {
 		{"big int vs float", int64(9007199254740993), float64(9007199254740992), false},
 		{"fraction", json.Number("0.1"), 0.1, true}, // the decimal text names the double 0.1, as Java writes it
 		{"float vs float", 0.1, 0.1, true},
+		{"doubles an ulp apart", json.Number("8634.659796579544"), json.Number("8634.659796579543"), true},
+		{"doubles further apart", json.Number("8634.659796579544"), json.Number("8634.6597965795"), false},
 		{"nan", math.NaN(), math.NaN(), true},
 		{"number vs string", json.Number("1"), "1", false},
 		{"strings", "a", "a", true},
