@@ -227,7 +227,19 @@ var mathFunctionCases = []evalCase{
 	{"NULLIF(null, s)", tString, nil},
 }
 
-func init() { functionCaseSets = append(functionCaseSets, mathFunctionCases) }
+// GEO_DISTANCE: Palo Alto to London, in km and in miles; NULLs.
+var geoFunctionCases = []evalCase{
+	{"GEO_DISTANCE(37.4439, -122.1663, 51.5257, -0.1122) > 8634.6", tBool, true},
+	{"GEO_DISTANCE(37.4439, -122.1663, 51.5257, -0.1122, 'MI') < 5365.7", tBool, true},
+	{"GEO_DISTANCE(37.4439, -122.1663, 51.5257, -0.1122, 'KM') > 8634.6", tBool, true},
+	{"GEO_DISTANCE(1.0, 2.0, 1.0, 2.0)", types.DoubleType, float64(0)},
+	{"GEO_DISTANCE(CAST(NULL AS DOUBLE), 2.0, 1.0, 2.0)", types.DoubleType, nil},
+	{"GEO_DISTANCE(1.0, 2.0, 1.0, 2.0, 'parsecs')", types.DoubleType, nil},
+}
+
+func init() {
+	functionCaseSets = append(functionCaseSets, mathFunctionCases, geoFunctionCases)
+}
 
 func TestRandom(t *testing.T) {
 	c, err := compileExpr(t, "RANDOM()")
