@@ -123,6 +123,9 @@ func compile(e parser.Expr, scope Scope) (Compiled, error) {
 	case *parser.Literal:
 		return compileLiteral(x)
 	case *parser.ColumnRef:
+		if c, ok := lambdaParam(scope, x); ok {
+			return c, nil
+		}
 		idx, t, err := scope.Resolve(x)
 		if err != nil {
 			return Compiled{}, errAt(x, err)
@@ -134,6 +137,9 @@ func compile(e parser.Expr, scope Scope) (Compiled, error) {
 		return compileBinary(x, scope)
 	case *parser.FuncCall:
 		if c, handled, err := tmCompileCall(x, scope); handled {
+			return c, err
+		}
+		if c, handled, err := compileLambdaCall(x, scope); handled {
 			return c, err
 		}
 		return compileCall(x, scope)
@@ -164,6 +170,8 @@ func compile(e parser.Expr, scope Scope) (Compiled, error) {
 		return compileArrayCtor(x, scope)
 	case *parser.MapCtor:
 		return compileMapCtor(x, scope)
+	case *parser.Lambda:
+		return Compiled{}, fmt.Errorf("%w: a lambda (%s) is only allowed as an argument of TRANSFORM, REDUCE or FILTER", ErrType, x)
 	}
 	return Compiled{}, errAt(e, fmt.Errorf("%w: %s is not supported yet", ErrType, e.String()))
 }

@@ -524,7 +524,11 @@ func (c *converter) primary(g *gPrimary) Expr {
 		}
 		return s
 	case g.Call != nil:
-		return &FuncCall{Pos: p, Name: strings.ToUpper(g.Call.Name.Value), Args: c.exprs(append(g.Call.DistinctArgs, g.Call.Args...)),
+		args := c.exprs(g.Call.DistinctArgs)
+		for _, a := range g.Call.Args {
+			args = append(args, c.arg(a))
+		}
+		return &FuncCall{Pos: p, Name: strings.ToUpper(g.Call.Name.Value), Args: args,
 			Star: g.Call.Star, Distinct: g.Call.Distinct}
 	default:
 		col := &ColumnRef{Pos: p, Name: g.Column.First.Value}
@@ -533,6 +537,17 @@ func (c *converter) primary(g *gPrimary) Expr {
 		}
 		return col
 	}
+}
+
+func (c *converter) arg(g *gArg) Expr {
+	if g.Lambda == nil {
+		return c.expr(g.Expr)
+	}
+	l := &Lambda{Pos: pos(g.Lambda.Pos), Body: c.expr(g.Lambda.Body)}
+	for _, p := range g.Lambda.Params {
+		l.Params = append(l.Params, p.Value)
+	}
+	return l
 }
 
 // unquoteString removes the quotes of a SQL string literal and undoes ”

@@ -22,7 +22,7 @@ var sqlLexer = lexer.MustSimple([]lexer.SimpleRule{
 	{Name: "String", Pattern: `'(?:[^']|'')*'`},
 	{Name: "QIdent", Pattern: "`(?:[^`]|``)*`" + `|"(?:[^"]|"")*"`},
 	{Name: "Ident", Pattern: `[A-Za-z_][A-Za-z0-9_]*`},
-	{Name: "Op", Pattern: `->|\|\||<>|!=|<=|>=|:=|[-+*/%=<>(),.;\[\]]`},
+	{Name: "Op", Pattern: `->|=>|\|\||<>|!=|<=|>=|:=|[-+*/%=<>(),.;\[\]]`},
 })
 
 var (
@@ -515,7 +515,20 @@ type gCall struct {
 	Star         bool     `parser:"    @'*'"`
 	Distinct     bool     `parser:"  | @'DISTINCT'"`
 	DistinctArgs []*gExpr `parser:"    @@ ( ',' @@ )*"`
-	Args         []*gExpr `parser:"  | @@ ( ',' @@ )* )? ')'"`
+	Args         []*gArg  `parser:"  | @@ ( ',' @@ )* )? ')'"`
+}
+
+// gArg is one argument of a call: a lambda (x => …, (x, y) => …), which
+// only higher-order functions such as TRANSFORM accept, or an expression.
+type gArg struct {
+	Lambda *gLambda `parser:"  @@"`
+	Expr   *gExpr   `parser:"| @@"`
+}
+
+type gLambda struct {
+	Pos    lexer.Position
+	Params []*gIdent `parser:"( '(' @@ ( ',' @@ )* ')' | @@ ) '=>'"`
+	Body   *gExpr    `parser:"@@"`
 }
 
 type gColumnRef struct {

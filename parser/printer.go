@@ -455,6 +455,21 @@ func (f *FuncCall) String() string {
 	return name + "(" + joinStrings(f.Args, exprString) + ")"
 }
 
+// String prints x => body, or (x, y) => body for several parameters.
+func (l *Lambda) String() string { return lambdaHead(l.Params) + " => " + exprString(l.Body) }
+
+func lambdaHead(params []string) string {
+	quoted := make([]string, len(params))
+	for i, p := range params {
+		quoted[i] = ident(p)
+	}
+	head := strings.Join(quoted, ", ")
+	if len(quoted) != 1 {
+		head = "(" + head + ")"
+	}
+	return head
+}
+
 func (c *Case) String() string {
 	var b strings.Builder
 	b.WriteString("CASE")
@@ -552,6 +567,7 @@ func (c *ColumnRef) Position() Pos     { return c.Pos }
 func (b *Binary) Position() Pos        { return b.Pos }
 func (u *Unary) Position() Pos         { return u.Pos }
 func (f *FuncCall) Position() Pos      { return f.Pos }
+func (l *Lambda) Position() Pos        { return l.Pos }
 func (c *Case) Position() Pos          { return c.Pos }
 func (c *Cast) Position() Pos          { return c.Pos }
 func (n *IsNull) Position() Pos        { return n.Pos }
@@ -588,6 +604,8 @@ func KsqlText(e Expr) string {
 		if x.Kind == LitBool {
 			return strconv.FormatBool(x.Bool)
 		}
+	case *Lambda:
+		return lambdaHead(x.Params) + " => " + KsqlText(x.Body)
 	case *ArrayCtor:
 		return "ARRAY[" + joinStrings(x.Elems, KsqlText) + "]"
 	case *MapCtor:

@@ -82,6 +82,10 @@ func mapExpr(e parser.Expr, f func(parser.Expr) parser.Expr) parser.Expr {
 		c := *x
 		c.Values = ms(x.Values)
 		return &c
+	case *parser.Lambda:
+		c := *x
+		c.Body = m(x.Body)
+		return &c
 	}
 	return e
 }
