@@ -194,13 +194,13 @@ func (c *converter) selectStmt(g *gSelect) *Select {
 		s.Where = c.expr(g.Where)
 	}
 	if g.GroupBy != nil {
-		s.GroupBy = c.exprs(append(g.GroupBy.Set, g.GroupBy.Exprs...))
+		s.GroupBy = c.adds(append(g.GroupBy.Set, g.GroupBy.Exprs...))
 	}
 	if pb := g.PartitionBy; pb != nil {
 		if pb.Empty {
 			c.fail(pb.Pos, "(", "PARTITION BY requires at least one expression")
 		}
-		s.PartitionBy = c.exprs(pb.Exprs)
+		s.PartitionBy = c.adds(pb.Exprs)
 	}
 	if g.Having != nil {
 		s.Having = c.expr(g.Having)
@@ -359,7 +359,7 @@ func (c *converter) typeName(g *gType) *TypeName {
 			t.Fields = append(t.Fields, StructField{Name: f.Name.Value, Type: c.typeName(f.Type)})
 		}
 	default:
-		t.Name = strings.ToUpper(g.Name)
+		t.Name = strings.ToUpper(g.Name.Value)
 		for _, p := range g.Params {
 			t.Params = append(t.Params, c.smallInt(p))
 		}
@@ -373,6 +373,14 @@ func (c *converter) exprs(gs []*gExpr) []Expr {
 	var out []Expr
 	for _, g := range gs {
 		out = append(out, c.expr(g))
+	}
+	return out
+}
+
+func (c *converter) adds(gs []*gAdd) []Expr {
+	var out []Expr
+	for _, g := range gs {
+		out = append(out, c.add(g))
 	}
 	return out
 }

@@ -182,17 +182,21 @@ type gSelect struct {
 // gPartitionBy is PARTITION BY's list. An empty `()` parses so that the
 // converter can say what is missing, as ksqlDB does, instead of a bare
 // "unexpected )".
+//
+// Like GROUP BY's, its items are value expressions, as in ksqlDB's
+// grammar: arithmetic, concatenation and primaries, but no AND, OR, NOT,
+// comparison or predicate unless inside parentheses.
 type gPartitionBy struct {
 	Pos   lexer.Position
-	Empty bool     `parser:"  @( '(' ')' )"`
-	Exprs []*gExpr `parser:"| @@ ( ',' @@ )*"`
+	Empty bool    `parser:"  @( '(' ')' )"`
+	Exprs []*gAdd `parser:"| @@ ( ',' @@ )*"`
 }
 
-// gGroupBy is a list of expressions, optionally in parentheses as a
-// grouping set: GROUP BY (a, b).
+// gGroupBy is a list of value expressions, optionally in parentheses as
+// a grouping set: GROUP BY (a, b).
 type gGroupBy struct {
-	Set   []*gExpr `parser:"  '(' @@ ( ',' @@ )+ ')'"`
-	Exprs []*gExpr `parser:"| @@ ( ',' @@ )*"`
+	Set   []*gAdd `parser:"  '(' @@ ( ',' @@ )+ ')'"`
+	Exprs []*gAdd `parser:"| @@ ( ',' @@ )*"`
 }
 
 type gNumber struct {
@@ -341,8 +345,26 @@ type gType struct {
 	Array  *gType      `parser:"  'ARRAY' '<' @@ '>'"`
 	Map    *gMapType   `parser:"| 'MAP' '<' @@ '>'"`
 	Struct *gStructTyp `parser:"| 'STRUCT' '<' @@ '>'"`
-	Name   string      `parser:"| @Ident"`
+	Name   *gTypeWord  `parser:"| @@"`
 	Params []*gNumber  `parser:"  ( '(' @@ ( ',' @@ )* ')' )?"`
+}
+
+// gTypeWord is the name of a scalar type (INT, VARCHAR, DECIMAL, …) or of
+// a custom type: an unquoted word that is not reserved, as ksqlDB's
+// grammar has it, so that `COL0 NULL` is a syntax error rather than an
+// unknown type.
+type gTypeWord struct {
+	Value string
+}
+
+func (g *gTypeWord) Parse(lex *lexer.PeekingLexer) error {
+	t := lex.Peek()
+	if t.Type != identType || reserved[strings.ToUpper(t.Value)] {
+		return participle.NextMatch
+	}
+	g.Value = t.Value
+	lex.Next()
+	return nil
 }
 
 type gMapType struct {

@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"regexp"
+	"strconv"
 	"strings"
 	"unicode/utf8"
 
@@ -37,7 +38,7 @@ func ParseScript(src string) (out []Parsed, err error) {
 	defer recoverError(src, &err)
 	g, err := scriptParser.ParseString("", src)
 	if err != nil {
-		return nil, convertError(src, err)
+		return nil, convertError(src, err, reparseWith(scriptParser))
 	}
 	c := &converter{src: src}
 	for _, gs := range g.Stmts {
@@ -70,7 +71,7 @@ func ParseExpr(src string) (x Expr, err error) {
 	defer recoverError(src, &err)
 	g, err := exprParser.ParseString("", src)
 	if err != nil {
-		return nil, convertError(src, err)
+		return nil, convertError(src, err, reparseWith(exprParser))
 	}
 	c := &converter{src: src}
 	x = c.expr(g)
@@ -130,8 +131,10 @@ type Error struct {
 	Line     string   // the source line holding Pos
 }
 
+// Error words the error as ksqlDB words every parse failure: the
+// position, "Syntax Error", then on its own line what went wrong.
 func (e *Error) Error() string {
-	return fmt.Sprintf("line %d:%d: %s", e.Pos.Line, e.Pos.Column, e.Msg)
+	return fmt.Sprintf("line %d:%d: Syntax Error\n%s", e.Pos.Line, e.Pos.Column, e.Msg)
 }
 
 // Pretty returns the message, the source line and a caret under the
@@ -179,7 +182,7 @@ var (
 
 // convertError maps participle's errors to *Error, naming the unexpected
 // token and what the grammar expected there.
-func convertError(src string, err error) *Error {
+func convertError(src string, err error, reparse func(string) error) *Error {
 	var lexErr *lexer.Error
 	if errors.As(err, &lexErr) {
 		p := pos(lexErr.Pos)
@@ -230,6 +233,9 @@ func convertError(src string, err error) *Error {
 	case token != "":
 		expected = []string{`";"`, "end of input"}
 	}
+	if closer := missingCloser(src, p, token, reparse); closer != "" {
+		return newError(src, p, token, fmt.Sprintf("missing '%s' at '%s'", closer, token), []string{strconv.Quote(closer)})
+	}
 	msg := "unexpected end of input"
 	if token != "" {
 		msg = fmt.Sprintf("unexpected %q", token)
@@ -238,6 +244,64 @@ func convertError(src string, err error) *Error {
 		msg += ", expected " + strings.Join(expected, " or ")
 	}
 	return newError(src, p, token, msg, expected)
+}
+
+// missingCloser returns the bracket the source failed to close before
+// the token at p, or "". As ANTLR's single-token insertion (whose "missing
+// ')' at ','" ksqlDB shows), the bracket counts as missing only if, with
+// it inserted, the parser reads past the token.
+func missingCloser(src string, p Pos, token string, reparse func(string) error) string {
+	closer := unclosedBracket(src, p.Offset)
+	if closer == "" || token == "" {
+		return ""
+	}
+	fixed := src[:p.Offset] + closer + " " + src[p.Offset:]
+	err := reparse(fixed)
+	var perr participle.Error
+	if err == nil || errors.As(err, &perr) && perr.Position().Offset > p.Offset+len(closer)+1 {
+		return closer
+	}
+	return ""
+}
+
+func reparseWith[T any](p *participle.Parser[T]) func(string) error {
+	return func(src string) error {
+		_, err := p.ParseString("", src)
+		return err
+	}
+}
+
+// unclosedBracket returns the closer of the innermost '(' or '[' still
+// open before offset, or "".
+func unclosedBracket(src string, offset int) string {
+	lx, err := sqlLexer.LexString("", src)
+	if err != nil {
+		return ""
+	}
+	var open []string
+	for {
+		t, err := lx.Next()
+		if err != nil || t.EOF() || t.Pos.Offset >= offset {
+			break
+		}
+		if t.Type == whitespaceType || t.Type == commentType {
+			continue
+		}
+		switch t.Value {
+		case "(":
+			open = append(open, ")")
+		case "[":
+			open = append(open, "]")
+		case ")", "]":
+			if len(open) > 0 {
+				open = open[:len(open)-1]
+			}
+		}
+	}
+	if len(open) == 0 {
+		return ""
+	}
+	return open[len(open)-1]
 }
 
 var statementKeywords = []string{
@@ -419,7 +483,7 @@ var productionNames = map[string]string{
 	"GExpr":  "expression", "GAnd": "expression", "GNot": "expression", "GCmp": "expression",
 	"GAdd": "expression", "GMul": "expression", "GUnary": "expression", "GPostfix": "expression",
 	"GPrimary": "expression", "GRelation": "source name", "GIdent": "identifier", "GNumber": "number",
-	"GType": "type", "GDur": "duration", "GSelect": `"SELECT"`, "GStatement": "statement",
+	"GType": "type", "GTypeWord": "type", "GArg": "expression", "GLambda": "lambda", "GDur": "duration", "GSelect": `"SELECT"`, "GStatement": "statement",
 	"GJoin": `"JOIN"`, "GWindow": `"TUMBLING", "HOPPING", "SESSION" or "SLIDING"`, "GColumn": "column definition", "GProp": "property",
 	"GPropValue": "string, number, TRUE or FALSE", "GSelectItem": "select item", "GWithin": "duration", "GCmpTail": "comparison",
 	"GWindowParam": "window parameter", "GWindowCompact": `"GRACE"`, "GValues": "expression",

@@ -95,6 +95,10 @@ func joinStrings[T any](xs []T, f func(T) string) string {
 
 func exprString(x Expr) string { return x.String() }
 
+// valueExprString prints x where only a value expression may stand (GROUP
+// BY, PARTITION BY): anything looser than + goes in parentheses.
+func valueExprString(x Expr) string { return operand(x, precAdd) }
+
 func (p Property) String() string { return ident(p.Name) + "=" + p.Value.String() }
 
 func withClause(ps []Property) string {
@@ -201,10 +205,10 @@ func (s *Select) String() string {
 		b.WriteString(" WHERE " + s.Where.String())
 	}
 	if len(s.GroupBy) > 0 {
-		b.WriteString(" GROUP BY " + joinStrings(s.GroupBy, exprString))
+		b.WriteString(" GROUP BY " + joinStrings(s.GroupBy, valueExprString))
 	}
 	if len(s.PartitionBy) > 0 {
-		b.WriteString(" PARTITION BY " + joinStrings(s.PartitionBy, exprString))
+		b.WriteString(" PARTITION BY " + joinStrings(s.PartitionBy, valueExprString))
 	}
 	if s.Having != nil {
 		b.WriteString(" HAVING " + s.Having.String())
