@@ -126,6 +126,16 @@ func (s *scope) Resolve(ref *parser.ColumnRef) (int, types.Type, error) {
 	return 0, types.Type{}, fmt.Errorf("%w %s: %s has columns %s", expr.ErrUnknownColumn, ref.Name, s.src.Name, strings.Join(names, ", "))
 }
 
+// unknownDetail is what a scope said about an unknown column, without
+// the kind prefix ("unknown column X: "), as a hint after ksqlDB's words.
+func unknownDetail(err error) string {
+	msg := err.Error()
+	if _, after, ok := strings.Cut(msg, ": "); ok && strings.HasPrefix(msg, expr.ErrUnknownColumn.Error()) {
+		return after
+	}
+	return msg
+}
+
 // visibleNames lists the columns a user can name, without internal ones.
 func visibleNames(s types.Schema) []string {
 	var out []string
@@ -443,6 +453,13 @@ func (p *planning) planStateless() error {
 	for i, c := range p.sc.schema.Columns {
 		if c.Key {
 			keyPositions[i] = true
+		}
+	}
+	// ksqlDB checks the SELECT list's column references before anything
+	// else about the items, and names the reference as written.
+	for _, it := range p.items {
+		if ref, err := unresolvedColumn(it.expr, p.sc); ref != nil {
+			return posErr(ref.Pos, fmt.Errorf("%w: SELECT column '%s' cannot be resolved. (%s)", expr.ErrUnknownColumn, strings.ToUpper(ref.String()), unknownDetail(err)))
 		}
 	}
 	var itemScope expr.Scope = p.sc

@@ -1,6 +1,11 @@
 package planner
 
-import "github.com/sluice-sql/sluice/parser"
+import (
+	"maps"
+
+	"github.com/sluice-sql/sluice/expr"
+	"github.com/sluice-sql/sluice/parser"
+)
 
 // mapExpr rebuilds e bottom-up, replacing each node for which f returns
 // a non-nil expression. f sees a node before its children; returning nil
@@ -96,4 +101,42 @@ func walkExpr(e parser.Expr, f func(parser.Expr)) {
 		f(x)
 		return nil
 	})
+}
+
+// unresolvedColumn returns the first column reference of e that sc cannot
+// resolve, with the error saying why, or nil. A lambda's parameters are
+// not columns: inside its body they are skipped.
+func unresolvedColumn(e parser.Expr, sc expr.Scope) (*parser.ColumnRef, error) {
+	var found *parser.ColumnRef
+	var why error
+	var visit func(e parser.Expr, bound map[string]bool)
+	visit = func(e parser.Expr, bound map[string]bool) {
+		mapExpr(e, func(x parser.Expr) parser.Expr {
+			if found != nil {
+				return x
+			}
+			switch n := x.(type) {
+			case *parser.Lambda:
+				inner := maps.Clone(bound)
+				if inner == nil {
+					inner = map[string]bool{}
+				}
+				for _, p := range n.Params {
+					inner[p] = true
+				}
+				visit(n.Body, inner)
+				return x
+			case *parser.ColumnRef:
+				if n.Source == "" && bound[n.Name] {
+					return x
+				}
+				if _, _, err := sc.Resolve(n); err != nil {
+					found, why = n, err
+				}
+			}
+			return nil
+		})
+	}
+	visit(e, nil)
+	return found, why
 }
