@@ -463,6 +463,12 @@ func (c *converter) mul(g *gMul) Expr {
 func (c *converter) unary(g *gUnary) Expr {
 	switch g.Op {
 	case "-":
+		// As in ksqlDB's grammar, a minus before a bare number is part of
+		// the literal: -2147483648 is an INT, -9223372036854775808 a
+		// BIGINT. -(5) stays an operation.
+		if px := g.X.Postfix; px != nil && len(px.Ops) == 0 && px.X.Number != "" {
+			return c.number(g.Pos, "-"+px.X.Number)
+		}
 		return &Unary{Pos: pos(g.Pos), Op: OpNeg, X: c.unary(g.X)}
 	case "+":
 		return &Unary{Pos: pos(g.Pos), Op: OpPlus, X: c.unary(g.X)}
@@ -476,6 +482,23 @@ func (c *converter) unary(g *gUnary) Expr {
 		}
 	}
 	return x
+}
+
+// number is a numeric literal. ksqlDB refuses, while parsing, an integer
+// that no BIGINT holds and a number beyond DOUBLE's range.
+func (c *converter) number(p lexer.Position, text string) Expr {
+	kind := numberKind(text)
+	switch kind {
+	case LitInteger:
+		if _, err := strconv.ParseInt(text, 10, 64); err != nil {
+			c.fail(p, text, "Invalid numeric literal: %s", text)
+		}
+	case LitDouble:
+		if f, err := strconv.ParseFloat(text, 64); err != nil && math.IsInf(f, 0) {
+			c.fail(p, text, "Number overflows DOUBLE: %s", text)
+		}
+	}
+	return &Literal{Pos: pos(p), Kind: kind, Text: text}
 }
 
 func numberKind(text string) LiteralKind {
@@ -498,7 +521,7 @@ func (c *converter) primary(g *gPrimary) Expr {
 	case g.Bool != "":
 		return &Literal{Pos: p, Kind: LitBool, Bool: strings.EqualFold(g.Bool, "TRUE")}
 	case g.Number != "":
-		return &Literal{Pos: p, Kind: numberKind(g.Number), Text: g.Number}
+		return c.number(g.Pos, g.Number)
 	case g.String != nil:
 		return &Literal{Pos: p, Kind: LitString, Str: unquoteString(*g.String)}
 	case g.Case != nil:

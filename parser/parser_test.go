@@ -24,7 +24,7 @@ var roundTripCases = []struct{ in, want string }{
 	{"SELECT a FROM s WINDOW HOPPING 10 MINUTES ADVANCE 60 SECONDS", "SELECT A FROM S WINDOW HOPPING 10m ADVANCE 1m"},
 	{"SELECT a FROM s WINDOW SESSION (1 HOUR)", "SELECT A FROM S WINDOW SESSION (1 HOUR)"},
 	{"SELECT a FROM l JOIN r WITHIN 1h ON l.k = r.k", "SELECT A FROM L INNER JOIN R WITHIN 1 HOUR ON L.K = R.K"},
-	{"SELECT -1, - 1, -(1), 2 - -1 FROM s", "SELECT -1, -1, -1, 2 - -1 FROM S"},
+	{"SELECT -1, - 1, -(1), 2 - -1 FROM s", "SELECT -1, -1, -(1), 2 - -1 FROM S"},
 	{"SELECT NOT NOT a FROM s", "SELECT NOT NOT A FROM S"},
 	{"SELECT (a = b) = c FROM s", "SELECT (A = B) = C FROM S"},
 	{"SELECT (a OR b) AND c FROM s", "SELECT (A OR B) AND C FROM S"},

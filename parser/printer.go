@@ -437,9 +437,13 @@ func (u *Unary) String() string {
 	return "+" + unaryOperand(u.X)
 }
 
-// unaryOperand keeps `- -x` from printing as the comment `--x`.
+// unaryOperand keeps `- -x` from printing as the comment `--x`, and a
+// number from joining the sign: -(5) is an operation, -5 a literal.
 func unaryOperand(x Expr) string {
 	if _, ok := x.(*Unary); ok {
+		return "(" + x.String() + ")"
+	}
+	if l, ok := x.(*Literal); ok && (l.Kind == LitInteger || l.Kind == LitDecimal || l.Kind == LitDouble) {
 		return "(" + x.String() + ")"
 	}
 	return operand(x, precUnary)
