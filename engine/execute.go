@@ -437,6 +437,7 @@ func (e *Engine) planOptions(props map[string]string) planner.Options {
 		TimestampThrowOnInvalid: strings.EqualFold(prop(props, planner.TimestampThrowOnInvalidProperty, "false"), "true"),
 		Compat:                  strings.ToLower(prop(props, planner.CompatProperty, "")),
 		IdleTimeout:             prop(props, planner.IdleTimeoutProperty, ""),
+		NewQueryPlanner:         strings.EqualFold(prop(props, planner.NewQueryPlannerProperty, "false"), "true"),
 	}
 }
 

@@ -35,7 +35,17 @@ type Options struct {
 	// sets no WITH (IDLE_TIMEOUT=…). Same syntax. Default "": stream
 	// time moves only with records.
 	IdleTimeout string
+	// NewQueryPlanner is ksqlDB's session property
+	// ksql.new.query.planner.enabled (NewQueryPlannerProperty). With it a
+	// stream's CREATE STREAM AS SELECT of a plain projection may leave the
+	// source's key columns out: the result then has no key. Default
+	// false: each key column must be selected.
+	NewQueryPlanner bool
 }
+
+// NewQueryPlannerProperty names the session property behind
+// Options.NewQueryPlanner.
+const NewQueryPlannerProperty = "ksql.new.query.planner.enabled"
 
 // TableRetentionProperty names the session property behind
 // Options.TableRetention.
@@ -496,6 +506,10 @@ func (p *planning) planStateless() error {
 			}
 		}
 		if found < 0 {
+			if p.opts.NewQueryPlanner && produces == parser.KindStream && p.join == nil {
+				keyItem = keyItem[:0]
+				break // the result is keyless
+			}
 			return p.keyMissing(kc.Name)
 		}
 		keyItem = append(keyItem, found)
