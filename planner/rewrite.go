@@ -126,6 +126,13 @@ func unresolvedColumn(e parser.Expr, sc expr.Scope) (*parser.ColumnRef, error) {
 				}
 				visit(n.Body, inner)
 				return x
+			case *parser.FuncCall:
+				for i, a := range n.Args {
+					if !expr.IsTimeUnitArg(n.Name, i) {
+						visit(a, bound)
+					}
+				}
+				return x
 			case *parser.ColumnRef:
 				if n.Source == "" && bound[n.Name] {
 					return x
