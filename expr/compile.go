@@ -39,6 +39,10 @@ var ErrType = errors.New("type error")
 // ErrUnknownFunction is wrapped when a function name is not registered.
 var ErrUnknownFunction = errors.New("unknown function")
 
+// NullTypeMessage is ksqlDB's error for a bare NULL whose type nothing
+// decides (a SELECT item, a STRUCT field).
+const NullTypeMessage = "Can't infer a type of null. Please explicitly cast it to a required type, e.g. CAST(null AS VARCHAR)."
+
 // PosError is a compile error at a position in the SQL text.
 type PosError struct {
 	Pos parser.Pos

@@ -610,7 +610,7 @@ func (p *planning) finish(nodes []exec.Node, compiled []expr.Compiled, keyItems 
 			}
 		} else {
 			if c.Type.Kind == types.Unknown {
-				return posErr(p.items[i].pos, fmt.Errorf("%w: cannot infer the type of %s (a bare NULL); use CAST", expr.ErrType, p.items[i].name))
+				return posErr(p.items[i].pos, fmt.Errorf("%w: %s (column %s is a bare NULL)", expr.ErrType, expr.NullTypeMessage, p.items[i].name))
 			}
 			valCols = append(valCols, col)
 		}
