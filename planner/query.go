@@ -524,6 +524,19 @@ func (p *planning) keyMissing(name string) error {
 	return posErr(p.sel.Pos, fmt.Errorf("%w (ie, SELECT). The query used to build `%s` must include the key column %s in its projection (eg, SELECT %s...).", ErrKeyProjection, p.target.Name, name, name))
 }
 
+// readsValue reports whether e reads a column past the first keys input
+// columns (the key columns): a value column or a pseudo column such as
+// ROWTIME, none of which a null-value record has.
+func (p *planning) readsValue(e parser.Expr, keys int) bool {
+	found := false
+	walkColumns(e, func(ref *parser.ColumnRef) {
+		if i, _, err := p.sc.Resolve(ref); err == nil && i >= keys {
+			found = true
+		}
+	})
+	return found
+}
+
 // windowInputs finds WINDOWSTART/WINDOWEND in a row schema (-1 if absent).
 func windowInputs(s types.Schema) [2]int {
 	return [2]int{s.Find(exec.ColWindowStart), s.Find(exec.ColWindowEnd)}
@@ -631,6 +644,9 @@ func (p *planning) finish(nodes []exec.Node, compiled []expr.Compiled, keyItems 
 	project := &exec.ProjectNode{Exprs: exprs, Names: names, KeyInputs: keyInputs, Inputs: inputs}
 	if p.partitionBy {
 		project.TombstoneKeys, project.InputKeys = len(keyCols), len(p.src.Schema.Keys())
+		for _, i := range keyItems {
+			project.TombstoneNull = append(project.TombstoneNull, p.readsValue(p.items[i].expr, project.InputKeys))
+		}
 	}
 	nodes = append(nodes, project)
 

@@ -104,17 +104,28 @@ func walkExpr(e parser.Expr, f func(parser.Expr)) {
 }
 
 // unresolvedColumn returns the first column reference of e that sc cannot
-// resolve, with the error saying why, or nil. A lambda's parameters are
-// not columns: inside its body they are skipped.
+// resolve, with the error saying why, or nil.
 func unresolvedColumn(e parser.Expr, sc expr.Scope) (*parser.ColumnRef, error) {
 	var found *parser.ColumnRef
 	var why error
+	walkColumns(e, func(ref *parser.ColumnRef) {
+		if found != nil {
+			return
+		}
+		if _, _, err := sc.Resolve(ref); err != nil {
+			found, why = ref, err
+		}
+	})
+	return found, why
+}
+
+// walkColumns calls f on each reference of e to a column: a lambda's
+// parameters are not columns (inside its body they are skipped), nor is
+// the unit word of TIMESTAMPADD and its kin.
+func walkColumns(e parser.Expr, f func(*parser.ColumnRef)) {
 	var visit func(e parser.Expr, bound map[string]bool)
 	visit = func(e parser.Expr, bound map[string]bool) {
 		mapExpr(e, func(x parser.Expr) parser.Expr {
-			if found != nil {
-				return x
-			}
 			switch n := x.(type) {
 			case *parser.Lambda:
 				inner := maps.Clone(bound)
@@ -137,13 +148,10 @@ func unresolvedColumn(e parser.Expr, sc expr.Scope) (*parser.ColumnRef, error) {
 				if n.Source == "" && bound[n.Name] {
 					return x
 				}
-				if _, _, err := sc.Resolve(n); err != nil {
-					found, why = n, err
-				}
+				f(n)
 			}
 			return nil
 		})
 	}
 	visit(e, nil)
-	return found, why
 }
