@@ -198,7 +198,7 @@ func TestRunUnknownColumn(t *testing.T) {
 		t.Fatalf("stderr has %d lines, want at least 3:\n%s", len(lines), stderr)
 	}
 	got := strings.Join(lines[len(lines)-3:], "\n")
-	want := file + ": line 3:14: unknown column W: S has columns ID, V, ROWTIME, ROWPARTITION, ROWOFFSET\n" +
+	want := file + ": line 3:14: unknown column: SELECT column 'W' cannot be resolved. (S has columns ID, V, ROWTIME, ROWPARTITION, ROWOFFSET)\n" +
 		"  SELECT id, w FROM s;\n" +
 		"             ^"
 	if diff := cmp.Diff(want, got); diff != "" {
