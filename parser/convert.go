@@ -361,7 +361,9 @@ func (c *converter) typeName(g *gType) *TypeName {
 	default:
 		t.Name = strings.ToUpper(g.Name.Value)
 		for _, p := range g.Params {
-			t.Params = append(t.Params, c.smallInt(p))
+			if p.Number != nil {
+				t.Params = append(t.Params, c.smallInt(p.Number))
+			}
 		}
 	}
 	return t

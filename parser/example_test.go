@@ -33,7 +33,7 @@ func ExampleError_Pretty() {
 	}
 	// Output:
 	// line 1:10: Syntax Error
-	// unexpected "FORM", expected "FROM"
+	// Expecting {'FROM'}
 	// SELECT a FORM b
 	//          ^
 }

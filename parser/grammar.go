@@ -346,7 +346,14 @@ type gType struct {
 	Map    *gMapType   `parser:"| 'MAP' '<' @@ '>'"`
 	Struct *gStructTyp `parser:"| 'STRUCT' '<' @@ '>'"`
 	Name   *gTypeWord  `parser:"| @@"`
-	Params []*gNumber  `parser:"  ( '(' @@ ( ',' @@ )* ')' )?"`
+	Params []*gTypeArg `parser:"  ( '(' @@ ( ',' @@ )* ')' )?"`
+}
+
+// gTypeArg is a type parameter: a number, or the word STRING, which
+// ksqlDB's grammar also takes (VARCHAR(STRING)) and which means nothing.
+type gTypeArg struct {
+	Number *gNumber `parser:"  @@"`
+	String bool     `parser:"| @'STRING'"`
 }
 
 // gTypeWord is the name of a scalar type (INT, VARCHAR, DECIMAL, …) or of

@@ -201,9 +201,9 @@ func TestErrors(t *testing.T) {
 		src, msg, token string
 		expected        []string
 	}{
-		{"SELECT a FORM b", "line 1:10: Syntax Error\n" + `unexpected "FORM", expected "FROM"`, "FORM", []string{`"FROM"`}},
-		{"SELECT a\nFROM", "line 2:5: Syntax Error\n" + `unexpected end of input, expected source name`, "", []string{"source name"}},
-		{"SELECT a FROM s WHERE ?", "line 1:23: Syntax Error\n" + `unexpected character "?"`, "?", nil},
+		{"SELECT a FORM b", "line 1:10: Syntax Error\nExpecting {'FROM'}\nStatement: SELECT a FORM b", "FORM", []string{`"FROM"`}},
+		{"SELECT a\nFROM", "line 2:5: Syntax Error\nSyntax error at or near '<EOF>' at line 2:5: expected source name\nStatement: SELECT a\nFROM", "", []string{"source name"}},
+		{"SELECT a FROM s WHERE ?", "line 1:23: Syntax Error\n" + `unexpected character "?"` + "\nStatement: SELECT a FROM s WHERE ?", "?", nil},
 		{"SELECT 1 FROM s; SELECT 2 FROM s", "line 1:18: Syntax Error\n" + `expected one statement, found more`, "", nil},
 		{"", "line 1:1: Syntax Error\n" + `expected a statement`, "", []string{"statement"}},
 	}
@@ -226,7 +226,7 @@ func TestPretty(t *testing.T) {
 	if !errors.As(err, &pe) {
 		t.Fatal(err)
 	}
-	want := "line 2:11: Syntax Error\nunexpected \"FORM\", expected \"FROM\"\n\tSELECT a FORM b\n\t         ^"
+	want := "line 2:11: Syntax Error\nExpecting {'FROM'}\n\tSELECT a FORM b\n\t         ^"
 	if got := pe.Pretty(); got != want {
 		t.Errorf("got\n%s\nwant\n%s", got, want)
 	}

@@ -167,7 +167,7 @@ func TestAPI(t *testing.T) {
 					{"@type":"tables","statementText":"SHOW TABLES;","tables":[{"type":"TABLE","name":"PER_USER","topic":"PER_USER","keyFormat":"KAFKA","valueFormat":"JSON","isWindowed":false}],"warnings":[]}]`},
 				{"bad statement", "/ksql", ksqlBody("SHOW STREAMS; DESCRIBE nope;", nil), 400, `{"@type":"statement_error","error_code":40001,"message":"NOPE does not exist","statementText":"DESCRIBE nope;",
 					"entities":[{"@type":"streams","statementText":"SHOW STREAMS;","streams":[{"type":"STREAM","name":"CLICKS","topic":"` + topic + `","keyFormat":"KAFKA","valueFormat":"JSON","isWindowed":false}],"warnings":[]}]}`},
-				{"syntax error", "/ksql", ksqlBody("SHOW STREAMZ;", nil), 400, `{"@type":"statement_error","error_code":40001,"message":"line 1:6: Syntax Error\nunexpected \"STREAMZ\", expected \"STREAMS\" or \"TABLES\" or \"QUERIES\" or \"TOPICS\" or \"PROPERTIES\" or \"FUNCTIONS\"\nSHOW STREAMZ;\n     ^","statementText":"SHOW STREAMZ;","entities":[]}`},
+				{"syntax error", "/ksql", ksqlBody("SHOW STREAMZ;", nil), 400, `{"@type":"statement_error","error_code":40001,"message":"line 1:6: Syntax Error\nExpecting {'STREAMS', 'TABLES', 'QUERIES', 'TOPICS', 'PROPERTIES', 'FUNCTIONS'}\nSHOW STREAMZ;\n     ^","statementText":"SHOW STREAMZ;","entities":[]}`},
 				{"select on /ksql", "/ksql", ksqlBody("SELECT * FROM clicks EMIT CHANGES;", nil), 400, `{"@type":"statement_error","error_code":40002,"message":"The following statement types should be issued to the websocket endpoint '/query':\n\t* PRINT\n\t* SELECT","statementText":"SELECT * FROM clicks EMIT CHANGES;","entities":[]}`},
 				{"bad json", "/ksql", `{"ksql":`, 400, `{"@type":"generic_error","error_code":40000,"message":"Invalid JSON in request: unexpected EOF"}`},
 			}

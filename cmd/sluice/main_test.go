@@ -178,8 +178,8 @@ func TestRunSyntaxError(t *testing.T) {
 	if want := file + ": line 3:25: Syntax Error"; lines[0] != want {
 		t.Errorf("position %q, want %q", lines[0], want)
 	}
-	if want := `unexpected "value_format"`; !strings.HasPrefix(lines[1], want) {
-		t.Errorf("message %q does not start with %q", lines[1], want)
+	if want := "Expecting {')'}"; lines[1] != want {
+		t.Errorf("message %q, want %q", lines[1], want)
 	}
 	if want := "  WITH (kafka_topic='s' value_format='JSON', partitions=1);"; lines[2] != want {
 		t.Errorf("source line %q, want %q", lines[2], want)
