@@ -225,6 +225,8 @@ func (e *Engine) executeStatement(ctx context.Context, p parser.Parsed, sess *se
 			return nil, err
 		}
 		res.Text, res.Entity = text, ent
+	case *parser.RunScript:
+		return nil, parser.ClientOnly(p.Stmt, p.Text)
 	default:
 		return nil, fmt.Errorf("%w: %T statements are not supported yet", planner.ErrUnsupported, p.Stmt)
 	}

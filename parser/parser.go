@@ -171,6 +171,18 @@ func (e *Error) Pretty() string {
 	return b.String()
 }
 
+// ClientOnly is the error for a statement only a client runs (RUN
+// SCRIPT, which the shell and `sluice run` read themselves), sent to a
+// server: ksqlDB's server grammar has no such statement, so it is an
+// unknown statement there. text is the statement's source text.
+func ClientOnly(st Statement, text string) *Error {
+	word, _, _ := strings.Cut(strings.TrimSpace(text), " ")
+	p := st.Position()
+	line, _, _ := strings.Cut(text, "\n")
+	line = strings.Repeat(" ", max(p.Column-1, 0)) + line
+	return &Error{Pos: p, Msg: fmt.Sprintf("Unknown statement '%s'", strings.ToUpper(word)), Token: word, Line: line, Statement: text + ";"}
+}
+
 // withStatement sets e.Statement to the statement of src holding e: from
 // the end of the previous `;` (outside strings and comments) to its own
 // `;`, or the end of the script.

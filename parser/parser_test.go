@@ -280,3 +280,22 @@ func TestNestedConstructorsAreFast(t *testing.T) {
 		}
 	}
 }
+
+func TestClientOnly(t *testing.T) {
+	for _, tc := range []struct{ src, msg, pretty string }{
+		{"RUN SCRIPT 'a.sql'", "line 1:1: Syntax Error\nUnknown statement 'RUN'\nStatement: RUN SCRIPT 'a.sql';",
+			"line 1:1: Syntax Error\nUnknown statement 'RUN'\nRUN SCRIPT 'a.sql'\n^"},
+		{"SHOW STREAMS;\n  run script 'b.sql';", "line 2:3: Syntax Error\nUnknown statement 'RUN'\nStatement: run script 'b.sql';",
+			"line 2:3: Syntax Error\nUnknown statement 'RUN'\n  run script 'b.sql'\n  ^"},
+	} {
+		ps, err := ParseScript(tc.src)
+		if err != nil {
+			t.Fatal(err)
+		}
+		p := ps[len(ps)-1]
+		e := ClientOnly(p.Stmt, p.Text)
+		if e.Error() != tc.msg || e.Pretty() != tc.pretty {
+			t.Errorf("%q:\n got %q\n     %q\nwant %q\n     %q", tc.src, e.Error(), e.Pretty(), tc.msg, tc.pretty)
+		}
+	}
+}
