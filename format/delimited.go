@@ -32,7 +32,8 @@ func newDelimitedCodec(cols []types.Column, p Props) (Codec, error) {
 	for _, col := range cols {
 		switch col.Type.Kind {
 		case types.Array, types.Map, types.Struct:
-			return nil, fmt.Errorf("%w: The 'DELIMITED' format does not support type '%s' (column %s)", ErrUnsupported, col.Type, col.Name)
+			// ksqlDB names the type by its kind (ARRAY, not ARRAY<INT>).
+			return nil, fmt.Errorf("%w: The 'DELIMITED' format does not support type '%s', column: `%s`", ErrUnsupported, col.Type.Kind, col.Name)
 		}
 	}
 	return &delimitedCodec{cols: cols, comma: comma}, nil

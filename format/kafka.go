@@ -33,8 +33,9 @@ func newKafkaCodec(cols []types.Column, key bool) (Codec, error) {
 	case types.String, types.Integer, types.BigInt, types.Double, types.Bytes:
 		return kafkaCodec{col: cols[0]}, nil
 	}
-	return nil, fmt.Errorf("%w: The 'KAFKA' format does not support type '%s' (column %s); use STRING, INT, BIGINT, DOUBLE or BYTES",
-		ErrUnsupported, cols[0].Type, cols[0].Name)
+	// ksqlDB names the type by its kind (DECIMAL, not DECIMAL(4, 2)).
+	return nil, fmt.Errorf("%w: The 'KAFKA' format does not support type '%s', column: `%s`; use STRING, INT, BIGINT, DOUBLE or BYTES",
+		ErrUnsupported, cols[0].Type.Kind, cols[0].Name)
 }
 
 func (c kafkaCodec) Encode(vals []any) ([]byte, error) {
