@@ -1,6 +1,7 @@
 package planner
 
 import (
+	"errors"
 	"fmt"
 	"strconv"
 	"strings"
@@ -273,12 +274,25 @@ func resolveTimestampColumn(s *Source) error {
 // building the codecs once at plan time.
 func validateFormats(s *Source) error {
 	if _, err := format.NewKeyCodec(s.KeyFormat, s.Schema.Keys(), s.KeyProps); err != nil {
-		return fmt.Errorf("%w: key format: %v", ErrInvalid, err)
+		return formatRefusal("Key", s.KeyFormat, s.Schema.Keys(), err)
 	}
 	if _, err := format.NewValueCodec(s.ValueFormat, s.Schema.Values(), s.ValueProps); err != nil {
-		return fmt.Errorf("%w: value format: %v", ErrInvalid, err)
+		return formatRefusal("Value", s.ValueFormat, s.Schema.Values(), err)
 	}
 	return nil
+}
+
+// formatRefusal words a format's refusal of columns as ksqlDB does: the
+// side, the format, the columns as ksqlDB prints a persistence schema,
+// and the format's reason. Other errors (a bad delimiter) pass as they
+// are.
+func formatRefusal(side, name string, cols []types.Column, err error) error {
+	if !errors.Is(err, format.ErrUnsupported) {
+		return fmt.Errorf("%w: %s format: %w", ErrInvalid, strings.ToLower(side), err)
+	}
+	reason := strings.TrimPrefix(err.Error(), format.ErrUnsupported.Error()+": ")
+	return fmt.Errorf("%w: %s format does not support schema.\nformat: %s\nschema: Persistence{columns=[%s], features=[]}\nreason: %s",
+		ErrInvalid, side, strings.ToUpper(name), format.PersistenceColumns(cols), reason)
 }
 
 // isReserved reports pseudo-column names users may not declare.
