@@ -174,7 +174,7 @@ func compileLambdaCall(call *parser.FuncCall, scope Scope) (c Compiled, handled 
 	return c, true, err
 }
 
-// signature checks the shape of a lambda-function call: nPlain ordinary
+// lambdaSignature checks the shape of a lambda-function call: nPlain ordinary
 // arguments, the first a collection, then nLambdas lambdas.
 func lambdaSignature(call *parser.FuncCall, args []Compiled, lambdas []*parser.Lambda, nPlain, nLambdas int, usage string) error {
 	if len(args) != nPlain || len(lambdas) != nLambdas {
