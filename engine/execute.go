@@ -241,6 +241,8 @@ func (e *Engine) executeStatement(ctx context.Context, p parser.Parsed, sess *se
 			return nil, err
 		}
 		res.Message, res.Entity = r.Message, r.Entity
+	case *parser.RunScript:
+		return nil, parser.ClientOnly(p.Stmt, p.Text)
 	default:
 		return nil, fmt.Errorf("%w: %T statements are not supported yet", planner.ErrUnsupported, p.Stmt)
 	}
@@ -528,6 +530,7 @@ func (e *Engine) planOptions(props map[string]string) planner.Options {
 		IdleTimeout:             prop(props, planner.IdleTimeoutProperty, ""),
 		DefaultKeyFormat:        strings.ToUpper(prop(props, planner.DefaultKeyFormatProperty, "")),
 		DefaultValueFormat:      strings.ToUpper(prop(props, planner.DefaultValueFormatProperty, "")),
+		NewQueryPlanner:         strings.EqualFold(prop(props, planner.NewQueryPlannerProperty, "false"), "true"),
 	}
 }
 

@@ -26,6 +26,11 @@ type ProjectNode struct {
 	// columns unchanged: a row read from a null-key record keeps its null
 	// key (Row.NullKey) through it. Other projections compute a new key.
 	KeepsKey bool
+	// TombstoneNull says, for each of those outputs, that its expression
+	// reads a value (or pseudo) column: on a null-value record it is NULL,
+	// as in ksqlDB, rather than computed over NULLs (NAME IS NULL would
+	// be true).
+	TombstoneNull []bool
 	// Inputs, when set, gives for each output the input position it
 	// copies unchanged (a plain column reference), or -1 for a computed
 	// value. A chain of such a projection into a sink may copy a record's
@@ -57,6 +62,10 @@ func (p *project) Process(tc *TaskContext, row *Row) error {
 			keyOnly := make([]any, len(row.Cols))
 			copy(keyOnly[:p.node.InputKeys], row.Cols)
 			for o := 0; o < n; o++ {
+				if o < len(p.node.TombstoneNull) && p.node.TombstoneNull[o] {
+					out[o] = nil
+					continue
+				}
 				out[o] = p.node.Exprs[o](keyOnly)
 			}
 		}

@@ -169,6 +169,9 @@ func compileBinary(b *parser.Binary, scope Scope) (Compiled, error) {
 	case parser.OpAnd, parser.OpOr:
 		c, err = logical(b.Op, l, r)
 	case parser.OpAdd, parser.OpSub, parser.OpMul, parser.OpDiv, parser.OpMod:
+		if inLambda(scope) {
+			l.Eval, r.Eval = faultOnNull(l.Eval), faultOnNull(r.Eval)
+		}
 		if c, err = arithmetic(b.Op, l, r); err != nil {
 			err = fmt.Errorf("%w: Error processing expression: %s. %w", ErrType, parser.KsqlText(b), err)
 		}

@@ -72,6 +72,9 @@ func Functions() []FunctionInfo {
 	for name, s := range scalars {
 		out = append(out, FunctionInfo{Name: name, Type: "SCALAR", Category: category[name], Description: s.doc})
 	}
+	for name, doc := range lambdaFunctions {
+		out = append(out, FunctionInfo{Name: name, Type: "SCALAR", Category: "LAMBDA", Description: doc})
+	}
 	for name := range aggregates {
 		out = append(out, FunctionInfo{Name: name, Type: "AGGREGATE", Category: "AGGREGATE", Description: aggregateDescriptions[name]})
 	}

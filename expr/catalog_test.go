@@ -24,6 +24,11 @@ func TestFunctionCatalog(t *testing.T) {
 	if f, ok := expr.LookupFunction("substring"); !ok || f.Type != "SCALAR" || f.Category != "STRING" {
 		t.Errorf("LookupFunction(substring) = %+v, %v", f, ok)
 	}
+	for _, name := range []string{"TRANSFORM", "reduce", "Filter"} {
+		if f, ok := expr.LookupFunction(name); !ok || f.Type != "SCALAR" || f.Category != "LAMBDA" || f.Description == "" {
+			t.Errorf("LookupFunction(%s) = %+v, %v; want a described LAMBDA scalar", name, f, ok)
+		}
+	}
 	if _, ok := expr.LookupFunction("NO_SUCH"); ok {
 		t.Error("LookupFunction found NO_SUCH")
 	}

@@ -33,7 +33,7 @@ func unifyLiterals(nodes []parser.Expr, cs []Compiled, mismatch func(i int, a, b
 			if (pass == 0) != (l == nil) || (l != nil && l.Kind == parser.LitString) {
 				continue
 			}
-			t, ok := collUnify(target, c.Type)
+			t, ok := unifyTypes(target, c.Type, true)
 			if !ok {
 				if l != nil && target.Kind == types.String {
 					continue // made text below

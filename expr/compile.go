@@ -39,6 +39,10 @@ var ErrType = errors.New("type error")
 // ErrUnknownFunction is wrapped when a function name is not registered.
 var ErrUnknownFunction = errors.New("unknown function")
 
+// NullTypeMessage is ksqlDB's error for a bare NULL whose type nothing
+// decides (a SELECT item, a STRUCT field).
+const NullTypeMessage = "Can't infer a type of null. Please explicitly cast it to a required type, e.g. CAST(null AS VARCHAR)."
+
 // PosError is a compile error at a position in the SQL text.
 type PosError struct {
 	Pos parser.Pos
@@ -123,6 +127,9 @@ func compile(e parser.Expr, scope Scope) (Compiled, error) {
 	case *parser.Literal:
 		return compileLiteral(x)
 	case *parser.ColumnRef:
+		if c, ok := lambdaParam(scope, x); ok {
+			return c, nil
+		}
 		idx, t, err := scope.Resolve(x)
 		if err != nil {
 			return Compiled{}, errAt(x, err)
@@ -134,6 +141,9 @@ func compile(e parser.Expr, scope Scope) (Compiled, error) {
 		return compileBinary(x, scope)
 	case *parser.FuncCall:
 		if c, handled, err := tmCompileCall(x, scope); handled {
+			return c, err
+		}
+		if c, handled, err := compileLambdaCall(x, scope); handled {
 			return c, err
 		}
 		return compileCall(x, scope)
@@ -164,6 +174,8 @@ func compile(e parser.Expr, scope Scope) (Compiled, error) {
 		return compileArrayCtor(x, scope)
 	case *parser.MapCtor:
 		return compileMapCtor(x, scope)
+	case *parser.Lambda:
+		return Compiled{}, fmt.Errorf("%w: a lambda (%s) is only allowed as an argument of TRANSFORM, REDUCE or FILTER", ErrType, x)
 	}
 	return Compiled{}, errAt(e, fmt.Errorf("%w: %s is not supported yet", ErrType, e.String()))
 }

@@ -23,7 +23,14 @@ import (
 // collUnify returns the type two element types share: NULL takes the
 // other type, numbers widen (INT < BIGINT < DOUBLE), arrays unify their
 // elements, anything else must be equal.
-func collUnify(a, b types.Type) (types.Type, bool) {
+func collUnify(a, b types.Type) (types.Type, bool) { return unifyTypes(a, b, false) }
+
+// unifyTypes is collUnify; with structs set, two STRUCTs also unify, to
+// the union of their fields (first seen first), a field in both taking
+// the two types' common type. This is ksqlDB's rule that a STRUCT
+// coerces to any STRUCT whose shared fields coerce; it needs values
+// converted with collConvertFrom, which knows each value's own fields.
+func unifyTypes(a, b types.Type, structs bool) (types.Type, bool) {
 	switch {
 	case a.Kind == types.Unknown:
 		return b, true
@@ -34,14 +41,86 @@ func collUnify(a, b types.Type) (types.Type, bool) {
 	case a.IsNumeric() && b.IsNumeric():
 		return widen(a, b), true
 	case a.Kind == types.Array && b.Kind == types.Array:
-		e, ok := collUnify(*a.Elem, *b.Elem)
+		e, ok := unifyTypes(*a.Elem, *b.Elem, structs)
 		return types.ArrayOf(e), ok
 	case a.Kind == types.Map && b.Kind == types.Map:
-		k, ok := collUnify(*a.Key, *b.Key)
-		e, ok2 := collUnify(*a.Elem, *b.Elem)
+		k, ok := unifyTypes(*a.Key, *b.Key, structs)
+		e, ok2 := unifyTypes(*a.Elem, *b.Elem, structs)
 		return types.MapOf(k, e), ok && ok2
+	case structs && a.Kind == types.Struct && b.Kind == types.Struct:
+		out := types.Type{Kind: types.Struct, Fields: slices.Clone(a.Fields)}
+		for _, f := range b.Fields {
+			i := slices.IndexFunc(out.Fields, func(g types.Field) bool { return g.Name == f.Name })
+			if i < 0 {
+				out.Fields = append(out.Fields, f)
+				continue
+			}
+			t, ok := unifyTypes(out.Fields[i].Type, f.Type, structs)
+			if !ok {
+				return a, false
+			}
+			out.Fields[i].Type = t
+		}
+		return out, true
 	}
 	return a, a.Equal(b)
+}
+
+// collConvertFrom converts a value of type src to dst, a type src
+// unified into with unifyTypes: numbers widen, and a STRUCT takes dst's
+// fields, by name, NULL for those src lacks.
+func collConvertFrom(src, dst types.Type) func(any) any {
+	switch {
+	case src.Kind == types.Struct && dst.Kind == types.Struct:
+		idx := make([]int, len(dst.Fields))
+		convs := make([]func(any) any, len(dst.Fields))
+		for i, f := range dst.Fields {
+			idx[i] = slices.IndexFunc(src.Fields, func(g types.Field) bool { return g.Name == f.Name })
+			if idx[i] >= 0 {
+				convs[i] = collConvertFrom(src.Fields[idx[i]].Type, f.Type)
+			}
+		}
+		return func(v any) any {
+			fields, ok := v.([]any)
+			if !ok {
+				return v
+			}
+			out := make([]any, len(idx))
+			for i, j := range idx {
+				if j >= 0 && j < len(fields) {
+					out[i] = convs[i](fields[j])
+				}
+			}
+			return out
+		}
+	case src.Kind == types.Array && dst.Kind == types.Array:
+		ec := collConvertFrom(*src.Elem, *dst.Elem)
+		return func(v any) any {
+			list, ok := v.([]any)
+			if !ok {
+				return v
+			}
+			out := make([]any, len(list))
+			for i, x := range list {
+				out[i] = ec(x)
+			}
+			return out
+		}
+	case src.Kind == types.Map && dst.Kind == types.Map:
+		ec := collConvertFrom(*src.Elem, *dst.Elem)
+		return func(v any) any {
+			m, ok := v.(map[string]any)
+			if !ok {
+				return v
+			}
+			out := make(map[string]any, len(m))
+			for k, x := range m {
+				out[k] = ec(x)
+			}
+			return out
+		}
+	}
+	return collConverter(dst)
 }
 
 // collConverter converts a value of a type that unified into t to t's Go
@@ -650,11 +729,14 @@ func compileArrayCtor(x *parser.ArrayCtor, scope Scope) (Compiled, error) {
 	if elem.Kind == types.Unknown {
 		return Compiled{}, errAt(x, fmt.Errorf("%w: Cannot construct an array with all NULL elements (see %s). As a workaround, you may cast a NULL value to the desired type.", ErrType, emptyCtorIssue))
 	}
-	conv := collConverter(elem)
+	convs := make([]func(any) any, len(cs))
+	for i, c := range cs {
+		convs[i] = collConvertFrom(c.Type, elem)
+	}
 	return fold(Compiled{Type: types.ArrayOf(elem), Const: allConst, Eval: func(row []any) any {
 		out := make([]any, len(evals))
 		for i, e := range evals {
-			out[i] = conv(e(row))
+			out[i] = convs[i](e(row))
 		}
 		return out
 	}}), nil
@@ -707,7 +789,10 @@ func compileMapCtor(x *parser.MapCtor, scope Scope) (Compiled, error) {
 	if !collOrderable(kt) {
 		return Compiled{}, errAt(x, fmt.Errorf("%w: MAP keys must be a primitive type, not %s", ErrType, kt))
 	}
-	conv := collConverter(vt)
+	convs := make([]func(any) any, len(vcs))
+	for i, c := range vcs {
+		convs[i] = collConvertFrom(c.Type, vt)
+	}
 	return fold(Compiled{Type: types.MapOf(kt, vt), Const: allConst, Eval: func(row []any) any {
 		out := make(map[string]any, len(keys))
 		for i := range keys {
@@ -715,7 +800,7 @@ func compileMapCtor(x *parser.MapCtor, scope Scope) (Compiled, error) {
 			if k == nil {
 				continue
 			}
-			out[types.FormatValue(k)] = conv(vals[i](row))
+			out[types.FormatValue(k)] = convs[i](vals[i](row))
 		}
 		return out
 	}}), nil

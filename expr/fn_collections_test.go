@@ -137,6 +137,13 @@ func TestCollectionConstructors(t *testing.T) {
 		{"ARRAY[s, 1, TRUE, 2.50]", tStrArray, []any{"abc", "1", "true", "2.50"}},
 		{"ARRAY[t, 'no', 'YES']", types.ArrayOf(tBool), []any{true, false, true}},
 		{"MAP(s := 1, 10 := '2')", types.MapOf(tString, tInt), map[string]any{"abc": int32(1), "10": int32(2)}},
+		// STRUCTs unify to the union of their fields, shared fields to
+		// their common type; a value lacks what its own struct lacked.
+		{"ARRAY[NULL, STRUCT(x := i, y := b), STRUCT(y := i, z := b)]", types.ArrayOf(types.Type{Kind: types.Struct, Fields: []types.Field{
+			{Name: "X", Type: tInt}, {Name: "Y", Type: types.BigIntType}, {Name: "Z", Type: types.BigIntType}}}),
+			[]any{nil, []any{int32(7), int64(10), nil}, []any{nil, int64(7), int64(10)}}},
+		{"MAP('a' := STRUCT(x := 1), 'b' := STRUCT(x := 2.5E0))", types.MapOf(tString, types.Type{Kind: types.Struct, Fields: []types.Field{
+			{Name: "X", Type: tDouble}}}), map[string]any{"a": []any{1.0}, "b": []any{2.5}}},
 	})
 	for _, tc := range []struct{ src, want string }{
 		{"ARRAY[1, 'not a number']", `invalid input syntax for type INTEGER: "not a number"`},
@@ -144,6 +151,7 @@ func TestCollectionConstructors(t *testing.T) {
 		{"ARRAY[1, '3000000000']", `invalid input syntax for type INTEGER: "3000000000"`},
 		{"MAP('a' := t, 'b' := 'maybe')", `invalid input syntax for type BOOLEAN: "maybe"`},
 		{"ARRAY[s, i]", "invalid array constructor: elements of types STRING and INTEGER"},
+		{"ARRAY[STRUCT(x := s), STRUCT(x := i)]", "invalid array constructor: elements of types STRUCT<`X` STRING> and STRUCT<`X` INTEGER>"},
 	} {
 		_, err := compileExpr(t, tc.src)
 		if err == nil || !errors.Is(err, expr.ErrType) || !strings.Contains(err.Error(), tc.want) {

@@ -164,7 +164,8 @@ var mathFunctionCases = []evalCase{
 	{"ROUND(-1.005, 2)", tDouble, -1.0},
 	{"ROUND(-1250, -2)", tDouble, -1200.0},
 	{"ROUND(1250, -2)", tDouble, 1300.0},
-	{"ABS(-2147483648)", tBig, int64(2147483648)},
+	{"ABS(-2147483648)", tInt, int32(math.MinInt32)}, // an INT literal: Java's Math.abs overflows
+	{"ABS(-(2147483648))", tBig, int64(2147483648)},
 	{"ABS(-9223372036854775807 - 1)", tBig, int64(math.MinInt64)}, // Java's Math.abs overflows
 	{"ABS(-1E0/0)", tDouble, inf},
 	{"ABS(nd)", tDouble, nil},

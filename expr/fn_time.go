@@ -53,6 +53,17 @@ const (
 	tmDateLetters = "yuYGMLdDEXxZzV"
 )
 
+// IsTimeUnitArg reports whether argument i of the named function is a
+// time-unit word (the SECONDS of TIMESTAMPADD(SECONDS, 5, t)), which the
+// parser reads as a column reference but names no column.
+func IsTimeUnitArg(name string, i int) bool {
+	switch strings.ToUpper(name) {
+	case "TIMESTAMPADD", "TIMESTAMPSUB", "DATEADD", "DATESUB", "TIMEADD", "TIMESUB":
+		return i == 0
+	}
+	return false
+}
+
 // tmCompileCall handles, before the generic path, the calls whose
 // arguments need their syntax: the unit word of TIMESTAMPADD and the like
 // (the parser gives a column reference named SECONDS), literal patterns
@@ -70,7 +81,7 @@ func tmCompileCall(call *parser.FuncCall, scope Scope) (Compiled, bool, error) {
 		return Compiled{Type: types.IntegerType, Eval: func([]any) any {
 			return int32(tmFloorDiv(time.Now().UnixMilli(), tmDayMillis))
 		}}, true, nil
-	case "TIMESTAMPADD", "TIMESTAMPSUB", "DATEADD", "DATESUB", "TIMEADD", "TIMESUB":
+	case "TIMESTAMPADD", "TIMESTAMPSUB", "DATEADD", "DATESUB", "TIMEADD", "TIMESUB": // see IsTimeUnitArg
 		if len(call.Args) != 3 {
 			return Compiled{}, true, errAt(call, fmt.Errorf("%w: function %s takes a time unit, an interval and a value", ErrType, call.Name))
 		}

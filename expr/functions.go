@@ -374,7 +374,8 @@ func bindCoalesce(args []types.Type) (types.Type, func([]any) any, error) {
 // is a scalar or aggregate function.
 func IsFunction(name string) bool {
 	_, ok := scalars[strings.ToUpper(name)]
-	return ok || IsAggregate(name) || IsTableFunction(name)
+	_, lambda := lambdaFunctions[strings.ToUpper(name)]
+	return ok || lambda || IsAggregate(name) || IsTableFunction(name)
 }
 
 func compileCall(call *parser.FuncCall, scope Scope) (Compiled, error) {

@@ -61,7 +61,7 @@ func compileStructCtor(x *parser.StructCtor, scope Scope) (Compiled, error) {
 			return Compiled{}, err
 		}
 		if c.Type.Kind == types.Unknown {
-			return Compiled{}, errAt(v, fmt.Errorf("%w: cannot infer the type of STRUCT field %s (a bare NULL); use CAST", ErrType, x.Names[i]))
+			return Compiled{}, errAt(v, fmt.Errorf("%w: %s (STRUCT field %s is a bare NULL)", ErrType, NullTypeMessage, x.Names[i]))
 		}
 		t.Fields = append(t.Fields, types.Field{Name: x.Names[i], Type: c.Type})
 		evals[i] = c.Eval

@@ -49,7 +49,7 @@ func TestStructs(t *testing.T) {
 		{src: "I[1]", wantErr: "line 1:1: type error: I is INTEGER: [ ] needs an ARRAY or a MAP"},
 		{src: "A->CITY", wantErr: "line 1:1: type error: A has no field CITY"},
 		{src: "I->X", wantErr: "line 1:1: type error: I is INTEGER, not a STRUCT: -> needs a STRUCT"},
-		{src: "STRUCT(a := NULL)", wantErr: "line 1:13: type error: cannot infer the type of STRUCT field A (a bare NULL); use CAST"},
+		{src: "STRUCT(a := NULL)", wantErr: "line 1:13: type error: Can't infer a type of null. Please explicitly cast it to a required type, e.g. CAST(null AS VARCHAR). (STRUCT field A is a bare NULL)"},
 	}
 	for _, tc := range cases {
 		t.Run(tc.src, func(t *testing.T) {

@@ -204,7 +204,7 @@ func TestNewCodecErrors(t *testing.T) {
 	}{
 		{"XML", two, Props{}, ErrUnknownFormat, `Unknown format: XML (supported formats are JSON, KAFKA, DELIMITED, NONE, AVRO, PROTOBUF, PROTOBUF_NOSR, JSON_SR)`},
 		{"AVRO", two, Props{}, ErrUnsupported, "format AVRO needs a Schema Registry, and none is configured"},
-		{"kafka", two, Props{}, ErrUnsupported, "single value column, got 2"},
+		{"kafka", two, Props{}, ErrUnsupported, "The 'KAFKA' format only supports a single field. Got: [`A` STRING, `B` STRING]"},
 		{"kafka", []types.Column{col("A", types.BooleanType)}, Props{}, ErrUnsupported, "does not support type 'BOOLEAN'"},
 		{"delimited", []types.Column{col("A", types.ArrayOf(types.StringType))}, Props{}, ErrUnsupported, "The 'DELIMITED' format does not support type 'ARRAY', column: `A`"},
 		{"delimited", []types.Column{col("A", types.MapOf(types.StringType, types.IntegerType))}, Props{}, ErrUnsupported, "does not support type 'MAP', column: `A`"},

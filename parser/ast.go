@@ -492,6 +492,16 @@ type FuncCall struct {
 	Distinct bool
 }
 
+// Lambda is a lambda function, x => body or (x, y) => body: an argument
+// of a higher-order function (TRANSFORM, REDUCE, FILTER) that the function
+// calls for each element. Inside Body the parameters are read as column
+// references; they hide columns of the same name.
+type Lambda struct {
+	Pos    Pos
+	Params []string // upper-cased unless quoted
+	Body   Expr
+}
+
 // When is one WHEN … THEN … arm of a CASE.
 type When struct {
 	Cond   Expr
@@ -585,6 +595,7 @@ func (*ColumnRef) expr()   {}
 func (*Binary) expr()      {}
 func (*Unary) expr()       {}
 func (*FuncCall) expr()    {}
+func (*Lambda) expr()      {}
 func (*Case) expr()        {}
 func (*Cast) expr()        {}
 func (*IsNull) expr()      {}

@@ -259,13 +259,13 @@ func (c *converter) selectStmt(g *gSelect) *Select {
 		s.Where = c.expr(g.Where)
 	}
 	if g.GroupBy != nil {
-		s.GroupBy = c.exprs(append(g.GroupBy.Set, g.GroupBy.Exprs...))
+		s.GroupBy = c.adds(append(g.GroupBy.Set, g.GroupBy.Exprs...))
 	}
 	if pb := g.PartitionBy; pb != nil {
 		if pb.Empty {
 			c.fail(pb.Pos, "(", "PARTITION BY requires at least one expression")
 		}
-		s.PartitionBy = c.exprs(pb.Exprs)
+		s.PartitionBy = c.adds(pb.Exprs)
 	}
 	if g.Having != nil {
 		s.Having = c.expr(g.Having)
@@ -427,12 +427,11 @@ func (c *converter) typeName(g *gType) *TypeName {
 		q := g.Quoted[:1]
 		t.Name = strings.ReplaceAll(g.Quoted[1:len(g.Quoted)-1], q+q, q)
 	default:
-		t.Name = strings.ToUpper(g.Name)
+		t.Name = strings.ToUpper(g.Name.Value)
 		for _, p := range g.Params {
-			if p.Number == nil {
-				continue // VARCHAR(STRING) is STRING: the word bounds nothing
+			if p.Number != nil {
+				t.Params = append(t.Params, c.smallInt(p.Number))
 			}
-			t.Params = append(t.Params, c.smallInt(p.Number))
 		}
 	}
 	return t
@@ -444,6 +443,14 @@ func (c *converter) exprs(gs []*gExpr) []Expr {
 	var out []Expr
 	for _, g := range gs {
 		out = append(out, c.expr(g))
+	}
+	return out
+}
+
+func (c *converter) adds(gs []*gAdd) []Expr {
+	var out []Expr
+	for _, g := range gs {
+		out = append(out, c.add(g))
 	}
 	return out
 }
@@ -526,6 +533,12 @@ func (c *converter) mul(g *gMul) Expr {
 func (c *converter) unary(g *gUnary) Expr {
 	switch g.Op {
 	case "-":
+		// As in ksqlDB's grammar, a minus before a bare number is part of
+		// the literal: -2147483648 is an INT, -9223372036854775808 a
+		// BIGINT. -(5) stays an operation.
+		if px := g.X.Postfix; px != nil && len(px.Ops) == 0 && px.X.Number != "" {
+			return c.number(g.Pos, "-"+px.X.Number)
+		}
 		return &Unary{Pos: pos(g.Pos), Op: OpNeg, X: c.unary(g.X)}
 	case "+":
 		return &Unary{Pos: pos(g.Pos), Op: OpPlus, X: c.unary(g.X)}
@@ -543,6 +556,23 @@ func (c *converter) unary(g *gUnary) Expr {
 		}
 	}
 	return x
+}
+
+// number is a numeric literal. ksqlDB refuses, while parsing, an integer
+// that no BIGINT holds and a number beyond DOUBLE's range.
+func (c *converter) number(p lexer.Position, text string) Expr {
+	kind := numberKind(text)
+	switch kind {
+	case LitInteger:
+		if _, err := strconv.ParseInt(text, 10, 64); err != nil {
+			c.fail(p, text, "Invalid numeric literal: %s", text)
+		}
+	case LitDouble:
+		if f, err := strconv.ParseFloat(text, 64); err != nil && math.IsInf(f, 0) {
+			c.fail(p, text, "Number overflows DOUBLE: %s", text)
+		}
+	}
+	return &Literal{Pos: pos(p), Kind: kind, Text: text}
 }
 
 func numberKind(text string) LiteralKind {
@@ -565,7 +595,7 @@ func (c *converter) primary(g *gPrimary) Expr {
 	case g.Bool != "":
 		return &Literal{Pos: p, Kind: LitBool, Bool: strings.EqualFold(g.Bool, "TRUE")}
 	case g.Number != "":
-		return &Literal{Pos: p, Kind: numberKind(g.Number), Text: g.Number}
+		return c.number(g.Pos, g.Number)
 	case g.String != nil:
 		return &Literal{Pos: p, Kind: LitString, Str: unquoteString(*g.String)}
 	case g.Case != nil:
@@ -599,7 +629,11 @@ func (c *converter) primary(g *gPrimary) Expr {
 		}
 		return s
 	case g.Call != nil:
-		return &FuncCall{Pos: p, Name: strings.ToUpper(g.Call.Name.Value), Args: c.exprs(append(g.Call.DistinctArgs, g.Call.Args...)),
+		args := c.exprs(g.Call.DistinctArgs)
+		for _, a := range g.Call.Args {
+			args = append(args, c.arg(a))
+		}
+		return &FuncCall{Pos: p, Name: strings.ToUpper(g.Call.Name.Value), Args: args,
 			Star: g.Call.Star, Distinct: g.Call.Distinct}
 	default:
 		col := &ColumnRef{Pos: p, Name: g.Column.First.Value}
@@ -608,6 +642,17 @@ func (c *converter) primary(g *gPrimary) Expr {
 		}
 		return col
 	}
+}
+
+func (c *converter) arg(g *gArg) Expr {
+	if g.Lambda == nil {
+		return c.expr(g.Expr)
+	}
+	l := &Lambda{Pos: pos(g.Lambda.Pos), Body: c.expr(g.Lambda.Body)}
+	for _, p := range g.Lambda.Params {
+		l.Params = append(l.Params, p.Value)
+	}
+	return l
 }
 
 // unquoteString removes the quotes of a SQL string literal and undoes ”

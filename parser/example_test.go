@@ -32,7 +32,8 @@ func ExampleError_Pretty() {
 		fmt.Println(perr.Pretty())
 	}
 	// Output:
-	// line 1:10: unexpected "FORM", expected "FROM"
+	// line 1:10: Syntax Error
+	// Expecting {'FROM'}
 	// SELECT a FORM b
 	//          ^
 }

@@ -22,7 +22,7 @@ var sqlLexer = lexer.MustSimple([]lexer.SimpleRule{
 	{Name: "String", Pattern: `'(?:[^']|'')*'`},
 	{Name: "QIdent", Pattern: "`(?:[^`]|``)*`" + `|"(?:[^"]|"")*"`},
 	{Name: "Ident", Pattern: `[A-Za-z_][A-Za-z0-9_]*`},
-	{Name: "Op", Pattern: `->|\|\||<>|!=|<=|>=|:=|[-+*/%=<>(),.;\[\]]`},
+	{Name: "Op", Pattern: `->|=>|\|\||<>|!=|<=|>=|:=|[-+*/%=<>(),.;\[\]]`},
 })
 
 var (
@@ -203,17 +203,21 @@ type gSelect struct {
 // gPartitionBy is PARTITION BY's list. An empty `()` parses so that the
 // converter can say what is missing, as ksqlDB does, instead of a bare
 // "unexpected )".
+//
+// Like GROUP BY's, its items are value expressions, as in ksqlDB's
+// grammar: arithmetic, concatenation and primaries, but no AND, OR, NOT,
+// comparison or predicate unless inside parentheses.
 type gPartitionBy struct {
 	Pos   lexer.Position
-	Empty bool     `parser:"  @( '(' ')' )"`
-	Exprs []*gExpr `parser:"| @@ ( ',' @@ )*"`
+	Empty bool    `parser:"  @( '(' ')' )"`
+	Exprs []*gAdd `parser:"| @@ ( ',' @@ )*"`
 }
 
-// gGroupBy is a list of expressions, optionally in parentheses as a
-// grouping set: GROUP BY (a, b).
+// gGroupBy is a list of value expressions, optionally in parentheses as
+// a grouping set: GROUP BY (a, b).
 type gGroupBy struct {
-	Set   []*gExpr `parser:"  '(' @@ ( ',' @@ )+ ')'"`
-	Exprs []*gExpr `parser:"| @@ ( ',' @@ )*"`
+	Set   []*gAdd `parser:"  '(' @@ ( ',' @@ )+ ')'"`
+	Exprs []*gAdd `parser:"| @@ ( ',' @@ )*"`
 }
 
 type gNumber struct {
@@ -403,20 +407,37 @@ type gAssertSchem struct {
 
 type gType struct {
 	Pos    lexer.Position
-	Array  *gType        `parser:"  'ARRAY' '<' @@ '>'"`
-	Map    *gMapType     `parser:"| 'MAP' '<' @@ '>'"`
-	Struct *gStructTyp   `parser:"| 'STRUCT' '<' @@ '>'"`
-	Name   string        `parser:"| ( @Ident"`
-	Params []*gTypeParam `parser:"    ( '(' @@ ( ',' @@ )* ')' )?"`
+	Array  *gType      `parser:"  'ARRAY' '<' @@ '>'"`
+	Map    *gMapType   `parser:"| 'MAP' '<' @@ '>'"`
+	Struct *gStructTyp `parser:"| 'STRUCT' '<' @@ '>'"`
+	Name   *gTypeWord  `parser:"| ( @@"`
+	Params []*gTypeArg `parser:"    ( '(' @@ ( ',' @@ )* ')' )?"`
 	// Quoted is a custom type's name written quoted: kept as written.
 	Quoted string `parser:"  | @QIdent )"`
 }
-
-// gTypeParam is a type parameter: a number, as in DECIMAL(4, 2), or the
-// word STRING, as in VARCHAR(STRING) (ksqlDB's grammar allows both).
-type gTypeParam struct {
+// gTypeArg is a type parameter: a number, or the word STRING, which
+// ksqlDB's grammar also takes (VARCHAR(STRING)) and which means nothing.
+type gTypeArg struct {
 	Number *gNumber `parser:"  @@"`
 	String bool     `parser:"| @'STRING'"`
+}
+
+// gTypeWord is the name of a scalar type (INT, VARCHAR, DECIMAL, …) or of
+// a custom type: an unquoted word that is not reserved, as ksqlDB's
+// grammar has it, so that `COL0 NULL` is a syntax error rather than an
+// unknown type.
+type gTypeWord struct {
+	Value string
+}
+
+func (g *gTypeWord) Parse(lex *lexer.PeekingLexer) error {
+	t := lex.Peek()
+	if t.Type != identType || reserved[strings.ToUpper(t.Value)] {
+		return participle.NextMatch
+	}
+	g.Value = t.Value
+	lex.Next()
+	return nil
 }
 
 type gMapType struct {
@@ -592,7 +613,20 @@ type gCall struct {
 	Star         bool     `parser:"    @'*'"`
 	Distinct     bool     `parser:"  | @'DISTINCT'"`
 	DistinctArgs []*gExpr `parser:"    @@ ( ',' @@ )*"`
-	Args         []*gExpr `parser:"  | @@ ( ',' @@ )* )? ')'"`
+	Args         []*gArg  `parser:"  | @@ ( ',' @@ )* )? ')'"`
+}
+
+// gArg is one argument of a call: a lambda (x => …, (x, y) => …), which
+// only higher-order functions such as TRANSFORM accept, or an expression.
+type gArg struct {
+	Lambda *gLambda `parser:"  @@"`
+	Expr   *gExpr   `parser:"| @@"`
+}
+
+type gLambda struct {
+	Pos    lexer.Position
+	Params []*gIdent `parser:"( '(' @@ ( ',' @@ )* ')' | @@ ) '=>'"`
+	Body   *gExpr    `parser:"@@"`
 }
 
 type gColumnRef struct {

@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"regexp"
+	"strconv"
 	"strings"
 	"unicode/utf8"
 
@@ -37,7 +38,7 @@ func ParseScript(src string) (out []Parsed, err error) {
 	defer recoverError(src, &err)
 	g, err := scriptParser.ParseString("", src)
 	if err != nil {
-		return nil, convertError(src, err)
+		return nil, withStatement(src, convertError(src, err, reparseWith(scriptParser)))
 	}
 	c := &converter{src: src}
 	for _, gs := range g.Stmts {
@@ -46,7 +47,7 @@ func ParseScript(src string) (out []Parsed, err error) {
 			c.fail(c.allFields[0], "*", "->* selects every field of a struct: it must be a whole SELECT item")
 		}
 		if c.err != nil {
-			return nil, c.err
+			return nil, withStatement(src, c.err)
 		}
 		out = append(out, Parsed{Stmt: st, Text: statementText(src, gs.Tokens)})
 	}
@@ -73,7 +74,7 @@ func ParseExpr(src string) (x Expr, err error) {
 	defer recoverError(src, &err)
 	g, err := exprParser.ParseString("", src)
 	if err != nil {
-		return nil, convertError(src, err)
+		return nil, convertError(src, err, reparseWith(exprParser))
 	}
 	c := &converter{src: src}
 	x = c.expr(g)
@@ -134,17 +135,30 @@ type Error struct {
 	Token    string   // the offending token as written; "" at end of input
 	Expected []string // what would have been accepted there, if known
 	Line     string   // the source line holding Pos
+	// Statement is the text of the statement the error is in, with its
+	// `;`, when the error came from parsing a script.
+	Statement string
 }
 
+// Error words the error as ksqlDB words every parse failure: the
+// position, "Syntax Error", then on its own line what went wrong, and
+// last the statement.
 func (e *Error) Error() string {
-	return fmt.Sprintf("line %d:%d: %s", e.Pos.Line, e.Pos.Column, e.Msg)
+	if e.Statement == "" {
+		return e.head()
+	}
+	return e.head() + "\nStatement: " + e.Statement
+}
+
+func (e *Error) head() string {
+	return fmt.Sprintf("line %d:%d: Syntax Error\n%s", e.Pos.Line, e.Pos.Column, e.Msg)
 }
 
 // Pretty returns the message, the source line and a caret under the
-// offending token.
+// offending token (which show where in the statement it is).
 func (e *Error) Pretty() string {
 	var b strings.Builder
-	b.WriteString(e.Error())
+	b.WriteString(e.head())
 	b.WriteString("\n")
 	b.WriteString(e.Line)
 	b.WriteString("\n")
@@ -161,6 +175,48 @@ func (e *Error) Pretty() string {
 	}
 	b.WriteString("^")
 	return b.String()
+}
+
+// ClientOnly is the error for a statement only a client runs (RUN
+// SCRIPT, which the shell and `sluice run` read themselves), sent to a
+// server: ksqlDB's server grammar has no such statement, so it is an
+// unknown statement there. text is the statement's source text.
+func ClientOnly(st Statement, text string) *Error {
+	word, _, _ := strings.Cut(strings.TrimSpace(text), " ")
+	p := st.Position()
+	line, _, _ := strings.Cut(text, "\n")
+	line = strings.Repeat(" ", max(p.Column-1, 0)) + line
+	return &Error{Pos: p, Msg: fmt.Sprintf("Unknown statement '%s'", strings.ToUpper(word)), Token: word, Line: line, Statement: text + ";"}
+}
+
+// withStatement sets e.Statement to the statement of src holding e: from
+// the end of the previous `;` (outside strings and comments) to its own
+// `;`, or the end of the script.
+func withStatement(src string, e *Error) *Error {
+	lx, err := sqlLexer.LexString("", src)
+	if err != nil {
+		return e
+	}
+	start, end := 0, len(src)
+	for {
+		t, err := lx.Next()
+		if err != nil || t.EOF() {
+			break
+		}
+		if t.Value != ";" || t.Type == whitespaceType || t.Type == commentType {
+			continue
+		}
+		if t.Pos.Offset < e.Pos.Offset {
+			start = t.Pos.Offset + 1
+			continue
+		}
+		end = t.Pos.Offset + 1
+		break
+	}
+	if start <= end && end <= len(src) {
+		e.Statement = strings.TrimSpace(src[start:end])
+	}
+	return e
 }
 
 func newError(src string, p Pos, token, msg string, expected []string) *Error {
@@ -185,7 +241,7 @@ var (
 
 // convertError maps participle's errors to *Error, naming the unexpected
 // token and what the grammar expected there.
-func convertError(src string, err error) *Error {
+func convertError(src string, err error, reparse func(string) error) *Error {
 	var lexErr *lexer.Error
 	if errors.As(err, &lexErr) {
 		p := pos(lexErr.Pos)
@@ -224,6 +280,7 @@ func convertError(src string, err error) *Error {
 		expected = describeExpected(m[2])
 	}
 	prev := previousToken(src, p.Offset)
+	atStatement := false
 	switch {
 	case len(expected) > 0:
 		// A misspelt keyword (FORM for FROM) is often swallowed as an alias,
@@ -233,17 +290,123 @@ func convertError(src string, err error) *Error {
 		}
 	case prev == nil || prev.Value == ";":
 		expected = []string{"statement (" + strings.Join(statementKeywords, ", ") + ")"}
+		atStatement = true
 	case token != "":
 		expected = []string{`";"`, "end of input"}
 	}
-	msg := "unexpected end of input"
-	if token != "" {
-		msg = fmt.Sprintf("unexpected %q", token)
+	if closer := missingCloser(src, p, token, reparse); closer != "" {
+		return newError(src, p, token, fmt.Sprintf("missing '%s' at '%s'", closer, token), []string{strconv.Quote(closer)})
 	}
+	return newError(src, p, token, ksqlDetail(p, token, expected, atStatement), expected)
+}
+
+// ksqlDetail words what went wrong as ksqlDB does after "Syntax Error":
+// a statement that starts with no statement keyword is an unknown
+// statement; where only certain tokens fit, it lists them in ANTLR's
+// names (Expecting {',', ')'}); elsewhere it names the token (Syntax error
+// at or near 'X' at line L:C), then says what would have fitted.
+func ksqlDetail(p Pos, token string, expected []string, atStatement bool) string {
+	shown := token
+	if shown == "" {
+		shown = "<EOF>"
+	}
+	if atStatement && token != "" {
+		msg := fmt.Sprintf("Unknown statement '%s'", token)
+		if near := Closest(token, statementKeywords); near != "" {
+			msg += fmt.Sprintf("\nDid you mean '%s'?", near)
+		}
+		return msg + "\nexpected " + strings.Join(expected, " or ")
+	}
+	if names, ok := antlrNames(expected); ok {
+		return "Expecting {" + strings.Join(names, ", ") + "}"
+	}
+	msg := fmt.Sprintf("Syntax error at or near '%s' at line %d:%d", shown, p.Line, p.Column)
 	if len(expected) > 0 {
-		msg += ", expected " + strings.Join(expected, " or ")
+		msg += ": expected " + strings.Join(expected, " or ")
 	}
-	return newError(src, p, token, msg, expected)
+	return msg
+}
+
+// antlrNames spells expected tokens as ANTLR names them in ksqlDB's
+// messages: literal tokens quoted, token classes by name. ok is false if
+// any expectation is a construct (an expression, a type), not a token.
+func antlrNames(expected []string) (names []string, ok bool) {
+	if len(expected) == 0 {
+		return nil, false
+	}
+	classes := map[string]string{"number": "INTEGER_VALUE", "string": "STRING", "identifier": "IDENTIFIER", "end of input": "<EOF>"}
+	var literals, named []string
+	for _, e := range expected {
+		if lit, err := strconv.Unquote(e); err == nil && strings.HasPrefix(e, `"`) {
+			literals = append(literals, "'"+lit+"'")
+			continue
+		}
+		n, isClass := classes[e]
+		if !isClass {
+			return nil, false
+		}
+		named = append(named, n)
+	}
+	// ANTLR lists literal tokens before token classes.
+	return append(literals, named...), true
+}
+
+// missingCloser returns the bracket the source failed to close before
+// the token at p, or "". As ANTLR's single-token insertion (whose "missing
+// ')' at ','" ksqlDB shows), the bracket counts as missing only if, with
+// it inserted, the parser reads past the token.
+func missingCloser(src string, p Pos, token string, reparse func(string) error) string {
+	closer := unclosedBracket(src, p.Offset)
+	if closer == "" || token == "" {
+		return ""
+	}
+	fixed := src[:p.Offset] + closer + " " + src[p.Offset:]
+	err := reparse(fixed)
+	var perr participle.Error
+	if err == nil || errors.As(err, &perr) && perr.Position().Offset > p.Offset+len(closer)+1 {
+		return closer
+	}
+	return ""
+}
+
+func reparseWith[T any](p *participle.Parser[T]) func(string) error {
+	return func(src string) error {
+		_, err := p.ParseString("", src)
+		return err
+	}
+}
+
+// unclosedBracket returns the closer of the innermost '(' or '[' still
+// open before offset, or "".
+func unclosedBracket(src string, offset int) string {
+	lx, err := sqlLexer.LexString("", src)
+	if err != nil {
+		return ""
+	}
+	var open []string
+	for {
+		t, err := lx.Next()
+		if err != nil || t.EOF() || t.Pos.Offset >= offset {
+			break
+		}
+		if t.Type == whitespaceType || t.Type == commentType {
+			continue
+		}
+		switch t.Value {
+		case "(":
+			open = append(open, ")")
+		case "[":
+			open = append(open, "]")
+		case ")", "]":
+			if len(open) > 0 {
+				open = open[:len(open)-1]
+			}
+		}
+	}
+	if len(open) == 0 {
+		return ""
+	}
+	return open[len(open)-1]
 }
 
 var statementKeywords = []string{
@@ -340,13 +503,18 @@ func describeExpected(ebnf string) []string {
 	var out []string
 	seen := map[string]bool{}
 	add := func(term string) {
-		if name, ok := productionNames[term]; ok {
-			term = name
+		terms := []string{term}
+		if ts, ok := productionTerms[term]; ok {
+			terms = ts
+		} else if name, ok := productionNames[term]; ok {
+			terms = []string{name}
 		}
-		term = grammarNames.Replace(term)
-		if !seen[term] {
-			seen[term] = true
-			out = append(out, term)
+		for _, t := range terms {
+			t = grammarNames.Replace(t)
+			if !seen[t] {
+				seen[t] = true
+				out = append(out, t)
+			}
 		}
 	}
 	var walk func(s string) bool // reports whether s can be empty
@@ -420,12 +588,18 @@ var timeUnits = map[string]bool{
 	"MINUTES": true, "HOUR": true, "HOURS": true, "DAY": true, "DAYS": true,
 }
 
+// productionTerms names the tokens of productions that are a choice of
+// single tokens.
+var productionTerms = map[string][]string{
+	"GTypeArg": {`"STRING"`, "number"},
+}
+
 var productionNames = map[string]string{
 	"gIdent": "identifier",
 	"GExpr":  "expression", "GAnd": "expression", "GNot": "expression", "GCmp": "expression",
 	"GAdd": "expression", "GMul": "expression", "GUnary": "expression", "GPostfix": "expression",
 	"GPrimary": "expression", "GRelation": "source name", "GIdent": "identifier", "GNumber": "number",
-	"GType": "type", "GDur": "duration", "GSelect": `"SELECT"`, "GStatement": "statement",
+	"GType": "type", "GTypeWord": "type", "GArg": "expression", "GLambda": "lambda", "GDur": "duration", "GSelect": `"SELECT"`, "GStatement": "statement",
 	"GJoin": `"JOIN"`, "GWindow": `"TUMBLING", "HOPPING", "SESSION" or "SLIDING"`, "GColumn": "column definition", "GProp": "property",
 	"GPropValue": "string, number, TRUE or FALSE", "GSelectItem": "select item", "GWithin": "duration", "GCmpTail": "comparison",
 	"GWindowParam": "window parameter", "GWindowCompact": `"GRACE"`, "GValues": "expression",

@@ -24,7 +24,7 @@ var roundTripCases = []struct{ in, want string }{
 	{"SELECT a FROM s WINDOW HOPPING 10 MINUTES ADVANCE 60 SECONDS", "SELECT A FROM S WINDOW HOPPING 10m ADVANCE 1m"},
 	{"SELECT a FROM s WINDOW SESSION (1 HOUR)", "SELECT A FROM S WINDOW SESSION (1 HOUR)"},
 	{"SELECT a FROM l JOIN r WITHIN 1h ON l.k = r.k", "SELECT A FROM L INNER JOIN R WITHIN 1 HOUR ON L.K = R.K"},
-	{"SELECT -1, - 1, -(1), 2 - -1 FROM s", "SELECT -1, -1, -1, 2 - -1 FROM S"},
+	{"SELECT -1, - 1, -(1), 2 - -1 FROM s", "SELECT -1, -1, -(1), 2 - -1 FROM S"},
 	{"SELECT NOT NOT a FROM s", "SELECT NOT NOT A FROM S"},
 	{"SELECT (a = b) = c FROM s", "SELECT (A = B) = C FROM S"},
 	{"SELECT (a OR b) AND c FROM s", "SELECT (A OR B) AND C FROM S"},
@@ -201,11 +201,11 @@ func TestErrors(t *testing.T) {
 		src, msg, token string
 		expected        []string
 	}{
-		{"SELECT a FORM b", `line 1:10: unexpected "FORM", expected "FROM"`, "FORM", []string{`"FROM"`}},
-		{"SELECT a\nFROM", `line 2:5: unexpected end of input, expected source name`, "", []string{"source name"}},
-		{"SELECT a FROM s WHERE ?", `line 1:23: unexpected character "?"`, "?", nil},
-		{"SELECT 1 FROM s; SELECT 2 FROM s", `line 1:18: expected one statement, found more`, "", nil},
-		{"", `line 1:1: expected a statement`, "", []string{"statement"}},
+		{"SELECT a FORM b", "line 1:10: Syntax Error\nExpecting {'FROM'}\nStatement: SELECT a FORM b", "FORM", []string{`"FROM"`}},
+		{"SELECT a\nFROM", "line 2:5: Syntax Error\nSyntax error at or near '<EOF>' at line 2:5: expected source name\nStatement: SELECT a\nFROM", "", []string{"source name"}},
+		{"SELECT a FROM s WHERE ?", "line 1:23: Syntax Error\n" + `unexpected character "?"` + "\nStatement: SELECT a FROM s WHERE ?", "?", nil},
+		{"SELECT 1 FROM s; SELECT 2 FROM s", "line 1:18: Syntax Error\n" + `expected one statement, found more`, "", nil},
+		{"", "line 1:1: Syntax Error\n" + `expected a statement`, "", []string{"statement"}},
 	}
 	for _, tc := range cases {
 		_, err := ParseOne(tc.src)
@@ -226,7 +226,7 @@ func TestPretty(t *testing.T) {
 	if !errors.As(err, &pe) {
 		t.Fatal(err)
 	}
-	want := "line 2:11: unexpected \"FORM\", expected \"FROM\"\n\tSELECT a FORM b\n\t         ^"
+	want := "line 2:11: Syntax Error\nExpecting {'FROM'}\n\tSELECT a FORM b\n\t         ^"
 	if got := pe.Pretty(); got != want {
 		t.Errorf("got\n%s\nwant\n%s", got, want)
 	}
@@ -277,6 +277,25 @@ func TestNestedConstructorsAreFast(t *testing.T) {
 		_, _ = Parse(src)
 		if d := time.Since(start); d > time.Second {
 			t.Errorf("%.30s… took %v", src, d)
+		}
+	}
+}
+
+func TestClientOnly(t *testing.T) {
+	for _, tc := range []struct{ src, msg, pretty string }{
+		{"RUN SCRIPT 'a.sql'", "line 1:1: Syntax Error\nUnknown statement 'RUN'\nStatement: RUN SCRIPT 'a.sql';",
+			"line 1:1: Syntax Error\nUnknown statement 'RUN'\nRUN SCRIPT 'a.sql'\n^"},
+		{"SHOW STREAMS;\n  run script 'b.sql';", "line 2:3: Syntax Error\nUnknown statement 'RUN'\nStatement: run script 'b.sql';",
+			"line 2:3: Syntax Error\nUnknown statement 'RUN'\n  run script 'b.sql'\n  ^"},
+	} {
+		ps, err := ParseScript(tc.src)
+		if err != nil {
+			t.Fatal(err)
+		}
+		p := ps[len(ps)-1]
+		e := ClientOnly(p.Stmt, p.Text)
+		if e.Error() != tc.msg || e.Pretty() != tc.pretty {
+			t.Errorf("%q:\n got %q\n     %q\nwant %q\n     %q", tc.src, e.Error(), e.Pretty(), tc.msg, tc.pretty)
 		}
 	}
 }

@@ -95,6 +95,10 @@ func joinStrings[T any](xs []T, f func(T) string) string {
 
 func exprString(x Expr) string { return x.String() }
 
+// valueExprString prints x where only a value expression may stand (GROUP
+// BY, PARTITION BY): anything looser than + goes in parentheses.
+func valueExprString(x Expr) string { return operand(x, precAdd) }
+
 func (p Property) String() string { return ident(p.Name) + "=" + p.Value.String() }
 
 func withClause(ps []Property) string {
@@ -209,10 +213,10 @@ func (s *Select) String() string {
 		b.WriteString(" WHERE " + s.Where.String())
 	}
 	if len(s.GroupBy) > 0 {
-		b.WriteString(" GROUP BY " + joinStrings(s.GroupBy, exprString))
+		b.WriteString(" GROUP BY " + joinStrings(s.GroupBy, valueExprString))
 	}
 	if len(s.PartitionBy) > 0 {
-		b.WriteString(" PARTITION BY " + joinStrings(s.PartitionBy, exprString))
+		b.WriteString(" PARTITION BY " + joinStrings(s.PartitionBy, valueExprString))
 	}
 	if s.Having != nil {
 		b.WriteString(" HAVING " + s.Having.String())
@@ -516,9 +520,13 @@ func (u *Unary) String() string {
 	return "+" + unaryOperand(u.X)
 }
 
-// unaryOperand keeps `- -x` from printing as the comment `--x`.
+// unaryOperand keeps `- -x` from printing as the comment `--x`, and a
+// number from joining the sign: -(5) is an operation, -5 a literal.
 func unaryOperand(x Expr) string {
 	if _, ok := x.(*Unary); ok {
+		return "(" + x.String() + ")"
+	}
+	if l, ok := x.(*Literal); ok && (l.Kind == LitInteger || l.Kind == LitDecimal || l.Kind == LitDouble) {
 		return "(" + x.String() + ")"
 	}
 	return operand(x, precUnary)
@@ -536,6 +544,21 @@ func (f *FuncCall) String() string {
 		return name + "(DISTINCT " + joinStrings(f.Args, exprString) + ")"
 	}
 	return name + "(" + joinStrings(f.Args, exprString) + ")"
+}
+
+// String prints x => body, or (x, y) => body for several parameters.
+func (l *Lambda) String() string { return lambdaHead(l.Params) + " => " + exprString(l.Body) }
+
+func lambdaHead(params []string) string {
+	quoted := make([]string, len(params))
+	for i, p := range params {
+		quoted[i] = ident(p)
+	}
+	head := strings.Join(quoted, ", ")
+	if len(quoted) != 1 {
+		head = "(" + head + ")"
+	}
+	return head
 }
 
 func (c *Case) String() string {
@@ -641,6 +664,7 @@ func (c *ColumnRef) Position() Pos     { return c.Pos }
 func (b *Binary) Position() Pos        { return b.Pos }
 func (u *Unary) Position() Pos         { return u.Pos }
 func (f *FuncCall) Position() Pos      { return f.Pos }
+func (l *Lambda) Position() Pos        { return l.Pos }
 func (c *Case) Position() Pos          { return c.Pos }
 func (c *Cast) Position() Pos          { return c.Pos }
 func (n *IsNull) Position() Pos        { return n.Pos }
@@ -677,6 +701,8 @@ func KsqlText(e Expr) string {
 		if x.Kind == LitBool {
 			return strconv.FormatBool(x.Bool)
 		}
+	case *Lambda:
+		return lambdaHead(x.Params) + " => " + KsqlText(x.Body)
 	case *ArrayCtor:
 		return "ARRAY[" + joinStrings(x.Elems, KsqlText) + "]"
 	case *MapCtor:

@@ -17,7 +17,8 @@ import (
 //
 //	ddl     — CREATE STREAM/TABLE statements that fill the catalog; prints the schema;
 //	          CREATE TYPE and DROP TYPE print the type registered or dropped
-//	plan    — a query; prints its physical topology (EXPLAIN's tree) or the error
+//	plan    — a query; prints its physical topology (EXPLAIN's tree) or the error;
+//	          the argument new-query-planner sets Options.NewQueryPlanner
 //
 // Regenerate with: go test ./planner -run TestPlans -rewrite
 func TestPlans(t *testing.T) {
@@ -28,7 +29,7 @@ func TestPlans(t *testing.T) {
 			case "ddl":
 				return ddl(cat, d.Input)
 			case "plan":
-				return plan(cat, d.Input)
+				return plan(cat, d.Input, planner.Options{ServiceID: "test", NewQueryPlanner: d.HasArg("new-query-planner")})
 			}
 			return fmt.Sprintf("unknown command %q", d.Cmd)
 		})
@@ -90,7 +91,7 @@ func ddl(cat *planner.Catalog, sql string) string {
 	return b.String()
 }
 
-func plan(cat *planner.Catalog, sql string) string {
+func plan(cat *planner.Catalog, sql string, opts planner.Options) string {
 	st, err := parser.ParseOne(sql)
 	if err != nil {
 		return engine.FormatError(sql, err)
@@ -120,7 +121,7 @@ func plan(cat *planner.Catalog, sql string) string {
 	default:
 		return "plan takes a query"
 	}
-	q, err := planner.PlanQuery(cat, sel, target, id, planner.Options{ServiceID: "test"})
+	q, err := planner.PlanQuery(cat, sel, target, id, opts)
 	if err != nil {
 		return engine.FormatError(sql, err)
 	}

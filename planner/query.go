@@ -42,6 +42,12 @@ type Options struct {
 	// KAFKA and "" (the statement must name a value format).
 	DefaultKeyFormat   string
 	DefaultValueFormat string
+	// NewQueryPlanner is ksqlDB's session property
+	// ksql.new.query.planner.enabled (NewQueryPlannerProperty). With it a
+	// stream's CREATE STREAM AS SELECT of a plain projection may leave the
+	// source's key columns out: the result then has no key. Default
+	// false: each key column must be selected.
+	NewQueryPlanner bool
 }
 
 // DefaultKeyFormatProperty and DefaultValueFormatProperty name the
@@ -51,6 +57,10 @@ const (
 	DefaultKeyFormatProperty   = "ksql.persistence.default.format.key"
 	DefaultValueFormatProperty = "ksql.persistence.default.format.value"
 )
+
+// NewQueryPlannerProperty names the session property behind
+// Options.NewQueryPlanner.
+const NewQueryPlannerProperty = "ksql.new.query.planner.enabled"
 
 // TableRetentionProperty names the session property behind
 // Options.TableRetention.
@@ -143,6 +153,16 @@ func (s *scope) Resolve(ref *parser.ColumnRef) (int, types.Type, error) {
 		return 0, types.Type{}, fmt.Errorf("%w %s: did you mean %s? %s has columns %s", expr.ErrUnknownColumn, ref.Name, near, s.src.Name, strings.Join(names, ", "))
 	}
 	return 0, types.Type{}, fmt.Errorf("%w %s: %s has columns %s", expr.ErrUnknownColumn, ref.Name, s.src.Name, strings.Join(names, ", "))
+}
+
+// unknownDetail is what a scope said about an unknown column, without
+// the kind prefix ("unknown column X: "), as a hint after ksqlDB's words.
+func unknownDetail(err error) string {
+	msg := err.Error()
+	if _, after, ok := strings.Cut(msg, ": "); ok && strings.HasPrefix(msg, expr.ErrUnknownColumn.Error()) {
+		return after
+	}
+	return msg
 }
 
 // visibleNames lists the columns a user can name, without internal ones.
@@ -518,6 +538,13 @@ func (p *planning) planStateless() error {
 			keyPositions[i] = true
 		}
 	}
+	// ksqlDB checks the SELECT list's column references before anything
+	// else about the items, and names the reference as written.
+	for _, it := range p.items {
+		if ref, err := unresolvedColumn(it.expr, p.sc); ref != nil {
+			return posErr(ref.Pos, fmt.Errorf("%w: SELECT column '%s' cannot be resolved. (%s)", expr.ErrUnknownColumn, strings.ToUpper(ref.String()), unknownDetail(err)))
+		}
+	}
 	var itemScope expr.Scope = p.sc
 	if p.hasTableFunctions() {
 		fm, sc, err := p.flatMap()
@@ -552,6 +579,10 @@ func (p *planning) planStateless() error {
 			}
 		}
 		if found < 0 {
+			if p.opts.NewQueryPlanner && produces == parser.KindStream && p.join == nil {
+				keyItem = keyItem[:0]
+				break // the result is keyless
+			}
 			return p.keyMissing(p.src.Schema.Keys())
 		}
 		keyItem = append(keyItem, found)
@@ -582,6 +613,19 @@ func andJoined(names []string) string {
 		return strings.Join(names, "")
 	}
 	return strings.Join(names[:len(names)-1], ", ") + " and " + names[len(names)-1]
+}
+
+// readsValue reports whether e reads a column past the first keys input
+// columns (the key columns): a value column or a pseudo column such as
+// ROWTIME, none of which a null-value record has.
+func (p *planning) readsValue(e parser.Expr, keys int) bool {
+	found := false
+	walkColumns(e, func(ref *parser.ColumnRef) {
+		if i, _, err := p.sc.Resolve(ref); err == nil && i >= keys {
+			found = true
+		}
+	})
+	return found
 }
 
 // windowInputs finds WINDOWSTART/WINDOWEND in a row schema (-1 if absent).
@@ -670,7 +714,7 @@ func (p *planning) finish(nodes []exec.Node, compiled []expr.Compiled, keyItems 
 			}
 		} else {
 			if c.Type.Kind == types.Unknown {
-				return posErr(p.items[i].pos, fmt.Errorf("%w: cannot infer the type of %s (a bare NULL); use CAST", expr.ErrType, p.items[i].name))
+				return posErr(p.items[i].pos, fmt.Errorf("%w: %s (column %s is a bare NULL)", expr.ErrType, expr.NullTypeMessage, p.items[i].name))
 			}
 			valCols = append(valCols, col)
 		}
@@ -694,6 +738,9 @@ func (p *planning) finish(nodes []exec.Node, compiled []expr.Compiled, keyItems 
 	project := &exec.ProjectNode{Exprs: exprs, Names: names, KeyInputs: keyInputs, Inputs: inputs, KeepsKey: keepsKey}
 	if p.partitionBy {
 		project.TombstoneKeys, project.InputKeys = len(keyCols), len(p.src.Schema.Keys())
+		for _, i := range keyItems {
+			project.TombstoneNull = append(project.TombstoneNull, p.readsValue(p.items[i].expr, project.InputKeys))
+		}
 	}
 	nodes = append(nodes, project)
 

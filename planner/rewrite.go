@@ -1,6 +1,11 @@
 package planner
 
-import "github.com/sluice-sql/sluice/parser"
+import (
+	"maps"
+
+	"github.com/sluice-sql/sluice/expr"
+	"github.com/sluice-sql/sluice/parser"
+)
 
 // mapExpr rebuilds e bottom-up, replacing each node for which f returns
 // a non-nil expression. f sees a node before its children; returning nil
@@ -82,6 +87,10 @@ func mapExpr(e parser.Expr, f func(parser.Expr) parser.Expr) parser.Expr {
 		c := *x
 		c.Values = ms(x.Values)
 		return &c
+	case *parser.Lambda:
+		c := *x
+		c.Body = m(x.Body)
+		return &c
 	}
 	return e
 }
@@ -92,4 +101,57 @@ func walkExpr(e parser.Expr, f func(parser.Expr)) {
 		f(x)
 		return nil
 	})
+}
+
+// unresolvedColumn returns the first column reference of e that sc cannot
+// resolve, with the error saying why, or nil.
+func unresolvedColumn(e parser.Expr, sc expr.Scope) (*parser.ColumnRef, error) {
+	var found *parser.ColumnRef
+	var why error
+	walkColumns(e, func(ref *parser.ColumnRef) {
+		if found != nil {
+			return
+		}
+		if _, _, err := sc.Resolve(ref); err != nil {
+			found, why = ref, err
+		}
+	})
+	return found, why
+}
+
+// walkColumns calls f on each reference of e to a column: a lambda's
+// parameters are not columns (inside its body they are skipped), nor is
+// the unit word of TIMESTAMPADD and its kin.
+func walkColumns(e parser.Expr, f func(*parser.ColumnRef)) {
+	var visit func(e parser.Expr, bound map[string]bool)
+	visit = func(e parser.Expr, bound map[string]bool) {
+		mapExpr(e, func(x parser.Expr) parser.Expr {
+			switch n := x.(type) {
+			case *parser.Lambda:
+				inner := maps.Clone(bound)
+				if inner == nil {
+					inner = map[string]bool{}
+				}
+				for _, p := range n.Params {
+					inner[p] = true
+				}
+				visit(n.Body, inner)
+				return x
+			case *parser.FuncCall:
+				for i, a := range n.Args {
+					if !expr.IsTimeUnitArg(n.Name, i) {
+						visit(a, bound)
+					}
+				}
+				return x
+			case *parser.ColumnRef:
+				if n.Source == "" && bound[n.Name] {
+					return x
+				}
+				f(n)
+			}
+			return nil
+		})
+	}
+	visit(e, nil)
 }

@@ -93,10 +93,11 @@ func runCase(c *Case, mode Restart) (out []Record, err error) {
 		return nil, err
 	}
 	defer e.Close()
-	for _, st := range c.Statements {
-		if _, err := e.Execute(ctx, st); err != nil {
-			return nil, err
-		}
+	// The statements run as one script, one per line, as ksqlDB's test
+	// runner joins them: a parse error anywhere stops all of them, and its
+	// position counts lines from the first statement.
+	if _, err := e.Execute(ctx, strings.Join(c.Statements, "\n")); err != nil {
+		return nil, err
 	}
 	mem := e.Memory()
 	for i, in := range c.Inputs {

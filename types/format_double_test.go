@@ -1,6 +1,7 @@
 package types_test
 
 import (
+	"math"
 	"testing"
 
 	"github.com/sluice-sql/sluice/types"
@@ -8,7 +9,9 @@ import (
 
 // Java's Double.toString: E notation is "1.0E7", not Go's "1E+07".
 func TestFormatDoubleScientific(t *testing.T) {
-	for in, want := range map[float64]string{1e7: "1.0E7", 1e-4: "1.0E-4", 1.5e10: "1.5E10", 123456789: "1.23456789E8", -2.5e-7: "-2.5E-7", 1e21: "1.0E21"} {
+	for in, want := range map[float64]string{1e7: "1.0E7", 1e-4: "1.0E-4", 1.5e10: "1.5E10", 123456789: "1.23456789E8", -2.5e-7: "-2.5E-7", 1e21: "1.0E21",
+		// One shortest digit: the two-digit decimal nearest the exact value.
+		math.SmallestNonzeroFloat64: "4.9E-324", -math.SmallestNonzeroFloat64: "-4.9E-324", 1e23: "1.0E23", 2e-323: "2.0E-323"} {
 		if got := types.FormatDouble(in); got != want {
 			t.Errorf("FormatDouble(%v) = %q, want %q", in, got, want)
 		}

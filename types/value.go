@@ -218,9 +218,18 @@ func AppendDouble(b []byte, f float64) []byte {
 		}
 		return b
 	}
-	// Go writes 1.5e+07 and 1e-05; Java writes 1.5E7 and 1.0E-5.
+	// Go writes 1.5e+07 and 1e-05; Java writes 1.5E7 and 1.0E-5. Java's
+	// mantissa has at least two digits, and when the shortest has one it
+	// takes the two-digit decimal nearest the exact value: the smallest
+	// double, 4.94…E-324, is 4.9E-324, not 5.0E-324.
 	var tmp [32]byte
 	s := strconv.AppendFloat(tmp[:0], f, 'e', -1, 64)
+	if e := bytes.IndexByte(s, 'e'); !bytes.ContainsRune(s[:e], '.') {
+		two := strconv.AppendFloat(nil, f, 'e', 1, 64)
+		if g, err := strconv.ParseFloat(string(two), 64); err == nil && g == f {
+			s = two
+		}
+	}
 	e := bytes.IndexByte(s, 'e')
 	b = append(b, s[:e]...)
 	if !bytes.ContainsRune(s[:e], '.') {

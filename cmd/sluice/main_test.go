@@ -172,17 +172,20 @@ func TestRunSyntaxError(t *testing.T) {
 	file := filepath.Join(repoRoot, "cmd", "sluice", "testdata", "syntax-error.sql")
 	_, stderr, code := runSluice(t, "run", file, "--data-dir", t.TempDir())
 	lines := strings.Split(strings.TrimSuffix(stderr, "\n"), "\n")
-	if len(lines) != 3 {
-		t.Fatalf("stderr has %d lines, want 3 (message, source line, caret):\n%s", len(lines), stderr)
+	if len(lines) != 4 {
+		t.Fatalf("stderr has %d lines, want 4 (position, message, source line, caret):\n%s", len(lines), stderr)
 	}
-	if want := file + `: line 3:25: unexpected "value_format"`; !strings.HasPrefix(lines[0], want) {
-		t.Errorf("message %q does not start with %q", lines[0], want)
+	if want := file + ": line 3:25: Syntax Error"; lines[0] != want {
+		t.Errorf("position %q, want %q", lines[0], want)
 	}
-	if want := "  WITH (kafka_topic='s' value_format='JSON', partitions=1);"; lines[1] != want {
-		t.Errorf("source line %q, want %q", lines[1], want)
+	if want := "Expecting {')'}"; lines[1] != want {
+		t.Errorf("message %q, want %q", lines[1], want)
 	}
-	if want := strings.Repeat(" ", 24) + "^"; lines[2] != want {
-		t.Errorf("caret line %q, want %q", lines[2], want)
+	if want := "  WITH (kafka_topic='s' value_format='JSON', partitions=1);"; lines[2] != want {
+		t.Errorf("source line %q, want %q", lines[2], want)
+	}
+	if want := strings.Repeat(" ", 24) + "^"; lines[3] != want {
+		t.Errorf("caret line %q, want %q", lines[3], want)
 	}
 	requireExit(t, code, 2, stderr)
 }
@@ -195,7 +198,7 @@ func TestRunUnknownColumn(t *testing.T) {
 		t.Fatalf("stderr has %d lines, want at least 3:\n%s", len(lines), stderr)
 	}
 	got := strings.Join(lines[len(lines)-3:], "\n")
-	want := file + ": line 3:14: unknown column W: S has columns ID, V, ROWTIME, ROWPARTITION, ROWOFFSET\n" +
+	want := file + ": line 3:14: unknown column: SELECT column 'W' cannot be resolved. (S has columns ID, V, ROWTIME, ROWPARTITION, ROWOFFSET)\n" +
 		"  SELECT id, w FROM s;\n" +
 		"             ^"
 	if diff := cmp.Diff(want, got); diff != "" {

@@ -120,7 +120,7 @@ Successfully changed local property 'auto.offset.reset' to 'earliest'.
 			name:   "parse error stops the script",
 			stdin:  "SHOW TABLES;\nSELECT *\n  FORM s;\nSHOW STREAMS;\n",
 			stdout: "+------------+-------------+------------+--------------+----------+\n| Table Name | Kafka Topic | Key Format | Value Format | Windowed |\n+------------+-------------+------------+--------------+----------+\n+------------+-------------+------------+--------------+----------+\n",
-			stderr: "line 2:3: unexpected \"FORM\", expected \"FROM\"\n  FORM s;\n  ^\n",
+			stderr: "line 2:3: Syntax Error\nExpecting {'FROM'}\n  FORM s;\n  ^\n",
 			code:   2,
 		},
 		{
