@@ -415,6 +415,7 @@ type gType struct {
 	// Quoted is a custom type's name written quoted: kept as written.
 	Quoted string `parser:"  | @QIdent )"`
 }
+
 // gTypeArg is a type parameter: a number, or the word STRING, which
 // ksqlDB's grammar also takes (VARCHAR(STRING)) and which means nothing.
 type gTypeArg struct {
