@@ -11,6 +11,7 @@ import (
 	"sync/atomic"
 
 	"github.com/dgraph-io/badger/v4"
+	"github.com/dgraph-io/ristretto/v2/z"
 )
 
 // ErrClosed is returned by operations on a DB (or one of its stores) after
@@ -43,6 +44,12 @@ type Options struct {
 
 // defaultRestoreMemory is Options.RestoreMemory's default.
 const defaultRestoreMemory = 256 << 20
+
+// isEmptyFileErr reports Badger's refusal to open a directory holding a
+// file a crash left empty (z.NewFile, wrapped by Badger with its own text).
+func isEmptyFileErr(err error) bool {
+	return errors.Is(err, z.NewFile) || strings.Contains(err.Error(), z.NewFile.Error())
+}
 
 // DB is one Badger database holding every store partition of an instance.
 // Its methods are safe for concurrent use; the *Store values it hands out are
@@ -106,6 +113,14 @@ func Open(opts Options) (*DB, error) {
 		bo = bo.WithInMemory(true)
 	}
 	bdb, err := badger.Open(bo)
+	if err != nil && isEmptyFileErr(err) {
+		// A crash between creating a memtable or value log file and its
+		// first write leaves it empty, and Badger's Open then fails with
+		// z.NewFile (dgraph-io/badger#2207) after sizing the file; the
+		// second Open finds it sized and goes on. Nothing was in it.
+		log.Warn("state: reopening after an empty file a crash left", "dir", opts.Dir, "err", err)
+		bdb, err = badger.Open(bo)
+	}
 	if err != nil {
 		return nil, fmt.Errorf("open state %q: %w", opts.Dir, err)
 	}
