@@ -200,16 +200,3 @@ func setNull(dst []any, n int) {
 		dst[i] = nil
 	}
 }
-
-// PersistenceColumns prints columns as ksqlDB's errors list a schema's:
-// `K` INTEGER KEY, `V` STRING.
-func PersistenceColumns(cols []types.Column) string {
-	parts := make([]string, len(cols))
-	for i, c := range cols {
-		parts[i] = "`" + c.Name + "` " + c.Type.String()
-		if c.Key {
-			parts[i] += " KEY"
-		}
-	}
-	return strings.Join(parts, ", ")
-}

@@ -27,7 +27,7 @@ func newKafkaCodec(cols []types.Column, key bool) (Codec, error) {
 		if key {
 			side = "key"
 		}
-		return nil, fmt.Errorf("%w: The 'KAFKA' format only supports a single field. Got: [%s] (%s columns)", ErrUnsupported, PersistenceColumns(cols), side)
+		return nil, fmt.Errorf("%w: The 'KAFKA' format only supports a single field. Got: %s (%s columns)", ErrUnsupported, ColumnList(cols), side)
 	}
 	switch cols[0].Type.Kind {
 	case types.String, types.Integer, types.BigInt, types.Double, types.Bytes:
