@@ -189,6 +189,14 @@ func (e *Engine) executeStatement(ctx context.Context, p parser.Parsed, sess *se
 		sess.undefine(st.Name)
 		res.Message = fmt.Sprintf("Undefined variable %s.", strings.ToUpper(st.Name))
 	case *parser.Select:
+		if e.isStreamPull(st) {
+			rows, err := e.streamPull(ctx, st, sess.snapshot())
+			if err != nil {
+				return nil, err
+			}
+			res.Rows = rows
+			break
+		}
 		if q, reader := e.pullSource(st); reader != nil {
 			rows, err := e.pullQuery(ctx, st, q, reader, sess.snapshot())
 			if err != nil {
