@@ -55,6 +55,13 @@ func compileDereference(x *parser.Dereference, scope Scope) (Compiled, error) {
 func compileStructCtor(x *parser.StructCtor, scope Scope) (Compiled, error) {
 	t := types.Type{Kind: types.Struct}
 	evals := make([]Eval, len(x.Values))
+	seen := map[string]bool{}
+	for _, name := range x.Names {
+		if seen[name] {
+			return Compiled{}, errAt(x, fmt.Errorf("%w: Duplicate field names found in STRUCT: '%s'", ErrType, name))
+		}
+		seen[name] = true
+	}
 	for i, v := range x.Values {
 		c, err := Compile(v, scope)
 		if err != nil {

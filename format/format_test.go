@@ -1,6 +1,7 @@
 package format
 
 import (
+	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -204,6 +205,7 @@ func TestNewCodecErrors(t *testing.T) {
 	}{
 		{"XML", two, Props{}, ErrUnknownFormat, `Unknown format: XML (supported formats are JSON, KAFKA, DELIMITED, NONE, AVRO, PROTOBUF, PROTOBUF_NOSR, JSON_SR)`},
 		{"AVRO", two, Props{}, ErrUnsupported, "format AVRO needs a Schema Registry, and none is configured"},
+		{"json_sr", []types.Column{col("M", types.MapOf(types.IntegerType, types.StringType))}, Props{Registry: noSchemas{}}, ErrUnsupported, "JSON only supports MAP types with STRING keys"},
 		{"kafka", two, Props{}, ErrUnsupported, "The 'KAFKA' format only supports a single field. Got: [`A` STRING, `B` STRING]"},
 		{"kafka", []types.Column{col("A", types.BooleanType)}, Props{}, ErrUnsupported, "does not support type 'BOOLEAN'"},
 		{"delimited", []types.Column{col("A", types.ArrayOf(types.StringType))}, Props{}, ErrUnsupported, "The 'DELIMITED' format does not support type 'ARRAY', column: `A`"},
@@ -443,3 +445,8 @@ func TestCheckDelimiter(t *testing.T) {
 		}
 	}
 }
+
+// noSchemas is a registry with no schema: JSON_SR codecs never ask it.
+type noSchemas struct{}
+
+func (noSchemas) Schema(context.Context, int) (Schema, error) { return Schema{}, ErrSchemaNotFound }

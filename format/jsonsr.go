@@ -31,8 +31,31 @@ type jsonSRCodec struct {
 
 var _ Codec = (*jsonSRCodec)(nil)
 
-func newJSONSRCodec(cols []types.Column, p Props, key bool) *jsonSRCodec {
-	return &jsonSRCodec{jsonCodec: newJSONCodec(cols, p, key), writeID: p.SchemaID}
+func newJSONSRCodec(cols []types.Column, p Props, key bool) (*jsonSRCodec, error) {
+	for _, c := range cols {
+		if mapKeyNotString(c.Type) {
+			// JSON Schema's objects have string property names only.
+			return nil, fmt.Errorf("%w: JSON only supports MAP types with STRING keys", ErrUnsupported)
+		}
+	}
+	return &jsonSRCodec{jsonCodec: newJSONCodec(cols, p, key), writeID: p.SchemaID}, nil
+}
+
+// mapKeyNotString reports a MAP with a key other than STRING in t.
+func mapKeyNotString(t types.Type) bool {
+	switch t.Kind {
+	case types.Map:
+		return t.Key != nil && t.Key.Kind != types.String || mapKeyNotString(*t.Elem)
+	case types.Array:
+		return mapKeyNotString(*t.Elem)
+	case types.Struct:
+		for _, f := range t.Fields {
+			if mapKeyNotString(f.Type) {
+				return true
+			}
+		}
+	}
+	return false
 }
 
 func (c *jsonSRCodec) Encode(vals []any) ([]byte, error) {

@@ -585,6 +585,17 @@ func (p *planning) planStateless() error {
 			}
 			return p.keyMissing(p.src.Schema.Keys())
 		}
+		// The key column selected again (under another name) would be a
+		// value column holding the key: ksqlDB refuses the projection.
+		var aliases []string
+		for _, it := range p.items {
+			if ref, ok := it.expr.(*parser.ColumnRef); ok && strings.EqualFold(ref.Name, kc.Name) {
+				aliases = append(aliases, it.name)
+			}
+		}
+		if len(aliases) > 1 && p.target != nil {
+			return posErr(p.sel.Pos, fmt.Errorf("%w: The projection contains a key column (`%s`) more than once, aliased as: %s.", ErrInvalid, kc.Name, strings.Join(aliases, " and ")))
+		}
 		keyItem = append(keyItem, found)
 	}
 	// A null-value record of a stream passes a plain projection as a
