@@ -44,7 +44,8 @@ func (e *Engine) checkDrop(st *parser.Drop) (*planner.Source, string, error) {
 		if st.IfExists {
 			return nil, fmt.Sprintf("Source `%s` does not exist.", strings.ToUpper(st.Name)), nil
 		}
-		return nil, "", fmt.Errorf("source %s %w", strings.ToUpper(st.Name), planner.ErrNotFound)
+		// ksqlDB's words: "Stream X does not exist" (or Table).
+		return nil, "", fmt.Errorf("%s %s %w", strings.Title(strings.ToLower(st.Kind.String())), strings.ToUpper(st.Name), planner.ErrNotFound) //nolint:staticcheck // ASCII words only
 	}
 	if src.Kind != st.Kind {
 		return nil, "", fmt.Errorf("%w: incompatible data source type is %s, but statement was DROP %s", planner.ErrInvalid, src.Kind, st.Kind)

@@ -91,6 +91,11 @@ func tmCompileCall(call *parser.FuncCall, scope Scope) (Compiled, bool, error) {
 			unit = ref.Name
 		}
 		if _, known := tmUnitMillis[unit]; !known {
+			// An expression where the unit goes: ksqlDB names the
+			// argument types it was given.
+			if argTypes, err := compiledTypes(call.Args, scope); err == nil {
+				return Compiled{}, true, errAt(call, fmt.Errorf("%w: Function '%s' does not accept parameters (%s).", ErrType, strings.ToLower(call.Name), argTypes))
+			}
 			return Compiled{}, true, errAt(call.Args[0], fmt.Errorf("%w: %s's first argument must be a time unit (MILLISECONDS, SECONDS, MINUTES, HOURS, DAYS), not %s", ErrType, call.Name, call.Args[0].String()))
 		}
 		c := *call
@@ -518,4 +523,18 @@ func tmCastFunc(from, to types.Kind) func(any) any {
 		}
 	}
 	return nil
+}
+
+// compiledTypes lists the types of args, as ksqlDB's "does not accept
+// parameters (…)" errors print them.
+func compiledTypes(args []parser.Expr, scope Scope) (string, error) {
+	names := make([]string, len(args))
+	for i, a := range args {
+		c, err := Compile(a, scope)
+		if err != nil {
+			return "", err
+		}
+		names[i] = c.Type.String()
+	}
+	return strings.Join(names, ", "), nil
 }

@@ -143,7 +143,7 @@ func TestTimeFunctionCompileErrors(t *testing.T) {
 		"PARSE_TIME(s, 'yyyy HH')":                         "contains date fields",
 		"PARSE_TIME(s, 'mm:ss')":                           "hour of the day",
 		"TIMESTAMPADD(WEEKS, 1, ts)":                       "must be a time unit",
-		"TIMESTAMPADD('SECONDS', 1, ts)":                   "must be a time unit",
+		"TIMESTAMPADD('SECONDS', 1, ts)":                   "Function 'timestampadd' does not accept parameters (STRING, INTEGER, TIMESTAMP).",
 		"TIMESTAMPADD(SECONDS, 1)":                         "takes a time unit",
 		"TIMESTAMPADD(SECONDS, 'x', ts)":                   "does not accept",
 		"DATEADD(DAYS, 1, ts)":                             "does not accept",

@@ -345,7 +345,7 @@ func bindRound(args []types.Type) (types.Type, func([]any) any, error) {
 
 func bindCoalesce(args []types.Type) (types.Type, func([]any) any, error) {
 	if len(args) == 0 {
-		return types.Type{}, nil, fmt.Errorf("%w: COALESCE needs arguments", ErrType)
+		return types.Type{}, nil, fmt.Errorf("%w: Function 'COALESCE' does not accept parameters (): it needs at least one", ErrType)
 	}
 	t := types.UnknownType
 	for _, a := range args {

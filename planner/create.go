@@ -373,7 +373,7 @@ func resolveTimestampColumn(s *Source) error {
 			return fmt.Errorf("%w: TIMESTAMP column %s is a STRING: set TIMESTAMP_FORMAT", ErrInvalid, s.TimestampColumn)
 		}
 	default:
-		return fmt.Errorf("%w: TIMESTAMP column %s must be BIGINT, TIMESTAMP or a formatted STRING, not %s", ErrInvalid, s.TimestampColumn, s.Schema.Columns[i].Type)
+		return fmt.Errorf("%w: Timestamp column, `%s`, should be LONG(INT64), TIMESTAMP, or a String with a timestamp_format specified, not %s", ErrInvalid, s.Schema.Columns[i].Name, s.Schema.Columns[i].Type)
 	}
 	s.TimestampColumn = s.Schema.Columns[i].Name
 	return nil
