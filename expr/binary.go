@@ -389,8 +389,31 @@ func isCollection(t types.Type) bool {
 	return t.Kind == types.Array || t.Kind == types.Map || t.Kind == types.Struct
 }
 
+// temporalLiteral reads a STRING literal compared with a TIME or DATE
+// value as that type, as ksqlDB does ('00:00:00.010', '2021-01-01'):
+// c is the literal's compiled form, t the other side's type.
+func temporalLiteral(e parser.Expr, c Compiled, t types.Type) (Compiled, bool) {
+	if (t.Kind != types.Time && t.Kind != types.Date) || c.Type.Kind != types.String || !isLiteral(e) {
+		return c, false
+	}
+	conv, err := CastFunc(types.StringType, t)
+	if err != nil {
+		return c, false
+	}
+	v := conv(c.Eval(nil))
+	if v == nil {
+		return c, false
+	}
+	return Compiled{Type: t, Eval: func([]any) any { return v }}, true
+}
+
 func comparison(b *parser.Binary, l, r Compiled) (Compiled, error) {
 	op := b.Op
+	if c, ok := temporalLiteral(b.Right, r, l.Type); ok {
+		r = c
+	} else if c, ok := temporalLiteral(b.Left, l, r.Type); ok {
+		l = c
+	}
 	// ARRAY, MAP and STRUCT values have equality (deep, two NULL elements
 	// equal) but no order.
 	if !comparable(l.Type, r.Type) || (isCollection(l.Type) || isCollection(r.Type)) && !isEquality(op) {

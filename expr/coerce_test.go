@@ -3,6 +3,8 @@ package expr_test
 import (
 	"strings"
 	"testing"
+
+	"github.com/sluice-sql/sluice/types"
 )
 
 // TestInCoercion: the IN list and the tested value share one common
@@ -111,4 +113,15 @@ func TestComparisonNulls(t *testing.T) {
 			t.Errorf("Compile(%s) error = %v, want Comparison with NULL not supported", src, err)
 		}
 	}
+}
+
+// A STRING literal compared with a TIME or DATE reads as that type, as
+// in ksqlDB; other strings stay strings (and then do not compare).
+func TestTemporalLiteralComparisons(t *testing.T) {
+	runEvalCases(t, []evalCase{
+		{"CAST('00:00:01' AS TIME) > '00:00:00.010'", types.BooleanType, true},
+		{"'00:00:00.010' = CAST('00:00:00.010' AS TIME)", types.BooleanType, true},
+		{"CAST('2021-03-01' AS DATE) BETWEEN '2021-01-01' AND '2021-12-31'", types.BooleanType, true},
+		{"CAST('2021-03-01' AS DATE) < '2021-02-01'", types.BooleanType, false},
+	})
 }

@@ -409,6 +409,11 @@ func compileBetween(b *parser.Between, scope Scope) (Compiled, error) {
 		if err != nil {
 			return Compiled{}, err
 		}
+		if i > 0 {
+			if lit, ok := temporalLiteral(e, c, cs[0].Type); ok {
+				c = lit
+			}
+		}
 		if i > 0 && !comparable(cs[0].Type, c.Type) {
 			return Compiled{}, errAt(e, fmt.Errorf("%w: cannot compare %s to %s in BETWEEN", ErrType, cs[0].Type, c.Type))
 		}

@@ -593,7 +593,7 @@ func (p *planning) planStateless() error {
 				aliases = append(aliases, it.name)
 			}
 		}
-		if len(aliases) > 1 && p.target != nil {
+		if len(aliases) > 1 && p.target != nil && p.join == nil && !p.partitionBy {
 			return posErr(p.sel.Pos, fmt.Errorf("%w: The projection contains a key column (`%s`) more than once, aliased as: %s.", ErrInvalid, kc.Name, strings.Join(aliases, " and ")))
 		}
 		keyItem = append(keyItem, found)
