@@ -934,7 +934,7 @@ func compatible(ex *Source, keyCols, valCols []types.Column) error {
 	}
 	if !same {
 		got := types.Schema{Columns: append(append([]types.Column{}, keyCols...), valCols...)}
-		return fmt.Errorf("%w: incompatible schema between results and sink. Result schema is %s but sink schema is %s", ErrInvalid, got, ex.Schema)
+		return fmt.Errorf("%w: Incompatible schema between results and sink.\nResult schema is %s\nSink schema is %s", ErrInvalid, schemaText(got), schemaText(ex.Schema))
 	}
 	return nil
 }
