@@ -297,3 +297,18 @@ func TestGreatestLeastErrorText(t *testing.T) {
 		}
 	}
 }
+
+// The *_FROM_BYTES readers and MD5.
+var bytesFunctionCases = []evalCase{
+	{"INT_FROM_BYTES(TO_BYTES('AAAH5Q==', 'base64'))", types.IntegerType, int32(2021)},
+	{"INT_FROM_BYTES(TO_BYTES('5QcAAA==', 'base64'), 'LITTLE_ENDIAN')", types.IntegerType, int32(2021)},
+	{"INT_FROM_BYTES(TO_BYTES('AAA=', 'base64'))", types.IntegerType, nil},
+	{"BIGINT_FROM_BYTES(TO_BYTES('AAAAASoF8gA=', 'base64'))", types.BigIntType, int64(5000000000)},
+	{"BIGINT_FROM_BYTES(CAST(NULL AS BYTES))", types.BigIntType, nil},
+	{"DOUBLE_FROM_BYTES(TO_BYTES('QICm/ZvJ9YI=', 'base64'))", types.DoubleType, 532.8738323},
+	{"DOUBLE_FROM_BYTES(TO_BYTES('QICm/ZvJ9YI=', 'base64'), 'MIDDLE_ENDIAN')", types.DoubleType, nil},
+	{"MD5('r1')", types.StringType, "7c92cf1eee8d99cc85f8355a3d6e4b86"},
+	{"MD5(ns)", types.StringType, nil},
+}
+
+func init() { functionCaseSets = append(functionCaseSets, bytesFunctionCases) }
