@@ -225,6 +225,15 @@ func (e *Engine) Catalog() *planner.Catalog { return e.cat }
 // DB returns the engine's state database.
 func (e *Engine) DB() *state.DB { return e.db }
 
+// ConnOpts returns a copy of the options the engine connects to Kafka
+// with, for readers outside queries (PRINT); nil for a Memory engine.
+func (e *Engine) ConnOpts() []kgo.Opt {
+	if e.mem != nil {
+		return nil
+	}
+	return append([]kgo.Opt(nil), e.cfg.ConnOpts...)
+}
+
 // Memory returns the in-memory runner of a Memory engine (nil otherwise).
 func (e *Engine) Memory() *exec.MemoryRunner { return e.mem }
 

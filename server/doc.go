@@ -1,9 +1,11 @@
 // Package server serves ksqlDB's REST API over an engine, so that
 // ksqlDB's clients (the CLI's REST calls, language clients, curl) work
 // against Sluice: POST /ksql (statements), POST /query-stream and POST
-// /query (push and pull queries), POST /inserts-stream, POST /close-query, GET
-// /info, /healthcheck and /clusterStatus. One listener speaks HTTP/1.1
-// and HTTP/2 (cleartext with prior knowledge, or over TLS).
+// /query (push and pull queries; /query also PRINT, as ksqlDB's text
+// lines), POST /inserts-stream, POST /close-query, GET /info,
+// /healthcheck, /clusterStatus and /status (the command statuses /ksql
+// answered). One listener speaks HTTP/1.1 and HTTP/2 (cleartext with
+// prior knowledge, or over TLS).
 //
 // Place in the flow: cmd/sluice's `server` command opens an engine and
 // hands it to New; every request's statements go to the engine with the

@@ -149,6 +149,9 @@ func (s *Server) resultEntity(p parser.Parsed, res *engine.Result) entity {
 		qid := res.Query.ID
 		cs.CommandStatus.QueryID = &qid
 	}
+	s.mu.Lock()
+	s.statuses[id] = cs.CommandStatus
+	s.mu.Unlock()
 	return cs
 }
 

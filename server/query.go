@@ -242,10 +242,15 @@ type queryRow struct {
 
 // handleQuery is ksqlDB's older push query endpoint: one JSON array sent
 // in chunks as rows arrive, a header element first and, when the LIMIT
-// was reached, a final message last.
+// was reached, a final message last. PRINT is served here too, as text
+// lines (handlePrint).
 func (s *Server) handleQuery(w http.ResponseWriter, r *http.Request) {
 	var req ksqlRequest
 	if !s.decodeBody(w, r, &req) {
+		return
+	}
+	if st, ok := printStatement(req.KSQL); ok {
+		s.handlePrint(w, r, st)
 		return
 	}
 	if res, handled := s.pull(w, r, req.KSQL, req.props()); handled {

@@ -72,7 +72,10 @@ type Server struct {
 
 	mu     sync.Mutex
 	pushes map[string]*push
-	hs     *http.Server
+	// statuses are the command statuses /ksql answered, by command id,
+	// for GET /status; a later command with the same id replaces one.
+	statuses map[string]commandStatus
+	hs       *http.Server
 
 	// closing is closed when Shutdown starts: push queries see it and end
 	// their responses cleanly, so the HTTP server's shutdown can finish.
@@ -96,7 +99,7 @@ func New(eng *engine.Engine, opts Options) *Server {
 		opts.Log = slog.Default()
 	}
 	s := &Server{eng: eng, opts: opts, log: opts.Log, mux: http.NewServeMux(),
-		pushes: map[string]*push{}, closing: make(chan struct{}), forwarder: forwardClient(opts)}
+		pushes: map[string]*push{}, statuses: map[string]commandStatus{}, closing: make(chan struct{}), forwarder: forwardClient(opts)}
 	s.mux.HandleFunc("POST /ksql", s.handleKSQL)
 	s.mux.HandleFunc("POST /query-stream", s.handleQueryStream)
 	s.mux.HandleFunc("POST /query", s.handleQuery)
@@ -105,6 +108,8 @@ func New(eng *engine.Engine, opts Options) *Server {
 	s.mux.HandleFunc("GET /info", s.handleInfo)
 	s.mux.HandleFunc("GET /healthcheck", s.handleHealthcheck)
 	s.mux.HandleFunc("GET /clusterStatus", s.handleClusterStatus)
+	s.mux.HandleFunc("GET /status", s.handleStatuses)
+	s.mux.HandleFunc("GET /status/{id...}", s.handleStatus)
 	return s
 }
 

@@ -23,7 +23,9 @@
 //     and query rows as they arrive, with NULL visible.
 //   - embedded.go, remote.go and entities.go reduce both backends'
 //     results to one Result, so output does not depend on the backend.
-//   - print.go is PRINT 'topic' for the embedded backend.
+//   - print.go is PRINT 'topic': the embedded backend reads the topic
+//     (topicprint.Reader), the remote one the server's PRINT lines, and
+//     both make the same rows.
 //
 // Example (what cmd/sluice does for `sluice shell -e …`):
 //

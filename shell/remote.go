@@ -17,6 +17,7 @@ import (
 	"time"
 
 	"github.com/sluice-sql/sluice/parser"
+	"github.com/sluice-sql/sluice/topicprint"
 )
 
 // Remote runs statements on a `sluice server` (or ksqlDB) over its REST
@@ -96,7 +97,7 @@ func (r *Remote) Execute(ctx context.Context, p parser.Parsed) (*Result, error) 
 	case *parser.Select:
 		return r.query(ctx, p.Text, st)
 	case *parser.Print:
-		return nil, errors.New("PRINT is not served by sluice server yet; run the shell without --server to print a topic")
+		return r.print(ctx, p.Text)
 	}
 	r.mu.Lock()
 	r.names = nil
@@ -293,6 +294,81 @@ func (q *remoteRows) Close() error {
 		}
 	})
 	return err
+}
+
+// print runs PRINT over /query, where the server streams one text line
+// per record (topicprint.Line); the rows are read back from the lines.
+func (r *Remote) print(ctx context.Context, text string) (*Result, error) {
+	r.mu.Lock()
+	props := r.propsCopy()
+	r.mu.Unlock()
+	// The request outlives Execute: it ends when the lines do or Close
+	// cancels it.
+	qctx, cancel := context.WithCancel(context.WithoutCancel(ctx))
+	resp, err := r.post(qctx, "/query", map[string]any{"ksql": text + ";", "streamsProperties": props}, "application/json")
+	if err != nil {
+		cancel()
+		return nil, err
+	}
+	rs := &remotePrintRows{cancel: cancel, body: resp.Body, rows: make(chan remoteRow, 64)}
+	go rs.read(bufio.NewReader(resp.Body))
+	return &Result{Rows: rs}, nil
+}
+
+// remotePrintRows reads a PRINT response. Closing it drops the
+// connection, which ends the PRINT on the server.
+type remotePrintRows struct {
+	cancel context.CancelFunc
+	body   io.ReadCloser
+	rows   chan remoteRow
+	once   sync.Once
+}
+
+func (q *remotePrintRows) Columns() []Column { return printColumns }
+func (q *remotePrintRows) Pull() bool        { return false }
+
+func (q *remotePrintRows) read(br *bufio.Reader) {
+	defer close(q.rows)
+	for {
+		line, err := br.ReadString('\n')
+		if rec, ok, perr := topicprint.ParseLine(line); perr != nil {
+			q.rows <- remoteRow{err: perr}
+			return
+		} else if ok {
+			q.rows <- remoteRow{row: printRow(rec)}
+		}
+		if err != nil {
+			if !errors.Is(err, io.EOF) && !errors.Is(err, context.Canceled) {
+				q.rows <- remoteRow{err: fmt.Errorf("PRINT stream: %w", err)}
+			}
+			return
+		}
+	}
+}
+
+func (q *remotePrintRows) Next(ctx context.Context) ([]any, bool, error) {
+	select {
+	case r, ok := <-q.rows:
+		if !ok {
+			return nil, false, nil
+		}
+		if r.err != nil {
+			return nil, false, r.err
+		}
+		return r.row, true, nil
+	case <-ctx.Done():
+		return nil, false, ctx.Err()
+	}
+}
+
+func (q *remotePrintRows) Close() error {
+	q.once.Do(func() {
+		q.cancel()
+		q.body.Close()
+		for range q.rows {
+		}
+	})
+	return nil
 }
 
 // Names implements Backend: LIST STREAMS, LIST TABLES and a DESCRIBE of

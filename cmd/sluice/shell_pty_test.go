@@ -228,7 +228,7 @@ func TestShellInteractiveEmbedded(t *testing.T) {
 	sh.expect(t, "Query terminated")
 	sh.expect(t, "sluice> ")
 	sh.send(t, "PRINT '"+topic+"' FROM BEGINNING LIMIT 1;\r")
-	sh.expect(t, `| 0          | 0             | a          | {"MS": 21} |`)
+	sh.expect(t, `| 0          | a          | {"MS": 21} |`)
 	sh.expect(t, "sluice> ")
 	sh.send(t, "\x04")
 	sh.exit(t)
