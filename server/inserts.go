@@ -63,25 +63,28 @@ func (s *Server) handleInsertsStream(w http.ResponseWriter, r *http.Request) {
 		w.Header().Set("Content-Type", contentDelimited)
 	}
 	w.WriteHeader(http.StatusOK)
-	sep := []byte("[")
+	acks := 0
 	if asJSON {
 		defer func() {
-			end := []byte("]")
-			if string(sep) == "[" {
-				end = []byte("[]")
+			end := "]"
+			if acks == 0 {
+				end = "[]"
 			}
-			_, _ = w.Write(end)
+			_, _ = io.WriteString(w, end)
 			_ = rc.Flush()
 		}()
 	}
 	ack := func(a insertAck) error {
 		b := marshal(a)
-		if asJSON {
-			b = append(sep, b...)
-			sep = []byte(",")
-		} else {
+		switch {
+		case !asJSON:
 			b = append(b, '\n')
+		case acks == 0:
+			b = append([]byte{'['}, b...)
+		default:
+			b = append([]byte{','}, b...)
 		}
+		acks++
 		if _, err := w.Write(b); err != nil {
 			return err
 		}

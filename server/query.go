@@ -235,7 +235,7 @@ type queryRow struct {
 
 // handleQuery is ksqlDB's older push query endpoint: one JSON array sent
 // in chunks as rows arrive, a header element first and, when the LIMIT
-// was reached, a final message last. A client that accepts only
+// was reached, a final message last. A client that prefers
 // application/vnd.ksqlapi.delimited.v1 gets /query-stream's delimited
 // lines instead.
 func (s *Server) handleQuery(w http.ResponseWriter, r *http.Request) {
