@@ -24,7 +24,9 @@ type insertAck struct {
 // object names the target ({"target":"S"}), every later one is a row
 // (column → value). Each row is acknowledged in order with
 // {"status":"ok","seq":n} once Kafka has it; the first bad row is
-// answered with {"status":"error",…} and ends the stream.
+// answered with {"status":"error",…} and ends the stream. The acks are
+// delimited lines, or one JSON array for a client that accepts
+// application/json (ksqlDB's shapes).
 func (s *Server) handleInsertsStream(w http.ResponseWriter, r *http.Request) {
 	if s.shuttingDown() {
 		genericError(w, http.StatusServiceUnavailable, codeUnavailable, "The server is shutting down")
@@ -51,10 +53,39 @@ func (s *Server) handleInsertsStream(w http.ResponseWriter, r *http.Request) {
 		genericError(w, http.StatusBadRequest, codeBadStatement, fmt.Sprintf("Cannot insert values into an unknown stream/table: %s", target.Target))
 		return
 	}
-	w.Header().Set("Content-Type", contentDelimited)
+	// Acks go out one a line (delimited), or as the elements of one JSON
+	// array when the client accepts application/json; either way each is
+	// flushed as soon as Kafka has its row.
+	asJSON := streamFormat(r.Header.Get("Accept")) == contentJSON
+	if asJSON {
+		w.Header().Set("Content-Type", contentJSON)
+	} else {
+		w.Header().Set("Content-Type", contentDelimited)
+	}
 	w.WriteHeader(http.StatusOK)
+	acks := 0
+	if asJSON {
+		defer func() {
+			end := "]"
+			if acks == 0 {
+				end = "[]"
+			}
+			_, _ = io.WriteString(w, end)
+			_ = rc.Flush()
+		}()
+	}
 	ack := func(a insertAck) error {
-		if _, err := w.Write(append(marshal(a), '\n')); err != nil {
+		b := marshal(a)
+		switch {
+		case !asJSON:
+			b = append(b, '\n')
+		case acks == 0:
+			b = append([]byte{'['}, b...)
+		default:
+			b = append([]byte{','}, b...)
+		}
+		acks++
+		if _, err := w.Write(b); err != nil {
 			return err
 		}
 		return rc.Flush()

@@ -13,12 +13,6 @@ import (
 	"github.com/sluice-sql/sluice/parser"
 )
 
-// Content types of /query-stream responses.
-const (
-	contentDelimited = "application/vnd.ksqlapi.delimited.v1"
-	contentJSON      = "application/json"
-)
-
 // push is a running push query of one request.
 type push struct {
 	rs *engine.RowStream
@@ -125,13 +119,13 @@ type queryStreamHeader struct {
 
 // handleQueryStream runs a push query and streams its rows: a header
 // object, then one JSON array per row, newline-delimited by default or
-// as one JSON array when the client accepts only application/json.
+// as one JSON array when the client accepts application/json.
 func (s *Server) handleQueryStream(w http.ResponseWriter, r *http.Request) {
 	var req queryStreamRequest
 	if !s.decodeBody(w, r, &req) {
 		return
 	}
-	asJSON := acceptsOnlyJSON(r.Header.Get("Accept"))
+	asJSON := streamFormat(r.Header.Get("Accept")) == contentJSON
 	if res, handled := s.pull(w, r, req.SQL, mergeProps(req.Properties)); handled {
 		if res != nil {
 			writePullStream(w, res, asJSON)
@@ -143,6 +137,11 @@ func (s *Server) handleQueryStream(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	defer s.endPush(p)
+	s.writePushStream(w, r, p, asJSON)
+}
+
+// writePushStream streams a push query's rows in /query-stream's shape.
+func (s *Server) writePushStream(w http.ResponseWriter, r *http.Request, p *push, asJSON bool) {
 	hdr := queryStreamHeader{QueryID: p.rs.QueryID, ColumnNames: []string{}, ColumnTypes: []string{}}
 	for _, c := range p.rs.Columns.Columns {
 		hdr.ColumnNames = append(hdr.ColumnNames, c.Name)
@@ -221,12 +220,6 @@ func writePullStream(w http.ResponseWriter, res *pullResult, asJSON bool) {
 	_, _ = w.Write(buf.Bytes())
 }
 
-// acceptsOnlyJSON reports whether an Accept header asks for
-// application/json and not the delimited format.
-func acceptsOnlyJSON(accept string) bool {
-	return strings.Contains(accept, contentJSON) && !strings.Contains(accept, contentDelimited)
-}
-
 type queryHeader struct {
 	Header struct {
 		QueryID string `json:"queryId"`
@@ -242,8 +235,9 @@ type queryRow struct {
 
 // handleQuery is ksqlDB's older push query endpoint: one JSON array sent
 // in chunks as rows arrive, a header element first and, when the LIMIT
-// was reached, a final message last. PRINT is served here too, as text
-// lines (handlePrint).
+// was reached, a final message last. A client that prefers
+// application/vnd.ksqlapi.delimited.v1 gets /query-stream's delimited
+// lines instead. PRINT is served here too, as text lines (handlePrint).
 func (s *Server) handleQuery(w http.ResponseWriter, r *http.Request) {
 	var req ksqlRequest
 	if !s.decodeBody(w, r, &req) {
@@ -253,9 +247,14 @@ func (s *Server) handleQuery(w http.ResponseWriter, r *http.Request) {
 		s.handlePrint(w, r, st)
 		return
 	}
+	ct := queryFormat(r.Header.Get("Accept"))
 	if res, handled := s.pull(w, r, req.KSQL, req.props()); handled {
-		if res != nil {
-			writePullQuery(w, res)
+		switch {
+		case res == nil:
+		case ct == contentDelimited:
+			writePullStream(w, res, false)
+		default:
+			writePullQuery(w, res, ct)
 		}
 		return
 	}
@@ -264,6 +263,10 @@ func (s *Server) handleQuery(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	defer s.endPush(p)
+	if ct == contentDelimited {
+		s.writePushStream(w, r, p, false)
+		return
+	}
 	var h queryHeader
 	h.Header.QueryID = p.rs.QueryID
 	var schema []string
@@ -272,7 +275,7 @@ func (s *Server) handleQuery(w http.ResponseWriter, r *http.Request) {
 	}
 	h.Header.Schema = strings.Join(schema, ", ")
 	rc := http.NewResponseController(w)
-	w.Header().Set("Content-Type", contentJSON)
+	w.Header().Set("Content-Type", ct)
 	w.WriteHeader(http.StatusOK)
 	send := func(b []byte) error {
 		if _, err := w.Write(b); err != nil {
@@ -299,8 +302,8 @@ func (s *Server) handleQuery(w http.ResponseWriter, r *http.Request) {
 }
 
 // writePullQuery writes a gathered pull query's answer as handleQuery
-// writes a query that completed.
-func writePullQuery(w http.ResponseWriter, res *pullResult) {
+// writes a query that completed, as content type ct.
+func writePullQuery(w http.ResponseWriter, res *pullResult, ct string) {
 	var h queryHeader
 	h.Header.QueryID = res.queryID
 	var schema []string
@@ -321,7 +324,7 @@ func writePullQuery(w http.ResponseWriter, res *pullResult) {
 		buf.WriteString("}},\n")
 	}
 	buf.WriteString(`{"finalMessage":"Query Completed"}]` + "\n")
-	w.Header().Set("Content-Type", contentJSON)
+	w.Header().Set("Content-Type", ct)
 	w.WriteHeader(http.StatusOK)
 	_, _ = w.Write(buf.Bytes())
 }
