@@ -259,8 +259,13 @@ func (q *remoteRows) read(br *bufio.Reader) {
 }
 
 func (q *remoteRows) Next(ctx context.Context) ([]any, bool, error) {
+	return nextRemoteRow(ctx, q.rows)
+}
+
+// nextRemoteRow takes the next row a remote stream's reader delivered.
+func nextRemoteRow(ctx context.Context, rows <-chan remoteRow) ([]any, bool, error) {
 	select {
-	case r, ok := <-q.rows:
+	case r, ok := <-rows:
 		if !ok {
 			return nil, false, nil
 		}
@@ -347,18 +352,7 @@ func (q *remotePrintRows) read(br *bufio.Reader) {
 }
 
 func (q *remotePrintRows) Next(ctx context.Context) ([]any, bool, error) {
-	select {
-	case r, ok := <-q.rows:
-		if !ok {
-			return nil, false, nil
-		}
-		if r.err != nil {
-			return nil, false, r.err
-		}
-		return r.row, true, nil
-	case <-ctx.Done():
-		return nil, false, ctx.Err()
-	}
+	return nextRemoteRow(ctx, q.rows)
 }
 
 func (q *remotePrintRows) Close() error {
