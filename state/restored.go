@@ -98,7 +98,9 @@ func (s *Store) build(r *restored) {
 	refs := r.snap.sorted()
 	r.sorted = refs
 	close(r.ready)
-	err := s.writeSorted(r.snap, refs, func() error { return s.db.buildPause(r) })
+	// Another store partition's wipe (DropPrefix) blocks every write to
+	// the shared DB for a moment: the snapshot is written again then.
+	err := whileBlocked(func() error { return s.writeSorted(r.snap, refs, func() error { return s.db.buildPause(r) }) })
 	if err == nil {
 		err = s.handOver(r)
 	}

@@ -22,7 +22,10 @@ async function main() {
 		print("create stream", statuses(await client.executeStatement(
 			`CREATE STREAM node_orders (id VARCHAR KEY, item VARCHAR, qty INT) WITH (KAFKA_TOPIC='${streamTopic}', VALUE_FORMAT='JSON', PARTITIONS=1);`)));
 		print("create table", statuses(await client.executeStatement(
-			`CREATE TABLE node_totals WITH (KAFKA_TOPIC='${tableTopic}', PARTITIONS=1) AS SELECT id, SUM(qty) AS total, COUNT(*) AS orders FROM node_orders GROUP BY id;`)));
+			`CREATE TABLE node_totals WITH (KAFKA_TOPIC='${tableTopic}', PARTITIONS=1) AS SELECT id, SUM(qty) AS total, COUNT(*) AS orders FROM node_orders GROUP BY id;`,
+			// From the start of the stream: on Apache Kafka the query's group
+			// may join after the first insert, which "latest" would skip.
+			{ streamsProperties: { "auto.offset.reset": "earliest" } })));
 		const streams = await client.listStreams();
 		print("list streams", { streams: streams.map((s) => ({ name: s.name, type: s.type, topic: s.topic === streamTopic ? "STREAM_TOPIC" : s.topic, keyFormat: s.keyFormat, valueFormat: s.valueFormat })) });
 
