@@ -262,6 +262,10 @@ func appendMessageIndexes(b []byte, idx []int) []byte {
 	return b
 }
 
+// firstMessageIndexes are the indexes of a file's first message, shared
+// (read only) by every record that names it.
+var firstMessageIndexes = []int{0}
+
 func readMessageIndexes(b []byte) (idx []int, rest []byte, err error) {
 	n, k := binary.Varint(b)
 	if k <= 0 || n < 0 || n > 100 {
@@ -269,7 +273,7 @@ func readMessageIndexes(b []byte) (idx []int, rest []byte, err error) {
 	}
 	b = b[k:]
 	if n == 0 {
-		return []int{0}, b, nil
+		return firstMessageIndexes, b, nil
 	}
 	idx = make([]int, n)
 	for j := range idx {
@@ -317,8 +321,11 @@ var _ Codec = (*protoCodec)(nil)
 // protoFile is a compiled writer schema, with its messages' field
 // matchings made as records name them.
 type protoFile struct {
-	fd   protoreflect.FileDescriptor
-	msgs sync.Map // fmt of indexes → *protoMessage
+	fd protoreflect.FileDescriptor
+	// first is the file's first message, which nearly every record names
+	// (indexes [0]): matched once, found without building a map key.
+	first *protoMessage
+	msgs  sync.Map // fmt of other indexes → *protoMessage
 }
 
 // protoMessage is a message with, per field, the column it fills (-1:
@@ -520,8 +527,15 @@ func (c *protoCodec) message(id int, idx []int) (*protoMessage, error) {
 		if err != nil {
 			return nil, fmt.Errorf("%w: schema id %d: %v", ErrMalformed, id, err)
 		}
-		f, _ := c.readers.LoadOrStore(id, &protoFile{fd: fd})
+		nf := &protoFile{fd: fd}
+		if fd.Messages().Len() > 0 {
+			nf.first = c.matched(fd.Messages().Get(0), true)
+		}
+		f, _ := c.readers.LoadOrStore(id, nf)
 		pf = f.(*protoFile)
+	}
+	if len(idx) == 1 && idx[0] == 0 && pf.first != nil {
+		return pf.first, nil
 	}
 	k := fmt.Sprint(idx)
 	if m, ok := pf.msgs.Load(k); ok {
