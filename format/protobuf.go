@@ -304,7 +304,6 @@ func messageAt(fd protoreflect.FileDescriptor, idx []int) (protoreflect.MessageD
 type protoCodec struct {
 	cols []types.Column
 	wire bool // PROTOBUF: Confluent wire format; PROTOBUF_NOSR: bare
-	key  bool
 	reg  Schemas
 	// write is the message records are written with (and, for NOSR,
 	// read with); writeID its schema's id, writeIdx its message indexes.
@@ -348,7 +347,7 @@ func newProtoCodec(cols []types.Column, p Props, key bool, wire bool) (Codec, er
 			return nil, err
 		}
 	}
-	c := &protoCodec{cols: cols, wire: wire, key: key, reg: p.Registry, writeID: p.SchemaID, exact: map[string]int{}, folded: map[string]int{}}
+	c := &protoCodec{cols: cols, wire: wire, reg: p.Registry, writeID: p.SchemaID, exact: map[string]int{}, folded: map[string]int{}}
 	for i, col := range cols {
 		c.exact[col.Name] = i
 		if _, dup := c.folded[strings.ToLower(col.Name)]; !dup {
@@ -433,9 +432,6 @@ func (c *protoCodec) Encode(vals []any) ([]byte, error) {
 	}
 	if err := checkEncodeLen(vals, len(c.cols)); err != nil {
 		return nil, err
-	}
-	if c.key && allNull(vals) {
-		return nil, nil // a NULL key stays NULL, not a message of defaults
 	}
 	if c.write == nil {
 		return nil, fmt.Errorf("%w: no PROTOBUF schema registered to write with", ErrEncode)
@@ -905,37 +901,6 @@ func toProtoValue(v any, fd protoreflect.FieldDescriptor, t types.Type, newMsg f
 		}
 	}
 	return protoreflect.Value{}, fmt.Errorf("%s value %T does not write as PROTOBUF %s", t, v, fd.Kind())
-}
-
-// ProtobufDefault is the value an unset proto3 field of type t reads as
-// (nil for the types written as messages).
-func ProtobufDefault(t types.Type) any {
-	switch t.Kind {
-	case types.Boolean:
-		return false
-	case types.Integer:
-		return int32(0)
-	case types.BigInt:
-		return int64(0)
-	case types.Double:
-		return float64(0)
-	case types.String:
-		return ""
-	case types.Array:
-		return []any{}
-	case types.Map:
-		return map[string]any{}
-	}
-	return nil
-}
-
-func allNull(vals []any) bool {
-	for _, v := range vals {
-		if v != nil {
-			return false
-		}
-	}
-	return true
 }
 
 func sqlInt(v any) (int64, bool) {

@@ -7,7 +7,6 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
-	"slices"
 	"strings"
 
 	"github.com/sluice-sql/sluice/engine"
@@ -225,13 +224,6 @@ func encodeSide(v any, formatName string, cols []types.Column, props format.Prop
 					}
 				}
 			}
-		}
-	}
-	if isProtobuf(formatName) && !slices.ContainsFunc(vals, func(v any) bool { return v != nil }) {
-		// A message whose fields are all unset, not a NULL key: what a
-		// producer writes for {"F1": null}.
-		for i, c := range cols {
-			vals[i] = format.ProtobufDefault(c.Type)
 		}
 	}
 	return codec.Encode(vals)
