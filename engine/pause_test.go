@@ -18,9 +18,7 @@ func TestPauseResume(t *testing.T) {
 	brokers := testkafka.Brokers(t)
 	in, out := testkafka.Name(t, "pause_in"), testkafka.Name(t, "pause_out")
 	testkafka.CreateTopic(t, brokers, in, 2)
-	rec := func(k string, v int) *kgo.Record {
-		return &kgo.Record{Topic: in, Key: []byte(k), Value: []byte(fmt.Sprintf(`{"v":%d}`, v))}
-	}
+	rec := func(k string, v int) *kgo.Record { return vRecord(in, k, v) }
 	testkafka.Produce(t, brokers, rec("a", 1), rec("b", 2))
 	e := openConfig(t, testConfig(brokers, t.TempDir(), testkafka.Name(t, "svc"), quiet))
 	res := execute(t, e, fmt.Sprintf(`
@@ -61,4 +59,9 @@ func TestPauseResume(t *testing.T) {
 	if n := len(testkafka.ReadAll(t, brokers, out)); n != 4 {
 		t.Errorf("%d records in %s, want 4", n, out)
 	}
+}
+
+// vRecord is a record of key k and JSON value {"v": v} on topic.
+func vRecord(topic, k string, v int) *kgo.Record {
+	return &kgo.Record{Topic: topic, Key: []byte(k), Value: []byte(fmt.Sprintf(`{"v":%d}`, v))}
 }

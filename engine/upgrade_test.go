@@ -20,9 +20,7 @@ func TestCreateOrReplaceUpgrade(t *testing.T) {
 	brokers := testkafka.Brokers(t)
 	in, out := testkafka.Name(t, "upg_in"), testkafka.Name(t, "upg_out")
 	testkafka.CreateTopic(t, brokers, in, 1)
-	rec := func(k string, v int) *kgo.Record {
-		return &kgo.Record{Topic: in, Key: []byte(k), Value: []byte(fmt.Sprintf(`{"v":%d}`, v))}
-	}
+	rec := func(k string, v int) *kgo.Record { return vRecord(in, k, v) }
 	testkafka.Produce(t, brokers, rec("a", 1), rec("b", 2))
 	e := openConfig(t, testConfig(brokers, t.TempDir(), testkafka.Name(t, "svc"), quiet))
 	res := execute(t, e, fmt.Sprintf(`
