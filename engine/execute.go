@@ -887,6 +887,13 @@ type RowStream struct {
 	QueryID string
 	// Pull is set for a pull query: the rows are the table's now.
 	Pull bool
+	// Scan is set for a pull query on a stream (a scan of its topic):
+	// ksqlDB ends its answer with a final message, where a pull query on
+	// a table has none.
+	Scan bool
+	// LimitReached is set for a pull query whose LIMIT cut its rows
+	// short (a stream scan's answer then says "Limit Reached").
+	LimitReached bool
 
 	once   sync.Once
 	stop   func()

@@ -99,12 +99,22 @@ func (e *Engine) pullQuery(ctx context.Context, sel *parser.Select, q *Query, re
 	if plan.Limit > 0 && len(rows) > plan.Limit {
 		rows = rows[:plan.Limit]
 	}
+	if sel.HasLimit && sel.Limit == 0 {
+		rows = nil
+	}
+	rs := pulledRows(plan, id, rows)
+	rs.LimitReached = sel.HasLimit && len(rows) >= sel.Limit
+	return rs, nil
+}
+
+// pulledRows is the RowStream of a pull query's gathered rows.
+func pulledRows(plan *planner.Query, id string, rows [][]any) *RowStream {
 	ch := make(chan []any, len(rows))
 	for _, r := range rows {
 		ch <- r
 	}
 	close(ch)
-	return &RowStream{Columns: plan.Output, C: ch, QueryID: id, Pull: true, closed: make(chan struct{}), stop: func() {}}, nil
+	return &RowStream{Columns: plan.Output, C: ch, QueryID: id, Pull: true, closed: make(chan struct{}), stop: func() {}}
 }
 
 // lookupKeys finds, in a pull query's WHERE, a conjunct that pins the

@@ -80,6 +80,9 @@ func (e *Engine) streamPull(ctx context.Context, sel *parser.Select, props map[s
 	var rows [][]any
 	plan.Collect.Fn = func(row *exec.Row) { rows = append(rows, append([]any(nil), row.Cols...)) }
 	full := func() bool { return plan.Limit > 0 && len(rows) >= plan.Limit }
+	if sel.HasLimit && sel.Limit == 0 {
+		remaining = nil // LIMIT 0: nothing to read
+	}
 	if len(remaining) > 0 {
 		if err := e.scanPartitions(ctx, plan, sub, topic, assign, remaining, full); err != nil {
 			return nil, fmt.Errorf("pull query on %s: %w", sel.From.Name, err)
@@ -88,12 +91,10 @@ func (e *Engine) streamPull(ctx context.Context, sel *parser.Select, props map[s
 	if plan.Limit > 0 && len(rows) > plan.Limit {
 		rows = rows[:plan.Limit]
 	}
-	ch := make(chan []any, len(rows))
-	for _, r := range rows {
-		ch <- r
-	}
-	close(ch)
-	return &RowStream{Columns: plan.Output, C: ch, QueryID: id, Pull: true, closed: make(chan struct{}), stop: func() {}}, nil
+	rs := pulledRows(plan, id, rows)
+	rs.Scan = true
+	rs.LimitReached = sel.HasLimit && len(rows) >= sel.Limit
+	return rs, nil
 }
 
 // scanPartitions reads each partition from its start to its end offset

@@ -50,10 +50,17 @@ func negotiate(accept, def string, offers ...string) string {
 	return best
 }
 
-// streamFormat is the content type of a /query-stream or /inserts-stream
-// response: contentJSON (one JSON array) or contentDelimited (one JSON
-// value a line, the default).
+// streamFormat is the content type of a /query-stream response:
+// contentJSON (one JSON array), contentDelimited (one JSON value a line,
+// the default) or ContentProtobuf (rows as protobuf messages).
 func streamFormat(accept string) string {
+	return negotiate(accept, contentDelimited, contentDelimited, contentJSON, ContentProtobuf)
+}
+
+// insertsFormat is the content type of an /inserts-stream response:
+// contentJSON (one JSON array of acks) or contentDelimited (an ack a
+// line, the default).
+func insertsFormat(accept string) string {
 	return negotiate(accept, contentDelimited, contentDelimited, contentJSON)
 }
 

@@ -56,7 +56,7 @@ func (s *Server) handleInsertsStream(w http.ResponseWriter, r *http.Request) {
 	// Acks go out one a line (delimited), or as the elements of one JSON
 	// array when the client accepts application/json; either way each is
 	// flushed as soon as Kafka has its row.
-	asJSON := streamFormat(r.Header.Get("Accept")) == contentJSON
+	asJSON := insertsFormat(r.Header.Get("Accept")) == contentJSON
 	if asJSON {
 		w.Header().Set("Content-Type", contentJSON)
 	} else {

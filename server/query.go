@@ -11,6 +11,7 @@ import (
 	"github.com/sluice-sql/sluice/engine"
 	"github.com/sluice-sql/sluice/format"
 	"github.com/sluice-sql/sluice/parser"
+	"github.com/sluice-sql/sluice/types"
 )
 
 // push is a running push query of one request.
@@ -125,9 +126,14 @@ func (s *Server) handleQueryStream(w http.ResponseWriter, r *http.Request) {
 	if !s.decodeBody(w, r, &req) {
 		return
 	}
-	asJSON := streamFormat(r.Header.Get("Accept")) == contentJSON
+	ct := streamFormat(r.Header.Get("Accept"))
+	asJSON := ct == contentJSON
 	if res, handled := s.pull(w, r, req.SQL, mergeProps(req.Properties)); handled {
-		if res != nil {
+		switch {
+		case res == nil:
+		case ct == ContentProtobuf:
+			writeProtoPull(w, res)
+		default:
 			writePullStream(w, res, asJSON)
 		}
 		return
@@ -137,6 +143,10 @@ func (s *Server) handleQueryStream(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	defer s.endPush(p)
+	if ct == ContentProtobuf {
+		s.writeProtoQuery(w, r, p)
+		return
+	}
 	s.writePushStream(w, r, p, asJSON)
 }
 
@@ -267,13 +277,6 @@ func (s *Server) handleQuery(w http.ResponseWriter, r *http.Request) {
 		s.writePushStream(w, r, p, false)
 		return
 	}
-	var h queryHeader
-	h.Header.QueryID = p.rs.QueryID
-	var schema []string
-	for _, c := range p.rs.Columns.Columns {
-		schema = append(schema, fmt.Sprintf("`%s` %s", c.Name, c.Type))
-	}
-	h.Header.Schema = strings.Join(schema, ", ")
 	rc := http.NewResponseController(w)
 	w.Header().Set("Content-Type", ct)
 	w.WriteHeader(http.StatusOK)
@@ -283,47 +286,77 @@ func (s *Server) handleQuery(w http.ResponseWriter, r *http.Request) {
 		}
 		return rc.Flush()
 	}
-	if send(append(append([]byte{'['}, marshal(h)...), ",\n"...)) != nil {
+	// One JSON array, an element a line: the separator goes before each
+	// element after the header, so the array can end after any of them.
+	if send(append([]byte{'['}, marshal(queryHeaderOf(p.rs.QueryID, p.rs.Columns, p.rs.Pull && !p.rs.Scan))...)) != nil {
 		return
 	}
 	limit := s.run(r, p, func(row []any) error {
 		var qr queryRow
 		qr.Row.Columns = jsonRow(p, row)
-		return send(append(marshal(qr), ",\n"...))
+		return send(append([]byte(",\n"), marshal(qr)...))
 	})
 	if r.Context().Err() != nil {
 		return
 	}
-	if limit {
-		_ = send([]byte(`{"finalMessage":"Limit Reached"}]` + "\n"))
+	if final := finalMessage(p.rs, limit); final != "" {
+		_ = send([]byte(",\n" + final + "]\n"))
 		return
 	}
-	_ = send([]byte(`{"finalMessage":"Query Completed"}]` + "\n"))
+	_ = send([]byte("]\n"))
 }
 
-// writePullQuery writes a gathered pull query's answer as handleQuery
-// writes a query that completed, as content type ct.
-func writePullQuery(w http.ResponseWriter, res *pullResult, ct string) {
-	var h queryHeader
-	h.Header.QueryID = res.queryID
-	var schema []string
-	for _, c := range res.columns.Columns {
-		schema = append(schema, fmt.Sprintf("`%s` %s", c.Name, c.Type))
+// finalMessage is the last element of a /query answer: ksqlDB's
+// {"finalMessage":"Limit Reached"} when a push query's LIMIT or a stream
+// scan's LIMIT was reached, "Query Completed" when a query ended by
+// itself otherwise, and none after a pull query on a table.
+func finalMessage(rs *engine.RowStream, limitReached bool) string {
+	switch {
+	case rs.Pull && !rs.Scan:
+		return ""
+	case rs.Pull && rs.LimitReached, !rs.Pull && limitReached:
+		return `{"finalMessage":"Limit Reached"}`
 	}
-	h.Header.Schema = strings.Join(schema, ", ")
+	return `{"finalMessage":"Query Completed"}`
+}
+
+// queryHeaderOf is a /query answer's header: the query's id and its
+// columns as ksqlDB's schema text; a pull query on a table marks its key
+// columns KEY.
+func queryHeaderOf(id string, cols types.Schema, markKeys bool) queryHeader {
+	var h queryHeader
+	h.Header.QueryID = id
+	h.Header.Schema = schemaText(cols, markKeys)
+	return h
+}
+
+func schemaText(cols types.Schema, markKeys bool) string {
+	parts := make([]string, 0, len(cols.Columns))
+	for _, c := range cols.Columns {
+		part := fmt.Sprintf("`%s` %s", c.Name, c.Type)
+		if markKeys && c.Key {
+			part += " KEY"
+		}
+		parts = append(parts, part)
+	}
+	return strings.Join(parts, ", ")
+}
+
+// writePullQuery writes a gathered pull query's answer (on a table: no
+// final message) as handleQuery writes it, as content type ct.
+func writePullQuery(w http.ResponseWriter, res *pullResult, ct string) {
 	if len(res.forwardedTo) > 0 {
 		w.Header().Set(ForwardedToHeader, strings.Join(res.forwardedTo, ","))
 	}
 	var buf bytes.Buffer
 	buf.WriteByte('[')
-	buf.Write(marshal(h))
-	buf.WriteString(",\n")
+	buf.Write(marshal(queryHeaderOf(res.queryID, res.columns, true)))
 	for _, row := range res.rows {
-		buf.WriteString(`{"row":{"columns":`)
+		buf.WriteString(",\n{\"row\":{\"columns\":")
 		buf.Write(row)
-		buf.WriteString("}},\n")
+		buf.WriteString("}}")
 	}
-	buf.WriteString(`{"finalMessage":"Query Completed"}]` + "\n")
+	buf.WriteString("]\n")
 	w.Header().Set("Content-Type", ct)
 	w.WriteHeader(http.StatusOK)
 	_, _ = w.Write(buf.Bytes())

@@ -6,6 +6,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"sync"
 
 	"github.com/sluice-sql/sluice/testrunner"
 )
@@ -17,6 +18,26 @@ type testCmd struct {
 	Files      []string `arg:"" optional:"" help:"Query-validation-test JSON files." type:"existingfile"`
 	Report     string   `help:"Also write a Markdown report (totals, per file, every case not passed with its reason) to this file." placeholder:"FILE"`
 	Floor      int      `help:"Succeed when at least this many cases pass, failures allowed (a ratchet); without it any failure fails." default:"-1"`
+	Parallel   int      `help:"REST cases run at once, each against its own broker and server (their time is mostly waiting)." default:"4"`
+}
+
+// runRESTCases runs a REST file's cases, parallel at once, and returns
+// their results in the file's order.
+func runRESTCases(file string, cases []testrunner.RESTCase, parallel int) []testrunner.Result {
+	results := make([]testrunner.Result, len(cases))
+	sem := make(chan struct{}, max(parallel, 1))
+	var wg sync.WaitGroup
+	for i := range cases {
+		wg.Add(1)
+		sem <- struct{}{}
+		go func() {
+			defer wg.Done()
+			defer func() { <-sem }()
+			results[i] = testrunner.RunREST(file, &cases[i])
+		}()
+	}
+	wg.Wait()
+	return results
 }
 
 func (c *testCmd) Run(*slog.Logger) error {
@@ -33,6 +54,18 @@ func (c *testCmd) Run(*slog.Logger) error {
 		results = append(results, testrunner.RunCase(filepath.Base(c.Statements), tc))
 	case len(c.Files) > 0:
 		for _, path := range c.Files {
+			rest, err := testrunner.IsRESTFile(path)
+			if err != nil {
+				return &exitError{2, fmt.Sprintf("sluice test: %v", err)}
+			}
+			if rest {
+				f, err := testrunner.LoadREST(path)
+				if err != nil {
+					return &exitError{2, fmt.Sprintf("sluice test: %v", err)}
+				}
+				results = append(results, runRESTCases(filepath.Base(path), f.Cases, c.Parallel)...)
+				continue
+			}
 			f, err := testrunner.LoadQTT(path)
 			if err != nil {
 				return &exitError{2, fmt.Sprintf("sluice test: %v", err)}
