@@ -103,8 +103,55 @@ func (e *Engine) pullQuery(ctx context.Context, sel *parser.Select, q *Query, re
 		rows = nil
 	}
 	rs := pulledRows(plan, id, rows)
+	rs.Columns = markPullKeys(sel, src, rs.Columns)
 	rs.LimitReached = sel.HasLimit && len(rows) >= sel.Limit
 	return rs, nil
+}
+
+// markPullKeys marks the key columns of a pull query's answer on a
+// table, as ksqlDB's header shows them (`ID` STRING KEY): the columns
+// that copy one of the table's key columns as they are, and a windowed
+// table's WINDOWSTART and WINDOWEND. Computed columns are values even
+// when they read a key.
+func markPullKeys(sel *parser.Select, src *planner.Source, out types.Schema) types.Schema {
+	isKey := func(name string) bool {
+		if src.Window != exec.NotWindowed && (strings.EqualFold(name, "WINDOWSTART") || strings.EqualFold(name, "WINDOWEND")) {
+			return true
+		}
+		for _, k := range src.Schema.Keys() {
+			if strings.EqualFold(k.Name, name) {
+				return true
+			}
+		}
+		return false
+	}
+	keys := map[string]bool{}
+	for _, it := range sel.Items {
+		switch {
+		case it.Star:
+			for _, c := range out.Columns {
+				if isKey(c.Name) {
+					keys[c.Name] = true
+				}
+			}
+		case it.Expr != nil:
+			ref, ok := it.Expr.(*parser.ColumnRef)
+			if !ok || !isKey(ref.Name) {
+				continue
+			}
+			name := ref.Name
+			if it.Alias != "" {
+				name = it.Alias
+			}
+			keys[strings.ToUpper(name)] = true
+			keys[name] = true
+		}
+	}
+	cols := append([]types.Column(nil), out.Columns...)
+	for i := range cols {
+		cols[i].Key = keys[cols[i].Name]
+	}
+	return types.Schema{Columns: cols}
 }
 
 // pulledRows is the RowStream of a pull query's gathered rows.

@@ -421,8 +421,8 @@ func comparison(b *parser.Binary, l, r Compiled) (Compiled, error) {
 			parser.KsqlText(b.Left), l.Type, parser.KsqlText(b.Right), r.Type, comparisonNames[op])
 	}
 	if (l.Type.Kind == types.Unknown || r.Type.Kind == types.Unknown) && op != parser.OpIsDistinct && op != parser.OpIsNotDistinct {
-		return Compiled{}, fmt.Errorf("%w: Comparison with NULL not supported: %s %s %s", ErrType,
-			parser.KsqlText(b.Left), op, parser.KsqlText(b.Right))
+		return Compiled{}, fmt.Errorf("%w: Comparison with NULL not supported: %s %s %s\nUse 'IS NULL' or 'IS NOT NULL' instead.", ErrType,
+			nullTypeText(l.Type), op, nullTypeText(r.Type))
 	}
 	if isCollection(l.Type) || isCollection(r.Type) {
 		return collectionEquality(op, l, r), nil
@@ -502,4 +502,13 @@ func collectionEquality(op parser.BinaryOp, l, r Compiled) Compiled {
 		}
 		return structuredEqual(a, b) != negate
 	}}
+}
+
+// nullTypeText names a comparison operand's type as ksqlDB's error does:
+// a bare NULL's type is NULL.
+func nullTypeText(t types.Type) string {
+	if t.Kind == types.Unknown {
+		return "NULL"
+	}
+	return t.String()
 }

@@ -77,9 +77,24 @@ func InClause(err error, clause string) error {
 	return &clauseError{prefix: prefix, err: err}
 }
 
+// InClauseOf is InClause for a clause whose expression is e: a type
+// error also quotes e as ksqlDB does ("…\nStatement: (ID = '10')").
+func InClauseOf(err error, clause string, e parser.Expr) error {
+	err = InClause(err, clause)
+	if err == nil || !errors.Is(err, ErrType) {
+		return err
+	}
+	var ce *clauseError
+	if errors.As(err, &ce) {
+		ce.suffix = "\nStatement: " + parser.KsqlText(e)
+	}
+	return err
+}
+
 type clauseError struct {
 	prefix string
 	err    error
+	suffix string
 }
 
 // Error puts the clause after the kind ("type error: Error in WHERE
@@ -88,10 +103,10 @@ func (e *clauseError) Error() string {
 	msg := e.err.Error()
 	for _, kind := range []error{ErrType, ErrUnknownColumn, ErrUnknownFunction} {
 		if k := kind.Error() + ": "; strings.HasPrefix(msg, k) {
-			return k + e.prefix + msg[len(k):]
+			return k + e.prefix + msg[len(k):] + e.suffix
 		}
 	}
-	return e.prefix + msg
+	return e.prefix + msg + e.suffix
 }
 
 func (e *clauseError) Unwrap() error { return e.err }

@@ -698,8 +698,11 @@ func KsqlText(e Expr) string {
 		}
 		return x.Name + "(" + prefix + strings.Join(args, ", ") + ")"
 	case *Literal:
-		if x.Kind == LitBool {
+		switch x.Kind {
+		case LitBool:
 			return strconv.FormatBool(x.Bool)
+		case LitNull:
+			return "null"
 		}
 	case *Lambda:
 		return lambdaHead(x.Params) + " => " + KsqlText(x.Body)

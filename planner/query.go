@@ -458,7 +458,7 @@ func (p *planning) whereNode(sc expr.Scope) (exec.Node, error) {
 	}
 	c, err := expr.Compile(p.sel.Where, sc)
 	if err != nil {
-		return nil, expr.InClause(err, "WHERE")
+		return nil, expr.InClauseOf(err, "WHERE", p.sel.Where)
 	}
 	if err := mustBeBoolean(p.sel.Where, c, "WHERE"); err != nil {
 		return nil, err

@@ -12,6 +12,7 @@ import (
 	"net"
 	"net/http"
 	"os"
+	"strconv"
 	"strings"
 	"time"
 
@@ -195,9 +196,9 @@ func splitRESTStatements(stmts []string) (admin, queries []string, err error) {
 
 // createCaseTopics creates the topics a case names up front (with their
 // partition counts), those its inputs go to, and those its CREATE STREAM
-// and CREATE TABLE statements read without asking for PARTITIONS, with
-// one partition unless the case says otherwise: ksqlDB's runner creates
-// them before the statements run.
+// and CREATE TABLE statements read (with their PARTITIONS), with one
+// partition unless the case or statement says otherwise: ksqlDB's runner
+// creates them before the statements run.
 func createCaseTopics(ctx context.Context, brokers string, c *RESTCase) error {
 	partitions := map[string]int32{}
 	var order []string
@@ -237,7 +238,7 @@ func createCaseTopics(ctx context.Context, brokers string, c *RESTCase) error {
 			if !ok || cs.Query != nil {
 				continue
 			}
-			topic, hasPartitions := "", false
+			topic, n := "", int32(0)
 			for _, w := range cs.With {
 				switch strings.ToUpper(w.Name) {
 				case "KAFKA_TOPIC":
@@ -245,12 +246,14 @@ func createCaseTopics(ctx context.Context, brokers string, c *RESTCase) error {
 						topic = w.Value.Str
 					}
 				case "PARTITIONS":
-					hasPartitions = true
+					if w.Value != nil {
+						if v, err := strconv.ParseInt(w.Value.Text, 10, 32); err == nil {
+							n = int32(v)
+						}
+					}
 				}
 			}
-			if !hasPartitions {
-				add(topic, 0)
-			}
+			add(topic, n)
 		}
 	}
 	if len(order) == 0 {
