@@ -189,6 +189,9 @@ func (e *Engine) executeStatement(ctx context.Context, p parser.Parsed, sess *se
 		sess.undefine(st.Name)
 		res.Message = fmt.Sprintf("Undefined variable %s.", strings.ToUpper(st.Name))
 	case *parser.Select:
+		if err := e.checkPullQuery(st, sess.snapshot()); err != nil {
+			return nil, err
+		}
 		if e.isStreamPull(st) {
 			rows, err := e.streamPull(ctx, st, sess.snapshot())
 			if err != nil {

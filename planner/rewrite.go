@@ -155,3 +155,7 @@ func walkColumns(e parser.Expr, f func(*parser.ColumnRef)) {
 	}
 	visit(e, nil)
 }
+
+// WalkColumns calls f on each column reference of e (lambda parameters
+// and unit words are not columns).
+func WalkColumns(e parser.Expr, f func(*parser.ColumnRef)) { walkColumns(e, f) }
