@@ -616,6 +616,9 @@ func queryID(kind parser.SourceKind, name string) string {
 
 // planAsSelect plans CREATE … AS SELECT without side effects.
 func (e *Engine) planAsSelect(st *parser.CreateSource, text string, props map[string]string) (*planner.Query, error) {
+	if st.Query.HasLimit {
+		return nil, fmt.Errorf("%w: CREATE %s AS SELECT statements don't support LIMIT clause.", planner.ErrUnsupported, st.Kind)
+	}
 	if existing, err := e.cat.Lookup(st.Name); err == nil && !st.OrReplace {
 		return nil, fmt.Errorf("cannot add %s '%s': a %s with the same name %w", strings.ToLower(st.Kind.String()), st.Name, strings.ToLower(existing.Kind.String()), planner.ErrExists)
 	}
@@ -679,6 +682,9 @@ func (e *Engine) createAsSelect(ctx context.Context, st *parser.CreateSource, te
 // planInsert plans INSERT INTO … SELECT as query number n of its target
 // without side effects.
 func (e *Engine) planInsert(st *parser.InsertSelect, text string, props map[string]string, n int) (*planner.Query, error) {
+	if st.Query.HasLimit {
+		return nil, fmt.Errorf("%w: INSERT INTO statements don't support LIMIT clause.", planner.ErrUnsupported)
+	}
 	target, err := e.cat.Lookup(st.Target)
 	if err != nil {
 		return nil, err
@@ -912,6 +918,19 @@ func (r *RowStream) Close() {
 }
 
 func (e *Engine) pushQuery(ctx context.Context, sel *parser.Select, props map[string]string) (*RowStream, error) {
+	if sel.HasLimit && sel.Limit < 0 {
+		return nil, fmt.Errorf("%w: Push queries don't support negative integers in the LIMIT clause.", planner.ErrUnsupported)
+	}
+	if sel.HasLimit && sel.Limit == 0 {
+		// LIMIT 0: planned, for its errors, and ended before it starts.
+		plan, err := planner.PlanQuery(e.cat, sel, nil, "transient_limit0", e.planOptions(props))
+		if err != nil {
+			return nil, err
+		}
+		ch := make(chan []any)
+		close(ch)
+		return &RowStream{Columns: plan.Output, C: ch, QueryID: plan.ID, closed: make(chan struct{}), stop: func() {}}, nil
+	}
 	id := fmt.Sprintf("transient_%s_%d", strings.ToUpper(sel.From.Name), time.Now().UnixNano())
 	plan, err := planner.PlanQuery(e.cat, sel, nil, id, e.planOptions(props))
 	if err != nil {

@@ -20,6 +20,9 @@ import (
 type noColumns struct{}
 
 func (noColumns) Resolve(ref *parser.ColumnRef) (int, types.Type, error) {
+	if ref.Source != "" {
+		return 0, types.Type{}, fmt.Errorf("%w %s.%s: Failed to prepare statement: '%s' is not a valid stream/table name or alias.", expr.ErrUnknownColumn, ref.Source, ref.Name, ref.Source)
+	}
 	return 0, types.Type{}, fmt.Errorf("%w %s: INSERT … VALUES takes constant values", expr.ErrUnknownColumn, ref.Name)
 }
 
@@ -45,7 +48,7 @@ func (e *Engine) insertValues(ctx context.Context, st *parser.InsertValues) erro
 		names = src.Schema.Names()
 	}
 	if len(names) != len(st.Values) {
-		return fmt.Errorf("%w: expected %d values for columns %s, got %d", planner.ErrInvalid, len(names), strings.Join(names, ", "), len(st.Values))
+		return fmt.Errorf("%w: Failed to prepare statement: Expected number columns and values to match: %d, %d (columns %s)", planner.ErrInvalid, len(names), len(st.Values), strings.Join(names, ", "))
 	}
 	var headers []string
 	for _, name := range names {
@@ -56,6 +59,13 @@ func (e *Engine) insertValues(ctx context.Context, st *parser.InsertValues) erro
 	if len(headers) > 0 {
 		// Header columns are read from records, never written.
 		return fmt.Errorf("%w: Cannot insert into HEADER columns: %s", planner.ErrInvalid, strings.Join(headers, ", "))
+	}
+	for _, name := range names {
+		for _, p := range pullPseudoColumns {
+			if strings.EqualFold(name, p) {
+				return fmt.Errorf("%w: Inserting into column `%s` is not allowed.", planner.ErrInvalid, p)
+			}
+		}
 	}
 	row := make([]any, len(src.Schema.Columns))
 	ts := time.Now().UnixMilli()
@@ -157,19 +167,85 @@ func (e *Engine) insertRow(ctx context.Context, src *planner.Source, row []any, 
 // coerce converts an inserted value to its column's type, widening
 // numbers as SQL allows and refusing anything else.
 func coerce(v any, from types.Type, col types.Column) (any, error) {
-	to := col.Type
+	out, ok, err := coerceValue(v, from, col.Type)
+	if err != nil {
+		return nil, err
+	}
+	if !ok {
+		return nil, fmt.Errorf("%w: expected type %s for column %s but got %s", expr.ErrType, col.Type, col.Name, from)
+	}
+	return out, nil
+}
+
+// coerceValue converts an INSERT … VALUES value of type from to type to
+// as ksqlDB does: numbers widen (also inside arrays, maps and structs), a
+// struct's fields are matched by name ignoring case — those the value
+// lacks are NULL, those the column lacks are dropped — and a BIGINT or
+// text becomes a TIMESTAMP. ok is false when the types do not match.
+func coerceValue(v any, from, to types.Type) (any, bool, error) {
+	if v == nil || from.Equal(to) {
+		return v, true, nil
+	}
 	switch {
-	case from.Equal(to):
-		return v, nil
 	case from.IsNumeric() && to.IsNumeric(), to.Kind == types.Timestamp && from.Kind == types.BigInt,
 		to.Kind == types.Timestamp && from.Kind == types.String:
 		conv, err := expr.CastFunc(from, to)
 		if err != nil {
-			return nil, err
+			return nil, false, err
 		}
-		return conv(v), nil
+		return conv(v), true, nil
+	case from.Kind == types.Array && to.Kind == types.Array && from.Elem != nil && to.Elem != nil:
+		in, ok := v.([]any)
+		if !ok {
+			return nil, false, nil
+		}
+		out := make([]any, len(in))
+		for i, e := range in {
+			c, ok, err := coerceValue(e, *from.Elem, *to.Elem)
+			if err != nil || !ok {
+				return nil, ok, err
+			}
+			out[i] = c
+		}
+		return out, true, nil
+	case from.Kind == types.Map && to.Kind == types.Map && from.Elem != nil && to.Elem != nil:
+		in, ok := v.(map[string]any)
+		if !ok {
+			return nil, false, nil
+		}
+		out := make(map[string]any, len(in))
+		for k, e := range in {
+			c, ok, err := coerceValue(e, *from.Elem, *to.Elem)
+			if err != nil || !ok {
+				return nil, ok, err
+			}
+			out[k] = c
+		}
+		return out, true, nil
+	case from.Kind == types.Struct && to.Kind == types.Struct:
+		in, ok := v.([]any)
+		if !ok {
+			return nil, false, nil
+		}
+		out := make([]any, len(to.Fields))
+		for i, tf := range to.Fields {
+			for j, ff := range from.Fields {
+				if j >= len(in) || !strings.EqualFold(ff.Name, tf.Name) {
+					continue
+				}
+				c, ok, err := coerceValue(in[j], ff.Type, tf.Type)
+				if err != nil || !ok {
+					return nil, ok, err
+				}
+				out[i] = c
+				break
+			}
+		}
+		return out, true, nil
+	case from.Kind == types.Unknown:
+		return nil, true, nil
 	}
-	return nil, fmt.Errorf("%w: expected type %s for column %s but got %s", expr.ErrType, to, col.Name, from)
+	return nil, false, nil
 }
 
 // produce writes one record synchronously, so statements that follow an

@@ -64,6 +64,9 @@ func checkPull(sel *parser.Select, src *planner.Source, props map[string]string)
 	case sel.Having != nil:
 		return refuse("HAVING")
 	}
+	if sel.HasLimit && sel.Limit < 0 {
+		return fmt.Errorf("%w: Pull queries don't support negative integers in the LIMIT clause."+pullHint, planner.ErrUnsupported)
+	}
 	if sel.HasLimit && strings.EqualFold(strings.TrimSpace(props[PullLimitProperty]), "false") {
 		return fmt.Errorf("%w: LIMIT clause in pull queries is currently disabled. You can enable them by setting %s=true."+pullHint, planner.ErrUnsupported, PullLimitProperty)
 	}

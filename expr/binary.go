@@ -249,6 +249,10 @@ func arithmetic(op parser.BinaryOp, l, r Compiled) (Compiled, error) {
 		rt = lt
 	}
 	if !lt.IsNumeric() || !rt.IsNumeric() {
+		if l.Type.Kind == types.Unknown || r.Type.Kind == types.Unknown {
+			// ksqlDB words a bare NULL operand this way.
+			return Compiled{}, fmt.Errorf("Arithmetic on types %s and %s are not supported.", arithmeticTypeText(l.Type), arithmeticTypeText(r.Type))
+		}
 		return Compiled{}, fmt.Errorf("Unsupported arithmetic types. %s %s", l.Type.Kind, r.Type.Kind)
 	}
 	t := widen(lt, rt)
@@ -509,6 +513,13 @@ func collectionEquality(op parser.BinaryOp, l, r Compiled) Compiled {
 func nullTypeText(t types.Type) string {
 	if t.Kind == types.Unknown {
 		return "NULL"
+	}
+	return t.String()
+}
+
+func arithmeticTypeText(t types.Type) string {
+	if t.Kind == types.Unknown {
+		return "null"
 	}
 	return t.String()
 }

@@ -215,6 +215,22 @@ func (c *converter) assert(g *gAssert) Statement {
 	return s
 }
 
+// limit reads a SELECT's LIMIT: a whole number, which a pull query
+// refuses when negative (Select.Limit < 0).
+func (c *converter) limit(n *gLimit) int {
+	if strings.ContainsAny(n.Text, ".eE") {
+		c.fail(n.Pos, n.Text, "Failed to prepare statement: Value must be integer for command: LIMIT")
+	}
+	v, err := strconv.ParseInt(n.Text, 10, 32)
+	if err != nil {
+		c.fail(n.Pos, n.Text, "expected an integer, got %s", n.Text)
+	}
+	if n.Neg {
+		v = -v
+	}
+	return int(v)
+}
+
 func (c *converter) smallInt(n *gNumber) int {
 	v, err := strconv.ParseInt(n.Text, 10, 32)
 	if err != nil || v < 0 {
@@ -277,7 +293,7 @@ func (c *converter) selectStmt(g *gSelect) *Select {
 		s.Emit = EmitFinal
 	}
 	if g.Limit != nil {
-		s.Limit, s.HasLimit = c.smallInt(g.Limit), true
+		s.Limit, s.HasLimit = c.limit(g.Limit), true
 	}
 	return s
 }

@@ -197,7 +197,7 @@ type gSelect struct {
 	PartitionBy *gPartitionBy  `parser:"( 'PARTITION' 'BY' @@ )?"`
 	Having      *gExpr         `parser:"( 'HAVING' @@ )?"`
 	Emit        string         `parser:"( 'EMIT' @( 'CHANGES' | 'FINAL' ) )?"`
-	Limit       *gNumber       `parser:"( 'LIMIT' @@ )?"`
+	Limit       *gLimit        `parser:"( 'LIMIT' @@ )?"`
 }
 
 // gPartitionBy is PARTITION BY's list. An empty `()` parses so that the
@@ -218,6 +218,14 @@ type gPartitionBy struct {
 type gGroupBy struct {
 	Set   []*gAdd `parser:"  '(' @@ ( ',' @@ )+ ')'"`
 	Exprs []*gAdd `parser:"| @@ ( ',' @@ )*"`
+}
+
+// gLimit is a SELECT's LIMIT; a minus sign parses so that pull queries
+// can refuse it with ksqlDB's words.
+type gLimit struct {
+	Pos  lexer.Position
+	Neg  bool   `parser:"@'-'?"`
+	Text string `parser:"@Number"`
 }
 
 type gNumber struct {
