@@ -70,9 +70,9 @@ type PullTarget struct {
 // rows live. A server uses it to send each part of the query to the
 // instance owning it.
 func (e *Engine) PullTarget(sel *parser.Select) (*PullTarget, bool, error) {
-	q, reader := e.pullSource(sel)
-	if reader == nil {
-		return nil, false, nil
+	q, reader, err := e.pullSource(sel)
+	if err != nil || reader == nil {
+		return nil, false, err
 	}
 	t := &PullTarget{QueryID: q.ID, Topic: reader.Topic(), Partitions: reader.Partitions()}
 	src, err := e.cat.Lookup(sel.From.Name)
@@ -81,7 +81,7 @@ func (e *Engine) PullTarget(sel *parser.Select) (*PullTarget, bool, error) {
 	}
 	if keys, ok := lookupKeyValues(sel, src); ok {
 		for _, k := range keys {
-			p, err := reader.KeyPartition([]any{k})
+			p, err := reader.KeyPartition(k)
 			if err != nil {
 				return nil, false, err
 			}
