@@ -71,6 +71,7 @@ func PlanMaterialize(src *Source) (*Query, error) {
 	}
 	id := MaterializeQueryID(src.Name)
 	spec := src.sourceSpec()
+	spec.Table = true // a null value deletes the key's row
 	node := exec.NewSourceMaterialize(id+"-Materialize", src.Name, spec)
 	topo := &exec.Topology{QueryID: id,
 		Subs:   []*exec.SubTopology{{ID: 0, Source: spec, Nodes: []exec.Node{node}}},
