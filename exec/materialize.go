@@ -32,13 +32,22 @@ type MaterializeNode struct {
 	// Timestamp, when set, is the sink's TIMESTAMP column: the row's
 	// ROWTIME is the record timestamp the sink writes.
 	Timestamp *SinkTimestamp
-	Text      string // the table's name, for EXPLAIN
+	// ByInputKey says that the table's key is the key of the chain's
+	// input, column for column: a key's row then is in the store
+	// partition of the key's partition in the input topic (see
+	// TableReader.KeyPartition). Otherwise any partition may hold it.
+	ByInputKey bool
+	Text       string // the table's name, for EXPLAIN
 }
 
 var _ Node = (*MaterializeNode)(nil)
 
 func (n *MaterializeNode) Describe() string {
-	return fmt.Sprintf("materialize %s by key [store %s]: the rows pull queries read", n.Text, n.Store)
+	where := "a key's row in its input partition"
+	if !n.ByInputKey {
+		where = "a key's row in any partition"
+	}
+	return fmt.Sprintf("materialize %s by key [store %s]: the rows pull queries read, %s", n.Text, n.Store, where)
 }
 func (n *MaterializeNode) Stateful() bool       { return true }
 func (n *MaterializeNode) StoreNames() []string { return []string{n.Store} }
@@ -108,5 +117,5 @@ func identity(from, n int) []int {
 // (key, value and header columns first).
 func NewSourceMaterialize(store, table string, spec *SourceSpec) *MaterializeNode {
 	nk := len(spec.KeyCols)
-	return &MaterializeNode{Store: store, KeyIdx: identity(0, nk), ValueIdx: identity(nk, len(spec.ValueCols)+len(spec.HeaderCols)), Text: strings.ToUpper(table)}
+	return &MaterializeNode{Store: store, KeyIdx: identity(0, nk), ValueIdx: identity(nk, len(spec.ValueCols)+len(spec.HeaderCols)), ByInputKey: true, Text: strings.ToUpper(table)}
 }

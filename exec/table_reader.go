@@ -14,6 +14,10 @@ import (
 // ErrNotMaterialized is returned for a table no query keeps in state.
 var ErrNotMaterialized = errors.New("not materialized")
 
+// ErrNoKeyPartition is returned by KeyPartition for a table whose rows
+// are not partitioned by its key: any store partition may hold a key.
+var ErrNoKeyPartition = errors.New("rows not partitioned by the table's key")
+
 // TableReader reads the rows of a table that a query keeps in a state
 // store, as of the store's last commit: an aggregation's store (for each
 // key or window, the row the query's sink last wrote, after HAVING and
@@ -61,8 +65,10 @@ func NewTableReader(topo *Topology) (*TableReader, error) {
 
 // Topic is the topic whose partitions the table's state follows: the
 // aggregation's input (its repartition topic, or its source when that is
-// already keyed by the group key). The instance consuming partition p of
-// it keeps store partition p.
+// already keyed by the group key), or the input of the chain a
+// MaterializeNode ends (a source table's own topic, a join's main
+// input). The instance consuming partition p of it keeps store
+// partition p.
 func (r *TableReader) Topic() string { return r.src.Topic }
 
 // Partitions is the number of store partitions (0 if unknown).
@@ -75,11 +81,16 @@ func (r *TableReader) Partitions() int32 {
 	return 0
 }
 
-// KeyPartition is the store partition that holds the group key key (its
-// column values): the partition its records take in Topic, the key
-// encoded in that topic's key format and partitioned by murmur2 as
-// Partitioner does.
+// KeyPartition is the store partition that holds the key key (its
+// column values: an aggregation's group key, a materialized table's
+// key): the partition its records take in Topic, the key encoded in that
+// topic's key format and partitioned by murmur2 as Partitioner does.
+// ErrNoKeyPartition says a materialized table's key is not Topic's key
+// (MaterializeNode.ByInputKey): any partition may hold it.
 func (r *TableReader) KeyPartition(key []any) (int32, error) {
+	if r.mat != nil && (!r.mat.ByInputKey || len(key) != len(r.src.KeyCols)) {
+		return 0, fmt.Errorf("read table of %s: %w", r.topo.QueryID, ErrNoKeyPartition)
+	}
 	n := r.Partitions()
 	if n <= 0 {
 		return 0, fmt.Errorf("read table of %s: store %s has no partition count", r.topo.QueryID, r.store)

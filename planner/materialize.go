@@ -43,14 +43,32 @@ func (p *planning) materializes(sink *Source, nodes []exec.Node) bool {
 
 // materialize adds the store of a result table's rows and returns the
 // node that keeps them. The store's partitions are those of the final
-// chain's input: a repartition topic's, or the source's.
-func (p *planning) materialize(sink *Source, keyIdx, valIdx []int, partitions int32) exec.Node {
+// chain's input: a repartition topic's, or the source's. keyInputs maps
+// the result's key columns to the input row columns they copy, if they
+// do.
+func (p *planning) materialize(sink *Source, keyIdx, valIdx []int, keyInputs map[int]int, partitions int32) exec.Node {
+	in := p.lastSpec()
 	for _, it := range p.q.Topology.Internal {
-		if it.Name == p.lastSpec().Topic {
+		if it.Name == in.Topic {
 			partitions = it.Partitions
 		}
 	}
-	node := &exec.MaterializeNode{Store: p.q.ID + "-Materialize", KeyIdx: keyIdx, ValueIdx: valIdx, Timestamp: sinkTimestamp(sink), Text: sink.Name}
+	// A key's row is where its input record was: in the input topic's
+	// partition of that key, when the key is the input's key. A join's
+	// result is keyed by the join key, by which its inputs are
+	// co-partitioned; other chains must copy the input's key columns in
+	// order (an input row starts with them).
+	byKey := len(keyIdx) == len(in.KeyCols)
+	if p.join != nil && in == p.join.spec {
+		byKey = byKey && len(keyIdx) == 1
+	} else {
+		for i := range keyIdx {
+			if c, ok := keyInputs[i]; !ok || c != i {
+				byKey = false
+			}
+		}
+	}
+	node := &exec.MaterializeNode{Store: p.q.ID + "-Materialize", KeyIdx: keyIdx, ValueIdx: valIdx, Timestamp: sinkTimestamp(sink), ByInputKey: byKey, Text: sink.Name}
 	p.q.Topology.Stores = append(p.q.Topology.Stores, exec.StoreSpec{Name: node.Store, Changelog: p.prefix + "-Materialize-changelog", Partitions: partitions})
 	return node
 }

@@ -768,7 +768,7 @@ func (p *planning) finish(nodes []exec.Node, compiled []expr.Compiled, keyItems 
 		valIdx[i] = len(keyCols) + i
 	}
 	if p.materializes(sink, nodes) {
-		nodes = append(nodes, p.materialize(sink, keyIdx, valIdx, partitions))
+		nodes = append(nodes, p.materialize(sink, keyIdx, valIdx, keyInputs, partitions))
 	}
 	nodes = append(nodes, &exec.SinkNode{
 		Topic: sink.Topic, KeyFormat: sink.KeyFormat, ValueFormat: sink.ValueFormat,
