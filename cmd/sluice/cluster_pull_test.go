@@ -1,6 +1,7 @@
 package main
 
 import (
+	"encoding/json"
 	"fmt"
 	"sort"
 	"testing"
@@ -19,8 +20,9 @@ import (
 // (CST_USERS_T) and a stream (a scan of its topic). A pull query by key
 // sent to either instance gives the exact row, forwarded to the owner
 // of the key's partition when that is the other instance (the response
-// names it); full scans give every row once on both; the stream's scan
-// gives the same full rows on both.
+// names it); full scans give every row once on both; a pull query on
+// the plain CREATE TABLE gets ksqlDB's not-queryable error; the stream's
+// scan gives the same full rows on both.
 func TestServerClusterPullTables(t *testing.T) {
 	start := time.Now()
 	brokers := testkafka.Brokers(t)
@@ -126,6 +128,18 @@ func TestServerClusterPullTables(t *testing.T) {
 	}
 	if forwarded == 0 {
 		t.Errorf("no pull query was forwarded")
+	}
+	// A plain CREATE TABLE keeps no state: ksqlDB's error, on both.
+	const notQueryable = "The `ORDERS_T` table isn't queryable. To derive a queryable table, you can do 'CREATE TABLE QUERYABLE_ORDERS_T AS SELECT * FROM ORDERS_T'. See https://cnfl.io/queries for more info.\nAdd EMIT CHANGES if you intended to issue a push query."
+	for _, s := range live {
+		code, _, body := s.authed(t, "POST", "/query-stream", `{"sql":"SELECT * FROM orders_t WHERE id = 'u00';"}`)
+		var eb struct {
+			Code    int    `json:"error_code"`
+			Message string `json:"message"`
+		}
+		if err := json.Unmarshal([]byte(body), &eb); err != nil || code != 400 || eb.Code != 40001 || eb.Message != notQueryable {
+			t.Errorf("pull on a plain table at %s: %d %s", s.base, code, body)
+		}
 	}
 	// A stream's pull query scans its topic: the same rows everywhere.
 	for _, s := range live {
