@@ -17,7 +17,7 @@ const notQueryableT = "The `T` table isn't queryable. To derive a queryable tabl
 
 // TestPullTables pulls the tables no aggregation holds: a source table
 // (its CST_ query's store), a CTAS projection with a filter, table–table
-// inner and left join results, and a two-column key; by key, by IN, by
+// inner, left, right and full outer join results, and a two-column key; by key, by IN, by
 // range, whole, with LIMIT; an update replaces a row and a tombstone
 // removes it from every table. A plain CREATE TABLE is not queryable.
 func TestPullTables(t *testing.T) {
@@ -34,6 +34,8 @@ func TestPullTables(t *testing.T) {
 		CREATE SOURCE TABLE pairs (a VARCHAR PRIMARY KEY, b INT PRIMARY KEY, n INT) WITH (KAFKA_TOPIC='pairs', KEY_FORMAT='JSON', VALUE_FORMAT='JSON', PARTITIONS=1);
 		CREATE TABLE adults AS SELECT id, name, age * 2 AS twice FROM users WHERE age >= 18;
 		CREATE TABLE inner_j AS SELECT u.id AS id, u.name AS name, o.amount AS amount FROM users u JOIN orders o ON u.id = o.id;
+		CREATE TABLE right_j AS SELECT o.id AS id, u.name AS name, o.amount AS amount FROM users u RIGHT JOIN orders o ON u.id = o.id;
+		CREATE TABLE outer_j AS SELECT ROWKEY AS id, u.name AS name, o.amount AS amount FROM users u FULL OUTER JOIN orders o ON u.id = o.id;
 		CREATE STREAM visits (id VARCHAR KEY, a VARCHAR, b INT) WITH (KAFKA_TOPIC='visits', VALUE_FORMAT='JSON', PARTITIONS=1);
 		CREATE TABLE per_ab AS SELECT a, b, COUNT(*) AS n FROM visits GROUP BY b, a;
 		CREATE TABLE left_j AS SELECT u.id AS id, u.name AS name, o.amount AS amount FROM users u LEFT JOIN orders o ON u.id = o.id;`)
@@ -90,6 +92,10 @@ func TestPullTables(t *testing.T) {
 		{"SELECT * FROM left_j WHERE id = 'u2';", "ID NAME AMOUNT\nu2 bob <nil>"},
 		{"SELECT name FROM left_j WHERE amount IS NULL OR amount > 8;", "NAME\nbob\ncy"},
 		{"SELECT * FROM left_j WHERE id > 'u1' LIMIT 1;", "ID NAME AMOUNT\nu2 bob <nil>"},
+		{"SELECT * FROM right_j;", "ID NAME AMOUNT\nu1 ann 7\nu3 cy 9\nu9 <nil> 1"},
+		{"SELECT * FROM right_j WHERE id = 'u9';", "ID NAME AMOUNT\nu9 <nil> 1"},
+		{"SELECT * FROM outer_j;", "ID NAME AMOUNT\nu1 ann 7\nu2 bob <nil>\nu3 cy 9\nu9 <nil> 1"},
+		{"SELECT * FROM outer_j WHERE id IN ('u2', 'u9', 'u4');", "ID NAME AMOUNT\nu2 bob <nil>\nu9 <nil> 1"},
 		// A two-column key: both pinned is a lookup, one a scan.
 		{"SELECT * FROM pairs WHERE a = 'x' AND b = 2;", "A B N\nx 2 20"},
 		{"SELECT n FROM pairs WHERE a = 'x';", "N\n10\n20"},
