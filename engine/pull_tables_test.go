@@ -17,9 +17,10 @@ const notQueryableT = "The `T` table isn't queryable. To derive a queryable tabl
 
 // TestPullTables pulls the tables no aggregation holds: a source table
 // (its CST_ query's store), a CTAS projection with a filter, table–table
-// inner, left, right and full outer join results, and a two-column key; by key, by IN, by
-// range, whole, with LIMIT; an update replaces a row and a tombstone
-// removes it from every table. A plain CREATE TABLE is not queryable.
+// inner, left, right and full outer join results, and a two-column key
+// (and an aggregation's); by key, by IN, by range, whole, with LIMIT; an
+// update replaces a row and a tombstone removes it from every table. A
+// plain CREATE TABLE is not queryable.
 func TestPullTables(t *testing.T) {
 	ctx := context.Background()
 	e, err := engine.Open(ctx, engine.Config{Memory: true, Log: quiet})
