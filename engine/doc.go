@@ -25,6 +25,13 @@
 // needs and WithPartitions limits one to partitions this instance owns,
 // so a server can answer its share and forward the rest (ownership.go).
 //
+// Pull queries (pull.go) read a table from the state store of the query
+// that keeps it: its aggregation, the rows a non-aggregate CREATE TABLE
+// … AS SELECT writes, or, for a CREATE SOURCE TABLE, the CST_<name>
+// query the engine starts with it (materializeSource). A plain CREATE
+// TABLE is not queryable (ErrNotQueryable, ksqlDB's words). A pull query
+// on a stream scans its topic (pull_stream.go).
+//
 // Example:
 //
 //	e, _ := engine.Open(ctx, engine.Config{ConnOpts: []kgo.Opt{kgo.SeedBrokers("127.0.0.1:9092")}, DataDir: "sluice-data"})

@@ -22,9 +22,11 @@ func (e *Engine) drop(ctx context.Context, st *parser.Drop) (string, error) {
 	if err != nil || src == nil {
 		return msg, err
 	}
-	if q := e.query(src.QueryID); q != nil {
-		if err := e.terminateQuery(ctx, q); err != nil {
-			return "", fmt.Errorf("drop %s: %w", src.Name, err)
+	for _, id := range []string{src.QueryID, materializer(src)} {
+		if q := e.query(id); id != "" && q != nil {
+			if err := e.terminateQuery(ctx, q); err != nil {
+				return "", fmt.Errorf("drop %s: %w", src.Name, err)
+			}
 		}
 	}
 	e.cat.Remove(src.Name)
@@ -62,7 +64,9 @@ func (e *Engine) checkDrop(st *parser.Drop) (*planner.Source, string, error) {
 	}
 	var readerIDs []string
 	for _, q := range readers {
-		readerIDs = append(readerIDs, q.ID)
+		if q.ID != materializer(src) {
+			readerIDs = append(readerIDs, q.ID)
+		}
 	}
 	if len(readerIDs) > 0 || len(blockingWriters) > 0 {
 		return nil, "", fmt.Errorf("%w: cannot drop %s: the following queries read from it: [%s], and the following queries write into it: [%s]; terminate them first",
@@ -86,4 +90,13 @@ func (e *Engine) deleteTopic(ctx context.Context, topic string) error {
 		return fmt.Errorf("delete topic %s: %w", topic, r.Err)
 	}
 	return nil
+}
+
+// materializer is the id of the query keeping a source table in state
+// for pull queries (ends with the table), "" for other sources.
+func materializer(src *planner.Source) string {
+	if src.Kind != parser.KindTable || !src.ReadOnly {
+		return ""
+	}
+	return planner.MaterializeQueryID(src.Name)
 }

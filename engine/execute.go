@@ -3,7 +3,7 @@ package engine
 import (
 	"context"
 	"fmt"
-	"github.com/sluice-sql/sluice/expr"
+	"maps"
 	"regexp"
 	"strconv"
 	"strings"
@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/sluice-sql/sluice/exec"
+	"github.com/sluice-sql/sluice/expr"
 	"github.com/sluice-sql/sluice/parser"
 	"github.com/sluice-sql/sluice/planner"
 	"github.com/sluice-sql/sluice/types"
@@ -200,7 +201,11 @@ func (e *Engine) executeStatement(ctx context.Context, p parser.Parsed, sess *se
 			res.Rows = rows
 			break
 		}
-		if q, reader := e.pullSource(st); reader != nil {
+		q, reader, err := e.pullSource(st)
+		if err != nil {
+			return nil, err
+		}
+		if reader != nil {
 			rows, err := e.pullQuery(ctx, st, q, reader, sess.snapshot())
 			if err != nil {
 				return nil, err
@@ -601,7 +606,37 @@ func (e *Engine) createSource(ctx context.Context, st *parser.CreateSource, text
 	if err := e.cat.Add(src, st.OrReplace); err != nil {
 		return "", err
 	}
+	if err := e.materializeSource(ctx, src, text, props); err != nil {
+		e.cat.Remove(src.Name)
+		return "", err
+	}
 	return fmt.Sprintf("%s created", strings.Title(strings.ToLower(st.Kind.String()))), nil //nolint:staticcheck // ASCII words only
+}
+
+// materializeSource starts the query that keeps a source table in state
+// for pull queries, as ksqlDB does (CST_<name>, planner.PlanMaterialize).
+// It reads the topic from the start: the table is all of it. A windowed
+// source table is not materialized.
+func (e *Engine) materializeSource(ctx context.Context, src *planner.Source, text string, props map[string]string) error {
+	if src.Kind != parser.KindTable || !src.ReadOnly || src.Window != exec.NotWindowed {
+		return nil
+	}
+	plan, err := planner.PlanMaterialize(src)
+	if err != nil {
+		return err
+	}
+	if old := e.query(plan.ID); old != nil {
+		if err := e.stopQuery(old); err != nil {
+			return err
+		}
+	}
+	p := maps.Clone(props)
+	if p == nil {
+		p = map[string]string{}
+	}
+	p["auto.offset.reset"] = "earliest"
+	_, err = e.start(ctx, plan, text, p)
+	return err
 }
 
 // queryID is deterministic, so running the same statements again resumes

@@ -70,9 +70,9 @@ type PullTarget struct {
 // rows live. A server uses it to send each part of the query to the
 // instance owning it.
 func (e *Engine) PullTarget(sel *parser.Select) (*PullTarget, bool, error) {
-	q, reader := e.pullSource(sel)
-	if reader == nil {
-		return nil, false, nil
+	q, reader, err := e.pullSource(sel)
+	if err != nil || reader == nil {
+		return nil, false, err
 	}
 	t := &PullTarget{QueryID: q.ID, Topic: reader.Topic(), Partitions: reader.Partitions()}
 	src, err := e.cat.Lookup(sel.From.Name)
@@ -80,22 +80,36 @@ func (e *Engine) PullTarget(sel *parser.Select) (*PullTarget, bool, error) {
 		return nil, false, err
 	}
 	if keys, ok := lookupKeyValues(sel, src); ok {
-		for _, k := range keys {
-			p, err := reader.KeyPartition([]any{k})
-			if err != nil {
-				return nil, false, err
-			}
-			if !slices.Contains(t.Needed, p) {
-				t.Needed = append(t.Needed, p)
-			}
+		needed, err := keyPartitions(reader, keys)
+		if err == nil {
+			t.Needed = needed
+			return t, true, nil
 		}
-		slices.Sort(t.Needed)
-		return t, true, nil
+		if !errors.Is(err, exec.ErrNoKeyPartition) {
+			return nil, false, err
+		}
+		// Any partition may hold the keys: read them all.
 	}
 	for p := int32(0); p < t.Partitions; p++ {
 		t.Needed = append(t.Needed, p)
 	}
 	return t, true, nil
+}
+
+// keyPartitions lists, ascending, the store partitions holding keys.
+func keyPartitions(reader *exec.TableReader, keys [][]any) ([]int32, error) {
+	var out []int32
+	for _, k := range keys {
+		p, err := reader.KeyPartition(k)
+		if err != nil {
+			return nil, err
+		}
+		if !slices.Contains(out, p) {
+			out = append(out, p)
+		}
+	}
+	slices.Sort(out)
+	return out, nil
 }
 
 type partitionsKey struct{}

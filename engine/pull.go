@@ -15,26 +15,51 @@ import (
 	"github.com/sluice-sql/sluice/types"
 )
 
-// pullSource returns the query materializing the table a SELECT reads,
-// when the SELECT is a pull query: no EMIT clause, FROM a table that an
-// aggregation keeps in state. Other SELECTs are push queries.
-func (e *Engine) pullSource(sel *parser.Select) (*Query, *exec.TableReader) {
+// ErrNotQueryable is the kind of the error a pull query on a table no
+// query keeps in state gets: a table declared with CREATE TABLE (not
+// SOURCE) over a topic, as in ksqlDB.
+var ErrNotQueryable = errors.New("table not queryable")
+
+// notQueryable is ksqlDB's error for a pull query on such a table, word
+// for word; it is also an invalid statement.
+type notQueryable struct{ table string }
+
+func (e *notQueryable) Error() string {
+	return fmt.Sprintf("The `%s` table isn't queryable. To derive a queryable table, you can do 'CREATE TABLE QUERYABLE_%s AS SELECT * FROM %s'. See https://cnfl.io/queries for more info.\nAdd EMIT CHANGES if you intended to issue a push query.", e.table, e.table, e.table)
+}
+
+func (e *notQueryable) Is(target error) bool {
+	return target == ErrNotQueryable || target == planner.ErrInvalid
+}
+
+// pullSource returns the query keeping in state the table a SELECT
+// reads, when the SELECT is a pull query: no EMIT clause, FROM a table.
+// Other SELECTs are push queries (nil, nil, nil). The query is the
+// table's CREATE TABLE … AS SELECT (an aggregation's store, or the
+// result rows a MaterializeNode keeps) or, for a CREATE SOURCE TABLE,
+// the CST_ query materializing it; a table neither keeps is refused
+// with ErrNotQueryable.
+func (e *Engine) pullSource(sel *parser.Select) (*Query, *exec.TableReader, error) {
 	if sel.Emit != parser.EmitNone || len(sel.Joins) > 0 {
-		return nil, nil
+		return nil, nil, nil
 	}
 	src, err := e.cat.Lookup(sel.From.Name)
-	if err != nil || src.Kind != parser.KindTable || src.QueryID == "" {
-		return nil, nil
+	if err != nil || src.Kind != parser.KindTable {
+		return nil, nil, nil
 	}
-	q := e.query(src.QueryID)
+	id := src.QueryID
+	if id == "" {
+		id = materializer(src)
+	}
+	q := e.query(id)
 	if q == nil {
-		return nil, nil
+		return nil, nil, &notQueryable{table: src.Name}
 	}
 	r, err := exec.NewTableReader(q.Plan.Topology)
 	if err != nil {
-		return nil, nil
+		return nil, nil, &notQueryable{table: src.Name}
 	}
-	return q, r
+	return q, r, nil
 }
 
 // pullQuery answers a SELECT on a materialized table from the table's
@@ -80,7 +105,7 @@ func (e *Engine) pullQuery(ctx context.Context, sel *parser.Select, q *Query, re
 	rowTime := len(src.Schema.Columns) // ROWTIME follows the key and value columns
 	var procErr error
 	scan := reader.Scan
-	if keys, ok := lookupKeys(sel, src); ok {
+	if keys, ok := lookupKeyValues(sel, src); ok {
 		scan = func(db *state.DB, fn func([]any) bool) error { return reader.ScanKeys(db, keys, fn) }
 	}
 	err = scan(e.db, func(row []any) bool {
@@ -164,36 +189,31 @@ func pulledRows(plan *planner.Query, id string, rows [][]any) *RowStream {
 	return &RowStream{Columns: plan.Output, C: ch, QueryID: id, Pull: true, closed: make(chan struct{}), stop: func() {}}
 }
 
-// lookupKeys finds, in a pull query's WHERE, a conjunct that pins the
-// table's one key column to literals (KEY = x, or KEY IN (x, y, …)) and
-// returns those keys encoded as the aggregation stores them, so that the
-// read goes straight to them. The WHERE still filters the rows read, so
-// a lookup that finds more than it should changes nothing.
-func lookupKeys(sel *parser.Select, src *planner.Source) ([][]byte, bool) {
-	vals, ok := lookupKeyValues(sel, src)
-	if !ok {
-		return nil, false
-	}
-	out := make([][]byte, len(vals))
-	for i, v := range vals {
-		out[i] = types.AppendValues(nil, []any{v})
-	}
-	return out, true
-}
-
-// lookupKeyValues is lookupKeys with the key values as they are, cast to
-// the key column's type.
-func lookupKeyValues(sel *parser.Select, src *planner.Source) ([]any, bool) {
+// lookupKeyValues finds, in a pull query's WHERE, conjuncts that pin
+// the table's key to literals and returns the keys they name, each the
+// values of the key columns in order, cast to their types: KEY = x or
+// KEY IN (x, y, …) for a one-column key, K1 = x AND K2 = y … (every key
+// column) for several. The read then goes straight to those keys. The
+// WHERE still filters the rows read, so a lookup that finds more than it
+// should changes nothing.
+func lookupKeyValues(sel *parser.Select, src *planner.Source) ([][]any, bool) {
 	keyCols := src.Schema.Keys()
-	if sel.Where == nil || len(keyCols) != 1 {
+	if sel.Where == nil || len(keyCols) == 0 {
 		return nil, false
 	}
-	key := keyCols[0]
-	isKey := func(x parser.Expr) bool {
+	keyOf := func(x parser.Expr) int {
 		ref, ok := x.(*parser.ColumnRef)
-		return ok && strings.EqualFold(ref.Name, key.Name)
+		if !ok {
+			return -1
+		}
+		for i, k := range keyCols {
+			if strings.EqualFold(ref.Name, k.Name) {
+				return i
+			}
+		}
+		return -1
 	}
-	values := func(lits []parser.Expr) ([]any, bool) {
+	values := func(key types.Column, lits []parser.Expr) ([]any, bool) {
 		out := make([]any, 0, len(lits))
 		for _, l := range lits {
 			if _, ok := l.(*parser.Literal); !ok {
@@ -226,23 +246,48 @@ func lookupKeyValues(sel *parser.Select, src *planner.Source) ([]any, bool) {
 		conjuncts = append(conjuncts, x)
 	}
 	split(sel.Where)
+	// pinned[i] are the values key column i may take, by the first
+	// conjunct that pins it.
+	pinned := make([][]any, len(keyCols))
+	pin := func(i int, lits []parser.Expr) {
+		if i < 0 || pinned[i] != nil {
+			return
+		}
+		if vals, ok := values(keyCols[i], lits); ok {
+			pinned[i] = vals
+		}
+	}
 	for _, c := range conjuncts {
 		switch x := c.(type) {
 		case *parser.Binary:
 			if x.Op != parser.OpEq {
 				continue
 			}
-			if isKey(x.Left) {
-				return values([]parser.Expr{x.Right})
-			}
-			if isKey(x.Right) {
-				return values([]parser.Expr{x.Left})
+			if i := keyOf(x.Left); i >= 0 {
+				pin(i, []parser.Expr{x.Right})
+			} else if i := keyOf(x.Right); i >= 0 {
+				pin(i, []parser.Expr{x.Left})
 			}
 		case *parser.In:
-			if !x.Not && isKey(x.X) {
-				return values(x.List)
+			// IN names several keys of a one-column key only: several
+			// columns' lists would multiply.
+			if !x.Not && len(keyCols) == 1 {
+				pin(keyOf(x.X), x.List)
 			}
 		}
 	}
-	return nil, false
+	keys := [][]any{{}}
+	for _, vals := range pinned {
+		if vals == nil {
+			return nil, false
+		}
+		var next [][]any
+		for _, k := range keys {
+			for _, v := range vals {
+				next = append(next, append(append([]any(nil), k...), v))
+			}
+		}
+		keys = next
+	}
+	return keys, true
 }

@@ -29,24 +29,38 @@ func TestLookupKeys(t *testing.T) {
 		{"id = n", "scan"},
 		{"id = NULL", "scan"},
 	}
+	multi := &planner.Source{Name: "M", Schema: types.Schema{Columns: []types.Column{
+		{Name: "A", Type: types.StringType, Key: true}, {Name: "B", Type: types.BigIntType, Key: true}, {Name: "N", Type: types.BigIntType},
+	}}}
+	for _, tt := range []struct{ where, want string }{
+		{"a = 'x' AND b = 2", "[[x 2]]"},
+		{"b = 2 AND n > 0 AND 'x' = a", "[[x 2]]"},
+		{"a = 'x'", "scan"},
+		{"a IN ('x', 'y') AND b = 2", "scan"},
+		{"a = 'x' OR b = 2", "scan"},
+	} {
+		p, err := parser.ParseOne("SELECT * FROM m WHERE " + tt.where + ";")
+		if err != nil {
+			t.Fatal(err)
+		}
+		got := "scan"
+		if keys, ok := lookupKeyValues(p.(*parser.Select), multi); ok {
+			got = fmt.Sprint(keys)
+		}
+		if got != tt.want {
+			t.Errorf("%s: got %s, want %s", tt.where, got, tt.want)
+		}
+	}
 	for _, tt := range tests {
 		t.Run(tt.where, func(t *testing.T) {
 			p, err := parser.ParseOne("SELECT * FROM t WHERE " + tt.where + ";")
 			if err != nil {
 				t.Fatal(err)
 			}
-			keys, ok := lookupKeys(p.(*parser.Select), src)
+			keys, ok := lookupKeyValues(p.(*parser.Select), src)
 			got := "scan"
 			if ok {
-				var decoded [][]any
-				for _, k := range keys {
-					vals, _, err := types.DecodeValues(k)
-					if err != nil {
-						t.Fatal(err)
-					}
-					decoded = append(decoded, vals)
-				}
-				got = fmt.Sprint(decoded)
+				got = fmt.Sprint(keys)
 			}
 			if got != tt.want {
 				t.Errorf("got %s, want %s", got, tt.want)

@@ -34,6 +34,13 @@
 //	source(s) → filter → select-key(HOTEL) → sink(…-repartition)
 //	source(…-repartition) → aggregate(store …) → project → sink(OUT)
 //
+// Pull queries read tables from state through a TableReader: an
+// aggregation's store, or a MaterializeNode's (materialize.go), which
+// keeps a non-aggregate result table's rows, or a source table's, by key:
+//
+//	source(users) → filter → project → materialize(store …-Materialize) → sink(ADULTS)
+//	source(users) → materialize(store CST_USERS-Materialize, changelog: the users topic)
+//
 // Each task also counts its input keys in a small Space-Saving sketch
 // (HotKeys, 32 counters): in the second sub-topology above that key is
 // HOTEL, so a hotel carrying most bookings shows as the one task, and

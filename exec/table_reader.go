@@ -1,6 +1,7 @@
 package exec
 
 import (
+	"bytes"
 	"errors"
 	"fmt"
 	"log/slog"
@@ -10,30 +11,44 @@ import (
 	"github.com/sluice-sql/sluice/types"
 )
 
-// ErrNotMaterialized is returned for a table no aggregation keeps in state.
+// ErrNotMaterialized is returned for a table no query keeps in state.
 var ErrNotMaterialized = errors.New("not materialized")
 
-// TableReader reads the rows of a table that an aggregation query keeps
-// in its state store, as of the store's last commit: for each key (or
-// window) the row the query's sink last wrote, after HAVING and the
-// projection. Pull queries are served this way, from local Badger state.
+// ErrNoKeyPartition is returned by KeyPartition for a table whose rows
+// are not partitioned by its key: any store partition may hold a key.
+var ErrNoKeyPartition = errors.New("rows not partitioned by the table's key")
+
+// TableReader reads the rows of a table that a query keeps in a state
+// store, as of the store's last commit: an aggregation's store (for each
+// key or window, the row the query's sink last wrote, after HAVING and
+// the projection, computed from the accumulators) or a MaterializeNode's
+// (the rows as written, for non-aggregate CREATE TABLE … AS SELECT
+// results and source tables). Pull queries are served this way, from
+// local Badger state.
 type TableReader struct {
 	topo *Topology
-	// src is the source of the aggregate's sub-topology: the store's
+	// src is the source of the store's sub-topology: the store's
 	// partitions are that topic's.
 	src *SourceSpec
-	agg *AggregateNode
+	// store is the store read: agg's or mat's.
+	store string
+	agg   *AggregateNode
 	// post are the stateless steps between the aggregate and the sink.
 	post []Node
 	sink *SinkNode
+	mat  *MaterializeNode
 	// only, when set, limits reads to these store partitions.
 	only map[int32]bool
 }
 
-// NewTableReader prepares reading the table written by topo.
+// NewTableReader prepares reading the table written (or, for a source
+// table, materialized) by topo.
 func NewTableReader(topo *Topology) (*TableReader, error) {
 	for _, sub := range topo.Subs {
 		for i, n := range sub.Nodes {
+			if mat, ok := n.(*MaterializeNode); ok {
+				return &TableReader{topo: topo, src: sub.Source, store: mat.Store, mat: mat}, nil
+			}
 			agg, ok := n.(*AggregateNode)
 			if !ok {
 				continue
@@ -42,36 +57,43 @@ func NewTableReader(topo *Topology) (*TableReader, error) {
 			if !ok {
 				return nil, fmt.Errorf("query %s: %w: its results go to no topic", topo.QueryID, ErrNotMaterialized)
 			}
-			return &TableReader{topo: topo, src: sub.Source, agg: agg, post: sub.Nodes[i+1 : len(sub.Nodes)-1], sink: sink}, nil
+			return &TableReader{topo: topo, src: sub.Source, store: agg.Store, agg: agg, post: sub.Nodes[i+1 : len(sub.Nodes)-1], sink: sink}, nil
 		}
 	}
-	return nil, fmt.Errorf("query %s: %w: it keeps no aggregation state", topo.QueryID, ErrNotMaterialized)
+	return nil, fmt.Errorf("query %s: %w: it keeps no table in state", topo.QueryID, ErrNotMaterialized)
 }
 
 // Topic is the topic whose partitions the table's state follows: the
 // aggregation's input (its repartition topic, or its source when that is
-// already keyed by the group key). The instance consuming partition p of
-// it keeps store partition p.
+// already keyed by the group key), or the input of the chain a
+// MaterializeNode ends (a source table's own topic, a join's main
+// input). The instance consuming partition p of it keeps store
+// partition p.
 func (r *TableReader) Topic() string { return r.src.Topic }
 
 // Partitions is the number of store partitions (0 if unknown).
 func (r *TableReader) Partitions() int32 {
 	for _, s := range r.topo.Stores {
-		if s.Name == r.agg.Store {
+		if s.Name == r.store {
 			return s.Partitions
 		}
 	}
 	return 0
 }
 
-// KeyPartition is the store partition that holds the group key key (its
-// column values): the partition its records take in Topic, the key
-// encoded in that topic's key format and partitioned by murmur2 as
-// Partitioner does.
+// KeyPartition is the store partition that holds the key key (its
+// column values: an aggregation's group key, a materialized table's
+// key): the partition its records take in Topic, the key encoded in that
+// topic's key format and partitioned by murmur2 as Partitioner does.
+// ErrNoKeyPartition says a materialized table's key is not Topic's key
+// (MaterializeNode.ByInputKey): any partition may hold it.
 func (r *TableReader) KeyPartition(key []any) (int32, error) {
+	if r.mat != nil && (!r.mat.ByInputKey || len(key) != len(r.src.KeyCols)) {
+		return 0, fmt.Errorf("read table of %s: %w", r.topo.QueryID, ErrNoKeyPartition)
+	}
 	n := r.Partitions()
 	if n <= 0 {
-		return 0, fmt.Errorf("read table of %s: store %s has no partition count", r.topo.QueryID, r.agg.Store)
+		return 0, fmt.Errorf("read table of %s: store %s has no partition count", r.topo.QueryID, r.store)
 	}
 	kc, err := format.NewKeyCodec(r.src.KeyFormat, r.src.KeyCols, r.src.KeyProps)
 	if err != nil {
@@ -109,7 +131,7 @@ func (r *TableReader) Scan(db *state.DB, fn func(row []any) bool) error {
 		return fmt.Errorf("read table of %s: %w", r.topo.QueryID, err)
 	}
 	for _, id := range ids {
-		if id.Name != r.agg.Store || !r.reads(id.Partition) {
+		if id.Name != r.store || !r.reads(id.Partition) {
 			continue
 		}
 		more, err := r.scanPartition(db.Store(id.Name, id.Partition), id.Partition, fn)
@@ -153,31 +175,77 @@ func (c *collect) Process(_ *TaskContext, row *Row) error {
 	return nil
 }
 
-// ScanKeys is Scan limited to the given group keys (each encoded with
-// types.AppendValues), read directly rather than by a full scan where the
-// store layout keeps a key's entries together: keys of a non-windowed
-// table, and the windows of one key for SESSION and SLIDING. Time
-// windows lay the window start first, so they are scanned whole.
-func (r *TableReader) ScanKeys(db *state.DB, keys [][]byte, fn func(row []any) bool) error {
-	if w := r.agg.Window; w != nil && w.Kind != Session && w.Kind != Sliding {
-		return r.Scan(db, fn)
+// ScanKeys is Scan limited to the given keys (each the values of the
+// table's key columns, in order), read directly rather than by a full
+// scan where the store layout keeps a key's entries together: keys of a
+// non-windowed table, and the windows of one key for SESSION and
+// SLIDING. Time windows lay the window start first, so they are scanned
+// whole.
+func (r *TableReader) ScanKeys(db *state.DB, keys [][]any, fn func(row []any) bool) error {
+	if r.agg != nil {
+		if w := r.agg.Window; w != nil && w.Kind != Session && w.Kind != Sliding {
+			return r.Scan(db, fn)
+		}
+	}
+	encoded := make([][]byte, len(keys))
+	for i, k := range keys {
+		if r.mat != nil {
+			encoded[i] = joinTableKey(nil, k, len(k), nil)
+		} else {
+			encoded[i] = types.AppendValues(nil, k)
+		}
 	}
 	ids, err := db.Stores()
 	if err != nil {
 		return fmt.Errorf("read table of %s: %w", r.topo.QueryID, err)
 	}
 	for _, id := range ids {
-		if id.Name != r.agg.Store || !r.reads(id.Partition) {
+		if id.Name != r.store || !r.reads(id.Partition) {
 			continue
 		}
-		for _, gk := range keys {
-			more, err := r.scanPrefix(db.Store(id.Name, id.Partition), id.Partition, gk, fn)
+		for _, k := range encoded {
+			more, err := r.scanPrefix(db.Store(id.Name, id.Partition), id.Partition, k, fn)
 			if err != nil || !more {
 				return err
 			}
 		}
 	}
 	return nil
+}
+
+// scanMaterialized reads a MaterializeNode's rows of one store
+// partition; with a key, only that key's row.
+func (r *TableReader) scanMaterialized(store *state.Store, partition int32, key []byte, fn func(row []any) bool) (bool, error) {
+	width := r.mat.Width()
+	more := true
+	var failed error
+	err := store.RangeCommitted(key, func(k, v []byte) bool {
+		if key != nil && !bytes.Equal(k, key) {
+			return true // a longer key that merely starts with this one
+		}
+		cols, ts, _, err := decodeTableRow(v)
+		if err != nil {
+			failed = fmt.Errorf("read table of %s: %w", r.topo.QueryID, err)
+			return false
+		}
+		if len(cols) < width {
+			failed = fmt.Errorf("read table of %s: stored row has %d columns, want %d", r.topo.QueryID, len(cols), width)
+			return false
+		}
+		// A source table's store restored from its topic keeps the
+		// decoded row, pseudo columns and all: the table's are the first.
+		out := make([]any, 0, width+3)
+		out = append(append(out, cols[:width]...), ts, partition, nil)
+		more = fn(out)
+		return more
+	})
+	if err == nil {
+		err = failed
+	}
+	if err != nil {
+		return false, fmt.Errorf("read table of %s: %w", r.topo.QueryID, err)
+	}
+	return more, nil
 }
 
 func (r *TableReader) scanPartition(store *state.Store, partition int32, fn func(row []any) bool) (bool, error) {
@@ -187,6 +255,9 @@ func (r *TableReader) scanPartition(store *state.Store, partition int32, fn func
 // scanPrefix reads the entries of one store partition; with a group key,
 // only that key's (its entries follow the layout's tag byte).
 func (r *TableReader) scanPrefix(store *state.Store, partition int32, groupKey []byte, fn func(row []any) bool) (bool, error) {
+	if r.mat != nil {
+		return r.scanMaterialized(store, partition, groupKey, fn)
+	}
 	sink := &collect{r: r, partition: partition, fn: fn}
 	var head Operator = sink
 	for i := len(r.post) - 1; i >= 0; i-- {

@@ -17,4 +17,9 @@
 // topic) and sub-topology 1 (read the repartition topic, aggregate into
 // a windowed store whose changelog is compacted, write HOTEL_5M keyed by
 // HOTEL and window start).
+//
+// A table no aggregation holds is kept for pull queries by an
+// exec.MaterializeNode (materialize.go): before the sink of a
+// non-aggregate CREATE TABLE … AS SELECT, and as the whole of the
+// CST_<name> query of a CREATE SOURCE TABLE (PlanMaterialize).
 package planner

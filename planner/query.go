@@ -767,6 +767,9 @@ func (p *planning) finish(nodes []exec.Node, compiled []expr.Compiled, keyItems 
 	for i := range valIdx {
 		valIdx[i] = len(keyCols) + i
 	}
+	if p.materializes(sink, nodes) {
+		nodes = append(nodes, p.materialize(sink, keyIdx, valIdx, keyInputs, partitions))
+	}
 	nodes = append(nodes, &exec.SinkNode{
 		Topic: sink.Topic, KeyFormat: sink.KeyFormat, ValueFormat: sink.ValueFormat,
 		KeyCols: sink.Schema.Keys(), ValueCols: sink.Schema.Values(), KeyProps: sink.KeyProps, ValueProps: sink.ValueProps,
