@@ -72,7 +72,7 @@ func TestPullQueries(t *testing.T) {
 	} else {
 		rs.Close()
 	}
-	if _, err := e.Execute(ctx, "SELECT id, COUNT(*) FROM totals GROUP BY id;"); err == nil || !strings.Contains(err.Error(), "pull queries cannot aggregate") {
+	if _, err := e.Execute(ctx, "SELECT id, COUNT(*) FROM totals GROUP BY id;"); err == nil || !strings.Contains(err.Error(), "Pull queries don't support GROUP BY clauses.") {
 		t.Errorf("aggregating pull query: err = %v", err)
 	}
 }
