@@ -4,8 +4,10 @@ import (
 	"context"
 	"fmt"
 	"sort"
+	"strings"
 	"time"
 
+	"github.com/twmb/franz-go/pkg/kadm"
 	"github.com/twmb/franz-go/pkg/kgo"
 )
 
@@ -125,6 +127,11 @@ func (r *KafkaRunner) restore(ctx context.Context, tp topicPartition, s taskStor
 	log, err := s.spec.changelog(tp.partition)
 	if err != nil {
 		return fmt.Errorf("query %s: restore %s/%d: %w", r.topo.QueryID, s.spec.Name, tp.partition, err)
+	}
+	if s.spec.FromSource != nil && s.spec.FromSource.Topic == tp.topic {
+		if log.Until, err = r.resumeOffset(ctx, tp); err != nil {
+			return fmt.Errorf("query %s: restore %s/%d: %w", r.topo.QueryID, s.spec.Name, tp.partition, err)
+		}
 	}
 	n, err := s.store.Restore(ctx, r.cfg.ConnOpts, log, func(done, total int64) {
 		r.mu.Lock()
@@ -267,4 +274,24 @@ func (r *KafkaRunner) dropTasks(parts map[string][]int32) {
 	}
 	r.mu.Unlock()
 	r.partitionsChanged()
+}
+
+// resumeOffset is where the task of tp goes on reading tp: the group's
+// committed offset, or the start with none committed and
+// auto.offset.reset=earliest. Nil: the end of the topic (latest).
+func (r *KafkaRunner) resumeOffset(ctx context.Context, tp topicPartition) (*int64, error) {
+	adm := kadm.NewClient(r.cl)
+	offs, err := adm.FetchOffsetsForTopics(ctx, r.cfg.GroupID, tp.topic)
+	if err != nil {
+		return nil, fmt.Errorf("committed offset of %s/%d: %w", tp.topic, tp.partition, err)
+	}
+	if o, ok := offs.Lookup(tp.topic, tp.partition); ok && o.Err == nil && o.At >= 0 {
+		at := o.At
+		return &at, nil
+	}
+	if strings.EqualFold(r.cfg.ResetOffset, "earliest") {
+		zero := int64(0)
+		return &zero, nil
+	}
+	return nil, nil
 }

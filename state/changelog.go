@@ -41,6 +41,12 @@ type Changelog struct {
 	// a source topic (a table a join reads) keeps its rows in its own
 	// encoding. A nil v deletes k.
 	Transform func(key, value []byte, ts int64) (k, v []byte, ok bool)
+	// Until, when set, ends the restore at that offset rather than at
+	// the log's end: a store whose changelog is the topic its task reads
+	// holds the rows up to where the task resumes, and no further, or
+	// the task would see the records after it twice (once restored, once
+	// read).
+	Until *int64
 }
 
 // EnsureTopic creates topic with the given partition count and replication
@@ -288,6 +294,9 @@ func (s *Store) restore(ctx context.Context, connOpts []kgo.Opt, log Changelog, 
 		return 0, fmt.Errorf("end offset of %s/%d: %w", log.Topic, log.Partition, lo.Err)
 	}
 	end := lo.Offset
+	if log.Until != nil && *log.Until < end {
+		end = max(*log.Until, 0)
+	}
 
 	start := cp.ChangelogOffset
 	cold := start <= 0 || start > end
