@@ -2,6 +2,7 @@ package planner
 
 import (
 	"fmt"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -854,8 +855,15 @@ func joinItems(sel *parser.Select, l *joinLayout, sc expr.Scope) ([]item, error)
 				}
 			}
 			for _, in := range ins {
-				for i, n := range in.names {
-					if strings.HasPrefix(n, "KSQL_INTERNAL_") || i >= len(in.names)-3-windowCols(in) {
+				// A windowed input's window bounds follow its key columns
+				// (S1_K, S1_WINDOWSTART, S1_WINDOWEND, S1_V), as in ksqlDB.
+				names := in.names[:len(in.names)-3-windowCols(in)]
+				if w := windowCols(in); w > 0 {
+					nkeys := min(len(in.src.Schema.Keys()), len(names))
+					names = slices.Concat(names[:nkeys], in.names[len(in.names)-w:], names[nkeys:])
+				}
+				for _, n := range names {
+					if strings.HasPrefix(n, "KSQL_INTERNAL_") {
 						continue
 					}
 					if err := add(item{expr: &parser.ColumnRef{Pos: si.Pos, Name: n}, name: n, pos: si.Pos, star: true}); err != nil {
