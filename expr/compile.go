@@ -430,7 +430,13 @@ func compileBetween(b *parser.Between, scope Scope) (Compiled, error) {
 			}
 		}
 		if i > 0 && !comparable(cs[0].Type, c.Type) {
-			return Compiled{}, errAt(e, fmt.Errorf("%w: cannot compare %s to %s in BETWEEN", ErrType, cs[0].Type, c.Type))
+			// ksqlDB checks BETWEEN as X >= LO AND X <= HI, and says so.
+			op := "GREATER_THAN_OR_EQUAL"
+			if i == 2 {
+				op = "LESS_THAN_OR_EQUAL"
+			}
+			return Compiled{}, errAt(e, fmt.Errorf("%w: Invalid expression: Cannot compare %s (%s) to %s (%s) with %s.", ErrType,
+				parser.KsqlText(b.X), cs[0].Type, parser.KsqlText(e), c.Type, op))
 		}
 		cs[i] = c
 	}
@@ -457,6 +463,13 @@ func compileLike(l *parser.Like, scope Scope) (Compiled, error) {
 	p, err := Compile(l.Pattern, scope)
 	if err != nil {
 		return Compiled{}, err
+	}
+	// ksqlDB's words; a bare NULL on either side is allowed (NULL).
+	if x.Type.Kind != types.String && x.Type.Kind != types.Unknown {
+		return Compiled{}, errAt(l.X, fmt.Errorf("%w: The column type for Like condition must be VARCHAR. The column type is %s", ErrType, x.Type))
+	}
+	if p.Type.Kind != types.String && p.Type.Kind != types.Unknown {
+		return Compiled{}, errAt(l.Pattern, fmt.Errorf("%w: The pattern type for Like condition must be VARCHAR. The pattern type is %s", ErrType, p.Type))
 	}
 	var esc rune
 	if l.Escape != "" {

@@ -383,7 +383,7 @@ func (p *planning) planOneJoin(idx int, j *parser.Join, left, right *joinInput, 
 			case j.Type == parser.JoinFull:
 				return nil, posErr(j.Pos, fmt.Errorf("%w: FULL OUTER JOIN on a foreign key is not supported", ErrUnsupported))
 			case left.window != exec.NotWindowed:
-				return nil, posErr(j.Pos, fmt.Errorf("%w: foreign-key joins of windowed tables are not supported", ErrUnsupported))
+				return nil, posErr(j.Pos, fmt.Errorf("%w: Foreign-key table-table joins are not supported on windowed tables.", ErrUnsupported))
 			case left.prev != nil:
 				return nil, posErr(j.On.Position(), fmt.Errorf("%w: Invalid join condition: foreign-key table-table joins are not supported as part of n-way joins. Got %s.", ErrInvalid, onText(eq, pre)))
 			}

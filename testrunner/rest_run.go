@@ -35,6 +35,11 @@ const (
 	restOutputTimeout = 10 * time.Second
 )
 
+// restDefaultPartitions is the partition count of the topics a case
+// does not size, as in ksqlDB's runner (cases that need a stable order
+// ask for one partition).
+const restDefaultPartitions = 4
+
 // RunREST runs one REST case against a fresh embedded broker, Schema
 // Registry and `sluice server` (real engine, Badger state in a temporary
 // directory) listening on loopback, talking to it over HTTP as ksqlDB's
@@ -196,9 +201,9 @@ func splitRESTStatements(stmts []string) (admin, queries []string, err error) {
 
 // createCaseTopics creates the topics a case names up front (with their
 // partition counts), those its inputs go to, and those its CREATE STREAM
-// and CREATE TABLE statements read (with their PARTITIONS), with one
-// partition unless the case or statement says otherwise: ksqlDB's runner
-// creates them before the statements run.
+// and CREATE TABLE statements read (with their PARTITIONS), with
+// restDefaultPartitions unless the case or statement says otherwise:
+// ksqlDB's runner creates them before the statements run.
 func createCaseTopics(ctx context.Context, brokers string, c *RESTCase) error {
 	partitions := map[string]int32{}
 	var order []string
@@ -268,7 +273,7 @@ func createCaseTopics(ctx context.Context, brokers string, c *RESTCase) error {
 	for _, name := range order {
 		n := partitions[name]
 		if n <= 0 {
-			n = 1
+			n = restDefaultPartitions
 		}
 		resp, err := adm.CreateTopic(ctx, n, 1, nil, name)
 		if err == nil {
