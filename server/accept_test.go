@@ -11,6 +11,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 
 	"github.com/sluice-sql/sluice/internal/testkafka"
+	"github.com/sluice-sql/sluice/server"
 )
 
 var queryIDs = regexp.MustCompile(`"queryId":"[^"]*"`)
@@ -59,10 +60,15 @@ func TestAccept(t *testing.T) {
 	streamJSON := "[" + streamHdr + `,["a",1],["b",2]]`
 	queryJSON := "[{\"header\":{\"queryId\":\"Q\",\"schema\":\"`ID` STRING, `N` INTEGER\"}},\n" +
 		`{"row":{"columns":["a",1]}},` + "\n" + `{"row":{"columns":["b",2]}},` + "\n" + `{"finalMessage":"Limit Reached"}]` + "\n"
-	// A key lookup. Its JSON on /query is left out: without a cluster it
-	// runs as a push query and ends with "Limit Reached" where ksqlDB
-	// says "Query Completed".
+	// A key lookup: on /query its header marks the key column and, as a
+	// pull query on a table, it has no final message (ksqlDB's shape); in
+	// protobuf its row is a proto3 message in base64.
 	lookup := `{"sql":"SELECT id, n FROM acc_n WHERE id = 'b';"}`
+	lookupQueryJSON := "[{\"header\":{\"queryId\":\"Q\",\"schema\":\"`ID` STRING KEY, `N` INTEGER\"}},\n" + `{"row":{"columns":["b",2]}}]` + "\n"
+	// ID "b" is field 1 (0a 01 62), N 2 is field 2 (10 02).
+	lookupProto := "[{\"header\":{\"queryId\":\"Q\",\"schema\":\"`ID` STRING KEY, `N` INTEGER\"," +
+		`"protoSchema":"syntax = \"proto3\";\n\nmessage ConnectDefault1 {\n  string ID = 1;\n  int32 N = 2;\n}\n"}},` + "\n" +
+		`{"row":{"protobufBytes":"CgFiEAI="}}]` + "\n"
 	oldLookup := ksqlBody("SELECT id, n FROM acc_n WHERE id = 'b';", nil)
 	lookupDelimited := streamHdr + "\n[\"b\",2]\n"
 	lookupJSON := "[" + streamHdr + `,["b",2]]`
@@ -85,6 +91,8 @@ func TestAccept(t *testing.T) {
 		{"pull query-stream delimited", "/query-stream", lookup, delimited, delimited, lookupDelimited},
 		{"pull query-stream json", "/query-stream", lookup, appJSON, appJSON, lookupJSON},
 		{"pull query delimited", "/query", oldLookup, delimited, delimited, lookupDelimited},
+		{"pull query json", "/query", oldLookup, appJSON, appJSON, lookupQueryJSON},
+		{"pull query-stream protobuf", "/query-stream", lookup, server.ContentProtobuf, server.ContentProtobuf, lookupProto},
 		{"inserts-stream default", "/inserts-stream", inserts, "", delimited, "{\"status\":\"ok\",\"seq\":0}\n{\"status\":\"ok\",\"seq\":1}\n"},
 		{"inserts-stream delimited", "/inserts-stream", inserts, delimited, delimited, "{\"status\":\"ok\",\"seq\":0}\n{\"status\":\"ok\",\"seq\":1}\n"},
 		{"inserts-stream json", "/inserts-stream", inserts, appJSON, appJSON, `[{"status":"ok","seq":0},{"status":"ok","seq":1}]`},
