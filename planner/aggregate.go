@@ -53,7 +53,15 @@ func (p *planning) planAggregate() error {
 			}
 			return posErr(sel.Pos, fmt.Errorf("%w: CREATE TABLE AS SELECT statement does not support aggregate function [%s] without a GROUP BY clause.", ErrUnsupported, strings.Join(calls, ", ")))
 		}
-		return posErr(sel.Pos, fmt.Errorf("%w: aggregate functions require a GROUP BY clause", ErrUnsupported))
+		if p.target != nil {
+			return posErr(sel.Pos, fmt.Errorf("%w: aggregate functions require a GROUP BY clause", ErrUnsupported))
+		}
+		// A push query aggregates all its rows as one group, as ksqlDB
+		// does: grouped by a constant, which it does not show.
+		// The statement stays as written: the plan reads a copy.
+		grouped := *sel
+		grouped.GroupBy = []parser.Expr{&parser.Literal{Pos: sel.Pos, Kind: parser.LitInteger, Text: "1"}}
+		p.sel, sel = &grouped, &grouped
 	}
 	seenGroup := map[int]bool{}
 	for _, g := range sel.GroupBy {

@@ -38,12 +38,14 @@ func TestRESTGolden(t *testing.T) {
 					return
 				}
 				short := *c
-				short.Outputs = append([]Record{}, c.Outputs...)
-				short.Outputs[len(c.Outputs)-1].Value = "not this"
-				if r := RunREST(file, &short); r.Status != Failed {
-					t.Errorf("with the last expected record changed the case still gives %s", r.Status)
+				if len(c.Outputs) > 0 {
+					short.Outputs = append([]Record{}, c.Outputs...)
+					short.Outputs[len(c.Outputs)-1].Value = "not this"
+					if r := RunREST(file, &short); r.Status != Failed {
+						t.Errorf("with the last expected record changed the case still gives %s", r.Status)
+					}
+					short = *c
 				}
-				short = *c
 				last := len(c.Responses) - 1
 				short.Responses = append(append([]map[string]any{}, c.Responses[:last]...), map[string]any{"query": dropLastRow(c.Responses[last]["query"])})
 				if r := RunREST(file, &short); r.Status != Failed {
