@@ -400,9 +400,9 @@ func (c *avroCodec) encodeGeneric(vals []any) ([]byte, error) {
 		out := make(map[string]any, len(c.cols))
 		for j, f := range rec.Fields() {
 			if i := c.writeCols[j]; i >= 0 {
-				out[f.Name()] = toAvro(vals[i], c.cols[i].Type, f.Type())
+				out[f.Name()] = avroFieldValue(f, toAvro(vals[i], c.cols[i].Type, f.Type()))
 			} else {
-				out[f.Name()] = nil
+				out[f.Name()] = avroFieldValue(f, nil)
 			}
 		}
 		v = out
@@ -505,17 +505,28 @@ func toAvro(v any, t types.Type, s avro.Schema) any {
 		}
 		out := make(map[string]any, len(rec.Fields()))
 		for _, f := range rec.Fields() {
-			out[f.Name()] = nil
+			var fv any
 			for i, sf := range t.Fields {
 				if i < len(in) && strings.EqualFold(sf.Name, f.Name()) {
-					out[f.Name()] = toAvro(in[i], sf.Type, f.Type())
+					fv = toAvro(in[i], sf.Type, f.Type())
 					break
 				}
 			}
+			out[f.Name()] = avroFieldValue(f, fv)
 		}
 		return out
 	}
 	return v
+}
+
+// avroFieldValue is what a record field gets for v: a NULL in a field
+// that cannot hold one (a schema someone else registered) takes the
+// field's default, as ksqlDB's converter writes it, when it has one.
+func avroFieldValue(f *avro.Field, v any) any {
+	if v != nil || !f.HasDefault() || f.Type().Type() == avro.Union || f.Type().Type() == avro.Null {
+		return v
+	}
+	return f.Default()
 }
 
 // isLogical says whether s is a primitive of one of the logical types.

@@ -166,3 +166,34 @@ func TestAvroBadRecords(t *testing.T) {
 		t.Errorf("without a registry: %v", err)
 	}
 }
+
+// TestAvroNullTakesDefault writes a NULL into fields of a registered
+// schema that cannot hold one: a field with a default gets it (top level
+// and in a nested record), one without is an encode error.
+func TestAvroNullTakesDefault(t *testing.T) {
+	schema := `{"type":"record","name":"T","fields":[
+		{"name":"N","type":"long","default":10},
+		{"name":"S","type":{"type":"record","name":"In","fields":[{"name":"V","type":"long","default":7},{"name":"E","type":"string"}]}},
+		{"name":"R","type":"string"}]}`
+	st := types.Type{Kind: types.Struct, Fields: []types.Field{{Name: "E", Type: types.StringType}}}
+	cols := []types.Column{{Name: "N", Type: types.BigIntType}, {Name: "S", Type: st}, {Name: "R", Type: types.StringType}}
+	c, err := NewValueCodec("AVRO", cols, Props{Registry: schemaMap{3: schema}, Schema: schema, SchemaID: 3})
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, err := c.Encode([]any{nil, []any{"e"}, "r"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var got map[string]any
+	if err := avro.Unmarshal(avro.MustParse(schema), b[5:], &got); err != nil {
+		t.Fatal(err)
+	}
+	want := map[string]any{"N": int64(10), "S": map[string]any{"V": int64(7), "E": "e"}, "R": "r"}
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Errorf("record (-want +got):\n%s", diff)
+	}
+	if _, err := c.Encode([]any{int64(1), []any{"e"}, nil}); !errors.Is(err, ErrEncode) {
+		t.Errorf("NULL into a string without default: err = %v, want ErrEncode", err)
+	}
+}
