@@ -242,17 +242,12 @@ func arithmetic(op parser.BinaryOp, l, r Compiled) (Compiled, error) {
 		return concatOp(l, r)
 	}
 	lt, rt := l.Type, r.Type
-	if lt.Kind == types.Unknown {
-		lt = rt
-	}
-	if rt.Kind == types.Unknown {
-		rt = lt
+	if lt.Kind == types.Unknown || rt.Kind == types.Unknown {
+		// A bare NULL has no type to compute in: ksqlDB refuses it
+		// (CAST(NULL AS INT) + 1 is fine).
+		return Compiled{}, fmt.Errorf("Arithmetic on types %s and %s are not supported.", arithmeticTypeText(l.Type), arithmeticTypeText(r.Type))
 	}
 	if !lt.IsNumeric() || !rt.IsNumeric() {
-		if l.Type.Kind == types.Unknown || r.Type.Kind == types.Unknown {
-			// ksqlDB words a bare NULL operand this way.
-			return Compiled{}, fmt.Errorf("Arithmetic on types %s and %s are not supported.", arithmeticTypeText(l.Type), arithmeticTypeText(r.Type))
-		}
 		return Compiled{}, fmt.Errorf("Unsupported arithmetic types. %s %s", l.Type.Kind, r.Type.Kind)
 	}
 	t := widen(lt, rt)

@@ -141,8 +141,8 @@ func TestArithmetic(t *testing.T) {
 		{"i + ni", tInt, nil},
 		{"ni * d", tDouble, nil},
 		{"nd - 1", tDouble, nil},
-		{"i + null", tInt, nil},
-		{"null * d", tDouble, nil},
+		{"i + CAST(NULL AS INTEGER)", tInt, nil},
+		{"CAST(NULL AS DOUBLE) * d", tDouble, nil},
 		{"(i + 1) * 2 - b / 5", tBig, int64(14)},
 		{"i + 2 * 3", tInt, int32(13)},
 	})
@@ -473,6 +473,7 @@ func TestCompileErrors(t *testing.T) {
 		{"s BETWEEN 1 AND 'z'", expr.ErrType, 1, 11, "Invalid expression: Cannot compare S (STRING) to 1 (INTEGER) with GREATER_THAN_OR_EQUAL."},
 		{"i = NULL", expr.ErrType, 1, 1, "Comparison with NULL not supported: INTEGER = NULL\nUse 'IS NULL' or 'IS NOT NULL' instead."},
 		{"NULL * NULL", expr.ErrType, 1, 1, "Arithmetic on types null and null are not supported."},
+		{"i + NULL", expr.ErrType, 1, 1, "Error processing expression: (I + null). Arithmetic on types INTEGER and null are not supported."},
 		{"NOT i", expr.ErrType, 1, 1, "NOT needs a BOOLEAN"},
 		{"i AND t", expr.ErrType, 1, 1, "BOOLEAN"},
 		{"t OR s", expr.ErrType, 1, 1, "BOOLEAN"},
