@@ -4,7 +4,9 @@ import (
 	"fmt"
 	"strings"
 
+	"github.com/sluice-sql/sluice/format"
 	"github.com/sluice-sql/sluice/state"
+	"github.com/sluice-sql/sluice/types"
 )
 
 // MaterializeNode keeps a table's current rows in a state store, keyed
@@ -38,6 +40,19 @@ type MaterializeNode struct {
 	// TableReader.KeyPartition). Otherwise any partition may hold it.
 	ByInputKey bool
 	Text       string // the table's name, for EXPLAIN
+	// AsWritten, when it has columns, makes the kept value columns those
+	// a reader of the sink gets back in its value format: PROTOBUF
+	// writes a NULL scalar as proto3's default (0, ""), and ksqlDB's pull
+	// queries answer what the table's topic holds.
+	AsWritten AsWritten
+}
+
+// AsWritten names a value format that changes what it carries: the
+// columns and properties to encode and decode the values with.
+type AsWritten struct {
+	Format string
+	Cols   []types.Column
+	Props  format.Props
 }
 
 var _ Node = (*MaterializeNode)(nil)
@@ -52,7 +67,15 @@ func (n *MaterializeNode) Describe() string {
 func (n *MaterializeNode) Stateful() bool       { return true }
 func (n *MaterializeNode) StoreNames() []string { return []string{n.Store} }
 func (n *MaterializeNode) New(next Operator) (Operator, error) {
-	return &materializeOp{forward: forward{next}, node: n, cols: make([]any, len(n.KeyIdx)+len(n.ValueIdx))}, nil
+	op := &materializeOp{forward: forward{next}, node: n, cols: make([]any, len(n.KeyIdx)+len(n.ValueIdx))}
+	if w := n.AsWritten; len(w.Cols) > 0 {
+		c, err := format.NewValueCodec(w.Format, w.Cols, w.Props)
+		if err != nil {
+			return nil, fmt.Errorf("materialize %s: %w", n.Text, err)
+		}
+		op.written = c
+	}
+	return op, nil
 }
 
 // Width is the number of columns a stored row begins with: the key
@@ -64,6 +87,9 @@ type materializeOp struct {
 	node  *MaterializeNode
 	store *state.Store
 	cols  []any
+	// written, when set, reads the value columns back as the sink's
+	// value format carries them (AsWritten).
+	written format.Codec
 }
 
 func (o *materializeOp) Open(tc *TaskContext) error {
@@ -98,6 +124,16 @@ func (o *materializeOp) Process(tc *TaskContext, row *Row) error {
 	}
 	for i, c := range n.ValueIdx {
 		o.cols[len(n.KeyIdx)+i] = row.Cols[c]
+	}
+	if o.written != nil {
+		vals := o.cols[len(n.KeyIdx):]
+		b, err := o.written.Encode(vals)
+		if err == nil {
+			err = o.written.Decode(b, vals)
+		}
+		if err != nil {
+			return o.emit(tc, row) // the sink cannot write it either
+		}
 	}
 	o.store.Put(k, EncodeTableRow(nil, ts, o.cols))
 	return o.emit(tc, row)

@@ -2,8 +2,10 @@ package planner
 
 import (
 	"fmt"
+	"strings"
 
 	"github.com/sluice-sql/sluice/exec"
+	"github.com/sluice-sql/sluice/format"
 	"github.com/sluice-sql/sluice/parser"
 )
 
@@ -69,6 +71,13 @@ func (p *planning) materialize(sink *Source, keyIdx, valIdx []int, keyInputs map
 		}
 	}
 	node := &exec.MaterializeNode{Store: p.q.ID + "-Materialize", KeyIdx: keyIdx, ValueIdx: valIdx, Timestamp: sinkTimestamp(sink), ByInputKey: byKey, Text: sink.Name}
+	if f := strings.ToUpper(sink.ValueFormat); f == format.Protobuf || f == format.ProtobufNoSR {
+		// proto3 has no NULL scalars: keep what the topic's readers get.
+		// The framing-free codec writes the same message without a
+		// registry.
+		props := format.Props{Nullable: sink.ValueProps.Nullable}
+		node.AsWritten = exec.AsWritten{Format: format.ProtobufNoSR, Cols: sink.Schema.Values(), Props: props}
+	}
 	p.q.Topology.Stores = append(p.q.Topology.Stores, exec.StoreSpec{Name: node.Store, Changelog: p.prefix + "-Materialize-changelog", Partitions: partitions})
 	return node
 }
