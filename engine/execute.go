@@ -927,7 +927,7 @@ func (e *Engine) kafkaConfig(group string, transient bool, out exec.Output, prop
 // LIMIT, a pull query's all at once (C is closed after them).
 type RowStream struct {
 	Columns types.Schema
-	C       <-chan []any
+	C       <-chan StreamRow
 	QueryID string
 	// Pull is set for a pull query: the rows are the table's now.
 	Pull bool
@@ -942,6 +942,14 @@ type RowStream struct {
 	once   sync.Once
 	stop   func()
 	closed chan struct{}
+}
+
+// StreamRow is one row of a RowStream. Tombstone marks a push query's
+// row for a key a table deleted: its key columns (and window bounds) are
+// set, its other columns NULL, as ksqlDB sends it.
+type StreamRow struct {
+	Cols      []any
+	Tombstone bool
 }
 
 // Close stops the query; C is closed after the last row.
@@ -962,7 +970,7 @@ func (e *Engine) pushQuery(ctx context.Context, sel *parser.Select, props map[st
 		if err != nil {
 			return nil, err
 		}
-		ch := make(chan []any)
+		ch := make(chan StreamRow)
 		close(ch)
 		return &RowStream{Columns: plan.Output, C: ch, QueryID: plan.ID, closed: make(chan struct{}), stop: func() {}}, nil
 	}
@@ -971,7 +979,7 @@ func (e *Engine) pushQuery(ctx context.Context, sel *parser.Select, props map[st
 	if err != nil {
 		return nil, err
 	}
-	ch := make(chan []any, 256)
+	ch := make(chan StreamRow, 256)
 	rs := &RowStream{Columns: plan.Output, C: ch, QueryID: id, closed: make(chan struct{})}
 	var mu sync.Mutex
 	count, done := 0, false
@@ -988,7 +996,7 @@ func (e *Engine) pushQuery(ctx context.Context, sel *parser.Select, props map[st
 			return
 		}
 		select {
-		case ch <- append([]any(nil), row.Cols...):
+		case ch <- StreamRow{Cols: append([]any(nil), row.Cols...), Tombstone: row.Tombstone}:
 		case <-rs.closed:
 			finish()
 			return

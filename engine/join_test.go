@@ -366,7 +366,7 @@ func TestJoinPushQuery(t *testing.T) {
 			if !ok {
 				t.Fatalf("row stream closed; rows so far %q, %q", first, rest)
 			}
-			switch r := text(row); {
+			switch r := text(row.Cols); {
 			case first == "":
 				first = r
 				testkafka.Produce(t, brokers, rec(clicks, "bob", `{"page":"/b"}`, now+2), rec(clicks, "zoe", `{"page":"/z"}`, now+3))

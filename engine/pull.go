@@ -181,9 +181,9 @@ func markPullKeys(sel *parser.Select, src *planner.Source, out types.Schema) typ
 
 // pulledRows is the RowStream of a pull query's gathered rows.
 func pulledRows(plan *planner.Query, id string, rows [][]any) *RowStream {
-	ch := make(chan []any, len(rows))
+	ch := make(chan StreamRow, len(rows))
 	for _, r := range rows {
-		ch <- r
+		ch <- StreamRow{Cols: r}
 	}
 	close(ch)
 	return &RowStream{Columns: plan.Output, C: ch, QueryID: id, Pull: true, closed: make(chan struct{}), stop: func() {}}

@@ -39,7 +39,7 @@ func TestPullQueryOnStream(t *testing.T) {
 				if !ok {
 					return out
 				}
-				out = append(out, fmt.Sprint(r...))
+				out = append(out, fmt.Sprint(r.Cols...))
 			case <-timeout:
 				t.Fatalf("%s: rows did not end", sql)
 			}

@@ -86,7 +86,7 @@ func rowsText(rs *engine.RowStream) string {
 	lines = append(lines, strings.Join(header, " "))
 	for row := range rs.C {
 		var cells []string
-		for _, v := range row {
+		for _, v := range row.Cols {
 			cells = append(cells, fmt.Sprint(v))
 		}
 		lines = append(lines, strings.Join(cells, " "))

@@ -654,11 +654,34 @@ func (p *planning) transient(nodes []exec.Node, compiled []expr.Compiled, sc exp
 		cols = append(cols, types.Column{Name: p.items[i].name, Type: c.Type})
 	}
 	collect := &exec.CallbackNode{Names: names}
-	nodes = append(nodes, &exec.ProjectNode{Exprs: exprs, Names: names}, collect)
+	nodes = append(nodes, &exec.ProjectNode{Exprs: exprs, Names: names, KeyInputs: p.tombstoneKeys(sc)}, collect)
 	p.q.Output = types.Schema{Columns: cols}
 	p.q.Collect = collect
 	p.addSub(p.spec, nodes)
 	return nil
+}
+
+// tombstoneKeys maps the items of a push query on a table that copy a
+// key column or a window bound to that input column: a row the table
+// deletes reaches the client with them set and its other columns NULL,
+// as ksqlDB sends it.
+func (p *planning) tombstoneKeys(sc expr.Scope) map[int]int {
+	if sc == nil || p.join != nil || p.src.Kind != parser.KindTable {
+		return nil
+	}
+	nkeys := len(p.src.Schema.Keys())
+	out := map[int]int{}
+	for i, it := range p.items {
+		ref, ok := it.expr.(*parser.ColumnRef)
+		if !ok {
+			continue
+		}
+		in, _, err := sc.Resolve(ref)
+		if err == nil && (in < nkeys || isWindowBound(ref.Name)) {
+			out[i] = in
+		}
+	}
+	return out
 }
 
 func (p *planning) addSub(spec *exec.SourceSpec, nodes []exec.Node) {

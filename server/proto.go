@@ -7,6 +7,7 @@ import (
 	"net/http"
 	"strings"
 
+	"github.com/sluice-sql/sluice/engine"
 	"github.com/sluice-sql/sluice/format"
 	"github.com/sluice-sql/sluice/types"
 )
@@ -156,8 +157,8 @@ func (s *Server) writeProtoQuery(w http.ResponseWriter, r *http.Request, p *push
 	if send(append([]byte{'['}, pw.header(p.rs.QueryID, p.rs.Pull && !p.rs.Scan)...)) != nil {
 		return
 	}
-	limit := s.run(r, p, func(row []any) error {
-		b, err := pw.row(row)
+	limit := s.run(r, p, func(row engine.StreamRow) error {
+		b, err := pw.row(row.Cols)
 		if err != nil {
 			b = marshal(map[string]string{"error": err.Error()})
 		}

@@ -171,7 +171,7 @@ func (s *Server) pullLocal(ctx context.Context, p parser.Parsed, parts []int32) 
 	out := &pullResult{queryID: res.Rows.QueryID, columns: res.Rows.Columns, rows: []json.RawMessage{}}
 	pp := &push{rs: res.Rows}
 	for row := range res.Rows.C {
-		out.rows = append(out.rows, marshal(jsonRow(pp, row)))
+		out.rows = append(out.rows, marshal(jsonRow(pp, row.Cols)))
 	}
 	return out, nil
 }

@@ -72,7 +72,7 @@ func (s *Server) endPush(p *push) {
 // run delivers rows to emit until the query ends (LIMIT, /close-query,
 // Shutdown) or the client goes away. It reports whether the query ended
 // by itself, which for a push query means its LIMIT was reached.
-func (s *Server) run(r *http.Request, p *push, emit func(row []any) error) (limitReached bool) {
+func (s *Server) run(r *http.Request, p *push, emit func(row engine.StreamRow) error) (limitReached bool) {
 	for {
 		select {
 		case row, ok := <-p.rs.C:
@@ -180,11 +180,11 @@ func (s *Server) writePushStream(w http.ResponseWriter, r *http.Request, p *push
 	if write() != nil {
 		return
 	}
-	s.run(r, p, func(row []any) error {
+	s.run(r, p, func(row engine.StreamRow) error {
 		if asJSON {
 			buf.WriteByte(',')
 		}
-		buf.Write(marshal(jsonRow(p, row)))
+		buf.Write(marshal(jsonRow(p, row.Cols)))
 		if !asJSON {
 			buf.WriteByte('\n')
 		}
@@ -237,9 +237,12 @@ type queryHeader struct {
 	} `json:"header"`
 }
 
+// queryRow is a /query row; a push query on a table marks a deleted
+// key's row "tombstone": true, as ksqlDB does.
 type queryRow struct {
 	Row struct {
-		Columns []any `json:"columns"`
+		Columns   []any `json:"columns"`
+		Tombstone bool  `json:"tombstone,omitempty"`
 	} `json:"row"`
 }
 
@@ -291,9 +294,10 @@ func (s *Server) handleQuery(w http.ResponseWriter, r *http.Request) {
 	if send(append([]byte{'['}, marshal(queryHeaderOf(p.rs.QueryID, p.rs.Columns, p.rs.Pull && !p.rs.Scan))...)) != nil {
 		return
 	}
-	limit := s.run(r, p, func(row []any) error {
+	limit := s.run(r, p, func(row engine.StreamRow) error {
 		var qr queryRow
-		qr.Row.Columns = jsonRow(p, row)
+		qr.Row.Columns = jsonRow(p, row.Cols)
+		qr.Row.Tombstone = row.Tombstone
 		return send(append([]byte(",\n"), marshal(qr)...))
 	})
 	if r.Context().Err() != nil {

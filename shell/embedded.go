@@ -120,8 +120,8 @@ func (r *engineRows) Next(ctx context.Context) ([]any, bool, error) {
 		if !ok {
 			return nil, false, nil
 		}
-		out := make([]any, len(row))
-		for i, v := range row {
+		out := make([]any, len(row.Cols))
+		for i, v := range row.Cols {
 			out[i] = format.ToJSON(v, r.rs.Columns.Columns[i].Type)
 		}
 		return out, true, nil

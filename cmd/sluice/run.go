@@ -186,7 +186,7 @@ func printRows(out *syncWriter, rows *engine.RowStream) {
 	for row := range rows.C {
 		var line strings.Builder
 		line.WriteString("|")
-		for i, v := range row {
+		for i, v := range row.Cols {
 			fmt.Fprintf(&line, " %-*s |", widths[i], types.FormatValue(v))
 		}
 		out.write(line.String() + "\n")
