@@ -1,44 +1,50 @@
-// Package testrunner reads ksqlDB's test file formats, compares the
-// records an engine produced with the expected ones, and prints a report,
-// so that ksqlDB's own query-validation tests (QTT) and users'
-// ksql-test-runner cases check Sluice's behaviour.
+// Package testrunner runs ksqlDB's test file formats against Sluice and
+// reports the results, so that ksqlDB's own query-validation tests and
+// users' ksql-test-runner cases check Sluice's behaviour.
 //
-// Place in the flow: this package knows nothing of the engine. The glue
-// (in `go test` and `sluice test`) loads cases here, runs each case's
-// statements on an engine against the embedded broker, produces Inputs,
-// collects the sink records as JSON-shaped values (format.ToJSON), and
-// hands both sides to CompareOutputs; WriteReport prints the results.
+// Place in the flow: `sluice test` and `go test` load cases here and run
+// them; this package drives the engine (and, for REST cases, a server)
+// the way ksqlDB's runners drive ksqlDB.
 //
 //	LoadQTT         a QTT file {"tests": [...]}; `format: [...]` cases are
 //	                expanded to one case per format ("name - JSON"), with
 //	                {FORMAT} replaced in statements and topics
+//	RunCase         a QTT case on the in-memory engine (real planner,
+//	                operators and Badger state, no broker); RunCaseWith
+//	                restarts its queries halfway
 //	LoadRunnerCase  ksql-test-runner's statements.sql + {"inputs": [...]} +
-//	                {"outputs": [...]}; the SQL text is one Statements entry
-//	                which the engine splits with the parser
-//	EqualJSON       deep equality with numbers compared by value, exactly
+//	                {"outputs": [...]}
+//	LoadREST        a REST query-validation file (cases expecting
+//	                "responses" or an "expectedError"; IsRESTFile tells)
+//	RunREST         a REST case against its own embedded broker, Schema
+//	                Registry and `sluice server` over HTTP, as ksqlDB's
+//	                REST runner does: the statements before the first SELECT
+//	                as one /ksql request, the inputs produced to the broker,
+//	                a wait until the persistent queries committed them, each
+//	                SELECT on /query (and on /query-stream in protobuf for
+//	                testPullWithProtoFormat), then the output topics read
+//	                and every response compared: expected objects name only
+//	                the fields they check ("field|startsWith" for a prefix),
+//	                query rows compare as a multiset unless
+//	                outputConditions.verifyOrder, errors by type, message
+//	                substring and HTTP status
 //	CompareOutputs  per-topic, in-order comparison → difference lines
 //	WriteReport     PASS/FAIL/SKIP lines and "N passed, N failed, N skipped"
+//	WriteMarkdown   the same as a report for docs/
 //
-// Cases the engine cannot run are loaded with Skip set (the report counts
-// them): `enabled: false`, format variants other than JSON, DELIMITED,
-// KAFKA and NONE, and statements naming AVRO, PROTOBUF, PROTOBUF_NOSR or
-// JSON_SR. Record keys and values keep JSON numbers as json.Number, so a
-// BIGINT beyond 2^53 compares exactly. Input records without a timestamp
-// get 0; output records without one are not checked on time.
+// Cases disabled upstream (`enabled: false`) and format variants Sluice
+// does not implement are loaded with Skip set; the report counts them.
+// Record keys and values keep JSON numbers as json.Number, so a BIGINT
+// beyond 2^53 compares exactly. Input records without a timestamp get 0;
+// output records without one are not checked on time.
 //
 // Example:
 //
-//	f, err := testrunner.LoadQTT("tumbling-windows.json")
+//	f, err := testrunner.LoadREST("pull-queries-against-streams.json")
 //	...
 //	var results []testrunner.Result
-//	for _, c := range f.Cases {
-//		r := testrunner.Result{File: filepath.Base(f.Path), Case: c.Name}
-//		if c.Skip != "" {
-//			r.Status, r.Reason = testrunner.Skipped, c.Skip
-//		} else if r.Diff = testrunner.CompareOutputs(c.Outputs, run(c)); len(r.Diff) > 0 {
-//			r.Status = testrunner.Failed
-//		}
-//		results = append(results, r)
+//	for i := range f.Cases {
+//		results = append(results, testrunner.RunREST(filepath.Base(f.Path), &f.Cases[i]))
 //	}
 //	failed := testrunner.WriteReport(os.Stdout, results)
 package testrunner
