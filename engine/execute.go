@@ -751,7 +751,7 @@ func (e *Engine) start(ctx context.Context, plan *planner.Query, text string, pr
 			return nil, err
 		}
 	}
-	q := &Query{ID: plan.ID, Statement: text, Plan: plan, props: props}
+	q := &Query{ID: plan.ID, Statement: text, Plan: plan, props: props, push: newPushRegistry(plan.ID, props)}
 	if e.mem != nil {
 		if err := e.mem.Add(topo); err != nil {
 			return nil, err
@@ -783,6 +783,7 @@ func (e *Engine) run(q *Query, props map[string]string) error {
 	}
 	cfg := e.kafkaConfig(e.groupOf(q.ID), false, nil, props)
 	cfg.Paused = q.paused
+	cfg.Push = q.push
 	r, err := exec.StartKafka(topo, cfg, q.Metrics)
 	if err != nil {
 		return err
@@ -891,7 +892,16 @@ type RowStream struct {
 	once   sync.Once
 	stop   func()
 	closed chan struct{}
+	// err is why a push query ended by itself before its LIMIT (a
+	// scalable push query dropped for falling behind); set before C is
+	// closed.
+	err error
 }
+
+// Err reports, once C is closed, why the query ended by itself without
+// reaching its LIMIT (nil after LIMIT or Close): for a scalable push
+// query exec.ErrPushSubscriberBehind or exec.ErrPushSourceStopped.
+func (r *RowStream) Err() error { return r.err }
 
 // Close stops the query; C is closed after the last row.
 func (r *RowStream) Close() {
@@ -902,6 +912,9 @@ func (r *RowStream) Close() {
 }
 
 func (e *Engine) pushQuery(ctx context.Context, sel *parser.Select, props map[string]string) (*RowStream, error) {
+	if rs, ok, err := e.scalablePush(sel, props); ok || err != nil {
+		return rs, err
+	}
 	id := fmt.Sprintf("transient_%s_%d", strings.ToUpper(sel.From.Name), time.Now().UnixNano())
 	plan, err := planner.PlanQuery(e.cat, sel, nil, id, e.planOptions(props))
 	if err != nil {
