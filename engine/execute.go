@@ -930,6 +930,9 @@ func (e *Engine) pushQuery(ctx context.Context, sel *parser.Select, props map[st
 			close(ch)
 		}
 	}
+	// started is closed once rs.stop is set: a LIMIT reached by the first
+	// records may not close the stream before then.
+	started := make(chan struct{})
 	plan.Collect.Fn = func(row *exec.Row) {
 		mu.Lock()
 		defer mu.Unlock()
@@ -945,7 +948,10 @@ func (e *Engine) pushQuery(ctx context.Context, sel *parser.Select, props map[st
 		count++
 		if plan.Limit > 0 && count >= plan.Limit {
 			finish()
-			go rs.Close()
+			go func() {
+				<-started
+				rs.Close()
+			}()
 		}
 	}
 	if e.mem != nil {
@@ -958,6 +964,7 @@ func (e *Engine) pushQuery(ctx context.Context, sel *parser.Select, props map[st
 			finish()
 			mu.Unlock()
 		}
+		close(started)
 		return rs, nil
 	}
 	for _, it := range plan.Topology.Internal {
@@ -975,6 +982,7 @@ func (e *Engine) pushQuery(ctx context.Context, sel *parser.Select, props map[st
 		finish()
 		mu.Unlock()
 	}
+	close(started)
 	return rs, nil
 }
 
