@@ -308,3 +308,31 @@ func TestScalablePushIneligible(t *testing.T) {
 		t.Errorf("earliest push query got %v, want [[x 1]]", got)
 	}
 }
+
+// TestScalablePushExactlyOnce: the rows of an exactly-once query reach a
+// scalable push query (after their transaction commits, see
+// exec.TestPushRegistryExactlyOnce), with the records' ROWTIME.
+func TestScalablePushExactlyOnce(t *testing.T) {
+	brokers := testkafka.Brokers(t)
+	in, out := testkafka.Name(t, "spq_eos_in"), testkafka.Name(t, "spq_eos_out")
+	testkafka.CreateTopic(t, brokers, in, 1)
+	e := openConfig(t, testConfig(brokers, t.TempDir(), testkafka.Name(t, "svc"), quiet, "processing.guarantee", "exactly_once_v2"))
+	defer closeEngine(t, e)
+	execute(t, e, fmt.Sprintf(`
+		CREATE STREAM s (k VARCHAR KEY, v INT) WITH (KAFKA_TOPIC='%s', VALUE_FORMAT='JSON');
+		CREATE STREAM o WITH (KAFKA_TOPIC='%s') AS SELECT k, v FROM s;`, in, out))
+	rs := pushRows(t, e, "SELECT ROWTIME, k, v FROM o WHERE v <> 2 EMIT CHANGES;", v2)
+	if !strings.HasPrefix(rs.QueryID, "SCALABLE_PUSH_QUERY_") {
+		t.Fatalf("query id %q, want SCALABLE_PUSH_QUERY_…", rs.QueryID)
+	}
+	var recs []*kgo.Record
+	for i := 1; i <= 3; i++ {
+		r := vRecord(in, "k", i)
+		r.Timestamp = time.UnixMilli(int64(1000 * i))
+		recs = append(recs, r)
+	}
+	testkafka.Produce(t, brokers, recs...)
+	if got, want := take(t, rs, 2), []string{"[1000 k 1]", "[3000 k 3]"}; !slices.Equal(got, want) {
+		t.Errorf("got %v, want %v", got, want)
+	}
+}
