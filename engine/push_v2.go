@@ -209,7 +209,7 @@ func (e *Engine) subscribePush(writer *Query, plan *planner.Query, id string, pr
 	e.log.Info("scalable push query started", "query", id, "persistent_query", writer.ID)
 	go func() {
 		defer close(worker)
-		err := e.runPush(sub, plan, id)
+		err := e.runPush(sub, writer.runner, plan, id)
 		mu.Lock()
 		if !done {
 			rs.err = err
@@ -222,8 +222,9 @@ func (e *Engine) subscribePush(writer *Query, plan *planner.Query, id string, pr
 }
 
 // runPush feeds the subscription's records to the plan until the
-// subscription ends, and returns why it ended (nil: unsubscribed).
-func (e *Engine) runPush(sub *exec.PushSubscription, plan *planner.Query, id string) error {
+// subscription or the writer's runner ends, and returns why it ended
+// (nil: unsubscribed).
+func (e *Engine) runPush(sub *exec.PushSubscription, writer *exec.KafkaRunner, plan *planner.Query, id string) error {
 	topo := plan.Topology
 	src := topo.Subs[0]
 	m := &exec.Metrics{}
@@ -233,7 +234,31 @@ func (e *Engine) runPush(sub *exec.PushSubscription, plan *planner.Query, id str
 			_ = t.Close()
 		}
 	}()
-	for pr := range sub.C {
+	// stopped is set once the writer's runner ends: a failed or stopped
+	// query writes nothing more, and the records already buffered are
+	// delivered before the end.
+	var stopped error
+	writerDone := writer.Done()
+	for {
+		var pr exec.PushRecord
+		select {
+		case rec, ok := <-sub.C:
+			if !ok {
+				if stopped != nil {
+					return stopped
+				}
+				return sub.Err()
+			}
+			pr = rec
+		case <-writerDone:
+			writerDone = nil
+			stopped = exec.ErrPushSourceStopped
+			if err := writer.Err(); err != nil {
+				stopped = fmt.Errorf("%w: %v", exec.ErrPushSourceStopped, err)
+			}
+			sub.Unsubscribe()
+			continue
+		}
 		t := tasks[pr.Partition]
 		if t == nil {
 			var err error
@@ -261,7 +286,6 @@ func (e *Engine) runPush(sub *exec.PushSubscription, plan *planner.Query, id str
 		}
 		t.FlushBatch()
 	}
-	return sub.Err()
 }
 
 // PushSubscribers reports how many scalable push queries read a

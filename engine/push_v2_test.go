@@ -335,4 +335,17 @@ func TestScalablePushExactlyOnce(t *testing.T) {
 	if got, want := take(t, rs, 2), []string{"[1000 k 1]", "[3000 k 3]"}; !slices.Equal(got, want) {
 		t.Errorf("got %v, want %v", got, want)
 	}
+	// Its persistent query ends: so does the push query, saying why.
+	execute(t, e, "TERMINATE CSAS_O;")
+	select {
+	case row, ok := <-rs.C:
+		if ok {
+			t.Errorf("row %v after TERMINATE", row)
+		}
+	case <-time.After(10 * time.Second):
+		t.Fatalf("push query still open after TERMINATE")
+	}
+	if err := rs.Err(); !errors.Is(err, exec.ErrPushSourceStopped) {
+		t.Errorf("ended with %v after TERMINATE, want %v", err, exec.ErrPushSourceStopped)
+	}
 }
