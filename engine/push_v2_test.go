@@ -183,6 +183,15 @@ func TestScalablePushQuery(t *testing.T) {
 	if n := q.PushSubscribers(); n != 0 {
 		t.Errorf("%d push subscribers after both ended, want 0", n)
 	}
+	// SET turns it on for a session as the request's properties do.
+	set, err := e.ExecuteWith(context.Background(), "SET 'ksql.query.push.v2.enabled'='true'; SET 'auto.offset.reset'='latest'; SELECT * FROM o EMIT CHANGES;", nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if id := set[2].Rows.QueryID; !strings.HasPrefix(id, "SCALABLE_PUSH_QUERY_") {
+		t.Errorf("query id %q after SET, want SCALABLE_PUSH_QUERY_…", id)
+	}
+	set[2].Rows.Close()
 	if after := groups(t, brokers); !slices.Equal(before, after) {
 		t.Errorf("consumer groups changed under scalable push queries:\nbefore %v\nafter  %v", before, after)
 	}
