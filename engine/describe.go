@@ -101,6 +101,9 @@ func (e *Engine) describeText(st *parser.Describe, src *planner.Source) (string,
 		fmt.Fprintf(&b, ", %s errors: %d", kind, m.Errors()[kind])
 	}
 	fmt.Fprintf(&b, "\nRestored: %d records in %s\n", m.RestoredRecords.Load(), time.Duration(m.RestoreNanos.Load()).Round(time.Millisecond))
+	if n := q.PushSubscribers(); n > 0 {
+		fmt.Fprintf(&b, "Scalable push queries on this instance: %d\n", n)
+	}
 	if err := q.Err(); err != nil {
 		fmt.Fprintf(&b, "Query FAILED: %v\n", err)
 	}

@@ -130,6 +130,9 @@ type Query struct {
 	// paused is set by PAUSE and cleared by RESUME; it survives the
 	// runner's start (a query paused in the command log starts paused).
 	paused bool
+	// push fans the query's output out to scalable push queries
+	// (push_v2.go); nil when created with the registry off.
+	push *exec.PushRegistry
 }
 
 // QueryPaused is the state of a query PAUSE stopped.
@@ -282,6 +285,7 @@ func (e *Engine) stopQuery(q *Query) error {
 	e.mu.Lock()
 	delete(e.queries, q.ID)
 	e.mu.Unlock()
+	q.push.Close(nil)
 	if q.runner != nil {
 		if err := q.runner.Stop(); err != nil {
 			return fmt.Errorf("stop %s: %w", q.ID, err)

@@ -795,7 +795,7 @@ func (e *Engine) start(ctx context.Context, plan *planner.Query, text string, pr
 			return nil, err
 		}
 	}
-	q := &Query{ID: plan.ID, Statement: text, Plan: plan, props: props}
+	q := &Query{ID: plan.ID, Statement: text, Plan: plan, props: props, push: newPushRegistry(plan.ID, props)}
 	if e.mem != nil {
 		if err := e.mem.Add(topo); err != nil {
 			return nil, err
@@ -827,6 +827,7 @@ func (e *Engine) run(q *Query, props map[string]string) error {
 	}
 	cfg := e.kafkaConfig(e.groupOf(q.ID), false, nil, props)
 	cfg.Paused = q.paused
+	cfg.Push = q.push
 	r, err := exec.StartKafka(topo, cfg, q.Metrics)
 	if err != nil {
 		return err
@@ -942,6 +943,10 @@ type RowStream struct {
 	once   sync.Once
 	stop   func()
 	closed chan struct{}
+	// err is why a push query ended by itself before its LIMIT (a
+	// scalable push query dropped for falling behind); set before C is
+	// closed.
+	err error
 }
 
 // StreamRow is one row of a RowStream. Tombstone marks a push query's
@@ -951,6 +956,11 @@ type StreamRow struct {
 	Cols      []any
 	Tombstone bool
 }
+
+// Err reports, once C is closed, why the query ended by itself without
+// reaching its LIMIT (nil after LIMIT or Close): for a scalable push
+// query exec.ErrPushSubscriberBehind or exec.ErrPushSourceStopped.
+func (r *RowStream) Err() error { return r.err }
 
 // Close stops the query; C is closed after the last row.
 func (r *RowStream) Close() {
@@ -974,6 +984,9 @@ func (e *Engine) pushQuery(ctx context.Context, sel *parser.Select, props map[st
 		close(ch)
 		return &RowStream{Columns: plan.Output, C: ch, QueryID: plan.ID, closed: make(chan struct{}), stop: func() {}}, nil
 	}
+	if rs, ok, err := e.scalablePush(sel, props); ok || err != nil {
+		return rs, err
+	}
 	id := fmt.Sprintf("transient_%s_%d", strings.ToUpper(sel.From.Name), time.Now().UnixNano())
 	plan, err := planner.PlanQuery(e.cat, sel, nil, id, e.planOptions(props))
 	if err != nil {
@@ -989,6 +1002,9 @@ func (e *Engine) pushQuery(ctx context.Context, sel *parser.Select, props map[st
 			close(ch)
 		}
 	}
+	// started is closed once rs.stop is set: a LIMIT reached by the first
+	// records may not close the stream before then.
+	started := make(chan struct{})
 	plan.Collect.Fn = func(row *exec.Row) {
 		mu.Lock()
 		defer mu.Unlock()
@@ -1004,7 +1020,10 @@ func (e *Engine) pushQuery(ctx context.Context, sel *parser.Select, props map[st
 		count++
 		if plan.Limit > 0 && count >= plan.Limit {
 			finish()
-			go rs.Close()
+			go func() {
+				<-started
+				rs.Close()
+			}()
 		}
 	}
 	if e.mem != nil {
@@ -1017,6 +1036,7 @@ func (e *Engine) pushQuery(ctx context.Context, sel *parser.Select, props map[st
 			finish()
 			mu.Unlock()
 		}
+		close(started)
 		return rs, nil
 	}
 	for _, it := range plan.Topology.Internal {
@@ -1034,6 +1054,7 @@ func (e *Engine) pushQuery(ctx context.Context, sel *parser.Select, props map[st
 		finish()
 		mu.Unlock()
 	}
+	close(started)
 	return rs, nil
 }
 

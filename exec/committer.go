@@ -241,6 +241,7 @@ func (c *exactlyOnce) commit(ctx context.Context, tasks []*Task, final bool) (bo
 	}
 	committed, err := c.sess.End(ctx, try)
 	c.inTxn = false
+	r.cfg.Push.committed(committed && err == nil)
 	if err != nil {
 		return false, fmt.Errorf("query %s: end transaction: %w", r.topo.QueryID, err)
 	}

@@ -78,6 +78,11 @@ type KafkaConfig struct {
 	// stalled (sluice.stall.timeout): one WARN per stalled partition,
 	// KafkaRunner.Stalls, STALLED in SHOW QUERIES. Default 30 s.
 	StallTimeout time.Duration
+	// Push, when set, receives every record produced to the sink topic
+	// for the scalable push queries subscribed to this query
+	// (push_registry.go): at its acknowledgement, or under exactly-once
+	// at its transaction's commit. Default none.
+	Push *PushRegistry
 }
 
 // KafkaRunner runs one query's topology against Kafka: a consumer group
@@ -762,6 +767,9 @@ func (o kafkaOutput) Produce(rec *Record) {
 // into promise, so a record costs no closure): it keeps the first error for
 // the next commit to fail on.
 func (r *KafkaRunner) produced(kr *kgo.Record, err error) {
+	if err == nil && r.cfg.Push != nil && kr.Topic == r.topo.SinkTopic {
+		r.cfg.Push.produced(kr, r.cfg.ExactlyOnce)
+	}
 	if err != nil {
 		r.mu.Lock()
 		if r.produceErr == nil {

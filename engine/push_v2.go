@@ -1,0 +1,293 @@
+package engine
+
+import (
+	"crypto/rand"
+	"errors"
+	"fmt"
+	"strconv"
+	"strings"
+	"sync"
+
+	"github.com/sluice-sql/sluice/exec"
+	"github.com/sluice-sql/sluice/parser"
+	"github.com/sluice-sql/sluice/planner"
+)
+
+// Scalable push queries (ksqlDB's KLIP-52, ksql.query.push.v2.enabled):
+// a push query over a stream or table that a running persistent query
+// writes is served from that query's output as it is produced
+// (exec.PushRegistry), with no consumer group, consumer or topology of its
+// own on the broker. ksqlDB's rules decide which push queries qualify, and
+// every other one runs as before (a transient query with its own group),
+// without an error:
+//
+//   - the property is true (SET, or the request's properties);
+//   - auto.offset.reset is latest (the default): a scalable push query sees
+//     only rows written after it subscribed;
+//   - one source, no JOIN, WINDOW, GROUP BY, HAVING or PARTITION BY;
+//   - exactly one running persistent query on this engine writes the
+//     source's topic (a CSAS or CTAS, not also an INSERT INTO).
+//
+// docs/push_v2.md states the semantics.
+
+// Properties of scalable push queries.
+const (
+	// PushV2EnabledProperty turns scalable push queries on for a session
+	// or request. Default false.
+	PushV2EnabledProperty = "ksql.query.push.v2.enabled"
+	// PushV2RegistryProperty, set to false when a persistent query is
+	// created, keeps scalable push queries off that query (ksqlDB's
+	// registry.installed). Sluice's default is true: a registry nobody
+	// subscribes to costs one atomic load per output record.
+	PushV2RegistryProperty = "ksql.query.push.v2.registry.installed"
+	// PushV2BufferProperty is how many records a scalable push query may
+	// fall behind its persistent query before it is dropped. Default
+	// exec.PushBufferSize (1000, ksqlDB's).
+	PushV2BufferProperty = "sluice.query.push.v2.buffer.records"
+)
+
+// scalablePushPrefix starts the id of every scalable push query, as in
+// ksqlDB.
+const scalablePushPrefix = "SCALABLE_PUSH_QUERY_"
+
+// newPushRegistry is the registry a persistent query created with props
+// gets: none when they turn it off.
+func newPushRegistry(id string, props map[string]string) *exec.PushRegistry {
+	if strings.EqualFold(prop(props, PushV2RegistryProperty, "true"), "false") {
+		return nil
+	}
+	return exec.NewPushRegistry(id)
+}
+
+// scalablePush runs sel as a scalable push query when it qualifies; ok
+// false says it does not and the caller runs it as before.
+func (e *Engine) scalablePush(sel *parser.Select, props map[string]string) (rs *RowStream, ok bool, err error) {
+	if !strings.EqualFold(prop(props, PushV2EnabledProperty, "false"), "true") {
+		return nil, false, nil
+	}
+	writer, reason := e.pushV2Writer(sel, props)
+	if writer == nil {
+		e.log.Info("push query is not scalable; it runs with a consumer group of its own", "from", sel.From.Name, "reason", reason)
+		return nil, false, nil
+	}
+	id := scalablePushPrefix + newPushID()
+	plan, err := planner.PlanQuery(e.cat, sel, nil, id, e.planOptions(props))
+	if err != nil {
+		return nil, true, err
+	}
+	if reason := pushV2Plan(plan, writer); reason != "" {
+		e.log.Info("push query is not scalable; it runs with a consumer group of its own", "from", sel.From.Name, "reason", reason)
+		return nil, false, nil
+	}
+	rs, err = e.subscribePush(writer, plan, id, props)
+	return rs, err == nil, err
+}
+
+// pushV2Writer returns the persistent query whose output sel would read,
+// or why there is none.
+func (e *Engine) pushV2Writer(sel *parser.Select, props map[string]string) (*Query, string) {
+	switch {
+	case e.mem != nil:
+		return nil, "no Kafka runner (offline engine)"
+	case sel.Emit != parser.EmitChanges:
+		return nil, "not EMIT CHANGES"
+	case len(sel.Joins) > 0:
+		return nil, "a join"
+	case sel.Window != nil:
+		return nil, "a window"
+	case len(sel.GroupBy) > 0:
+		return nil, "GROUP BY"
+	case sel.Having != nil:
+		return nil, "HAVING"
+	case len(sel.PartitionBy) > 0:
+		return nil, "PARTITION BY"
+	}
+	if reset := prop(props, "auto.offset.reset", prop(props, "ksql.streams.auto.offset.reset", "latest")); !strings.EqualFold(reset, "latest") {
+		return nil, "auto.offset.reset is " + reset + ", not latest"
+	}
+	src, err := e.cat.Lookup(sel.From.Name)
+	if err != nil {
+		return nil, err.Error()
+	}
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	var writers []*Query
+	for _, q := range e.queries {
+		if q.Plan.Topology.SinkTopic == src.Topic {
+			writers = append(writers, q)
+		}
+	}
+	switch {
+	case len(writers) == 0:
+		return nil, "no persistent query writes " + src.Name
+	case len(writers) > 1:
+		return nil, fmt.Sprintf("%d persistent queries write %s", len(writers), src.Name)
+	case writers[0].push == nil:
+		return nil, writers[0].ID + " was created with " + PushV2RegistryProperty + "=false"
+	case writers[0].runner == nil:
+		return nil, writers[0].ID + " is not running on this instance"
+	}
+	return writers[0], ""
+}
+
+// pushV2Plan checks that the plan is one stateless chain over the
+// writer's sink topic, which the registry's records can feed.
+func pushV2Plan(plan *planner.Query, writer *Query) string {
+	topo := plan.Topology
+	if len(topo.Subs) != 1 || len(topo.Internal) > 0 || len(topo.Stores) > 0 || plan.Collect == nil {
+		return "the query needs more than a filter and a projection"
+	}
+	sub := topo.Subs[0]
+	if len(sub.Sides) > 0 || sub.Source.Topic != writer.Plan.Topology.SinkTopic {
+		return "the query reads more than " + writer.ID + "'s output"
+	}
+	for _, n := range sub.Nodes {
+		if n.Stateful() {
+			return n.Describe() + " keeps state"
+		}
+	}
+	return ""
+}
+
+func newPushID() string {
+	b := make([]byte, 16)
+	_, _ = rand.Read(b)
+	b[6] = b[6]&0x0f | 0x40
+	b[8] = b[8]&0x3f | 0x80
+	return fmt.Sprintf("%x-%x-%x-%x-%x", b[0:4], b[4:6], b[6:8], b[8:10], b[10:])
+}
+
+// subscribePush registers the query with its writer's registry and runs
+// the records published to it through the query's plan, one task per
+// partition of the writer's sink, in a goroutine of its own.
+func (e *Engine) subscribePush(writer *Query, plan *planner.Query, id string, props map[string]string) (*RowStream, error) {
+	size := exec.PushBufferSize
+	if v := prop(props, PushV2BufferProperty, ""); v != "" {
+		n, err := strconv.Atoi(v)
+		if err != nil || n <= 0 {
+			return nil, fmt.Errorf("%s: %q is not a positive number of records", PushV2BufferProperty, v)
+		}
+		size = n
+	}
+	sub, err := writer.push.Subscribe(size)
+	if err != nil {
+		return nil, err
+	}
+	ch := make(chan StreamRow, 256)
+	rs := &RowStream{Columns: plan.Output, C: ch, QueryID: id, closed: make(chan struct{})}
+	var mu sync.Mutex
+	count, done := 0, false
+	finish := func() {
+		if !done {
+			done = true
+			close(ch)
+		}
+	}
+	plan.Collect.Fn = func(row *exec.Row) {
+		mu.Lock()
+		defer mu.Unlock()
+		if done {
+			return
+		}
+		select {
+		case ch <- StreamRow{Cols: append([]any(nil), row.Cols...), Tombstone: row.Tombstone}:
+		case <-rs.closed:
+			finish()
+			return
+		}
+		count++
+		if plan.Limit > 0 && count >= plan.Limit {
+			finish()
+			go rs.Close()
+		}
+	}
+	worker := make(chan struct{})
+	rs.stop = func() {
+		sub.Unsubscribe()
+		<-worker
+	}
+	e.log.Info("scalable push query started", "query", id, "persistent_query", writer.ID)
+	go func() {
+		defer close(worker)
+		err := e.runPush(sub, writer.runner, plan, id)
+		mu.Lock()
+		if !done {
+			rs.err = err
+		}
+		finish()
+		mu.Unlock()
+		e.log.Info("scalable push query ended", "query", id, "persistent_query", writer.ID, "err", err)
+	}()
+	return rs, nil
+}
+
+// runPush feeds the subscription's records to the plan until the
+// subscription or the writer's runner ends, and returns why it ended
+// (nil: unsubscribed).
+func (e *Engine) runPush(sub *exec.PushSubscription, writer *exec.KafkaRunner, plan *planner.Query, id string) error {
+	topo := plan.Topology
+	src := topo.Subs[0]
+	m := &exec.Metrics{}
+	tasks := map[int32]*exec.Task{}
+	defer func() {
+		for _, t := range tasks {
+			_ = t.Close()
+		}
+	}()
+	// stopped is set once the writer's runner ends: a failed or stopped
+	// query writes nothing more, and the records already buffered are
+	// delivered before the end.
+	var stopped error
+	writerDone := writer.Done()
+	for {
+		var pr exec.PushRecord
+		select {
+		case rec, ok := <-sub.C:
+			if !ok {
+				if stopped != nil {
+					return stopped
+				}
+				return sub.Err()
+			}
+			pr = rec
+		case <-writerDone:
+			writerDone = nil
+			stopped = exec.ErrPushSourceStopped
+			if err := writer.Err(); err != nil {
+				stopped = fmt.Errorf("%w: %v", exec.ErrPushSourceStopped, err)
+			}
+			sub.Unsubscribe()
+			continue
+		}
+		t := tasks[pr.Partition]
+		if t == nil {
+			var err error
+			if t, err = exec.NewTask(topo, src, pr.Partition, e.db, noOutput{}, m, e.log); err != nil {
+				sub.Unsubscribe()
+				return fmt.Errorf("query %s: %w", id, err)
+			}
+			if err := t.Open(); err != nil {
+				sub.Unsubscribe()
+				return fmt.Errorf("query %s: %w", id, err)
+			}
+			tasks[pr.Partition] = t
+		}
+		rec := exec.Record{Topic: src.Source.Topic, Partition: pr.Partition, Offset: pr.Offset,
+			Key: pr.Key, Value: pr.Value, Timestamp: pr.Timestamp, Headers: pr.Headers}
+		if err := t.Process(&rec); err != nil {
+			var retry *exec.RegistryRetry
+			if !errors.As(err, &retry) {
+				sub.Unsubscribe()
+				return fmt.Errorf("query %s: %w", id, err)
+			}
+			// The sink's schema was registered when its query started:
+			// a registry outage loses this row for this subscriber only.
+			e.log.Warn("scalable push query skipped a row: schema registry unavailable", "query", id, "err", err)
+		}
+		t.FlushBatch()
+	}
+}
+
+// PushSubscribers reports how many scalable push queries read a
+// persistent query's output on this instance now.
+func (q *Query) PushSubscribers() int { return q.push.Subscribers() }
