@@ -44,7 +44,7 @@ func take(t *testing.T, rs *engine.RowStream, n int) []string {
 			if !ok {
 				t.Fatalf("%s ended after %v (err %v), want %d rows", rs.QueryID, out, rs.Err(), n)
 			}
-			out = append(out, fmt.Sprint(row))
+			out = append(out, fmt.Sprint(row.Cols))
 		case <-timeout:
 			t.Fatalf("%s: %v after 30s, want %d rows", rs.QueryID, out, n)
 		}
@@ -231,7 +231,7 @@ func TestScalablePushSlowSubscriber(t *testing.T) {
 	go func() {
 		var rows []string
 		for row := range fast.C {
-			rows = append(rows, fmt.Sprint(row))
+			rows = append(rows, fmt.Sprint(row.Cols))
 			if len(rows) == n {
 				break
 			}
@@ -260,7 +260,7 @@ func TestScalablePushSlowSubscriber(t *testing.T) {
 	// The slow client then reads what was buffered, in order, and the end.
 	var late []string
 	for row := range slow.C {
-		late = append(late, fmt.Sprint(row))
+		late = append(late, fmt.Sprint(row.Cols))
 	}
 	if len(late) == 0 || len(late) >= n {
 		t.Errorf("slow subscriber read %d rows after the drop, want some and fewer than %d", len(late), n)

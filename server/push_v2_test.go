@@ -21,7 +21,9 @@ import (
 
 // TestScalablePushQueryEnds runs scalable push queries through
 // /query-stream (the property in the request's properties) and ends one
-// by /close-query, one by the client going away and one by Shutdown: each
+// by /close-query, one by the client going away, one by TERMINATE of its
+// persistent query (ksqlDB's error object ends the stream) and one by
+// Shutdown: each
 // time the query unsubscribes from its persistent query. The CSAS reads
 // from earliest: from latest it could miss the INSERT made before its
 // group is assigned.
@@ -103,6 +105,40 @@ func TestScalablePushQueryEnds(t *testing.T) {
 	subscribers(1)
 	cancel()
 	subscribers(0)
+
+	// TERMINATE of the persistent query ends the push query with
+	// ksqlDB's error object as its last line.
+	if r := f.post(t, c, "/ksql", ksqlBody("CREATE STREAM o2 AS SELECT id, v FROM s;", nil), false); r.status != 200 {
+		t.Fatalf("create o2: %d %s", r.status, r.body)
+	}
+	req, _ := http.NewRequest(http.MethodPost, f.base+"/query-stream",
+		strings.NewReader(`{"sql":"SELECT * FROM o2 EMIT CHANGES;","properties":{"ksql.query.push.v2.enabled":true}}`))
+	resp, err := c.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	br2 := bufio.NewReader(resp.Body)
+	if _, err := br2.ReadString('\n'); err != nil {
+		t.Fatalf("o2 header: %v", err)
+	}
+	var o2 *engine.Query
+	for _, q := range e.Queries() {
+		if q.ID == "CSAS_O2" {
+			o2 = q
+		}
+	}
+	if o2 == nil {
+		t.Fatal("no query CSAS_O2")
+	}
+	testkafka.Await(t, 10*time.Second, "o2's subscriber", func() bool { return o2.PushSubscribers() == 1 })
+	if r := f.post(t, c, "/ksql", ksqlBody("TERMINATE CSAS_O2;", nil), false); r.status != 200 {
+		t.Fatalf("terminate: %d %s", r.status, r.body)
+	}
+	want := `{"@type":"generic_error","error_code":50000,"message":"the persistent query feeding this scalable push query stopped"}` + "\n"
+	if rest, err := io.ReadAll(br2); err != nil || string(rest) != want {
+		t.Errorf("after TERMINATE: %q, %v; want %q", rest, err, want)
+	}
 
 	_, br = open(context.Background())
 	subscribers(1)

@@ -190,8 +190,20 @@ func (s *Server) writePushStream(w http.ResponseWriter, r *http.Request, p *push
 		}
 		return write()
 	})
+	if err := p.rs.Err(); err != nil && r.Context().Err() == nil {
+		// ksqlDB ends the stream with the error object.
+		if asJSON {
+			buf.WriteByte(',')
+		}
+		buf.Write(marshal(errorBody{Type: "generic_error", ErrorCode: codeServerError, Message: err.Error()}))
+		if !asJSON {
+			buf.WriteByte('\n')
+		}
+	}
 	if asJSON {
 		buf.WriteString("]")
+	}
+	if buf.Len() > 0 {
 		_ = write()
 	}
 }
@@ -303,11 +315,22 @@ func (s *Server) handleQuery(w http.ResponseWriter, r *http.Request) {
 	if r.Context().Err() != nil {
 		return
 	}
+	if err := p.rs.Err(); err != nil {
+		_ = send([]byte(",\n" + string(marshal(streamError(err))) + "]\n"))
+		return
+	}
 	if final := finalMessage(p.rs, limit); final != "" {
 		_ = send([]byte(",\n" + final + "]\n"))
 		return
 	}
 	_ = send([]byte("]\n"))
+}
+
+// streamError is the last element of a /query answer whose query ended
+// by itself on an error (a scalable push query dropped for falling
+// behind, or whose persistent query stopped): ksqlDB's errorMessage.
+func streamError(err error) map[string]errorBody {
+	return map[string]errorBody{"errorMessage": {Type: "generic_error", ErrorCode: codeServerError, Message: err.Error()}}
 }
 
 // finalMessage is the last element of a /query answer: ksqlDB's
