@@ -188,7 +188,6 @@ func orWhy(v float64, why string) string {
 	return fmt.Sprintf("%.2f", v)
 }
 
-
 // plotCostCurve draws three panels against the key count (log scale):
 // aggregation rate, peak RSS, and restore rate, Sluice beside Kafka
 // Streams (and the raw consume for the restore).

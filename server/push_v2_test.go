@@ -23,8 +23,7 @@ import (
 // /query-stream (the property in the request's properties) and ends one
 // by /close-query, one by the client going away, one by TERMINATE of its
 // persistent query (ksqlDB's error object ends the stream) and one by
-// Shutdown: each
-// time the query unsubscribes from its persistent query. The CSAS reads
+// Shutdown: each time the query unsubscribes from its persistent query. The CSAS reads
 // from earliest: from latest it could miss the INSERT made before its
 // group is assigned.
 func TestScalablePushQueryEnds(t *testing.T) {
