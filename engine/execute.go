@@ -992,49 +992,22 @@ func (e *Engine) pushQuery(ctx context.Context, sel *parser.Select, props map[st
 	if err != nil {
 		return nil, err
 	}
-	ch := make(chan StreamRow, 256)
-	rs := &RowStream{Columns: plan.Output, C: ch, QueryID: id, closed: make(chan struct{})}
-	var mu sync.Mutex
-	count, done := 0, false
-	finish := func() {
-		if !done {
-			done = true
-			close(ch)
-		}
-	}
+	feed := newRowFeed(plan.Limit)
+	rs := feed.stream(plan.Output, id)
 	// started is closed once rs.stop is set: a LIMIT reached by the first
 	// records may not close the stream before then.
 	started := make(chan struct{})
-	plan.Collect.Fn = func(row *exec.Row) {
-		mu.Lock()
-		defer mu.Unlock()
-		if done {
-			return
-		}
-		select {
-		case ch <- StreamRow{Cols: append([]any(nil), row.Cols...), Tombstone: row.Tombstone}:
-		case <-rs.closed:
-			finish()
-			return
-		}
-		count++
-		if plan.Limit > 0 && count >= plan.Limit {
-			finish()
-			go func() {
-				<-started
-				rs.Close()
-			}()
-		}
-	}
+	plan.Collect.Fn = feed.collect(rs, func() {
+		<-started
+		rs.Close()
+	})
 	if e.mem != nil {
 		if err := e.mem.Add(plan.Topology); err != nil {
 			return nil, err
 		}
 		rs.stop = func() {
 			e.mem.Remove(id)
-			mu.Lock()
-			finish()
-			mu.Unlock()
+			feed.end(rs, nil)
 		}
 		close(started)
 		return rs, nil
@@ -1050,9 +1023,7 @@ func (e *Engine) pushQuery(ctx context.Context, sel *parser.Select, props map[st
 	}
 	rs.stop = func() {
 		_ = r.Stop()
-		mu.Lock()
-		finish()
-		mu.Unlock()
+		feed.end(rs, nil)
 	}
 	close(started)
 	return rs, nil

@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"strconv"
 	"strings"
-	"sync"
 
 	"github.com/sluice-sql/sluice/exec"
 	"github.com/sluice-sql/sluice/parser"
@@ -173,34 +172,11 @@ func (e *Engine) subscribePush(writer *Query, plan *planner.Query, id string, pr
 	if err != nil {
 		return nil, err
 	}
-	ch := make(chan StreamRow, 256)
-	rs := &RowStream{Columns: plan.Output, C: ch, QueryID: id, closed: make(chan struct{})}
-	var mu sync.Mutex
-	count, done := 0, false
-	finish := func() {
-		if !done {
-			done = true
-			close(ch)
-		}
-	}
-	plan.Collect.Fn = func(row *exec.Row) {
-		mu.Lock()
-		defer mu.Unlock()
-		if done {
-			return
-		}
-		select {
-		case ch <- StreamRow{Cols: append([]any(nil), row.Cols...), Tombstone: row.Tombstone}:
-		case <-rs.closed:
-			finish()
-			return
-		}
-		count++
-		if plan.Limit > 0 && count >= plan.Limit {
-			finish()
-			go rs.Close()
-		}
-	}
+	feed := newRowFeed(plan.Limit)
+	rs := feed.stream(plan.Output, id)
+	// rs.stop is set before the first record can arrive (the worker
+	// starts below).
+	plan.Collect.Fn = feed.collect(rs, rs.Close)
 	worker := make(chan struct{})
 	rs.stop = func() {
 		sub.Unsubscribe()
@@ -210,12 +186,7 @@ func (e *Engine) subscribePush(writer *Query, plan *planner.Query, id string, pr
 	go func() {
 		defer close(worker)
 		err := e.runPush(sub, writer.runner, plan, id)
-		mu.Lock()
-		if !done {
-			rs.err = err
-		}
-		finish()
-		mu.Unlock()
+		feed.end(rs, err)
 		e.log.Info("scalable push query ended", "query", id, "persistent_query", writer.ID, "err", err)
 	}()
 	return rs, nil
