@@ -215,12 +215,14 @@ func (n *nexmarkCmd) Run(ctx context.Context, c *cli) error {
 		{name: "KS-agg Kafka Streams agg (exactly_once_v2)", wl: agg, start: ks("agg"), unavailable: ksWhy},
 		{name: "G-agg goka agg", wl: agg, start: goka("agg"), unavailable: gokaWhy},
 	}
+	cts = append(cts, flinkContenders(brokers)...) // F-q0, F-q1, F-q2, F-agg (flink.go)
 	for _, ct := range cts {
 		if ct.unavailable == "" && !n.selected(short(ct.name)) {
 			ct.unavailable = "not selected (--only)"
 		}
 	}
 	expect := map[workload]int64{q0: gen.bids, q1: gen.bids, q2: gen.q2, agg: gen.bids}
+	flinkExpect(ctx, cl.connOpts(), gen.bidsTopic, expect, cts) // F-agg's count: final windows only
 	b := &nexBench{conn: cl.connOpts(), partitions: n.Partitions, tmp: tmp, in: gen.bidsTopic, bids: gen.bids}
 	if av != nil {
 		b.avroIn = av.topic
