@@ -520,6 +520,9 @@ func (b *nexBench) run(ctx context.Context, ct *contender, want int64) (procSamp
 		return procSample{}, fmt.Errorf("%d of %d records after 5 minutes", cnt.n.Load(), want)
 	}
 	s := procSample{Records: b.bids, Wall: cnt.at100.Sub(p.started), Steady: cnt.at100.Sub(cnt.at10)}
+	if ct.wl == aggFinal {
+		s.Steady = flinkSteady(p, cnt.at100) // bursty output: timed from the job's start (flink.go)
+	}
 	if err := p.stop(); err != nil {
 		return s, fmt.Errorf("stop: %w; stderr: %s", err, p.tail())
 	}
