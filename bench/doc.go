@@ -63,6 +63,9 @@
 //	KS-…   bench/kstreams/run <q1|q2|agg|restore> --brokers --in --out --app-id [--state-dir];
 //	G-…    gokabench <q1|agg|restore> --brokers --in --out --group [--storage],
 //	       built once from ./gokabench.
+//	F-…    bench/flink/run <q0|q1|q2|agg> --brokers --in --out --app-id: Flink SQL
+//	       in a local MiniCluster (flink.go, flink/README.md); F-agg emits final
+//	       windows only, so it is counted and timed differently (see there).
 //
 // The Avro copy (nexmark_avro.go), written only when P-avro or S-q1-avro
 // runs, holds the same bids (keys, timestamps, values) in the Confluent

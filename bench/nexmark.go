@@ -215,12 +215,14 @@ func (n *nexmarkCmd) Run(ctx context.Context, c *cli) error {
 		{name: "KS-agg Kafka Streams agg (exactly_once_v2)", wl: agg, start: ks("agg"), unavailable: ksWhy},
 		{name: "G-agg goka agg", wl: agg, start: goka("agg"), unavailable: gokaWhy},
 	}
+	cts = append(cts, flinkContenders(brokers)...) // F-q0, F-q1, F-q2, F-agg (flink.go)
 	for _, ct := range cts {
 		if ct.unavailable == "" && !n.selected(short(ct.name)) {
 			ct.unavailable = "not selected (--only)"
 		}
 	}
 	expect := map[workload]int64{q0: gen.bids, q1: gen.bids, q2: gen.q2, agg: gen.bids}
+	flinkExpect(ctx, cl.connOpts(), gen.bidsTopic, expect, cts) // F-agg's count: final windows only
 	b := &nexBench{conn: cl.connOpts(), partitions: n.Partitions, tmp: tmp, in: gen.bidsTopic, bids: gen.bids}
 	if av != nil {
 		b.avroIn = av.topic
@@ -518,6 +520,9 @@ func (b *nexBench) run(ctx context.Context, ct *contender, want int64) (procSamp
 		return procSample{}, fmt.Errorf("%d of %d records after 5 minutes", cnt.n.Load(), want)
 	}
 	s := procSample{Records: b.bids, Wall: cnt.at100.Sub(p.started), Steady: cnt.at100.Sub(cnt.at10)}
+	if ct.wl == aggFinal {
+		s.Steady = flinkSteady(p, cnt.at100) // bursty output: timed from the job's start (flink.go)
+	}
 	if err := p.stop(); err != nil {
 		return s, fmt.Errorf("stop: %w; stderr: %s", err, p.tail())
 	}

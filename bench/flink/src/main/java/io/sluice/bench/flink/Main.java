@@ -1,0 +1,189 @@
+package io.sluice.bench.flink;
+
+import java.io.IOException;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.Comparator;
+import java.util.List;
+import java.util.Properties;
+import java.util.concurrent.TimeUnit;
+import java.util.stream.Stream;
+
+import org.apache.flink.api.common.JobStatus;
+import org.apache.flink.configuration.Configuration;
+import org.apache.flink.core.execution.JobClient;
+import org.apache.flink.table.api.EnvironmentSettings;
+import org.apache.flink.table.api.TableEnvironment;
+import org.apache.flink.table.api.TableResult;
+import org.apache.kafka.clients.admin.Admin;
+import org.apache.kafka.clients.admin.AdminClientConfig;
+
+/**
+ * The Flink SQL side of Sluice's benchmarks (see ../../../../../../README.md): one workload as
+ * Flink SQL over the Kafka connector, run in a local MiniCluster inside this JVM.
+ *
+ * <pre>
+ * run &lt;q0|q1|q2|agg&gt; --brokers ADDR --in TOPIC --out TOPIC --app-id ID [--parallelism N] [--checkpoint-ms MS]
+ * </pre>
+ */
+public final class Main {
+    /** Watermark delay of agg: the same 2 s the Kafka Streams agg allows as grace. */
+    static final String WATERMARK_DELAY = "INTERVAL '2' SECOND";
+
+    public static void main(String[] args) throws Exception {
+        if (args.length < 1) {
+            usage("no workload");
+        }
+        String workload = args[0];
+        String brokers = null, in = null, out = null, appId = null;
+        int parallelism = 0;
+        long checkpointMs = 1000;
+        for (int i = 1; i < args.length; i++) {
+            String a = args[i];
+            if (i + 1 >= args.length) {
+                usage("missing value for " + a);
+            }
+            String v = args[++i];
+            switch (a) {
+                case "--brokers" -> brokers = v;
+                case "--in" -> in = v;
+                case "--out" -> out = v;
+                case "--app-id" -> appId = v;
+                case "--parallelism" -> parallelism = Integer.parseInt(v);
+                case "--checkpoint-ms" -> checkpointMs = Long.parseLong(v);
+                case "--state-dir" -> { } // accepted like the Kafka Streams contender's; unused
+                default -> usage("unknown flag " + a);
+            }
+        }
+        if (brokers == null || in == null || out == null || appId == null) {
+            usage("--brokers, --in, --out and --app-id are required");
+        }
+        if (parallelism <= 0) {
+            parallelism = partitions(brokers, in);
+        }
+
+        Path ckDir = Files.createTempDirectory("flink-bench-ck-");
+        Configuration conf = new Configuration();
+        conf.setString("parallelism.default", Integer.toString(parallelism));
+        conf.setString("table.local-time-zone", "UTC");
+        conf.setString("state.backend.type", "hashmap");
+        conf.setString("pipeline.name", "sluice-bench-" + workload + "-" + appId);
+        boolean eos = workload.equals("agg");
+        if (eos) {
+            conf.setString("execution.checkpointing.interval", checkpointMs + " ms");
+            conf.setString("execution.checkpointing.mode", "EXACTLY_ONCE");
+            conf.setString("execution.checkpointing.storage", "filesystem");
+            conf.setString("execution.checkpointing.dir", ckDir.toUri().toString());
+        }
+        TableEnvironment tenv = TableEnvironment.create(
+                EnvironmentSettings.newInstance().inStreamingMode().withConfiguration(conf).build());
+
+        String watermark = eos ? ",\n  WATERMARK FOR ts AS ts - " + WATERMARK_DELAY : "";
+        tenv.executeSql("CREATE TABLE bids (\n"
+                + "  k STRING,\n"
+                + "  auction BIGINT, bidder BIGINT, price BIGINT, channel STRING, url STRING,\n"
+                + "  `dateTime` BIGINT, extra STRING,\n"
+                + "  ts TIMESTAMP_LTZ(3) METADATA FROM 'timestamp' VIRTUAL" + watermark + "\n"
+                + ") WITH (\n"
+                + kafka(brokers, in)
+                + "  'properties.group.id' = '" + appId + "',\n"
+                + "  'scan.startup.mode' = 'earliest-offset'\n"
+                + ")");
+
+        String sinkCols, select;
+        switch (workload) {
+            case "q0" -> {
+                sinkCols = "k STRING, auction BIGINT, bidder BIGINT, price BIGINT, channel STRING, url STRING, `dateTime` BIGINT, extra STRING";
+                select = "SELECT k, auction, bidder, price, channel, url, `dateTime`, extra FROM bids";
+            }
+            case "q1" -> {
+                sinkCols = "k STRING, auction BIGINT, bidder BIGINT, price DOUBLE, `dateTime` BIGINT";
+                select = "SELECT k, auction, bidder, CAST(price AS DOUBLE) * 0.908 AS price, `dateTime` FROM bids";
+            }
+            case "q2" -> {
+                sinkCols = "k STRING, auction BIGINT, price BIGINT";
+                select = "SELECT k, auction, price FROM bids WHERE MOD(auction, 123) = 0";
+            }
+            case "agg" -> {
+                sinkCols = "k STRING, n BIGINT, total BIGINT";
+                select = "SELECT CONCAT(k, '@', CAST(window_start AS STRING)) AS k, COUNT(*) AS n, SUM(price) AS total\n"
+                        + "FROM TABLE(TUMBLE(TABLE bids, DESCRIPTOR(ts), INTERVAL '10' SECOND))\n"
+                        + "GROUP BY k, window_start, window_end";
+            }
+            default -> {
+                usage("unknown workload " + workload);
+                return;
+            }
+        }
+        String guarantee = eos
+                ? "  'sink.delivery-guarantee' = 'exactly-once',\n"
+                        + "  'sink.transactional-id-prefix' = '" + appId + "',\n"
+                        // The broker refuses a transaction timeout above its transaction.max.timeout.ms
+                        // (15 min by default); Flink's default is 1 h.
+                        + "  'properties.transaction.timeout.ms' = '60000'\n"
+                : "  'sink.delivery-guarantee' = 'at-least-once'\n";
+        tenv.executeSql("CREATE TABLE sink (" + sinkCols + ") WITH (\n" + kafka(brokers, out) + guarantee + ")");
+
+        TableResult res = tenv.executeSql("INSERT INTO sink " + select);
+        JobClient job = res.getJobClient().orElseThrow();
+        Runtime.getRuntime().addShutdownHook(new Thread(() -> {
+            try {
+                job.cancel().get(10, TimeUnit.SECONDS);
+            } catch (Exception e) {
+                // already finished, or the cluster is going down anyway
+            }
+            deleteTree(ckDir);
+            // Exit 0 after SIGTERM (the JVM's own status would be 143).
+            Runtime.getRuntime().halt(0);
+        }));
+        // Stdout's one line: when the job runs (epoch ms), for the harness to time F-agg from,
+        // as its output comes in bursts (final windows, committed per checkpoint).
+        while (job.getJobStatus().get() != JobStatus.RUNNING) {
+            if (job.getJobStatus().get().isGloballyTerminalState()) {
+                break;
+            }
+            Thread.sleep(5);
+        }
+        System.out.println("RUNNING " + System.currentTimeMillis());
+        System.out.flush();
+        job.getJobExecutionResult().get();
+        System.err.println("flink: job ended");
+    }
+
+    /** The Kafka connector options shared by source and sink: raw string key, JSON value. */
+    static String kafka(String brokers, String topic) {
+        return "  'connector' = 'kafka',\n"
+                + "  'topic' = '" + topic + "',\n"
+                + "  'properties.bootstrap.servers' = '" + brokers + "',\n"
+                + "  'key.format' = 'raw',\n"
+                + "  'key.fields' = 'k',\n"
+                + "  'value.format' = 'json',\n"
+                + "  'value.fields-include' = 'EXCEPT_KEY',\n";
+    }
+
+    /** The input topic's partition count (2 when it cannot be read). */
+    static int partitions(String brokers, String topic) {
+        Properties p = new Properties();
+        p.put(AdminClientConfig.BOOTSTRAP_SERVERS_CONFIG, brokers);
+        try (Admin adm = Admin.create(p)) {
+            return adm.describeTopics(List.of(topic)).allTopicNames().get(30, TimeUnit.SECONDS)
+                    .get(topic).partitions().size();
+        } catch (Exception e) {
+            System.err.println("flink: partitions of " + topic + ": " + e + "; parallelism 2");
+            return 2;
+        }
+    }
+
+    static void deleteTree(Path dir) {
+        try (Stream<Path> s = Files.walk(dir)) {
+            s.sorted(Comparator.reverseOrder()).forEach(f -> f.toFile().delete());
+        } catch (IOException e) {
+            // best effort
+        }
+    }
+
+    static void usage(String why) {
+        System.err.println("flink: " + why + "\nusage: run <q0|q1|q2|agg> --brokers ADDR --in TOPIC --out TOPIC --app-id ID [--parallelism N] [--checkpoint-ms MS]");
+        System.exit(2);
+    }
+}
