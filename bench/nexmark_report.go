@@ -242,7 +242,7 @@ func (r nexReport) print(out io.Writer, brokerName string, n *nexmarkCmd) map[st
 		{"T10", "restore S/KS", r.findRestore("S"), r.findRestore("KS"), rate, 2, false},
 		{"T11", "agg exactly_once / at_least_once", r.find("S-agg"), r.find("S-agg-alo"), rate, 0.85, false},
 		{"M2", "agg Sluice RSS / KS RSS", r.find("S-agg"), r.find("KS-agg"), rssMB, 0.5, true},
-		// Issue 22: Flink SQL. No target is stated; 1 is parity.
+		// Issue 22: Flink SQL, target 2 (F1, F2).
 		{"F1", "q1 S / Flink SQL", r.find("S-q1"), r.find("F-q1"), rate, 2, false},
 		{"F2", "agg S / Flink SQL (EOS)", r.find("S-agg"), r.find("F-agg"), rate, 2, false},
 		// Issue 19: q1 over Avro bids, Avro out, against q1 in JSON.
