@@ -80,8 +80,11 @@ type procSample struct {
 	// the steady rate is SteadyFrac × Records over Steady.
 	Steady     time.Duration
 	SteadyFrac float64
-	CPU        time.Duration // the process's whole life
-	RSS        int64         // peak, bytes
+	// Flagged counts the output records the workload's check flagged
+	// (join: bids that found no auction).
+	Flagged int64
+	CPU     time.Duration // the process's whole life
+	RSS     int64         // peak, bytes
 }
 
 // Rate is the steady-state rate (input records per second), the one the
@@ -280,6 +283,9 @@ func (n *nexmarkCmd) Run(ctx context.Context, c *cli) error {
 				continue
 			}
 			fmt.Printf("  %s %.0f", short(ct.name), s.Rate())
+			if s.Flagged > 0 {
+				fmt.Printf(" (%d %s)", s.Flagged, flaggedWhat(ct.wl))
+			}
 			if round > 0 {
 				samples[i] = append(samples[i], s)
 			}
@@ -533,7 +539,7 @@ func (b *nexBench) run(ctx context.Context, ct *contender, want int64) (procSamp
 	defer deleteTopic(b.conn, out)
 	defer deleteTopic(b.conn, out+"-changelog")
 
-	cnt, err := startCounter(b.conn, out, want)
+	cnt, err := startCounter(b.conn, out, want, checkOf(ct.wl))
 	if err != nil {
 		return procSample{}, err
 	}
@@ -567,6 +573,7 @@ func (b *nexBench) run(ctx context.Context, ct *contender, want int64) (procSamp
 	}
 	s := procSample{Records: b.bids, Wall: cnt.at100.Sub(p.started)}
 	s.Steady, s.SteadyFrac = cnt.steady(b.warmup, want)
+	s.Flagged = cnt.flagged.Load()
 	if err := p.stop(); err != nil {
 		return s, fmt.Errorf("stop: %w; stderr: %s", err, p.tail())
 	}
@@ -622,6 +629,7 @@ func waitLeaders(ctx context.Context, adm *kadm.Client, topic string) error {
 // batch of them arrived (progress), for the steady-state window.
 type counter struct {
 	n        atomic.Int64
+	flagged  atomic.Int64 // records the check flagged
 	at100    time.Time
 	progress []progressPoint // read after done
 	done     chan struct{}
@@ -635,7 +643,10 @@ type progressPoint struct {
 	n int64
 }
 
-func startCounter(conn []kgo.Opt, topic string, want int64) (*counter, error) {
+// startCounter counts topic's committed records until want; check, when
+// not nil, is applied to every record's value, and the records it is true
+// for are counted in flagged.
+func startCounter(conn []kgo.Opt, topic string, want int64, check func([]byte) bool) (*counter, error) {
 	cl, err := kgo.NewClient(append(conn, kgo.ConsumeTopics(topic), kgo.FetchIsolationLevel(kgo.ReadCommitted()),
 		kgo.ConsumeResetOffset(kgo.NewOffset().AtStart()), kgo.FetchMaxWait(50*time.Millisecond))...)
 	if err != nil {
@@ -652,6 +663,13 @@ func startCounter(conn []kgo.Opt, topic string, want int64) (*counter, error) {
 			k := int64(fs.NumRecords())
 			if k == 0 {
 				continue
+			}
+			if check != nil {
+				fs.EachRecord(func(r *kgo.Record) {
+					if check(r.Value) {
+						c.flagged.Add(1)
+					}
+				})
 			}
 			n := c.n.Add(k)
 			now := time.Now()

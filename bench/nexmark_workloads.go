@@ -1,6 +1,7 @@
 package main
 
 import (
+	"bytes"
 	"context"
 	"fmt"
 	"math/rand/v2"
@@ -196,4 +197,24 @@ func (c *counter) steady(warmup time.Duration, want int64) (time.Duration, float
 		return 0, 0
 	}
 	return last.t.Sub(w.t), float64(last.n-w.n) / float64(want)
+}
+
+// checkOf is the output check of a workload, or nil: for join, a bid
+// whose seller is null found no auction in the table (an auction's record
+// is older than its bids, so a contender that reads the table in time
+// order finds every one).
+func checkOf(wl workload) func([]byte) bool {
+	if wl != join {
+		return nil
+	}
+	return func(v []byte) bool {
+		return bytes.Contains(bytes.ToLower(v), []byte(`"seller":null`)) || !bytes.Contains(bytes.ToLower(v), []byte(`"seller"`))
+	}
+}
+
+func flaggedWhat(wl workload) string {
+	if wl == join {
+		return "bids without their auction's seller"
+	}
+	return "flagged"
 }
