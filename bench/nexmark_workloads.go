@@ -19,7 +19,7 @@ import (
 //	          fraction (--late, 15%) is late by up to 1.9 s of event time:
 //	          within the grace, so every bid counts and the output is again
 //	          one update per bid;
-//	session   a COUNT(*) per bidder over session windows (5 s gap, 2 s
+//	session   a COUNT(*) per bidder over session windows (2 s gap, 2 s
 //	          grace) over a copy of the bids keyed by bidder, so neither
 //	          contender repartitions; output: one update per bid plus a
 //	          tombstone for each session a bid extends (its predecessor);
@@ -36,7 +36,7 @@ const (
 // Window parameters the Sluice SQL and the Kafka Streams topologies share.
 const (
 	aggGraceMs   = 2_000
-	sessionGapMs = 5_000
+	sessionGapMs = 2_000
 	// lateMaxMs bounds how far a late bid's event time is moved back: less
 	// than the grace, so that its window is still open (stream time is at
 	// most the newest bid's time, and the late bid's window ends after its

@@ -207,7 +207,7 @@ public final class Main {
   }
 
   /**
-   * session: a count per bidder over session windows (5 s inactivity gap, 2 s grace). The input
+   * session: a count per bidder over session windows (2 s inactivity gap, 2 s grace). The input
    * is the copy of the bids keyed by bidder, so groupByKey needs no repartition. With the cache
    * off every update is emitted, and a merged session's predecessors are retracted by tombstones
    * (null values), as Sluice's EMIT CHANGES does.
@@ -216,7 +216,7 @@ public final class Main {
     StreamsBuilder b = new StreamsBuilder();
     b.stream(in, Consumed.with(STRING, BID))
         .groupByKey()
-        .windowedBy(SessionWindows.ofInactivityGapAndGrace(Duration.ofSeconds(5), Duration.ofSeconds(2)))
+        .windowedBy(SessionWindows.ofInactivityGapAndGrace(Duration.ofSeconds(2), Duration.ofSeconds(2)))
         .count(
             Materialized.<String, Long, SessionStore<Bytes, byte[]>>as("session-store")
                 .withKeySerde(STRING)
