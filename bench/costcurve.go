@@ -25,11 +25,12 @@ import (
 // cold restore of a changelog that size, Sluice beside Kafka Streams and
 // a raw consume of the same changelog.
 type costCurveCmd struct {
-	Keys       []int  `sep:"," default:"100000,1000000,5000000" help:"Key counts of the curve's points."`
-	Partitions int32  `default:"2" help:"Partitions of the bids topic."`
-	Seed       uint64 `default:"11" help:"Seed of the event generator."`
-	Sluice     string `type:"path" help:"sluice binary (default: built from ../cmd/sluice into a temp dir)."`
-	Plot       string `default:"../docs/costcurve.png" type:"path" help:"Where the plot (PNG) goes."`
+	Keys       []int         `sep:"," default:"100000,1000000,5000000" help:"Key counts of the curve's points."`
+	Partitions int32         `default:"2" help:"Partitions of the bids topic."`
+	Seed       uint64        `default:"11" help:"Seed of the event generator."`
+	Sluice     string        `type:"path" help:"sluice binary (default: built from ../cmd/sluice into a temp dir)."`
+	Plot       string        `default:"../docs/costcurve.png" type:"path" help:"Where the plot (PNG) goes."`
+	Warmup     time.Duration `default:"2s" help:"Steady-state window, as nexmark's --warmup."`
 }
 
 // costPoint is what one key count measured.
@@ -67,7 +68,7 @@ func (cc *costCurveCmd) Run(ctx context.Context, c *cli) error {
 	ksRun, ksWhy := findKStreams()
 	sluiceAgg := func(in, out, id, dir string) *exec.Cmd {
 		file := filepath.Join(dir, "q.sql")
-		if err := os.WriteFile(file, []byte(sluiceSQL(agg, "exactly_once", in, out, false)), 0o644); err != nil {
+		if err := os.WriteFile(file, []byte(sluiceSQL(agg, "exactly_once", in, out, "", false)), 0o644); err != nil {
 			return nil
 		}
 		p := exec.Command(cc.Sluice, "run", file, "--brokers", brokers, "--service-id", id, "--data-dir", filepath.Join(dir, "data"))
@@ -83,7 +84,7 @@ func (cc *costCurveCmd) Run(ctx context.Context, c *cli) error {
 		points = append(points, pt)
 		tag := fmt.Sprintf("cc%x%d", time.Now().UnixNano()&0xffffff, i)
 		t0 := time.Now()
-		gen, err := generate(ctx, cl.connOpts(), tag, cc.Partitions, keys, cc.Seed, true, nil)
+		gen, err := generate(ctx, cl.connOpts(), tag, cc.Partitions, keys, cc.Seed, true, nil, nil)
 		if err != nil {
 			for _, t := range gen.topics {
 				deleteTopic(cl.connOpts(), t)
@@ -91,7 +92,7 @@ func (cc *costCurveCmd) Run(ctx context.Context, c *cli) error {
 			return fmt.Errorf("generate %d keys: %w", keys, err)
 		}
 		fmt.Printf("%d keys: %s, %d bids on %d (auction, window) keys, in %s\n", keys, gen.bidsTopic, gen.bids, gen.windowKeys, time.Since(t0).Round(time.Millisecond))
-		b := &nexBench{conn: cl.connOpts(), partitions: cc.Partitions, tmp: tmp, in: gen.bidsTopic, bids: gen.bids}
+		b := &nexBench{conn: cl.connOpts(), partitions: cc.Partitions, tmp: tmp, in: gen.bidsTopic, bids: gen.bids, warmup: cc.Warmup}
 		if pt.sluice, err = b.run(ctx, &contender{name: "S-agg", wl: agg, start: sluiceAgg}, gen.bids); err != nil {
 			pt.sluiceWhy = err.Error()
 		}

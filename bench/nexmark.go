@@ -24,15 +24,17 @@ import (
 
 // nexmarkCmd is `bench nexmark`.
 type nexmarkCmd struct {
-	Records    int      `help:"Bids per workload input (default 1,000,000; 200,000 with --quick)."`
-	Runs       int      `default:"3" help:"Timed runs of each contender; medians are reported."`
-	Keys       int      `help:"Keys of the restore changelog (default 1,000,000; 200,000 with --quick)."`
-	M1Keys     int      `name:"m1-keys" help:"Keys of the aggregation M1 measures Sluice's peak RSS in: one bid per auction (default 1,000,000, with --quick too; M1 is written only at 1,000,000)."`
-	Partitions int32    `default:"2" help:"Partitions of every topic."`
-	Seed       uint64   `default:"11" help:"Seed of the event generator."`
-	Sluice     string   `type:"path" help:"sluice binary (default: built from ../cmd/sluice into a temp dir)."`
-	Only       []string `sep:"," help:"Run only these contenders (short names: P,S-q0,H1,S-q1,P-avro,S-q1-avro,KS-q1,G-q1,S-q2,KS-q2,HA,S-agg,S-agg-alo,KS-agg,G-agg, and M1, restore), for profiling and iteration; results.json is then left alone."`
-	Profile    string   `type:"path" help:"Directory for a CPU profile of each sluice process (SLUICE_CPUPROFILE), named <contender>-<round>.prof."`
+	Records    int           `help:"Bids per workload input (default 1,000,000; 200,000 with --quick)."`
+	Runs       int           `default:"3" help:"Timed runs of each contender; medians are reported."`
+	Keys       int           `help:"Keys of the restore changelog (default 1,000,000; 200,000 with --quick)."`
+	M1Keys     int           `name:"m1-keys" help:"Keys of the aggregation M1 measures Sluice's peak RSS in: one bid per auction (default 1,000,000, with --quick too; M1 is written only at 1,000,000)."`
+	Partitions int32         `default:"2" help:"Partitions of every topic."`
+	Seed       uint64        `default:"11" help:"Seed of the event generator."`
+	Sluice     string        `type:"path" help:"sluice binary (default: built from ../cmd/sluice into a temp dir)."`
+	Only       []string      `sep:"," help:"Run only these contenders (short names: P,S-q0,H1,S-q1,P-avro,S-q1-avro,KS-q1,G-q1,S-q2,KS-q2,HA,S-agg,S-agg-alo,KS-agg,G-agg,S-agg-late,KS-agg-late,S-session,KS-session,S-join,KS-join, and M1, restore), for profiling and iteration; results.json is then left alone."`
+	Late       float64       `default:"0.15" help:"Fraction of agg-late's bids that are late (by up to the 2 s grace)."`
+	Warmup     time.Duration `default:"2s" help:"Steady-state window: the rate is measured from this long after the first output record (at most from half the output) to the end."`
+	Profile    string        `type:"path" help:"Directory for a CPU profile of each sluice process (SLUICE_CPUPROFILE), named <contender>-<round>.prof."`
 }
 
 // selected reports whether --only lets the contender with short name run.
@@ -56,6 +58,9 @@ type contender struct {
 	wl   workload
 	// avro: the contender reads the Avro copy of the bids (avroBids).
 	avro bool
+	// topic, when set, is the contender's input instead of the bids
+	// (agg-late's and session's copies of them).
+	topic string
 	// start returns the command to run, given the input, a fresh output
 	// topic and a fresh id; nil when the contender is not available.
 	start func(in, out, id, dir string) *exec.Cmd
@@ -68,20 +73,31 @@ type procSample struct {
 	Records int64
 	// Wall is from the process's start until the output held every record.
 	Wall time.Duration
-	// Steady is from the output holding 10% of its records to all of
-	// them: the rate without the process's start-up. Records counts the
-	// input (every workload reads all bids; q2 outputs fewer).
-	Steady time.Duration
-	CPU    time.Duration // the process's whole life
-	RSS    int64         // peak, bytes
+	// Steady is the steady-state window: from the warm-up point (the
+	// counter's warm) to the output holding all its records, in which
+	// SteadyFrac of the output arrived. Records counts the input (every
+	// workload reads all its bids; q2 outputs fewer, session more), so
+	// the steady rate is SteadyFrac × Records over Steady.
+	Steady     time.Duration
+	SteadyFrac float64
+	// Flagged counts the output records the workload's check flagged
+	// (join: bids that found no auction).
+	Flagged int64
+	CPU     time.Duration // the process's whole life
+	RSS     int64         // peak, bytes
 }
 
+// Rate is the steady-state rate (input records per second), the one the
+// ratios use; WholeRate when there is no steady window.
 func (s procSample) Rate() float64 {
-	if s.Steady > 0 {
-		return 0.9 * float64(s.Records) / s.Steady.Seconds()
+	if s.Steady > 0 && s.SteadyFrac > 0 {
+		return s.SteadyFrac * float64(s.Records) / s.Steady.Seconds()
 	}
-	return float64(s.Records) / s.Wall.Seconds()
+	return s.WholeRate()
 }
+
+// WholeRate is the input records over the wall time, start-up included.
+func (s procSample) WholeRate() float64 { return float64(s.Records) / s.Wall.Seconds() }
 
 func (n *nexmarkCmd) Run(ctx context.Context, c *cli) error {
 	if n.Records == 0 {
@@ -125,6 +141,9 @@ func (n *nexmarkCmd) Run(ctx context.Context, c *cli) error {
 	}
 	defer cl.Close()
 	brokers := strings.Join(cl.Seeds, ",")
+	if c.Quick {
+		fmt.Println("nexmark: QUICK run (--quick), for iteration: results.json is left alone")
+	}
 	fmt.Printf("nexmark: %d bids, %d partitions, broker %s\n", n.Records, n.Partitions, cl.Name)
 	fmt.Printf("machine: %s\n", machine())
 
@@ -140,7 +159,8 @@ func (n *nexmarkCmd) Run(ctx context.Context, c *cli) error {
 		defer av.Close()
 		fmt.Printf("schema registry: %s (in this process), bid schema id %d\n", av.URL(), av.id)
 	}
-	gen, err := generate(ctx, cl.connOpts(), tag, n.Partitions, n.Records, n.Seed, false, av)
+	x := newExtraInputs(tag, n.Seed, n.Late, n.selected("S-agg-late") || n.selected("KS-agg-late"), n.selected("S-session") || n.selected("KS-session"))
+	gen, err := generate(ctx, cl.connOpts(), tag, n.Partitions, n.Records, n.Seed, false, av, x)
 	for _, t := range gen.topics {
 		defer deleteTopic(cl.connOpts(), t)
 	}
@@ -149,6 +169,9 @@ func (n *nexmarkCmd) Run(ctx context.Context, c *cli) error {
 	}
 	fmt.Printf("setup: %s (%d persons, %d auctions, %d bids; %d pass q2; %d (auction, window) keys) in %s\n\n",
 		strings.Join(gen.topics, ", "), gen.persons, gen.auctions, gen.bids, gen.q2, gen.windowKeys, time.Since(t0).Round(time.Millisecond))
+	if d := x.describe(); d != "" {
+		fmt.Printf("stateful inputs: %s\n\n", d)
+	}
 
 	// KS and G are external programs; either may be missing.
 	ksRun, ksWhy := findKStreams()
@@ -168,7 +191,7 @@ func (n *nexmarkCmd) Run(ctx context.Context, c *cli) error {
 		return func(in, out, id, dir string) *exec.Cmd {
 			file := filepath.Join(dir, "q.sql")
 			avro := strings.HasSuffix(name, "-avro")
-			if err := os.WriteFile(file, []byte(sluiceSQL(wl, guarantee, in, out, avro)), 0o644); err != nil {
+			if err := os.WriteFile(file, []byte(sluiceSQL(wl, guarantee, in, out, gen.auctionsTopic, avro)), 0o644); err != nil {
 				return nil
 			}
 			p := exec.Command(n.Sluice, "run", file, "--brokers", brokers, "--service-id", id, "--data-dir", filepath.Join(dir, "data"))
@@ -190,7 +213,11 @@ func (n *nexmarkCmd) Run(ctx context.Context, c *cli) error {
 	}
 	ks := func(mode string) func(in, out, id, dir string) *exec.Cmd {
 		return func(in, out, id, dir string) *exec.Cmd {
-			return exec.Command(ksRun, mode, "--brokers", brokers, "--in", in, "--out", out, "--app-id", id, "--state-dir", filepath.Join(dir, "state"))
+			cmd := exec.Command(ksRun, mode, "--brokers", brokers, "--in", in, "--out", out, "--app-id", id, "--state-dir", filepath.Join(dir, "state"))
+			if mode == string(join) {
+				cmd.Args = append(cmd.Args, "--table", gen.auctionsTopic)
+			}
+			return cmd
 		}
 	}
 	goka := func(mode string) func(in, out, id, dir string) *exec.Cmd {
@@ -214,6 +241,13 @@ func (n *nexmarkCmd) Run(ctx context.Context, c *cli) error {
 		{name: "S-agg-alo sluice agg at_least_once", wl: agg, start: sluice("S-agg-alo", agg, "at_least_once")},
 		{name: "KS-agg Kafka Streams agg (exactly_once_v2)", wl: agg, start: ks("agg"), unavailable: ksWhy},
 		{name: "G-agg goka agg", wl: agg, start: goka("agg"), unavailable: gokaWhy},
+		// Issue 22's stateful workloads (nexmark_workloads.go).
+		{name: "S-agg-late sluice agg, 15% late bids, exactly_once", wl: aggLate, topic: x.lateTopicOr(), start: sluice("S-agg-late", aggLate, "exactly_once")},
+		{name: "KS-agg-late Kafka Streams agg, late bids (exactly_once_v2)", wl: aggLate, topic: x.lateTopicOr(), start: ks("agg-late"), unavailable: ksWhy},
+		{name: "S-session sluice session count per bidder, exactly_once", wl: session, topic: x.bidderTopicOr(), start: sluice("S-session", session, "exactly_once")},
+		{name: "KS-session Kafka Streams session count (exactly_once_v2)", wl: session, topic: x.bidderTopicOr(), start: ks("session"), unavailable: ksWhy},
+		{name: "S-join sluice bids LEFT JOIN auctions table", wl: join, start: sluice("S-join", join, "")},
+		{name: "KS-join Kafka Streams bids leftJoin auctions KTable", wl: join, start: ks("join"), unavailable: ksWhy},
 	}
 	cts = append(cts, flinkContenders(brokers)...) // F-q0, F-q1, F-q2, F-agg (flink.go)
 	for _, ct := range cts {
@@ -221,9 +255,12 @@ func (n *nexmarkCmd) Run(ctx context.Context, c *cli) error {
 			ct.unavailable = "not selected (--only)"
 		}
 	}
-	expect := map[workload]int64{q0: gen.bids, q1: gen.bids, q2: gen.q2, agg: gen.bids}
+	expect := map[workload]int64{q0: gen.bids, q1: gen.bids, q2: gen.q2, agg: gen.bids, aggLate: gen.bids, join: gen.bids}
+	if x != nil {
+		expect[session] = x.sessionOut
+	}
 	flinkExpect(ctx, cl.connOpts(), gen.bidsTopic, expect, cts) // F-agg's count: final windows only
-	b := &nexBench{conn: cl.connOpts(), partitions: n.Partitions, tmp: tmp, in: gen.bidsTopic, bids: gen.bids}
+	b := &nexBench{conn: cl.connOpts(), partitions: n.Partitions, tmp: tmp, in: gen.bidsTopic, bids: gen.bids, warmup: n.Warmup}
 	if av != nil {
 		b.avroIn = av.topic
 	}
@@ -248,6 +285,9 @@ func (n *nexmarkCmd) Run(ctx context.Context, c *cli) error {
 				continue
 			}
 			fmt.Printf("  %s %.0f", short(ct.name), s.Rate())
+			if s.Flagged > 0 {
+				fmt.Printf(" (%d %s)", s.Flagged, flaggedWhat(ct.wl))
+			}
 			if round > 0 {
 				samples[i] = append(samples[i], s)
 			}
@@ -273,8 +313,10 @@ func (n *nexmarkCmd) Run(ctx context.Context, c *cli) error {
 	fmt.Println()
 	rep := nexReport{cts: cts, samples: samples, restore: rr, gen: gen, m1: m1}
 	entries := rep.print(os.Stdout, cl.Name, n)
-	if len(n.Only) > 0 {
-		fmt.Printf("\n%s left alone (--only)\n", c.Results)
+	if len(n.Only) > 0 || c.Quick {
+		// Only a full run writes results.json: --quick's smaller inputs
+		// and --only's partial set are for iteration.
+		fmt.Printf("\n%s left alone (--only or --quick)\n", c.Results)
 		return nil
 	}
 	if err := mergeResults(c.Results, entries); err != nil {
@@ -315,7 +357,7 @@ func findKStreams() (string, string) {
 // sluiceSQL is the file `sluice run` executes for a workload. With avro
 // the bids are read, and the output written, as AVRO (the same columns,
 // the output's schema registered by the sink).
-func sluiceSQL(wl workload, guarantee, in, out string, avro bool) string {
+func sluiceSQL(wl workload, guarantee, in, out, table string, avro bool) string {
 	var b strings.Builder
 	b.WriteString("SET 'auto.offset.reset'='earliest';\n")
 	if guarantee != "" {
@@ -335,6 +377,8 @@ func sluiceSQL(wl workload, guarantee, in, out string, avro bool) string {
 		fmt.Fprintf(&b, "CREATE STREAM OUT WITH (KAFKA_TOPIC='%s') AS SELECT K, AUCTION, PRICE FROM BIDS WHERE AUCTION %% 123 = 0;\n", out)
 	case agg:
 		fmt.Fprintf(&b, "CREATE TABLE OUT WITH (KAFKA_TOPIC='%s') AS SELECT K, COUNT(*) AS N, SUM(PRICE) AS TOTAL FROM BIDS WINDOW TUMBLING (SIZE 10 SECONDS) GROUP BY K EMIT CHANGES;\n", out)
+	default:
+		statefulSQL(&b, wl, out, table)
 	}
 	return b.String()
 }
@@ -343,6 +387,7 @@ func sluiceSQL(wl workload, guarantee, in, out string, avro bool) string {
 type generated struct {
 	topics                  []string
 	bidsTopic               string
+	auctionsTopic           string // the join's table: one record per auction
 	persons, auctions, bids int64
 	q2                      int64 // bids with auction % 123 == 0
 	windowKeys              int64 // distinct (auction, 10 s window)
@@ -357,14 +402,19 @@ type generated struct {
 // With unique every bid goes to an auction of its own (M1's input: as
 // many aggregation keys as bids). With av every bid is also written, with
 // the same key and timestamp, to av's topic in Avro.
-func generate(ctx context.Context, conn []kgo.Opt, tag string, partitions int32, bids int, seed uint64, unique bool, av *avroBids) (generated, error) {
+//
+// x, when not nil, also gets every bid, to write the stateful workloads'
+// copies of the bids (nexmark_workloads.go).
+func generate(ctx context.Context, conn []kgo.Opt, tag string, partitions int32, bids int, seed uint64, unique bool, av *avroBids, x *extraInputs) (generated, error) {
 	g := generated{
-		topics:    []string{"nexmark-persons-" + tag, "nexmark-auctions-" + tag, "nexmark-bids-" + tag},
-		bidsTopic: "nexmark-bids-" + tag,
+		topics:        []string{"nexmark-persons-" + tag, "nexmark-auctions-" + tag, "nexmark-bids-" + tag},
+		bidsTopic:     "nexmark-bids-" + tag,
+		auctionsTopic: "nexmark-auctions-" + tag,
 	}
 	if av != nil {
 		g.topics = append(g.topics, av.topic)
 	}
+	g.topics = append(g.topics, x.topics()...)
 	cl, err := kgo.NewClient(append(conn, kgo.ProducerLinger(5*time.Millisecond), kgo.MaxBufferedRecords(200_000), kgo.ProducerBatchMaxBytes(1<<20))...)
 	if err != nil {
 		return g, err
@@ -422,10 +472,10 @@ func generate(ctx context.Context, conn []kgo.Opt, tag string, partitions int32,
 			extra := pad[:40+rng.IntN(20)]
 			bid := bidAvro{Auction: auction, Bidder: 1000 + rng.Int64N(max(g.persons, 1)), Price: price, Channel: channels[rng.IntN(len(channels))],
 				URL: fmt.Sprintf("https://www.nexmark.com/item.htm?query=1&channel_id=%d", rng.IntN(1<<20)), DateTime: ts, Extra: extra}
-			v := fmt.Appendf(nil, `{"auction":%d,"bidder":%d,"price":%d,"channel":"%s","url":"%s","dateTime":%d,"extra":"%s"}`,
-				bid.Auction, bid.Bidder, bid.Price, bid.Channel, bid.URL, bid.DateTime, bid.Extra)
+			v := bidJSON(bid)
 			key := strconv.AppendInt(nil, auction, 10)
 			cl.Produce(ctx, &kgo.Record{Topic: g.topics[2], Key: key, Value: v, Timestamp: at}, done)
+			x.bid(ctx, cl, bid, key, v, done)
 			if av != nil {
 				bin, err := av.encode(bid)
 				if err != nil {
@@ -461,6 +511,7 @@ type nexBench struct {
 	in         string
 	avroIn     string // the Avro copy of in, for contenders with avro set
 	bids       int64  // input records: the rates and CPU per record count these
+	warmup     time.Duration
 	seq        int
 }
 
@@ -490,7 +541,7 @@ func (b *nexBench) run(ctx context.Context, ct *contender, want int64) (procSamp
 	defer deleteTopic(b.conn, out)
 	defer deleteTopic(b.conn, out+"-changelog")
 
-	cnt, err := startCounter(b.conn, out, want)
+	cnt, err := startCounter(b.conn, out, want, checkOf(ct.wl))
 	if err != nil {
 		return procSample{}, err
 	}
@@ -498,6 +549,9 @@ func (b *nexBench) run(ctx context.Context, ct *contender, want int64) (procSamp
 	in := b.in
 	if ct.avro {
 		in = b.avroIn
+	}
+	if ct.topic != "" {
+		in = ct.topic
 	}
 	cmd := ct.start(in, out, id, dir)
 	if cmd == nil {
@@ -519,9 +573,14 @@ func (b *nexBench) run(ctx context.Context, ct *contender, want int64) (procSamp
 		p.stop()
 		return procSample{}, fmt.Errorf("%d of %d records after 5 minutes", cnt.n.Load(), want)
 	}
-	s := procSample{Records: b.bids, Wall: cnt.at100.Sub(p.started), Steady: cnt.at100.Sub(cnt.at10)}
+	s := procSample{Records: b.bids, Wall: cnt.at100.Sub(p.started)}
+	s.Steady, s.SteadyFrac = cnt.steady(b.warmup, want)
+	s.Flagged = cnt.flagged.Load()
 	if ct.wl == aggFinal {
-		s.Steady = flinkSteady(p, cnt.at100) // bursty output: timed from the job's start (flink.go)
+		// Bursty output (a checkpoint's worth at a time): timed from the
+		// job's start instead (flink.go), nine tenths of the bids over
+		// nine tenths of that time.
+		s.Steady, s.SteadyFrac = flinkSteady(p, cnt.at100), 0.9
 	}
 	if err := p.stop(); err != nil {
 		return s, fmt.Errorf("stop: %w; stderr: %s", err, p.tail())
@@ -574,16 +633,28 @@ func waitLeaders(ctx context.Context, adm *kadm.Client, topic string) error {
 	}
 }
 
-// counter counts the committed records of a topic.
+// counter counts the committed records of a topic, and notes when each
+// batch of them arrived (progress), for the steady-state window.
 type counter struct {
-	n           atomic.Int64
-	at10, at100 time.Time
-	done        chan struct{}
-	cancel      func()
-	wg          sync.WaitGroup
+	n        atomic.Int64
+	flagged  atomic.Int64 // records the check flagged
+	at100    time.Time
+	progress []progressPoint // read after done
+	done     chan struct{}
+	cancel   func()
+	wg       sync.WaitGroup
 }
 
-func startCounter(conn []kgo.Opt, topic string, want int64) (*counter, error) {
+// progressPoint: the output held n records at t.
+type progressPoint struct {
+	t time.Time
+	n int64
+}
+
+// startCounter counts topic's committed records until want; check, when
+// not nil, is applied to every record's value, and the records it is true
+// for are counted in flagged.
+func startCounter(conn []kgo.Opt, topic string, want int64, check func([]byte) bool) (*counter, error) {
 	cl, err := kgo.NewClient(append(conn, kgo.ConsumeTopics(topic), kgo.FetchIsolationLevel(kgo.ReadCommitted()),
 		kgo.ConsumeResetOffset(kgo.NewOffset().AtStart()), kgo.FetchMaxWait(50*time.Millisecond))...)
 	if err != nil {
@@ -601,10 +672,17 @@ func startCounter(conn []kgo.Opt, topic string, want int64) (*counter, error) {
 			if k == 0 {
 				continue
 			}
+			if check != nil {
+				fs.EachRecord(func(r *kgo.Record) {
+					if check(r.Value) {
+						c.flagged.Add(1)
+					}
+				})
+			}
 			n := c.n.Add(k)
 			now := time.Now()
-			if c.at10.IsZero() && n*10 >= want {
-				c.at10 = now
+			if c.at100.IsZero() {
+				c.progress = append(c.progress, progressPoint{now, n})
 			}
 			if c.at100.IsZero() && n >= want {
 				c.at100 = now
@@ -771,7 +849,7 @@ type m1Result struct {
 
 func (n *nexmarkCmd) m1(ctx context.Context, cl *cluster, tag string, start func(in, out, id, dir string) *exec.Cmd, tmp string) m1Result {
 	t0 := time.Now()
-	gen, err := generate(ctx, cl.connOpts(), tag, n.Partitions, n.M1Keys, n.Seed, true, nil)
+	gen, err := generate(ctx, cl.connOpts(), tag, n.Partitions, n.M1Keys, n.Seed, true, nil, nil)
 	for _, t := range gen.topics {
 		defer deleteTopic(cl.connOpts(), t)
 	}
@@ -779,7 +857,7 @@ func (n *nexmarkCmd) m1(ctx context.Context, cl *cluster, tag string, start func
 		return m1Result{unavailable: "generate: " + err.Error()}
 	}
 	fmt.Printf("M1 setup: %s, %d bids on %d (auction, window) keys, in %s\n", gen.bidsTopic, gen.bids, gen.windowKeys, time.Since(t0).Round(time.Millisecond))
-	b := &nexBench{conn: cl.connOpts(), partitions: n.Partitions, tmp: tmp, in: gen.bidsTopic, bids: gen.bids}
+	b := &nexBench{conn: cl.connOpts(), partitions: n.Partitions, tmp: tmp, in: gen.bidsTopic, bids: gen.bids, warmup: n.Warmup}
 	s, err := b.run(ctx, &contender{name: "S-agg", wl: agg, start: start}, gen.bids)
 	if err != nil {
 		return m1Result{keys: gen.windowKeys, unavailable: err.Error()}

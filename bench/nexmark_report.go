@@ -189,11 +189,12 @@ func (r nexReport) print(out io.Writer, brokerName string, n *nexmarkCmd) map[st
 	fmt.Fprintf(out, "nexmark, %d bids (%d pass q2, %d (auction, 10 s window) keys), broker: %s, median of %d interleaved runs after one warm-up round\n\n",
 		r.gen.bids, r.gen.q2, r.gen.windowKeys, brokerName, n.Runs)
 	tw := tabwriter.NewWriter(out, 0, 0, 2, ' ', tabwriter.AlignRight)
-	fmt.Fprintln(tw, "contender\tworkload\trecords/s\t(min – max)\twall s\tCPU s / M records\tpeak RSS MB\t")
+	fmt.Fprintln(tw, "contender\tworkload\trecords/s steady\t(min – max)\twhole run\twall s\tCPU s / M records\tpeak RSS MB\t")
 	row := func(name, wl string, ss []procSample) {
 		rates := column2(ss, rate)
 		lo, hi := minMax(rates)
-		fmt.Fprintf(tw, "%s\t%s\t%.0f\t(%.0f – %.0f)\t%.2f\t%.1f\t%.0f\t\n", name, wl, median(rates), lo, hi,
+		fmt.Fprintf(tw, "%s\t%s\t%.0f\t(%.0f – %.0f)\t%.0f\t%.2f\t%.1f\t%.0f\t\n", name, wl, median(rates), lo, hi,
+			median(column2(ss, procSample.WholeRate)),
 			median(column2(ss, func(s procSample) float64 { return s.Wall.Seconds() })),
 			median(column2(ss, func(s procSample) float64 { return s.CPU.Seconds() / float64(s.Records) * 1e6 })),
 			median(column2(ss, rssMB)))
@@ -218,7 +219,7 @@ func (r nexReport) print(out io.Writer, brokerName string, n *nexmarkCmd) map[st
 	for _, m := range missing {
 		fmt.Fprintln(out, m)
 	}
-	fmt.Fprintln(out, "records/s: input bids per second, 90% of them over the time from the output holding 10% of its records to all of them (counted by a read_committed consumer), so start-up is left out; wall s: from the process start until the output held every record.")
+	fmt.Fprintf(out, "records/s steady: input bids per second in the steady-state window, from %s after the first output record (at most from half the output, at least from 10%%) to the last, the output counted by a read_committed consumer, so start-up and JIT warm-up are left out; the ratios use it. whole run: input bids over wall s, from the process start until the output held every record.\n", n.Warmup)
 	fmt.Fprintln(out, "CPU and peak RSS: each contender process's own (/proc utime+stime over its whole life, VmHWM); R and S restore run in the harness process, whose figures include the embedded broker when there is one.")
 
 	entries := map[string]result{}
@@ -247,6 +248,9 @@ func (r nexReport) print(out io.Writer, brokerName string, n *nexmarkCmd) map[st
 		{"F2", "agg S / Flink SQL (EOS)", r.find("S-agg"), r.find("F-agg"), rate, 2, false},
 		// Issue 19: q1 over Avro bids, Avro out, against q1 in JSON.
 		{"avro_q1", "q1 Avro S / q1 JSON S", r.find("S-q1-avro"), r.find("S-q1"), rate, 0.8, false},
+		// Issue 22: the stateful workloads of nexmark_workloads.go.
+		{"J1", "join S/KS", r.find("S-join"), r.find("KS-join"), rate, 1.5, false},
+		{"L1", "agg-late S / agg S", r.find("S-agg-late"), r.find("S-agg"), rate, 0.8, false},
 	}
 	fmt.Fprintln(out)
 	for _, t := range ts {
@@ -272,6 +276,9 @@ func (r nexReport) print(out io.Writer, brokerName string, n *nexmarkCmd) map[st
 		{"q1 JSON S / P (JSON bids)", r.find("S-q1"), r.find("P")},
 		{"q1 Avro S / P-avro (Avro bids)", r.find("S-q1-avro"), r.find("P-avro")},
 		{"P-avro / P", r.find("P-avro"), r.find("P")},
+		{"agg-late S/KS", r.find("S-agg-late"), r.find("KS-agg-late")},
+		{"session S/KS", r.find("S-session"), r.find("KS-session")},
+		{"agg-late KS / agg KS", r.find("KS-agg-late"), r.find("KS-agg")},
 	} {
 		if v, ok := ratio(x.a, x.b, rate); ok {
 			fmt.Fprintf(out, "%-4s %-34s %6.2f\n", "", x.what, v)

@@ -37,18 +37,22 @@ import org.apache.kafka.streams.StreamsBuilder;
 import org.apache.kafka.streams.StreamsConfig;
 import org.apache.kafka.streams.Topology;
 import org.apache.kafka.streams.kstream.Consumed;
+import org.apache.kafka.streams.kstream.KTable;
 import org.apache.kafka.streams.kstream.Materialized;
 import org.apache.kafka.streams.kstream.Produced;
+import org.apache.kafka.streams.kstream.SessionWindows;
 import org.apache.kafka.streams.kstream.TimeWindows;
 import org.apache.kafka.streams.processor.StateRestoreListener;
 import org.apache.kafka.streams.state.KeyValueStore;
+import org.apache.kafka.streams.state.SessionStore;
 import org.apache.kafka.streams.state.WindowStore;
 
 /**
  * Kafka Streams 4.4 implementations of the queries Sluice is benchmarked against.
  *
  * <pre>
- * run &lt;q1|q2|agg|restore&gt; --brokers ADDR --in TOPIC --out TOPIC --app-id ID [--state-dir DIR]
+ * run &lt;q1|q2|agg|agg-late|session|join|restore&gt; --brokers ADDR --in TOPIC --out TOPIC --app-id ID
+ *     [--state-dir DIR] [--table TOPIC]
  * </pre>
  *
  * Written the way a typical Kafka Streams user would write them: the DSL, a Jackson JSON serde
@@ -97,6 +101,38 @@ public final class Main {
   public static final class CountSum {
     public long count;
     public long sum;
+  }
+
+  /** A Nexmark auction as it is on the auctions topic (only the fields the join keeps). */
+  @JsonIgnoreProperties(ignoreUnknown = true)
+  public static final class Auction {
+    public long id;
+    public long seller;
+    public long category;
+  }
+
+  /** The join mode's output: the bid with its auction's seller and category (null if unknown). */
+  @JsonPropertyOrder({"auction", "bidder", "price", "dateTime", "seller", "category"})
+  public static final class SellerBid {
+    public long auction;
+    public long bidder;
+    public long price;
+    public long dateTime;
+    public Long seller;
+    public Long category;
+
+    public SellerBid() {}
+
+    SellerBid(Bid b, Auction a) {
+      auction = b.auction;
+      bidder = b.bidder;
+      price = b.price;
+      dateTime = b.dateTime;
+      if (a != null) {
+        seller = a.seller;
+        category = a.category;
+      }
+    }
   }
 
   /** The usual hand-written Jackson serde. */
@@ -170,6 +206,47 @@ public final class Main {
     return b.build();
   }
 
+  /**
+   * session: a count per bidder over session windows (2 s inactivity gap, 2 s grace). The input
+   * is the copy of the bids keyed by bidder, so groupByKey needs no repartition. With the cache
+   * off every update is emitted, and a merged session's predecessors are retracted by tombstones
+   * (null values), as Sluice's EMIT CHANGES does.
+   */
+  static Topology session(String in, String out) {
+    StreamsBuilder b = new StreamsBuilder();
+    b.stream(in, Consumed.with(STRING, BID))
+        .groupByKey()
+        .windowedBy(SessionWindows.ofInactivityGapAndGrace(Duration.ofSeconds(2), Duration.ofSeconds(2)))
+        .count(
+            Materialized.<String, Long, SessionStore<Bytes, byte[]>>as("session-store")
+                .withKeySerde(STRING)
+                .withValueSerde(Serdes.Long())
+                .withCachingDisabled())
+        .toStream()
+        .map((wk, v) -> KeyValue.pair(wk.key() + "@" + wk.window().start(), v))
+        .to(out, Produced.with(STRING, Serdes.Long()));
+    return b.build();
+  }
+
+  /**
+   * join: a stream-table left join, each bid enriched with its auction's seller and category from
+   * a KTable over the auctions topic (keyed by auction id, like the bids, so co-partitioned and
+   * no repartition). Kafka Streams picks records across the two inputs of a task in timestamp
+   * order, and an auction is older than its bids, so the table holds it when its bids arrive.
+   */
+  static Topology join(String in, String table, String out) {
+    StreamsBuilder b = new StreamsBuilder();
+    KTable<String, Auction> auctions =
+        b.table(
+            table,
+            Consumed.with(STRING, jsonSerde(Auction.class)),
+            Materialized.<String, Auction, KeyValueStore<Bytes, byte[]>>as("auctions-store"));
+    b.stream(in, Consumed.with(STRING, BID))
+        .leftJoin(auctions, SellerBid::new)
+        .to(out, Produced.with(STRING, jsonSerde(SellerBid.class)));
+    return b.build();
+  }
+
   static Topology restore(String in, Properties props) {
     StreamsBuilder b = new StreamsBuilder();
     // A KTable straight from the input topic. With topology.optimization=all (set in main) the
@@ -193,7 +270,7 @@ public final class Main {
 
     if (args.length < 1) usage("missing mode");
     String mode = args[0];
-    String brokers = null, in = null, out = null, appId = null, stateDir = null;
+    String brokers = null, in = null, out = null, appId = null, stateDir = null, table = null;
     for (int i = 1; i < args.length; i++) {
       String a = args[i];
       if (i + 1 >= args.length) usage("missing value for " + a);
@@ -204,6 +281,7 @@ public final class Main {
         case "--out" -> out = v;
         case "--app-id" -> appId = v;
         case "--state-dir" -> stateDir = v;
+        case "--table" -> table = v;
         default -> usage("unknown flag " + a);
       }
     }
@@ -220,8 +298,10 @@ public final class Main {
     props.put(StreamsConfig.APPLICATION_ID_CONFIG, appId);
     props.put(StreamsConfig.BOOTSTRAP_SERVERS_CONFIG, brokers);
     props.put(StreamsConfig.STATE_DIR_CONFIG, stateDir);
-    // One stream thread: the benchmark machine has 2 cores, shared with the broker.
-    props.put(StreamsConfig.NUM_STREAM_THREADS_CONFIG, 1);
+    // One stream thread per input partition, as Sluice runs one task per partition in parallel:
+    // every task gets its own thread (Kafka Streams has one task per input partition, and a
+    // thread runs its tasks one after another). More threads than partitions would idle.
+    props.put(StreamsConfig.NUM_STREAM_THREADS_CONFIG, partitions(brokers, in));
     props.put(ConsumerConfig.AUTO_OFFSET_RESET_CONFIG, "earliest");
 
     Topology topology;
@@ -234,10 +314,21 @@ public final class Main {
         props.put(StreamsConfig.PROCESSING_GUARANTEE_CONFIG, StreamsConfig.AT_LEAST_ONCE);
         topology = q2(in, out);
       }
-      case "agg" -> {
-        props.put(StreamsConfig.PROCESSING_GUARANTEE_CONFIG, StreamsConfig.EXACTLY_ONCE_V2);
-        props.put(StreamsConfig.COMMIT_INTERVAL_MS_CONFIG, 100);
+      case "agg", "agg-late" -> {
+        // agg-late is the same topology over bids of which some are late (within the grace).
+        stateful(props, StreamsConfig.EXACTLY_ONCE_V2);
         topology = agg(in, out);
+      }
+      case "session" -> {
+        stateful(props, StreamsConfig.EXACTLY_ONCE_V2);
+        topology = session(in, out);
+      }
+      case "join" -> {
+        if (table == null) usage("join needs --table");
+        // The join emits one record per bid whatever the cache does (the stream side is not
+        // cached); the table's store keeps the default cache, which only saves RocksDB writes.
+        props.put(StreamsConfig.PROCESSING_GUARANTEE_CONFIG, StreamsConfig.AT_LEAST_ONCE);
+        topology = join(in, table, out);
       }
       case "restore" -> {
         // Reuse the KTable's source topic as its changelog (see restore()).
@@ -330,6 +421,29 @@ public final class Main {
   }
 
   /**
+   * The settings of the aggregations (agg, agg-late, session). The record cache
+   * (statestore.cache.max.bytes) is 0: the benchmark's output is one update per input record
+   * (Sluice's EMIT CHANGES), and a cache would fold updates of a key between commits and emit
+   * fewer records (the docs' advice for a changelog-per-update output); the stores also say
+   * withCachingDisabled. commit.interval.ms is 100, which is Kafka Streams' default under
+   * exactly_once_v2 (30 s is the at_least_once default): output is visible to read_committed
+   * consumers only when a transaction commits, so the interval is the output's latency, and
+   * Sluice commits its transactions at a comparable cadence.
+   */
+  static void stateful(Properties props, String guarantee) {
+    props.put(StreamsConfig.PROCESSING_GUARANTEE_CONFIG, guarantee);
+    props.put(StreamsConfig.STATESTORE_CACHE_MAX_BYTES_CONFIG, 0L);
+    props.put(StreamsConfig.COMMIT_INTERVAL_MS_CONFIG, 100);
+  }
+
+  /** The partition count of a topic. */
+  static int partitions(String brokers, String topic) throws Exception {
+    try (Admin admin = Admin.create(Map.of(AdminClientConfig.BOOTSTRAP_SERVERS_CONFIG, brokers))) {
+      return admin.describeTopics(List.of(topic)).allTopicNames().get().get(topic).partitions().size();
+    }
+  }
+
+  /**
    * Closes the client and leaves the consumer group, so that a restart with the same
    * application.id (as the restore benchmark does) is assigned its partitions at once instead of
    * waiting out session.timeout.ms (45 s) for this member to expire. Kafka Streams' own default
@@ -367,8 +481,8 @@ public final class Main {
   static void usage(String why) {
     System.err.println("kstreams-bench: " + why);
     System.err.println(
-        "usage: run <q1|q2|agg|restore> --brokers ADDR --in TOPIC --out TOPIC --app-id ID"
-            + " [--state-dir DIR]");
+        "usage: run <q1|q2|agg|agg-late|session|join|restore> --brokers ADDR --in TOPIC --out TOPIC"
+            + " --app-id ID [--state-dir DIR] [--table TOPIC]");
     System.exit(2);
   }
 }
