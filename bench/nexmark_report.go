@@ -249,8 +249,8 @@ func (r nexReport) print(out io.Writer, brokerName string, n *nexmarkCmd) map[st
 		// Issue 19: q1 over Avro bids, Avro out, against q1 in JSON.
 		{"avro_q1", "q1 Avro S / q1 JSON S", r.find("S-q1-avro"), r.find("S-q1"), rate, 0.8, false},
 		// Issue 22: the stateful workloads of nexmark_workloads.go.
-		{"J1", "join S/KS", r.find("S-join"), r.find("KS-join"), rate, 1.5, false},
-		{"L1", "agg-late S / agg S", r.find("S-agg-late"), r.find("S-agg"), rate, 0.8, false},
+		{"J1", "join S/KS", r.find("S-join"), r.find("KS-join"), rate, 2, false},
+		{"L1", "agg-late S / agg S", r.find("S-agg-late"), r.find("S-agg"), rate, 0.9, false},
 	}
 	fmt.Fprintln(out)
 	for _, t := range ts {
