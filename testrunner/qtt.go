@@ -123,27 +123,42 @@ func LoadQTT(path string) (*File, error) {
 		if err != nil {
 			return nil, fmt.Errorf("%s: test %d (%q): %w", path, i, rc.Name, err)
 		}
-		if len(rc.Format) == 0 {
-			base.Skip = skipReason(rc.Enabled, "", base.Statements)
-			f.Cases = append(f.Cases, base)
-			continue
-		}
-		for _, format := range rc.Format {
+		for _, v := range formatVariants(base.Name, rc.Format, base.Statements, base.Topics) {
 			c := base
-			c.Name = base.Name + " - " + format
-			c.Format = format
-			c.Statements = make([]string, len(base.Statements))
-			for j, s := range base.Statements {
-				c.Statements[j] = strings.ReplaceAll(s, "{FORMAT}", format)
-			}
-			if c.Topics != nil {
-				c.Topics = bytes.ReplaceAll(base.Topics, []byte("{FORMAT}"), []byte(format))
-			}
-			c.Skip = skipReason(rc.Enabled, format, c.Statements)
+			c.Name, c.Format, c.Statements, c.Topics = v.name, v.format, v.statements, v.topics
+			c.Skip = skipReason(rc.Enabled, v.format, c.Statements)
 			f.Cases = append(f.Cases, c)
 		}
 	}
 	return f, nil
+}
+
+// formatVariant is one expansion of a case with `format: [...]`.
+type formatVariant struct {
+	name, format string
+	statements   []string
+	topics       json.RawMessage
+}
+
+// formatVariants expands a case over its format list: "name - F" with
+// {FORMAT} replaced by F in statements and topics, one per format; a case
+// without a list is its one variant, format "".
+func formatVariants(name string, formats, statements []string, topics json.RawMessage) []formatVariant {
+	if len(formats) == 0 {
+		return []formatVariant{{name: name, statements: statements, topics: topics}}
+	}
+	out := make([]formatVariant, 0, len(formats))
+	for _, format := range formats {
+		v := formatVariant{name: name + " - " + format, format: format, statements: make([]string, len(statements))}
+		for j, s := range statements {
+			v.statements[j] = strings.ReplaceAll(s, "{FORMAT}", format)
+		}
+		if topics != nil {
+			v.topics = bytes.ReplaceAll(topics, []byte("{FORMAT}"), []byte(format))
+		}
+		out = append(out, v)
+	}
+	return out
 }
 
 // decodeStrict decodes JSON keeping numbers as json.Number. Comments

@@ -1,11 +1,9 @@
 package testrunner
 
 import (
-	"bytes"
 	"encoding/json"
 	"fmt"
 	"os"
-	"strings"
 
 	"github.com/sluice-sql/sluice/planner"
 )
@@ -124,23 +122,10 @@ func LoadREST(path string) (*RESTFile, error) {
 		if err != nil {
 			return nil, fmt.Errorf("%s: test %d (%q): %w", path, i, rc.Name, err)
 		}
-		if len(rc.Format) == 0 {
-			base.Skip = skipReason(rc.Enabled, "", base.Statements)
-			f.Cases = append(f.Cases, base)
-			continue
-		}
-		for _, format := range rc.Format {
+		for _, v := range formatVariants(base.Name, rc.Format, base.Statements, base.Topics) {
 			c := base
-			c.Name = base.Name + " - " + format
-			c.Format = format
-			c.Statements = make([]string, len(base.Statements))
-			for j, s := range base.Statements {
-				c.Statements[j] = strings.ReplaceAll(s, "{FORMAT}", format)
-			}
-			if c.Topics != nil {
-				c.Topics = bytes.ReplaceAll(base.Topics, []byte("{FORMAT}"), []byte(format))
-			}
-			c.Skip = skipReason(rc.Enabled, format, c.Statements)
+			c.Name, c.Format, c.Statements, c.Topics = v.name, v.format, v.statements, v.topics
+			c.Skip = skipReason(rc.Enabled, v.format, c.Statements)
 			f.Cases = append(f.Cases, c)
 		}
 	}
