@@ -89,6 +89,14 @@
 // "RESTORED <records> <millis>"). Targets whose contender did not run are
 // reported as not measured and not written to results.json.
 //
+// costcurve (issue 22, C1–C3) measures how the aggregation's cost grows
+// with its state, at --keys 100,000, 1,000,000 and 5,000,000 (one bid per
+// auction): S-agg's and KS-agg's rate and peak RSS, and a cold restore of
+// a changelog of that many keys (R, S, KS as in nexmark's restore part);
+// it plots the three curves to docs/costcurve.png (gonum/plot):
+//
+//	cd bench && go run . costcurve --brokers ADDR
+//
 // gokabench/ is a separate command in this module: the goka peer (q1, a
 // windowed count/sum with a group table, and a group-table restore), run by
 // the harness as a process; see gokabench/README.md.
