@@ -5,7 +5,9 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"os"
 	"slices"
+	"strconv"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -37,13 +39,46 @@ type Options struct {
 	// the changelog into memory and writes it to Badger in the background
 	// (restored.go), and past this bound writes the rest straight to
 	// Badger, ~4× slower. A 1M-key store of 16-byte keys and 40-byte values
-	// takes ~80 MB. 0 means 256 MiB; negative always writes straight to
-	// Badger.
+	// takes ~80 MB. 0 means an eighth of the memory the process may use
+	// (the machine's, or its cgroup's limit), at least 256 MiB and at most
+	// 2 GiB: the memory is held only until the background write ends.
+	// Negative always writes straight to Badger.
 	RestoreMemory int64
 }
 
-// defaultRestoreMemory is Options.RestoreMemory's default.
-const defaultRestoreMemory = 256 << 20
+// Bounds of Options.RestoreMemory's default.
+const (
+	minDefaultRestoreMemory = 256 << 20
+	maxDefaultRestoreMemory = 2 << 30
+)
+
+// defaultRestoreMemory is Options.RestoreMemory's default: an eighth of
+// availableMemory, clamped; 256 MiB when that is unknown.
+func defaultRestoreMemory() int64 {
+	return min(max(availableMemory()/8, minDefaultRestoreMemory), maxDefaultRestoreMemory)
+}
+
+// availableMemory is the memory this process may use: the machine's
+// (MemTotal in /proc/meminfo) or its cgroup v2 limit (memory.max) when
+// lower; 0 when neither can be read (not Linux).
+func availableMemory() int64 {
+	var total int64
+	if b, err := os.ReadFile("/proc/meminfo"); err == nil {
+		for _, line := range strings.Split(string(b), "\n") {
+			if f := strings.Fields(line); len(f) >= 2 && f[0] == "MemTotal:" {
+				if kb, err := strconv.ParseInt(f[1], 10, 64); err == nil {
+					total = kb << 10
+				}
+			}
+		}
+	}
+	if b, err := os.ReadFile("/sys/fs/cgroup/memory.max"); err == nil {
+		if limit, err := strconv.ParseInt(strings.TrimSpace(string(b)), 10, 64); err == nil && limit > 0 && (total == 0 || limit < total) {
+			total = limit
+		}
+	}
+	return total
+}
 
 // isEmptyFileErr reports Badger's refusal to open a directory holding a
 // file a crash left empty (z.NewFile, wrapped by Badger with its own text).
@@ -126,7 +161,7 @@ func Open(opts Options) (*DB, error) {
 	}
 	mem := opts.RestoreMemory
 	if mem == 0 {
-		mem = defaultRestoreMemory
+		mem = defaultRestoreMemory()
 	}
 	db := &DB{bdb: bdb, log: log, dir: opts.Dir, stores: make(map[StoreID]*Store), restoreMemory: mem}
 	reserve := opts.MinFreeBytes
