@@ -21,7 +21,8 @@
 //     when it reaches the end, the store serves reads and takes commits from
 //     memory at once, and a background goroutine writes the data to Badger,
 //     its checkpoint last (restored.go). Options.RestoreMemory bounds that
-//     memory; DB.Close waits for those writes.
+//     memory (default an eighth of the process's memory, 256 MiB–2 GiB);
+//     DB.Close waits for those writes.
 //  2. Get, Put, Delete, Range and RangeBetween while processing. Writes go to
 //     the overlay, which reads see and which keeps only the last write of a
 //     key, so a hot key costs one changelog record per interval, not one per
