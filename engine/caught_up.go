@@ -5,7 +5,6 @@ import (
 	"fmt"
 
 	"github.com/twmb/franz-go/pkg/kadm"
-	"github.com/twmb/franz-go/pkg/kgo"
 )
 
 // CaughtUp reports whether every running persistent query of this engine
@@ -22,12 +21,7 @@ func (e *Engine) CaughtUp(ctx context.Context) (bool, error) {
 	if e.mem != nil {
 		return true, nil
 	}
-	cl, err := kgo.NewClient(e.cfg.ConnOpts...)
-	if err != nil {
-		return false, fmt.Errorf("caught up: %w", err)
-	}
-	defer cl.Close()
-	adm := kadm.NewClient(cl)
+	adm := e.adm
 	for _, q := range e.Queries() {
 		if q.runner == nil || q.isPaused() {
 			continue

@@ -21,8 +21,12 @@ const ContentProtobuf = "application/vnd.ksql.v1+protobuf"
 // protoWriter encodes a query's rows as ContentProtobuf answers them.
 type protoWriter struct {
 	cols   types.Schema
+	values []types.Column // cols without their key marks, as codecs take them
 	codec  format.Codec
 	schema string
+	// fromJSON reads back rows rendered as ksqlDB's JSON (forwarded pull
+	// answers); made on first use.
+	fromJSON format.Codec
 }
 
 func newProtoWriter(cols types.Schema) (*protoWriter, error) {
@@ -38,7 +42,7 @@ func newProtoWriter(cols types.Schema) (*protoWriter, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &protoWriter{cols: cols, codec: codec, schema: schema}, nil
+	return &protoWriter{cols: cols, values: values, codec: codec, schema: schema}, nil
 }
 
 type protoHeader struct {
@@ -82,22 +86,23 @@ func (p *protoWriter) jsonRowValues(row json.RawMessage) ([]any, error) {
 	if len(elems) != len(p.cols.Columns) {
 		return nil, fmt.Errorf("row has %d values for %d columns", len(elems), len(p.cols.Columns))
 	}
-	obj := map[string]json.RawMessage{}
-	cols := make([]types.Column, len(p.cols.Columns))
-	for i, c := range p.cols.Columns {
-		obj[c.Name] = elems[i]
-		cols[i] = types.Column{Name: c.Name, Type: c.Type}
+	if p.fromJSON == nil {
+		c, err := format.NewValueCodec(format.JSON, p.values, format.Props{})
+		if err != nil {
+			return nil, err
+		}
+		p.fromJSON = c
 	}
-	codec, err := format.NewValueCodec(format.JSON, cols, format.Props{})
-	if err != nil {
-		return nil, err
+	obj := make(map[string]json.RawMessage, len(elems))
+	for i, c := range p.values {
+		obj[c.Name] = elems[i]
 	}
 	b, err := json.Marshal(obj)
 	if err != nil {
 		return nil, err
 	}
-	vals := make([]any, len(cols))
-	if err := codec.Decode(b, vals); err != nil {
+	vals := make([]any, len(p.values))
+	if err := p.fromJSON.Decode(b, vals); err != nil {
 		return nil, err
 	}
 	return vals, nil
