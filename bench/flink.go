@@ -6,6 +6,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -14,35 +15,56 @@ import (
 	"github.com/twmb/franz-go/pkg/kgo"
 )
 
-// The Flink SQL contenders (issue 22): bench/flink/run <q0|q1|q2|agg>, a
-// local MiniCluster running the workload as Flink SQL over the Kafka
-// connector (bench/flink/README.md).
+// The Flink SQL contenders (issue 22): bench/flink/run <mode>, a local
+// MiniCluster running the workload as Flink SQL over the Kafka connector
+// (bench/flink/README.md).
 //
-//	F-q0   SELECT * (at-least-once sink);
-//	F-q1   q1, the price * 0.908 (at-least-once sink);
-//	F-q2   q2, WHERE MOD(auction, 123) = 0 (at-least-once sink);
-//	F-agg  the 10 s tumbling COUNT/SUM per auction as a window TVF, exactly-once
-//	       (transactional sink, checkpoints every second).
+//	F-q0        SELECT * (at-least-once sink);
+//	F-q1        q1, the price * 0.908 (at-least-once sink);
+//	F-q2        q2, WHERE MOD(auction, 123) = 0 (at-least-once sink);
+//	F-agg       the 10 s tumbling COUNT/SUM per auction as a window TVF,
+//	            exactly-once (transactional sink, checkpoints every second);
+//	F-agg-late  the same over agg-late's bids (15% late within the grace);
+//	F-session   COUNT(*) per bidder over the SESSION window TVF (2 s gap),
+//	            exactly-once;
+//	F-join      each bid LEFT JOINed FOR SYSTEM_TIME AS OF its time with
+//	            the auctions as an upsert-kafka versioned table.
 //
-// F-agg emits each window once, when the watermark passes its end (Flink's
-// window aggregation is EMIT FINAL), where Sluice and Kafka Streams emit an
-// update per bid. Its workload is aggFinal, whose expected output count
-// flinkExpect computes from the bids topic.
+// Flink's window aggregations are EMIT FINAL: each window (or session) is
+// written once, when the watermark passes its end, where Sluice and Kafka
+// Streams write an update per bid. The temporal join writes a bid once
+// both inputs' watermarks have passed its time. So each Flink workload has
+// its own expected count, which flinkExpect computes from the input topics
+// before the runs: the newest windows, sessions and bids are never written,
+// as no later record moves the watermark past them.
+const (
+	aggFinal      workload = "agg-final"      // one record per closed (auction, window)
+	aggLateFinal  workload = "agg-late-final" // the same over agg-late's bids
+	sessionFinal  workload = "session-final"  // one record per closed (bidder, session)
+	joinTemporal  workload = "join-temporal"  // one record per bid the watermarks passed
+	flinkDelay             = 2000             // the window aggregations' watermark delay (Main.java's WATERMARK_DELAY)
+	flinkWindowMs          = 10_000
+)
 
-// aggFinal is agg with one output per closed (auction, window).
-const aggFinal workload = "agg-final"
+// bursty says whether a workload's output arrives a checkpoint at a time
+// (the exactly-once window aggregations), so that its rate is timed from
+// the job's start (flinkSteady) instead of over the output's progress.
+func bursty(wl workload) bool {
+	return wl == aggFinal || wl == aggLateFinal || wl == sessionFinal
+}
 
-// flinkWatermarkDelay is the delay of F-agg's watermark (WATERMARK FOR ts AS
-// ts - INTERVAL '2' SECOND in bench/flink's Main.java).
-const flinkWatermarkDelay = 2000
-
-// flinkContenders returns F-q0, F-q1, F-q2 and F-agg against brokers, each
-// unavailable with the reason when bench/flink/run, java or mvn is missing.
-func flinkContenders(brokers string) []*contender {
+// flinkContenders returns the Flink SQL contenders against brokers, each
+// unavailable with the reason when bench/flink/run, java or mvn is
+// missing. x holds the stateful workloads' inputs, table the auctions.
+func flinkContenders(brokers string, x *extraInputs, table string) []*contender {
 	run, why := findFlink()
 	f := func(mode string) func(in, out, id, dir string) *exec.Cmd {
 		return func(in, out, id, dir string) *exec.Cmd {
-			return exec.Command(run, mode, "--brokers", brokers, "--in", in, "--out", out, "--app-id", id)
+			cmd := exec.Command(run, mode, "--brokers", brokers, "--in", in, "--out", out, "--app-id", id)
+			if mode == "join" {
+				cmd.Args = append(cmd.Args, "--table", table)
+			}
+			return cmd
 		}
 	}
 	return []*contender{
@@ -50,6 +72,9 @@ func flinkContenders(brokers string) []*contender {
 		{name: "F-q1 Flink SQL q1", wl: q1, start: f("q1"), unavailable: why},
 		{name: "F-q2 Flink SQL q2", wl: q2, start: f("q2"), unavailable: why},
 		{name: "F-agg Flink SQL agg (exactly-once, final windows only)", wl: aggFinal, start: f("agg"), unavailable: why},
+		{name: "F-agg-late Flink SQL agg, late bids (exactly-once, final windows only)", wl: aggLateFinal, topic: x.lateTopicOr(), start: f("agg-late"), unavailable: why},
+		{name: "F-session Flink SQL session count (exactly-once, final sessions only)", wl: sessionFinal, topic: x.bidderTopicOr(), start: f("session"), unavailable: why},
+		{name: "F-join Flink SQL bids temporal LEFT JOIN auctions", wl: joinTemporal, start: f("join"), unavailable: why},
 	}
 }
 
@@ -74,93 +99,189 @@ func findFlink() (string, string) {
 	return p, ""
 }
 
-// flinkExpect sets expect[aggFinal], the number of records F-agg writes
-// for the bids in topic: the (auction, 10 s window) pairs whose window the
-// final watermark closes. Flink's watermark at the window operator is the
-// least over the partitions of (the partition's greatest timestamp - the
-// delay), and a window [s, s+10 s) fires once it reaches s+10 s-1 ms; the
-// newest windows stay open, as no later bid comes. When no F-agg is to run
-// it does nothing; when the count cannot be made, F-agg is unavailable.
-func flinkExpect(ctx context.Context, conn []kgo.Opt, topic string, expect map[workload]int64, cts []*contender) {
-	var fa []*contender
+// flinkExpect sets the expected output count of each Flink workload that
+// is to run, from its input topics (bids is the bids topic, table the
+// auctions). A workload whose count cannot be made makes its contender
+// unavailable.
+func flinkExpect(ctx context.Context, conn []kgo.Opt, bids, table string, expect map[workload]int64, cts []*contender) {
 	for _, ct := range cts {
-		if ct.wl == aggFinal && ct.unavailable == "" {
-			fa = append(fa, ct)
+		if ct.unavailable != "" {
+			continue
 		}
-	}
-	if len(fa) == 0 {
-		return
-	}
-	n, err := countFinalWindows(ctx, conn, topic)
-	if err == nil && n == 0 {
-		err = fmt.Errorf("no window of %s closes", topic)
-	}
-	if err != nil {
-		for _, ct := range fa {
+		var count func() (int64, error)
+		in := cmpOr(ct.topic, bids)
+		switch ct.wl {
+		case aggFinal, aggLateFinal:
+			count = func() (int64, error) { return countFinalWindows(ctx, conn, in) }
+		case sessionFinal:
+			count = func() (int64, error) { return countFinalSessions(ctx, conn, in) }
+		case joinTemporal:
+			count = func() (int64, error) { return countTemporalJoin(ctx, conn, in, table) }
+		default:
+			continue
+		}
+		if _, done := expect[ct.wl]; done {
+			continue
+		}
+		n, err := count()
+		if err == nil && n == 0 {
+			err = fmt.Errorf("the final watermark passes no output of %s", in)
+		}
+		if err != nil {
 			ct.unavailable = "expected output count: " + err.Error()
+			continue
 		}
-		return
+		expect[ct.wl] = n
+		fmt.Printf("%s: the final watermark passes %d outputs; it writes those\n", short(ct.name), n)
 	}
-	expect[aggFinal] = n
-	fmt.Printf("F-agg: %d of the (auction, window) keys are in windows the final watermark closes; F-agg writes those\n", n)
 }
 
-func countFinalWindows(ctx context.Context, conn []kgo.Opt, topic string) (int64, error) {
+func cmpOr(a, b string) string {
+	if a != "" {
+		return a
+	}
+	return b
+}
+
+// topicRecords reads every record of topic, giving each to f, and returns
+// each partition's greatest timestamp. An empty partition is an error:
+// Flink's watermark, the least over the partitions, would never advance.
+func topicRecords(ctx context.Context, conn []kgo.Opt, topic string, f func(*kgo.Record)) (map[int32]int64, error) {
 	cl, err := kgo.NewClient(append(conn, kgo.ConsumeTopics(topic), kgo.ConsumeResetOffset(kgo.NewOffset().AtStart()))...)
 	if err != nil {
-		return 0, err
+		return nil, err
 	}
 	defer cl.Close()
 	ends, err := kadm.NewClient(cl).ListEndOffsets(ctx, topic)
 	if err != nil {
-		return 0, err
+		return nil, err
 	}
-	left := map[int32]int64{}
 	var total int64
+	var empty []int32
 	ends.Each(func(o kadm.ListedOffset) {
-		left[o.Partition] = o.Offset
 		total += o.Offset
+		if o.Offset == 0 {
+			empty = append(empty, o.Partition)
+		}
 	})
-	type win struct {
-		key string
-		w   int64
+	if len(empty) > 0 {
+		return nil, fmt.Errorf("partitions %v of %s are empty, so Flink's watermark never advances", empty, topic)
 	}
-	seen := map[win]struct{}{}
 	maxTS := map[int32]int64{}
 	ctx, cancel := context.WithTimeout(ctx, 2*time.Minute)
 	defer cancel()
 	for read := int64(0); read < total; {
 		fs := cl.PollFetches(ctx)
 		if err := ctx.Err(); err != nil {
-			return 0, fmt.Errorf("read %d of %d bids: %w", read, total, err)
+			return nil, fmt.Errorf("read %d of %d records of %s: %w", read, total, topic, err)
 		}
 		fs.EachRecord(func(r *kgo.Record) {
 			read++
 			ts := r.Timestamp.UnixMilli()
-			maxTS[r.Partition] = max(maxTS[r.Partition], ts)
-			seen[win{string(r.Key), ts / 10_000}] = struct{}{}
+			if cur, ok := maxTS[r.Partition]; !ok || ts > cur {
+				maxTS[r.Partition] = ts
+			}
+			f(r)
 		})
 	}
-	wm := int64(-1 << 62)
-	for p, end := range left {
-		if end == 0 {
-			return 0, fmt.Errorf("partition %d of %s is empty, so Flink's watermark never advances", p, topic)
-		}
-		if first := wm == -1<<62; first || maxTS[p]-flinkWatermarkDelay < wm {
-			wm = maxTS[p] - flinkWatermarkDelay
-		}
+	return maxTS, nil
+}
+
+// finalWatermark is a source's last watermark: the least over its
+// partitions of the greatest timestamp, less the delay.
+func finalWatermark(maxTS map[int32]int64, delay int64) int64 {
+	wm := int64(1) << 62
+	for _, ts := range maxTS {
+		wm = min(wm, ts-delay)
 	}
+	return wm
+}
+
+// countFinalWindows counts the (key, 10 s window) pairs of topic whose
+// window the final watermark closes: a window [s, s+10 s) fires once the
+// watermark reaches s+10 s-1 ms.
+func countFinalWindows(ctx context.Context, conn []kgo.Opt, topic string) (int64, error) {
+	type win struct {
+		key string
+		w   int64
+	}
+	seen := map[win]struct{}{}
+	maxTS, err := topicRecords(ctx, conn, topic, func(r *kgo.Record) {
+		seen[win{string(r.Key), r.Timestamp.UnixMilli() / flinkWindowMs}] = struct{}{}
+	})
+	if err != nil {
+		return 0, err
+	}
+	wm := finalWatermark(maxTS, flinkDelay)
 	var n int64
 	for k := range seen {
-		if (k.w+1)*10_000-1 <= wm {
+		if (k.w+1)*flinkWindowMs-1 <= wm {
 			n++
 		}
 	}
 	return n, nil
 }
 
-// flinkSteady is F-agg's Steady: its output comes in bursts (each window
-// once it closes, committed only with a checkpoint), so that the output's
+// countFinalSessions counts the sessions (2 s gap) of topic's keys that
+// the final watermark closes. Two records of a key share a session when
+// their times are at most the gap apart (Flink merges windows [t, t+gap)
+// that touch); a session ending at its last record's time + gap fires once
+// the watermark reaches its end - 1 ms. Per key the records are in time
+// order (the generator writes them so), so a session never reopens.
+func countFinalSessions(ctx context.Context, conn []kgo.Opt, topic string) (int64, error) {
+	times := map[string][]int64{}
+	maxTS, err := topicRecords(ctx, conn, topic, func(r *kgo.Record) {
+		times[string(r.Key)] = append(times[string(r.Key)], r.Timestamp.UnixMilli())
+	})
+	if err != nil {
+		return 0, err
+	}
+	wm := finalWatermark(maxTS, flinkDelay)
+	var n int64
+	for _, ts := range times {
+		slices.Sort(ts)
+		last := ts[0]
+		for _, t := range ts[1:] {
+			if t-last > sessionGapMs {
+				if last+sessionGapMs-1 <= wm {
+					n++
+				}
+			}
+			last = t
+		}
+		if last+sessionGapMs-1 <= wm {
+			n++
+		}
+	}
+	return n, nil
+}
+
+// countTemporalJoin counts the bids the temporal join writes: those at or
+// before the join's final watermark, the least of the bids' and the
+// auctions' (both watermarks are the records' own time, no delay).
+func countTemporalJoin(ctx context.Context, conn []kgo.Opt, bids, table string) (int64, error) {
+	var times []int64
+	bidMax, err := topicRecords(ctx, conn, bids, func(r *kgo.Record) { times = append(times, r.Timestamp.UnixMilli()) })
+	if err != nil {
+		return 0, err
+	}
+	tableMax, err := topicRecords(ctx, conn, table, func(*kgo.Record) {})
+	if err != nil {
+		return 0, err
+	}
+	wm := min(finalWatermark(bidMax, 0), finalWatermark(tableMax, 0))
+	var n int64
+	for _, t := range times {
+		if t <= wm {
+			n++
+		}
+	}
+	return n, nil
+}
+
+// flinkSteady is the Steady of a bursty Flink workload (F-agg, F-agg-late,
+// F-session): its output comes in bursts (each window once it closes,
+// committed only with a checkpoint), so that the output's
 // 10% and 100% can land in one transaction and the usual measure says
 // nothing. Instead it times the input from the moment the job runs (the
 // "RUNNING <epoch ms>" line bench/flink/run prints; JVM and MiniCluster

@@ -31,7 +31,7 @@ type nexmarkCmd struct {
 	Partitions int32         `default:"2" help:"Partitions of every topic."`
 	Seed       uint64        `default:"11" help:"Seed of the event generator."`
 	Sluice     string        `type:"path" help:"sluice binary (default: built from ../cmd/sluice into a temp dir)."`
-	Only       []string      `sep:"," help:"Run only these contenders (short names: P,S-q0,H1,S-q1,P-avro,S-q1-avro,KS-q1,G-q1,S-q2,KS-q2,HA,S-agg,S-agg-alo,KS-agg,G-agg,S-agg-late,KS-agg-late,S-session,KS-session,S-join,KS-join, and M1, restore), for profiling and iteration; results.json is then left alone."`
+	Only       []string      `sep:"," help:"Run only these contenders (short names: P,S-q0,H1,S-q1,P-avro,S-q1-avro,KS-q1,G-q1,S-q2,KS-q2,HA,S-agg,S-agg-alo,KS-agg,G-agg,S-agg-late,KS-agg-late,S-session,KS-session,S-join,KS-join,F-q0,F-q1,F-q2,F-agg,F-agg-late,F-session,F-join, and M1, restore), for profiling and iteration; results.json is then left alone."`
 	Late       float64       `default:"0.15" help:"Fraction of agg-late's bids that are late (by up to the 2 s grace)."`
 	Warmup     time.Duration `default:"2s" help:"Steady-state window: the rate is measured from this long after the first output record (at most from half the output) to the end."`
 	Profile    string        `type:"path" help:"Directory for a CPU profile of each sluice process (SLUICE_CPUPROFILE), named <contender>-<round>.prof."`
@@ -159,7 +159,7 @@ func (n *nexmarkCmd) Run(ctx context.Context, c *cli) error {
 		defer av.Close()
 		fmt.Printf("schema registry: %s (in this process), bid schema id %d\n", av.URL(), av.id)
 	}
-	x := newExtraInputs(tag, n.Seed, n.Late, n.selected("S-agg-late") || n.selected("KS-agg-late"), n.selected("S-session") || n.selected("KS-session"))
+	x := newExtraInputs(tag, n.Seed, n.Late, n.selected("S-agg-late") || n.selected("KS-agg-late") || n.selected("F-agg-late"), n.selected("S-session") || n.selected("KS-session") || n.selected("F-session"))
 	gen, err := generate(ctx, cl.connOpts(), tag, n.Partitions, n.Records, n.Seed, false, av, x)
 	for _, t := range gen.topics {
 		defer deleteTopic(cl.connOpts(), t)
@@ -249,7 +249,7 @@ func (n *nexmarkCmd) Run(ctx context.Context, c *cli) error {
 		{name: "S-join sluice bids LEFT JOIN auctions table", wl: join, start: sluice("S-join", join, "")},
 		{name: "KS-join Kafka Streams bids leftJoin auctions KTable", wl: join, start: ks("join"), unavailable: ksWhy},
 	}
-	cts = append(cts, flinkContenders(brokers)...) // F-q0, F-q1, F-q2, F-agg (flink.go)
+	cts = append(cts, flinkContenders(brokers, x, gen.auctionsTopic)...) // F-q0 … F-join (flink.go)
 	for _, ct := range cts {
 		if ct.unavailable == "" && !n.selected(short(ct.name)) {
 			ct.unavailable = "not selected (--only)"
@@ -259,7 +259,7 @@ func (n *nexmarkCmd) Run(ctx context.Context, c *cli) error {
 	if x != nil {
 		expect[session] = x.sessionOut
 	}
-	flinkExpect(ctx, cl.connOpts(), gen.bidsTopic, expect, cts) // F-agg's count: final windows only
+	flinkExpect(ctx, cl.connOpts(), gen.bidsTopic, gen.auctionsTopic, expect, cts) // final windows, sessions, watermark-passed bids
 	b := &nexBench{conn: cl.connOpts(), partitions: n.Partitions, tmp: tmp, in: gen.bidsTopic, bids: gen.bids, warmup: n.Warmup}
 	if av != nil {
 		b.avroIn = av.topic
@@ -576,7 +576,7 @@ func (b *nexBench) run(ctx context.Context, ct *contender, want int64) (procSamp
 	s := procSample{Records: b.bids, Wall: cnt.at100.Sub(p.started)}
 	s.Steady, s.SteadyFrac = cnt.steady(b.warmup, want)
 	s.Flagged = cnt.flagged.Load()
-	if ct.wl == aggFinal {
+	if bursty(ct.wl) {
 		// Bursty output (a checkpoint's worth at a time): timed from the
 		// job's start instead (flink.go), nine tenths of the bids over
 		// nine tenths of that time.

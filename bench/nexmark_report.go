@@ -279,6 +279,9 @@ func (r nexReport) print(out io.Writer, brokerName string, n *nexmarkCmd) map[st
 		{"P-avro / P", r.find("P-avro"), r.find("P")},
 		{"agg-late S/KS", r.find("S-agg-late"), r.find("KS-agg-late")},
 		{"session S/KS", r.find("S-session"), r.find("KS-session")},
+		{"agg-late S / Flink SQL (EOS)", r.find("S-agg-late"), r.find("F-agg-late")},
+		{"session S / Flink SQL (EOS)", r.find("S-session"), r.find("F-session")},
+		{"join S / Flink SQL", r.find("S-join"), r.find("F-join")},
 		{"agg-late KS / agg KS", r.find("KS-agg-late"), r.find("KS-agg")},
 	} {
 		if v, ok := ratio(x.a, x.b, rate); ok {

@@ -23,11 +23,14 @@ import org.apache.kafka.clients.admin.AdminClientConfig;
  * Flink SQL over the Kafka connector, run in a local MiniCluster inside this JVM.
  *
  * <pre>
- * run &lt;q0|q1|q2|agg&gt; --brokers ADDR --in TOPIC --out TOPIC --app-id ID [--parallelism N] [--checkpoint-ms MS]
+ * run &lt;q0|q1|q2|agg|agg-late|session|join&gt; --brokers ADDR --in TOPIC --out TOPIC --app-id ID [--table TOPIC] [--parallelism N] [--checkpoint-ms MS]
  * </pre>
  */
 public final class Main {
-    /** Watermark delay of agg: the same 2 s the Kafka Streams agg allows as grace. */
+    /**
+     * Watermark delay of the window aggregations (agg, agg-late, session): the same 2 s that
+     * Sluice's and Kafka Streams' windows allow as grace.
+     */
     static final String WATERMARK_DELAY = "INTERVAL '2' SECOND";
 
     public static void main(String[] args) throws Exception {
@@ -35,7 +38,7 @@ public final class Main {
             usage("no workload");
         }
         String workload = args[0];
-        String brokers = null, in = null, out = null, appId = null;
+        String brokers = null, in = null, out = null, appId = null, table = null;
         int parallelism = 0;
         long checkpointMs = 1000;
         for (int i = 1; i < args.length; i++) {
@@ -49,6 +52,7 @@ public final class Main {
                 case "--in" -> in = v;
                 case "--out" -> out = v;
                 case "--app-id" -> appId = v;
+                case "--table" -> table = v;
                 case "--parallelism" -> parallelism = Integer.parseInt(v);
                 case "--checkpoint-ms" -> checkpointMs = Long.parseLong(v);
                 case "--state-dir" -> { } // accepted like the Kafka Streams contender's; unused
@@ -68,7 +72,15 @@ public final class Main {
         conf.setString("table.local-time-zone", "UTC");
         conf.setString("state.backend.type", "hashmap");
         conf.setString("pipeline.name", "sluice-bench-" + workload + "-" + appId);
-        boolean eos = workload.equals("agg");
+        // The aggregations run exactly-once, as Sluice's (processing.guarantee=exactly_once) and
+        // Kafka Streams' (exactly_once_v2) do; the stateless queries and the join at least once.
+        boolean eos = switch (workload) {
+            case "agg", "agg-late", "session" -> true;
+            default -> false;
+        };
+        if (workload.equals("join") && table == null) {
+            usage("join needs --table");
+        }
         if (eos) {
             conf.setString("execution.checkpointing.interval", checkpointMs + " ms");
             conf.setString("execution.checkpointing.mode", "EXACTLY_ONCE");
@@ -78,7 +90,11 @@ public final class Main {
         TableEnvironment tenv = TableEnvironment.create(
                 EnvironmentSettings.newInstance().inStreamingMode().withConfiguration(conf).build());
 
-        String watermark = eos ? ",\n  WATERMARK FOR ts AS ts - " + WATERMARK_DELAY : "";
+        // The window aggregations' watermark lags by the grace. The join's bids are in event-time
+        // order per partition, so its watermark is the bids' time itself: the temporal join emits a
+        // bid once both sides' watermarks have passed it.
+        String watermark = eos ? ",\n  WATERMARK FOR ts AS ts - " + WATERMARK_DELAY
+                : workload.equals("join") ? ",\n  WATERMARK FOR ts AS ts" : "";
         tenv.executeSql("CREATE TABLE bids (\n"
                 + "  k STRING,\n"
                 + "  auction BIGINT, bidder BIGINT, price BIGINT, channel STRING, url STRING,\n"
@@ -104,11 +120,43 @@ public final class Main {
                 sinkCols = "k STRING, auction BIGINT, price BIGINT";
                 select = "SELECT k, auction, price FROM bids WHERE MOD(auction, 123) = 0";
             }
-            case "agg" -> {
+            case "agg", "agg-late" -> {
+                // agg-late is agg over the copy of the bids in which 15% are late by less than
+                // the watermark's delay: every bid still counts.
                 sinkCols = "k STRING, n BIGINT, total BIGINT";
                 select = "SELECT CONCAT(k, '@', CAST(window_start AS STRING)) AS k, COUNT(*) AS n, SUM(price) AS total\n"
                         + "FROM TABLE(TUMBLE(TABLE bids, DESCRIPTOR(ts), INTERVAL '10' SECOND))\n"
                         + "GROUP BY k, window_start, window_end";
+            }
+            case "session" -> {
+                // A count per bidder (the input's key) over session windows with a 2 s gap.
+                sinkCols = "k STRING, n BIGINT";
+                select = "SELECT CONCAT(k, '@', CAST(window_start AS STRING)) AS k, COUNT(*) AS n\n"
+                        + "FROM TABLE(SESSION(TABLE bids PARTITION BY k, DESCRIPTOR(ts), INTERVAL '2' SECOND))\n"
+                        + "GROUP BY k, window_start, window_end";
+            }
+            case "join" -> {
+                // The stream-table join as Flink SQL writes it: an event-time temporal join against
+                // the auctions as a versioned table (upsert-kafka, keyed by auction id), each bid
+                // with the auction's version at the bid's time.
+                tenv.executeSql("CREATE TABLE auctions (\n"
+                        + "  k STRING,\n"
+                        + "  id BIGINT, seller BIGINT, category BIGINT,\n"
+                        + "  ts TIMESTAMP_LTZ(3) METADATA FROM 'timestamp' VIRTUAL,\n"
+                        + "  PRIMARY KEY (k) NOT ENFORCED,\n"
+                        + "  WATERMARK FOR ts AS ts\n"
+                        + ") WITH (\n"
+                        + "  'connector' = 'upsert-kafka',\n"
+                        + "  'topic' = '" + table + "',\n"
+                        + "  'properties.bootstrap.servers' = '" + brokers + "',\n"
+                        + "  'properties.group.id' = '" + appId + "-auctions',\n"
+                        + "  'key.format' = 'raw',\n"
+                        + "  'value.format' = 'json',\n"
+                        + "  'value.fields-include' = 'EXCEPT_KEY'\n"
+                        + ")");
+                sinkCols = "k STRING, auction BIGINT, bidder BIGINT, price BIGINT, `dateTime` BIGINT, seller BIGINT, category BIGINT";
+                select = "SELECT b.k, b.auction, b.bidder, b.price, b.`dateTime`, a.seller, a.category\n"
+                        + "FROM bids AS b LEFT JOIN auctions FOR SYSTEM_TIME AS OF b.ts AS a ON b.k = a.k";
             }
             default -> {
                 usage("unknown workload " + workload);
@@ -183,7 +231,7 @@ public final class Main {
     }
 
     static void usage(String why) {
-        System.err.println("flink: " + why + "\nusage: run <q0|q1|q2|agg> --brokers ADDR --in TOPIC --out TOPIC --app-id ID [--parallelism N] [--checkpoint-ms MS]");
+        System.err.println("flink: " + why + "\nusage: run <q0|q1|q2|agg|agg-late|session|join> --brokers ADDR --in TOPIC --out TOPIC --app-id ID [--table TOPIC] [--parallelism N] [--checkpoint-ms MS]");
         System.exit(2);
     }
 }
