@@ -85,6 +85,77 @@ func (t *memtable) keysBetween(start, end []byte) []string {
 	return out
 }
 
+// keyCursor walks the keys of a memtable in [start, end) in order, as they
+// were when it was made: a chunk of keys at a time, past the first chunk
+// from a copy-on-write clone of the key order (O(1) to make), so a range that stops early
+// (a session's few windows, a scan up to the first window not yet due)
+// costs what it visits, not every key written this interval, and writes
+// made while it walks are not seen.
+type keyCursor struct {
+	order *btree.BTreeG[string]
+	end   []byte
+	chunk []string
+	i     int
+	// from is where the next chunk starts; "" with more false: no more.
+	from string
+	more bool
+}
+
+// cursorChunk is how many keys a keyCursor takes from the tree at a time.
+const cursorChunk = 32
+
+func (t *memtable) cursor(start, end []byte) *keyCursor {
+	c := &keyCursor{end: end}
+	if t.order != nil && t.order.Len() > 0 {
+		c.order, c.from, c.more = t.order, string(start), true
+		c.fill()
+		if c.more {
+			// A range longer than a chunk reads the rest from a clone,
+			// taken before the caller can write: a short range (the
+			// common case) does not make later writes copy tree nodes.
+			c.order = t.order.Clone()
+		}
+	}
+	return c
+}
+
+func (c *keyCursor) fill() {
+	c.chunk, c.i = c.chunk[:0], 0
+	if !c.more {
+		return
+	}
+	collect := func(k string) bool {
+		c.chunk = append(c.chunk, k)
+		return len(c.chunk) < cursorChunk
+	}
+	if c.end != nil {
+		c.order.AscendRange(c.from, string(c.end), collect)
+	} else {
+		c.order.AscendGreaterOrEqual(c.from, collect)
+	}
+	if len(c.chunk) < cursorChunk {
+		c.more = false
+		return
+	}
+	// The next chunk starts just after this one's last key.
+	c.from = c.chunk[len(c.chunk)-1] + "\x00"
+}
+
+// peek returns the cursor's key, false when it is past the end.
+func (c *keyCursor) peek() (string, bool) {
+	if c.i >= len(c.chunk) {
+		return "", false
+	}
+	return c.chunk[c.i], true
+}
+
+func (c *keyCursor) advance() {
+	c.i++
+	if c.i >= len(c.chunk) && c.more {
+		c.fill()
+	}
+}
+
 func (t *memtable) len() int { return len(t.m) }
 
 // reset empties the table in place.

@@ -266,17 +266,15 @@ func (c *badgerCursor) next()                             { c.it.Next() }
 // merge calls fn for the live keys of the overlay and below in [start,
 // end), in order; the overlay wins and its tombstones hide.
 func (s *Store) merge(below cursor, start, end []byte, fn func(key, value []byte) bool) error {
-	keys := s.overlay.keysBetween(start, end)
-	oi := 0
-	inRange := func(k []byte) bool { return end == nil || bytes.Compare(k, end) < 0 }
+	keys := s.overlay.cursor(start, end)
 	for {
 		var bk []byte
 		if below.valid() {
 			bk = below.key()
 		}
 		var ok []byte
-		if oi < len(keys) && inRange([]byte(keys[oi])) {
-			ok = []byte(keys[oi])
+		if k, hit := keys.peek(); hit {
+			ok = []byte(k)
 		}
 		if bk == nil && ok == nil {
 			return nil
@@ -285,7 +283,7 @@ func (s *Store) merge(below cursor, start, end []byte, fn func(key, value []byte
 			if bk != nil && bytes.Equal(ok, bk) {
 				below.next() // shadowed by the overlay
 			}
-			oi++
+			keys.advance()
 			e, hit := s.overlay.get(ok)
 			if !hit || e.del {
 				// Missing: fn committed or discarded the overlay

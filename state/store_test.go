@@ -3,6 +3,7 @@ package state
 import (
 	"bytes"
 	"errors"
+	"fmt"
 	"io"
 	"log/slog"
 	"testing"
@@ -539,5 +540,54 @@ func TestHold(t *testing.T) {
 	}
 	if s.held != nil {
 		t.Fatal("still held after Discard")
+	}
+}
+
+// A range over more overlay keys than one cursor chunk sees every key
+// written before it started, in order, interleaved with Badger's, and none
+// of the keys its callback writes, whether they fall in the chunk being
+// read or in a later one.
+func TestRangeLongOverlayIsStableUnderWrites(t *testing.T) {
+	s := openDB(t, t.TempDir()).Store("long", 0)
+	var committed []op
+	for i := 0; i < 3*cursorChunk; i += 3 {
+		committed = append(committed, op{k: fmt.Sprintf("k%03d", i), v: "d"})
+	}
+	apply(s, committed)
+	if err := s.Commit(Checkpoint{ChangelogOffset: 1}); err != nil {
+		t.Fatal(err)
+	}
+	var want []kv
+	for i := 0; i < 3*cursorChunk; i++ {
+		if i%3 == 0 {
+			want = append(want, kv{fmt.Sprintf("k%03d", i), "d"})
+			continue
+		}
+		s.Put([]byte(fmt.Sprintf("k%03d", i)), []byte("o"))
+		want = append(want, kv{fmt.Sprintf("k%03d", i), "o"})
+	}
+	var got []kv
+	err := s.Range([]byte("k"), func(k, v []byte) bool {
+		got = append(got, kv{string(k), string(v)})
+		// Keys after every key seen so far, in this chunk and beyond.
+		s.Put(append(append([]byte(nil), k...), 'x'), []byte("new"))
+		return true
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Errorf("mismatch (-want +got):\n%s", diff)
+	}
+	// A range that stops early stops where it is told.
+	got = nil
+	if err := s.RangeBetween([]byte("k040"), []byte("k050"), func(k, v []byte) bool {
+		got = append(got, kv{string(k), string(v)})
+		return len(got) < 3
+	}); err != nil {
+		t.Fatal(err)
+	}
+	if diff := cmp.Diff([]kv{{"k040", "o"}, {"k040x", "new"}, {"k041", "o"}}, got); diff != "" {
+		t.Errorf("early stop mismatch (-want +got):\n%s", diff)
 	}
 }
