@@ -37,6 +37,7 @@ func (s *Server) registerConsole() {
 	s.mux.HandleFunc("GET /console/api/queries", s.handleConsoleQueries)
 	s.mux.HandleFunc("GET /console/api/catalog", s.handleConsoleCatalog)
 	s.mux.HandleFunc("GET /console/api/events", s.handleConsoleEvents)
+	s.mux.HandleFunc("GET /console/api/query/{id}", s.handleConsoleQuery)
 }
 
 // consoleQuery is one persistent query as the console's queries page

@@ -55,14 +55,73 @@ function queriesPage() {
   }
 }
 
+let shownQuery = null;
 function queryPage(id) {
   const q = latest.find(q => q.id === id);
   if (!q) { page.innerHTML = `<h2>${esc(id)}</h2><p>No such query (yet).</p>`; return; }
-  page.innerHTML = `<h2 id="query-id">${esc(q.id)}</h2><p class="state-${esc(q.state)}">${esc(q.state)}</p>
-    <pre>${esc(q.statement)}</pre>
-    <p>Sources: ${q.sources.map(esc).join(", ")} → Sinks: ${q.sinks.map(esc).join(", ")}</p>
-    <p>Records in ${q.recordsIn}, out ${q.recordsOut}, late dropped ${q.lateDropped}, lag ${q.lag}</p>
-    <p>Input/s ${sparkline(history[q.id] || [])}</p>`;
+  const head = `<h2 id="query-id">${esc(q.id)}</h2><p class="state-${esc(q.state)}">${esc(q.state)}</p>
+    <p>Records in ${q.recordsIn}, out ${q.recordsOut}, late dropped ${q.lateDropped}, lag ${q.lag};
+    input/s ${sparkline(history[q.id] || [])}</p>`;
+  if (shownQuery !== id || !page.querySelector("#graph")) {
+    shownQuery = id;
+    page.innerHTML = `<div id="head">${head}</div><h3>Topology</h3><div id="graph"></div><h3>Lateness</h3><div id="lateness"></div>`;
+  } else {
+    page.querySelector("#head").innerHTML = head;
+  }
+  fetch("/console/api/query/" + encodeURIComponent(id)).then(r => r.json()).then(g => {
+    page.querySelector("#graph").innerHTML = graphSVG(g);
+    page.querySelector("#lateness").innerHTML = g.lateness.map(latenessSVG).join("");
+  });
+}
+
+// graphSVG lays the nodes out in columns along the edges (longest path
+// from a source), one row per node in a column.
+function graphSVG(g) {
+  const depth = g.nodes.map(() => 0);
+  for (let pass = 0; pass < g.nodes.length; pass++)
+    for (const [a, b] of g.edges) depth[b] = Math.max(depth[b], depth[a] + 1);
+  const rows = {}, pos = g.nodes.map((n, i) => {
+    const d = n.kind === "store" ? 0 : depth[i];
+    const col = n.kind === "store" ? "s" : d;
+    rows[col] = (rows[col] || 0) + 1;
+    return n.kind === "store" ? null : {x: 20 + d * 230, y: 20 + (rows[col] - 1) * 70};
+  });
+  const maxX = Math.max(...pos.filter(p => p).map(p => p.x)) + 230;
+  let storeY = Math.max(...pos.filter(p => p).map(p => p.y)) + 90;
+  const w = 210, h = 44;
+  const parts = [];
+  for (const [a, b] of g.edges)
+    if (pos[a] && pos[b]) parts.push(`<line x1="${pos[a].x + w}" y1="${pos[a].y + h / 2}" x2="${pos[b].x}" y2="${pos[b].y + h / 2}" stroke="#888" marker-end="url(#arrow)"/>`);
+  g.nodes.forEach((n, i) => {
+    let p = pos[i];
+    if (!p) { p = pos[i] = {x: 20, y: storeY}; storeY += 56; }
+    const fill = {source: "#def", operator: "#eef6e8", repartition: "#fec", sink: "#fde", store: "#eee"}[n.kind];
+    const label = n.label.length > 34 ? n.label.slice(0, 33) + "…" : n.label;
+    parts.push(`<g class="node node-${n.kind}"><title>${esc(n.label)}</title><rect x="${p.x}" y="${p.y}" width="${n.kind === "store" ? 2 * w : w}" height="${h}" rx="6" fill="${fill}" stroke="#567"/>
+      <text x="${p.x + 8}" y="${p.y + 17}" font-size="11" fill="#555">${esc(n.kind)}</text>
+      <text x="${p.x + 8}" y="${p.y + 34}" font-size="12">${esc(label)}</text></g>`);
+  });
+  return `<svg id="topology" width="${maxX}" height="${storeY + 10}"><defs><marker id="arrow" viewBox="0 0 10 10" refX="10" refY="5" markerWidth="8" markerHeight="8" orient="auto"><path d="M0,0L10,5L0,10z" fill="#888"/></marker></defs>${parts.join("")}</svg>`;
+}
+
+// latenessSVG plots how late records of a source came (ms, x) against the
+// share of records at most that late (y), with the grace in force and the
+// graces that would keep 99% and 99.9% marked.
+function latenessSVG(l) {
+  const W = 520, H = 180, L = 50, B = 30;
+  const maxX = Math.max(1, l.max, l.graceMs, l.grace999);
+  const x = v => L + v * (W - L - 10) / maxX, y = p => H - B - p * (H - B - 10);
+  const pts = l.quantiles.map(([p, v]) => `${x(v).toFixed(1)},${y(p).toFixed(1)}`).join(" ");
+  const mark = (v, color, text, dy) => `<line x1="${x(v)}" y1="10" x2="${x(v)}" y2="${H - B}" stroke="${color}" stroke-dasharray="4 3"/><text x="${x(v) + 4}" y="${20 + dy}" font-size="11" fill="${color}">${text}</text>`;
+  return `<div class="lateness"><b>${esc(l.topic)}</b>: ${l.count} records, max ${l.max} ms late, ${l.aboveGrace} beyond grace
+    <svg class="lateness-plot" width="${W}" height="${H}">
+    <line x1="${L}" y1="${H - B}" x2="${W - 10}" y2="${H - B}" stroke="#333"/><line x1="${L}" y1="10" x2="${L}" y2="${H - B}" stroke="#333"/>
+    <text x="${L}" y="${H - 8}" font-size="11">0 ms</text><text x="${W - 70}" y="${H - 8}" font-size="11">${maxX} ms</text>
+    <text x="4" y="${y(1) + 4}" font-size="11">100%</text><text x="4" y="${y(0) + 4}" font-size="11">0%</text>
+    <polyline fill="none" stroke="#36c" stroke-width="2" points="${pts}"/>
+    ${l.graceMs >= 0 ? mark(l.graceMs, "#b00", "grace " + l.graceMs + " ms", 0) : ""}
+    ${mark(l.grace99, "#070", "99% " + l.grace99 + " ms", 14)}${mark(l.grace999, "#a60", "99.9% " + l.grace999 + " ms", 28)}
+    </svg></div>`;
 }
 
 let editorBuilt = false;
