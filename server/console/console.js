@@ -142,7 +142,7 @@ async function run() {
   rows.innerHTML = ""; out.textContent = "";
   if (!/^select\b/i.test(sql)) { out.textContent = await ksql(sql); return; }
   const r = await fetch("/query-stream", {method: "POST", headers: {"Content-Type": "application/vnd.ksqlapi.delimited.v1"},
-    body: JSON.stringify({sql: sql, properties: {}})});
+    body: JSON.stringify({sql: sql, properties: {"auto.offset.reset": "earliest"}})});
   const reader = r.body.getReader(), dec = new TextDecoder();
   let buf = "", header = true;
   for (;;) {
