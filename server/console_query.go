@@ -80,7 +80,7 @@ func topologyGraph(t *exec.Topology) consoleGraph {
 			}
 		}
 		if !linked && t.SinkTopic != "" {
-			sink := add(consoleNode{Kind: "sink", Label: "sink " + t.SinkTopic, Sub: s.ID})
+			sink := add(consoleNode{Kind: "sink", Label: "topic " + t.SinkTopic, Sub: s.ID})
 			g.Edges = append(g.Edges, [2]int{last, sink})
 		}
 	}

@@ -84,11 +84,11 @@ function graphSVG(g) {
     const d = n.kind === "store" ? 0 : depth[i];
     const col = n.kind === "store" ? "s" : d;
     rows[col] = (rows[col] || 0) + 1;
-    return n.kind === "store" ? null : {x: 20 + d * 230, y: 20 + (rows[col] - 1) * 70};
+    return n.kind === "store" ? null : {x: 20 + d * 205, y: 20 + (rows[col] - 1) * 70};
   });
-  const maxX = Math.max(...pos.filter(p => p).map(p => p.x)) + 230;
+  const maxX = Math.max(...pos.filter(p => p).map(p => p.x)) + 205;
   let storeY = Math.max(...pos.filter(p => p).map(p => p.y)) + 90;
-  const w = 210, h = 44;
+  const w = 185, h = 44;
   const parts = [];
   for (const [a, b] of g.edges)
     if (pos[a] && pos[b]) parts.push(`<line x1="${pos[a].x + w}" y1="${pos[a].y + h / 2}" x2="${pos[b].x}" y2="${pos[b].y + h / 2}" stroke="#888" marker-end="url(#arrow)"/>`);
@@ -96,7 +96,7 @@ function graphSVG(g) {
     let p = pos[i];
     if (!p) { p = pos[i] = {x: 20, y: storeY}; storeY += 56; }
     const fill = {source: "#def", operator: "#eef6e8", repartition: "#fec", sink: "#fde", store: "#eee"}[n.kind];
-    const label = n.label.length > 34 ? n.label.slice(0, 33) + "…" : n.label;
+    const label = n.label.length > 29 ? n.label.slice(0, 28) + "…" : n.label;
     parts.push(`<g class="node node-${n.kind}"><title>${esc(n.label)}</title><rect x="${p.x}" y="${p.y}" width="${n.kind === "store" ? 2 * w : w}" height="${h}" rx="6" fill="${fill}" stroke="#567"/>
       <text x="${p.x + 8}" y="${p.y + 17}" font-size="11" fill="#555">${esc(n.kind)}</text>
       <text x="${p.x + 8}" y="${p.y + 34}" font-size="12">${esc(label)}</text></g>`);
@@ -112,7 +112,10 @@ function latenessSVG(l) {
   const maxX = Math.max(1, l.max, l.graceMs, l.grace999);
   const x = v => L + v * (W - L - 10) / maxX, y = p => H - B - p * (H - B - 10);
   const pts = l.quantiles.map(([p, v]) => `${x(v).toFixed(1)},${y(p).toFixed(1)}`).join(" ");
-  const mark = (v, color, text, dy) => `<line x1="${x(v)}" y1="10" x2="${x(v)}" y2="${H - B}" stroke="${color}" stroke-dasharray="4 3"/><text x="${x(v) + 4}" y="${20 + dy}" font-size="11" fill="${color}">${text}</text>`;
+  const mark = (v, color, text, dy) => {
+    const right = x(v) > W - 120; // label left of a mark near the right edge
+    return `<line x1="${x(v)}" y1="10" x2="${x(v)}" y2="${H - B}" stroke="${color}" stroke-dasharray="4 3"/><text x="${x(v) + (right ? -4 : 4)}" y="${40 + dy}" text-anchor="${right ? "end" : "start"}" font-size="11" fill="${color}">${text}</text>`;
+  };
   return `<div class="lateness"><b>${esc(l.topic)}</b>: ${l.count} records, max ${l.max} ms late, ${l.aboveGrace} beyond grace
     <svg class="lateness-plot" width="${W}" height="${H}">
     <line x1="${L}" y1="${H - B}" x2="${W - 10}" y2="${H - B}" stroke="#333"/><line x1="${L}" y1="10" x2="${L}" y2="${H - B}" stroke="#333"/>
