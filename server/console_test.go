@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"fmt"
 	"net/http"
+	"regexp"
 	"testing"
 
 	"github.com/sluice-sql/sluice/internal/testkafka"
@@ -18,7 +19,12 @@ var consolePaths = []string{"/", "/console/console.js", "/console/console.css",
 // 200 with them.
 func TestConsoleAuth(t *testing.T) {
 	f := start(t)
-	for _, path := range consolePaths {
+	r := f.post(t, http.DefaultClient, "/ksql", ksqlBody(fmt.Sprintf(`CREATE STREAM s (id VARCHAR KEY, v INT) WITH (KAFKA_TOPIC='%s', VALUE_FORMAT='JSON', PARTITIONS=1);
+CREATE STREAM t AS SELECT * FROM s;`, testkafka.Name(t, "s")), nil), true)
+	if r.status != http.StatusOK {
+		t.Fatalf("create: %d %s", r.status, r.body)
+	}
+	for _, path := range append(consolePaths, "/console/api/query/CSAS_T") {
 		for _, auth := range []bool{false, true} {
 			req, err := http.NewRequest(http.MethodGet, f.base+path, nil)
 			if err != nil {
@@ -80,5 +86,26 @@ CREATE TABLE counts WITH (KAFKA_TOPIC='%s') AS SELECT user, COUNT(*) AS n FROM c
 		"errors":{},"inputRate":0,"restores":[],"owners":[]}]`)
 	if got.body != want {
 		t.Errorf("queries:\n got %s\nwant %s", got.body, want)
+	}
+	// The graph: the chain EXPLAIN prints, the sink topic, the store; no
+	// record read yet, so no lateness measured. The service id in the
+	// changelog's name is the fixture's, so it is replaced by SVC.
+	got = f.get(t, "/console/api/query/ctas_counts")
+	body := regexp.MustCompile(`_sluice-[A-Z0-9_]+-query-`).ReplaceAllString(got.body, "_sluice-SVC-query-")
+	want = compact(t, `{"id":"CTAS_COUNTS","nodes":[
+		{"kind":"source","label":"source `+topic+` (key KAFKA, value JSON, event time record timestamp, reads 0 of 1 value columns: )","sub":0},
+		{"kind":"operator","label":"project KSQL_INTERNAL_GROUP_0","sub":0},
+		{"kind":"operator","label":"aggregate COUNT(*) by USER window TUMBLING size 10s grace 1s retention 11s emit changes [store CTAS_COUNTS-Aggregate-Materialize]","sub":0},
+		{"kind":"operator","label":"project USER, N","sub":0},
+		{"kind":"operator","label":"sink `+out+` (key KAFKA [USER], value JSON [N])","sub":0},
+		{"kind":"sink","label":"topic `+out+`","sub":0},
+		{"kind":"store","label":"store CTAS_COUNTS-Aggregate-Materialize → changelog _sluice-SVC-query-CTAS_COUNTS-Aggregate-Materialize-changelog","sub":-1}],
+		"edges":[[0,1],[1,2],[2,3],[3,4],[4,5]],
+		"lateness":[{"topic":"`+topic+`","count":0,"max":0,"graceMs":1000,"aboveGrace":0,"grace99":0,"grace999":0,"quantiles":[]}]}`)
+	if body != want {
+		t.Errorf("query graph:\n got %s\nwant %s", body, want)
+	}
+	if r := f.get(t, "/console/api/query/nope"); r.status != http.StatusNotFound {
+		t.Errorf("unknown query: status %d, want 404", r.status)
 	}
 }
