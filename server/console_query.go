@@ -15,7 +15,25 @@ type consoleGraph struct {
 	Nodes    []consoleNode     `json:"nodes"`
 	Edges    [][2]int          `json:"edges"`
 	Lateness []consoleLateness `json:"lateness"`
+	// HotKeys are the busiest input keys of each running task on this
+	// instance, busiest first.
+	HotKeys []consoleHotKeys `json:"hotKeys"`
 }
+
+type consoleHotKeys struct {
+	Topic     string          `json:"topic"`
+	Partition int32           `json:"partition"`
+	Records   int64           `json:"records"`
+	Keys      []consoleHotKey `json:"keys"`
+}
+
+type consoleHotKey struct {
+	Key   string `json:"key"`
+	Count int64  `json:"count"`
+}
+
+// hotKeysShown is how many keys a task shows at most.
+const hotKeysShown = 5
 
 type consoleNode struct {
 	// Kind is source, operator, store, repartition or sink.
@@ -127,6 +145,21 @@ func (s *Server) handleConsoleQuery(w http.ResponseWriter, r *http.Request) {
 				}
 				g.Lateness = append(g.Lateness, l)
 			}
+		}
+		g.HotKeys = []consoleHotKeys{}
+		for _, ti := range q.Tasks() {
+			if ti.HotKeys == nil {
+				continue
+			}
+			top, records := ti.HotKeys.Top()
+			hk := consoleHotKeys{Topic: ti.Topic, Partition: ti.Partition, Records: records, Keys: []consoleHotKey{}}
+			for i, kc := range top {
+				if i == hotKeysShown {
+					break
+				}
+				hk.Keys = append(hk.Keys, consoleHotKey{Key: string(kc.Key), Count: kc.Count})
+			}
+			g.HotKeys = append(g.HotKeys, hk)
 		}
 		writeJSON(w, http.StatusOK, g)
 		return

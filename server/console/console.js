@@ -64,13 +64,15 @@ function queryPage(id) {
     input/s ${sparkline(history[q.id] || [])}</p>`;
   if (shownQuery !== id || !page.querySelector("#graph")) {
     shownQuery = id;
-    page.innerHTML = `<div id="head">${head}</div><h3>Topology</h3><div id="graph"></div><h3>Lateness</h3><div id="lateness"></div>`;
+    page.innerHTML = `<div id="head">${head}</div><h3>Topology</h3><div id="graph"></div><h3>Lateness</h3><div id="lateness"></div><h3>Hot keys</h3><div id="hotkeys"></div>`;
   } else {
     page.querySelector("#head").innerHTML = head;
   }
   fetch("/console/api/query/" + encodeURIComponent(id)).then(r => r.json()).then(g => {
     page.querySelector("#graph").innerHTML = graphSVG(g);
     page.querySelector("#lateness").innerHTML = g.lateness.map(latenessSVG).join("");
+    page.querySelector("#hotkeys").innerHTML = g.hotKeys.map(h => `<p>${esc(h.topic)}/${h.partition} (${h.records} records): ` +
+      h.keys.map(k => `${esc(k.key)} ${k.count}`).join(", ") + "</p>").join("");
   });
 }
 
