@@ -58,7 +58,17 @@ type consoleQuery struct {
 	// event stream; 0 in a one-off answer.
 	InputRate float64          `json:"inputRate"`
 	Restores  []consoleRestore `json:"restores"`
-	Owners    []consoleOwner   `json:"owners"`
+	// Stores are the query's state stores on this instance: approximate
+	// committed bytes, and keys (or windows, for a windowed store) held.
+	Stores []consoleStore `json:"stores"`
+	Owners []consoleOwner `json:"owners"`
+}
+
+type consoleStore struct {
+	Name     string `json:"name"`
+	Windowed bool   `json:"windowed"`
+	Bytes    int64  `json:"bytes"`
+	Entries  int64  `json:"entries"`
 }
 
 type consoleRestore struct {
@@ -93,6 +103,12 @@ func (s *Server) consoleQueries() []consoleQuery {
 			cq.Lag, cq.LateDropped = m.Lag.Load(), m.LateDropped.Load()
 			for k, v := range m.Errors() {
 				cq.Errors[k] = v
+			}
+		}
+		cq.Stores = []consoleStore{}
+		if stores, err := s.eng.QueryState(sum.ID); err == nil {
+			for _, st := range stores {
+				cq.Stores = append(cq.Stores, consoleStore{Name: st.Name, Windowed: st.Windowed, Bytes: st.Bytes, Entries: st.Entries})
 			}
 		}
 		for _, ti := range tasks[sum.ID] {

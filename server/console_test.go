@@ -78,12 +78,13 @@ CREATE TABLE counts WITH (KAFKA_TOPIC='%s') AS SELECT user, COUNT(*) AS n FROM c
 	if got.body != want {
 		t.Errorf("catalog:\n got %s\nwant %s", got.body, want)
 	}
-	// No record was written, so every count is 0; the lone engine has
-	// no cluster, so no owners.
+	// No record was written, so every count is 0 and the store is empty;
+	// the lone engine has no cluster, so no owners.
 	got = f.get(t, "/console/api/queries")
 	want = compact(t, `[{"id":"CTAS_COUNTS","statement":"CREATE TABLE counts WITH (KAFKA_TOPIC='`+out+`') AS SELECT user, COUNT(*) AS n FROM clicks WINDOW TUMBLING (SIZE 10 SECONDS, GRACE PERIOD 1 SECOND) GROUP BY user EMIT CHANGES",
 		"state":"RUNNING","sources":["CLICKS"],"sinks":["COUNTS"],"recordsIn":0,"recordsOut":0,"lag":0,"lateDropped":0,
-		"errors":{},"inputRate":0,"restores":[],"owners":[]}]`)
+		"errors":{},"inputRate":0,"restores":[],
+		"stores":[{"name":"CTAS_COUNTS-Aggregate-Materialize","windowed":true,"bytes":0,"entries":0}],"owners":[]}]`)
 	if got.body != want {
 		t.Errorf("queries:\n got %s\nwant %s", got.body, want)
 	}

@@ -5,6 +5,7 @@
 const page = document.getElementById("page");
 const history = {}; // query id -> recent input rates, for sparklines
 let latest = [];
+const storeHistory = {}; // "query/store" -> recent bytes and entries
 let events = null;
 
 function esc(s) {
@@ -26,6 +27,11 @@ function listen() {
       const h = history[q.id] || (history[q.id] = []);
       h.push(q.inputRate);
       if (h.length > 60) h.shift();
+      for (const st of q.stores) {
+        const k = q.id + "/" + st.name, sh = storeHistory[k] || (storeHistory[k] = {bytes: [], entries: []});
+        sh.bytes.push(st.bytes); sh.entries.push(st.entries);
+        if (sh.bytes.length > 60) { sh.bytes.shift(); sh.entries.shift(); }
+      }
     }
     route(false);
   });
@@ -61,7 +67,11 @@ function queryPage(id) {
   if (!q) { page.innerHTML = `<h2>${esc(id)}</h2><p>No such query (yet).</p>`; return; }
   const head = `<h2 id="query-id">${esc(q.id)}</h2><p class="state-${esc(q.state)}">${esc(q.state)}</p>
     <p>Records in ${q.recordsIn}, out ${q.recordsOut}, late dropped ${q.lateDropped}, lag ${q.lag};
-    input/s ${sparkline(history[q.id] || [])}</p>`;
+    input/s ${sparkline(history[q.id] || [])}</p>
+    <h3>State</h3><table id="stores"><tr><th>Store</th><th>Bytes</th><th></th><th>${"Keys / windows"}</th><th></th></tr>${q.stores.map(st => {
+      const sh = storeHistory[q.id + "/" + st.name] || {bytes: [], entries: []};
+      return `<tr><td>${esc(st.name)}</td><td class="num">${st.bytes}</td><td>${sparkline(sh.bytes)}</td><td class="num">${st.entries} ${st.windowed ? "windows" : "keys"}</td><td>${sparkline(sh.entries)}</td></tr>`;
+    }).join("")}</table>`;
   if (shownQuery !== id || !page.querySelector("#graph")) {
     shownQuery = id;
     page.innerHTML = `<div id="head">${head}</div><h3>Topology</h3><div id="graph"></div><h3>Lateness</h3><div id="lateness"></div><h3>Hot keys</h3><div id="hotkeys"></div>`;
