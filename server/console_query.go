@@ -18,6 +18,9 @@ type consoleGraph struct {
 	// HotKeys are the busiest input keys of each running task on this
 	// instance, busiest first.
 	HotKeys []consoleHotKeys `json:"hotKeys"`
+	// Warnings are EXPLAIN's scaling warnings: instances beyond the
+	// input partitions, keys too hot to spread.
+	Warnings []string `json:"warnings"`
 }
 
 type consoleHotKeys struct {
@@ -161,6 +164,12 @@ func (s *Server) handleConsoleQuery(w http.ResponseWriter, r *http.Request) {
 			}
 			g.HotKeys = append(g.HotKeys, hk)
 		}
+		warnings, err := s.eng.Warnings(q.ID)
+		if err != nil {
+			genericError(w, http.StatusInternalServerError, codeServerError, err.Error())
+			return
+		}
+		g.Warnings = nonNil(warnings)
 		writeJSON(w, http.StatusOK, g)
 		return
 	}

@@ -102,7 +102,7 @@ CREATE TABLE counts WITH (KAFKA_TOPIC='%s') AS SELECT user, COUNT(*) AS n FROM c
 		{"kind":"sink","label":"topic `+out+`","sub":0},
 		{"kind":"store","label":"store CTAS_COUNTS-Aggregate-Materialize → changelog _sluice-SVC-query-CTAS_COUNTS-Aggregate-Materialize-changelog","sub":-1}],
 		"edges":[[0,1],[1,2],[2,3],[3,4],[4,5]],
-		"lateness":[{"topic":"`+topic+`","count":0,"max":0,"graceMs":1000,"aboveGrace":0,"grace99":0,"grace999":0,"quantiles":[]}],"hotKeys":[]}`)
+		"lateness":[{"topic":"`+topic+`","count":0,"max":0,"graceMs":1000,"aboveGrace":0,"grace99":0,"grace999":0,"quantiles":[]}],"hotKeys":[],"warnings":[]}`)
 	if body != want {
 		t.Errorf("query graph:\n got %s\nwant %s", body, want)
 	}

@@ -79,7 +79,7 @@ function queryPage(id) {
     page.querySelector("#head").innerHTML = head;
   }
   fetch("/console/api/query/" + encodeURIComponent(id)).then(r => r.json()).then(g => {
-    page.querySelector("#graph").innerHTML = graphSVG(g);
+    page.querySelector("#graph").innerHTML = g.warnings.map(w => `<p class="warning">${esc(w)}</p>`).join("") + graphSVG(g);
     page.querySelector("#lateness").innerHTML = g.lateness.map(latenessSVG).join("");
     page.querySelector("#hotkeys").innerHTML = g.hotKeys.map(h => `<p>${esc(h.topic)}/${h.partition} (${h.records} records): ` +
       h.keys.map(k => `${esc(k.key)} ${k.count}`).join(", ") + "</p>").join("");
