@@ -123,16 +123,18 @@ CREATE TABLE counts AS SELECT user, COUNT(*) AS n FROM clicks WINDOW TUMBLING (S
 		step(7, chromedp.Click(chromedp.CSS(`a[href="#/query/CTAS_COUNTS"]`))),
 		step(8, wait(`svg#topology`)),
 		step(9, wait(`svg.lateness-plot polyline`)),
-		step(10, text(`#graph`, &graph)),
-		step(11, text(`#lateness`, &plot)),
-		step(12, shot("console-query.png")),
-		step(13, chromedp.Navigate(f.base+"/#/editor")),
-		step(14, wait(`#sql`)),
-		step(15, chromedp.SendKeys(chromedp.CSS(`#sql`), "SELECT user, page, at FROM clicks EMIT CHANGES;")),
-		step(16, chromedp.Click(chromedp.CSS(`#run`))),
-		step(17, until(`document.querySelectorAll('#rows tr.row').length === 44`)),
-		step(18, text(`#rows`, &rows)),
-		step(19, shot("console-editor.png")),
+		// The store's size is what was committed; wait for a commit.
+		step(10, until(`/[1-9][0-9]* windows/.test(document.querySelector('#stores').textContent)`)),
+		step(11, text(`#graph`, &graph)),
+		step(12, text(`#lateness`, &plot)),
+		step(13, shot("console-query.png")),
+		step(14, chromedp.Navigate(f.base+"/#/editor")),
+		step(15, wait(`#sql`)),
+		step(16, chromedp.SendKeys(chromedp.CSS(`#sql`), "SELECT user, page, at FROM clicks EMIT CHANGES;")),
+		step(17, chromedp.Click(chromedp.CSS(`#run`))),
+		step(18, until(`document.querySelectorAll('#rows tr.row').length === 44`)),
+		step(19, text(`#rows`, &rows)),
+		step(20, shot("console-editor.png")),
 	)
 	if err != nil {
 		t.Fatalf("browser: %v", err)
