@@ -110,6 +110,7 @@ func New(eng *engine.Engine, opts Options) *Server {
 	s.mux.HandleFunc("GET /clusterStatus", s.handleClusterStatus)
 	s.mux.HandleFunc("GET /status", s.handleStatuses)
 	s.mux.HandleFunc("GET /status/{id...}", s.handleStatus)
+	s.registerConsole()
 	return s
 }
 

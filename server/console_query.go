@@ -1,0 +1,177 @@
+package server
+
+import (
+	"net/http"
+	"strings"
+	"time"
+
+	"github.com/sluice-sql/sluice/exec"
+)
+
+// consoleGraph is one query's topology as nodes and edges, built from the
+// same exec.Topology EXPLAIN prints.
+type consoleGraph struct {
+	ID       string            `json:"id"`
+	Nodes    []consoleNode     `json:"nodes"`
+	Edges    [][2]int          `json:"edges"`
+	Lateness []consoleLateness `json:"lateness"`
+	// HotKeys are the busiest input keys of each running task on this
+	// instance, busiest first.
+	HotKeys []consoleHotKeys `json:"hotKeys"`
+	// Warnings are EXPLAIN's scaling warnings: instances beyond the
+	// input partitions, keys too hot to spread.
+	Warnings []string `json:"warnings"`
+}
+
+type consoleHotKeys struct {
+	Topic     string          `json:"topic"`
+	Partition int32           `json:"partition"`
+	Records   int64           `json:"records"`
+	Keys      []consoleHotKey `json:"keys"`
+}
+
+type consoleHotKey struct {
+	Key   string `json:"key"`
+	Count int64  `json:"count"`
+}
+
+// hotKeysShown is how many keys a task shows at most.
+const hotKeysShown = 5
+
+type consoleNode struct {
+	// Kind is source, operator, store, repartition or sink.
+	Kind  string `json:"kind"`
+	Label string `json:"label"`
+	Sub   int    `json:"sub"`
+}
+
+// consoleLateness is a source's lateness as quantiles (ms), with the
+// grace in force and the grace that would keep 99% and 99.9% of records.
+type consoleLateness struct {
+	Topic     string       `json:"topic"`
+	Count     int64        `json:"count"`
+	Max       int64        `json:"max"`
+	GraceMs   int64        `json:"graceMs"`
+	Above     int64        `json:"aboveGrace"`
+	Grace99   int64        `json:"grace99"`
+	Grace999  int64        `json:"grace999"`
+	Quantiles [][2]float64 `json:"quantiles"`
+}
+
+var plotQuantiles = []float64{0, 0.1, 0.25, 0.5, 0.75, 0.9, 0.95, 0.99, 0.995, 0.999, 1}
+
+func topologyGraph(t *exec.Topology) consoleGraph {
+	g := consoleGraph{ID: t.QueryID, Nodes: []consoleNode{}, Edges: [][2]int{}, Lateness: []consoleLateness{}}
+	add := func(n consoleNode) int { g.Nodes = append(g.Nodes, n); return len(g.Nodes) - 1 }
+	repart := map[string]int{}
+	for _, it := range t.Internal {
+		repart[it.Name] = add(consoleNode{Kind: "repartition", Label: "repartition " + it.Name, Sub: -1})
+	}
+	lastOf := map[int]int{}
+	for _, s := range t.Subs {
+		var src int
+		if r, ok := repart[s.Source.Topic]; ok {
+			src = r
+		} else {
+			src = add(consoleNode{Kind: "source", Label: s.Source.Describe(), Sub: s.ID})
+		}
+		prev := src
+		for _, n := range s.Nodes {
+			id := add(consoleNode{Kind: "operator", Label: n.Describe(), Sub: s.ID})
+			g.Edges = append(g.Edges, [2]int{prev, id})
+			prev = id
+		}
+		lastOf[s.ID] = prev
+		for _, si := range s.Sides {
+			side := add(consoleNode{Kind: "source", Label: si.Source.Describe(), Sub: s.ID})
+			if si.Node < len(s.Nodes) {
+				g.Edges = append(g.Edges, [2]int{side, src + 1 + si.Node})
+			}
+		}
+	}
+	// A sub-topology that writes a repartition topic ends in the node whose
+	// description names it; the others end in the sink.
+	for _, s := range t.Subs {
+		last := lastOf[s.ID]
+		linked := false
+		for name, r := range repart {
+			if strings.Contains(g.Nodes[last].Label, name) {
+				g.Edges = append(g.Edges, [2]int{last, r})
+				linked = true
+			}
+		}
+		if !linked && t.SinkTopic != "" {
+			sink := add(consoleNode{Kind: "sink", Label: "topic " + t.SinkTopic, Sub: s.ID})
+			g.Edges = append(g.Edges, [2]int{last, sink})
+		}
+	}
+	for _, st := range t.Stores {
+		label := "store " + st.Name + " → changelog " + st.Changelog
+		add(consoleNode{Kind: "store", Label: label, Sub: -1})
+	}
+	return g
+}
+
+func (s *Server) handleConsoleQuery(w http.ResponseWriter, r *http.Request) {
+	id := strings.ToUpper(r.PathValue("id"))
+	for _, q := range s.eng.Queries() {
+		if q.ID != id {
+			continue
+		}
+		g := topologyGraph(q.Plan.Topology)
+		var grace int64 = -1
+		for _, sub := range q.Plan.Topology.Subs {
+			for _, n := range sub.Nodes {
+				if agg, ok := n.(*exec.AggregateNode); ok && agg.Window != nil {
+					grace = agg.Window.Grace
+				}
+			}
+		}
+		now := time.Now()
+		for _, sub := range q.Plan.Topology.Subs {
+			for _, in := range sub.Inputs() {
+				var all exec.Histogram
+				if q.Metrics != nil {
+					if lt := q.Metrics.Lateness(in.Topic); lt != nil {
+						all, _ = lt.Snapshot(now)
+					}
+				}
+				l := consoleLateness{Topic: in.Topic, Count: all.Count(), Max: all.Max(), GraceMs: grace,
+					Grace99: all.Quantile(0.99), Grace999: all.Quantile(0.999), Quantiles: [][2]float64{}}
+				if grace >= 0 {
+					l.Above = all.Above(grace)
+				}
+				if all.Count() > 0 {
+					for _, p := range plotQuantiles {
+						l.Quantiles = append(l.Quantiles, [2]float64{p, float64(all.Quantile(p))})
+					}
+				}
+				g.Lateness = append(g.Lateness, l)
+			}
+		}
+		g.HotKeys = []consoleHotKeys{}
+		for _, ti := range q.Tasks() {
+			if ti.HotKeys == nil {
+				continue
+			}
+			top, records := ti.HotKeys.Top()
+			hk := consoleHotKeys{Topic: ti.Topic, Partition: ti.Partition, Records: records, Keys: []consoleHotKey{}}
+			for i, kc := range top {
+				if i == hotKeysShown {
+					break
+				}
+				hk.Keys = append(hk.Keys, consoleHotKey{Key: string(kc.Key), Count: kc.Count})
+			}
+			g.HotKeys = append(g.HotKeys, hk)
+		}
+		warnings, err := s.eng.Warnings(q.ID)
+		if err != nil {
+			genericError(w, http.StatusInternalServerError, codeServerError, err.Error())
+			return
+		}
+		g.Warnings = nonNil(warnings)
+		writeJSON(w, http.StatusOK, g)
+		return
+	}
+	genericError(w, http.StatusNotFound, codeNotFound, "query "+id+" not found")
+}
