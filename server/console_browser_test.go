@@ -73,13 +73,24 @@ CREATE TABLE counts AS SELECT user, COUNT(*) AS n FROM clicks WINDOW TUMBLING (S
 	ctx, cancel := context.WithTimeout(bctx, 60*time.Second)
 	defer cancel()
 	auth := "Basic " + base64.StdEncoding.EncodeToString([]byte("alice:secret"))
+	// The screenshots go to docs/ when SLUICE_UPDATE_SCREENSHOTS=1 (how the
+	// committed ones were made), else to a temporary directory, so a test
+	// run leaves the working tree as it found it. Either way each must be a
+	// PNG.
+	shotDir := t.TempDir()
+	if os.Getenv("SLUICE_UPDATE_SCREENSHOTS") == "1" {
+		shotDir = filepath.Join("..", "docs")
+	}
 	shot := func(name string) chromedp.Action[chromedp.Void] {
 		return chromedp.Func(func(ctx context.Context, tg *chromedp.Target) error {
 			buf, err := chromedp.CaptureScreenshot()(ctx, tg)
 			if err != nil {
 				return fmt.Errorf("screenshot %s: %w", name, err)
 			}
-			return os.WriteFile(filepath.Join("..", "docs", name), buf, 0o644)
+			if !strings.HasPrefix(string(buf), "\x89PNG") {
+				return fmt.Errorf("screenshot %s: not a PNG (%d bytes)", name, len(buf))
+			}
+			return os.WriteFile(filepath.Join(shotDir, name), buf, 0o644)
 		})
 	}
 	text := func(sel string, into *string) chromedp.Action[chromedp.Void] {
