@@ -50,7 +50,9 @@ func StartCluster(t testing.TB, nodes int, host string) *Cluster {
 	c := &Cluster{dir: dir, script: script, t: t}
 	t.Cleanup(func() {
 		if out, err := c.run("stop"); err != nil {
-			t.Logf("scripts/kafka stop: %v\n%s", err, out)
+			// Keep the run dir: its pid files let SLUICE_KAFKA_DIR=dir scripts/kafka stop finish the job.
+			t.Errorf("scripts/kafka stop (run dir %s kept): %v\n%s", dir, err, out)
+			return
 		}
 		os.RemoveAll(dir)
 		os.Remove(dir + ".lock")
