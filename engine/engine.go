@@ -317,8 +317,9 @@ func (e *Engine) topicPartitions(ctx context.Context, topic string) (int32, erro
 	return int32(len(td.Partitions)), nil
 }
 
-// createTopic creates a topic unless it exists, with configs.
-func (e *Engine) createTopic(ctx context.Context, topic string, partitions int32, configs map[string]string) error {
+// createTopic creates a topic unless it exists, with configs; replicas 0
+// means the broker's default.replication.factor.
+func (e *Engine) createTopic(ctx context.Context, topic string, partitions int32, replicas int16, configs map[string]string) error {
 	if e.mem != nil {
 		if _, ok := e.memTopics[topic]; !ok {
 			e.memTopics[topic] = 1
@@ -329,7 +330,11 @@ func (e *Engine) createTopic(ctx context.Context, topic string, partitions int32
 	for k, v := range configs {
 		cfg[k] = &v
 	}
-	_, err := e.adm.CreateTopic(ctx, partitions, -1, cfg, topic)
+	rf := int16(-1)
+	if replicas > 0 {
+		rf = replicas
+	}
+	_, err := e.adm.CreateTopic(ctx, partitions, rf, cfg, topic)
 	if err != nil && !errors.Is(err, kerr.TopicAlreadyExists) {
 		return fmt.Errorf("create topic %s: %w", topic, err)
 	}

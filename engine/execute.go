@@ -599,7 +599,7 @@ func (e *Engine) createSource(ctx context.Context, st *parser.CreateSource, text
 		return "", err
 	}
 	if create {
-		if err := e.createTopic(ctx, src.Topic, src.Partitions, topicConfigs(src)); err != nil {
+		if err := e.createTopic(ctx, src.Topic, src.Partitions, src.Replicas, topicConfigs(src)); err != nil {
 			return "", err
 		}
 	}
@@ -697,7 +697,7 @@ func (e *Engine) createAsSelect(ctx context.Context, st *parser.CreateSource, te
 			return nil, err
 		}
 	}
-	if err := e.createTopic(ctx, plan.Sink.Topic, plan.Sink.Partitions, topicConfigs(plan.Sink)); err != nil {
+	if err := e.createTopic(ctx, plan.Sink.Topic, plan.Sink.Partitions, plan.Sink.Replicas, topicConfigs(plan.Sink)); err != nil {
 		return nil, err
 	}
 	if e.mem != nil {
@@ -767,12 +767,12 @@ func (e *Engine) start(ctx context.Context, plan *planner.Query, text string, pr
 		if side == "" {
 			continue
 		}
-		if err := e.createTopic(ctx, side, 1, nil); err != nil {
+		if err := e.createTopic(ctx, side, 1, 0, nil); err != nil {
 			return nil, err
 		}
 	}
 	for _, it := range topo.Internal {
-		if err := e.createTopic(ctx, it.Name, it.Partitions, it.Configs); err != nil {
+		if err := e.createTopic(ctx, it.Name, it.Partitions, 0, it.Configs); err != nil {
 			return nil, err
 		}
 	}
@@ -791,7 +791,7 @@ func (e *Engine) start(ctx context.Context, plan *planner.Query, text string, pr
 			}
 			cfg["retention.ms"] = strconv.FormatInt(ret+int64(24*time.Hour/time.Millisecond), 10)
 		}
-		if err := e.createTopic(ctx, st.Changelog, max(st.Partitions, 1), cfg); err != nil {
+		if err := e.createTopic(ctx, st.Changelog, max(st.Partitions, 1), 0, cfg); err != nil {
 			return nil, err
 		}
 	}
@@ -1013,7 +1013,7 @@ func (e *Engine) pushQuery(ctx context.Context, sel *parser.Select, props map[st
 		return rs, nil
 	}
 	for _, it := range plan.Topology.Internal {
-		if err := e.createTopic(ctx, it.Name, it.Partitions, it.Configs); err != nil {
+		if err := e.createTopic(ctx, it.Name, it.Partitions, 0, it.Configs); err != nil {
 			return nil, err
 		}
 	}

@@ -37,6 +37,9 @@ type Source struct {
 	TimestampColumn string
 	TimestampFormat string
 	Partitions      int32
+	// Replicas is the replication factor of the topic Sluice creates for
+	// the source (REPLICAS in WITH); 0 means the broker's default.
+	Replicas int16
 	// Window says whether the topic's keys carry a window (results of
 	// windowed aggregations).
 	Window     exec.WindowType

@@ -3,6 +3,7 @@ package planner
 import (
 	"errors"
 	"fmt"
+	"math"
 	"strconv"
 	"strings"
 
@@ -132,6 +133,20 @@ func (p Props) partitions() (int32, error) {
 	return int32(n), nil
 }
 
+// replicas reads REPLICAS: 0 (absent) means the broker's
+// default.replication.factor.
+func (p Props) replicas() (int16, error) {
+	s, ok := p["REPLICAS"]
+	if !ok {
+		return 0, nil
+	}
+	n, err := strconv.Atoi(s)
+	if err != nil || n <= 0 || n > math.MaxInt16 {
+		return 0, fmt.Errorf("%w: REPLICAS must be a positive integer, got %q", ErrInvalid, s)
+	}
+	return int16(n), nil
+}
+
 func (p Props) formatProps() (key, value format.Props) {
 	if w, ok := p["WRAP_SINGLE_VALUE"]; ok {
 		b := strings.EqualFold(w, "true")
@@ -258,9 +273,13 @@ func CreateSourceWith(cat *Catalog, st *parser.CreateSource, text string, opts O
 	if err != nil {
 		return nil, posErr(st.Pos, err)
 	}
+	replicas, err := props.replicas()
+	if err != nil {
+		return nil, posErr(st.Pos, err)
+	}
 	s := &Source{
 		Name: st.Name, Kind: st.Kind, Topic: topic, KeyFormat: keyFormat, ValueFormat: valueFormat,
-		Partitions: parts, Statement: text, ReadOnly: st.Source,
+		Partitions: parts, Replicas: replicas, Statement: text, ReadOnly: st.Source,
 		TimestampColumn: strings.ToUpper(props["TIMESTAMP"]), TimestampFormat: props["TIMESTAMP_FORMAT"],
 	}
 	s.KeyProps, s.ValueProps = props.formatProps()

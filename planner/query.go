@@ -905,10 +905,14 @@ func (p *planning) sinkSource(keyCols, valCols []types.Column, win exec.WindowTy
 	if parts == 0 {
 		parts = partitions
 	}
+	replicas, err := with.replicas()
+	if err != nil {
+		return nil, posErr(p.sel.Pos, err)
+	}
 	s := &Source{
 		Name: p.target.Name, Kind: p.target.Kind, Topic: topic, KeyFormat: keyFormat, ValueFormat: valueFormat,
 		Schema: types.Schema{Columns: append(append([]types.Column{}, keyCols...), valCols...)}, Partitions: parts,
-		Window: win, WindowSize: winSize, Statement: p.target.Text, QueryID: p.q.ID,
+		Window: win, WindowSize: winSize, Statement: p.target.Text, QueryID: p.q.ID, Replicas: replicas,
 	}
 	// WRAP_SINGLE_VALUE is not inherited from the source: as in ksqlDB,
 	// a result's single value column is wrapped unless the statement
