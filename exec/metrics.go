@@ -40,6 +40,38 @@ type Metrics struct {
 	restores map[string]StoreRestore
 	// partRestores are the records restored per store and partition.
 	partRestores map[string]map[int32]int64
+	// operatorRows counts the rows each operator of the main chain took
+	// in, keyed by sub-topology id and step, over all of the query's tasks
+	// on this instance.
+	operatorRows map[[2]int]*atomic.Int64
+}
+
+// operatorCounter is the counter of rows into step of sub-topology sub,
+// shared by every task of the query.
+func (m *Metrics) operatorCounter(sub, step int) *atomic.Int64 {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if m.operatorRows == nil {
+		m.operatorRows = map[[2]int]*atomic.Int64{}
+	}
+	c := m.operatorRows[[2]int{sub, step}]
+	if c == nil {
+		c = new(atomic.Int64)
+		m.operatorRows[[2]int{sub, step}] = c
+	}
+	return c
+}
+
+// OperatorRows is how many rows step of sub-topology sub has taken in on
+// this instance (from the sub-topology's main input; a join's second
+// input is not counted here).
+func (m *Metrics) OperatorRows(sub, step int) int64 {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if c := m.operatorRows[[2]int{sub, step}]; c != nil {
+		return c.Load()
+	}
+	return 0
 }
 
 // StoreRestore adds up the restores of one state store's partitions.

@@ -3,6 +3,7 @@ package exec
 import (
 	"fmt"
 	"log/slog"
+	"sync/atomic"
 
 	"github.com/sluice-sql/sluice/state"
 )
@@ -63,6 +64,18 @@ func (tc *TaskContext) Store(name string) (*state.Store, error) {
 // forward is embedded by operators that pass rows and time on unchanged
 // by default.
 type forward struct{ next Operator }
+
+// countedOp counts the rows into an operator of a task's main chain, for
+// the per-operator rates of the web console (Metrics.OperatorRows).
+type countedOp struct {
+	Operator
+	rows *atomic.Int64
+}
+
+func (c *countedOp) Process(tc *TaskContext, row *Row) error {
+	c.rows.Add(1)
+	return c.Operator.Process(tc, row)
+}
 
 func (f *forward) Open(*TaskContext) error { return nil }
 

@@ -128,7 +128,7 @@ CREATE TABLE counts AS SELECT user, COUNT(*) AS n FROM clicks WINDOW TUMBLING (S
 		})),
 		step(2, chromedp.Navigate(f.base+"/")),
 		step(3, wait(`tr[data-query="CTAS_COUNTS"]`)),
-		step(4, until(`document.querySelector('tr[data-query="CTAS_COUNTS"] td:nth-child(6)').textContent === "4"`)),
+		step(4, until(`document.querySelector('tr[data-query="CTAS_COUNTS"] td:nth-child(7)').textContent === "4"`)),
 		step(5, text(`#queries`, &listed)),
 		step(6, shot("console-queries.png")),
 		step(7, chromedp.Click(chromedp.CSS(`a[href="#/query/CTAS_COUNTS"]`))),
@@ -136,16 +136,19 @@ CREATE TABLE counts AS SELECT user, COUNT(*) AS n FROM clicks WINDOW TUMBLING (S
 		step(9, wait(`svg.lateness-plot polyline`)),
 		// The store's size is what was committed; wait for a commit.
 		step(10, until(`/[1-9][0-9]* windows/.test(document.querySelector('#stores').textContent)`)),
-		step(11, text(`#graph`, &graph)),
-		step(12, text(`#lateness`, &plot)),
-		step(13, shot("console-query.png")),
-		step(14, chromedp.Navigate(f.base+"/#/editor")),
-		step(15, wait(`#sql`)),
-		step(16, chromedp.SendKeys(chromedp.CSS(`#sql`), "SELECT user, page, at FROM clicks EMIT CHANGES;")),
-		step(17, chromedp.Click(chromedp.CSS(`#run`))),
-		step(18, until(`document.querySelectorAll('#rows tr.row').length === 44`)),
-		step(19, text(`#rows`, &rows)),
-		step(20, shot("console-editor.png")),
+		// Rows into each operator: all 44 into the projection and the
+		// aggregate, which drops the 4 late ones, so 40 updates on.
+		step(11, until(`Array.from(document.querySelectorAll('#topology .op-rows')).map(e => e.textContent).join() === "44,44,40,40"`)),
+		step(12, text(`#graph`, &graph)),
+		step(13, text(`#lateness`, &plot)),
+		step(14, shot("console-query.png")),
+		step(15, chromedp.Navigate(f.base+"/#/editor")),
+		step(16, wait(`#sql`)),
+		step(17, chromedp.SendKeys(chromedp.CSS(`#sql`), "SELECT user, page, at FROM clicks EMIT CHANGES;")),
+		step(18, chromedp.Click(chromedp.CSS(`#run`))),
+		step(19, until(`document.querySelectorAll('#rows tr.row').length === 44`)),
+		step(20, text(`#rows`, &rows)),
+		step(21, shot("console-editor.png")),
 	)
 	if err != nil {
 		t.Fatalf("browser: %v", err)

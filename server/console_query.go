@@ -43,6 +43,11 @@ type consoleNode struct {
 	Kind  string `json:"kind"`
 	Label string `json:"label"`
 	Sub   int    `json:"sub"`
+	// Step is an operator's place in its sub-topology's chain (-1 for
+	// other nodes); Rows the rows it has taken in on this instance, from
+	// which the page shows its records/s.
+	Step int   `json:"step"`
+	Rows int64 `json:"rows"`
 }
 
 // consoleLateness is a source's lateness as quantiles (ms), with the
@@ -65,7 +70,7 @@ func topologyGraph(t *exec.Topology) consoleGraph {
 	add := func(n consoleNode) int { g.Nodes = append(g.Nodes, n); return len(g.Nodes) - 1 }
 	repart := map[string]int{}
 	for _, it := range t.Internal {
-		repart[it.Name] = add(consoleNode{Kind: "repartition", Label: "repartition " + it.Name, Sub: -1})
+		repart[it.Name] = add(consoleNode{Kind: "repartition", Label: "repartition " + it.Name, Sub: -1, Step: -1})
 	}
 	lastOf := map[int]int{}
 	for _, s := range t.Subs {
@@ -73,17 +78,17 @@ func topologyGraph(t *exec.Topology) consoleGraph {
 		if r, ok := repart[s.Source.Topic]; ok {
 			src = r
 		} else {
-			src = add(consoleNode{Kind: "source", Label: s.Source.Describe(), Sub: s.ID})
+			src = add(consoleNode{Kind: "source", Label: s.Source.Describe(), Sub: s.ID, Step: -1})
 		}
 		prev := src
-		for _, n := range s.Nodes {
-			id := add(consoleNode{Kind: "operator", Label: n.Describe(), Sub: s.ID})
+		for step, n := range s.Nodes {
+			id := add(consoleNode{Kind: "operator", Label: n.Describe(), Sub: s.ID, Step: step})
 			g.Edges = append(g.Edges, [2]int{prev, id})
 			prev = id
 		}
 		lastOf[s.ID] = prev
 		for _, si := range s.Sides {
-			side := add(consoleNode{Kind: "source", Label: si.Source.Describe(), Sub: s.ID})
+			side := add(consoleNode{Kind: "source", Label: si.Source.Describe(), Sub: s.ID, Step: -1})
 			if si.Node < len(s.Nodes) {
 				g.Edges = append(g.Edges, [2]int{side, src + 1 + si.Node})
 			}
@@ -101,13 +106,13 @@ func topologyGraph(t *exec.Topology) consoleGraph {
 			}
 		}
 		if !linked && t.SinkTopic != "" {
-			sink := add(consoleNode{Kind: "sink", Label: "topic " + t.SinkTopic, Sub: s.ID})
+			sink := add(consoleNode{Kind: "sink", Label: "topic " + t.SinkTopic, Sub: s.ID, Step: -1})
 			g.Edges = append(g.Edges, [2]int{last, sink})
 		}
 	}
 	for _, st := range t.Stores {
 		label := "store " + st.Name + " → changelog " + st.Changelog
-		add(consoleNode{Kind: "store", Label: label, Sub: -1})
+		add(consoleNode{Kind: "store", Label: label, Sub: -1, Step: -1})
 	}
 	return g
 }
@@ -119,6 +124,13 @@ func (s *Server) handleConsoleQuery(w http.ResponseWriter, r *http.Request) {
 			continue
 		}
 		g := topologyGraph(q.Plan.Topology)
+		if q.Metrics != nil {
+			for i, n := range g.Nodes {
+				if n.Kind == "operator" {
+					g.Nodes[i].Rows = q.Metrics.OperatorRows(n.Sub, n.Step)
+				}
+			}
+		}
 		var grace int64 = -1
 		for _, sub := range q.Plan.Topology.Subs {
 			for _, n := range sub.Nodes {

@@ -6,6 +6,8 @@ const page = document.getElementById("page");
 const history = {}; // query id -> recent input rates, for sparklines
 let latest = [];
 const storeHistory = {}; // "query/store" -> recent bytes and entries
+const lagHistory = {}; // query id -> recent lag, for sparklines
+const opPrev = {}; // query id -> {t, rows} of the last graph fetched, for operator rates
 let events = null;
 
 function esc(s) {
@@ -27,6 +29,9 @@ function listen() {
       const h = history[q.id] || (history[q.id] = []);
       h.push(q.inputRate);
       if (h.length > 60) h.shift();
+      const lh = lagHistory[q.id] || (lagHistory[q.id] = []);
+      lh.push(q.lag);
+      if (lh.length > 60) lh.shift();
       for (const st of q.stores) {
         const k = q.id + "/" + st.name, sh = storeHistory[k] || (storeHistory[k] = {bytes: [], entries: []});
         sh.bytes.push(st.bytes); sh.entries.push(st.entries);
@@ -48,14 +53,14 @@ function queriesPage() {
     <td><a href="#/query/${encodeURIComponent(q.id)}">${esc(q.id)}</a></td>
     <td class="state-${esc(q.state)}">${esc(q.state)}${q.error ? "<br>" + esc(q.error) : ""}</td>
     <td class="num">${q.inputRate.toFixed(1)}</td><td>${sparkline(history[q.id] || [])}</td>
-    <td class="num">${q.lag}</td><td class="num">${q.lateDropped}</td>
+    <td class="num">${q.lag}</td><td>${sparkline(lagHistory[q.id] || [])}</td><td class="num">${q.lateDropped}</td>
     <td class="num">${Object.values(q.errors).reduce((a, b) => a + b, 0)}</td>
     <td>${q.restores.map(r => `${esc(r.store)}/${r.partition} <div class="bar"><div style="width:${r.total ? 100 * r.done / r.total : 0}%"></div></div>`).join("")}</td>
     <td>${q.owners.map(o => esc(o.instance)).join(", ")}</td>
     <td><button data-act="TERMINATE">Terminate</button> <button data-act="PAUSE">Pause</button> <button data-act="RESUME">Resume</button></td>
   </tr>`).join("");
   page.innerHTML = `<h2>Queries</h2><table id="queries"><tr><th>Query</th><th>State</th><th>Input/s</th><th></th>
-    <th>Lag</th><th>Late</th><th>Errors</th><th>Restore</th><th>Instances</th><th></th></tr>${rows}</table>`;
+    <th>Lag</th><th></th><th>Late</th><th>Errors</th><th>Restore</th><th>Instances</th><th></th></tr>${rows}</table>`;
   for (const b of page.querySelectorAll("button[data-act]")) {
     b.onclick = () => ksql(`${b.dataset.act} ${b.closest("tr").dataset.query};`);
   }
@@ -67,7 +72,7 @@ function queryPage(id) {
   if (!q) { page.innerHTML = `<h2>${esc(id)}</h2><p>No such query (yet).</p>`; return; }
   const head = `<h2 id="query-id">${esc(q.id)}</h2><p class="state-${esc(q.state)}">${esc(q.state)}</p>
     <p>Records in ${q.recordsIn}, out ${q.recordsOut}, late dropped ${q.lateDropped}, lag ${q.lag};
-    input/s ${sparkline(history[q.id] || [])}</p>
+    input/s ${sparkline(history[q.id] || [])} lag ${sparkline(lagHistory[q.id] || [])}</p>
     <h3>State</h3><table id="stores"><tr><th>Store</th><th>Bytes</th><th></th><th>${"Keys / windows"}</th><th></th></tr>${q.stores.map(st => {
       const sh = storeHistory[q.id + "/" + st.name] || {bytes: [], entries: []};
       return `<tr><td>${esc(st.name)}</td><td class="num">${st.bytes}</td><td>${sparkline(sh.bytes)}</td><td class="num">${st.entries} ${st.windowed ? "windows" : "keys"}</td><td>${sparkline(sh.entries)}</td></tr>`;
@@ -79,6 +84,12 @@ function queryPage(id) {
     page.querySelector("#head").innerHTML = head;
   }
   fetch("/console/api/query/" + encodeURIComponent(id)).then(r => r.json()).then(g => {
+    // Each operator's records/s: its rows since the previous fetch.
+    const now = Date.now(), prev = opPrev[id];
+    g.nodes.forEach((n, i) => {
+      n.rate = prev && prev.rows[i] !== undefined && now > prev.t ? Math.max(0, (n.rows - prev.rows[i]) * 1000 / (now - prev.t)) : null;
+    });
+    opPrev[id] = {t: now, rows: g.nodes.map(n => n.rows)};
     page.querySelector("#graph").innerHTML = g.warnings.map(w => `<p class="warning">${esc(w)}</p>`).join("") + graphSVG(g);
     page.querySelector("#lateness").innerHTML = g.lateness.map(latenessSVG).join("");
     page.querySelector("#hotkeys").innerHTML = g.hotKeys.map(h => `<p>${esc(h.topic)}/${h.partition} (${h.records} records): ` +
@@ -110,7 +121,7 @@ function graphSVG(g) {
     const fill = {source: "#def", operator: "#eef6e8", repartition: "#fec", sink: "#fde", store: "#eee"}[n.kind];
     const label = n.label.length > 29 ? n.label.slice(0, 28) + "…" : n.label;
     parts.push(`<g class="node node-${n.kind}"><title>${esc(n.label)}</title><rect x="${p.x}" y="${p.y}" width="${n.kind === "store" ? 2 * w : w}" height="${h}" rx="6" fill="${fill}" stroke="#567"/>
-      <text x="${p.x + 8}" y="${p.y + 17}" font-size="11" fill="#555">${esc(n.kind)}</text>
+      <text x="${p.x + 8}" y="${p.y + 17}" font-size="11" fill="#555">${esc(n.kind)}${n.kind === "operator" ? ` · <tspan class="op-rows">${n.rows}</tspan> rows${n.rate !== null ? ` · ${n.rate.toFixed(1)}/s` : ""}` : ""}</text>
       <text x="${p.x + 8}" y="${p.y + 34}" font-size="12">${esc(label)}</text></g>`);
   });
   return `<svg id="topology" width="${maxX}" height="${storeY + 10}"><defs><marker id="arrow" viewBox="0 0 10 10" refX="10" refY="5" markerWidth="8" markerHeight="8" orient="auto"><path d="M0,0L10,5L0,10z" fill="#888"/></marker></defs>${parts.join("")}</svg>`;
