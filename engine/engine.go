@@ -338,7 +338,43 @@ func (e *Engine) createTopic(ctx context.Context, topic string, partitions int32
 	if err != nil && !errors.Is(err, kerr.TopicAlreadyExists) {
 		return fmt.Errorf("create topic %s: %w", topic, err)
 	}
-	return nil
+	return e.waitTopicReady(ctx, topic)
+}
+
+// topicReadyTimeout bounds how long a CREATE waits for its new topic to
+// show in the brokers' metadata.
+const topicReadyTimeout = 15 * time.Second
+
+// waitTopicReady returns once topic's metadata lists it with a leader for
+// every partition. Kafka answers CreateTopics when the controller has
+// the topic; a broker learns of it a moment later, and until then a
+// statement after the CREATE (another CREATE over the same topic, an
+// INSERT, a query's consumer) would find no topic there.
+func (e *Engine) waitTopicReady(ctx context.Context, topic string) error {
+	ctx, cancel := context.WithTimeout(ctx, topicReadyTimeout)
+	defer cancel()
+	for delay := 5 * time.Millisecond; ; delay = min(2*delay, 200*time.Millisecond) {
+		tds, err := e.describeTopics(ctx, topic)
+		if err == nil {
+			if td, ok := tds[topic]; ok && td.Err == nil && len(td.Partitions) > 0 && allLed(td) {
+				return nil
+			}
+		}
+		select {
+		case <-ctx.Done():
+			return fmt.Errorf("topic %s created, but not in the brokers' metadata after %s", topic, topicReadyTimeout)
+		case <-time.After(delay):
+		}
+	}
+}
+
+func allLed(td kadm.TopicDetail) bool {
+	for _, p := range td.Partitions {
+		if p.Leader < 0 || p.Err != nil {
+			return false
+		}
+	}
+	return true
 }
 
 // warnUncompacted logs when a table a join reads keeps its topic with
