@@ -1,6 +1,7 @@
 package main
 
 import (
+	"cmp"
 	"context"
 	"fmt"
 	"os"
@@ -108,8 +109,11 @@ func flinkExpect(ctx context.Context, conn []kgo.Opt, bids, table string, expect
 		if ct.unavailable != "" {
 			continue
 		}
+		if _, done := expect[ct.wl]; done {
+			continue
+		}
 		var count func() (int64, error)
-		in := cmpOr(ct.topic, bids)
+		in := cmp.Or(ct.topic, bids)
 		switch ct.wl {
 		case aggFinal, aggLateFinal:
 			count = func() (int64, error) { return countFinalWindows(ctx, conn, in) }
@@ -118,9 +122,6 @@ func flinkExpect(ctx context.Context, conn []kgo.Opt, bids, table string, expect
 		case joinTemporal:
 			count = func() (int64, error) { return countTemporalJoin(ctx, conn, in, table) }
 		default:
-			continue
-		}
-		if _, done := expect[ct.wl]; done {
 			continue
 		}
 		n, err := count()
@@ -134,13 +135,6 @@ func flinkExpect(ctx context.Context, conn []kgo.Opt, bids, table string, expect
 		expect[ct.wl] = n
 		fmt.Printf("%s: the final watermark passes %d outputs; it writes those\n", short(ct.name), n)
 	}
-}
-
-func cmpOr(a, b string) string {
-	if a != "" {
-		return a
-	}
-	return b
 }
 
 // topicRecords reads every record of topic, giving each to f, and returns

@@ -41,37 +41,44 @@ type Metrics struct {
 	// partRestores are the records restored per store and partition.
 	partRestores map[string]map[int32]int64
 	// operatorRows counts the rows each operator of the main chain took
-	// in, keyed by sub-topology id and step, over all of the query's tasks
-	// on this instance.
-	operatorRows map[[2]int]*atomic.Int64
+	// in, per sub-topology, step and partition: one task owns each
+	// counter, so tasks running in parallel never write the same one.
+	operatorRows map[operatorKey]*atomic.Int64
 }
 
-// operatorCounter is the counter of rows into step of sub-topology sub,
-// shared by every task of the query.
-func (m *Metrics) operatorCounter(sub, step int) *atomic.Int64 {
+type operatorKey struct{ sub, step, partition int }
+
+// operatorCounter is the counter of rows into step of sub-topology sub in
+// the task of partition; a task made again for the partition (after a
+// rebalance) goes on counting where the last one stopped.
+func (m *Metrics) operatorCounter(sub, step int, partition int32) *atomic.Int64 {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	if m.operatorRows == nil {
-		m.operatorRows = map[[2]int]*atomic.Int64{}
+		m.operatorRows = map[operatorKey]*atomic.Int64{}
 	}
-	c := m.operatorRows[[2]int{sub, step}]
+	k := operatorKey{sub, step, int(partition)}
+	c := m.operatorRows[k]
 	if c == nil {
 		c = new(atomic.Int64)
-		m.operatorRows[[2]int{sub, step}] = c
+		m.operatorRows[k] = c
 	}
 	return c
 }
 
 // OperatorRows is how many rows step of sub-topology sub has taken in on
-// this instance (from the sub-topology's main input; a join's second
-// input is not counted here).
+// this instance, over its partitions (from the sub-topology's main input;
+// a join's second input is not counted here).
 func (m *Metrics) OperatorRows(sub, step int) int64 {
 	m.mu.Lock()
 	defer m.mu.Unlock()
-	if c := m.operatorRows[[2]int{sub, step}]; c != nil {
-		return c.Load()
+	var n int64
+	for k, c := range m.operatorRows {
+		if k.sub == sub && k.step == step {
+			n += c.Load()
+		}
 	}
-	return 0
+	return n
 }
 
 // StoreRestore adds up the restores of one state store's partitions.

@@ -148,7 +148,7 @@ func NewTask(topo *Topology, sub *SubTopology, partition int32, db *state.DB, ou
 		t.ops = append([]Operator{op}, t.ops...)
 		next = op
 		if m != nil {
-			next = &countedOp{Operator: op, rows: m.operatorCounter(sub.ID, i)}
+			next = &countedOp{Operator: op, rows: m.operatorCounter(sub.ID, i, partition)}
 		}
 	}
 	t.head = next

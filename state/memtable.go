@@ -87,10 +87,10 @@ func (t *memtable) keysBetween(start, end []byte) []string {
 
 // keyCursor walks the keys of a memtable in [start, end) in order, as they
 // were when it was made: a chunk of keys at a time, past the first chunk
-// from a copy-on-write clone of the key order (O(1) to make), so a range that stops early
-// (a session's few windows, a scan up to the first window not yet due)
-// costs what it visits, not every key written this interval, and writes
-// made while it walks are not seen.
+// from a copy-on-write clone of the key order (O(1) to make). A range that
+// stops early (a session's few windows, a scan up to the first window not
+// yet due) costs what it visits, not every key written this interval, and
+// writes made while it walks are not seen.
 type keyCursor struct {
 	order *btree.BTreeG[string]
 	end   []byte

@@ -163,9 +163,11 @@ func cluster3LeaderKill(t *testing.T, c *testkafka.Cluster, guarantee string) {
 				seen[*decodeCrashOut(t, r).SEQ]++
 			case table:
 				var v pageTotals
-				if err := json.Unmarshal(r.Value, &v); err == nil {
-					last[string(r.Key)] = v
+				if err := json.Unmarshal(r.Value, &v); err != nil {
+					t.Errorf("table record %q at %s/%d@%d: %v", r.Value, r.Topic, r.Partition, r.Offset, err)
+					return
 				}
+				last[string(r.Key)] = v
 			}
 		})
 	}
