@@ -15,6 +15,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kgo"
 
 	"github.com/sluice-sql/sluice/engine"
+	"github.com/sluice-sql/sluice/internal/failover"
 )
 
 // TopicName names the instances topic of a service.
@@ -211,7 +212,10 @@ func (r *Registry) heartbeat(ctx context.Context) {
 // catchUp reads the topic up to its end as of now, so that a new
 // instance knows the others before it answers.
 func (r *Registry) catchUp(ctx context.Context) error {
-	ends, err := kadm.NewClient(r.cl).ListEndOffsets(ctx, r.topic)
+	adm := kadm.NewClient(r.cl)
+	ends, err := failover.Offsets(ctx, "list end offsets", func(ctx context.Context) (kadm.ListedOffsets, error) {
+		return adm.ListEndOffsets(ctx, r.topic)
+	})
 	if err != nil {
 		return fmt.Errorf("instance registry: end offsets of %s: %w", r.topic, err)
 	}

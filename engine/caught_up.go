@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 
+	"github.com/sluice-sql/sluice/internal/failover"
 	"github.com/twmb/franz-go/pkg/kadm"
 )
 
@@ -27,7 +28,9 @@ func (e *Engine) CaughtUp(ctx context.Context) (bool, error) {
 			continue
 		}
 		topics := q.Plan.Topology.SourceTopics()
-		ends, err := adm.ListEndOffsets(ctx, topics...)
+		ends, err := failover.Offsets(ctx, "list end offsets", func(ctx context.Context) (kadm.ListedOffsets, error) {
+			return adm.ListEndOffsets(ctx, topics...)
+		})
 		if err != nil {
 			return false, fmt.Errorf("caught up: end offsets of %v: %w", topics, err)
 		}

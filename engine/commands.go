@@ -11,9 +11,11 @@ import (
 	"sync"
 	"time"
 
+	"github.com/twmb/franz-go/pkg/kadm"
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kgo"
 
+	"github.com/sluice-sql/sluice/internal/failover"
 	"github.com/sluice-sql/sluice/parser"
 	"github.com/sluice-sql/sluice/planner"
 	"github.com/sluice-sql/sluice/state"
@@ -136,7 +138,9 @@ func openCommandLog(ctx context.Context, e *Engine) (*commandLog, error) {
 // created can have no leader for a moment on a real cluster.
 func commandEnd(ctx context.Context, e *Engine, topic string) (int64, error) {
 	for attempt := 0; ; attempt++ {
-		ends, err := e.adm.ListEndOffsets(ctx, topic)
+		ends, err := failover.Offsets(ctx, "list end offsets", func(ctx context.Context) (kadm.ListedOffsets, error) {
+			return e.adm.ListEndOffsets(ctx, topic)
+		})
 		if err != nil {
 			return 0, fmt.Errorf("command topic %s: end offset: %w", topic, err)
 		}

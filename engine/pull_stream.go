@@ -11,6 +11,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kgo"
 
 	"github.com/sluice-sql/sluice/exec"
+	"github.com/sluice-sql/sluice/internal/failover"
 	"github.com/sluice-sql/sluice/parser"
 	"github.com/sluice-sql/sluice/planner"
 )
@@ -54,11 +55,15 @@ func (e *Engine) streamPull(ctx context.Context, sel *parser.Select, props map[s
 	topic := sub.Source.Topic
 	ctx, cancel := context.WithTimeout(ctx, streamScanTimeout)
 	defer cancel()
-	ends, err := e.adm.ListCommittedOffsets(ctx, topic)
+	ends, err := failover.Offsets(ctx, "list committed offsets", func(ctx context.Context) (kadm.ListedOffsets, error) {
+		return e.adm.ListCommittedOffsets(ctx, topic)
+	})
 	if err != nil {
 		return nil, fmt.Errorf("pull query on %s: end offsets of %s: %w", sel.From.Name, topic, err)
 	}
-	starts, err := e.adm.ListStartOffsets(ctx, topic)
+	starts, err := failover.Offsets(ctx, "list start offsets", func(ctx context.Context) (kadm.ListedOffsets, error) {
+		return e.adm.ListStartOffsets(ctx, topic)
+	})
 	if err != nil {
 		return nil, fmt.Errorf("pull query on %s: start offsets of %s: %w", sel.From.Name, topic, err)
 	}

@@ -13,6 +13,8 @@ import (
 	"github.com/twmb/franz-go/pkg/kadm"
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kgo"
+
+	"github.com/sluice-sql/sluice/internal/failover"
 )
 
 // ErrPartitioner is returned by Flush when the producing client does not
@@ -314,7 +316,9 @@ func (s *Store) restore(ctx context.Context, connOpts []kgo.Opt, log Changelog, 
 	// Retention (windowed stores use compact,delete) may have removed the
 	// head of the log; without this clamp the consumer would wait forever
 	// for offsets below the log start when the whole log expired.
-	starts, err := adm.ListStartOffsets(ctx, log.Topic)
+	starts, err := failover.Offsets(ctx, "start offsets", func(ctx context.Context) (kadm.ListedOffsets, error) {
+		return adm.ListStartOffsets(ctx, log.Topic)
+	})
 	if err != nil {
 		return 0, fmt.Errorf("start offset of %s/%d: %w", log.Topic, log.Partition, err)
 	}
@@ -504,30 +508,24 @@ func fetchErr(fs kgo.Fetches) error {
 // endOffset asks for the changelog partition's end. A changelog created
 // a moment ago (a query's first start: its tasks restore as soon as
 // their partitions are assigned) can be unknown to the broker answering
-// for a little while, so an unknown topic is asked about again for up to
-// 10 s before it is an error.
+// for a little while, and the leader of the partition can be a broker
+// that just died: both are asked about again (failover.Offsets).
 func endOffset(ctx context.Context, adm *kadm.Client, log Changelog) (kadm.ListedOffset, error) {
-	for attempt := 0; ; attempt++ {
+	what := fmt.Sprintf("end offset of %s/%d", log.Topic, log.Partition)
+	ends, err := failover.Offsets(ctx, what, func(ctx context.Context) (kadm.ListedOffsets, error) {
 		ends, err := adm.ListCommittedOffsets(ctx, log.Topic)
-		if err != nil && !errors.Is(err, kerr.UnknownTopicOrPartition) {
-			return kadm.ListedOffset{}, fmt.Errorf("end offset of %s/%d: %w", log.Topic, log.Partition, err)
-		}
-		lo, ok := ends.Lookup(log.Topic, log.Partition)
-		switch {
-		case err == nil && ok && !errors.Is(lo.Err, kerr.UnknownTopicOrPartition):
-			return lo, nil
-		case attempt == 100:
-			if err == nil {
+		if err == nil {
+			if _, ok := ends.Lookup(log.Topic, log.Partition); !ok {
 				err = kerr.UnknownTopicOrPartition
 			}
-			return kadm.ListedOffset{}, fmt.Errorf("end offset of %s/%d: %w", log.Topic, log.Partition, err)
 		}
-		select {
-		case <-ctx.Done():
-			return kadm.ListedOffset{}, fmt.Errorf("end offset of %s/%d: %w", log.Topic, log.Partition, ctx.Err())
-		case <-time.After(100 * time.Millisecond):
-		}
+		return ends, err
+	})
+	if err != nil {
+		return kadm.ListedOffset{}, fmt.Errorf("%s: %w", what, err)
 	}
+	lo, _ := ends.Lookup(log.Topic, log.Partition)
+	return lo, nil
 }
 
 // eachEntry applies the state entries among fetches' records at offsets
