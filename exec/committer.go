@@ -3,6 +3,8 @@ package exec
 import (
 	"context"
 	"fmt"
+	"slices"
+	"sync"
 	"time"
 
 	"github.com/twmb/franz-go/pkg/kgo"
@@ -32,6 +34,9 @@ type committer interface {
 	// revoking commits what leaving tasks need before their partitions
 	// move to another member.
 	revoking(ctx context.Context, leaving []*Task)
+	// rebalancing is held by the revoke and lost callbacks while they
+	// drop tasks; it returns the function that releases it.
+	rebalancing() (release func())
 	// close closes the client, allowing the rebalance that leaving is.
 	close()
 }
@@ -44,6 +49,18 @@ const commitTimeout = 2 * time.Minute
 // transaction can hold back read_committed consumers when no successor
 // with the same transactional id fences it.
 const transactionTimeout = 15 * time.Second
+
+// endStuckAfter is how long a transaction's end may wait before the
+// rebalance callbacks it may be waiting for are let through. franz-go's
+// End, after committing the offsets, forces a heartbeat and waits for it,
+// or for the group to revoke or lose the partitions. When the group
+// coordinator has just died the heartbeat loop is gone and the group
+// wants to call the lost callback, which BlockRebalanceOnPoll holds until
+// the loop allows it, after the commit: without this, End waited for its
+// context (commitTimeout) and the query made no progress for two minutes
+// (seen on a three-node cluster when a broker died). A normal End takes
+// well under a second, a broker failover several.
+const endStuckAfter = 5 * time.Second
 
 // stateWriteInterval is how often exactly-once writes committed state to
 // Badger; between writes the stores hold it in memory (state.Store.Hold).
@@ -152,6 +169,10 @@ func (c *atLeastOnce) commit(ctx context.Context, tasks []*Task, _ bool) (bool, 
 	return true, nil
 }
 
+// rebalancing: at-least-once commits from the revoke callback itself
+// (revoking), so there is nothing to wait for.
+func (c *atLeastOnce) rebalancing() func() { return func() {} }
+
 func (c *atLeastOnce) revoking(ctx context.Context, _ []*Task) {
 	if err := c.r.commit(ctx, false); err != nil {
 		c.r.cfg.Log.Warn("commit on revoke failed", "query", c.r.topo.QueryID, "err", err)
@@ -173,6 +194,16 @@ type exactlyOnce struct {
 	inTxn bool
 	// stateWritten is when committed state last went to Badger.
 	stateWritten time.Time
+	// busy is held by a commit, except while it waits in End, and by the
+	// rebalance callbacks (rebalancing): a callback that End's wait lets
+	// through (endStuckAfter) drops tasks only while the commit cannot
+	// be using them.
+	busy sync.Mutex
+}
+
+func (c *exactlyOnce) rebalancing() func() {
+	c.busy.Lock()
+	return c.busy.Unlock
 }
 
 // start fences the crashed predecessor at once: its open transaction,
@@ -211,6 +242,8 @@ func (c *exactlyOnce) holding() bool { return c.inTxn }
 // and the tasks closed: they reopen from the last committed state while
 // the session rewinds the input to the last committed offsets.
 func (c *exactlyOnce) commit(ctx context.Context, tasks []*Task, final bool) (bool, error) {
+	c.busy.Lock()
+	defer c.busy.Unlock()
 	r := c.r
 	if !c.inTxn {
 		if final {
@@ -239,13 +272,21 @@ func (c *exactlyOnce) commit(ctx context.Context, tasks []*Task, final bool) (bo
 	if produceErr != nil {
 		try = kgo.TryAbort
 	}
+	c.busy.Unlock()
+	stuck := time.AfterFunc(endStuckAfter, c.sess.AllowRebalance)
 	committed, err := c.sess.End(ctx, try)
+	stuck.Stop()
+	c.busy.Lock()
 	c.inTxn = false
 	r.cfg.Push.committed(committed && err == nil)
 	if err != nil {
 		return false, fmt.Errorf("query %s: end transaction: %w", r.topo.QueryID, err)
 	}
 	if committed {
+		// A callback let through while End waited has dropped the tasks
+		// of the partitions that left: their state is in the committed
+		// changelog, and a restore finds it there.
+		tasks, pending = c.r.stillRunning(tasks, pending)
 		return true, c.commitState(tasks, pending, final)
 	}
 	r.cfg.Log.Warn("transaction aborted; reprocessing from the last commit", "query", r.topo.QueryID, "cause", produceErr)
@@ -311,3 +352,30 @@ func (c *exactlyOnce) revoking(_ context.Context, leaving []*Task) {
 }
 
 func (c *exactlyOnce) close() { c.sess.CloseAllowingRebalance() }
+
+// stillRunning keeps the tasks (and their pending checkpoints) that are
+// still the runner's.
+func (r *KafkaRunner) stillRunning(tasks []*Task, pending [][]state.Checkpoint) ([]*Task, [][]state.Checkpoint) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	keep := func(t *Task) bool {
+		for _, cur := range r.tasks {
+			if cur == t {
+				return true
+			}
+		}
+		return false
+	}
+	if !slices.ContainsFunc(tasks, func(t *Task) bool { return !keep(t) }) {
+		return tasks, pending
+	}
+	var ts []*Task
+	var ps [][]state.Checkpoint
+	for i, t := range tasks {
+		if keep(t) {
+			ts = append(ts, t)
+			ps = append(ps, pending[i])
+		}
+	}
+	return ts, ps
+}

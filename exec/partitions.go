@@ -229,6 +229,7 @@ func hasStores(sub *SubTopology) bool {
 // their partitions move to another instance, then closes the tasks.
 func (r *KafkaRunner) onRevoked(ctx context.Context, _ *kgo.Client, revoked map[string][]int32) {
 	defer r.watch.enter(r.watch.enter(phaseRebalance))
+	defer r.committer.rebalancing()()
 	var leaving []*Task
 	r.mu.Lock()
 	for topic, ps := range revoked {
@@ -245,6 +246,7 @@ func (r *KafkaRunner) onRevoked(ctx context.Context, _ *kgo.Client, revoked map[
 
 // onLost drops tasks without committing: another instance owns them now.
 func (r *KafkaRunner) onLost(_ context.Context, _ *kgo.Client, lost map[string][]int32) {
+	defer r.committer.rebalancing()()
 	r.mu.Lock()
 	for topic, ps := range lost {
 		for _, p := range ps {
