@@ -238,7 +238,14 @@ func (l *lockedBuffer) String() string {
 
 func startSluice(t *testing.T, args ...string) *proc {
 	t.Helper()
-	p := &proc{cmd: exec.Command(sluiceBin, args...), lines: make(chan string, 1024)}
+	return startCmd(t, exec.Command(sluiceBin, args...))
+}
+
+// startCmd starts cmd (the sluice binary, perhaps run by a wrapper such
+// as ip netns exec) with stdout read line by line and stderr kept.
+func startCmd(t *testing.T, cmd *exec.Cmd) *proc {
+	t.Helper()
+	p := &proc{cmd: cmd, lines: make(chan string, 1024)}
 	p.cmd.Dir = repoRoot
 	p.cmd.Stderr = &p.stderr
 	out, err := p.cmd.StdoutPipe()

@@ -18,7 +18,12 @@ type serverProc struct {
 
 func startServer(t *testing.T, args ...string) *serverProc {
 	t.Helper()
-	p := startSluice(t, append([]string{"server", "--listen", "127.0.0.1:0"}, args...)...)
+	return waitServer(t, startSluice(t, append([]string{"server", "--listen", "127.0.0.1:0"}, args...)...))
+}
+
+// waitServer waits for a started `sluice server` to print where it listens.
+func waitServer(t *testing.T, p *proc) *serverProc {
+	t.Helper()
 	s := &serverProc{proc: p}
 	p.waitFor(t, time.Minute, "the listening line", func(lines []string) bool {
 		for _, l := range lines {
