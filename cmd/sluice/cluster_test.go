@@ -27,6 +27,10 @@ type clusterStatus struct {
 				Topic     string `json:"topic"`
 				Partition int32  `json:"partition"`
 			} `json:"activePartitions"`
+			StandByPartitions []struct {
+				Topic     string `json:"topic"`
+				Partition int32  `json:"partition"`
+			} `json:"standByPartitions"`
 		} `json:"activeStandbyPerQuery"`
 	} `json:"clusterStatus"`
 }
@@ -58,57 +62,116 @@ func (s *serverProc) owners(t *testing.T, query string, topics []string, n int32
 	t.Helper()
 	var last string
 	for deadline := time.Now().Add(60 * time.Second); time.Now().Before(deadline); time.Sleep(300 * time.Millisecond) {
-		code, _, body := s.authed(t, "GET", "/clusterStatus", "")
+		owner, ok, body := s.ownership(t, query, topics, n, want)
+		if ok {
+			return owner
+		}
 		last = body
-		if code != 200 {
-			continue
-		}
-		var cs clusterStatus
-		if err := json.Unmarshal([]byte(body), &cs); err != nil {
-			t.Fatalf("clusterStatus: %v: %s", err, body)
-		}
-		var alive []string
-		for hp, h := range cs.ClusterStatus {
-			if h.HostAlive {
-				alive = append(alive, hp)
-			}
-		}
-		var wantHosts []string
-		for _, w := range want {
-			u, _ := url.Parse(w.base)
-			wantHosts = append(wantHosts, u.Host)
-		}
-		sort.Strings(alive)
-		sort.Strings(wantHosts)
-		if !slices.Equal(alive, wantHosts) {
-			continue
-		}
-		owner := map[string]map[int32]string{}
-		settled := true
-		for _, h := range cs.ClusterStatus {
-			ps := h.ActiveStandbyPerQuery[query].ActivePartitions
-			if len(ps) == 0 {
-				settled = false
-			}
-			for _, p := range ps {
-				if owner[p.Topic] == nil {
-					owner[p.Topic] = map[int32]string{}
-				}
-				if _, dup := owner[p.Topic][p.Partition]; dup {
-					settled = false
-				}
-				owner[p.Topic][p.Partition] = h.URL
-			}
-		}
-		for _, topic := range topics {
-			settled = settled && len(owner[topic]) == int(n)
-		}
-		if settled && len(owner) == len(topics) {
-			return owner[topics[0]]
-		}
 	}
 	t.Fatalf("%s /clusterStatus never showed %d instances owning the %d partitions of %v once each; last:\n%s", s.base, len(want), n, topics, last)
 	return nil
+}
+
+// ownersNow is one look of owners: whether the group has settled on want.
+func (s *serverProc) ownersNow(t *testing.T, query string, topics []string, n int32, want []*serverProc) bool {
+	t.Helper()
+	_, ok, _ := s.ownership(t, query, topics, n, want)
+	return ok
+}
+
+// ownership reads /clusterStatus once and reports whether it shows what
+// owners waits for, with the owners of the first topic and the body.
+func (s *serverProc) ownership(t *testing.T, query string, topics []string, n int32, want []*serverProc) (map[int32]string, bool, string) {
+	t.Helper()
+	cs, body, ok := s.clusterStatus(t)
+	if !ok {
+		return nil, false, body
+	}
+	var alive []string
+	for hp, h := range cs.ClusterStatus {
+		if h.HostAlive {
+			alive = append(alive, hp)
+		}
+	}
+	var wantHosts []string
+	for _, w := range want {
+		u, _ := url.Parse(w.base)
+		wantHosts = append(wantHosts, u.Host)
+	}
+	sort.Strings(alive)
+	sort.Strings(wantHosts)
+	if !slices.Equal(alive, wantHosts) {
+		return nil, false, body
+	}
+	owner := map[string]map[int32]string{}
+	settled := true
+	for _, h := range cs.ClusterStatus {
+		ps := h.ActiveStandbyPerQuery[query].ActivePartitions
+		if len(ps) == 0 {
+			settled = false
+		}
+		for _, p := range ps {
+			if owner[p.Topic] == nil {
+				owner[p.Topic] = map[int32]string{}
+			}
+			if _, dup := owner[p.Topic][p.Partition]; dup {
+				settled = false
+			}
+			owner[p.Topic][p.Partition] = h.URL
+		}
+	}
+	for _, topic := range topics {
+		settled = settled && len(owner[topic]) == int(n)
+	}
+	return owner[topics[0]], settled && len(owner) == len(topics), body
+}
+
+// clusterStatus reads and decodes s's /clusterStatus once.
+func (s *serverProc) clusterStatus(t *testing.T) (clusterStatus, string, bool) {
+	t.Helper()
+	code, _, body := s.authed(t, "GET", "/clusterStatus", "")
+	var cs clusterStatus
+	if code != 200 {
+		return cs, body, false
+	}
+	if err := json.Unmarshal([]byte(body), &cs); err != nil {
+		t.Fatalf("clusterStatus: %v: %s", err, body)
+	}
+	return cs, body, true
+}
+
+// waitStandbys waits until /clusterStatus of s shows every one of the n
+// partitions of query's input kept as a standby by some live instance.
+func (s *serverProc) waitStandbys(t *testing.T, query string, n int32, live []*serverProc) {
+	t.Helper()
+	var last string
+	for deadline := time.Now().Add(60 * time.Second); time.Now().Before(deadline); time.Sleep(300 * time.Millisecond) {
+		cs, body, ok := s.clusterStatus(t)
+		last = body
+		if !ok {
+			continue
+		}
+		standby := map[string]map[int32]bool{}
+		for _, h := range cs.ClusterStatus {
+			if !h.HostAlive {
+				continue
+			}
+			for _, p := range h.ActiveStandbyPerQuery[query].StandByPartitions {
+				if standby[p.Topic] == nil {
+					standby[p.Topic] = map[int32]bool{}
+				}
+				standby[p.Topic][p.Partition] = true
+			}
+		}
+		full := len(standby) > 0
+		for _, ps := range standby {
+			full = full && len(ps) == int(n)
+		}
+		if full {
+			return
+		}
+	}
+	t.Fatalf("%s /clusterStatus never showed a standby for each of the %d partitions of query %s on %d instances; last:\n%s", s.base, n, query, len(live), last)
 }
 
 // pullRows repeats a pull query until it answers 200 with rows (sorted)
