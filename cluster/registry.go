@@ -361,6 +361,21 @@ func (r *Registry) Owner(query, topic string, partition int32) (Instance, bool) 
 	return best, found
 }
 
+// Standbys returns the live instances keeping standby state for
+// partition of topic in query (num.standby.replicas), this one first when
+// it is one of them, then by URL: where a pull query with standby reads
+// turns when the owner cannot answer.
+func (r *Registry) Standbys(query, topic string, partition int32) []Instance {
+	var out []Instance
+	for _, in := range r.Instances() {
+		if in.Alive && owns(in.Standbys[query], topic, partition) {
+			out = append(out, in)
+		}
+	}
+	sort.SliceStable(out, func(i, j int) bool { return out[i].Self && !out[j].Self })
+	return out
+}
+
 func owns(ps []Partition, topic string, partition int32) bool {
 	for _, p := range ps {
 		if p.Topic == topic && p.Partition == partition {

@@ -16,26 +16,59 @@ import (
 // standby. It follows ownership, which every instance publishes on each
 // change, so it is recomputed whenever a status arrives. Partitions of
 // stateless sub-topologies come out too; the runner ignores them.
+//
+// An owner judged stale (crashed, or cut off) keeps its standbys for the
+// partitions no live instance owns yet: they are placed as if it were
+// still on the ring, so the instances that stood by for it go on doing
+// so until the group gives the partitions to someone else. Pull queries
+// with standby reads answer from them meanwhile.
 func StandbyAssignment(instances []Instance, self string, replicas func(query string) int) map[string]map[string][]int32 {
-	running := map[string][]string{} // query → live instance ids
+	running := map[string][]string{}             // query → live instance ids
+	liveOwned := map[string]map[Partition]bool{} // query → partitions a live instance owns (State cleared)
 	for _, in := range instances {
 		if !in.Alive {
 			continue
 		}
-		for q := range in.Queries {
+		for q, parts := range in.Queries {
 			running[q] = append(running[q], in.ID)
+			if liveOwned[q] == nil {
+				liveOwned[q] = map[Partition]bool{}
+			}
+			for _, p := range parts {
+				liveOwned[q][Partition{Topic: p.Topic, Partition: p.Partition}] = true
+			}
 		}
+	}
+	for _, ring := range running {
+		sort.Strings(ring)
 	}
 	out := map[string]map[string][]int32{}
 	for _, in := range instances {
-		if !in.Alive || in.ID == self {
+		if in.ID == self {
 			continue
 		}
 		for q, parts := range in.Queries {
+			if !in.Alive {
+				// Only what nobody live took over.
+				var orphans []Partition
+				for _, p := range parts {
+					if !liveOwned[q][Partition{Topic: p.Topic, Partition: p.Partition}] {
+						orphans = append(orphans, p)
+					}
+				}
+				parts = orphans
+			}
+			if len(parts) == 0 {
+				continue
+			}
 			n := replicas(q)
 			ring := running[q]
-			sort.Strings(ring)
 			at := sort.SearchStrings(ring, in.ID)
+			if !in.Alive {
+				// Its place on the ring, had it stayed: the next live one
+				// is its first follower.
+				ring = append(append(append([]string{}, ring[:at]...), in.ID), ring[at:]...)
+			}
 			for i := 1; i <= n && i < len(ring); i++ {
 				if ring[(at+i)%len(ring)] != self {
 					continue

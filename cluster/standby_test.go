@@ -3,6 +3,7 @@ package cluster
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"log/slog"
@@ -45,6 +46,9 @@ func TestStandbyAssignment(t *testing.T) {
 		{"three, two replicas", []Instance{in("a", true, 0), in("b", true, 1), in("c", true, 2)}, "a", 2, map[string]map[string][]int32{"Q": {"in": {1, 2}}}},
 		{"more replicas than others", []Instance{in("a", true, 0), in("b", true, 1)}, "a", 3, map[string]map[string][]int32{"Q": {"in": {1}}}},
 		{"a stale owner is skipped, and so is it in the ring", []Instance{in("a", true, 0), in("b", false, 1), in("c", true, 2)}, "a", 1, map[string]map[string][]int32{"Q": {"in": {2}}}},
+		{"a stale owner's follower keeps standing by", []Instance{in("a", true, 0), in("b", false, 1), in("c", true, 2)}, "c", 1, map[string]map[string][]int32{"Q": {"in": {0, 1}}}},
+		{"until a live instance owns the partition", []Instance{in("a", true, 0, 1), in("b", false, 1), in("c", true, 2)}, "c", 1, map[string]map[string][]int32{"Q": {"in": {0, 1}}}},
+		{"a stale owner's partition owned by nobody, follower wraps", []Instance{in("a", true, 0), in("c", false, 2)}, "a", 1, map[string]map[string][]int32{"Q": {"in": {2}}}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			got := StandbyAssignment(tc.instances, tc.self, func(string) int { return tc.replicas })
@@ -172,6 +176,41 @@ func TestStandbyTakeover(t *testing.T) {
 	}
 	if got := statusOf(t, a.r, "a").Standbys[qid]; !cmp.Equal(got, []Partition{{Topic: in, Partition: moved, State: "STANDBY"}}) {
 		t.Errorf("a publishes standbys %v", got)
+	}
+
+	// Pull queries read the standby's state only when asked to
+	// (engine.WithStandbyPartitions): with a's own partition, every
+	// count. A caught-up standby lags by 0 offsets; a's own partition
+	// has no standby here.
+	own := running(a)[0].Partition
+	sum := func(ctx context.Context) (int64, error) {
+		res, err := a.e.Execute(ctx, "SELECT * FROM "+out+";")
+		if err != nil {
+			return 0, err
+		}
+		var n int64
+		for row := range res[0].Rows.C {
+			v, _ := row.Cols[1].(int64)
+			n += v
+		}
+		return n, nil
+	}
+	noLag := engine.WithProperties(context.Background(), map[string]string{engine.PullMaxOffsetLagProperty: "0"})
+	var fromStandby, fromOwn int64
+	testkafka.Await(t, 30*time.Second, "standby and owned state adding up to every record", func() bool {
+		var err1, err2 error
+		fromStandby, err1 = sum(engine.WithStandbyPartitions(noLag, []int32{moved}))
+		fromOwn, err2 = sum(engine.WithPartitions(context.Background(), []int32{own}))
+		return err1 == nil && err2 == nil && fromStandby+fromOwn == int64(produced)
+	})
+	if fromStandby == 0 {
+		t.Errorf("the standby of partition %d read no counts", moved)
+	}
+	if _, err := sum(engine.WithStandbyPartitions(context.Background(), []int32{own})); !errors.Is(err, engine.ErrPartitionUnavailable) {
+		t.Errorf("standby read of a's own partition %d: %v, want ErrPartitionUnavailable", own, err)
+	}
+	if _, err := sum(engine.WithStandbyPartitions(engine.WithProperties(context.Background(), map[string]string{engine.PullMaxOffsetLagProperty: "-1"}), []int32{moved})); err == nil {
+		t.Error("a negative max offset lag was accepted")
 	}
 
 	restoredBefore := qa.Metrics.RestoredRecordsOf(store.Name, moved)

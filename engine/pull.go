@@ -70,7 +70,8 @@ func (e *Engine) pullSource(sel *parser.Select) (*Query, *exec.TableReader, erro
 //
 // With WithPartitions in ctx only those store partitions are read, and
 // each must be one this instance owns with its state restored: see
-// ErrPartitionUnavailable.
+// ErrPartitionUnavailable. With WithStandbyPartitions they are read from
+// this instance's standby state instead (standbyServable).
 func (e *Engine) pullQuery(ctx context.Context, sel *parser.Select, q *Query, reader *exec.TableReader, props map[string]string) (*RowStream, error) {
 	if len(sel.GroupBy) > 0 || sel.Window != nil || sel.Having != nil {
 		return nil, fmt.Errorf("%w: pull queries cannot aggregate or window; add EMIT CHANGES for a push query", planner.ErrUnsupported)
@@ -96,7 +97,13 @@ func (e *Engine) pullQuery(ctx context.Context, sel *parser.Select, q *Query, re
 	if err != nil {
 		return nil, err
 	}
-	if parts, ok := partitionsOf(ctx); ok {
+	standby := false
+	if parts, ok := standbyPartitionsOf(ctx); ok {
+		if err := q.standbyServable(ctx, reader.Topic(), parts, props); err != nil {
+			return nil, err
+		}
+		reader, standby = reader.Only(parts), true
+	} else if parts, ok := partitionsOf(ctx); ok {
 		if err := q.servable(reader.Topic(), parts); err != nil {
 			return nil, err
 		}
@@ -117,6 +124,10 @@ func (e *Engine) pullQuery(ctx context.Context, sel *parser.Select, q *Query, re
 	})
 	if err == nil {
 		err = procErr
+	}
+	if err != nil && standby && errors.Is(err, state.ErrRestoring) {
+		// A standby rebuilding from scratch has no table to show yet.
+		return nil, fmt.Errorf("%w: pull query on %s: standby state: %w", ErrPartitionUnavailable, src.Name, err)
 	}
 	if err != nil {
 		return nil, fmt.Errorf("pull query on %s: %w", src.Name, err)

@@ -1,9 +1,14 @@
 package engine
 
 import (
+	"context"
+	"errors"
+	"fmt"
 	"strconv"
+	"strings"
 
 	"github.com/sluice-sql/sluice/exec"
+	"github.com/sluice-sql/sluice/planner"
 )
 
 // StandbyReplicasProperty is how many instances besides the owner keep a
@@ -36,10 +41,90 @@ func (q *Query) SetStandbys(parts map[string][]int32) {
 
 // Standbys lists the partitions this instance keeps standby state for,
 // with state exec.TaskStandby. They are never owned here: Partitions and
-// pull queries do not see them.
+// ordinary pull queries do not see them; standby reads
+// (WithStandbyPartitions) do.
 func (q *Query) Standbys() []exec.TaskInfo {
 	if q.runner == nil {
 		return nil
 	}
 	return q.runner.Standbys()
+}
+
+// Properties of pull queries answered from standby state, as ksqlDB
+// names them.
+const (
+	// PullStandbyReadsProperty, when 'true', lets a pull query read a
+	// partition from an instance keeping a standby of it when its owner
+	// is not alive or does not answer (default false: such a query fails
+	// with ErrPartitionUnavailable). The server routes; the engine reads
+	// standby state only for partitions passed with
+	// WithStandbyPartitions.
+	PullStandbyReadsProperty = "ksql.query.pull.enable.standby.reads"
+	// PullMaxOffsetLagProperty bounds how many offsets a standby's store
+	// may lag its changelog's end and still be read (default: no bound).
+	PullMaxOffsetLagProperty = "ksql.query.pull.max.allowed.offset.lag"
+)
+
+// StandbyReads reports whether PullStandbyReadsProperty is 'true' for a
+// statement run with ctx (Property).
+func (e *Engine) StandbyReads(ctx context.Context) bool {
+	return strings.EqualFold(strings.TrimSpace(e.Property(ctx, PullStandbyReadsProperty)), "true")
+}
+
+// maxOffsetLag is props' PullMaxOffsetLagProperty: -1 for no bound.
+func maxOffsetLag(props map[string]string) (int64, error) {
+	v := strings.TrimSpace(props[PullMaxOffsetLagProperty])
+	if v == "" {
+		return -1, nil
+	}
+	n, err := strconv.ParseInt(v, 10, 64)
+	if err != nil || n < 0 {
+		return 0, fmt.Errorf("%w: %s must be a number of offsets, 0 or more: %q", planner.ErrInvalid, PullMaxOffsetLagProperty, v)
+	}
+	return n, nil
+}
+
+// Property is the session property name in force for a statement run
+// with ctx: the request's (WithProperties) over the engine's session.
+// A server reads pull query properties it routes by this way.
+func (e *Engine) Property(ctx context.Context, name string) string {
+	return e.sessionFor(ctx).snapshot()[strings.ToLower(name)]
+}
+
+type standbyPartitionsKey struct{}
+
+// WithStandbyPartitions returns a context whose pull queries read only
+// the given store partitions, from this instance's standby state: each
+// must be a standby here that caught up with its changelog, within
+// PullMaxOffsetLagProperty (ErrPartitionUnavailable otherwise). A server
+// answering another instance's standby read passes them this way. It
+// takes the place of WithPartitions.
+func WithStandbyPartitions(ctx context.Context, parts []int32) context.Context {
+	return context.WithValue(ctx, standbyPartitionsKey{}, append([]int32{}, parts...))
+}
+
+func standbyPartitionsOf(ctx context.Context) ([]int32, bool) {
+	p, ok := ctx.Value(standbyPartitionsKey{}).([]int32)
+	return p, ok
+}
+
+// standbyServable checks that every one of parts of topic may be read
+// from this instance's standby state under props.
+func (q *Query) standbyServable(ctx context.Context, topic string, parts []int32, props map[string]string) error {
+	maxLag, err := maxOffsetLag(props)
+	if err != nil {
+		return err
+	}
+	for _, p := range parts {
+		if q.runner == nil {
+			return fmt.Errorf("%w: partition %d of %s (query %s): the query does not run here", ErrPartitionUnavailable, p, topic, q.ID)
+		}
+		if err := q.runner.StandbyReadable(ctx, topic, p, maxLag); err != nil {
+			if errors.Is(err, exec.ErrStandbyUnavailable) {
+				return fmt.Errorf("%w: %w", ErrPartitionUnavailable, err)
+			}
+			return err
+		}
+	}
+	return nil
 }

@@ -112,10 +112,14 @@ type KafkaRunner struct {
 	// standby holds the partitions to keep standby state for (see
 	// SetStandbys); standbyMu is held by a standby catch-up and by a
 	// task's restore, so the two never touch a store at once.
-	standby     map[topicPartition]bool
-	standbyMu   sync.Mutex
-	standbyKick chan struct{}
-	standbyDone chan struct{}
+	standby map[topicPartition]bool
+	// standbyCaught holds the standby partitions whose stores caught up
+	// with their changelogs at least once since they became standbys:
+	// only those are read by pull queries (StandbyReadable).
+	standbyCaught map[topicPartition]bool
+	standbyMu     sync.Mutex
+	standbyKick   chan struct{}
+	standbyDone   chan struct{}
 
 	cancel context.CancelFunc
 	done   chan struct{}
@@ -184,7 +188,7 @@ func StartKafka(topo *Topology, cfg KafkaConfig, m *Metrics) (*KafkaRunner, erro
 		cfg.StallTimeout = DefaultStallTimeout
 	}
 	r := &KafkaRunner{topo: topo, cfg: cfg, Metrics: m, tasks: map[topicPartition]*Task{}, restoring: map[topicPartition]*RestoreProgress{}, assigned: map[topicPartition]time.Time{}, done: make(chan struct{}),
-		standby: map[topicPartition]bool{}, standbyKick: make(chan struct{}, 1), standbyDone: make(chan struct{})}
+		standby: map[topicPartition]bool{}, standbyCaught: map[topicPartition]bool{}, standbyKick: make(chan struct{}, 1), standbyDone: make(chan struct{})}
 	r.promise = r.produced
 	r.watch = newStallWatch(topo.QueryID, cfg.StallTimeout, cfg.Log, topo.subIndex)
 	reset := kgo.NewOffset().AtEnd()

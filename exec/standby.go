@@ -2,9 +2,12 @@ package exec
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"sort"
 	"time"
+
+	"github.com/twmb/franz-go/pkg/kadm"
 )
 
 // TaskStandby is the state of a partition this instance does not own but
@@ -23,8 +26,9 @@ const standbyInterval = time.Second
 // and partitions assigned here are ignored: an assigned partition has its
 // task, and a standby must never compete with it for a store. A standby
 // consumes only changelogs, never the input, so it commits no offsets,
-// and it is no task: pull queries (which only read partitions this
-// instance owns and runs) never read it.
+// and it is no task: ordinary pull queries (which only read partitions
+// this instance owns and runs) never read it; standby reads do, through
+// StandbyReadable.
 func (r *KafkaRunner) SetStandbys(parts map[string][]int32) {
 	want := map[topicPartition]bool{}
 	for topic, ps := range parts {
@@ -44,6 +48,11 @@ func (r *KafkaRunner) SetStandbys(parts map[string][]int32) {
 		}
 	}
 	r.standby = want
+	for tp := range r.standbyCaught {
+		if !want[tp] {
+			delete(r.standbyCaught, tp)
+		}
+	}
 	r.mu.Unlock()
 	if changed {
 		select {
@@ -110,15 +119,28 @@ func (r *KafkaRunner) standbyLoop(ctx context.Context) {
 // standbyMu keeps it and a task's restore of the same store apart: a
 // task's creation waits for a catch-up under way, and a catch-up that
 // starts after the partition was assigned does nothing.
-func (r *KafkaRunner) catchUp(ctx context.Context, tp topicPartition) error {
+func (r *KafkaRunner) catchUp(ctx context.Context, tp topicPartition) (err error) {
 	r.standbyMu.Lock()
 	defer r.standbyMu.Unlock()
 	r.mu.Lock()
 	skip := !r.standby[tp] || r.ownsLocked(tp)
+	if skip {
+		// State an owner left behind is no standby's until it caught up.
+		delete(r.standbyCaught, tp)
+	}
 	r.mu.Unlock()
 	if skip {
 		return nil
 	}
+	defer func() {
+		if err == nil {
+			r.mu.Lock()
+			if r.standby[tp] && !r.ownsLocked(tp) {
+				r.standbyCaught[tp] = true
+			}
+			r.mu.Unlock()
+		}
+	}()
 	sub := r.topo.sub(tp.topic)
 	for _, n := range sub.Nodes {
 		for _, name := range n.StoreNames() {
@@ -136,6 +158,59 @@ func (r *KafkaRunner) catchUp(ctx context.Context, tp topicPartition) error {
 				return fmt.Errorf("standby %s/%d: %w", name, tp.partition, err)
 			}
 			r.Metrics.StandbyRecords.Add(recs)
+		}
+	}
+	return nil
+}
+
+// ErrStandbyUnavailable is the kind of StandbyReadable's refusals: the
+// partition is no standby here, has not caught up yet, or lags too far.
+var ErrStandbyUnavailable = errors.New("standby not readable")
+
+// StandbyReadable checks that pull queries may read the stores of
+// partition p of topic from this instance's standby state: p is a standby
+// here (not owned), its stores caught up with their changelogs at least
+// once, and, when maxLag >= 0, none lags its changelog's last stable
+// offset by more than maxLag offsets. What a standby holds is what its
+// catch-ups applied, read read_committed: a prefix of the owner's
+// committed writes, never an aborted transaction's.
+func (r *KafkaRunner) StandbyReadable(ctx context.Context, topic string, p int32, maxLag int64) error {
+	tp := topicPartition{topic, p}
+	r.mu.Lock()
+	standby := r.standby[tp] && !r.ownsLocked(tp)
+	caught := r.standbyCaught[tp]
+	// r.cl was set before the standby loop that marked tp caught started.
+	cl := r.cl
+	r.mu.Unlock()
+	switch {
+	case !standby:
+		return fmt.Errorf("%w: partition %d of %s (query %s) has no standby here", ErrStandbyUnavailable, p, topic, r.topo.QueryID)
+	case !caught || cl == nil:
+		return fmt.Errorf("%w: the standby of partition %d of %s (query %s) has not caught up with its changelog yet", ErrStandbyUnavailable, p, topic, r.topo.QueryID)
+	case maxLag < 0:
+		return nil
+	}
+	r.standbyMu.Lock()
+	defer r.standbyMu.Unlock()
+	sub := r.topo.sub(topic)
+	adm := kadm.NewClient(cl)
+	for _, n := range sub.Nodes {
+		for _, name := range n.StoreNames() {
+			spec, err := r.topo.store(name)
+			if err != nil {
+				return err
+			}
+			log, err := spec.changelog(p)
+			if err != nil {
+				return fmt.Errorf("standby %s/%d: %w", name, p, err)
+			}
+			lag, err := r.cfg.DB.Store(name, p).Lag(ctx, adm, log)
+			if err != nil {
+				return fmt.Errorf("%w: standby %s/%d: %w", ErrStandbyUnavailable, name, p, err)
+			}
+			if lag > maxLag {
+				return fmt.Errorf("%w: the standby of partition %d of %s (query %s) lags its changelog by %d offsets, more than the %d allowed", ErrStandbyUnavailable, p, topic, r.topo.QueryID, lag, maxLag)
+			}
 		}
 	}
 	return nil

@@ -14,7 +14,10 @@
 // JSON shapes here. With Options.Cluster (a cluster.Registry) the server
 // is one of several instances of its service: a pull query reads the
 // partitions this instance owns locally and forwards the rest to their
-// owners (pull.go), and /clusterStatus lists every instance.
+// owners (pull.go); with ksql.query.pull.enable.standby.reads a partition
+// whose owner cannot answer is read from an instance keeping a standby of
+// it (pull_route.go decides who is asked), and /clusterStatus lists every
+// instance.
 //
 // Example:
 //

@@ -9,12 +9,15 @@ import (
 	"fmt"
 	"io"
 	"net/http"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
+	"github.com/sluice-sql/sluice/cluster"
 	"github.com/sluice-sql/sluice/engine"
 	"github.com/sluice-sql/sluice/parser"
 	"github.com/sluice-sql/sluice/types"
@@ -35,10 +38,30 @@ const (
 	// instances that answered part of it (absent when this instance
 	// answered it all), so a client or a test can see where rows came from.
 	ForwardedToHeader = "X-Sluice-Forwarded-To"
+	// StandbyHeader, on a forwarded pull query, asks the receiver to read
+	// the partitions of PartitionsHeader from its standby state (it must
+	// keep a caught-up standby of each, within the request's
+	// ksql.query.pull.max.allowed.offset.lag; 503 otherwise), not from
+	// tasks it owns.
+	StandbyHeader = "X-Sluice-Standby"
+	// StandbyOfHeader, on a pull query's response, lists the partitions
+	// ("1,3") whose rows came from a standby (this instance's or
+	// another's) rather than their owner; absent when none did.
+	StandbyOfHeader = "X-Sluice-Standby-Of"
 )
 
-// forwardTimeout bounds one forwarded pull query.
+// forwardTimeout bounds a pull query's answer gathered from other
+// instances, every attempt included.
 const forwardTimeout = 30 * time.Second
+
+// dialTimeout bounds connecting to another instance: a host cut off
+// from the network fails a forward this fast, and standby reads try the
+// next instance.
+const dialTimeout = 2 * time.Second
+
+// failoverAfter is how long a forward with a fallback (standby reads,
+// another instance able to answer) waits for its response to start.
+const failoverAfter = 2 * time.Second
 
 // maxForwardedBytes bounds the response of one forwarded pull query.
 const maxForwardedBytes = 256 << 20
@@ -49,6 +72,8 @@ type pullResult struct {
 	columns     types.Schema
 	rows        []json.RawMessage // JSON arrays, values as ksqlDB renders them
 	forwardedTo []string
+	// standbyOf are the partitions read from a standby.
+	standbyOf []int32
 }
 
 // pull answers sql when it is a pull query and the server is one of
@@ -91,60 +116,170 @@ func (s *Server) pull(w http.ResponseWriter, r *http.Request, sql string, props 
 		if parts == nil {
 			parts = target.Needed
 		}
-		res, err := s.pullLocal(ctx, stmts[0], parts)
+		lctx := engine.WithPartitions(ctx, parts)
+		if r.Header.Get(StandbyHeader) != "" {
+			lctx = engine.WithStandbyPartitions(ctx, parts)
+		}
+		res, err := s.pullLocal(lctx, stmts[0])
 		if err != nil {
 			s.pullError(w, sql, stmts[0], err)
 			return nil, true
 		}
 		return res, true
 	}
-	var local []int32
-	remote := map[string][]int32{}
-	for _, p := range target.Needed {
-		owner, ok := s.opts.Cluster.Owner(target.QueryID, target.Topic, p)
-		switch {
-		case !ok:
-			s.pullError(w, sql, stmts[0], fmt.Errorf("%w: no live instance owns partition %d of %s (query %s); it may be moving between instances, try again", engine.ErrPartitionUnavailable, p, target.Topic, target.QueryID))
-			return nil, true
-		case owner.Self:
-			local = append(local, p)
-		default:
-			remote[owner.URL] = append(remote[owner.URL], p)
-		}
-	}
-	res, err = s.pullLocal(ctx, stmts[0], local)
+	res, err = s.pullRouted(ctx, stmts[0], sql, props, target)
 	if err != nil {
 		s.pullError(w, sql, stmts[0], err)
 		return nil, true
 	}
-	urls := make([]string, 0, len(remote))
-	for u := range remote {
-		urls = append(urls, u)
-	}
-	sort.Strings(urls)
-	answers := make([][]json.RawMessage, len(urls))
-	errs := make([]error, len(urls))
-	var wg sync.WaitGroup
-	for i, u := range urls {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			answers[i], errs[i] = s.forward(r.Context(), u, sql, props, remote[u])
-		}()
-	}
-	wg.Wait()
-	if err := errors.Join(errs...); err != nil {
-		s.pullError(w, sql, stmts[0], err)
-		return nil, true
-	}
-	for _, a := range answers {
-		res.rows = append(res.rows, a...)
-	}
 	if sel.HasLimit && len(res.rows) > sel.Limit {
 		res.rows = res.rows[:sel.Limit]
 	}
-	res.forwardedTo = urls
 	return res, true
+}
+
+// pullRouted answers a pull query from the instances holding its
+// partitions: each partition from its owner (this instance's local
+// state, or a forward), and, with standby reads
+// (engine.PullStandbyReadsProperty), from an instance keeping a standby
+// of it when the owner is not alive or does not answer. A partition no
+// candidate answers fails the whole query with the last error about it.
+func (s *Server) pullRouted(ctx context.Context, p parser.Parsed, sql string, props map[string]string, target *engine.PullTarget) (*pullResult, error) {
+	ctx, cancel := context.WithTimeout(ctx, forwardTimeout)
+	defer cancel()
+	standbyReads := s.eng.StandbyReads(ctx)
+	cands := map[int32][]answerer{}
+	for _, part := range target.Needed {
+		owner, ok := s.opts.Cluster.Owner(target.QueryID, target.Topic, part)
+		var standbys []cluster.Instance
+		if standbyReads {
+			standbys = s.opts.Cluster.Standbys(target.QueryID, target.Topic, part)
+		}
+		cands[part] = candidates(owner, ok, ok && !owner.Self && s.suspects.suspect(owner), standbys, standbyReads)
+	}
+	// The columns, whoever answers the rows.
+	res, err := s.pullLocal(engine.WithPartitions(ctx, nil), p)
+	if err != nil {
+		return nil, err
+	}
+	failed := map[answerer]bool{}
+	lastErr := map[int32]error{}
+	pending := target.Needed
+	forwardedTo := map[string]bool{}
+	var standbyOf []int32
+	for len(pending) > 0 {
+		groups, unavailable := route(pending, cands, failed)
+		if len(unavailable) > 0 {
+			part := unavailable[0]
+			if err := lastErr[part]; err != nil {
+				return nil, err
+			}
+			what := "no live instance owns"
+			if standbyReads {
+				what = "no live instance owns or keeps a standby of"
+			}
+			return nil, fmt.Errorf("%w: %s partition %d of %s (query %s); it may be moving between instances, try again", engine.ErrPartitionUnavailable, what, part, target.Topic, target.QueryID)
+		}
+		order := sortedAnswerers(groups)
+		answers := make([][]json.RawMessage, len(order))
+		errs := make([]error, len(order))
+		var wg sync.WaitGroup
+		for i, a := range order {
+			parts := groups[a]
+			early := standbyReads && hasFallback(a, parts, cands, failed)
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				answers[i], errs[i] = s.answer(ctx, a, p, sql, props, parts, early)
+			}()
+		}
+		wg.Wait()
+		pending = nil
+		var fatal []error
+		for i, a := range order {
+			parts := groups[a]
+			if err := errs[i]; err != nil {
+				if !standbyReads || !failoverable(err) {
+					fatal = append(fatal, err)
+					continue
+				}
+				s.log.Info("pull query: partitions not answered; trying the next instance", "partitions", formatPartitions(parts), "instance", a.url, "standby", a.standby, "err", err)
+				failed[a] = true
+				for _, part := range parts {
+					lastErr[part] = err
+				}
+				pending = append(pending, parts...)
+				continue
+			}
+			res.rows = append(res.rows, answers[i]...)
+			if !a.self() {
+				forwardedTo[a.url] = true
+			}
+			if a.standby {
+				standbyOf = append(standbyOf, parts...)
+			}
+		}
+		if len(fatal) > 0 {
+			return nil, errors.Join(fatal...)
+		}
+		slices.Sort(pending)
+	}
+	for u := range forwardedTo {
+		res.forwardedTo = append(res.forwardedTo, u)
+	}
+	sort.Strings(res.forwardedTo)
+	slices.Sort(standbyOf)
+	res.standbyOf = standbyOf
+	return res, nil
+}
+
+// answer reads parts from a: this instance's state, or a forward. early
+// lets a forward give up after failoverAfter without an answer.
+func (s *Server) answer(ctx context.Context, a answerer, p parser.Parsed, sql string, props map[string]string, parts []int32, early bool) ([]json.RawMessage, error) {
+	if !a.self() {
+		rows, err := s.forward(ctx, a.url, sql, props, parts, a.standby, early)
+		switch {
+		case err == nil:
+			s.suspects.clear(a.url)
+		case errors.Is(err, errNoAnswer) && ctx.Err() == nil:
+			// Not when the client gave up or the bound passed: that
+			// says nothing about the instance.
+			s.suspects.mark(a.url, time.Now())
+		}
+		return rows, err
+	}
+	lctx := engine.WithPartitions(ctx, parts)
+	if a.standby {
+		lctx = engine.WithStandbyPartitions(ctx, parts)
+	}
+	res, err := s.pullLocal(lctx, p)
+	if err != nil {
+		return nil, err
+	}
+	return res.rows, nil
+}
+
+// errNoAnswer marks a forward that got no answer: no connection, none in
+// time, or an answer cut off. errServer marks an answer with a 5xx status
+// other than 503 (which is engine.ErrPartitionUnavailable).
+var (
+	errNoAnswer = errors.New("no answer")
+	errServer   = errors.New("server error")
+)
+
+// noAnswer is the error of a forward that got no answer: it reads as the
+// error it wraps and is errNoAnswer.
+type noAnswer struct{ err error }
+
+func (e noAnswer) Error() string      { return e.err.Error() }
+func (e noAnswer) Unwrap() error      { return e.err }
+func (noAnswer) Is(target error) bool { return target == errNoAnswer }
+
+// failoverable reports whether another instance may answer what err
+// failed: the partition was unavailable there, or the instance did not
+// answer or failed. A statement error would fail anywhere.
+func failoverable(err error) bool {
+	return errors.Is(err, engine.ErrPartitionUnavailable) || errors.Is(err, errNoAnswer) || errors.Is(err, errServer)
 }
 
 // pullError answers a pull query that could not be answered whole: 503
@@ -158,9 +293,10 @@ func (s *Server) pullError(w http.ResponseWriter, sql string, p parser.Parsed, e
 	statementError(w, codeBadStatement, engine.FormatError(sql, err), stmtText(p), nil)
 }
 
-// pullLocal runs the pull query on this instance's state of parts.
-func (s *Server) pullLocal(ctx context.Context, p parser.Parsed, parts []int32) (*pullResult, error) {
-	res, err := s.eng.ExecuteStatement(engine.WithPartitions(ctx, parts), p)
+// pullLocal runs the pull query on this instance's state, of the
+// partitions ctx names (engine.WithPartitions, WithStandbyPartitions).
+func (s *Server) pullLocal(ctx context.Context, p parser.Parsed) (*pullResult, error) {
+	res, err := s.eng.ExecuteStatement(ctx, p)
 	if err != nil {
 		return nil, err
 	}
@@ -177,9 +313,19 @@ func (s *Server) pullLocal(ctx context.Context, p parser.Parsed, parts []int32) 
 }
 
 // forward sends the pull query to the instance at url for parts and
-// returns its rows.
-func (s *Server) forward(ctx context.Context, url, sql string, props map[string]string, parts []int32) ([]json.RawMessage, error) {
-	ctx, cancel := context.WithTimeout(ctx, forwardTimeout)
+// returns its rows; standby asks for them from its standby state
+// (StandbyHeader). Connecting is bounded by the forwarder's dial timeout
+// and the whole answer by ctx; early also bounds the wait for the
+// response to start by failoverAfter, for a caller that has another
+// instance to ask: an owner that accepts connections but does not
+// answer (stopped, overloaded) then costs failoverAfter, not the whole
+// bound.
+func (s *Server) forward(ctx context.Context, url, sql string, props map[string]string, parts []int32, standby, early bool) ([]json.RawMessage, error) {
+	role := "owned by"
+	if standby {
+		role = "kept on standby by"
+	}
+	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
 	body, err := json.Marshal(queryStreamRequest{SQL: sql, Properties: toAny(props)})
 	if err != nil {
@@ -193,17 +339,28 @@ func (s *Server) forward(ctx context.Context, url, sql string, props map[string]
 	req.Header.Set("Accept", contentDelimited)
 	req.Header.Set(ForwardedHeader, "1")
 	req.Header.Set(PartitionsHeader, formatPartitions(parts))
+	if standby {
+		req.Header.Set(StandbyHeader, "1")
+	}
 	if s.opts.ForwardUser != "" {
 		req.SetBasicAuth(s.opts.ForwardUser, s.opts.ForwardPassword)
 	}
+	var gaveUp atomic.Bool
+	if early {
+		t := time.AfterFunc(failoverAfter, func() { gaveUp.Store(true); cancel() })
+		defer t.Stop()
+	}
 	resp, err := s.forwarder.Do(req)
 	if err != nil {
-		return nil, fmt.Errorf("%w: partitions %s are owned by %s, which did not answer: %v", engine.ErrPartitionUnavailable, formatPartitions(parts), url, err)
+		if gaveUp.Load() {
+			err = fmt.Errorf("no response within %s", failoverAfter)
+		}
+		return nil, fmt.Errorf("%w: partitions %s are %s %s, which did not answer: %w", engine.ErrPartitionUnavailable, formatPartitions(parts), role, url, noAnswer{err})
 	}
 	defer resp.Body.Close()
 	b, err := io.ReadAll(io.LimitReader(resp.Body, maxForwardedBytes))
 	if err != nil {
-		return nil, fmt.Errorf("%w: partitions %s: reading the answer of %s: %v", engine.ErrPartitionUnavailable, formatPartitions(parts), url, err)
+		return nil, fmt.Errorf("%w: partitions %s: reading the answer of %s: %w", engine.ErrPartitionUnavailable, formatPartitions(parts), url, noAnswer{err})
 	}
 	if resp.StatusCode != http.StatusOK {
 		var eb errorBody
@@ -211,9 +368,12 @@ func (s *Server) forward(ctx context.Context, url, sql string, props map[string]
 		if json.Unmarshal(b, &eb) == nil && eb.Message != "" {
 			msg = eb.Message
 		}
-		err := fmt.Errorf("partitions %s, owned by %s: %s (HTTP %d)", formatPartitions(parts), url, msg, resp.StatusCode)
-		if resp.StatusCode == http.StatusServiceUnavailable {
+		err := fmt.Errorf("partitions %s, %s %s: %s (HTTP %d)", formatPartitions(parts), role, url, msg, resp.StatusCode)
+		switch {
+		case resp.StatusCode == http.StatusServiceUnavailable:
 			err = fmt.Errorf("%w: %w", engine.ErrPartitionUnavailable, err)
+		case resp.StatusCode >= 500:
+			err = fmt.Errorf("%w: %w", errServer, err)
 		}
 		return nil, err
 	}
@@ -231,7 +391,7 @@ func (s *Server) forward(ctx context.Context, url, sql string, props map[string]
 			continue
 		}
 		if !json.Valid(line) || line[0] != '[' {
-			return nil, fmt.Errorf("partitions %s, owned by %s: not a row: %.200s", formatPartitions(parts), url, line)
+			return nil, fmt.Errorf("partitions %s, %s %s: not a row: %.200s", formatPartitions(parts), role, url, line)
 		}
 		rows = append(rows, json.RawMessage(append([]byte(nil), line...)))
 	}

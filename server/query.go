@@ -219,6 +219,9 @@ func writePullStream(w http.ResponseWriter, res *pullResult, asJSON bool) {
 	if len(res.forwardedTo) > 0 {
 		w.Header().Set(ForwardedToHeader, strings.Join(res.forwardedTo, ","))
 	}
+	if len(res.standbyOf) > 0 {
+		w.Header().Set(StandbyOfHeader, formatPartitions(res.standbyOf))
+	}
 	var buf bytes.Buffer
 	if asJSON {
 		w.Header().Set("Content-Type", contentJSON)
@@ -374,6 +377,9 @@ func schemaText(cols types.Schema, markKeys bool) string {
 func writePullQuery(w http.ResponseWriter, res *pullResult, ct string) {
 	if len(res.forwardedTo) > 0 {
 		w.Header().Set(ForwardedToHeader, strings.Join(res.forwardedTo, ","))
+	}
+	if len(res.standbyOf) > 0 {
+		w.Header().Set(StandbyOfHeader, formatPartitions(res.standbyOf))
 	}
 	var buf bytes.Buffer
 	buf.WriteByte('[')

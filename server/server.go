@@ -66,6 +66,8 @@ type Server struct {
 	mux  *http.ServeMux
 	// forwarder sends pull queries to other instances.
 	forwarder *http.Client
+	// suspects are instances that recently left a forward unanswered.
+	suspects suspects
 
 	// seq numbers the commands /ksql executed, as commandSequenceNumber.
 	seq atomic.Int64
@@ -132,6 +134,7 @@ func forwardClient(opts Options) *http.Client {
 	}
 	tr := http.DefaultTransport.(*http.Transport).Clone()
 	tr.TLSClientConfig = tc
+	tr.DialContext = (&net.Dialer{Timeout: dialTimeout, KeepAlive: 30 * time.Second}).DialContext
 	return &http.Client{Transport: tr}
 }
 

@@ -560,3 +560,29 @@ func eachEntry(fetches kgo.Fetches, next *int64, end int64, cp *Checkpoint, tr f
 	})
 	return applied, err
 }
+
+// Lag is how many offsets of its changelog partition this store partition
+// has not applied: the changelog's last stable offset (what a
+// read-committed restore would reach, open transactions excluded) less
+// the local checkpoint's ChangelogOffset, never below 0. A standby read
+// uses it to refuse state further behind than a pull query accepts
+// (ksql.query.pull.max.allowed.offset.lag). The caller keeps restores of
+// this store from running meanwhile, as for any use of the checkpoint.
+func (s *Store) Lag(ctx context.Context, adm *kadm.Client, log Changelog) (int64, error) {
+	cp, err := s.Checkpoint()
+	if err != nil {
+		return 0, err
+	}
+	lo, err := endOffset(ctx, adm, log)
+	if err != nil {
+		return 0, s.errorf("lag", err)
+	}
+	if lo.Err != nil {
+		return 0, s.errorf("lag", fmt.Errorf("end offset of %s/%d: %w", log.Topic, log.Partition, lo.Err))
+	}
+	end := lo.Offset
+	if log.Until != nil && *log.Until < end {
+		end = max(*log.Until, 0)
+	}
+	return max(end-cp.ChangelogOffset, 0), nil
+}

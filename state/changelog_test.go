@@ -429,6 +429,44 @@ func TestRestoreWarmReplaysOnlyTheTail(t *testing.T) {
 	}
 }
 
+// TestStoreLag: a standby's lag is the changelog offsets written since its
+// last restore, and nothing once it restored again.
+func TestStoreLag(t *testing.T) {
+	k := startKafka(t)
+	ctx := testCtx(t)
+	log := Changelog{Topic: testkafka.Name(t, "q-agg-changelog"), Partition: 0}
+	if err := EnsureTopic(ctx, k.adm, log.Topic, 1, -1, nil); err != nil {
+		t.Fatal(err)
+	}
+	owner := openDB(t, t.TempDir()).Store("agg", 0)
+	writeIntervals(t, k, owner, log, 0, 3)
+	standby := openDB(t, t.TempDir()).Store("agg", 0)
+	if _, err := standby.Restore(ctx, k.conn, log, nil); err != nil {
+		t.Fatal(err)
+	}
+	if lag, err := standby.Lag(ctx, k.adm, log); err != nil || lag != 0 {
+		t.Fatalf("Lag after Restore = %d, %v; want 0, nil", lag, err)
+	}
+	before, _ := standby.Checkpoint()
+	writeIntervals(t, k, owner, log, 3, 2)
+	ends, err := k.adm.ListEndOffsets(ctx, log.Topic)
+	if err != nil {
+		t.Fatal(err)
+	}
+	end, _ := ends.Lookup(log.Topic, 0)
+	if want := end.Offset - before.ChangelogOffset; want <= 0 {
+		t.Fatalf("the tail wrote nothing: end %d, checkpoint %d", end.Offset, before.ChangelogOffset)
+	} else if lag, err := standby.Lag(ctx, k.adm, log); err != nil || lag != want {
+		t.Errorf("Lag behind a tail = %d, %v; want %d, nil", lag, err, want)
+	}
+	if _, err := standby.Restore(ctx, k.conn, log, nil); err != nil {
+		t.Fatal(err)
+	}
+	if lag, err := standby.Lag(ctx, k.adm, log); err != nil || lag != 0 {
+		t.Errorf("Lag after catching up = %d, %v; want 0, nil", lag, err)
+	}
+}
+
 func TestRestoreUnknownTopic(t *testing.T) {
 	k := startKafka(t)
 	s := openDB(t, "").Store("agg", 0)
