@@ -138,6 +138,7 @@ func (s *Store) ProduceChangelog(ctx context.Context, cl *kgo.Client, log Change
 	}
 	cp := Checkpoint{ChangelogOffset: prev.ChangelogOffset, SourceOffsets: mergeOffsets(prev.SourceOffsets, src)}
 	pending := s.Pending()
+	s.produced = pending
 	if cl == nil || len(pending) == 0 {
 		return cp, nil
 	}

@@ -40,6 +40,11 @@ type Store struct {
 	// by a goroutine of its own so that the task goes on processing
 	// meanwhile (see Commit). Reads see it between the overlay and Badger.
 	flush atomic.Pointer[flush]
+	// produced is the delta the changelog took last (ProduceChangelog),
+	// published to view once Kafka has committed it (Hold, Commit).
+	produced []Change
+	// view is what pull queries read on top of Badger (RangeCommitted).
+	view committedView
 }
 
 // flush is one commit's overlay and checkpoint being written to Badger.
@@ -330,6 +335,9 @@ func (s *Store) PendingCount() int { return len(s.dirty) }
 // held writes included: Kafka has those, and the restore that reopens the
 // store replays them from the changelog, as after a crash.
 func (s *Store) Discard() {
+	// An aborted transaction's delta is never published; what was
+	// published stays readable until a restore's commit writes it again.
+	s.produced = nil
 	s.overlay.reset()
 	s.nextGen()
 	s.held = nil
@@ -353,6 +361,8 @@ func (s *Store) nextGen() {
 // Badger write, the restore replays the changelog from the last
 // checkpoint Badger has.
 func (s *Store) Hold(cp Checkpoint) {
+	s.view.publish(s.produced)
+	s.produced = nil
 	cp.SourceOffsets = maps.Clone(cp.SourceOffsets)
 	s.held = &cp
 	s.nextGen()
@@ -403,6 +413,10 @@ func (s *Store) Commit(cp Checkpoint) error {
 	if err := s.db.checkSpace(s.overlay.bytes); err != nil {
 		return s.errorf("commit", err)
 	}
+	// Published before the write starts, forgotten once it is done:
+	// RangeCommitted sees the commit all along.
+	published := s.view.publish(s.produced)
+	s.produced = nil
 	if r := s.restored.Load(); r != nil {
 		handled, err := r.commit(&s.overlay, cp)
 		if err != nil {
@@ -428,8 +442,11 @@ func (s *Store) Commit(cp Checkpoint) error {
 	s.db.builds.Add(1)
 	go func() {
 		defer s.db.builds.Done()
-		defer close(f.done)
 		f.err = whileBlocked(func() error { return s.writeTable(&f.table, cp) })
+		close(f.done)
+		if f.err == nil {
+			s.view.forget(published)
+		}
 	}()
 	return nil
 }
@@ -547,6 +564,7 @@ func (s *Store) Wipe() error {
 	s.flush.Store(nil)
 	s.cancelBuild()
 	s.Discard()
+	s.view.clear()
 	// DropPrefix blocks every write to the shared DB while it runs; a
 	// store partition that holds nothing (every first start) needs none.
 	if empty, err := s.empty(); err != nil || empty {
@@ -651,9 +669,10 @@ func commonPrefix(a, b []byte) []byte {
 // pull query then asks again rather than read a partial table.
 var ErrRestoring = errors.New("state is still being restored")
 
-// RangeCommitted is Range over committed data only, never the overlay,
-// so other goroutines may call it while the task writes: pull queries
-// read tables this way, as of the last commit.
+// RangeCommitted is Range over committed data only — Badger, and the
+// committed writes it may not have yet (committedView) — never the open
+// transaction's, so other goroutines may call it while the task writes:
+// pull queries read tables this way, as of the last commit.
 func (s *Store) RangeCommitted(prefix []byte, fn func(key, value []byte) bool) error {
 	if err := s.db.checkOpen(); err != nil {
 		return s.errorf("range", err)
@@ -665,24 +684,15 @@ func (s *Store) RangeCommitted(prefix []byte, fn func(key, value []byte) bool) e
 	if s.restored.Load() != nil {
 		return s.errorf("range", ErrRestoring)
 	}
-	err := s.db.bdb.View(func(txn *badger.Txn) error {
-		it := txn.NewIterator(badger.IteratorOptions{PrefetchValues: true, PrefetchSize: 64, Prefix: concat(s.data, prefix)})
-		defer it.Close()
-		for it.Rewind(); it.Valid(); it.Next() {
-			more := true
-			if err := it.Item().Value(func(v []byte) error {
-				more = fn(it.Item().Key()[len(s.data):], v)
-				return nil
-			}); err != nil {
-				return err
-			}
-			if !more {
-				return nil
-			}
-		}
-		return nil
-	})
-	if err != nil {
+	// Committed writes Badger may not have yet (held under exactly-once,
+	// or being written) come from the view, the rest from Badger, both as
+	// of one instant.
+	keys, entries, txn := s.view.snapshot(s.db.bdb, prefix)
+	defer txn.Discard()
+	it := txn.NewIterator(badger.IteratorOptions{PrefetchValues: true, PrefetchSize: 64, Prefix: concat(s.data, prefix)})
+	defer it.Close()
+	it.Rewind()
+	if err := mergeCommitted(it, len(s.data), keys, entries, fn); err != nil {
 		return s.errorf("range", err)
 	}
 	return nil

@@ -1,0 +1,137 @@
+package state
+
+import (
+	"bytes"
+	"slices"
+	"strings"
+	"sync"
+
+	"github.com/dgraph-io/badger/v4"
+)
+
+// committedView holds a store partition's committed writes that Badger
+// may not have yet, for readers on other goroutines (pull queries, through
+// RangeCommitted). Under exactly-once, committed transactions' writes are
+// held in the overlay for up to a second between Badger writes (Hold), and
+// the overlay also holds the open transaction's writes, which no reader may
+// see; at-least-once commits write Badger in the background. Each commit
+// publishes the writes the changelog took for it (ProduceChangelog's
+// delta) here; once the Badger write that holds them is done they are
+// forgotten, so the view stays the size of at most a second of commits.
+type committedView struct {
+	mu sync.RWMutex
+	m  map[string]viewEntry
+	// seq numbers the publications: a Badger write forgets what was
+	// published up to the commit it wrote, not what came later.
+	seq uint64
+}
+
+type viewEntry struct {
+	value []byte
+	del   bool
+	seq   uint64
+}
+
+// publish adds a committed delta and returns its number.
+func (v *committedView) publish(delta []Change) uint64 {
+	v.mu.Lock()
+	defer v.mu.Unlock()
+	v.seq++
+	if len(delta) == 0 {
+		return v.seq
+	}
+	if v.m == nil {
+		v.m = make(map[string]viewEntry, len(delta))
+	}
+	for _, c := range delta {
+		v.m[string(c.Key)] = viewEntry{value: c.Value, del: c.Delete, seq: v.seq}
+	}
+	return v.seq
+}
+
+// forget drops what was published up to seq: Badger holds it now.
+func (v *committedView) forget(seq uint64) {
+	v.mu.Lock()
+	defer v.mu.Unlock()
+	for k, e := range v.m {
+		if e.seq <= seq {
+			delete(v.m, k)
+		}
+	}
+}
+
+// clear drops everything (the store partition was wiped).
+func (v *committedView) clear() {
+	v.mu.Lock()
+	defer v.mu.Unlock()
+	v.m = nil
+}
+
+// snapshot returns the entries under prefix in key order and a Badger
+// read transaction opened at the same moment: no write can be forgotten
+// in between, so the two together are the committed state as of one
+// instant. The caller discards the transaction.
+func (v *committedView) snapshot(db *badger.DB, prefix []byte) ([]string, map[string]viewEntry, *badger.Txn) {
+	v.mu.RLock()
+	defer v.mu.RUnlock()
+	var keys []string
+	var entries map[string]viewEntry
+	for k, e := range v.m {
+		if strings.HasPrefix(k, string(prefix)) {
+			if entries == nil {
+				entries = map[string]viewEntry{}
+			}
+			keys = append(keys, k)
+			entries[k] = e
+		}
+	}
+	slices.Sort(keys)
+	return keys, entries, db.NewTransaction(false)
+}
+
+// mergeCommitted calls fn for the union of Badger's entries (from it,
+// positioned at the first key, whose keys carry the store's data prefix
+// of length skip) and the view's, in key order, the view's winning; a
+// view deletion hides the key.
+func mergeCommitted(it *badger.Iterator, skip int, keys []string, entries map[string]viewEntry, fn func(key, value []byte) bool) error {
+	i := 0
+	emit := func(k string) bool {
+		e := entries[k]
+		if e.del {
+			return true
+		}
+		return fn([]byte(k), e.value)
+	}
+	for ; it.Valid(); it.Next() {
+		bk := it.Item().Key()[skip:]
+		for i < len(keys) && keys[i] < string(bk) {
+			if !emit(keys[i]) {
+				return nil
+			}
+			i++
+		}
+		if i < len(keys) && bytes.Equal([]byte(keys[i]), bk) {
+			if !emit(keys[i]) {
+				return nil
+			}
+			i++
+			continue
+		}
+		more := true
+		if err := it.Item().Value(func(val []byte) error {
+			more = fn(bk, val)
+			return nil
+		}); err != nil {
+			return err
+		}
+		if !more {
+			return nil
+		}
+	}
+	for ; i < len(keys); i++ {
+		if !emit(keys[i]) {
+			return nil
+		}
+	}
+	return nil
+}
