@@ -5,12 +5,15 @@ import (
 	"encoding/json"
 	"fmt"
 	"math/rand/v2"
+	"os"
+	"path/filepath"
 	"sort"
 	"strings"
 	"sync"
 	"testing"
 	"time"
 
+	"github.com/twmb/franz-go/pkg/kadm"
 	"github.com/twmb/franz-go/pkg/kgo"
 
 	"github.com/sluice-sql/sluice/internal/netns"
@@ -29,29 +32,39 @@ func startServerOn(t *testing.T, h *netns.Host, args ...string) *serverProc {
 // answer from a standby when an owner cannot answer (ksqlDB's name).
 const standbyReads = `{"ksql.query.pull.enable.standby.reads":"true"}`
 
-// pullCounts runs a full pull query on the table of counts and returns
-// the HTTP status, the counts by page (or the body when it is not 200),
-// and how long it took.
-func (s *serverProc) pullCounts(t *testing.T, table string) (int, map[string]int64, string, time.Duration) {
+// pulled is one answer of a full pull query on the table of counts.
+type pulled struct {
+	code   int
+	counts map[string]int64 // by page, when code is 200
+	body   string
+	took   time.Duration
+	// standbyOf names the partitions a standby answered for.
+	standbyOf string
+}
+
+// pullCounts runs a full pull query on the table of counts, accepting
+// answers from standbys.
+func (s *serverProc) pullCounts(t *testing.T, table string) pulled {
 	t.Helper()
 	start := time.Now()
-	code, _, body := s.authed(t, "POST", "/query-stream", `{"sql":"SELECT * FROM `+table+`;","properties":`+standbyReads+`}`)
-	took := time.Since(start)
+	code, hdr, body := s.authed(t, "POST", "/query-stream", `{"sql":"SELECT * FROM `+table+`;","properties":`+standbyReads+`}`)
+	p := pulled{code: code, body: body, took: time.Since(start), standbyOf: hdr.Get("X-Sluice-Standby-Of")}
 	if code != 200 {
-		return code, nil, body, took
+		return p
 	}
 	counts := map[string]int64{}
 	lines := strings.Split(strings.TrimSpace(body), "\n")
 	for _, l := range lines[1:] {
 		var row []any
 		if err := json.Unmarshal([]byte(l), &row); err != nil || len(row) != 2 {
-			return code, nil, body, took
+			return p
 		}
 		page, _ := row[0].(string)
 		n, _ := row[1].(float64)
 		counts[page] = int64(n)
 	}
-	return code, counts, body, took
+	p.counts = counts
+	return p
 }
 
 // cluster3CutOff is fault (3) of docs/faults.md: three `sluice server`
@@ -76,6 +89,9 @@ func cluster3CutOff(t *testing.T, c *testkafka.Cluster, hosts *netns.Net) {
 	args := func() []string {
 		return []string{"--brokers", brokers, "--service-id", svc, "--data-dir", t.TempDir(), "--auth", "alice:secret"}
 	}
+	if os.Getenv("SLUICE_LOG_LEVEL") == "" {
+		t.Setenv("SLUICE_LOG_LEVEL", "info")
+	}
 	var servers []*serverProc
 	var cutHost *netns.Host
 	for _, name := range []string{"a", "b", "c"} {
@@ -86,8 +102,32 @@ func cluster3CutOff(t *testing.T, c *testkafka.Cluster, hosts *netns.Net) {
 	a, b, cut := servers[0], servers[1], servers[2]
 	defer func() {
 		if t.Failed() {
-			for _, s := range servers {
-				t.Logf("%s stderr (tail):\n%s", s.base, tail(s.stderr.String(), 40))
+			adm := kadm.NewClient(testkafka.Client(t, brokers))
+			ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+			defer cancel()
+			for _, tp := range []string{topic, repart, table} {
+				ends, _ := adm.ListEndOffsets(ctx, tp)
+				stable, _ := adm.ListCommittedOffsets(ctx, tp)
+				var parts []string
+				ends.Each(func(o kadm.ListedOffset) {
+					st, _ := stable.Lookup(tp, o.Partition)
+					parts = append(parts, fmt.Sprintf("%d: end %d stable %d", o.Partition, o.Offset, st.Offset))
+				})
+				sort.Strings(parts)
+				t.Logf("%s: %s", tp, strings.Join(parts, ", "))
+			}
+			if offs, err := adm.FetchOffsets(ctx, "_sluice-"+svc+"-query-"+query); err == nil {
+				t.Logf("group offsets: %v", offs)
+			}
+			if txs, err := adm.ListTransactions(ctx, nil, nil); err == nil {
+				for _, tx := range txs.Sorted() {
+					t.Logf("transaction %s: %s", tx.TxnID, tx.State)
+				}
+			}
+			for i, s := range servers {
+				log := filepath.Join(os.TempDir(), fmt.Sprintf("%s-%d.log", svc, i))
+				_ = os.WriteFile(log, []byte(s.stderr.String()), 0o644)
+				t.Logf("%s stderr (all of it in %s), tail:\n%s", s.base, log, tail(s.stderr.String(), 20))
 			}
 		}
 	}()
@@ -148,7 +188,7 @@ func cluster3CutOff(t *testing.T, c *testkafka.Cluster, hosts *netns.Net) {
 	a.waitStandbys(t, query, parts, servers)
 	// Every page counted before the cut.
 	for deadline := time.Now().Add(30 * time.Second); time.Now().Before(deadline); time.Sleep(200 * time.Millisecond) {
-		if code, got, _, _ := a.pullCounts(t, table); code == 200 && len(got) == pages {
+		if p := a.pullCounts(t, table); p.code == 200 && len(p.counts) == pages {
 			break
 		}
 	}
@@ -162,21 +202,26 @@ func cluster3CutOff(t *testing.T, c *testkafka.Cluster, hosts *netns.Net) {
 	var answered, fromStandby int
 	check := func(s *serverProc) {
 		want := snapshot()
-		code, got, body, took := s.pullCounts(t, table)
+		p := s.pullCounts(t, table)
 		answered++
-		if code != 200 {
-			t.Errorf("%s, %s after the cut: pull query answered %d %s", s.base, time.Since(cutAt).Round(100*time.Millisecond), code, body)
+		since := time.Since(cutAt).Round(100 * time.Millisecond)
+		if p.code != 200 {
+			t.Errorf("%s, %s after the cut: pull query answered %d %s", s.base, since, p.code, p.body)
 			return
 		}
-		if took > 5*time.Second {
-			t.Errorf("%s: pull query took %s", s.base, took.Round(100*time.Millisecond))
+		if p.standbyOf != "" {
+			fromStandby++
 		}
-		if len(got) != pages {
-			t.Errorf("%s, %s after the cut: %d pages, want %d: %s", s.base, time.Since(cutAt).Round(100*time.Millisecond), len(got), pages, body)
+		if p.took > 5*time.Second {
+			t.Errorf("%s, %s after the cut: pull query took %s", s.base, since, p.took.Round(100*time.Millisecond))
 		}
-		for page, n := range got {
-			if n > want[page]+1 || n <= 0 { // +1: a click counted before the producer's tally
-				t.Errorf("%s: %s counted %d, only %d produced", s.base, page, n, want[page])
+		if len(p.counts) != pages {
+			t.Errorf("%s, %s after the cut: %d pages, want %d: %s", s.base, since, len(p.counts), pages, p.body)
+		}
+		for page, n := range p.counts {
+			// +1: a click the table counted before the producer's tally.
+			if n > want[page]+1 || n <= 0 {
+				t.Errorf("%s, %s after the cut: %s counted %d, %d produced", s.base, since, page, n, want[page])
 			}
 		}
 	}

@@ -31,6 +31,7 @@ func TestCluster3Sluice(t *testing.T) {
 		t.Run("leader kill/"+guarantee, func(t *testing.T) { cluster3LeaderKill(t, c, guarantee) })
 	}
 	t.Run("command topic leader kill", func(t *testing.T) { cluster3CommandLeaderKill(t, c) })
+	t.Run("instance cut off", func(t *testing.T) { cluster3CutOff(t, c, hosts) })
 }
 
 // cluster3Statements are the queries of cluster3LeaderKill.

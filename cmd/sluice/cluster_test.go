@@ -106,6 +106,9 @@ func (s *serverProc) ownership(t *testing.T, query string, topics []string, n in
 	owner := map[string]map[int32]string{}
 	settled := true
 	for _, h := range cs.ClusterStatus {
+		if !h.HostAlive {
+			continue // what a stale instance last said it owned
+		}
 		ps := h.ActiveStandbyPerQuery[query].ActivePartitions
 		if len(ps) == 0 {
 			settled = false
