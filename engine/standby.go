@@ -119,6 +119,12 @@ func (q *Query) standbyServable(ctx context.Context, topic string, parts []int32
 		if q.runner == nil {
 			return fmt.Errorf("%w: partition %d of %s (query %s): the query does not run here", ErrPartitionUnavailable, p, topic, q.ID)
 		}
+		if q.servable(topic, []int32{p}) == nil {
+			// The partition moved here while the asking instance still
+			// took this one for its standby (its owner was cut off): the
+			// running task's state is newer than a standby's.
+			continue
+		}
 		if err := q.runner.StandbyReadable(ctx, topic, p, maxLag); err != nil {
 			if errors.Is(err, exec.ErrStandbyUnavailable) {
 				return fmt.Errorf("%w: %w", ErrPartitionUnavailable, err)
