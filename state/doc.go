@@ -39,7 +39,9 @@
 //     which keeps the committed writes in the overlay (the changelog takes
 //     only what is new next time) until a later Commit or CommitHeld writes
 //     them to Badger, at most once a second; Discard if the transaction
-//     aborts.
+//     aborts. Pull queries read committed state only (RangeCommitted): each
+//     Hold or Commit publishes the changelog's delta to a view merged over
+//     Badger, forgotten once the Badger write holding it is done.
 //
 // Badger never holds a write the changelog lacks, so a crash at any point
 // is repaired by replaying the changelog from the last checkpoint. The source
