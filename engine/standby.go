@@ -119,10 +119,13 @@ func (q *Query) standbyServable(ctx context.Context, topic string, parts []int32
 		if q.runner == nil {
 			return fmt.Errorf("%w: partition %d of %s (query %s): the query does not run here", ErrPartitionUnavailable, p, topic, q.ID)
 		}
-		if q.servable(topic, []int32{p}) == nil {
+		if q.assignedHere(topic, p) {
 			// The partition moved here while the asking instance still
-			// took this one for its standby (its owner was cut off): the
-			// running task's state is newer than a standby's.
+			// took this one for its standby (its owner was cut off). A
+			// running task's state is newer than a standby's; a restoring
+			// one's is the standby's plus part of the changelog's tail, a
+			// committed prefix as a standby's is (a restore from nothing
+			// answers ErrRestoring instead).
 			continue
 		}
 		if err := q.runner.StandbyReadable(ctx, topic, p, maxLag); err != nil {
@@ -133,4 +136,15 @@ func (q *Query) standbyServable(ctx context.Context, topic string, parts []int32
 		}
 	}
 	return nil
+}
+
+// assignedHere reports whether partition p of topic is owned here, its
+// task running or restoring.
+func (q *Query) assignedHere(topic string, p int32) bool {
+	for _, ti := range q.Partitions() {
+		if ti.Topic == topic && ti.Partition == p {
+			return ti.State == exec.TaskRunning || ti.State == exec.TaskRestoring
+		}
+	}
+	return false
 }

@@ -335,9 +335,12 @@ func (s *Store) PendingCount() int { return len(s.dirty) }
 // held writes included: Kafka has those, and the restore that reopens the
 // store replays them from the changelog, as after a crash.
 func (s *Store) Discard() {
-	// An aborted transaction's delta is never published; what was
-	// published stays readable until a restore's commit writes it again.
+	// An aborted transaction's delta is never published. What was
+	// published goes too: the restore that follows rebuilds the store
+	// from the changelog, and stale entries would hide what it writes
+	// (a partition that left and came back much later).
 	s.produced = nil
+	s.view.clear()
 	s.overlay.reset()
 	s.nextGen()
 	s.held = nil
@@ -564,7 +567,6 @@ func (s *Store) Wipe() error {
 	s.flush.Store(nil)
 	s.cancelBuild()
 	s.Discard()
-	s.view.clear()
 	// DropPrefix blocks every write to the shared DB while it runs; a
 	// store partition that holds nothing (every first start) needs none.
 	if empty, err := s.empty(); err != nil || empty {

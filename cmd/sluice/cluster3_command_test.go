@@ -28,9 +28,7 @@ func cluster3CommandLeaderKill(t *testing.T, c *testkafka.Cluster) {
 	svc := testkafka.Name(t, "c3cmd_svc")
 	in := testkafka.Name(t, "c3cmd_in")
 	testkafka.CreateTopic(t, brokers, in, 2)
-	args := func() []string {
-		return []string{"--brokers", brokers, "--service-id", svc, "--data-dir", t.TempDir(), "--auth", "alice:secret"}
-	}
+	args := serverArgs(t, brokers, svc)
 	a := startServer(t, args()...)
 	defer a.stop(t, 30*time.Second)
 	b := startServer(t, args()...)

@@ -86,9 +86,7 @@ func cluster3CutOff(t *testing.T, c *testkafka.Cluster, hosts *netns.Net) {
 	query := "CTAS_" + table
 	const parts, pages = 6, 12
 	repart := "_sluice-" + svc + "-query-" + query + "-Aggregate-GroupBy-repartition"
-	args := func() []string {
-		return []string{"--brokers", brokers, "--service-id", svc, "--data-dir", t.TempDir(), "--auth", "alice:secret"}
-	}
+	args := serverArgs(t, brokers, svc)
 	if os.Getenv("SLUICE_LOG_LEVEL") == "" {
 		t.Setenv("SLUICE_LOG_LEVEL", "info")
 	}

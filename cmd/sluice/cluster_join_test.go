@@ -74,9 +74,7 @@ func TestServerClusterJoin(t *testing.T) {
 	const parts = 3
 	const nUsers = 40
 
-	args := func() []string {
-		return []string{"--brokers", brokers, "--service-id", svc, "--data-dir", t.TempDir(), "--auth", "alice:secret"}
-	}
+	args := serverArgs(t, brokers, svc)
 	a := startServer(t, args()...)
 	defer a.stop(t, 30*time.Second)
 	var b *serverProc

@@ -33,15 +33,7 @@ func TestServerClusterPullTables(t *testing.T) {
 		testkafka.CreateTopic(t, brokers, topic, parts)
 	}
 	// Three users per partition; every other one has an order.
-	var ids []string
-	per := map[int32]int{}
-	for i := 0; len(ids) < 3*parts; i++ {
-		id := fmt.Sprintf("u%02d", i)
-		if p := sexec.KeyPartition(users, []byte(id), parts); per[p] < 3 {
-			per[p]++
-			ids = append(ids, id)
-		}
-	}
+	ids := keysPerPartition(users, "u%02d", parts, 3)
 	partitionOf := func(id string) int32 { return sexec.KeyPartition(users, []byte(id), parts) }
 	var recs []*kgo.Record
 	userRow, joinRow := map[string]string{}, map[string]string{}
@@ -72,9 +64,7 @@ func TestServerClusterPullTables(t *testing.T) {
 	}
 	sort.Strings(clickRows)
 
-	args := func() []string {
-		return []string{"--brokers", brokers, "--service-id", svc, "--data-dir", t.TempDir(), "--auth", "alice:secret"}
-	}
+	args := serverArgs(t, brokers, svc)
 	a := startServer(t, args()...)
 	defer a.stop(t, 30*time.Second)
 	b := startServer(t, args()...)

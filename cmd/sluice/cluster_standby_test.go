@@ -118,20 +118,10 @@ func TestServerClusterStandbyReads(t *testing.T) {
 	const query, parts = "CTAS_PAGE_COUNTS", 4
 	repart := "_sluice-" + svc + "-query-" + query + "-Aggregate-GroupBy-repartition"
 
-	var pages []string
-	per := map[int32]int{}
-	for i := 0; len(pages) < 2*parts; i++ {
-		page := fmt.Sprintf("page-%d", i)
-		if p := sexec.KeyPartition(repart, []byte(page), parts); per[p] < 2 {
-			per[p]++
-			pages = append(pages, page)
-		}
-	}
+	pages := keysPerPartition(repart, "page-%d", parts, 2)
 	partitionOf := func(page string) int32 { return sexec.KeyPartition(repart, []byte(page), parts) }
 
-	args := func() []string {
-		return []string{"--brokers", brokers, "--service-id", svc, "--data-dir", t.TempDir(), "--auth", "alice:secret"}
-	}
+	args := serverArgs(t, brokers, svc)
 	a := startServer(t, args()...)
 	defer a.stop(t, 30*time.Second)
 	b := startServer(t, args()...)

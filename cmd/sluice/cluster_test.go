@@ -53,6 +53,30 @@ func (s *serverProc) authed(t *testing.T, method, path, body string) (int, http.
 	return resp.StatusCode, resp.Header, string(b)
 }
 
+// serverArgs gives the flags of one more `sluice server` of service svc
+// on brokers, each call with a data directory of its own.
+func serverArgs(t *testing.T, brokers, svc string) func() []string {
+	return func() []string {
+		return []string{"--brokers", brokers, "--service-id", svc, "--data-dir", t.TempDir(), "--auth", "alice:secret"}
+	}
+}
+
+// keysPerPartition returns the first keys fmt.Sprintf(format, i), i = 0,
+// 1, …, that put exactly per of them in each of the n partitions of topic
+// (murmur2 of the key, as the producer and the repartition write them).
+func keysPerPartition(topic, format string, n int32, per int) []string {
+	var keys []string
+	count := map[int32]int{}
+	for i := 0; len(keys) < per*int(n); i++ {
+		k := fmt.Sprintf(format, i)
+		if p := sexec.KeyPartition(topic, []byte(k), n); count[p] < per {
+			count[p]++
+			keys = append(keys, k)
+		}
+	}
+	return keys
+}
+
 // owners reads /clusterStatus of s until every instance in want is
 // listed alive, no other is, each owns some partition of query (so the
 // group has settled after instances came or went), and the partitions of
@@ -218,20 +242,10 @@ func TestServerClusterForwarding(t *testing.T) {
 
 	// Two pages per partition of the count's state: the group key goes
 	// to the repartition topic as a KAFKA string, partitioned by murmur2.
-	var pages []string
-	per := map[int32]int{}
-	for i := 0; len(pages) < 2*parts; i++ {
-		page := fmt.Sprintf("page-%d", i)
-		if p := sexec.KeyPartition(repart, []byte(page), parts); per[p] < 2 {
-			per[p]++
-			pages = append(pages, page)
-		}
-	}
+	pages := keysPerPartition(repart, "page-%d", parts, 2)
 	partitionOf := func(page string) int32 { return sexec.KeyPartition(repart, []byte(page), parts) }
 
-	args := func() []string {
-		return []string{"--brokers", brokers, "--service-id", svc, "--data-dir", t.TempDir(), "--auth", "alice:secret"}
-	}
+	args := serverArgs(t, brokers, svc)
 	a := startServer(t, args()...)
 	defer a.stop(t, 30*time.Second)
 	b := startServer(t, args()...)

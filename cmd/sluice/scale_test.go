@@ -84,9 +84,7 @@ func TestScaleOutCrash(t *testing.T) {
 	const query = "CTAS_GROUP_TOTALS"
 	repart := "_sluice-" + svc + "-query-" + query + "-Aggregate-GroupBy-repartition"
 
-	args := func() []string {
-		return []string{"--brokers", brokers, "--service-id", svc, "--data-dir", t.TempDir(), "--auth", "alice:secret"}
-	}
+	args := serverArgs(t, brokers, svc)
 	all := []*serverProc{startServer(t, args()...), startServer(t, args()...), startServer(t, args()...)}
 	defer func() {
 		if t.Failed() {
@@ -269,9 +267,7 @@ func scaleOutExactlyOnce(t *testing.T, sig string) {
 	topic, sink := testkafka.Name(t, "orders"), testkafka.Name(t, "kept")
 	const query = "CSAS_KEPT_ORDERS"
 
-	args := func() []string {
-		return []string{"--brokers", brokers, "--service-id", svc, "--data-dir", t.TempDir(), "--auth", "alice:secret"}
-	}
+	args := serverArgs(t, brokers, svc)
 	a, b := startServer(t, args()...), startServer(t, args()...)
 	both := []*serverProc{a, b}
 	defer func() {
