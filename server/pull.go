@@ -50,6 +50,11 @@ const (
 	StandbyOfHeader = "X-Sluice-Standby-Of"
 )
 
+// standbyRetryWindow is how long a pull query with standby reads keeps
+// asking again, standbyRetryPause apart, for partitions every candidate
+// refused while they move between instances.
+const standbyRetryWindow, standbyRetryPause = 5 * time.Second, 250 * time.Millisecond
+
 // forwardTimeout bounds a pull query's answer gathered from other
 // instances, every attempt included.
 const forwardTimeout = 30 * time.Second
@@ -148,15 +153,19 @@ func (s *Server) pullRouted(ctx context.Context, p parser.Parsed, sql string, pr
 	ctx, cancel := context.WithTimeout(ctx, forwardTimeout)
 	defer cancel()
 	standbyReads := s.eng.StandbyReads(ctx)
+	began := time.Now()
 	cands := map[int32][]answerer{}
-	for _, part := range target.Needed {
-		owner, ok := s.opts.Cluster.Owner(target.QueryID, target.Topic, part)
-		var standbys []cluster.Instance
-		if standbyReads {
-			standbys = s.opts.Cluster.Standbys(target.QueryID, target.Topic, part)
+	candidatesOf := func(parts []int32) {
+		for _, part := range parts {
+			owner, ok := s.opts.Cluster.Owner(target.QueryID, target.Topic, part)
+			var standbys []cluster.Instance
+			if standbyReads {
+				standbys = s.opts.Cluster.Standbys(target.QueryID, target.Topic, part)
+			}
+			cands[part] = candidates(owner, ok, ok && !owner.Self && s.suspects.suspect(owner), standbys, standbyReads)
 		}
-		cands[part] = candidates(owner, ok, ok && !owner.Self && s.suspects.suspect(owner), standbys, standbyReads)
 	}
+	candidatesOf(target.Needed)
 	// The columns, whoever answers the rows.
 	res, err := s.pullLocal(engine.WithPartitions(ctx, nil), p)
 	if err != nil {
@@ -169,6 +178,19 @@ func (s *Server) pullRouted(ctx context.Context, p parser.Parsed, sql string, pr
 	var standbyOf []int32
 	for len(pending) > 0 {
 		groups, unavailable := route(pending, cands, failed)
+		if len(unavailable) > 0 && standbyReads && time.Since(began) < standbyRetryWindow {
+			// Every candidate refused: the partitions are moving (a cut-off
+			// owner's standbys are reassigned, the new owner is not in the
+			// registry yet). Ask again, from the registry as it is now.
+			select {
+			case <-ctx.Done():
+			case <-time.After(standbyRetryPause):
+				candidatesOf(unavailable)
+				failed = map[answerer]bool{}
+				pending = unavailable
+				continue
+			}
+		}
 		if len(unavailable) > 0 {
 			part := unavailable[0]
 			if err := lastErr[part]; err != nil {

@@ -59,13 +59,6 @@ func candidates(owner cluster.Instance, hasOwner, suspect bool, standbys []clust
 	if own != nil && suspect {
 		out = append(out, *own)
 	}
-	// Last, this instance: the group may have just handed it the
-	// partition while the registry still names the old owner (cut off),
-	// and a standby read of a partition assigned here is answered from
-	// its task, running or restoring (engine: assignedHere).
-	if self := (answerer{standby: true}); !slices.ContainsFunc(out, answerer.self) {
-		out = append(out, self)
-	}
 	return out
 }
 
