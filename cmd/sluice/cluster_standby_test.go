@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"net/http"
+	"os"
 	"slices"
 	"sort"
 	"strings"
@@ -203,6 +204,9 @@ func TestServerClusterStandbyReads(t *testing.T) {
 	if err := c.cmd.Process.Signal(syscall.SIGSTOP); err != nil {
 		t.Fatal(err)
 	}
+	// The signal takes effect when the kernel next schedules c: until its
+	// state is T (stopped), c may still answer a request that reached it.
+	waitStopped(t, c.cmd.Process.Pid)
 	stopped := time.Now()
 	defer func() {
 		if err := c.cmd.Process.Signal(syscall.SIGCONT); err != nil {
@@ -270,4 +274,23 @@ func TestServerClusterStandbyReads(t *testing.T) {
 		t.Logf("%s, %s after SIGSTOP: answered in %s, X-Sluice-Standby-Of %q", s.base, time.Since(stopped), took, hdr.Get("X-Sluice-Standby-Of"))
 	}
 	t.Logf("without standby reads: %s (%s after SIGSTOP); test ran %s", got, time.Since(stopped), time.Since(began))
+}
+
+// waitStopped waits until process pid is stopped (state T in
+// /proc/pid/stat).
+func waitStopped(t *testing.T, pid int) {
+	t.Helper()
+	var stat string
+	for deadline := time.Now().Add(5 * time.Second); time.Now().Before(deadline); time.Sleep(5 * time.Millisecond) {
+		b, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
+		if err != nil {
+			t.Fatal(err)
+		}
+		stat = string(b)
+		// pid (comm) state …: comm may hold spaces, so read after the last ')'.
+		if i := strings.LastIndexByte(stat, ')'); i >= 0 && strings.HasPrefix(stat[i+1:], " T") {
+			return
+		}
+	}
+	t.Fatalf("process %d not stopped 5 s after SIGSTOP: %s", pid, stat)
 }
