@@ -26,9 +26,24 @@ func TestCluster3LeaderKill(t *testing.T) {
 	if _, err := adm.CreateTopic(ctx, 3, -1, nil, topic); err != nil {
 		t.Fatalf("create %s: %v", topic, err)
 	}
-	td, err := adm.ListTopics(ctx, topic)
-	if err != nil {
-		t.Fatalf("describe %s: %v", topic, err)
+	// Metadata learns of a topic a moment after CreateTopics answers: ask
+	// until it lists the three partitions, each with a leader.
+	var td kadm.TopicDetails
+	for deadline := time.Now().Add(15 * time.Second); ; time.Sleep(100 * time.Millisecond) {
+		var err error
+		if td, err = adm.ListTopics(ctx, topic); err != nil {
+			t.Fatalf("describe %s: %v", topic, err)
+		}
+		ready := len(td[topic].Partitions) == 3
+		for _, p := range td[topic].Partitions {
+			ready = ready && p.Leader >= 1
+		}
+		if ready {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("%s never listed with 3 partitions and their leaders: %+v", topic, td[topic])
+		}
 	}
 	for _, p := range td[topic].Partitions.Sorted() {
 		if len(p.Replicas) != 3 {
