@@ -1,7 +1,6 @@
 package state
 
 import (
-	"bytes"
 	"slices"
 	"strings"
 	"sync"
@@ -87,51 +86,4 @@ func (v *committedView) snapshot(db *badger.DB, prefix []byte) ([]string, map[st
 	}
 	slices.Sort(keys)
 	return keys, entries, db.NewTransaction(false)
-}
-
-// mergeCommitted calls fn for the union of Badger's entries (from it,
-// positioned at the first key, whose keys carry the store's data prefix
-// of length skip) and the view's, in key order, the view's winning; a
-// view deletion hides the key.
-func mergeCommitted(it *badger.Iterator, skip int, keys []string, entries map[string]viewEntry, fn func(key, value []byte) bool) error {
-	i := 0
-	emit := func(k string) bool {
-		e := entries[k]
-		if e.del {
-			return true
-		}
-		return fn([]byte(k), e.value)
-	}
-	for ; it.Valid(); it.Next() {
-		bk := it.Item().Key()[skip:]
-		for i < len(keys) && keys[i] < string(bk) {
-			if !emit(keys[i]) {
-				return nil
-			}
-			i++
-		}
-		if i < len(keys) && bytes.Equal([]byte(keys[i]), bk) {
-			if !emit(keys[i]) {
-				return nil
-			}
-			i++
-			continue
-		}
-		more := true
-		if err := it.Item().Value(func(val []byte) error {
-			more = fn(bk, val)
-			return nil
-		}); err != nil {
-			return err
-		}
-		if !more {
-			return nil
-		}
-	}
-	for ; i < len(keys); i++ {
-		if !emit(keys[i]) {
-			return nil
-		}
-	}
-	return nil
 }

@@ -271,14 +271,22 @@ func (c *badgerCursor) next()                             { c.it.Next() }
 // merge calls fn for the live keys of the overlay and below in [start,
 // end), in order; the overlay wins and its tombstones hide.
 func (s *Store) merge(below cursor, start, end []byte, fn func(key, value []byte) bool) error {
-	keys := s.overlay.cursor(start, end)
+	return mergeLayers(s.overlay.cursor(start, end), s.overlay.get, below, fn)
+}
+
+// mergeLayers calls fn for the live keys of an upper layer (its keys in
+// order from upper, each looked up with get when visited) and of below,
+// in key order; the upper layer wins and its tombstones hide. A key get
+// no longer finds is skipped: fn committed or discarded the overlay
+// mid-range, and the key is no longer pending.
+func mergeLayers(upper *keyCursor, get func(key []byte) (entry, bool), below cursor, fn func(key, value []byte) bool) error {
 	for {
 		var bk []byte
 		if below.valid() {
 			bk = below.key()
 		}
 		var ok []byte
-		if k, hit := keys.peek(); hit {
+		if k, hit := upper.peek(); hit {
 			ok = []byte(k)
 		}
 		if bk == nil && ok == nil {
@@ -286,13 +294,11 @@ func (s *Store) merge(below cursor, start, end []byte, fn func(key, value []byte
 		}
 		if ok != nil && (bk == nil || bytes.Compare(ok, bk) <= 0) {
 			if bk != nil && bytes.Equal(ok, bk) {
-				below.next() // shadowed by the overlay
+				below.next() // shadowed by the upper layer
 			}
-			keys.advance()
-			e, hit := s.overlay.get(ok)
+			upper.advance()
+			e, hit := get(ok)
 			if !hit || e.del {
-				// Missing: fn committed or discarded the overlay
-				// mid-range; the key is no longer pending.
 				continue
 			}
 			if !fn(ok, e.value) {
@@ -694,7 +700,11 @@ func (s *Store) RangeCommitted(prefix []byte, fn func(key, value []byte) bool) e
 	it := txn.NewIterator(badger.IteratorOptions{PrefetchValues: true, PrefetchSize: 64, Prefix: concat(s.data, prefix)})
 	defer it.Close()
 	it.Rewind()
-	if err := mergeCommitted(it, len(s.data), keys, entries, fn); err != nil {
+	get := func(k []byte) (entry, bool) {
+		e, ok := entries[string(k)]
+		return entry{value: e.value, del: e.del}, ok
+	}
+	if err := mergeLayers(&keyCursor{chunk: keys}, get, &badgerCursor{it: it, prefix: len(s.data)}, fn); err != nil {
 		return s.errorf("range", err)
 	}
 	return nil
