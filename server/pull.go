@@ -121,11 +121,7 @@ func (s *Server) pull(w http.ResponseWriter, r *http.Request, sql string, props 
 		if parts == nil {
 			parts = target.Needed
 		}
-		lctx := engine.WithPartitions(ctx, parts)
-		if r.Header.Get(StandbyHeader) != "" {
-			lctx = engine.WithStandbyPartitions(ctx, parts)
-		}
-		res, err := s.pullLocal(lctx, stmts[0])
+		res, err := s.pullLocal(readingOnly(ctx, parts, r.Header.Get(StandbyHeader) != ""), stmts[0])
 		if err != nil {
 			s.pullError(w, sql, stmts[0], err)
 			return nil, true
@@ -270,15 +266,20 @@ func (s *Server) answer(ctx context.Context, a answerer, p parser.Parsed, sql st
 		}
 		return rows, err
 	}
-	lctx := engine.WithPartitions(ctx, parts)
-	if a.standby {
-		lctx = engine.WithStandbyPartitions(ctx, parts)
-	}
-	res, err := s.pullLocal(lctx, p)
+	res, err := s.pullLocal(readingOnly(ctx, parts, a.standby), p)
 	if err != nil {
 		return nil, err
 	}
 	return res.rows, nil
+}
+
+// readingOnly makes a pull query read only parts of its table: from the
+// tasks that own them, or from standby state.
+func readingOnly(ctx context.Context, parts []int32, standby bool) context.Context {
+	if standby {
+		return engine.WithStandbyPartitions(ctx, parts)
+	}
+	return engine.WithPartitions(ctx, parts)
 }
 
 // errNoAnswer marks a forward that got no answer: no connection, none in
