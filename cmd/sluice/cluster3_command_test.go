@@ -67,7 +67,7 @@ func cluster3CommandLeaderKill(t *testing.T, c *testkafka.Cluster) {
 		var killed time.Time
 		kill := func() {
 			killed = time.Now()
-			c.StopNode(int(leader))
+			c.StopNode(t, int(leader))
 		}
 		if killAfter < 0 {
 			kill()
@@ -114,7 +114,7 @@ func cluster3CommandLeaderKill(t *testing.T, c *testkafka.Cluster) {
 				s.waitCatalog(t, name, false)
 			}
 		}
-		c.StartNode(int(leader))
+		c.StartNode(t, int(leader))
 		ctx, cancel = context.WithTimeout(context.Background(), 30*time.Second)
 		if _, err := adm.ElectLeaders(ctx, kadm.ElectPreferredReplica, kadm.TopicsSet{}); err != nil {
 			t.Logf("preferred election: %v", err)

@@ -176,7 +176,7 @@ func cluster3LeaderKill(t *testing.T, c *testkafka.Cluster, guarantee string) {
 	leader, led := busiestLeader(t, adm, svc, in)
 	before := committed()
 	killed := time.Now()
-	c.StopNode(int(leader))
+	c.StopNode(t, int(leader))
 	t.Logf("killed node %d, leader of %s, with %d outputs committed", leader, led, before)
 	// Produced while the node is down: the producer must find the new
 	// leaders itself.
@@ -187,7 +187,7 @@ func cluster3LeaderKill(t *testing.T, c *testkafka.Cluster, guarantee string) {
 		t.Fatal(err)
 	}
 
-	c.StartNode(int(leader))
+	c.StartNode(t, int(leader))
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	_, err := adm.ElectLeaders(ctx, kadm.ElectPreferredReplica, kadm.TopicsSet{})
 	cancel()

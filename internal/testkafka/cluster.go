@@ -22,7 +22,6 @@ type Cluster struct {
 	Brokers string
 	dir     string
 	script  string
-	t       testing.TB
 }
 
 // StartCluster starts an n-node cluster in its own run dir, or skips the
@@ -43,11 +42,11 @@ func StartCluster(t testing.TB, nodes int, host string) *Cluster {
 	if err != nil {
 		t.Fatal(err)
 	}
-	dir, err := os.MkdirTemp("", "wt23-kafka-cluster-")
+	dir, err := os.MkdirTemp("", "sluice-kafka-cluster-")
 	if err != nil {
 		t.Fatalf("run dir for the cluster: %v", err)
 	}
-	c := &Cluster{dir: dir, script: script, t: t}
+	c := &Cluster{dir: dir, script: script}
 	t.Cleanup(func() {
 		if out, err := c.run("stop"); err != nil {
 			// Keep the run dir: its pid files let SLUICE_KAFKA_DIR=dir scripts/kafka stop finish the job.
@@ -70,19 +69,20 @@ func StartCluster(t testing.TB, nodes int, host string) *Cluster {
 	return c
 }
 
-// StopNode SIGKILLs node n (1-based).
-func (c *Cluster) StopNode(n int) {
-	c.t.Helper()
+// StopNode SIGKILLs node n (1-based). t is the running (sub)test, which
+// a failure stops.
+func (c *Cluster) StopNode(t testing.TB, n int) {
+	t.Helper()
 	if out, err := c.run("stop-node", fmt.Sprint(n)); err != nil {
-		c.t.Fatalf("scripts/kafka stop-node %d: %v\n%s", n, err, out)
+		t.Fatalf("scripts/kafka stop-node %d: %v\n%s", n, err, out)
 	}
 }
 
 // StartNode restarts node n with its data and waits until it answers.
-func (c *Cluster) StartNode(n int) {
-	c.t.Helper()
+func (c *Cluster) StartNode(t testing.TB, n int) {
+	t.Helper()
 	if out, err := c.run("start-node", fmt.Sprint(n)); err != nil {
-		c.t.Fatalf("scripts/kafka start-node %d: %v\n%s", n, err, out)
+		t.Fatalf("scripts/kafka start-node %d: %v\n%s", n, err, out)
 	}
 }
 

@@ -91,9 +91,9 @@ func TestCluster3LeaderKill(t *testing.T) {
 	for b := range batches / 2 {
 		retry(b)
 	}
-	c.StopNode(int(leader))
+	c.StopNode(t, int(leader))
 	t.Logf("resume after leader kill: %s", retry(batches/2).Round(100*time.Millisecond))
-	c.StartNode(int(leader))
+	c.StartNode(t, int(leader))
 	t0 := time.Now()
 	if _, err := adm.ElectLeaders(ctx, kadm.ElectPreferredReplica, nil); err != nil {
 		t.Logf("preferred election: %v (retried by the cluster's auto rebalance)", err)
