@@ -9,11 +9,8 @@ import (
 	"fmt"
 	"io"
 	"net/http"
-	"slices"
-	"sort"
 	"strconv"
 	"strings"
-	"sync"
 	"sync/atomic"
 	"time"
 
@@ -149,105 +146,44 @@ func (s *Server) pullRouted(ctx context.Context, p parser.Parsed, sql string, pr
 	ctx, cancel := context.WithTimeout(ctx, forwardTimeout)
 	defer cancel()
 	standbyReads := s.eng.StandbyReads(ctx)
-	began := time.Now()
-	cands := map[int32][]answerer{}
-	candidatesOf := func(parts []int32) {
-		for _, part := range parts {
-			owner, ok := s.opts.Cluster.Owner(target.QueryID, target.Topic, part)
-			var standbys []cluster.Instance
-			if standbyReads {
-				standbys = s.opts.Cluster.Standbys(target.QueryID, target.Topic, part)
-			}
-			cands[part] = candidates(owner, ok, ok && !owner.Self && s.suspects.suspect(owner), standbys, standbyReads)
-		}
-	}
-	candidatesOf(target.Needed)
 	// The columns, whoever answers the rows.
 	res, err := s.pullLocal(engine.WithPartitions(ctx, nil), p)
 	if err != nil {
 		return nil, err
 	}
-	failed := map[answerer]bool{}
-	lastErr := map[int32]error{}
-	pending := target.Needed
-	forwardedTo := map[string]bool{}
-	var standbyOf []int32
-	for len(pending) > 0 {
-		groups, unavailable := route(pending, cands, failed)
-		if len(unavailable) > 0 && standbyReads && time.Since(began) < standbyRetryWindow {
-			// Every candidate refused: the partitions are moving (a cut-off
-			// owner's standbys are reassigned, the new owner is not in the
-			// registry yet). Ask again, from the registry as it is now.
-			select {
-			case <-ctx.Done():
-			case <-time.After(standbyRetryPause):
-				candidatesOf(unavailable)
-				failed = map[answerer]bool{}
-				pending = unavailable
-				continue
+	g := &gathering{
+		standbyReads: standbyReads,
+		retryWindow:  standbyRetryWindow,
+		retryPause:   standbyRetryPause,
+		candidates: func(part int32) []answerer {
+			owner, ok := s.opts.Cluster.Owner(target.QueryID, target.Topic, part)
+			var standbys []cluster.Instance
+			if standbyReads {
+				standbys = s.opts.Cluster.Standbys(target.QueryID, target.Topic, part)
 			}
-		}
-		if len(unavailable) > 0 {
-			part := unavailable[0]
-			if err := lastErr[part]; err != nil {
-				return nil, err
-			}
+			return candidates(owner, ok, ok && !owner.Self && s.suspects.suspect(owner), standbys, standbyReads)
+		},
+		ask: func(ctx context.Context, a answerer, parts []int32, early bool) ([]json.RawMessage, error) {
+			return s.answer(ctx, a, p, sql, props, parts, early)
+		},
+		failedOver: func(a answerer, parts []int32, err error) {
+			s.log.Info("pull query: partitions not answered; trying the next instance", "partitions", formatPartitions(parts), "instance", a.url, "standby", a.standby, "err", err)
+		},
+		unavailable: func(part int32) error {
 			what := "no live instance owns"
 			if standbyReads {
 				what = "no live instance owns or keeps a standby of"
 			}
-			return nil, fmt.Errorf("%w: %s partition %d of %s (query %s); it may be moving between instances, try again", engine.ErrPartitionUnavailable, what, part, target.Topic, target.QueryID)
-		}
-		order := sortedAnswerers(groups)
-		answers := make([][]json.RawMessage, len(order))
-		errs := make([]error, len(order))
-		var wg sync.WaitGroup
-		for i, a := range order {
-			parts := groups[a]
-			early := standbyReads && hasFallback(a, parts, cands, failed)
-			wg.Add(1)
-			go func() {
-				defer wg.Done()
-				answers[i], errs[i] = s.answer(ctx, a, p, sql, props, parts, early)
-			}()
-		}
-		wg.Wait()
-		pending = nil
-		var fatal []error
-		for i, a := range order {
-			parts := groups[a]
-			if err := errs[i]; err != nil {
-				if !standbyReads || !failoverable(err) {
-					fatal = append(fatal, err)
-					continue
-				}
-				s.log.Info("pull query: partitions not answered; trying the next instance", "partitions", formatPartitions(parts), "instance", a.url, "standby", a.standby, "err", err)
-				failed[a] = true
-				for _, part := range parts {
-					lastErr[part] = err
-				}
-				pending = append(pending, parts...)
-				continue
-			}
-			res.rows = append(res.rows, answers[i]...)
-			if !a.self() {
-				forwardedTo[a.url] = true
-			}
-			if a.standby {
-				standbyOf = append(standbyOf, parts...)
-			}
-		}
-		if len(fatal) > 0 {
-			return nil, errors.Join(fatal...)
-		}
-		slices.Sort(pending)
+			return fmt.Errorf("%w: %s partition %d of %s (query %s); it may be moving between instances, try again", engine.ErrPartitionUnavailable, what, part, target.Topic, target.QueryID)
+		},
 	}
-	for u := range forwardedTo {
-		res.forwardedTo = append(res.forwardedTo, u)
+	gathered, err := g.run(ctx, target.Needed)
+	if err != nil {
+		return nil, err
 	}
-	sort.Strings(res.forwardedTo)
-	slices.Sort(standbyOf)
-	res.standbyOf = standbyOf
+	res.rows = append(res.rows, gathered.rows...)
+	res.forwardedTo = gathered.forwardedTo
+	res.standbyOf = gathered.standbyOf
 	return res, nil
 }
 

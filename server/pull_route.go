@@ -1,6 +1,9 @@
 package server
 
 import (
+	"context"
+	"encoding/json"
+	"errors"
 	"slices"
 	"sort"
 	"sync"
@@ -60,6 +63,128 @@ func candidates(owner cluster.Instance, hasOwner, suspect bool, standbys []clust
 		out = append(out, *own)
 	}
 	return out
+}
+
+// gathering finds, for each partition a pull query needs, an instance
+// that answers it, and collects the rows: each partition goes to its
+// first candidate; one that fails goes, with standby reads, to its next;
+// one whose candidates all refused is asked again, retryPause apart and
+// for up to retryWindow, from candidates read anew (it is moving between
+// instances: its owner was cut off and the new one is not in the
+// registry yet), while the others are asked at once. No partition is
+// ever left out of an answer: one that nobody answers fails the query.
+type gathering struct {
+	standbyReads            bool
+	retryWindow, retryPause time.Duration
+	// candidates lists who may answer a partition, from the registry as
+	// it is now (see candidates).
+	candidates func(part int32) []answerer
+	// ask reads parts from a; early lets a forward give up soon.
+	ask func(ctx context.Context, a answerer, parts []int32, early bool) ([]json.RawMessage, error)
+	// failedOver hears of parts a did not answer, about to be asked
+	// elsewhere.
+	failedOver func(a answerer, parts []int32, err error)
+	// unavailable is the error for a partition no candidate answers when
+	// none said why.
+	unavailable func(part int32) error
+}
+
+// gathered is what the answerers of a pull query sent.
+type gathered struct {
+	rows []json.RawMessage
+	// forwardedTo are the URLs of the other instances that answered,
+	// sorted; standbyOf the partitions read from a standby, ascending.
+	forwardedTo []string
+	standbyOf   []int32
+}
+
+// run gathers the rows of the needed partitions.
+func (g *gathering) run(ctx context.Context, needed []int32) (*gathered, error) {
+	began := time.Now()
+	cands := map[int32][]answerer{}
+	readCandidates := func(parts []int32) {
+		for _, part := range parts {
+			cands[part] = g.candidates(part)
+		}
+	}
+	readCandidates(needed)
+	failed := map[answerer]bool{}
+	lastErr := map[int32]error{}
+	unanswered := func(part int32) error {
+		if err := lastErr[part]; err != nil {
+			return err
+		}
+		return g.unavailable(part)
+	}
+	out := &gathered{}
+	forwardedTo := map[string]bool{}
+	pending := needed
+	for len(pending) > 0 {
+		groups, unavailable := route(pending, cands, failed)
+		retry := len(unavailable) > 0 && g.standbyReads && time.Since(began) < g.retryWindow
+		if len(unavailable) > 0 && !retry {
+			return nil, unanswered(unavailable[0])
+		}
+		order := sortedAnswerers(groups)
+		answers := make([][]json.RawMessage, len(order))
+		errs := make([]error, len(order))
+		var wg sync.WaitGroup
+		for i, a := range order {
+			parts := groups[a]
+			early := g.standbyReads && hasFallback(a, parts, cands, failed)
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				answers[i], errs[i] = g.ask(ctx, a, parts, early)
+			}()
+		}
+		wg.Wait()
+		pending = nil
+		var fatal []error
+		for i, a := range order {
+			parts := groups[a]
+			if err := errs[i]; err != nil {
+				if !g.standbyReads || !failoverable(err) {
+					fatal = append(fatal, err)
+					continue
+				}
+				g.failedOver(a, parts, err)
+				failed[a] = true
+				for _, part := range parts {
+					lastErr[part] = err
+				}
+				pending = append(pending, parts...)
+				continue
+			}
+			out.rows = append(out.rows, answers[i]...)
+			if !a.self() {
+				forwardedTo[a.url] = true
+			}
+			if a.standby {
+				out.standbyOf = append(out.standbyOf, parts...)
+			}
+		}
+		if len(fatal) > 0 {
+			return nil, errors.Join(fatal...)
+		}
+		if retry {
+			select {
+			case <-ctx.Done():
+				return nil, unanswered(unavailable[0])
+			case <-time.After(g.retryPause):
+			}
+			pending = append(pending, unavailable...)
+			readCandidates(pending)
+			failed = map[answerer]bool{}
+		}
+		slices.Sort(pending)
+	}
+	for u := range forwardedTo {
+		out.forwardedTo = append(out.forwardedTo, u)
+	}
+	sort.Strings(out.forwardedTo)
+	slices.Sort(out.standbyOf)
+	return out, nil
 }
 
 // route gives each partition of pending to its first candidate not in

@@ -1,8 +1,13 @@
 package server
 
 import (
+	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
+	"maps"
+	"slices"
+	"sync"
 	"testing"
 	"time"
 
@@ -82,6 +87,128 @@ func TestPullRoute(t *testing.T) {
 	}
 	if hasFallback(owner, []int32{3}, cands, nil) || hasFallback(owner, []int32{1}, cands, map[answerer]bool{sbC: true}) {
 		t.Error("no fallback when the owner is the last candidate not failed")
+	}
+}
+
+// TestPullGathering runs the gathering loop with answerers that refuse a
+// given number of times (the partition is restoring there, or the
+// instance is cut off) and then answer one row per partition.
+func TestPullGathering(t *testing.T) {
+	owner, here := answerer{url: "http://b"}, answerer{}
+	sbC := answerer{url: "http://c", standby: true}
+	refused := fmt.Errorf("%w: partition 4 is RESTORING", engine.ErrPartitionUnavailable)
+	for _, tc := range []struct {
+		name         string
+		standbyReads bool
+		cands        map[int32][]answerer
+		// refusals is how many times each answerer refuses before it
+		// answers; -1 for always.
+		refusals      map[answerer]int
+		want          []string
+		wantForwarded []string
+		wantStandbyOf []int32
+		wantErr       error
+	}{
+		{
+			name:          "owners answer",
+			cands:         map[int32][]answerer{0: {here}, 1: {owner}, 2: {owner}},
+			want:          []string{"p0", "p1", "p2"},
+			wantForwarded: []string{"http://b"},
+		},
+		{
+			name:          "an owner that refuses: its standby",
+			standbyReads:  true,
+			cands:         map[int32][]answerer{0: {here}, 1: {owner, sbC}},
+			refusals:      map[answerer]int{owner: -1},
+			want:          []string{"p0", "p1"},
+			wantForwarded: []string{"http://c"},
+			wantStandbyOf: []int32{1},
+		},
+		{
+			// Seen in the cut-off fault test: partitions 1, 4 and 5 had just
+			// moved here, 4 still restoring; 1 and 5 went to their standby
+			// while 4 waited, and their rows were left out.
+			name:          "partitions with a candidate are asked while one without waits",
+			standbyReads:  true,
+			cands:         map[int32][]answerer{1: {here, sbC}, 4: {here}, 5: {here, sbC}},
+			refusals:      map[answerer]int{here: 1},
+			want:          []string{"p1", "p4", "p5"},
+			wantForwarded: []string{"http://c"},
+			wantStandbyOf: []int32{1, 5},
+		},
+		{
+			name:         "nobody answers within the window: the last refusal",
+			standbyReads: true,
+			cands:        map[int32][]answerer{1: {here, sbC}, 4: {here}},
+			refusals:     map[answerer]int{here: -1},
+			wantErr:      refused,
+		},
+		{
+			name:     "without standby reads a refusal fails the query",
+			cands:    map[int32][]answerer{1: {owner, sbC}},
+			refusals: map[answerer]int{owner: -1},
+			wantErr:  refused,
+		},
+		{
+			name:    "no candidate",
+			cands:   map[int32][]answerer{3: nil},
+			wantErr: engine.ErrPartitionUnavailable,
+		},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			var mu sync.Mutex
+			refusals := maps.Clone(tc.refusals)
+			g := &gathering{
+				standbyReads: tc.standbyReads,
+				retryWindow:  200 * time.Millisecond,
+				retryPause:   20 * time.Millisecond,
+				candidates:   func(part int32) []answerer { return tc.cands[part] },
+				ask: func(_ context.Context, a answerer, parts []int32, _ bool) ([]json.RawMessage, error) {
+					mu.Lock()
+					defer mu.Unlock()
+					if n := refusals[a]; n != 0 {
+						refusals[a] = max(n-1, -1)
+						return nil, refused
+					}
+					var rows []json.RawMessage
+					for _, p := range parts {
+						rows = append(rows, json.RawMessage(fmt.Sprintf("%q", fmt.Sprintf("p%d", p))))
+					}
+					return rows, nil
+				},
+				failedOver:  func(answerer, []int32, error) {},
+				unavailable: func(part int32) error { return fmt.Errorf("%w: partition %d", engine.ErrPartitionUnavailable, part) },
+			}
+			needed := slices.Sorted(maps.Keys(tc.cands))
+			got, err := g.run(context.Background(), needed)
+			if tc.wantErr != nil {
+				if !errors.Is(err, tc.wantErr) {
+					t.Fatalf("err = %v, want %v", err, tc.wantErr)
+				}
+				return
+			}
+			if err != nil {
+				t.Fatal(err)
+			}
+			var rows []string
+			for _, r := range got.rows {
+				var s string
+				if err := json.Unmarshal(r, &s); err != nil {
+					t.Fatal(err)
+				}
+				rows = append(rows, s)
+			}
+			slices.Sort(rows)
+			if diff := cmp.Diff(tc.want, rows); diff != "" {
+				t.Errorf("rows (-want +got):\n%s", diff)
+			}
+			if diff := cmp.Diff(tc.wantForwarded, got.forwardedTo); diff != "" {
+				t.Errorf("forwarded to (-want +got):\n%s", diff)
+			}
+			if diff := cmp.Diff(tc.wantStandbyOf, got.standbyOf); diff != "" {
+				t.Errorf("standby of (-want +got):\n%s", diff)
+			}
+		})
 	}
 }
 
