@@ -59,6 +59,13 @@ func (v *committedView) forget(seq uint64) {
 	}
 }
 
+// holds reports whether the view has writes Badger may not have.
+func (v *committedView) holds() bool {
+	v.mu.RLock()
+	defer v.mu.RUnlock()
+	return len(v.m) > 0
+}
+
 // clear drops everything (the store partition was wiped).
 func (v *committedView) clear() {
 	v.mu.Lock()

@@ -71,3 +71,26 @@ func TestRangeCommittedSeesHeldCommits(t *testing.T) {
 		t.Errorf("after an abort: RangeCommitted (-want +got):\n%s", diff)
 	}
 }
+
+// TestStoresListsHeldCommits: a store partition whose committed writes
+// are all held in memory (its first commits under exactly-once, before
+// any Badger write) is listed, so that pull queries, which scan the
+// listed partitions, read it; one with only an open transaction is not.
+func TestStoresListsHeldCommits(t *testing.T) {
+	db := openDB(t, t.TempDir())
+	open := db.Store("counts", 1)
+	apply(open, []op{{k: "a", v: "1"}})
+	held := db.Store("counts", 3)
+	apply(held, []op{{k: "a", v: "1"}})
+	if _, err := held.ProduceChangelog(context.Background(), nil, Changelog{}, nil); err != nil {
+		t.Fatal(err)
+	}
+	held.Hold(Checkpoint{ChangelogOffset: 1})
+	ids, err := db.Stores()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if diff := cmp.Diff([]StoreID{{Name: "counts", Partition: 3}}, ids); diff != "" {
+		t.Errorf("Stores (-want +got):\n%s", diff)
+	}
+}

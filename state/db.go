@@ -206,8 +206,9 @@ func (db *DB) Store(name string, partition int32) *Store {
 }
 
 // Stores lists the (name, partition) pairs that have data or a checkpoint on
-// disk, or a cold restore's data or a commit on its way there, sorted by name and
-// partition. Overlay-only stores are not listed.
+// disk, or a cold restore's data, a commit on its way there or committed
+// writes held in memory (committedView), sorted by name and partition.
+// Stores with only uncommitted writes in their overlay are not listed.
 func (db *DB) Stores() ([]StoreID, error) {
 	if err := db.checkOpen(); err != nil {
 		return nil, err
@@ -216,7 +217,9 @@ func (db *DB) Stores() ([]StoreID, error) {
 	var out []StoreID
 	db.mu.Lock()
 	for id, s := range db.stores {
-		if s.restored.Load() != nil || s.flush.Load() != nil {
+		// The view is asked before Badger is: a write it forgets in
+		// between is in Badger by then.
+		if s.restored.Load() != nil || s.flush.Load() != nil || s.view.holds() {
 			seen[id] = true
 			out = append(out, id)
 		}
