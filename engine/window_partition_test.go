@@ -1,6 +1,7 @@
 package engine_test
 
 import (
+	"bytes"
 	"fmt"
 	"sort"
 	"testing"
@@ -9,6 +10,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 	"github.com/twmb/franz-go/pkg/kgo"
 
+	"github.com/sluice-sql/sluice/engine"
 	"github.com/sluice-sql/sluice/format"
 	"github.com/sluice-sql/sluice/internal/testkafka"
 )
@@ -149,6 +151,34 @@ func TestWindowedKeysPartitionedByBaseKey(t *testing.T) {
 		}
 		byStart(out)
 		return out
+	}
+
+	// A windowed store's changelog is written to the store partition,
+	// which is the task's input partition: each record, whatever the
+	// store's key layout, holds one group key and sits on its partition.
+	for _, c := range []struct {
+		q     *engine.Query
+		input map[string]int32
+	}{{qTumbling, hotelPartition}, {qSession, hotelPartition}, {qCity, cityPartition}} {
+		for _, st := range c.q.Plan.Topology.Stores {
+			recs := testkafka.ReadAll(t, brokers, st.Changelog)
+			if len(recs) == 0 {
+				t.Errorf("changelog %s is empty", st.Changelog)
+			}
+			for _, r := range recs {
+				var keys []string
+				for k := range c.input {
+					if bytes.Contains(r.Key, []byte(k)) {
+						keys = append(keys, k)
+					}
+				}
+				if len(keys) != 1 {
+					t.Errorf("changelog %s: key %x holds group keys %q, want one", st.Changelog, r.Key, keys)
+				} else if want := c.input[keys[0]]; r.Partition != want {
+					t.Errorf("changelog %s: %q's entry on partition %d, want its input partition %d", st.Changelog, keys[0], r.Partition, want)
+				}
+			}
+		}
 	}
 
 	count := func(n int) string { return fmt.Sprintf(`{"N":%d}`, n) }
