@@ -198,7 +198,7 @@ func Open(ctx context.Context, cfg Config) (*Engine, error) {
 		return e, nil
 	}
 	opts := append([]kgo.Opt{}, cfg.ConnOpts...)
-	opts = append(opts, kgo.RecordPartitioner(exec.Partitioner()), kgo.ProducerLinger(2*time.Millisecond))
+	opts = append(opts, kgo.RecordPartitioner(exec.Partitioner(nil, nil)), kgo.ProducerLinger(2*time.Millisecond))
 	opts = append(opts, e.clientOpts("sluice-"+cfg.ServiceID+"-admin-"+e.instanceID)...)
 	cl, err := kgo.NewClient(opts...)
 	if err != nil {

@@ -15,6 +15,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kgo"
 	"github.com/twmb/franz-go/plugin/kslog"
 
+	"github.com/sluice-sql/sluice/format"
 	"github.com/sluice-sql/sluice/state"
 )
 
@@ -141,11 +142,16 @@ type topicPartition struct {
 // partition each record names (the state store partition's own, see
 // state.Store.ProduceChangelog) and every other keyed record to
 // murmur2(key) like Java clients, so topics Sluice writes are
-// co-partitioned with topics others write. Which topics are changelogs is
-// the topology's to say (Topology.changelogs), never a name's: a user's
-// sink topic called orders-changelog is partitioned by key.
-func Partitioner(changelogs ...string) kgo.Partitioner {
-	p := partitioner{keyed: kgo.StickyKeyPartitioner(nil)}
+// co-partitioned with topics others write. The records of the windowed
+// topics (a windowed result's sink, any topic whose keys carry a window)
+// go to murmur2 of the key without its window bytes, as Kafka Streams'
+// WindowedStreamPartitioner sends them: every window of a key lands on the
+// key's partition, the one its input and its non-windowed results take.
+// Which topics are changelogs and which are windowed is the topology's to
+// say (Topology.changelogs, Topology.windowedTopics), never a name's: a
+// user's sink topic called orders-changelog is partitioned by key.
+func Partitioner(changelogs []string, windowed map[string]WindowType) kgo.Partitioner {
+	p := partitioner{keyed: kgo.StickyKeyPartitioner(nil), windowed: windowed}
 	if len(changelogs) > 0 {
 		p.changelogs = make(map[string]bool, len(changelogs))
 		for _, c := range changelogs {
@@ -158,13 +164,15 @@ func Partitioner(changelogs ...string) kgo.Partitioner {
 type partitioner struct {
 	keyed      kgo.Partitioner
 	changelogs map[string]bool
+	windowed   map[string]WindowType
 }
 
 // KeyPartition is the partition of topic (with partitions partitions)
 // that Partitioner sends a record with key to: where a keyed record
-// written by Sluice, or by a Java client, lands.
+// written by Sluice, or by a Java client, lands. A windowed key is
+// given without its window (the base key), since that alone decides.
 func KeyPartition(topic string, key []byte, partitions int32) int32 {
-	tp := Partitioner().ForTopic(topic)
+	tp := Partitioner(nil, nil).ForTopic(topic)
 	return int32(tp.Partition(&kgo.Record{Topic: topic, Key: key}, int(partitions)))
 }
 
@@ -172,7 +180,51 @@ func (p partitioner) ForTopic(topic string) kgo.TopicPartitioner {
 	if p.changelogs[topic] {
 		return kgo.ManualPartitioner().ForTopic(topic)
 	}
+	if w := p.windowed[topic]; w != NotWindowed {
+		return &windowedPartitioner{keyed: p.keyed.ForTopic(topic), window: w}
+	}
 	return p.keyed.ForTopic(topic)
+}
+
+// windowedPartitioner partitions the records of one windowed topic by
+// their base key. franz-go calls a topic's partitioner for one record at
+// a time, so the scratch record that carries the base key is not shared.
+type windowedPartitioner struct {
+	keyed   kgo.TopicPartitioner
+	window  WindowType
+	scratch kgo.Record
+}
+
+// RequiresConsistency is true for every record: a windowed key is never
+// null (it holds at least its window), and its partition must not move
+// while one is down.
+func (*windowedPartitioner) RequiresConsistency(*kgo.Record) bool { return true }
+
+func (p *windowedPartitioner) Partition(r *kgo.Record, n int) int {
+	// An empty base key (the key columns encoded to no bytes) is not
+	// null: its windows, too, go to murmur2 of it, all to one partition.
+	base, err := baseKey(r.Key, p.window)
+	if err != nil {
+		// The sink appends the window to every key it writes, so a key
+		// too short to hold one was not written by it: it is partitioned
+		// whole, as any keyed record, rather than failing the produce.
+		return p.keyed.Partition(r, n)
+	}
+	p.scratch.Topic, p.scratch.Key = r.Topic, base
+	return p.keyed.Partition(&p.scratch, n)
+}
+
+// baseKey is a windowed key without its window bytes.
+func baseKey(key []byte, w WindowType) ([]byte, error) {
+	switch w {
+	case TimeWindowed:
+		k, _, err := format.DecodeTimeWindowedKey(key)
+		return k, err
+	case SessionWindowed:
+		k, _, _, err := format.DecodeSessionWindowedKey(key)
+		return k, err
+	}
+	return key, nil
 }
 
 // StartKafka starts running topo. It returns once the client is created;
@@ -230,7 +282,7 @@ func StartKafka(topo *Topology, cfg KafkaConfig, m *Metrics) (*KafkaRunner, erro
 		// consumer caught up with a transactional input then has no lag,
 		// which the stall watch and the lag metric rely on.
 		kgo.KeepControlRecords(),
-		kgo.RecordPartitioner(Partitioner(topo.changelogs()...)),
+		kgo.RecordPartitioner(Partitioner(topo.changelogs(), topo.windowedTopics())),
 		kgo.ProducerLinger(5*time.Millisecond),
 		// Produce blocks once this many records wait for the broker
 		// (10,000 by default): tasks processing a poll in parallel

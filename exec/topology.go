@@ -143,6 +143,26 @@ func (t *Topology) changelogs() []string {
 	return out
 }
 
+// windowedTopics maps each topic the query writes windowed keys to (a
+// sink whose keys carry their window: a windowed aggregation's result, a
+// windowed source's rows written on) to its window type, so that
+// Partitioner sends every window of a key to the key's partition. The
+// sink nodes say so; a topic's name or format never does.
+func (t *Topology) windowedTopics() map[string]WindowType {
+	var out map[string]WindowType
+	for _, s := range t.Subs {
+		for _, n := range s.Nodes {
+			if sn, ok := n.(*SinkNode); ok && sn.Window != NotWindowed {
+				if out == nil {
+					out = map[string]WindowType{}
+				}
+				out[sn.Topic] = sn.Window
+			}
+		}
+	}
+	return out
+}
+
 // subIndex is the id of the sub-topology reading topic, -1 if none.
 func (t *Topology) subIndex(topic string) int {
 	if s := t.sub(topic); s != nil {

@@ -16,7 +16,9 @@
 // sub-topology 0 (read BOOKINGS, re-key by HOTEL, write the repartition
 // topic) and sub-topology 1 (read the repartition topic, aggregate into
 // a windowed store whose changelog is compacted, write HOTEL_5M keyed by
-// HOTEL and window start).
+// HOTEL and window start, each record on HOTEL's partition whatever its
+// window: the sink node says it writes windows, and exec.Partitioner
+// leaves the window out of the hash).
 //
 // A table no aggregation holds is kept for pull queries by an
 // exec.MaterializeNode (materialize.go): before the sink of a
