@@ -201,14 +201,21 @@ func TestSinkNamedChangelog(t *testing.T) {
 // interval (1 s): the record waits for its commit for up to a second, far
 // less than the timeout, so the query is never STALLED and logs no WARN.
 // Before, the record counted as waiting since the commit before the quiet
-// spell and the query showed STALLED until its commit.
+// spell and the query showed STALLED until its commit. Under exactly-once
+// the record waits for its transaction's early commit instead.
 func TestStallIdleThenBurst(t *testing.T) {
+	for _, guarantee := range []string{"at_least_once", "exactly_once_v2"} {
+		t.Run(guarantee, func(t *testing.T) { testStallIdleThenBurst(t, guarantee) })
+	}
+}
+
+func testStallIdleThenBurst(t *testing.T, guarantee string) {
 	brokers := testkafka.Brokers(t)
 	in, out := testkafka.Name(t, "burst_in"), testkafka.Name(t, "burst_out")
 	var logs syncBuffer
 	const timeout = 2 * time.Second
 	e := openEngineLog(t, brokers, t.TempDir(), testkafka.Name(t, "svc"), slog.New(slog.NewTextHandler(&logs, nil)),
-		engine.StallTimeoutProperty, timeout.String(), "commit.interval.ms", "1000")
+		engine.StallTimeoutProperty, timeout.String(), "commit.interval.ms", "1000", "processing.guarantee", guarantee)
 	defer closeEngine(t, e)
 	res := execute(t, e, fmt.Sprintf(`
 		CREATE STREAM %[1]s (id VARCHAR KEY, v INT) WITH (KAFKA_TOPIC='%[1]s', VALUE_FORMAT='JSON', PARTITIONS=1);
