@@ -195,3 +195,62 @@ func TestSinkNamedChangelog(t *testing.T) {
 		t.Errorf("40 keys over %d partitions of %s, want all 4", len(parts), sink)
 	}
 }
+
+// TestStallIdleThenBurst runs a query through a quiet spell longer than
+// the stall timeout and then hands it one record, with the default commit
+// interval (1 s): the record waits for its commit for up to a second, far
+// less than the timeout, so the query is never STALLED and logs no WARN.
+// Before, the record counted as waiting since the commit before the quiet
+// spell and the query showed STALLED until its commit. Under exactly-once
+// the record waits for its transaction's early commit instead.
+func TestStallIdleThenBurst(t *testing.T) {
+	for _, guarantee := range []string{"at_least_once", "exactly_once_v2"} {
+		t.Run(guarantee, func(t *testing.T) { testStallIdleThenBurst(t, guarantee) })
+	}
+}
+
+func testStallIdleThenBurst(t *testing.T, guarantee string) {
+	brokers := testkafka.Brokers(t)
+	in, out := testkafka.Name(t, "burst_in"), testkafka.Name(t, "burst_out")
+	var logs syncBuffer
+	const timeout = 2 * time.Second
+	e := openEngineLog(t, brokers, t.TempDir(), testkafka.Name(t, "svc"), slog.New(slog.NewTextHandler(&logs, nil)),
+		engine.StallTimeoutProperty, timeout.String(), "commit.interval.ms", "1000", "processing.guarantee", guarantee)
+	defer closeEngine(t, e)
+	res := execute(t, e, fmt.Sprintf(`
+		CREATE STREAM %[1]s (id VARCHAR KEY, v INT) WITH (KAFKA_TOPIC='%[1]s', VALUE_FORMAT='JSON', PARTITIONS=1);
+		CREATE STREAM %[2]s AS SELECT id, v * 10 AS v10 FROM %[1]s;`, in, out))
+	q := res[1].Query
+	showState := func() string {
+		l := execute(t, e, "SHOW QUERIES;")[0].Entity.(*engine.QueryList)
+		for _, s := range l.Queries {
+			if s.ID == q.ID {
+				return s.State
+			}
+		}
+		return ""
+	}
+	for i := range 3 {
+		testkafka.Produce(t, brokers, rec(in, "a", fmt.Sprintf(`{"v":%d}`, i), int64(1000+i)))
+		// Watch the state from the record's arrival until well past its
+		// commit: never STALLED.
+		arrived := time.Now()
+		for time.Since(arrived) < timeout+time.Second {
+			if s := q.Stalls(); len(s) != 0 {
+				t.Fatalf("burst %d, %s after it was produced: stalls %+v, want none", i, time.Since(arrived).Round(time.Millisecond), s)
+			}
+			if st := showState(); st != "RUNNING" {
+				t.Fatalf("burst %d: SHOW QUERIES state %s, want RUNNING", i, st)
+			}
+			time.Sleep(20 * time.Millisecond)
+		}
+		if n := q.Metrics.RecordsOut.Load(); n != int64(i+1) {
+			t.Fatalf("burst %d: %d records out, want %d", i, n, i+1)
+		}
+		// The quiet spell: past the stall timeout with nothing to read.
+		time.Sleep(timeout + 500*time.Millisecond)
+	}
+	if strings.Contains(logs.String(), "query stalled") {
+		t.Errorf("WARN logged for an idle query's bursts:\n%s", logs.String())
+	}
+}

@@ -163,15 +163,19 @@ func (a *aggregate) Open(tc *TaskContext) error {
 // headers saying which query and window it missed and the stream time
 // when it came. [start, end) is the newest window it would have joined.
 func (a *aggregate) late(tc *TaskContext, row *Row, start, end int64) {
-	lateRecord(tc, a.node.LateTopic, row, start, end)
+	lateRecord(tc, a.node.LateTopic, row, start, end, tc.StreamTime-row.Ts, a.node.Window.Grace)
 }
 
 // lateRecord counts a record turned away as late and, with a late topic,
 // writes the input record there unchanged but for its timestamp (the
 // event time) and headers saying which query and window it missed and
-// the stream time when it came.
-func lateRecord(tc *TaskContext, topic string, row *Row, start, end int64) {
-	tc.Metrics.LateDropped.Add(1)
+// the stream time when it came. lateBy is how far (ms) the record's event
+// time lies behind the time it was judged by, grace the grace period (ms)
+// it exceeded.
+func lateRecord(tc *TaskContext, topic string, row *Row, start, end, lateBy, grace int64) {
+	if tc.Metrics.LateDropped.Add(1) == 1 {
+		logFirstLate(tc, lateBy, grace)
+	}
 	if topic == "" || tc.input == nil {
 		return
 	}
@@ -189,6 +193,19 @@ func lateRecord(tc *TaskContext, topic string, row *Row, start, end int64) {
 			{Key: "sluice.offset", Value: itoa(in.Offset)},
 		},
 	})
+}
+
+// logFirstLate logs the query's first record dropped as late, at INFO:
+// a dropped record is otherwise only counted (DESCRIBE EXTENDED, /metrics),
+// which `sluice run` shows nowhere. Later ones are counted alone, so a
+// stream of late records does not flood the log.
+func logFirstLate(tc *TaskContext, lateBy, grace int64) {
+	args := []any{"query", tc.QueryID}
+	if in := tc.input; in != nil {
+		args = append(args, "topic", in.Topic, "partition", in.Partition, "offset", in.Offset)
+	}
+	args = append(args, "late_by", time.Duration(lateBy)*time.Millisecond, "grace", time.Duration(grace)*time.Millisecond)
+	tc.Log.Info("late record dropped: it arrived after its windows' grace period; later ones are only counted", args...)
 }
 
 func (a *aggregate) Process(tc *TaskContext, row *Row) error {

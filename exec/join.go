@@ -390,7 +390,7 @@ func (j *joinOp) streamStream(tc *TaskContext, side int, row *Row, key []byte) e
 	}
 	kept := ts > j.observed[side]-j.retention()
 	if !kept {
-		lateRecord(tc, n.LateTopic, row, from, to)
+		lateRecord(tc, n.LateTopic, row, from, to, j.observed[side]-ts, n.Grace)
 	}
 	otherStore := j.stores[1-side]
 	if o := j.observed[1-side]; o != math.MinInt64 {

@@ -13,7 +13,6 @@ import (
 	"time"
 
 	"github.com/twmb/franz-go/pkg/kgo"
-	"github.com/twmb/franz-go/plugin/kslog"
 
 	"github.com/sluice-sql/sluice/format"
 	"github.com/sluice-sql/sluice/state"
@@ -299,7 +298,7 @@ func StartKafka(topo *Topology, cfg KafkaConfig, m *Metrics) (*KafkaRunner, erro
 		// membership.go).
 		kgo.SessionTimeout(10*time.Second),
 		kgo.HeartbeatInterval(time.Second),
-		kgo.WithLogger(kslog.New(cfg.Log)),
+		kgo.WithLogger(newClientLogger(cfg.Log)),
 		kgo.OnPartitionsAssigned(r.onAssigned),
 		kgo.OnPartitionsRevoked(r.onRevoked),
 		kgo.OnPartitionsLost(r.onLost),

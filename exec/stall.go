@@ -49,7 +49,8 @@ type Stall struct {
 	// Lag is the partition's records not yet committed, as of the last
 	// fetch that answered for it (or the group's view from the broker).
 	Lag int64
-	// Since is the last committed progress.
+	// Since is the last committed progress, or when input was first seen
+	// after the partition had caught up (input waits from its arrival).
 	Since time.Time
 }
 
@@ -74,9 +75,30 @@ type partitionProgress struct {
 	// end is the partition's end (high watermark) and stable its last
 	// stable offset, as the last fetch reported them; -1 when unknown.
 	end, stable int64
-	// progressed is when committed last moved (or the partition was
-	// assigned); heard is when a fetch last returned records of it.
+	// progressed is when committed last moved, the partition was
+	// assigned, or input was first seen after it had caught up; heard is
+	// when a fetch last returned records of it.
 	progressed, heard time.Time
+}
+
+// caughtUp reports whether the partition is known to have nothing left
+// to commit: both its end and its position are known and meet.
+func (p *partitionProgress) caughtUp() bool {
+	return p.end >= 0 && (p.committed >= 0 || p.next >= 0) && p.lag() == 0
+}
+
+// update applies what the loop or the broker reported of the partition.
+// A caught-up partition has made all the progress it could, so input that
+// arrives after it waits from when it was first seen, not from the last
+// commit: after a quiet spell longer than the stall timeout, that commit
+// is old, and the first record of a burst would otherwise count as
+// stalled until the next commit took it.
+func (p *partitionProgress) update(now time.Time, apply func()) {
+	was := p.caughtUp()
+	apply()
+	if was && p.lag() > 0 {
+		p.progressed = now
+	}
 }
 
 func (p *partitionProgress) lag() int64 {
@@ -204,21 +226,24 @@ func (w *stallWatch) fetched(tp topicPartition, first, next, end, stable int64) 
 	if p == nil {
 		return
 	}
-	if next >= 0 {
-		p.heard = time.Now()
-		if p.committed < 0 && p.next < 0 {
-			// The first records after an assignment start where the
-			// group's committed offset is.
-			p.committed = first
+	now := time.Now()
+	p.update(now, func() {
+		if next >= 0 {
+			p.heard = now
+			if p.committed < 0 && p.next < 0 {
+				// The first records after an assignment start where the
+				// group's committed offset is.
+				p.committed = first
+			}
+			p.next = next
 		}
-		p.next = next
-	}
-	if end >= 0 {
-		p.end = end
-	}
-	if stable >= 0 {
-		p.stable = stable
-	}
+		if end >= 0 {
+			p.end = end
+		}
+		if stable >= 0 {
+			p.stable = stable
+		}
+	})
 }
 
 // known reports whether the watch knows where the partition's consumer
@@ -327,9 +352,10 @@ func (w *stallWatch) check(now time.Time) {
 			if err != nil {
 				return
 			}
+			answered := time.Now()
 			for tp, e := range ends {
 				if p := w.parts[tp]; p != nil {
-					p.end, p.stable = e.end, e.stable
+					p.update(answered, func() { p.end, p.stable = e.end, e.stable })
 				}
 			}
 		})

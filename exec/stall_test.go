@@ -5,7 +5,11 @@ import (
 	"log/slog"
 	"strings"
 	"testing"
+	"testing/synctest"
 	"time"
+
+	"github.com/google/go-cmp/cmp"
+	"github.com/google/go-cmp/cmp/cmpopts"
 )
 
 // TestStallWatchWaitingOn checks what a stalled partition is said to wait
@@ -119,4 +123,74 @@ func TestStallWatchUnowned(t *testing.T) {
 	if s := w.stalls(); len(s) != 0 {
 		t.Fatalf("after the lag moved: %+v", s)
 	}
+}
+
+// TestStallWatchIdleThenBurst checks that input arriving after a quiet
+// spell longer than the timeout waits from its arrival, not from the last
+// commit: the burst is not stalled while its commit is on the way, and
+// input that then waits past the timeout is. Time is synctest's, so the
+// quiet spells take none.
+func TestStallWatchIdleThenBurst(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		tp := topicPartition{"in", 0}
+		timeout := 2 * time.Second
+		var logs bytes.Buffer
+		w := newStallWatch("Q1", timeout, slog.New(slog.NewTextHandler(&logs, nil)), func(string) int { return 0 })
+		w.spawn = func(f func()) { f() }
+		end := int64(10)
+		w.ends = func(tps []topicPartition) (map[topicPartition]partitionEnds, error) {
+			return map[topicPartition]partitionEnds{tp: {end: end, stable: end}}, nil
+		}
+		expect := func(when string, want []Stall) {
+			t.Helper()
+			w.check(time.Now())
+			if got := w.stalls(); !cmp.Equal(got, want, cmpopts.EquateEmpty()) {
+				t.Fatalf("%s: stalls %+v, want %+v", when, got, want)
+			}
+		}
+		w.assigned([]topicPartition{tp})
+		w.fetched(tp, 0, 10, 10, 10)
+		w.committed(map[topicPartition]int64{tp: 10})
+		time.Sleep(3 * timeout)
+		expect("caught up, idle for 3 timeouts", nil)
+
+		// One record arrives; its commit comes a second later.
+		end = 11
+		w.fetched(tp, 10, 11, 11, 11)
+		expect("the record just fetched", nil)
+		time.Sleep(time.Second)
+		expect("a second after it arrived", nil)
+		w.committed(map[topicPartition]int64{tp: 11})
+		expect("committed", nil)
+
+		// Quiet again; the broker then reports records the fetches have
+		// not returned (the silent partition's end is asked of it).
+		time.Sleep(3 * timeout)
+		end = 15
+		expect("input first seen", nil)
+		seen := time.Now()
+		time.Sleep(timeout - time.Second)
+		expect("within the timeout of seeing it", nil)
+		time.Sleep(2 * time.Second)
+		expect("past the timeout of seeing it, nothing read",
+			[]Stall{{Query: "Q1", Topic: "in", Partition: 0, WaitingOn: WaitFetch, Lag: 4, Since: seen}})
+		if n := strings.Count(logs.String(), "query stalled"); n != 1 {
+			t.Errorf("%d WARN lines, want 1:\n%s", n, logs.String())
+		}
+		w.fetched(tp, 11, 15, 15, 15)
+		w.committed(map[topicPartition]int64{tp: 15})
+		expect("caught up again", nil)
+
+		// A record read after a quiet spell whose commit never comes is
+		// a stall, counted from its arrival.
+		time.Sleep(3 * timeout)
+		end = 16
+		w.fetched(tp, 15, 16, 16, 16)
+		arrived := time.Now()
+		time.Sleep(timeout - time.Second)
+		expect("uncommitted, within the timeout", nil)
+		time.Sleep(2 * time.Second)
+		expect("uncommitted past the timeout",
+			[]Stall{{Query: "Q1", Topic: "in", Partition: 0, WaitingOn: WaitTransaction, Lag: 1, Since: arrived}})
+	})
 }

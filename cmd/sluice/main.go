@@ -5,10 +5,12 @@ package main
 import (
 	"errors"
 	"fmt"
+	"io"
 	"log/slog"
 	"os"
 	"runtime/debug"
 	"runtime/pprof"
+	"sync"
 
 	"github.com/alecthomas/kong"
 )
@@ -52,9 +54,9 @@ func main() {
 	}
 	var level slog.Level
 	_ = level.UnmarshalText([]byte(c.LogLevel))
-	var handler slog.Handler = slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: level})
+	var handler slog.Handler = slog.NewTextHandler(logOutput, &slog.HandlerOptions{Level: level})
 	if c.LogFormat == "json" {
-		handler = slog.NewJSONHandler(os.Stderr, &slog.HandlerOptions{Level: level})
+		handler = slog.NewJSONHandler(logOutput, &slog.HandlerOptions{Level: level})
 		jsonLogs = true
 	}
 	log := slog.New(handler)
@@ -111,6 +113,36 @@ func startCPUProfile(file string) (func(), error) {
 		pprof.StopCPUProfile()
 		f.Close()
 	}, nil
+}
+
+// logOutput is where log entries go: stderr, or while the interactive
+// shell edits a line, the line editor's writer for it, which clears the
+// prompt, writes the entry and draws the prompt and the line typed so far
+// again below it (an entry written straight to stderr would land in the
+// middle of the line being typed).
+var logOutput = &switchWriter{}
+
+// switchWriter writes to a writer that can be replaced while others
+// write; nil means stderr.
+type switchWriter struct {
+	mu sync.Mutex
+	w  io.Writer
+}
+
+func (s *switchWriter) Write(p []byte) (int, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.w == nil {
+		return os.Stderr.Write(p)
+	}
+	return s.w.Write(p)
+}
+
+// set makes later entries go to w (nil: stderr).
+func (s *switchWriter) set(w io.Writer) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.w = w
 }
 
 // jsonLogs is set by --log-format json: stderr then carries only log

@@ -147,10 +147,33 @@ func (c *runCmd) Run(log *slog.Logger) error {
 		s.Close()
 	}
 	printers.Wait()
+	queries := e.Queries()
 	if err := e.Close(); err != nil && runErr == nil {
 		runErr = err
 	}
+	lateSummary(log, queries)
 	return runErr
+}
+
+// lateSummary says, once the queries have stopped, how many records each
+// dropped as late: a run shows no metrics, and only the first drop is
+// logged (at INFO), so without it drops would go unnoticed.
+func lateSummary(log *slog.Logger, queries []*engine.Query) {
+	for _, q := range queries {
+		if q.Metrics == nil {
+			continue
+		}
+		if n := q.Metrics.LateDropped.Load(); n > 0 {
+			status(log, "query %s dropped %d late %s (after the grace period)", q.ID, n, plural(n, "record", "records"))
+		}
+	}
+}
+
+func plural(n int64, one, many string) string {
+	if n == 1 {
+		return one
+	}
+	return many
 }
 
 // maxScriptDepth bounds RUN SCRIPT nesting, so a script that runs itself

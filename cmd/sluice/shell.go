@@ -56,6 +56,10 @@ func (c *shellCmd) Run(log *slog.Logger) error {
 		if err != nil {
 			return err
 		}
+		if w := shell.LogWriter(lines); w != nil {
+			logOutput.set(w)
+			defer logOutput.set(nil)
+		}
 	default:
 		lines = shell.NewPlainReader(os.Stdin)
 	}
