@@ -233,3 +233,26 @@ func TestShellInteractiveEmbedded(t *testing.T) {
 	sh.send(t, "\x04")
 	sh.exit(t)
 }
+
+// TestShellInteractiveEmbeddedBroker: on its own embedded broker the
+// interactive shell names the broker and the embedded schema registry
+// in its banner, and SHOW FUNCTIONS and DESCRIBE FUNCTION print at the
+// prompt as they do in scripts.
+func TestShellInteractiveEmbeddedBroker(t *testing.T) {
+	dir := t.TempDir()
+	sh := startPty(t, []string{"XDG_STATE_HOME=" + t.TempDir(), "TERM=xterm"}, "shell", "--data-dir", dir,
+		"--schema-registry-listen", "127.0.0.1:0")
+	sh.expect(t, "Sluice shell: embedded engine on the embedded broker 127.0.0.1:")
+	sh.expect(t, " (data in "+dir+"), schema registry on http://127.0.0.1:")
+	sh.expect(t, "sluice> ")
+	sh.send(t, "SHOW FUNCTIONS;\r")
+	sh.expect(t, "| Function Name ")
+	sh.expect(t, "| ABS ")
+	sh.expect(t, "| UUID ")
+	sh.expect(t, "sluice> ")
+	sh.send(t, "DESCRIBE FUNCTION sum;\r")
+	sh.expect(t, "Name          : SUM\r\nType          : AGGREGATE\r\nOverview      : The sum of the non-NULL values.\r\n")
+	sh.expect(t, "sluice> ")
+	sh.send(t, "\x04")
+	sh.exit(t)
+}

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"errors"
+	"net"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -189,5 +190,22 @@ func TestShellCatalogPersists(t *testing.T) {
 	run("CREATE STREAM kept (id VARCHAR KEY, v INT) WITH (KAFKA_TOPIC='" + topic + "', VALUE_FORMAT='JSON', PARTITIONS=1);")
 	if got, want := run("\\format csv\nSHOW STREAMS;"), "Stream Name,Kafka Topic,Key Format,Value Format,Windowed\nKEPT,"+topic+",KAFKA,JSON,false\n"; got != want {
 		t.Errorf("second session:\n%s\nwant:\n%s", got, want)
+	}
+}
+
+// TestShellEmbeddedBrokerScript: a script run on the embedded broker
+// prints only what its statements print. The embedded registry's
+// address, like the broker's, belongs to the interactive banner; a busy
+// --schema-registry-listen falls back to a free port without a word.
+func TestShellEmbeddedBrokerScript(t *testing.T) {
+	busy, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer busy.Close()
+	out, errOut, code := runSluice(t, "shell", "--data-dir", t.TempDir(), "--schema-registry-listen", busy.Addr().String(), "-e", "SHOW TYPES;")
+	want := "+-----------+--------+\n| Type Name | Schema |\n+-----------+--------+\n+-----------+--------+\n"
+	if code != 0 || out != want || errOut != "" {
+		t.Errorf("exit %d\nstdout:\n%s\nwant:\n%s\nstderr (want none):\n%s", code, out, want, errOut)
 	}
 }
