@@ -20,7 +20,8 @@
 //   - complete.go completes keywords, stream, table, column and function
 //     names from the backend's Names, SHOW targets and SET property names.
 //   - render.go prints finite results as tables (go-pretty), JSON or CSV,
-//     and query rows as they arrive, with NULL visible.
+//     and query rows as they arrive (column widths fixed with the header,
+//     wider values wrapped inside their column), with NULL visible.
 //   - embedded.go, remote.go and entities.go reduce both backends'
 //     results to one Result, so output does not depend on the backend.
 //   - print.go is PRINT 'topic': the embedded backend reads the topic
