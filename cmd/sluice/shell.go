@@ -51,7 +51,7 @@ func (c *shellCmd) Run(log *slog.Logger) error {
 			log.Warn("no history", "err", err)
 		}
 		lines, err = shell.NewEditor(hist,
-			func(pending, line string) ([]string, int) { return sh.Complete(pending, line) },
+			func(pending, line string) ([]string, string) { return sh.Complete(pending, line) },
 			func() string { return sh.Pending() })
 		if err != nil {
 			return err

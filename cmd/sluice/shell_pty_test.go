@@ -152,7 +152,7 @@ func TestShellInteractive(t *testing.T) {
 	sh.send(t, "SHOW STR\t;\r")
 	sh.expect(t, "| CLICKS      | "+topic+" |")
 	sh.expect(t, "sluice> ")
-	// … and the stream name, from the server's catalog.
+	// … and the stream name, from the server's catalog, in its case.
 	sh.send(t, "DESCRIBE cli\t;\r")
 	sh.expect(t, "Kafka topic   : "+topic+" (partitions: 1)")
 	sh.expect(t, "sluice> ")
@@ -185,7 +185,7 @@ func TestShellInteractive(t *testing.T) {
 		t.Fatal(err)
 	}
 	wantHist := "CREATE STREAM clicks (id VARCHAR KEY, v INT) WITH (KAFKA_TOPIC='" + topic + "', VALUE_FORMAT='JSON', PARTITIONS=1);\n" +
-		"SHOW STREAMS ;\nDESCRIBE clicks ;\nSELECT * FORM clicks;\nSET 'auto.offset.reset'='earliest';\nSELECT * FROM clicks EMIT CHANGES;\n"
+		"SHOW STREAMS ;\nDESCRIBE CLICKS ;\nSELECT * FORM clicks;\nSET 'auto.offset.reset'='earliest';\nSELECT * FROM clicks EMIT CHANGES;\n"
 	if string(hist) != wantHist {
 		t.Errorf("history file:\n%s\nwant:\n%s", hist, wantHist)
 	}
@@ -236,8 +236,9 @@ func TestShellInteractiveEmbedded(t *testing.T) {
 
 // TestShellInteractiveEmbeddedBroker: on its own embedded broker the
 // interactive shell names the broker and the embedded schema registry
-// in its banner, and SHOW FUNCTIONS and DESCRIBE FUNCTION print at the
-// prompt as they do in scripts.
+// in its banner, SHOW FUNCTIONS and DESCRIBE FUNCTION print at the
+// prompt as they do in scripts, and Ctrl-C clears the line even with the
+// completion menu open.
 func TestShellInteractiveEmbeddedBroker(t *testing.T) {
 	dir := t.TempDir()
 	sh := startPty(t, []string{"XDG_STATE_HOME=" + t.TempDir(), "TERM=xterm"}, "shell", "--data-dir", dir,
@@ -252,6 +253,15 @@ func TestShellInteractiveEmbeddedBroker(t *testing.T) {
 	sh.expect(t, "sluice> ")
 	sh.send(t, "DESCRIBE FUNCTION sum;\r")
 	sh.expect(t, "Name          : SUM\r\nType          : AGGREGATE\r\nOverview      : The sum of the non-NULL values.\r\n")
+	sh.expect(t, "sluice> ")
+	// The first Ctrl-C with the completion menu open clears the line:
+	// what is typed next runs alone.
+	sh.send(t, "SELECT U\t")
+	sh.expect(t, "UNIX_TIMESTAMP(")
+	sh.send(t, "\x03")
+	sh.expect(t, "sluice> ")
+	sh.send(t, "SHOW TABLES;\r")
+	sh.expect(t, "| Table Name | Kafka Topic | Key Format | Value Format | Windowed |")
 	sh.expect(t, "sluice> ")
 	sh.send(t, "\x04")
 	sh.exit(t)
