@@ -44,7 +44,7 @@ func runShell(t *testing.T, stdin string, args ...string) (stdout, stderr string
 // the chosen format; the first error ends it with exit code 2 and the
 // statement's line with a caret on stderr.
 func TestShellNonInteractive(t *testing.T) {
-	topic, topic2 := testkafka.Name(t, "shell"), testkafka.Name(t, "shell")
+	topic, topic2, topic3 := testkafka.Name(t, "shell"), testkafka.Name(t, "shell"), testkafka.Name(t, "shell")
 	dir := t.TempDir()
 	script := filepath.Join(dir, "more.sql")
 	if err := os.WriteFile(script, []byte("INSERT INTO s VALUES ('c', 3, 0.5);\nSELECT id, d FROM s EMIT CHANGES LIMIT 3;\n"), 0o644); err != nil {
@@ -123,6 +123,23 @@ Successfully changed local property 'auto.offset.reset' to 'earliest'.
 			stdout: "+------------+-------------+------------+--------------+----------+\n| Table Name | Kafka Topic | Key Format | Value Format | Windowed |\n+------------+-------------+------------+--------------+----------+\n+------------+-------------+------------+--------------+----------+\n",
 			stderr: "line 2:3: Syntax Error\nExpecting {'FROM'}\n  FORM s;\n  ^\n",
 			code:   2,
+		},
+		{
+			name: "bad WITH value: the caret is under the value",
+			args: []string{"-e", "CREATE STREAM s (id INT)\n  WITH (KAFKA_TOPIC='t', value_format='jsn', PARTITIONS=1);"},
+			stderr: "line 2:39: invalid statement: value format: Unknown format: JSN (supported formats are JSON, KAFKA, DELIMITED, NONE, AVRO, PROTOBUF, PROTOBUF_NOSR, JSON_SR)\n" +
+				"  WITH (KAFKA_TOPIC='t', value_format='jsn', PARTITIONS=1);\n" +
+				"                                      ^\n",
+			code: 2,
+		},
+		{
+			name:   "bad WITH value of CREATE … AS SELECT",
+			args:   []string{"-e", "CREATE STREAM s (id INT) WITH (KAFKA_TOPIC='" + topic3 + "', VALUE_FORMAT='JSON', PARTITIONS=1);\nCREATE STREAM s2 WITH (FORMAT='json', PARTITIONS=0) AS SELECT * FROM s;"},
+			stdout: "Stream created\n",
+			stderr: "line 1:50: invalid statement: PARTITIONS must be a positive integer, got \"0\"\n" +
+				"CREATE STREAM s2 WITH (FORMAT='json', PARTITIONS=0) AS SELECT * FROM s;\n" +
+				"                                                 ^\n",
+			code: 2,
 		},
 		{
 			name:   "planning error with -e",
