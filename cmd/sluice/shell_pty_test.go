@@ -157,6 +157,11 @@ func TestShellInteractive(t *testing.T) {
 	sh.expect(t, "Kafka topic   : "+topic+" (partitions: 1)")
 	sh.expect(t, "sluice> ")
 
+	// Function entities print as they do from the embedded engine.
+	sh.send(t, "DESCRIBE FUNCTION sum;\r")
+	sh.expect(t, "Name          : SUM\r\nType          : AGGREGATE\r\nOverview      : The sum of the non-NULL values.\r\n")
+	sh.expect(t, "sluice> ")
+
 	// Errors show the statement's line with a caret, as the server
 	// phrased them.
 	sh.send(t, "SELECT * FORM clicks;\r")
@@ -185,7 +190,7 @@ func TestShellInteractive(t *testing.T) {
 		t.Fatal(err)
 	}
 	wantHist := "CREATE STREAM clicks (id VARCHAR KEY, v INT) WITH (KAFKA_TOPIC='" + topic + "', VALUE_FORMAT='JSON', PARTITIONS=1);\n" +
-		"SHOW STREAMS ;\nDESCRIBE CLICKS ;\nSELECT * FORM clicks;\nSET 'auto.offset.reset'='earliest';\nSELECT * FROM clicks EMIT CHANGES;\n"
+		"SHOW STREAMS ;\nDESCRIBE CLICKS ;\nDESCRIBE FUNCTION sum;\nSELECT * FORM clicks;\nSET 'auto.offset.reset'='earliest';\nSELECT * FROM clicks EMIT CHANGES;\n"
 	if string(hist) != wantHist {
 		t.Errorf("history file:\n%s\nwant:\n%s", hist, wantHist)
 	}
@@ -195,7 +200,7 @@ func TestShellInteractive(t *testing.T) {
 	sh.expect(t, "sluice> ")
 	sh.send(t, "\x1b[A")
 	sh.expect(t, "SELECT * FROM clicks EMIT CHANGES;")
-	sh.send(t, "\x1b[A\x1b[A\x1b[A\x1b[A")
+	sh.send(t, "\x1b[A\x1b[A\x1b[A\x1b[A\x1b[A")
 	sh.expect(t, "SHOW STREAMS ;")
 	sh.send(t, "\r")
 	sh.expect(t, "| CLICKS      | "+topic+" |")
