@@ -660,11 +660,10 @@ func (e *Engine) planAsSelect(st *parser.CreateSource, text string, props map[st
 	if err := planner.CheckReplace(e.cat, st); err != nil {
 		return nil, err
 	}
-	with, err := planner.PropsOf(st.With)
+	target, err := planner.TargetOf(st, text)
 	if err != nil {
 		return nil, err
 	}
-	target := &planner.Target{Name: st.Name, Kind: st.Kind, With: with, Text: text}
 	if st.OrReplace {
 		if old, err := e.cat.Lookup(st.Name); err == nil && old.QueryID != "" {
 			target.Replaces = old
@@ -1065,11 +1064,11 @@ func (e *Engine) explain(st *parser.Explain, props map[string]string) (string, *
 		if s.Query == nil {
 			return "", nil, fmt.Errorf("%w: EXPLAIN takes a query", planner.ErrInvalid)
 		}
-		with, err := planner.PropsOf(s.With)
+		t, err := planner.TargetOf(s, "")
 		if err != nil {
 			return "", nil, err
 		}
-		sel, target, id = s.Query, &planner.Target{Name: s.Name, Kind: s.Kind, With: with}, queryID(s.Kind, s.Name)
+		sel, target, id = s.Query, t, queryID(s.Kind, s.Name)
 	case *parser.InsertSelect:
 		t, err := e.cat.Lookup(s.Target)
 		if err != nil {

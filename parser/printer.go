@@ -20,6 +20,11 @@ var quoteAlso = map[string]bool{"ALL": true, "FUNCTION": true, "ARRAY": true}
 // (`MAP()` is an empty map).
 var ctorNames = map[string]bool{"ARRAY": true, "MAP": true, "STRUCT": true}
 
+// Ident writes a name as SQL that reads back as that name: as it is when
+// an unquoted identifier would (upper case, not reserved), else in
+// backquotes.
+func Ident(name string) string { return ident(name) }
+
 // ident writes a name, backquoted when it is not a plain upper-case word
 // or is a keyword.
 func ident(s string) string {

@@ -62,6 +62,50 @@ type PosError = expr.PosError
 
 func posErr(p parser.Pos, err error) error { return &PosError{Pos: p, Err: err} }
 
+// PropError is an error about the value of WITH property Name. The code
+// that checks a property's value knows its name but not where the
+// statement wrote it; withErr puts the error there.
+type PropError struct {
+	Name string
+	Err  error
+}
+
+func (e *PropError) Error() string { return e.Err.Error() }
+func (e *PropError) Unwrap() error { return e.Err }
+
+func propErr(name string, err error) error { return &PropError{Name: name, Err: err} }
+
+// withErr positions an error of a statement with WITH clause with: one
+// about a property's value at that value's literal, any other (or one
+// about a property the clause does not write) at pos.
+func withErr(pos parser.Pos, with []parser.Property, err error) error {
+	var pe *PropError
+	if errors.As(err, &pe) {
+		if at, ok := propValuePos(with, pe.Name); ok {
+			return posErr(at, err)
+		}
+	}
+	return posErr(pos, err)
+}
+
+// propValuePos finds where the clause writes the value of property name:
+// its last entry (the one in force), or for KEY_FORMAT and VALUE_FORMAT
+// the FORMAT that sets them when they are not written.
+func propValuePos(with []parser.Property, name string) (parser.Pos, bool) {
+	names := []string{name}
+	if name == "KEY_FORMAT" || name == "VALUE_FORMAT" {
+		names = append(names, "FORMAT")
+	}
+	for _, n := range names {
+		for i := len(with) - 1; i >= 0; i-- {
+			if strings.EqualFold(with[i].Name, n) && with[i].Value != nil {
+				return with[i].Value.Pos, true
+			}
+		}
+	}
+	return parser.Pos{}, false
+}
+
 func (p Props) formats(defKey, defValue string) (key, value string) {
 	key, value = defKey, defValue
 	if f, ok := p["FORMAT"]; ok {
@@ -115,7 +159,7 @@ func (p Props) checkFormatNames() error {
 	}
 	for _, side := range []string{"KEY_FORMAT", "VALUE_FORMAT"} {
 		if _, ok := p[side]; ok {
-			return fmt.Errorf("%w: Cannot supply both '%s' and 'FORMAT' properties, as 'FORMAT' sets both key and value formats. Either use just 'FORMAT', or use 'KEY_FORMAT' and 'VALUE_FORMAT'.", ErrInvalid, side)
+			return propErr("FORMAT", fmt.Errorf("%w: Cannot supply both '%s' and 'FORMAT' properties, as 'FORMAT' sets both key and value formats. Either use just 'FORMAT', or use 'KEY_FORMAT' and 'VALUE_FORMAT'.", ErrInvalid, side))
 		}
 	}
 	return nil
@@ -128,7 +172,7 @@ func (p Props) partitions() (int32, error) {
 	}
 	n, err := strconv.Atoi(s)
 	if err != nil || n <= 0 {
-		return 0, fmt.Errorf("%w: PARTITIONS must be a positive integer, got %q", ErrInvalid, s)
+		return 0, propErr("PARTITIONS", fmt.Errorf("%w: PARTITIONS must be a positive integer, got %q", ErrInvalid, s))
 	}
 	return int32(n), nil
 }
@@ -142,7 +186,7 @@ func (p Props) replicas() (int16, error) {
 	}
 	n, err := strconv.Atoi(s)
 	if err != nil || n <= 0 || n > math.MaxInt16 {
-		return 0, fmt.Errorf("%w: REPLICAS must be a positive integer, got %q", ErrInvalid, s)
+		return 0, propErr("REPLICAS", fmt.Errorf("%w: REPLICAS must be a positive integer, got %q", ErrInvalid, s))
 	}
 	return int16(n), nil
 }
@@ -256,7 +300,7 @@ func CreateSourceWith(cat *Catalog, st *parser.CreateSource, text string, opts O
 		return nil, posErr(st.Pos, fmt.Errorf("%w: missing required property KAFKA_TOPIC in WITH clause", ErrInvalid))
 	}
 	if err := props.checkFormatNames(); err != nil {
-		return nil, posErr(st.Pos, err)
+		return nil, withErr(st.Pos, st.With, err)
 	}
 	if err := CheckReplace(cat, st); err != nil {
 		return nil, posErr(st.Pos, err)
@@ -271,11 +315,11 @@ func CreateSourceWith(cat *Catalog, st *parser.CreateSource, text string, opts O
 	}
 	parts, err := props.partitions()
 	if err != nil {
-		return nil, posErr(st.Pos, err)
+		return nil, withErr(st.Pos, st.With, err)
 	}
 	replicas, err := props.replicas()
 	if err != nil {
-		return nil, posErr(st.Pos, err)
+		return nil, withErr(st.Pos, st.With, err)
 	}
 	s := &Source{
 		Name: st.Name, Kind: st.Kind, Topic: topic, KeyFormat: keyFormat, ValueFormat: valueFormat,
@@ -287,7 +331,7 @@ func CreateSourceWith(cat *Catalog, st *parser.CreateSource, text string, opts O
 		return nil, posErr(st.Pos, err)
 	}
 	if err := props.checkDelimiters(keyFormat, valueFormat); err != nil {
-		return nil, posErr(st.Pos, err)
+		return nil, withErr(st.Pos, st.With, err)
 	}
 	if s.Window, s.WindowSize, err = sourceWindow(props); err != nil {
 		return nil, posErr(st.Pos, err)
@@ -367,10 +411,10 @@ func CreateSourceWith(cat *Catalog, st *parser.CreateSource, text string, opts O
 	}
 	s.Schema = types.Schema{Columns: append(append(keys, values...), headers...)}
 	if err := validateFormats(s); err != nil {
-		return nil, posErr(st.Pos, err)
+		return nil, withErr(st.Pos, st.With, err)
 	}
 	if err := resolveTimestampColumn(s); err != nil {
-		return nil, posErr(st.Pos, err)
+		return nil, withErr(st.Pos, st.With, err)
 	}
 	return s, nil
 }
@@ -383,16 +427,16 @@ func resolveTimestampColumn(s *Source) error {
 	}
 	i := s.Schema.Find(s.TimestampColumn)
 	if i < 0 {
-		return fmt.Errorf("%w: the TIMESTAMP column set in the WITH clause does not exist in the schema: '%s'", ErrInvalid, s.TimestampColumn)
+		return propErr("TIMESTAMP", fmt.Errorf("%w: the TIMESTAMP column set in the WITH clause does not exist in the schema: '%s'", ErrInvalid, s.TimestampColumn))
 	}
 	switch s.Schema.Columns[i].Type.Kind {
 	case types.BigInt, types.Timestamp:
 	case types.String:
 		if s.TimestampFormat == "" {
-			return fmt.Errorf("%w: TIMESTAMP column %s is a STRING: set TIMESTAMP_FORMAT", ErrInvalid, s.TimestampColumn)
+			return propErr("TIMESTAMP", fmt.Errorf("%w: TIMESTAMP column %s is a STRING: set TIMESTAMP_FORMAT", ErrInvalid, s.TimestampColumn))
 		}
 	default:
-		return fmt.Errorf("%w: Timestamp column, `%s`, should be LONG(INT64), TIMESTAMP, or a String with a timestamp_format specified, not %s", ErrInvalid, s.Schema.Columns[i].Name, s.Schema.Columns[i].Type)
+		return propErr("TIMESTAMP", fmt.Errorf("%w: Timestamp column, `%s`, should be LONG(INT64), TIMESTAMP, or a String with a timestamp_format specified, not %s", ErrInvalid, s.Schema.Columns[i].Name, s.Schema.Columns[i].Type))
 	}
 	s.TimestampColumn = s.Schema.Columns[i].Name
 	return nil
@@ -404,10 +448,10 @@ func resolveTimestampColumn(s *Source) error {
 // carry, and its reason.
 func validateFormats(s *Source) error {
 	if _, err := format.NewKeyCodec(s.KeyFormat, s.Schema.Keys(), s.KeyProps); err != nil {
-		return formatSchemaError("Key", s.KeyFormat, s.Schema.Keys(), s.KeyProps, err)
+		return propErr("KEY_FORMAT", formatSchemaError("Key", s.KeyFormat, s.Schema.Keys(), s.KeyProps, err))
 	}
 	if _, err := format.NewValueCodec(s.ValueFormat, s.Schema.Values(), s.ValueProps); err != nil {
-		return formatSchemaError("Value", s.ValueFormat, s.Schema.Values(), s.ValueProps, err)
+		return propErr("VALUE_FORMAT", formatSchemaError("Value", s.ValueFormat, s.Schema.Values(), s.ValueProps, err))
 	}
 	return nil
 }
@@ -457,10 +501,10 @@ func (p Props) checkDelimiters(keyFormat, valueFormat string) error {
 			continue
 		}
 		if f := strings.ToUpper(side.format); f != format.Delimited {
-			return fmt.Errorf("%w: %s does not support the following configs: [delimiter]", ErrInvalid, f)
+			return propErr(side.prop, fmt.Errorf("%w: %s does not support the following configs: [delimiter]", ErrInvalid, f))
 		}
 		if err := format.CheckDelimiter(d); err != nil {
-			return fmt.Errorf("%w: Failed to prepare statement: Configuration %s is invalid: %v\nExample valid value: ';'", ErrInvalid, side.prop, err)
+			return propErr(side.prop, fmt.Errorf("%w: Failed to prepare statement: Configuration %s is invalid: %v\nExample valid value: ';'", ErrInvalid, side.prop, err))
 		}
 	}
 	return nil

@@ -106,11 +106,11 @@ func plan(cat *planner.Catalog, sql string, opts planner.Options) string {
 	case *parser.Select:
 		sel = s
 	case *parser.CreateSource:
-		props, err := planner.PropsOf(s.With)
+		t, err := planner.TargetOf(s, sql)
 		if err != nil {
 			return engine.FormatError(sql, err)
 		}
-		sel, target = s.Query, &planner.Target{Name: s.Name, Kind: s.Kind, With: props, Text: sql}
+		sel, target = s.Query, t
 		id = "Q_" + strings.ToUpper(s.Name)
 	case *parser.InsertSelect:
 		existing, err := cat.Lookup(s.Target)

@@ -87,15 +87,28 @@ const DefaultGrace = 24 * time.Hour
 // Target is where a persistent query writes: a new stream or table
 // (CREATE … AS SELECT) or an existing one (INSERT INTO).
 type Target struct {
-	Name     string
-	Kind     parser.SourceKind
-	With     Props
-	Existing *Source
-	Text     string
+	Name string
+	Kind parser.SourceKind
+	With Props
+	// WithClause is the WITH clause as written, where errors about a
+	// property's value point.
+	WithClause []parser.Property
+	Existing   *Source
+	Text       string
 	// Replaces is the sink a CREATE OR REPLACE … AS SELECT upgrades: the
 	// new sink keeps its topic, formats and partitions unless WITH names
 	// others.
 	Replaces *Source
+}
+
+// TargetOf is the new stream or table a CREATE … AS SELECT writes, its
+// WITH clause checked (PropsOf) and kept for error positions.
+func TargetOf(st *parser.CreateSource, text string) (*Target, error) {
+	with, err := PropsOf(st.With)
+	if err != nil {
+		return nil, err
+	}
+	return &Target{Name: st.Name, Kind: st.Kind, With: with, WithClause: st.With, Text: text}, nil
 }
 
 // Query is a planned query.
@@ -879,7 +892,7 @@ func (p *planning) sinkSource(keyCols, valCols []types.Column, win exec.WindowTy
 		topic = strings.ToUpper(p.target.Name)
 	}
 	if err := with.checkFormatNames(); err != nil {
-		return nil, posErr(p.sel.Pos, err)
+		return nil, withErr(p.sel.Pos, p.target.WithClause, err)
 	}
 	keyFormat, valueFormat := with.formats(defKey, defValue)
 	_, explicit := with["KEY_FORMAT"]
@@ -900,14 +913,14 @@ func (p *planning) sinkSource(keyCols, valCols []types.Column, win exec.WindowTy
 	}
 	parts, err := with.partitions()
 	if err != nil {
-		return nil, posErr(p.sel.Pos, err)
+		return nil, withErr(p.sel.Pos, p.target.WithClause, err)
 	}
 	if parts == 0 {
 		parts = partitions
 	}
 	replicas, err := with.replicas()
 	if err != nil {
-		return nil, posErr(p.sel.Pos, err)
+		return nil, withErr(p.sel.Pos, p.target.WithClause, err)
 	}
 	s := &Source{
 		Name: p.target.Name, Kind: p.target.Kind, Topic: topic, KeyFormat: keyFormat, ValueFormat: valueFormat,
@@ -922,7 +935,7 @@ func (p *planning) sinkSource(keyCols, valCols []types.Column, win exec.WindowTy
 		return nil, posErr(p.sel.Pos, err)
 	}
 	if err := with.checkDelimiters(keyFormat, valueFormat); err != nil {
-		return nil, posErr(p.sel.Pos, err)
+		return nil, withErr(p.sel.Pos, p.target.WithClause, err)
 	}
 	with.inheritDelimiters(p.src, s)
 	if err := p.registerSinkSchemas(s); err != nil {
@@ -932,10 +945,10 @@ func (p *planning) sinkSource(keyCols, valCols []types.Column, win exec.WindowTy
 	// timestamp; readers of the result take event time from it too.
 	s.TimestampColumn, s.TimestampFormat = strings.ToUpper(with["TIMESTAMP"]), with["TIMESTAMP_FORMAT"]
 	if err := resolveTimestampColumn(s); err != nil {
-		return nil, posErr(p.sel.Pos, err)
+		return nil, withErr(p.sel.Pos, p.target.WithClause, err)
 	}
 	if err := validateFormats(s); err != nil {
-		return nil, posErr(p.sel.Pos, err)
+		return nil, withErr(p.sel.Pos, p.target.WithClause, err)
 	}
 	return s, nil
 }

@@ -43,6 +43,9 @@ type Table struct {
 type Column struct {
 	Name string
 	Type string
+	// Width is how wide a streamed table prints the column; 0 takes a
+	// width from Type.
+	Width int
 }
 
 // RowStream is the rows of a push or pull query. Values are JSON-shaped

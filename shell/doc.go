@@ -15,12 +15,16 @@
 //     and the continuation prompt shows while one is open.
 //   - lineedit.go holds LineReader: an editor over github.com/chzyer/readline
 //     on a terminal (history of whole statements in
-//     $XDG_STATE_HOME/sluice/history, Ctrl-C clears, Ctrl-D leaves), or a
+//     $XDG_STATE_HOME/sluice/history, Ctrl-C clears even with the
+//     completion menu open, Ctrl-D leaves), or a
 //     plain reader for scripts and pipes (no prompt, first error ends).
 //   - complete.go completes keywords, stream, table, column and function
-//     names from the backend's Names, SHOW targets and SET property names.
+//     names from the backend's Names (catalog names as SQL that names
+//     them: in their case, backquoted when not upper case), SHOW targets,
+//     SET property names and, inside WITH ( … ) only, WITH properties.
 //   - render.go prints finite results as tables (go-pretty), JSON or CSV,
-//     and query rows as they arrive, with NULL visible.
+//     and query rows as they arrive (column widths fixed with the header,
+//     wider values wrapped inside their column), with NULL visible.
 //   - embedded.go, remote.go and entities.go reduce both backends'
 //     results to one Result, so output does not depend on the backend.
 //   - print.go is PRINT 'topic': the embedded backend reads the topic

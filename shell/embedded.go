@@ -46,7 +46,12 @@ func (b *Embedded) Execute(ctx context.Context, p parser.Parsed) (*Result, error
 	case isAssert(res.Entity):
 		return &Result{Message: res.Message}, nil
 	case res.Entity != nil:
-		return entityResult(p, res.Entity), nil
+		if r := entityResult(p, res.Entity); r != nil {
+			return r, nil
+		}
+		// An entity the shell has no layout for still prints: the
+		// engine's text says the same.
+		return &Result{Text: res.Text}, nil
 	case res.Message != "":
 		return &Result{Message: res.Message}, nil
 	}
@@ -130,7 +135,6 @@ func (r *engineRows) Next(ctx context.Context) ([]any, bool, error) {
 	}
 }
 
-// entityResult renders SHOW, DESCRIBE and EXPLAIN results.
 // isAssert reports an ASSERT's result, which the shell prints as its
 // message ("Topic t exists").
 func isAssert(ent engine.Entity) bool {
@@ -141,6 +145,8 @@ func isAssert(ent engine.Entity) bool {
 	return false
 }
 
+// entityResult lays out SHOW, DESCRIBE and EXPLAIN results; nil for an
+// entity it has no layout for.
 func entityResult(p parser.Parsed, ent engine.Entity) *Result {
 	switch x := ent.(type) {
 	case *engine.SourceList:
@@ -192,8 +198,16 @@ func entityResult(p parser.Parsed, ent engine.Entity) *Result {
 			text = x.Statement + "\n\n" + text
 		}
 		return &Result{Text: text}
+	case *engine.FunctionList:
+		list := make([]functionRow, 0, len(x.Functions))
+		for _, f := range x.Functions {
+			list = append(list, functionRow{f.Name, f.Type, f.Category})
+		}
+		return &Result{Table: functionTable(list)}
+	case *engine.FunctionDescription:
+		return functionDescription{x.Name, x.Type, x.Description}.result()
 	}
-	return &Result{}
+	return nil
 }
 
 // typeText prints a type the way the server's JSON describes it (kind

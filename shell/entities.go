@@ -115,3 +115,26 @@ func (d description) result() *Result {
 	}
 	return &Result{Text: b.String(), Table: t}
 }
+
+// functionRow is one function of SHOW FUNCTIONS.
+type functionRow struct{ Name, Type, Category string }
+
+// functionTable lays out SHOW FUNCTIONS, sorted by name.
+func functionTable(list []functionRow) *Table {
+	sort.Slice(list, func(i, j int) bool { return list[i].Name < list[j].Name })
+	t := &Table{Columns: []string{"Function Name", "Type", "Category"}}
+	for _, f := range list {
+		t.Rows = append(t.Rows, []string{f.Name, strings.ToUpper(f.Type), f.Category})
+	}
+	return t
+}
+
+// functionDescription is DESCRIBE FUNCTION's answer, with what both the
+// engine and ksqlDB's describe_function carry (no category: the server's
+// shape has none).
+type functionDescription struct{ Name, Type, Overview string }
+
+func (d functionDescription) result() *Result {
+	return &Result{Text: fmt.Sprintf("%-14s: %s\n%-14s: %s\n%-14s: %s\n",
+		"Name", d.Name, "Type", strings.ToUpper(d.Type), "Overview", d.Overview)}
+}

@@ -7,6 +7,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 
 	"github.com/sluice-sql/sluice/engine"
+	"github.com/sluice-sql/sluice/expr"
 	"github.com/sluice-sql/sluice/parser"
 	"github.com/sluice-sql/sluice/planner"
 	"github.com/sluice-sql/sluice/types"
@@ -40,6 +41,44 @@ func TestTypeTable(t *testing.T) {
 		}},
 	} {
 		if diff := cmp.Diff(want, tc.got().Table); diff != "" {
+			t.Errorf("%s (-want +got):\n%s", tc.name, diff)
+		}
+	}
+}
+
+// SHOW FUNCTIONS and DESCRIBE FUNCTION lay out the same from both
+// backends: the engine's FunctionList and FunctionDescription, the
+// server's function_names and describe_function.
+func TestFunctionResults(t *testing.T) {
+	remote := func(body string) *Result {
+		t.Helper()
+		var e wireEntity
+		if err := json.Unmarshal([]byte(body), &e); err != nil {
+			t.Fatal(err)
+		}
+		return e.result(parser.Parsed{})
+	}
+	list := &Result{Table: &Table{Columns: []string{"Function Name", "Type", "Category"}, Rows: [][]string{
+		{"ABS", "SCALAR", "MATHEMATICAL"},
+		{"SUM", "AGGREGATE", "AGGREGATE"},
+	}}}
+	sum := &Result{Text: "Name          : SUM\nType          : AGGREGATE\nOverview      : The sum of the non-NULL values.\n"}
+	for _, tc := range []struct {
+		name      string
+		got, want *Result
+	}{
+		{"embedded list", entityResult(parser.Parsed{}, &engine.FunctionList{Functions: []expr.FunctionInfo{
+			{Name: "SUM", Type: "AGGREGATE", Category: "AGGREGATE"}, {Name: "ABS", Type: "SCALAR", Category: "MATHEMATICAL"}}}), list},
+		{"remote list", remote(`{"@type":"function_names","statementText":"SHOW FUNCTIONS;","functions":[
+			{"name":"ABS","type":"scalar","category":"MATHEMATICAL"},{"name":"SUM","type":"aggregate","category":"AGGREGATE"}],"warnings":[]}`), list},
+		{"embedded describe", entityResult(parser.Parsed{}, &engine.FunctionDescription{FunctionInfo: expr.FunctionInfo{
+			Name: "SUM", Type: "AGGREGATE", Category: "AGGREGATE", Description: "The sum of the non-NULL values."}}), sum},
+		{"remote describe", remote(`{"@type":"describe_function","statementText":"DESCRIBE FUNCTION sum;","name":"SUM",
+			"description":"The sum of the non-NULL values.","author":"sluice","version":"","path":"internal","type":"aggregate","functions":[],"warnings":[]}`), sum},
+		{"remote, unknown entity", remote(`{"@type":"connector_list","statementText":"SHOW CONNECTORS;","warnings":[]}`),
+			&Result{Message: `(the server answered a "connector_list" entity, which this shell cannot print)`}},
+	} {
+		if diff := cmp.Diff(tc.want, tc.got); diff != "" {
 			t.Errorf("%s (-want +got):\n%s", tc.name, diff)
 		}
 	}

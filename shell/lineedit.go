@@ -8,6 +8,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"sync/atomic"
 
 	"github.com/chzyer/readline"
 )
@@ -52,8 +53,9 @@ type editor struct{ rl *readline.Instance }
 
 // Completer completes the word before the cursor: pending is the
 // statement typed on earlier lines, line the current line up to the
-// cursor. It returns each candidate's remainder and the word's length.
-type Completer func(pending, line string) (rest []string, wordLen int)
+// cursor. It returns what the word may become, each candidate whole,
+// and the word as typed.
+type Completer func(pending, line string) (words []string, typed string)
 
 // NewEditor starts line editing on the terminal with history in
 // historyFile ("" for none).
@@ -65,19 +67,32 @@ func NewEditor(historyFile string, complete Completer, pending func() string) (L
 			historyFile = ""
 		}
 	}
+	ca := &completerAdapter{complete: complete, pending: pending}
+	var inst atomic.Pointer[readline.Instance]
 	rl, err := readline.NewEx(&readline.Config{
 		HistoryFile: historyFile,
 		// Entries are whole statements, saved by AddHistory, not each
 		// line of a multi-line statement.
 		DisableAutoSaveHistory: true,
 		HistorySearchFold:      true,
-		AutoComplete:           &completerAdapter{complete: complete, pending: pending},
-		InterruptPrompt:        "^C",
-		EOFPrompt:              "",
+		AutoComplete:           ca,
+		Listener:               ca,
+		FuncFilterInputRune: func(r rune) (rune, bool) {
+			// readline's first Ctrl-C with the completion menu open only
+			// closes the menu; ours clears the line as it does anywhere
+			// else: leaving completion first lets the key do that.
+			if rl := inst.Load(); r == readline.CharInterrupt && rl != nil && rl.Operation.IsInCompleteMode() {
+				rl.Operation.ExitCompleteMode(false)
+			}
+			return r, true
+		},
+		InterruptPrompt: "^C",
+		EOFPrompt:       "",
 	})
 	if err != nil {
 		return nil, fmt.Errorf("line editor: %w", err)
 	}
+	inst.Store(rl)
 	return &editor{rl: rl}, nil
 }
 
@@ -96,16 +111,68 @@ func (e *editor) Close() error            { return e.rl.Close() }
 type completerAdapter struct {
 	complete Completer
 	pending  func() string
+
+	// offered is the completion Do offered last, for OnChange to fix
+	// up once readline has written a candidate's remainder. Do and
+	// OnChange both run on readline's input goroutine.
+	offered *offer
+}
+
+// offer is a completion of the word that starts at rune start.
+type offer struct {
+	start int
+	// written are typed word + remainder as readline writes them, and
+	// words what each should become.
+	written, words []string
 }
 
 // Do implements readline.AutoCompleter.
 func (c *completerAdapter) Do(line []rune, pos int) ([][]rune, int) {
-	rest, n := c.complete(c.pending(), string(line[:pos]))
-	out := make([][]rune, len(rest))
-	for i, r := range rest {
-		out[i] = []rune(r)
+	words, typed := c.complete(c.pending(), string(line[:pos]))
+	n := len([]rune(typed))
+	o := &offer{start: pos - n}
+	var out [][]rune
+	for _, w := range words {
+		if r := rests([]string{w}, typed); len(r) == 1 {
+			out = append(out, []rune(r[0]))
+			o.written = append(o.written, typed+r[0])
+			o.words = append(o.words, w)
+		}
 	}
+	c.offered = o
 	return out, n
+}
+
+// OnChange implements readline.Listener. readline only appends to the
+// typed word, so once it has written a candidate whole the word is
+// replaced by the candidate as complete gave it (a catalog name in the
+// catalog's case, backquoted where it must be). Any key but Tab that
+// does not finish a candidate ends the offer.
+func (c *completerAdapter) OnChange(line []rune, pos int, key rune) ([]rune, int, bool) {
+	o := c.offered
+	if o == nil {
+		return nil, 0, false
+	}
+	newLine, newPos, ok := o.fix(line, pos)
+	if ok || key != readline.CharTab {
+		c.offered = nil
+	}
+	return newLine, newPos, ok
+}
+
+// fix replaces a written candidate that starts at o.start and ends at or
+// before pos by its word.
+func (o *offer) fix(line []rune, pos int) ([]rune, int, bool) {
+	for i, w := range o.written {
+		wr := []rune(w)
+		end := o.start + len(wr)
+		if o.start < 0 || end > pos || string(line[o.start:end]) != w || w == o.words[i] {
+			continue
+		}
+		out := append(append(append([]rune{}, line[:o.start]...), []rune(o.words[i])...), line[end:]...)
+		return out, pos + len([]rune(o.words[i])) - len(wr), true
+	}
+	return nil, 0, false
 }
 
 // HistoryFile is where the shell keeps its history:

@@ -16,9 +16,13 @@ import (
 // backends fill them from a topicprint.Record, so PRINT prints the same
 // with and without --server.
 var printColumns = []Column{
-	{Name: "ROWTIME", Type: "VARCHAR"}, {Name: "PARTITION", Type: "INTEGER"},
+	{Name: "ROWTIME", Type: "VARCHAR", Width: len(rowtimeExample)}, {Name: "PARTITION", Type: "INTEGER"},
 	{Name: "KEY", Type: "VARCHAR"}, {Name: "VALUE", Type: "VARCHAR"},
 }
+
+// rowtimeExample is as wide as every ROWTIME topicprint writes, so a
+// record's time stays on one line.
+const rowtimeExample = "2026/05/24 12:00:00.000 Z"
 
 func printRow(r topicprint.Record) []any {
 	return []any{r.Rowtime, int64(r.Partition), optText(r.Key), optText(r.Value)}

@@ -488,6 +488,18 @@ type wireEntity struct {
 	Warnings []struct {
 		Message string `json:"message"`
 	} `json:"warnings"`
+	// Functions is a function_names' list; Name, Description and
+	// FunctionType are a describe_function's.
+	Functions    []wireFunction `json:"functions"`
+	Name         string         `json:"name"`
+	Description  string         `json:"description"`
+	FunctionType string         `json:"type"`
+}
+
+type wireFunction struct {
+	Name     string `json:"name"`
+	Type     string `json:"type"`
+	Category string `json:"category"`
 }
 
 type wireSource struct {
@@ -616,8 +628,18 @@ func (e wireEntity) result(p parser.Parsed) *Result {
 			text = e.QueryDescription.StatementText + "\n\n" + text
 		}
 		return &Result{Text: text}
+	case e.Type == "function_names":
+		list := make([]functionRow, 0, len(e.Functions))
+		for _, f := range e.Functions {
+			list = append(list, functionRow{f.Name, f.Type, f.Category})
+		}
+		return &Result{Table: functionTable(list)}
+	case e.Type == "describe_function":
+		return functionDescription{e.Name, e.FunctionType, e.Description}.result()
 	case e.CommandStatus != nil:
 		return &Result{Message: e.CommandStatus.Message}
 	}
-	return &Result{}
+	// Saying what came is better than printing nothing, as the shell did
+	// for function lists before it knew them.
+	return &Result{Message: fmt.Sprintf("(the server answered a %q entity, which this shell cannot print)", e.Type)}
 }

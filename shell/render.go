@@ -131,10 +131,11 @@ func doubleText(num, typ string) string {
 }
 
 // rowPrinter prints a query's rows as they arrive: the header once, then
-// a line per row, in the shell's format. Table columns get a width from
-// the header and the type (values that are wider push the line out
-// rather than wait for a width that fits all rows, which a push query
-// never knows).
+// each row, in the shell's format. Table columns get a width from the
+// header and the type when the header prints, since a push query never
+// knows the widths that would fit all its rows; a wider value (or one
+// with line breaks) wraps onto more lines inside its column, so the
+// borders stay straight.
 type rowPrinter struct {
 	w      io.Writer
 	f      Format
@@ -148,7 +149,11 @@ func newRowPrinter(w io.Writer, f Format, cols []Column) *rowPrinter {
 	p := &rowPrinter{w: w, f: f, cols: cols}
 	for _, c := range cols {
 		p.names = append(p.names, c.Name)
-		p.widths = append(p.widths, max(len(c.Name), typeWidth(c.Type)))
+		w := c.Width
+		if w == 0 {
+			w = typeWidth(c.Type)
+		}
+		p.widths = append(p.widths, max(text.StringWidthWithoutEscSequences(c.Name), w))
 	}
 	return p
 }
@@ -173,11 +178,27 @@ func (p *rowPrinter) rule() string {
 	return b.String()
 }
 
+// line lays out one row: as many lines as its tallest wrapped cell.
 func (p *rowPrinter) line(cells []string) string {
-	var b strings.Builder
-	b.WriteString("|")
+	wrapped := make([][]string, len(cells))
+	height := 1
 	for i, c := range cells {
-		fmt.Fprintf(&b, " %-*s |", p.widths[i], c)
+		wrapped[i] = strings.Split(text.WrapText(c, p.widths[i]), "\n")
+		height = max(height, len(wrapped[i]))
+	}
+	var b strings.Builder
+	for l := range height {
+		if l > 0 {
+			b.WriteString("\n")
+		}
+		b.WriteString("|")
+		for i, parts := range wrapped {
+			part := ""
+			if l < len(parts) {
+				part = parts[l]
+			}
+			b.WriteString(" " + text.Pad(part, p.widths[i], ' ') + " |")
+		}
 	}
 	return b.String()
 }

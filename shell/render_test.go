@@ -34,7 +34,8 @@ func TestWriteTable(t *testing.T) {
 }
 
 func TestRowPrinter(t *testing.T) {
-	cols := []Column{{"ID", "VARCHAR"}, {"N", "BIGINT"}, {"D", "DOUBLE"}, {"OK", "BOOLEAN"}, {"TAGS", "ARRAY<STRING>"}}
+	cols := []Column{{Name: "ID", Type: "VARCHAR"}, {Name: "N", Type: "BIGINT"}, {Name: "D", Type: "DOUBLE"}, {Name: "OK", Type: "BOOLEAN"},
+		{Name: "TAGS", Type: "ARRAY<STRING>"}}
 	rows := [][]any{
 		{"a", json.Number("12"), json.Number("2"), true, []any{"x", "y"}},
 		{"b", int64(3), 2.5, nil, nil},
@@ -66,5 +67,39 @@ func TestRowPrinter(t *testing.T) {
 		if b.String() != tc.want {
 			t.Errorf("%s:\n%s\nwant:\n%s", tc.f, b.String(), tc.want)
 		}
+	}
+}
+
+// A value wider than its column, or one with line breaks, wraps inside
+// the column: the widths the header fixed hold for every row.
+func TestRowPrinterWraps(t *testing.T) {
+	cols := []Column{{Name: "ID", Type: "VARCHAR"}, {Name: "N", Type: "BIGINT"}, {Name: "WHEN", Type: "VARCHAR", Width: 4}}
+	rows := [][]any{
+		{"a", int64(1), "now"},
+		{"twenty-one characters", json.Number("12345678901234567"), "x"},
+		{"two\nlines", nil, "later"},
+		{"équipe née à Noël ok", int64(2), ""},
+	}
+	want := `+------------+---------------+------+
+| ID         | N             | WHEN |
++------------+---------------+------+
+| a          | 1             | now  |
+| twenty-one | 1234567890123 | x    |
+| characters | 4567          |      |
+| two        | NULL          | late |
+| lines      |               | r    |
+| équipe née | 2             |      |
+| à Noël ok  |               |      |
++------------+---------------+------+
+`
+	var b strings.Builder
+	p := newRowPrinter(&b, FormatTable, cols)
+	p.header()
+	for _, r := range rows {
+		p.row(r)
+	}
+	p.footer()
+	if b.String() != want {
+		t.Errorf("got:\n%s\nwant:\n%s", b.String(), want)
 	}
 }

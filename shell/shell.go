@@ -63,7 +63,7 @@ func New(o Options) *Shell {
 
 // Complete is the shell's Completer: keywords, catalog names and
 // property names for the word before the cursor.
-func (s *Shell) Complete(pending, line string) ([]string, int) {
+func (s *Shell) Complete(pending, line string) (words []string, typed string) {
 	return complete(pending, line, func() Names {
 		ctx, cancel := context.WithTimeout(context.Background(), 3*time.Second)
 		defer cancel()

@@ -19,19 +19,21 @@ func TestPrintBothBackends(t *testing.T) {
 	testkafka.CreateTopic(t, brokers, topic, 1)
 	at := time.Date(2026, 5, 24, 12, 0, 0, 0, time.UTC)
 	testkafka.Produce(t, brokers,
-		&kgo.Record{Topic: topic, Key: []byte("a"), Value: []byte(`{"n":1}`), Timestamp: at},
+		&kgo.Record{Topic: topic, Key: []byte("a"), Value: []byte(`{"n":1,"s":"abc"}`), Timestamp: at},
 		&kgo.Record{Topic: topic, Value: []byte(`{"n":2}`), Timestamp: at.Add(1500 * time.Millisecond)},
 		&kgo.Record{Topic: topic, Key: []byte("c"), Timestamp: at.Add(time.Hour)})
 	stmt := "PRINT '" + topic + "' FROM BEGINNING INTERVAL 1 LIMIT 3;"
 	// Rows print as a push query's do, as they arrive, in columns of a
-	// fixed width that a long value overflows.
-	want := `+------------+------------+------------+------------+
-| ROWTIME    | PARTITION  | KEY        | VALUE      |
-+------------+------------+------------+------------+
-| 2026/05/24 12:00:00.000 Z | 0          | a          | {"n":1}    |
+	// width fixed with the header (ROWTIME's fits its text); a longer
+	// value wraps inside its column.
+	want := `+---------------------------+------------+------------+------------+
+| ROWTIME                   | PARTITION  | KEY        | VALUE      |
++---------------------------+------------+------------+------------+
+| 2026/05/24 12:00:00.000 Z | 0          | a          | {"n":1,"s" |
+|                           |            |            | :"abc"}    |
 | 2026/05/24 12:00:01.500 Z | 0          | NULL       | {"n":2}    |
 | 2026/05/24 13:00:00.000 Z | 0          | c          | NULL       |
-+------------+------------+------------+------------+
++---------------------------+------------+------------+------------+
 `
 
 	out, errOut, code := runSluice(t, "shell", "--brokers", brokers, "--data-dir", t.TempDir(), "--service-id", testkafka.Name(t, "svc"), "-e", stmt)

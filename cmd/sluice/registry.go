@@ -21,31 +21,42 @@ type registryFlags struct {
 // schemaRegistry returns the registry queries use: --schema-registry's,
 // or, when Sluice runs its embedded broker, an embedded registry whose
 // schemas are kept in dataDir/schemas.json beside the broker's data.
-// Neither: nil (AVRO is then refused with an error saying why). The
-// returned func stops what was started.
-func (f registryFlags) schemaRegistry(embedded bool, dataDir string, log *slog.Logger) (planner.SchemaRegistry, func(), error) {
+// Neither: nil (AVRO is then refused with an error saying why). served
+// is the embedded registry's URL ("" when none started), for the caller
+// to announce its own way: run and server on stderr, the shell in its
+// banner. The returned func stops what was started.
+func (f registryFlags) schemaRegistry(embedded bool, dataDir string, log *slog.Logger) (_ planner.SchemaRegistry, served string, _ func(), _ error) {
 	if f.SchemaRegistry != "" {
 		cl, err := registryClient(f.SchemaRegistry)
-		return cl, func() {}, err
+		return cl, "", func() {}, err
 	}
 	if !embedded {
-		return nil, func() {}, nil
+		return nil, "", func() {}, nil
 	}
 	file := filepath.Join(dataDir, "broker", "schemas.json")
 	reg, err := registry.Serve(f.SchemaRegistryListen, file)
 	if err != nil {
-		log.Warn("embedded schema registry: address busy, using a free port", "listen", f.SchemaRegistryListen, "err", err)
+		// Not a warning: a free port is the documented fallback, and the
+		// address in use is announced anyway.
+		log.Info("embedded schema registry: address busy, using a free port", "listen", f.SchemaRegistryListen, "err", err)
 		if reg, err = registry.Serve("127.0.0.1:0", file); err != nil {
-			return nil, nil, err
+			return nil, "", nil, err
 		}
 	}
-	status(log, "embedded schema registry on %s", reg.URL())
 	cl, err := registry.NewClient(reg.URL())
 	if err != nil {
 		reg.Close()
-		return nil, nil, err
+		return nil, "", nil, err
 	}
-	return cl, func() { reg.Close() }, nil
+	return cl, reg.URL(), func() { reg.Close() }, nil
+}
+
+// announceRegistry tells where the embedded registry listens, if one
+// started.
+func announceRegistry(log *slog.Logger, served string) {
+	if served != "" {
+		status(log, "embedded schema registry on %s", served)
+	}
 }
 
 // registryClient connects to a registry URL, taking Basic auth

@@ -53,11 +53,12 @@ func (c *runCmd) Run(log *slog.Logger) error {
 		brokers = []string{b.Addr()}
 		status(log, "embedded broker on %s (data in %s)", b.Addr(), filepath.Join(c.DataDir, "broker"))
 	}
-	reg, closeReg, err := c.schemaRegistry(len(c.Brokers) == 0, c.DataDir, log)
+	reg, served, closeReg, err := c.schemaRegistry(len(c.Brokers) == 0, c.DataDir, log)
 	if err != nil {
 		return err
 	}
 	defer closeReg()
+	announceRegistry(log, served)
 	e, err := engine.Open(ctx, engine.Config{ConnOpts: []kgo.Opt{kgo.SeedBrokers(brokers...)}, DataDir: c.DataDir, ServiceID: c.ServiceID, Log: log,
 		OnRestoreProgress: restoreProgress(), SchemaRegistry: reg})
 	if err != nil {

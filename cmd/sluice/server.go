@@ -91,11 +91,12 @@ func (c *serverCmd) Run(log *slog.Logger) error {
 	if c.SchemaRegistry == "" && c.Config != "" {
 		c.SchemaRegistry = configRegistryURL(string(c.Config))
 	}
-	schemas, closeSchemas, err := c.schemaRegistry(len(c.Brokers) == 0, c.DataDir, log)
+	schemas, served, closeSchemas, err := c.schemaRegistry(len(c.Brokers) == 0, c.DataDir, log)
 	if err != nil {
 		return err
 	}
 	defer closeSchemas()
+	announceRegistry(log, served)
 	reg := metrics.New()
 	// The registry starts once the listener's address is known, after the
 	// engine has started its queries; until then there is nobody to tell.

@@ -51,7 +51,7 @@ func (c *shellCmd) Run(log *slog.Logger) error {
 			log.Warn("no history", "err", err)
 		}
 		lines, err = shell.NewEditor(hist,
-			func(pending, line string) ([]string, int) { return sh.Complete(pending, line) },
+			func(pending, line string) ([]string, string) { return sh.Complete(pending, line) },
 			func() string { return sh.Pending() })
 		if err != nil {
 			return err
@@ -108,12 +108,18 @@ func (c *shellCmd) backend(ctx context.Context, log *slog.Logger, interactive bo
 	// The catalog lives in the service's command topic, as with a server:
 	// streams, tables and queries made in one shell session are there in
 	// the next one with the same broker and service id.
-	schemas, closeSchemas, err := c.schemaRegistry(b != nil, c.DataDir, log)
+	// Like the embedded broker's address, the registry's is told only in
+	// the interactive banner: a script's stdout and stderr carry only
+	// what its statements print.
+	schemas, served, closeSchemas, err := c.schemaRegistry(b != nil, c.DataDir, log)
 	if err != nil {
 		if b != nil {
 			b.Close()
 		}
 		return nil, "", err
+	}
+	if served != "" {
+		where += ", schema registry on " + served
 	}
 	cfg := engine.Config{ConnOpts: []kgo.Opt{kgo.SeedBrokers(brokers...)}, DataDir: c.DataDir, ServiceID: c.ServiceID, Log: log, CommandTopic: true,
 		SchemaRegistry: schemas}

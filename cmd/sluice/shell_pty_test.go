@@ -152,9 +152,14 @@ func TestShellInteractive(t *testing.T) {
 	sh.send(t, "SHOW STR\t;\r")
 	sh.expect(t, "| CLICKS      | "+topic+" |")
 	sh.expect(t, "sluice> ")
-	// … and the stream name, from the server's catalog.
+	// … and the stream name, from the server's catalog, in its case.
 	sh.send(t, "DESCRIBE cli\t;\r")
 	sh.expect(t, "Kafka topic   : "+topic+" (partitions: 1)")
+	sh.expect(t, "sluice> ")
+
+	// Function entities print as they do from the embedded engine.
+	sh.send(t, "DESCRIBE FUNCTION sum;\r")
+	sh.expect(t, "Name          : SUM\r\nType          : AGGREGATE\r\nOverview      : The sum of the non-NULL values.\r\n")
 	sh.expect(t, "sluice> ")
 
 	// Errors show the statement's line with a caret, as the server
@@ -185,7 +190,7 @@ func TestShellInteractive(t *testing.T) {
 		t.Fatal(err)
 	}
 	wantHist := "CREATE STREAM clicks (id VARCHAR KEY, v INT) WITH (KAFKA_TOPIC='" + topic + "', VALUE_FORMAT='JSON', PARTITIONS=1);\n" +
-		"SHOW STREAMS ;\nDESCRIBE clicks ;\nSELECT * FORM clicks;\nSET 'auto.offset.reset'='earliest';\nSELECT * FROM clicks EMIT CHANGES;\n"
+		"SHOW STREAMS ;\nDESCRIBE CLICKS ;\nDESCRIBE FUNCTION sum;\nSELECT * FORM clicks;\nSET 'auto.offset.reset'='earliest';\nSELECT * FROM clicks EMIT CHANGES;\n"
 	if string(hist) != wantHist {
 		t.Errorf("history file:\n%s\nwant:\n%s", hist, wantHist)
 	}
@@ -195,7 +200,7 @@ func TestShellInteractive(t *testing.T) {
 	sh.expect(t, "sluice> ")
 	sh.send(t, "\x1b[A")
 	sh.expect(t, "SELECT * FROM clicks EMIT CHANGES;")
-	sh.send(t, "\x1b[A\x1b[A\x1b[A\x1b[A")
+	sh.send(t, "\x1b[A\x1b[A\x1b[A\x1b[A\x1b[A")
 	sh.expect(t, "SHOW STREAMS ;")
 	sh.send(t, "\r")
 	sh.expect(t, "| CLICKS      | "+topic+" |")
@@ -229,6 +234,39 @@ func TestShellInteractiveEmbedded(t *testing.T) {
 	sh.expect(t, "sluice> ")
 	sh.send(t, "PRINT '"+topic+"' FROM BEGINNING LIMIT 1;\r")
 	sh.expect(t, `| 0          | a          | {"MS": 21} |`)
+	sh.expect(t, "sluice> ")
+	sh.send(t, "\x04")
+	sh.exit(t)
+}
+
+// TestShellInteractiveEmbeddedBroker: on its own embedded broker the
+// interactive shell names the broker and the embedded schema registry
+// in its banner, SHOW FUNCTIONS and DESCRIBE FUNCTION print at the
+// prompt as they do in scripts, and Ctrl-C clears the line even with the
+// completion menu open.
+func TestShellInteractiveEmbeddedBroker(t *testing.T) {
+	dir := t.TempDir()
+	sh := startPty(t, []string{"XDG_STATE_HOME=" + t.TempDir(), "TERM=xterm"}, "shell", "--data-dir", dir,
+		"--schema-registry-listen", "127.0.0.1:0")
+	sh.expect(t, "Sluice shell: embedded engine on the embedded broker 127.0.0.1:")
+	sh.expect(t, " (data in "+dir+"), schema registry on http://127.0.0.1:")
+	sh.expect(t, "sluice> ")
+	sh.send(t, "SHOW FUNCTIONS;\r")
+	sh.expect(t, "| Function Name ")
+	sh.expect(t, "| ABS ")
+	sh.expect(t, "| UUID ")
+	sh.expect(t, "sluice> ")
+	sh.send(t, "DESCRIBE FUNCTION sum;\r")
+	sh.expect(t, "Name          : SUM\r\nType          : AGGREGATE\r\nOverview      : The sum of the non-NULL values.\r\n")
+	sh.expect(t, "sluice> ")
+	// The first Ctrl-C with the completion menu open clears the line:
+	// what is typed next runs alone.
+	sh.send(t, "SELECT U\t")
+	sh.expect(t, "UNIX_TIMESTAMP(")
+	sh.send(t, "\x03")
+	sh.expect(t, "sluice> ")
+	sh.send(t, "SHOW TABLES;\r")
+	sh.expect(t, "| Table Name | Kafka Topic | Key Format | Value Format | Windowed |")
 	sh.expect(t, "sluice> ")
 	sh.send(t, "\x04")
 	sh.exit(t)

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"errors"
+	"net"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -43,7 +44,7 @@ func runShell(t *testing.T, stdin string, args ...string) (stdout, stderr string
 // the chosen format; the first error ends it with exit code 2 and the
 // statement's line with a caret on stderr.
 func TestShellNonInteractive(t *testing.T) {
-	topic, topic2 := testkafka.Name(t, "shell"), testkafka.Name(t, "shell")
+	topic, topic2, topic3 := testkafka.Name(t, "shell"), testkafka.Name(t, "shell"), testkafka.Name(t, "shell")
 	dir := t.TempDir()
 	script := filepath.Join(dir, "more.sql")
 	if err := os.WriteFile(script, []byte("INSERT INTO s VALUES ('c', 3, 0.5);\nSELECT id, d FROM s EMIT CHANGES LIMIT 3;\n"), 0o644); err != nil {
@@ -124,6 +125,23 @@ Successfully changed local property 'auto.offset.reset' to 'earliest'.
 			code:   2,
 		},
 		{
+			name: "bad WITH value: the caret is under the value",
+			args: []string{"-e", "CREATE STREAM s (id INT)\n  WITH (KAFKA_TOPIC='t', value_format='jsn', PARTITIONS=1);"},
+			stderr: "line 2:39: invalid statement: value format: Unknown format: JSN (supported formats are JSON, KAFKA, DELIMITED, NONE, AVRO, PROTOBUF, PROTOBUF_NOSR, JSON_SR)\n" +
+				"  WITH (KAFKA_TOPIC='t', value_format='jsn', PARTITIONS=1);\n" +
+				"                                      ^\n",
+			code: 2,
+		},
+		{
+			name:   "bad WITH value of CREATE … AS SELECT",
+			args:   []string{"-e", "CREATE STREAM s (id INT) WITH (KAFKA_TOPIC='" + topic3 + "', VALUE_FORMAT='JSON', PARTITIONS=1);\nCREATE STREAM s2 WITH (FORMAT='json', PARTITIONS=0) AS SELECT * FROM s;"},
+			stdout: "Stream created\n",
+			stderr: "line 1:50: invalid statement: PARTITIONS must be a positive integer, got \"0\"\n" +
+				"CREATE STREAM s2 WITH (FORMAT='json', PARTITIONS=0) AS SELECT * FROM s;\n" +
+				"                                                 ^\n",
+			code: 2,
+		},
+		{
 			name:   "planning error with -e",
 			args:   []string{"-e", "SELECT nope FROM nowhere EMIT CHANGES; SHOW TABLES;"},
 			stderr: "line 1:18: NOWHERE does not exist\nSELECT nope FROM nowhere EMIT CHANGES;\n                 ^\n",
@@ -189,5 +207,22 @@ func TestShellCatalogPersists(t *testing.T) {
 	run("CREATE STREAM kept (id VARCHAR KEY, v INT) WITH (KAFKA_TOPIC='" + topic + "', VALUE_FORMAT='JSON', PARTITIONS=1);")
 	if got, want := run("\\format csv\nSHOW STREAMS;"), "Stream Name,Kafka Topic,Key Format,Value Format,Windowed\nKEPT,"+topic+",KAFKA,JSON,false\n"; got != want {
 		t.Errorf("second session:\n%s\nwant:\n%s", got, want)
+	}
+}
+
+// TestShellEmbeddedBrokerScript: a script run on the embedded broker
+// prints only what its statements print. The embedded registry's
+// address, like the broker's, belongs to the interactive banner; a busy
+// --schema-registry-listen falls back to a free port without a word.
+func TestShellEmbeddedBrokerScript(t *testing.T) {
+	busy, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer busy.Close()
+	out, errOut, code := runSluice(t, "shell", "--data-dir", t.TempDir(), "--schema-registry-listen", busy.Addr().String(), "-e", "SHOW TYPES;")
+	want := "+-----------+--------+\n| Type Name | Schema |\n+-----------+--------+\n+-----------+--------+\n"
+	if code != 0 || out != want || errOut != "" {
+		t.Errorf("exit %d\nstdout:\n%s\nwant:\n%s\nstderr (want none):\n%s", code, out, want, errOut)
 	}
 }

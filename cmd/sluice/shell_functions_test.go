@@ -1,0 +1,84 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"os/exec"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/sluice-sql/sluice/expr"
+	"github.com/sluice-sql/sluice/internal/testkafka"
+)
+
+// TestShellFunctionsBothBackends: SHOW FUNCTIONS, LIST FUNCTIONS and
+// DESCRIBE FUNCTION print the same from the shell's own engine and
+// through `sluice server`, from -e and from a script on stdin (they
+// printed nothing: the shell had no layout for function entities).
+func TestShellFunctionsBothBackends(t *testing.T) {
+	var list strings.Builder
+	list.WriteString("Function Name,Type,Category\n")
+	for _, f := range expr.Functions() {
+		list.WriteString(f.Name + "," + f.Type + "," + f.Category + "\n")
+	}
+	if !strings.Contains(list.String(), "\nABS,SCALAR,MATHEMATICAL\n") || !strings.Contains(list.String(), "\nSUM,AGGREGATE,AGGREGATE\n") {
+		t.Fatalf("expr.Functions lacks ABS or SUM:\n%s", list.String())
+	}
+	script := "\\format csv\nSHOW FUNCTIONS;\nLIST FUNCTIONS;\nDESCRIBE FUNCTION sum;\n"
+	want := list.String() + list.String() +
+		"Name          : SUM\nType          : AGGREGATE\nOverview      : The sum of the non-NULL values.\n"
+
+	brokers := testkafka.Brokers(t)
+	srv := startSluice(t, "server", "--listen", "127.0.0.1:0", "--brokers", brokers, "--data-dir", t.TempDir(),
+		"--service-id", testkafka.Name(t, "svc"))
+	var base string
+	srv.waitFor(t, time.Minute, "the listening line", func(lines []string) bool {
+		for _, l := range lines {
+			if a, ok := strings.CutPrefix(l, "sluice server listening on "); ok {
+				base = a
+				return true
+			}
+		}
+		return false
+	})
+	for _, tc := range []struct {
+		name string
+		args []string
+	}{
+		{"embedded", []string{"--brokers", brokers, "--data-dir", t.TempDir(), "--service-id", testkafka.Name(t, "svc")}},
+		{"--server", []string{"--server", base}},
+	} {
+		out, errOut, code := runSluice(t, append(append([]string{"shell"}, tc.args...), "-e", script)...)
+		if code != 0 || out != want {
+			t.Errorf("%s -e: exit %d, stderr %q, stdout:\n%s\nwant:\n%s", tc.name, code, errOut, out, want)
+		}
+		out, errOut, code = runSluiceStdin(t, script, append([]string{"shell"}, tc.args...)...)
+		if code != 0 || out != want {
+			t.Errorf("%s stdin: exit %d, stderr %q, stdout:\n%s\nwant:\n%s", tc.name, code, errOut, out, want)
+		}
+	}
+}
+
+// runSluiceStdin is runSluice with stdin (a script piped in).
+func runSluiceStdin(t *testing.T, stdin string, args ...string) (stdout, stderr string, code int) {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, sluiceBin, args...)
+	cmd.Dir = repoRoot
+	cmd.Stdin = strings.NewReader(stdin)
+	var out, errOut bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &out, &errOut
+	err := cmd.Run()
+	var ee *exec.ExitError
+	switch {
+	case err == nil:
+	case errors.As(err, &ee) && ctx.Err() == nil:
+		code = ee.ExitCode()
+	default:
+		t.Fatalf("sluice %s: %v\nstderr:\n%s", strings.Join(args, " "), err, errOut.String())
+	}
+	return out.String(), errOut.String(), code
+}
