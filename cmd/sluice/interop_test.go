@@ -38,6 +38,14 @@ func TestConfluentKafkaInterop(t *testing.T) {
 				return runInterop(t, python, append(args, "--format", format, "--bootstrap", brokers, "--registry", reg)...)
 			}
 			py("produce", "--topic", in)
+			if format == "protobuf" {
+				// confluent-kafka registered the schema serialized; its
+				// registry client reads it back as .proto source.
+				got := runInterop(t, python, "schema", "--registry", reg, "--subject", in+"-value")
+				if want := strings.Join(golden(t, filepath.Join("testdata", "interop-protobuf.proto")), "\n") + "\n"; got != want {
+					t.Errorf("registered schema as SchemaRegistryClient reads it:\n%s\nwant:\n%s", got, want)
+				}
+			}
 
 			sql := expandFile(t, filepath.Join("testdata", "interop-"+format+".sql"), map[string]string{"IN": in, "OUT": out})
 			r := startSluice(t, "run", sql, "--brokers", brokers, "--schema-registry", reg, "--data-dir", t.TempDir())

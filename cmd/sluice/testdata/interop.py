@@ -18,6 +18,10 @@ makes:
       auto-creates topics, as Kafka does by default. Prints the partition
       and offset of each delivery.
 
+  schema --registry URL --subject S
+      prints the text of S's latest schema as SchemaRegistryClient reads
+      it (a plain GET: a Protobuf schema as .proto source).
+
 F is avro, protobuf or json. Values print as JSON does, except: a decimal
 as its string ("12.50"), bytes as hex.
 """
@@ -306,6 +310,10 @@ def produce_new(args):
         raise SystemExit(f"interop.py: produce-new: {left} records undelivered after 40s")
 
 
+def schema(args):
+    print(SchemaRegistryClient({"url": args.registry}).get_latest_version(args.subject).schema.schema_str, end="")
+
+
 def consume(args):
     registry = SchemaRegistryClient({"url": args.registry})
     # Made at the first record: Sluice registers the topic's schema when its
@@ -360,8 +368,11 @@ def main():
     s = sub.add_parser("produce-new")
     s.add_argument("--bootstrap", required=True)
     s.add_argument("--topic", required=True)
+    s = sub.add_parser("schema")
+    s.add_argument("--registry", required=True)
+    s.add_argument("--subject", required=True)
     args = ap.parse_args()
-    {"produce": produce, "consume": consume, "produce-new": produce_new}[args.cmd](args)
+    {"produce": produce, "consume": consume, "produce-new": produce_new, "schema": schema}[args.cmd](args)
 
 
 if __name__ == "__main__":
