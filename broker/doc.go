@@ -7,6 +7,12 @@
 // TCP exactly as they reach Kafka. With a data directory its topics,
 // offsets and groups survive a restart.
 //
+// It behaves as a Kafka broker with default settings where clients notice:
+// a topic created without a partition count gets one (num.partitions), and
+// a producer's metadata request creates a topic it names that does not
+// exist yet (auto.create.topics.enable), saved to the data directory at
+// once. Sluice's own franz-go clients never ask for auto-creation.
+//
 // Example:
 //
 //	b, _ := broker.Start(broker.Config{Listen: "127.0.0.1:0", DataDir: "sluice-data/broker"})

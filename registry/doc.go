@@ -11,6 +11,10 @@
 // registered schema never changes). Embedded serves franz-go's srfake
 // registry over HTTP on a listener and keeps every registration in a
 // file, so schemas survive a restart as the embedded broker's topics do.
+// It answers a Protobuf schema as Confluent's registry does: .proto source
+// by default, even when a client registered it serialized (srfake answers
+// what was registered), and a base64 FileDescriptorProto with
+// ?format=serialized.
 //
 // Example:
 //

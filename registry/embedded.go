@@ -19,6 +19,8 @@ import (
 	"github.com/hamba/avro/v2"
 	"github.com/twmb/franz-go/pkg/sr"
 	"github.com/twmb/franz-go/pkg/sr/srfake"
+	"google.golang.org/protobuf/proto"
+	"google.golang.org/protobuf/reflect/protodesc"
 
 	"github.com/sluice-sql/sluice/format"
 )
@@ -86,8 +88,8 @@ func (e *Embedded) serve(w http.ResponseWriter, r *http.Request) {
 			return
 		}
 	}
-	if r.Method == http.MethodGet && r.URL.Query().Get("format") == "serialized" {
-		e.serveSerialized(w, r)
+	if object, raw, ok := schemaPath(r); ok {
+		e.serveSchema(w, r, object, raw)
 		return
 	}
 	rec := &statusRecorder{ResponseWriter: w, status: http.StatusOK}
@@ -152,21 +154,46 @@ func (s *statusRecorder) WriteHeader(code int) {
 	s.ResponseWriter.WriteHeader(code)
 }
 
-// serveSerialized answers a schema lookup with ?format=serialized, as
-// Confluent's registry does for Protobuf clients: the schema as a base64
-// FileDescriptorProto. (srfake keeps schemas as registered, text or not.)
-func (e *Embedded) serveSerialized(w http.ResponseWriter, r *http.Request) {
+// schemaPath reports whether r asks for one schema: GET
+// /schemas/ids/{id} or /subjects/{subject}/versions/{version}, which answer
+// its JSON object, or either with /schema appended, which answer the
+// schema alone. object is the escaped path of the JSON object form.
+func schemaPath(r *http.Request) (object string, raw, ok bool) {
+	if r.Method != http.MethodGet {
+		return "", false, false
+	}
+	object, raw = strings.CutSuffix(r.URL.EscapedPath(), "/schema")
+	parts := strings.Split(strings.TrimPrefix(object, "/"), "/")
+	switch {
+	case len(parts) == 3 && parts[0] == "schemas" && parts[1] == "ids":
+	case len(parts) == 4 && parts[0] == "subjects" && parts[2] == "versions":
+	default:
+		return "", false, false
+	}
+	return object, raw, true
+}
+
+// serveSchema answers a lookup of one schema as Confluent's registry does
+// for Protobuf, which srfake does not: srfake keeps a schema as it was
+// registered, and Confluent's clients register Protobuf serialized (a
+// base64 FileDescriptorProto), while Confluent's registry answers the
+// .proto text unless asked for ?format=serialized, and then base64 however
+// it was registered. Other schemas get srfake's own answer.
+func (e *Embedded) serveSchema(w http.ResponseWriter, r *http.Request, object string, raw bool) {
+	query := r.URL.Query()
+	wantSerialized := query.Get("format") == "serialized"
+	query.Del("format")
 	rec := httptest.NewRecorder()
-	e.reg.Handler().ServeHTTP(rec, r)
+	e.reg.Handler().ServeHTTP(rec, httptest.NewRequest(http.MethodGet, object+"?"+query.Encode(), nil))
 	var body map[string]any
 	if rec.Code != http.StatusOK || json.Unmarshal(rec.Body.Bytes(), &body) != nil || body["schemaType"] != format.SchemaProtobuf {
-		copyResponse(w, rec)
+		e.reg.Handler().ServeHTTP(w, r)
 		return
 	}
 	text, _ := body["schema"].(string)
 	var refs []sr.SchemaReference
-	if raw, err := json.Marshal(body["references"]); err == nil {
-		_ = json.Unmarshal(raw, &refs)
+	if b, err := json.Marshal(body["references"]); err == nil {
+		_ = json.Unmarshal(b, &refs)
 	}
 	sch := format.Schema{Type: format.SchemaProtobuf, Text: text, References: map[string]string{}}
 	for len(refs) > 0 {
@@ -183,24 +210,52 @@ func (e *Embedded) serveSerialized(w http.ResponseWriter, r *http.Request) {
 		sch.References[ref.Name] = ss.Schema.Schema
 		refs = append(refs, ss.References...)
 	}
-	serialized, err := format.SerializeProtobuf(sch)
-	if err != nil {
-		w.Header().Set("Content-Type", "application/vnd.schemaregistry.v1+json")
-		w.WriteHeader(http.StatusUnprocessableEntity)
-		_ = json.NewEncoder(w).Encode(map[string]any{"error_code": 42201, "message": err.Error()})
+	if wantSerialized {
+		serialized, err := format.SerializeProtobuf(sch)
+		if err != nil {
+			w.Header().Set("Content-Type", "application/vnd.schemaregistry.v1+json")
+			w.WriteHeader(http.StatusUnprocessableEntity)
+			_ = json.NewEncoder(w).Encode(map[string]any{"error_code": 42201, "message": err.Error()})
+			return
+		}
+		text = serialized
+	} else {
+		text = protobufText(sch)
+	}
+	w.Header().Set("Content-Type", "application/vnd.schemaregistry.v1+json")
+	if raw {
+		// The schema alone, unquoted, as Confluent's registry answers.
+		_, _ = io.WriteString(w, text)
 		return
 	}
-	body["schema"] = serialized
-	w.Header().Set("Content-Type", "application/vnd.schemaregistry.v1+json")
+	body["schema"] = text
 	_ = json.NewEncoder(w).Encode(body)
 }
 
-func copyResponse(w http.ResponseWriter, rec *httptest.ResponseRecorder) {
-	for k, v := range rec.Header() {
-		w.Header()[k] = v
+// protobufText is a Protobuf schema as .proto source: its text as
+// registered, or a serialized one written out. Text that would not compile
+// to the same descriptor (custom options, which the writer leaves out)
+// leaves the schema serialized, which every Confluent client reads too.
+func protobufText(sch format.Schema) string {
+	fdp := format.SerializedDescriptor(sch.Text)
+	if fdp == nil {
+		return sch.Text
 	}
-	w.WriteHeader(rec.Code)
-	_, _ = w.Write(rec.Body.Bytes())
+	text, err := format.ProtobufText(fdp)
+	if err != nil {
+		return sch.Text
+	}
+	registered, err := format.CompileProtobuf(sch)
+	if err != nil {
+		return sch.Text
+	}
+	printed := sch
+	printed.Text = text
+	written, err := format.CompileProtobuf(printed)
+	if err != nil || !proto.Equal(protodesc.ToFileDescriptorProto(registered), protodesc.ToFileDescriptorProto(written)) {
+		return sch.Text
+	}
+	return text
 }
 
 // get asks the registry's own handler, in process.

@@ -2,8 +2,10 @@ package main
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"log/slog"
+	"net"
 	"os"
 	"os/signal"
 	"path/filepath"
@@ -44,4 +46,45 @@ func (c *brokerCmd) Run(log *slog.Logger) error {
 	b.Close()
 	log.Info("broker stopped")
 	return nil
+}
+
+// defaultBrokerListen is where run, server and shell start the embedded
+// broker: Kafka's own port, the one clients are configured for, so that
+// their configuration still works after a restart.
+const defaultBrokerListen = "127.0.0.1:9092"
+
+// embeddedBrokerFlags are the embedded broker's flags of run, server and
+// shell.
+type embeddedBrokerFlags struct {
+	// No default tag: an address the user named, even the default one,
+	// is held to, while the unnamed default gives way.
+	BrokerListen string `name:"broker-listen" env:"SLUICE_BROKER_LISTEN" placeholder:"HOST:PORT" help:"Where the embedded broker listens (without --brokers). Default 127.0.0.1:9092, Kafka's port, or a free port said on stderr when that is taken; an address named here must be free (port 0: any free one)."`
+}
+
+// startBroker starts the embedded broker with its data under
+// dataDir/broker and says where it listens. The default address, when
+// taken (by a Kafka, or another Sluice), gives way to a free port on the
+// same host, said on stderr; an address the user named does not, since
+// clients configured for it would reach whatever holds it.
+func (f embeddedBrokerFlags) startBroker(dataDir string, log *slog.Logger) (*broker.Broker, error) {
+	dir := filepath.Join(dataDir, "broker")
+	listen := f.BrokerListen
+	if listen == "" {
+		listen = defaultBrokerListen
+	}
+	b, err := broker.Start(broker.Config{Listen: listen, DataDir: dir})
+	if err != nil && f.BrokerListen == "" && errors.Is(err, syscall.EADDRINUSE) {
+		host, _, _ := net.SplitHostPort(listen)
+		if b, err = broker.Start(broker.Config{Listen: net.JoinHostPort(host, "0"), DataDir: dir}); err == nil {
+			status(log, "embedded broker: %s is in use; listening on %s instead (pin an address with --broker-listen)", listen, b.Addr())
+		}
+	}
+	if err != nil {
+		if errors.Is(err, syscall.EADDRINUSE) {
+			return nil, fmt.Errorf("%w (choose another address with --broker-listen, or a running Kafka with --brokers)", err)
+		}
+		return nil, err
+	}
+	status(log, "embedded broker on %s (data in %s)", b.Addr(), dir)
+	return b, nil
 }

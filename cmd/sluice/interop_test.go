@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/google/go-cmp/cmp"
+	"github.com/twmb/franz-go/pkg/kadm"
 
 	"github.com/sluice-sql/sluice/internal/testkafka"
 )
@@ -37,6 +38,14 @@ func TestConfluentKafkaInterop(t *testing.T) {
 				return runInterop(t, python, append(args, "--format", format, "--bootstrap", brokers, "--registry", reg)...)
 			}
 			py("produce", "--topic", in)
+			if format == "protobuf" {
+				// confluent-kafka registered the schema serialized; its
+				// registry client reads it back as .proto source.
+				got := runInterop(t, python, "schema", "--registry", reg, "--subject", in+"-value")
+				if want := strings.Join(golden(t, filepath.Join("testdata", "interop-protobuf.proto")), "\n") + "\n"; got != want {
+					t.Errorf("registered schema as SchemaRegistryClient reads it:\n%s\nwant:\n%s", got, want)
+				}
+			}
 
 			sql := expandFile(t, filepath.Join("testdata", "interop-"+format+".sql"), map[string]string{"IN": in, "OUT": out})
 			r := startSluice(t, "run", sql, "--brokers", brokers, "--schema-registry", reg, "--data-dir", t.TempDir())
@@ -152,4 +161,65 @@ func expandFile(t *testing.T, file string, vars map[string]string) string {
 		t.Fatal(err)
 	}
 	return out
+}
+
+// TestConfluentKafkaProducesToNewTopic: Python's confluent-kafka producer
+// writes to a topic that does not exist on a `sluice broker`, with no
+// admin call first. The broker creates the topic as Kafka does
+// (auto.create.topics.enable, num.partitions=1), every record is
+// delivered, and the topic and its records are still there after the
+// broker is SIGKILLed and started again on the same data directory.
+// It always uses its own broker: auto-creation is the embedded broker's.
+func TestConfluentKafkaProducesToNewTopic(t *testing.T) {
+	python := interopPython(t)
+	dir := t.TempDir()
+	b := startSluice(t, "broker", "--listen", "127.0.0.1:0", "--data-dir", dir)
+	addr := brokerAddr(t, b)
+	topic := testkafka.Name(t, "auto_created")
+	got := runInterop(t, python, "produce-new", "--bootstrap", addr, "--topic", topic)
+	want := "o-1 -> partition 0 offset 0\no-2 -> partition 0 offset 1\no-3 -> partition 0 offset 2\n"
+	if got != want {
+		t.Errorf("deliveries:\n%s\nwant:\n%s", got, want)
+	}
+
+	check := func(stage, addr string) {
+		t.Helper()
+		ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+		defer cancel()
+		tds, err := kadm.NewClient(testkafka.Client(t, addr)).ListTopics(ctx)
+		if err != nil {
+			t.Fatalf("%s: list topics: %v", stage, err)
+		}
+		parts := map[string]int{}
+		for _, td := range tds.Sorted() {
+			parts[td.Topic] = len(td.Partitions)
+		}
+		if diff := cmp.Diff(map[string]int{topic: 1}, parts); diff != "" {
+			t.Errorf("%s: topics and partitions (-want +got):\n%s", stage, diff)
+		}
+		var recs []string
+		for _, r := range testkafka.ReadAll(t, addr, topic) {
+			recs = append(recs, fmt.Sprintf("%s=%s@%d", r.Key, r.Value, r.Offset))
+		}
+		if diff := cmp.Diff([]string{"o-1=o-1@0", "o-2=o-2@1", "o-3=o-3@2"}, recs); diff != "" {
+			t.Errorf("%s: records (-want +got):\n%s", stage, diff)
+		}
+	}
+	check("after producing", addr)
+
+	b.kill(t)
+	b = startSluice(t, "broker", "--listen", "127.0.0.1:0", "--data-dir", dir)
+	check("after a SIGKILL and a restart", brokerAddr(t, b))
+}
+
+// brokerAddr waits for `sluice broker`'s listening line and returns its
+// address.
+func brokerAddr(t *testing.T, b *proc) string {
+	t.Helper()
+	b.waitFor(t, 30*time.Second, "listening line", func(lines []string) bool { return len(lines) > 0 })
+	m := listening.FindStringSubmatch(b.all[0])
+	if m == nil {
+		t.Fatalf("first line %q, want %q", b.all[0], "broker listening on 127.0.0.1:PORT")
+	}
+	return m[1]
 }

@@ -51,6 +51,14 @@ func buildAndRun(m *testing.M) int {
 		fmt.Fprintln(os.Stderr, err)
 		return 1
 	}
+	// Every binary a test starts without --brokers runs its embedded
+	// broker on a free port, not on the fixed default (Kafka's 9092): many
+	// run at once, and a developer's own Kafka may hold it. A test of the
+	// default removes the variable from its command's environment.
+	if err := os.Setenv("SLUICE_BROKER_LISTEN", "127.0.0.1:0"); err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		return 1
+	}
 	return m.Run()
 }
 

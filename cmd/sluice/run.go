@@ -14,7 +14,6 @@ import (
 
 	"github.com/twmb/franz-go/pkg/kgo"
 
-	"github.com/sluice-sql/sluice/broker"
 	"github.com/sluice-sql/sluice/engine"
 	"github.com/sluice-sql/sluice/parser"
 	"github.com/sluice-sql/sluice/types"
@@ -25,6 +24,7 @@ type runCmd struct {
 	Brokers   []string `sep:"," env:"SLUICE_BROKERS" help:"Kafka bootstrap servers (host:port,…). Without them Sluice starts its embedded broker."`
 	DataDir   string   `name:"data-dir" default:"./sluice-data" env:"SLUICE_DATA_DIR" help:"Directory for local state (and the embedded broker's data)."`
 	ServiceID string   `name:"service-id" default:"default" env:"SLUICE_SERVICE_ID" help:"Service id: instances with the same id share queries."`
+	embeddedBrokerFlags
 	registryFlags
 }
 
@@ -45,13 +45,12 @@ func (c *runCmd) Run(log *slog.Logger) error {
 
 	brokers := c.Brokers
 	if len(brokers) == 0 {
-		b, err := broker.Start(broker.Config{DataDir: filepath.Join(c.DataDir, "broker")})
+		b, err := c.startBroker(c.DataDir, log)
 		if err != nil {
 			return err
 		}
 		defer b.Close()
 		brokers = []string{b.Addr()}
-		status(log, "embedded broker on %s (data in %s)", b.Addr(), filepath.Join(c.DataDir, "broker"))
 	}
 	reg, served, closeReg, err := c.schemaRegistry(len(c.Brokers) == 0, c.DataDir, log)
 	if err != nil {

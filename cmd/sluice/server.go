@@ -10,7 +10,6 @@ import (
 	"net/url"
 	"os"
 	"os/signal"
-	"path/filepath"
 	"strings"
 	"sync/atomic"
 	"syscall"
@@ -22,7 +21,6 @@ import (
 	"github.com/twmb/franz-go/pkg/sasl/plain"
 	"github.com/twmb/franz-go/pkg/sasl/scram"
 
-	"github.com/sluice-sql/sluice/broker"
 	"github.com/sluice-sql/sluice/cluster"
 	"github.com/sluice-sql/sluice/engine"
 	"github.com/sluice-sql/sluice/metrics"
@@ -47,6 +45,7 @@ type serverCmd struct {
 	SASLMechanism string `name:"sasl-mechanism" env:"SLUICE_SASL_MECHANISM" enum:",PLAIN,SCRAM-SHA-256,SCRAM-SHA-512" default:"" help:"SASL mechanism for Kafka: PLAIN, SCRAM-SHA-256 or SCRAM-SHA-512."`
 	SASLUser      string `name:"sasl-user" env:"SLUICE_SASL_USER" help:"SASL user name."`
 	SASLPassword  string `name:"sasl-password" env:"SLUICE_SASL_PASSWORD" help:"SASL password."`
+	embeddedBrokerFlags
 	registryFlags
 }
 
@@ -78,14 +77,13 @@ func (c *serverCmd) Run(log *slog.Logger) error {
 
 	brokers := c.Brokers
 	if len(brokers) == 0 {
-		b, err := broker.Start(broker.Config{DataDir: filepath.Join(c.DataDir, "broker")})
+		b, err := c.startBroker(c.DataDir, log)
 		if err != nil {
 			return err
 		}
 		defer b.Close()
 		brokers = []string{b.Addr()}
 		connOpts = nil // the embedded broker speaks neither TLS nor SASL
-		status(log, "embedded broker on %s (data in %s)", b.Addr(), filepath.Join(c.DataDir, "broker"))
 	}
 	connOpts = append(connOpts, kgo.SeedBrokers(brokers...))
 	if c.SchemaRegistry == "" && c.Config != "" {

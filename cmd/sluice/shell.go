@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"log/slog"
 	"os"
-	"path/filepath"
 	"strings"
 
 	"github.com/twmb/franz-go/pkg/kgo"
@@ -24,6 +23,7 @@ type shellCmd struct {
 	Brokers   []string `sep:"," env:"SLUICE_BROKERS" help:"Kafka bootstrap servers (host:port,…) of the embedded engine. Without them Sluice starts its embedded broker."`
 	DataDir   string   `name:"data-dir" default:"./sluice-data" env:"SLUICE_DATA_DIR" help:"Directory for local state (and the embedded broker's data)."`
 	ServiceID string   `name:"service-id" default:"default" env:"SLUICE_SERVICE_ID" help:"Service id of the embedded engine."`
+	embeddedBrokerFlags
 	registryFlags
 	Execute string `short:"e" placeholder:"STATEMENTS" help:"Run these statements and exit (non-zero on the first error)."`
 }
@@ -98,7 +98,7 @@ func (c *shellCmd) backend(ctx context.Context, log *slog.Logger, interactive bo
 	where := "Kafka at " + strings.Join(brokers, ",")
 	if len(brokers) == 0 {
 		var err error
-		b, err = broker.Start(broker.Config{DataDir: filepath.Join(c.DataDir, "broker")})
+		b, err = c.startBroker(c.DataDir, log)
 		if err != nil {
 			return nil, "", err
 		}

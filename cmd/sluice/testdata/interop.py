@@ -12,6 +12,16 @@ makes:
       (the writer schema comes from the registry, by the id each record
       carries) and prints each value as one JSON line with sorted keys.
 
+  produce-new --bootstrap B --topic T
+      writes RECORDS' ids as plain keys and values to T, which need not
+      exist: the producer's metadata request creates it on a broker that
+      auto-creates topics, as Kafka does by default. Prints the partition
+      and offset of each delivery.
+
+  schema --registry URL --subject S
+      prints the text of S's latest schema as SchemaRegistryClient reads
+      it (a plain GET: a Protobuf schema as .proto source).
+
 F is avro, protobuf or json. Values print as JSON does, except: a decimal
 as its string ("12.50"), bytes as hex.
 """
@@ -284,6 +294,26 @@ def produce(args):
     print(f"produced {len(RECORDS)} records to {args.topic}", file=sys.stderr)
 
 
+def produce_new(args):
+    p = Producer({"bootstrap.servers": args.bootstrap, "message.timeout.ms": 30000, **QUIET})
+    delivered = []
+
+    def on_delivery(err, msg):
+        delivered.append(f"error {err}" if err is not None else f"{msg.key().decode()} -> partition {msg.partition()} offset {msg.offset()}")
+
+    for r in RECORDS:
+        p.produce(args.topic, key=r["id"].encode(), value=r["id"].encode(), on_delivery=on_delivery)
+    left = p.flush(40)
+    for d in delivered:
+        print(d)
+    if left:
+        raise SystemExit(f"interop.py: produce-new: {left} records undelivered after 40s")
+
+
+def schema(args):
+    print(SchemaRegistryClient({"url": args.registry}).get_latest_version(args.subject).schema.schema_str, end="")
+
+
 def consume(args):
     registry = SchemaRegistryClient({"url": args.registry})
     # Made at the first record: Sluice registers the topic's schema when its
@@ -335,8 +365,14 @@ def main():
         if name == "consume":
             s.add_argument("--count", type=int, required=True)
             s.add_argument("--timeout", type=float, default=60)
+    s = sub.add_parser("produce-new")
+    s.add_argument("--bootstrap", required=True)
+    s.add_argument("--topic", required=True)
+    s = sub.add_parser("schema")
+    s.add_argument("--registry", required=True)
+    s.add_argument("--subject", required=True)
     args = ap.parse_args()
-    {"produce": produce, "consume": consume}[args.cmd](args)
+    {"produce": produce, "consume": consume, "produce-new": produce_new, "schema": schema}[args.cmd](args)
 
 
 if __name__ == "__main__":
