@@ -62,11 +62,12 @@ type embeddedBrokerFlags struct {
 }
 
 // startBroker starts the embedded broker with its data under
-// dataDir/broker and says where it listens. The default address, when
-// taken (by a Kafka, or another Sluice), gives way to a free port on the
-// same host, said on stderr; an address the user named does not, since
-// clients configured for it would reach whatever holds it.
-func (f embeddedBrokerFlags) startBroker(dataDir string, log *slog.Logger) (*broker.Broker, error) {
+// dataDir/broker and, when announce is set, says on stderr where it
+// listens. The default address, when taken (by a Kafka, or another
+// Sluice), gives way to a free port on the same host, said on stderr too
+// (logged at info when not announcing); an address the user named does
+// not, since clients configured for it would reach whatever holds it.
+func (f embeddedBrokerFlags) startBroker(dataDir string, log *slog.Logger, announce bool) (*broker.Broker, error) {
 	dir := filepath.Join(dataDir, "broker")
 	listen := f.BrokerListen
 	if listen == "" {
@@ -76,7 +77,12 @@ func (f embeddedBrokerFlags) startBroker(dataDir string, log *slog.Logger) (*bro
 	if err != nil && f.BrokerListen == "" && errors.Is(err, syscall.EADDRINUSE) {
 		host, _, _ := net.SplitHostPort(listen)
 		if b, err = broker.Start(broker.Config{Listen: net.JoinHostPort(host, "0"), DataDir: dir}); err == nil {
-			status(log, "embedded broker: %s is in use; listening on %s instead (pin an address with --broker-listen)", listen, b.Addr())
+			const gaveWay = "embedded broker: %s is in use; listening on %s instead (pin an address with --broker-listen)"
+			if announce {
+				status(log, gaveWay, listen, b.Addr())
+			} else {
+				log.Info(fmt.Sprintf(gaveWay, listen, b.Addr()))
+			}
 		}
 	}
 	if err != nil {
@@ -85,6 +91,8 @@ func (f embeddedBrokerFlags) startBroker(dataDir string, log *slog.Logger) (*bro
 		}
 		return nil, err
 	}
-	status(log, "embedded broker on %s (data in %s)", b.Addr(), dir)
+	if announce {
+		status(log, "embedded broker on %s (data in %s)", b.Addr(), dir)
+	}
 	return b, nil
 }

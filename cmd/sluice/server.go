@@ -77,7 +77,7 @@ func (c *serverCmd) Run(log *slog.Logger) error {
 
 	brokers := c.Brokers
 	if len(brokers) == 0 {
-		b, err := c.startBroker(c.DataDir, log)
+		b, err := c.startBroker(c.DataDir, log, true)
 		if err != nil {
 			return err
 		}

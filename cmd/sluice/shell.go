@@ -98,7 +98,8 @@ func (c *shellCmd) backend(ctx context.Context, log *slog.Logger, interactive bo
 	where := "Kafka at " + strings.Join(brokers, ",")
 	if len(brokers) == 0 {
 		var err error
-		b, err = c.startBroker(c.DataDir, log)
+		// The interactive banner names the broker; a script is silent.
+		b, err = c.startBroker(c.DataDir, log, false)
 		if err != nil {
 			return nil, "", err
 		}
