@@ -105,11 +105,27 @@ func RoundDecimal(d *apd.Decimal, places int, rounding apd.Rounder, scale int) (
 	places = max(-2*MaxDecimalPrecision, min(places, 2*MaxDecimalPrecision))
 	rounded := d
 	if -int(d.Exponent) > places {
+		rounded = new(apd.Decimal)
+		// apd's Quantize gives 0 for a value below a tenth of the unit
+		// it rounds to, whatever the rounding: right for the halves and
+		// for rounding down, wrong for CEIL(0.01). The directed roundings
+		// are rounding down plus one unit away from zero when digits
+		// were dropped.
+		away := rounding == apd.RoundUp || (rounding == apd.RoundCeiling && !d.Negative) || (rounding == apd.RoundFloor && d.Negative)
 		c := decimalCtx
 		c.Rounding = rounding
-		rounded = new(apd.Decimal)
+		if away || rounding == apd.RoundCeiling || rounding == apd.RoundFloor {
+			c.Rounding = apd.RoundDown
+		}
 		if _, err := c.Quantize(rounded, d, int32(-places)); err != nil {
 			return nil, fmt.Errorf("rounding %s to %d places: %w", d, places, err)
+		}
+		if away && rounded.Cmp(d) != 0 {
+			unit := apd.New(1, int32(-places))
+			unit.Negative = d.Negative
+			if _, err := decimalCtx.Add(rounded, rounded, unit); err != nil {
+				return nil, fmt.Errorf("rounding %s to %d places: %w", d, places, err)
+			}
 		}
 	}
 	out := new(apd.Decimal)
