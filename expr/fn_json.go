@@ -471,10 +471,7 @@ func jsFromSQL(b []byte, v any, t types.Type) []byte {
 	case int64:
 		return strconv.AppendInt(b, x, 10)
 	case float64:
-		if math.IsNaN(x) || math.IsInf(x, 0) {
-			return jsQuote(b, types.FormatDouble(x))
-		}
-		return types.AppendDouble(b, x)
+		return types.AppendJSONDouble(b, x)
 	case string:
 		return jsQuote(b, x)
 	case []byte:

@@ -470,18 +470,12 @@ func appendValue(b []byte, v any, t types.Type) ([]byte, error) {
 // serializers) does, so consumers always see a double: 125.0, 0.001,
 // 1.0E7, 1.234E-5. JSON has no NaN or infinities; like Jackson we write
 // them as the strings "NaN", "Infinity" and "-Infinity".
-func appendDouble(b []byte, f float64) []byte {
-	// JSON has no NaN or infinities; Jackson writes them as strings.
-	if math.IsNaN(f) || math.IsInf(f, 0) {
-		b = append(b, '"')
-		b = types.AppendDouble(b, f)
-		return append(b, '"')
-	}
-	return types.AppendDouble(b, f)
-}
+func appendDouble(b []byte, f float64) []byte { return types.AppendJSONDouble(b, f) }
 
 // jsonDouble is f as a JSON value written the way appendDouble writes it,
-// for encoders that take values (encoding/json writes 30.0 as 30).
+// for encoders that take values (encoding/json writes 30.0 as 30): a
+// json.Number, or for NaN and the infinities the string appendDouble
+// quotes.
 func jsonDouble(f float64) any {
 	if math.IsNaN(f) || math.IsInf(f, 0) {
 		return types.FormatDouble(f)
