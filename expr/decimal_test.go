@@ -1,6 +1,7 @@
 package expr_test
 
 import (
+	"fmt"
 	"testing"
 
 	"github.com/cockroachdb/apd/v3"
@@ -194,5 +195,84 @@ func TestDecimalFunctions(t *testing.T) {
 		{"GREATEST(1.5, 10.25, CAST(NULL AS DECIMAL(2, 1)))", tDec(4, 2), dec("10.25")},
 		{"LEAST(1.5, 10.25)", tDec(4, 2), dec("1.50")},
 		{"GREATEST(1.5, 2.5E0)", tDouble, 2.5},
+	})
+}
+
+// TestDecimalExactAtEveryPrecision runs the functions and operators that
+// take a DECIMAL over values with more significant digits than a double
+// holds, at several precisions: every digit must survive, with ksqlDB's
+// result types (ROUND(x) and TRUNC(x) are DECIMAL(p - s, 0); ROUND(x, d),
+// TRUNC(x, d), FLOOR and CEIL keep x's type and scale).
+func TestDecimalExactAtEveryPrecision(t *testing.T) {
+	of := func(v string, p, s int) string { return fmt.Sprintf("CAST('%s' AS DECIMAL(%d, %d))", v, p, s) }
+	big := of("1234567898765432123.4567898765432150", 38, 16)
+	neg := of("-1234567898765432123.4567898765432150", 38, 16)
+	issue := of("12345678987654321", 33, 16) // issue 33's value
+	tiny := of("1.2345678901234567890123456789012345678", 38, 37)
+	wide := of("99999999999999999999999999999999999999", 38, 0)
+	small := of("-12.35", 4, 2)
+	d3816 := tDec(38, 16)
+	runEvalCases(t, []evalCase{
+		// DECIMAL(38, 16)
+		{big, d3816, dec("1234567898765432123.4567898765432150")},
+		{"ROUND(" + big + ")", tDec(22, 0), dec("1234567898765432123")},
+		{"ROUND(" + big + ", 2)", d3816, dec("1234567898765432123.4600000000000000")},
+		{"ROUND(" + big + ", 14)", d3816, dec("1234567898765432123.4567898765432200")},
+		{"ROUND(" + big + ", 20)", d3816, dec("1234567898765432123.4567898765432150")},
+		{"ROUND(" + big + ", -2)", d3816, dec("1234567898765432100.0000000000000000")},
+		{"ROUND(" + big + ", -100)", d3816, dec("0.0000000000000000")},
+		{"ROUND(" + big + ", CAST(NULL AS INT))", d3816, nil},
+		{"FLOOR(" + big + ")", d3816, dec("1234567898765432123.0000000000000000")},
+		{"CEIL(" + big + ")", d3816, dec("1234567898765432124.0000000000000000")},
+		{"TRUNC(" + big + ")", tDec(22, 0), dec("1234567898765432123")},
+		{"TRUNC(" + big + ", 3)", d3816, dec("1234567898765432123.4560000000000000")},
+		{"ABS(" + neg + ")", d3816, dec("1234567898765432123.4567898765432150")},
+		{"-" + big, d3816, dec("-1234567898765432123.4567898765432150")},
+		{big + " + " + neg, tDec(38, 16), dec("0.0000000000000000")},
+		{big + " - 0.0000000000000001", tDec(38, 16), dec("1234567898765432123.4567898765432149")},
+		{"CAST(" + big + " AS STRING)", tString, "1234567898765432123.4567898765432150"},
+		{"TO_JSON_STRING(" + big + ")", tString, "1234567898765432123.4567898765432150"},
+		{"TO_JSON_STRING(ARRAY[" + big + "])", tString, "[1234567898765432123.4567898765432150]"},
+		{"ARRAY_CONTAINS(ARRAY[" + big + "], " + big + ")", tBool, true},
+		{"ARRAY_CONTAINS(ARRAY[" + big + "], " + of("1234567898765432123.4567898765432151", 38, 16) + ")", tBool, false},
+		{big + " = " + of("1234567898765432123.4567898765432151", 38, 16), tBool, false},
+		{big + " < " + of("1234567898765432123.4567898765432151", 38, 16), tBool, true},
+		{"GREATEST(" + big + ", " + neg + ")", d3816, dec("1234567898765432123.4567898765432150")},
+		{"COALESCE(CAST(NULL AS DECIMAL(38, 16)), " + big + ")", d3816, dec("1234567898765432123.4567898765432150")},
+		// Below zero ROUND's halves go toward positive infinity (HALF_DOWN),
+		// FLOOR and CEIL swap.
+		{"ROUND(" + neg + ")", tDec(22, 0), dec("-1234567898765432123")},
+		{"ROUND(" + neg + ", 15)", d3816, dec("-1234567898765432123.4567898765432150")},
+		{"ROUND(" + neg + ", 14)", d3816, dec("-1234567898765432123.4567898765432100")},
+		{"FLOOR(" + neg + ")", d3816, dec("-1234567898765432124.0000000000000000")},
+		{"CEIL(" + neg + ")", d3816, dec("-1234567898765432123.0000000000000000")},
+		{"TRUNC(" + neg + ", 3)", d3816, dec("-1234567898765432123.4560000000000000")},
+		{"ROUND(" + of("-2.5", 38, 16) + ")", tDec(22, 0), dec("-2")},
+		{"ROUND(" + of("2.5", 38, 16) + ")", tDec(22, 0), dec("3")},
+		{"ROUND(" + of("-0.05", 38, 16) + ", 1)", d3816, dec("0.0000000000000000")}, // no -0
+		{"CEIL(" + of("0.0000000000000001", 38, 16) + ")", d3816, dec("1.0000000000000000")},
+		{"FLOOR(" + of("-0.0000000000000001", 38, 16) + ")", d3816, dec("-1.0000000000000000")},
+		// DECIMAL(33, 16): the value of the issue.
+		{"ROUND(" + issue + ")", tDec(17, 0), dec("12345678987654321")},
+		{"ROUND(" + issue + ", 2)", tDec(33, 16), dec("12345678987654321.0000000000000000")},
+		// DECIMAL(38, 37) and DECIMAL(38, 0): the extremes.
+		{"ROUND(" + tiny + ")", tDec(1, 0), dec("1")},
+		{"ROUND(" + tiny + ", 36)", tDec(38, 37), dec("1.2345678901234567890123456789012345680")},
+		{"FLOOR(" + tiny + ")", tDec(38, 37), dec("1.0000000000000000000000000000000000000")},
+		{"ROUND(" + wide + ")", tDec(38, 0), dec("99999999999999999999999999999999999999")},
+		{"FLOOR(" + wide + ")", tDec(38, 0), dec("99999999999999999999999999999999999999")},
+		{"TO_JSON_STRING(" + wide + ")", tString, "99999999999999999999999999999999999999"},
+		// DECIMAL(4, 2)
+		{"ROUND(" + small + ")", tDec(2, 0), dec("-12")},
+		{"ROUND(" + small + ", 1)", tDec(4, 2), dec("-12.30")},
+		{"CEIL(" + small + ")", tDec(4, 2), dec("-12.00")},
+		{"FLOOR(" + small + ")", tDec(4, 2), dec("-13.00")},
+		{"TRUNC(" + small + ", 1)", tDec(4, 2), dec("-12.30")},
+		// Decimal literals are DECIMALs (ksqlDB): ROUND(1.005, 2) is exact.
+		{"ROUND(1.005, 2)", tDec(4, 3), dec("1.010")},
+		{"ROUND(0.99)", tDec(1, 0), dec("1")},
+		{"TRUNC(-2.9)", tDec(1, 0), dec("-2")},
+		// A DOUBLE-only function still reads a DECIMAL as a double.
+		{"SIGN(" + neg + ")", tInt, int32(-1)},
 	})
 }

@@ -352,7 +352,7 @@ func init() {
 	}})
 	// ARRAY_CONTAINS(array, value): a NULL array contains nothing (false,
 	// not NULL); a NULL value matches a NULL element.
-	register(&scalar{name: "ARRAY_CONTAINS", bind: func(args []types.Type) (types.Type, func([]any) any, error) {
+	register(&scalar{name: "ARRAY_CONTAINS", decimalArgs: true, bind: func(args []types.Type) (types.Type, func([]any) any, error) {
 		if err := argCount("ARRAY_CONTAINS", args, 2, 2); err != nil {
 			return types.Type{}, nil, err
 		}

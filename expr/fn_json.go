@@ -11,6 +11,7 @@ import (
 	"time"
 	"unicode/utf8"
 
+	"github.com/cockroachdb/apd/v3"
 	"github.com/sluice-sql/sluice/types"
 )
 
@@ -414,9 +415,9 @@ func jsFromSQL(b []byte, v any, t types.Type) []byte {
 			}
 			return jsQuote(b, s)
 		}
-	case types.Decimal: // a float64 for now: written with its scale, as Jackson writes BigDecimal
-		if f, ok := v.(float64); ok && !math.IsNaN(f) && !math.IsInf(f, 0) {
-			return strconv.AppendFloat(b, f, 'f', t.Scale, 64)
+	case types.Decimal: // every digit at the value's scale, never an exponent
+		if d, ok := v.(*apd.Decimal); ok && d != nil {
+			return append(b, types.FormatDecimal(d)...)
 		}
 	case types.Array:
 		list, _ := v.([]any)
@@ -470,10 +471,7 @@ func jsFromSQL(b []byte, v any, t types.Type) []byte {
 	case int64:
 		return strconv.AppendInt(b, x, 10)
 	case float64:
-		if math.IsNaN(x) || math.IsInf(x, 0) {
-			return jsQuote(b, types.FormatDouble(x))
-		}
-		return types.AppendDouble(b, x)
+		return types.AppendJSONDouble(b, x)
 	case string:
 		return jsQuote(b, x)
 	case []byte:
@@ -693,7 +691,7 @@ func init() {
 		}, nil
 	}})
 	// TO_JSON_STRING(value) writes any value as JSON; NULL is "null".
-	register(&scalar{name: "TO_JSON_STRING", bind: func(args []types.Type) (types.Type, func([]any) any, error) {
+	register(&scalar{name: "TO_JSON_STRING", decimalArgs: true, bind: func(args []types.Type) (types.Type, func([]any) any, error) {
 		if err := argCount("TO_JSON_STRING", args, 1, 1); err != nil {
 			return types.Type{}, nil, err
 		}

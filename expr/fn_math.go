@@ -10,6 +10,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/cockroachdb/apd/v3"
 	"github.com/sluice-sql/sluice/types"
 )
 
@@ -152,10 +153,10 @@ func numSign[T int32 | int64](x T) int {
 }
 
 // numTruncBind: TRUNC(x) truncates toward zero and returns BIGINT for
-// every argument type (DOUBLE saturates, NaN gives 0, as Java's
+// INT, BIGINT and DOUBLE (DOUBLE saturates, NaN gives 0, as Java's
 // longValue); TRUNC(x, d) returns a DOUBLE truncated to d decimal places
 // of its decimal text, NULL for NaN and infinities, which ksqlDB's
-// BigDecimal cannot hold.
+// BigDecimal cannot hold. TRUNC of a DECIMAL is a DECIMAL (decimalRounding).
 func numTruncBind(args []types.Type) (types.Type, func([]any) any, error) {
 	if err := argCount("TRUNC", args, 1, 2); err != nil {
 		return types.Type{}, nil, err
@@ -167,6 +168,12 @@ func numTruncBind(args []types.Type) (types.Type, func([]any) any, error) {
 		if k := args[1].Kind; k != types.Integer && k != types.BigInt && k != types.Unknown {
 			return types.Type{}, nil, fmt.Errorf("%w: TRUNC takes an INT number of decimal places, not %s", ErrType, args[1])
 		}
+	}
+	if args[0].Kind == types.Decimal {
+		t, impl := decimalRounding(args[0], len(args) == 2, true, roundFixed(apd.RoundDown))
+		return t, impl, nil
+	}
+	if len(args) == 2 {
 		return types.DoubleType, func(a []any) any {
 			f, ok := types.AsFloat(a[0])
 			d, ok2 := types.AsInt64(a[1])
@@ -512,4 +519,48 @@ func numJavaEquals(a, b any) bool {
 		return ok && (math.Float64bits(x) == math.Float64bits(y) || math.IsNaN(x) && math.IsNaN(y))
 	}
 	return reflect.DeepEqual(a, b)
+}
+
+// decimalRounding is ROUND, TRUNC, FLOOR and CEIL of a DECIMAL(p, s), exact
+// as ksqlDB's BigDecimal forms of them: the value is rounded to the places
+// of the second argument (0 without one) by the rounder rounding picks for
+// it, and keeps the argument's type and scale, except that ROUND(x) and
+// TRUNC(x) (toInteger) return DECIMAL(p - s, 0). A result that cannot be
+// computed (an absent places argument) is NULL.
+func decimalRounding(t types.Type, withPlaces, toInteger bool, rounding func(*apd.Decimal) apd.Rounder) (types.Type, func([]any) any) {
+	out := t
+	if toInteger && !withPlaces {
+		// ksqlDB refuses DECIMAL(0, 0); one digit holds what rounding 0.x gives.
+		out = types.DecimalOf(max(1, t.Precision-t.Scale), 0)
+	}
+	return out, func(a []any) any {
+		d, ok := a[0].(*apd.Decimal)
+		if !ok {
+			return nil
+		}
+		places := int64(0)
+		if withPlaces {
+			if places, ok = types.AsInt64(a[1]); !ok {
+				return nil
+			}
+		}
+		r, err := types.RoundDecimal(d, int(max(math.MinInt32, min(places, math.MaxInt32))), rounding(d), out.Scale)
+		if err != nil {
+			return nil
+		}
+		return r
+	}
+}
+
+// roundHalfPositive is ksqlDB's ROUND: halves toward positive infinity,
+// which is HALF_UP above zero and HALF_DOWN at and below it.
+func roundHalfPositive(d *apd.Decimal) apd.Rounder {
+	if d.Sign() > 0 {
+		return apd.RoundHalfUp
+	}
+	return apd.RoundHalfDown
+}
+
+func roundFixed(r apd.Rounder) func(*apd.Decimal) apd.Rounder {
+	return func(*apd.Decimal) apd.Rounder { return r }
 }

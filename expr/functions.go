@@ -30,7 +30,12 @@ type scalar struct {
 	// volatile marks functions whose result changes from call to call
 	// (UUID()): they are never folded to a constant.
 	volatile bool
-	doc      string
+	// decimalArgs marks functions whose implementation takes DECIMAL
+	// arguments as they are (*apd.Decimal) although their result holds
+	// none: ksqlDB's generic functions (TO_JSON_STRING, ARRAY_CONTAINS)
+	// see the BigDecimal, where its DOUBLE-only functions see a double.
+	decimalArgs bool
+	doc         string
 }
 
 var scalars = map[string]*scalar{}
@@ -251,8 +256,8 @@ func init() {
 		}
 		return absOther(args)
 	}})
-	register(&scalar{name: "CEIL", bind: numericUnary("CEIL", nil, math.Ceil)})
-	register(&scalar{name: "FLOOR", bind: numericUnary("FLOOR", nil, math.Floor)})
+	register(&scalar{name: "CEIL", bind: decimalOr(apd.RoundCeiling, numericUnary("CEIL", nil, math.Ceil))})
+	register(&scalar{name: "FLOOR", bind: decimalOr(apd.RoundFloor, numericUnary("FLOOR", nil, math.Floor))})
 	register(&scalar{name: "ROUND", bind: bindRound})
 	register(&scalar{name: "COALESCE", bind: bindCoalesce})
 	register(&scalar{name: "IFNULL", bind: func(args []types.Type) (types.Type, func([]any) any, error) {
@@ -306,16 +311,35 @@ func numericUnary(name string, fi func(int64) int64, ff func(float64) float64) f
 	}
 }
 
-// bindRound follows ksqlDB: ROUND(x) returns BIGINT for every type,
-// rounding doubles as Java's Math.round (halves toward positive infinity,
-// so ROUND(-2.5) is -2); ROUND(x, d) returns a DOUBLE rounded to d
-// decimal places, halves again toward positive infinity.
+// decimalOr is FLOOR or CEIL: of a DECIMAL, exact and of the same type
+// (rounded to an integer by rounding, scale kept, as ksqlDB); of anything
+// else, other's.
+func decimalOr(rounding apd.Rounder, other func([]types.Type) (types.Type, func([]any) any, error)) func([]types.Type) (types.Type, func([]any) any, error) {
+	return func(args []types.Type) (types.Type, func([]any) any, error) {
+		if len(args) == 1 && args[0].Kind == types.Decimal {
+			t, impl := decimalRounding(args[0], false, false, roundFixed(rounding))
+			return t, impl, nil
+		}
+		return other(args)
+	}
+}
+
+// bindRound follows ksqlDB: ROUND(x) returns BIGINT for INT, BIGINT and
+// DOUBLE, rounding doubles as Java's Math.round (halves toward positive
+// infinity, so ROUND(-2.5) is -2); ROUND(x, d) returns a DOUBLE rounded to
+// d decimal places, halves again toward positive infinity. Of a
+// DECIMAL(p, s) both are exact: ROUND(x) is a DECIMAL(p - s, 0) and
+// ROUND(x, d) a DECIMAL(p, s) (decimalRounding).
 func bindRound(args []types.Type) (types.Type, func([]any) any, error) {
 	if err := argCount("ROUND", args, 1, 2); err != nil {
 		return types.Type{}, nil, err
 	}
 	if !args[0].IsNumeric() && args[0].Kind != types.Unknown {
 		return types.Type{}, nil, fmt.Errorf("%w: function ROUND does not accept %s", ErrType, args[0])
+	}
+	if args[0].Kind == types.Decimal {
+		t, impl := decimalRounding(args[0], len(args) == 2, true, roundHalfPositive)
+		return t, impl, nil
 	}
 	if len(args) == 2 {
 		return types.DoubleType, func(a []any) any {
@@ -423,7 +447,7 @@ func compileCall(call *parser.FuncCall, scope Scope) (Compiled, error) {
 	// Functions that do not return a DECIMAL read DECIMAL arguments as
 	// doubles (ksqlDB's implicit DECIMAL → DOUBLE for its math UDFs);
 	// those that return one (AS_VALUE, COALESCE, …) pass them through.
-	if !rt.ContainsDecimal() {
+	if !rt.ContainsDecimal() && !s.decimalArgs {
 		for i, t := range argTypes {
 			if t.Kind == types.Decimal {
 				e := evals[i]

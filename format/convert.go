@@ -315,26 +315,34 @@ func parseTimestamp(s string) (int64, error) {
 	return 0, fmt.Errorf("%w: %q is not a timestamp", ErrMalformed, s)
 }
 
-// ToJSON converts a Go value of SQL type t to its JSON shape: integers stay
-// int64 (exact), DOUBLE is float64, BYTES a base64 string, STRUCT an object
-// keyed by field name, ARRAY []any, MAP map[string]any.
+// ToJSON converts a Go value of SQL type t to its JSON shape, the one
+// ksqlDB's REST API (Jackson) writes: integers stay int64 (exact), a DOUBLE
+// is a json.Number in Java's Double.toString form (30.0, 1.0E7; NaN and
+// the infinities as strings), a DECIMAL a json.Number with every digit at
+// its scale (3.40), BYTES a base64 string, STRUCT an object keyed by field
+// name, ARRAY []any, MAP map[string]any.
 func ToJSON(v any, t types.Type) any {
 	if v == nil {
 		return nil
 	}
 	switch x := v.(type) {
 	case int32:
-		if t.Kind == types.Double || t.Kind == types.Decimal {
-			return float64(x)
-		}
-		return int64(x)
+		return ToJSON(int64(x), t)
 	case int64:
-		if t.Kind == types.Double || t.Kind == types.Decimal {
-			return float64(x)
+		switch t.Kind {
+		case types.Double:
+			return jsonDouble(float64(x))
+		case types.Decimal:
+			if d, err := types.FitDecimal(types.DecimalFromInt(x), t.Precision, t.Scale); err == nil {
+				return json.Number(types.FormatDecimal(d))
+			}
+			return json.Number(strconv.FormatInt(x, 10))
 		}
 		return x
 	case int:
-		return int64(x)
+		return ToJSON(int64(x), t)
+	case float64:
+		return jsonDouble(x)
 	case *apd.Decimal:
 		// A JSON number with the decimal's scale: 3.40 stays 3.40.
 		return json.Number(types.FormatDecimal(x))
@@ -462,14 +470,17 @@ func appendValue(b []byte, v any, t types.Type) ([]byte, error) {
 // serializers) does, so consumers always see a double: 125.0, 0.001,
 // 1.0E7, 1.234E-5. JSON has no NaN or infinities; like Jackson we write
 // them as the strings "NaN", "Infinity" and "-Infinity".
-func appendDouble(b []byte, f float64) []byte {
-	// JSON has no NaN or infinities; Jackson writes them as strings.
+func appendDouble(b []byte, f float64) []byte { return types.AppendJSONDouble(b, f) }
+
+// jsonDouble is f as a JSON value written the way appendDouble writes it,
+// for encoders that take values (encoding/json writes 30.0 as 30): a
+// json.Number, or for NaN and the infinities the string appendDouble
+// quotes.
+func jsonDouble(f float64) any {
 	if math.IsNaN(f) || math.IsInf(f, 0) {
-		b = append(b, '"')
-		b = types.AppendDouble(b, f)
-		return append(b, '"')
+		return types.FormatDouble(f)
 	}
-	return types.AppendDouble(b, f)
+	return json.Number(types.FormatDouble(f))
 }
 
 const hexDigits = "0123456789abcdef"

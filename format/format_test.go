@@ -9,7 +9,9 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/cockroachdb/apd/v3"
 	"github.com/google/go-cmp/cmp"
+	"github.com/google/go-cmp/cmp/cmpopts"
 	"github.com/sluice-sql/sluice/types"
 )
 
@@ -293,7 +295,13 @@ func TestJSONConversions(t *testing.T) {
 		{"bigint exact", json.Number("9223372036854775807"), types.BigIntType, int64(math.MaxInt64), int64(math.MaxInt64)},
 		{"bigint from float", 12.0, types.BigIntType, int64(12), int64(12)},
 		{"int from string", "12", types.IntegerType, int32(12), int64(12)},
-		{"double from int", int64(3), types.DoubleType, 3.0, 3.0},
+		{"double from int", int64(3), types.DoubleType, 3.0, json.Number("3.0")}, // as Jackson writes it
+		{"double large", 1e7, types.DoubleType, 1e7, json.Number("1.0E7")},
+		{"double small", 1.5e-4, types.DoubleType, 1.5e-4, json.Number("1.5E-4")},
+		{"double NaN is a string", "NaN", types.DoubleType, math.NaN(), "NaN"},
+		{"decimal keeps every digit", json.Number("-1234567898765432123.4567898765432150"), types.DecimalOf(38, 16),
+			decimalOf(t, "-1234567898765432123.4567898765432150"), json.Number("-1234567898765432123.4567898765432150")},
+		{"decimal from int has its scale", int64(3), types.DecimalOf(38, 16), decimalOf(t, "3.0000000000000000"), json.Number("3.0000000000000000")},
 		{"string from number", json.Number("1.50"), types.StringType, "1.50", "1.50"},
 		{"bool from string", "false", types.BooleanType, false, false},
 		{"struct", map[string]any{"a": json.Number("1"), "B": "x"}, structT, []any{int32(1), "x"}, map[string]any{"A": int64(1), "b": "x"}},
@@ -306,7 +314,7 @@ func TestJSONConversions(t *testing.T) {
 			if err != nil {
 				t.Fatalf("FromJSON: %v", err)
 			}
-			if diff := cmp.Diff(tc.goV, got); diff != "" {
+			if diff := cmp.Diff(tc.goV, got, cmpopts.EquateNaNs(), cmp.Comparer(sameDecimal)); diff != "" {
 				t.Errorf("FromJSON (-want +got):\n%s", diff)
 			}
 			if diff := cmp.Diff(tc.back, ToJSON(got, tc.t)); diff != "" {
@@ -315,6 +323,29 @@ func TestJSONConversions(t *testing.T) {
 		})
 	}
 }
+
+// An integer value in a DOUBLE or DECIMAL column is written as a value of
+// the column's type.
+func TestToJSONIntegerAsColumnType(t *testing.T) {
+	if got := ToJSON(int32(30), types.DoubleType); got != json.Number("30.0") {
+		t.Errorf("INT 30 as DOUBLE: %#v", got)
+	}
+	if got := ToJSON(int64(30), types.DecimalOf(4, 2)); got != json.Number("30.00") {
+		t.Errorf("BIGINT 30 as DECIMAL(4, 2): %#v", got)
+	}
+}
+
+func decimalOf(t *testing.T, s string) *apd.Decimal {
+	t.Helper()
+	d, err := types.ParseDecimal(s)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return d
+}
+
+// sameDecimal is equality of value and scale.
+func sameDecimal(a, b *apd.Decimal) bool { return a.Cmp(b) == 0 && a.Exponent == b.Exponent }
 
 var bidCols = []types.Column{
 	col("AUCTION", types.BigIntType), col("BIDDER", types.BigIntType), col("PRICE", types.BigIntType),

@@ -27,7 +27,13 @@ func EqualJSON(expected, actual any) bool {
 		if !ok {
 			return false
 		}
-		return en.equal(an) || (!decimal && !en.isInt && !an.isInt && nearDoubles(expected, actual))
+		if decimal {
+			// A DECIMAL equals an expected number of exactly its value
+			// (3.4 for 3.40), never one that merely reads as the same
+			// double: its digits beyond a double's are what it is for.
+			return (en.isInt || en.r != nil) && en.rat().Cmp(an.rat()) == 0
+		}
+		return en.equal(an) || (!en.isInt && !an.isInt && nearDoubles(expected, actual))
 	}
 	switch e := expected.(type) {
 	case nil:

@@ -155,6 +155,16 @@ func TestEqualJSON(t *testing.T) {
 		{"mixed case record name", map[string]any{"json_v": "1"}, map[string]any{"Json_V": "1"}, false},
 		{"exact name wins", map[string]any{"a": "1", "A": "2"}, map[string]any{"a": "1", "A": "2"}, true},
 		{"null exact name tries upper", map[string]any{"a": "2", "A": "2"}, map[string]any{"a": nil, "A": "2"}, true},
+		// A DECIMAL read from a record equals an expected number of its
+		// exact value, whatever the scale, and an expected string of its
+		// exact text; digits beyond a double's count.
+		{"decimal vs number", json.Number("3.4"), decimalNumber("3.40"), true},
+		{"decimal vs integer", json.Number("12345678987654321"), decimalNumber("12345678987654321.0000000000000000"), true},
+		{"decimal vs string", "3.40", decimalNumber("3.40"), true},
+		{"decimal vs string of another scale", "3.4", decimalNumber("3.40"), false},
+		{"decimal beyond a double", json.Number("12345678987654321.0000000000000001"), decimalNumber("12345678987654321.0000000000000000"), false},
+		{"decimal beyond a double, 38 digits", json.Number("1234567898765432123.4567898765432151"), decimalNumber("1234567898765432123.4567898765432150"), false},
+		{"decimal vs double", 0.1, decimalNumber("0.1"), false}, // float64(0.1) is not 0.1
 	}
 	for _, tc := range oneWay {
 		if got := EqualJSON(tc.expected, tc.actual); got != tc.want {

@@ -94,6 +94,50 @@ func FitDecimalExact(d *apd.Decimal, precision, scale int) (*apd.Decimal, error)
 	return out, nil
 }
 
+// RoundDecimal rounds d to places decimal places with rounding, as
+// BigDecimal.setScale(places, mode) (negative places round left of the
+// point: -2 gives hundreds), and returns the result written at scale,
+// which adds zeros or drops zeros only: ksqlDB's ROUND(x, d) keeps x's
+// scale. d is not modified.
+func RoundDecimal(d *apd.Decimal, places int, rounding apd.Rounder, scale int) (*apd.Decimal, error) {
+	// A DECIMAL has at most 38 digits on either side of the point:
+	// rounding beyond 76 places either way gives what 76 places give.
+	places = max(-2*MaxDecimalPrecision, min(places, 2*MaxDecimalPrecision))
+	rounded := d
+	if -int(d.Exponent) > places {
+		rounded = new(apd.Decimal)
+		// apd's Quantize gives 0 for a value below a tenth of the unit
+		// it rounds to, whatever the rounding: right for the halves and
+		// for rounding down, wrong for CEIL(0.01). The directed roundings
+		// are rounding down plus one unit away from zero when digits
+		// were dropped.
+		away := rounding == apd.RoundUp || (rounding == apd.RoundCeiling && !d.Negative) || (rounding == apd.RoundFloor && d.Negative)
+		c := decimalCtx
+		c.Rounding = rounding
+		if away || rounding == apd.RoundCeiling || rounding == apd.RoundFloor {
+			c.Rounding = apd.RoundDown
+		}
+		if _, err := c.Quantize(rounded, d, int32(-places)); err != nil {
+			return nil, fmt.Errorf("rounding %s to %d places: %w", d, places, err)
+		}
+		if away && rounded.Cmp(d) != 0 {
+			unit := apd.New(1, int32(-places))
+			unit.Negative = d.Negative
+			if _, err := decimalCtx.Add(rounded, rounded, unit); err != nil {
+				return nil, fmt.Errorf("rounding %s to %d places: %w", d, places, err)
+			}
+		}
+	}
+	out := new(apd.Decimal)
+	if _, err := decimalCtx.Quantize(out, rounded, int32(-scale)); err != nil {
+		return nil, fmt.Errorf("writing %s at scale %d: %w", rounded, scale, err)
+	}
+	if out.IsZero() {
+		out.Negative = false // BigDecimal has no -0
+	}
+	return out, nil
+}
+
 // intDigits counts the digits left of the point of d, which has the
 // given scale (exponent -scale); 0.5 has none.
 func intDigits(d *apd.Decimal, scale int) int {

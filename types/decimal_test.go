@@ -163,3 +163,44 @@ func TestContainsDecimal(t *testing.T) {
 		t.Errorf("String() = %s", d)
 	}
 }
+
+// TestRoundDecimal rounds as BigDecimal.setScale and writes the result at
+// the given scale, exactly, also where the rounding position lies far
+// beyond the value's first digit (CEIL of 1E-16 is 1).
+func TestRoundDecimal(t *testing.T) {
+	cases := []struct {
+		in       string
+		places   int
+		rounding apd.Rounder
+		scale    int
+		want     string
+	}{
+		{"1234567898765432123.4567898765432150", 2, apd.RoundHalfUp, 16, "1234567898765432123.4600000000000000"},
+		{"1234567898765432123.4567898765432150", 0, apd.RoundHalfUp, 0, "1234567898765432123"},
+		{"1234567898765432123.4567898765432150", -3, apd.RoundHalfUp, 16, "1234567898765432000.0000000000000000"},
+		{"1234567898765432123.4567898765432150", 30, apd.RoundHalfUp, 16, "1234567898765432123.4567898765432150"},
+		{"-2.5", 0, apd.RoundHalfDown, 0, "-2"},
+		{"2.5", 0, apd.RoundHalfUp, 0, "3"},
+		{"0.0000000000000001", 0, apd.RoundCeiling, 16, "1.0000000000000000"},
+		{"0.0000000000000001", 0, apd.RoundFloor, 16, "0.0000000000000000"},
+		{"-0.0000000000000001", 0, apd.RoundFloor, 16, "-1.0000000000000000"},
+		{"-0.0000000000000001", 0, apd.RoundCeiling, 16, "0.0000000000000000"}, // no -0
+		{"0.0000000000000001", 0, apd.RoundUp, 0, "1"},
+		{"0.0000000000000001", 0, apd.RoundHalfUp, 0, "0"},
+		{"-0.0000000000000001", 0, apd.RoundDown, 0, "0"},
+		{"9999999999999999999999.9999999999999999", 0, apd.RoundCeiling, 16, "10000000000000000000000.0000000000000000"},
+		{"-12.35", 1, apd.RoundFloor, 2, "-12.40"},
+		{"12.30", 1, apd.RoundCeiling, 2, "12.30"}, // exact: nothing added
+		{"-5", -100, apd.RoundHalfDown, 0, "0"},    // rounded at 76 places: the same
+	}
+	for _, tc := range cases {
+		got, err := types.RoundDecimal(dec(t, tc.in), tc.places, tc.rounding, tc.scale)
+		if err != nil || types.FormatDecimal(got) != tc.want || got.Negative && got.IsZero() {
+			t.Errorf("RoundDecimal(%s, %d, %s, %d) = %v, %v; want %s", tc.in, tc.places, tc.rounding, tc.scale, got, err, tc.want)
+		}
+	}
+	// A result with more digits than any DECIMAL is an error, not a panic.
+	if got, err := types.RoundDecimal(dec(t, "5"), -100, apd.RoundCeiling, 0); err == nil {
+		t.Errorf("CEIL of 5 at 10^76: %s, want an error", got)
+	}
+}

@@ -17,3 +17,17 @@ func TestFormatDoubleScientific(t *testing.T) {
 		}
 	}
 }
+
+// In JSON a double is Java's text as a number; NaN and the infinities,
+// which JSON lacks, are strings (Jackson's default).
+func TestAppendJSONDouble(t *testing.T) {
+	for in, want := range map[float64]string{30: "30.0", 1e7: "1.0E7", 1.5e-4: "1.5E-4", -0.5: "-0.5",
+		math.Inf(1): `"Infinity"`, math.Inf(-1): `"-Infinity"`} {
+		if got := string(types.AppendJSONDouble(nil, in)); got != want {
+			t.Errorf("AppendJSONDouble(%v) = %s, want %s", in, got, want)
+		}
+	}
+	if got := string(types.AppendJSONDouble([]byte("x:"), math.NaN())); got != `x:"NaN"` {
+		t.Errorf("AppendJSONDouble(NaN) = %s", got)
+	}
+}

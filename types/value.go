@@ -200,6 +200,19 @@ func FormatValue(v any) string {
 // outside [1e-3, 1e7) (1.0E7, 1.5E-5).
 func FormatDouble(f float64) string { return string(AppendDouble(nil, f)) }
 
+// AppendJSONDouble appends f as a JSON value the way ksqlDB's Jackson
+// writes a double: FormatDouble's text as a number, and NaN and the
+// infinities, which JSON has no numbers for, as the strings "NaN",
+// "Infinity" and "-Infinity".
+func AppendJSONDouble(b []byte, f float64) []byte {
+	if math.IsNaN(f) || math.IsInf(f, 0) {
+		b = append(b, '"')
+		b = AppendDouble(b, f)
+		return append(b, '"')
+	}
+	return AppendDouble(b, f)
+}
+
 // AppendDouble appends FormatDouble(f) to b.
 func AppendDouble(b []byte, f float64) []byte {
 	switch {
