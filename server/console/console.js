@@ -68,15 +68,16 @@ function humanTime(ms) {
   }
 }
 
-// timeTicks picks round tick values (ms) for an axis from 0 to max: the
-// smallest step of 1, 2, 5 × its unit (or 15 and 30 of s and min) giving
-// at most six intervals.
+// timeTicks picks round tick values (ms) for an axis from 0 to at least
+// max: the smallest step of 1, 2, 5 × its unit (or 15 and 30 of s and min)
+// giving at most six intervals.
 function timeTicks(max) {
   const steps = [1, 2, 5, 10, 20, 50, 100, 200, 500, 1000, 2000, 5000, 10000, 15000, 30000, 60000, 120000, 300000,
     600000, 900000, 1800000, 3600000, 7200000, 21600000, 43200000, 86400000];
   const step = steps.find(s => max / s <= 6) || Math.ceil(max / 6 / 86400000) * 86400000;
-  const ticks = [];
-  for (let v = 0; v <= max + step / 1000; v += step) ticks.push(v);
+  // The last tick is the first at or beyond max, so the axis covers it.
+  const ticks = [0];
+  while (ticks[ticks.length - 1] < max) ticks.push(ticks[ticks.length - 1] + step);
   return ticks;
 }
 
