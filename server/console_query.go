@@ -161,16 +161,21 @@ func (s *Server) handleConsoleQuery(w http.ResponseWriter, r *http.Request) {
 				}
 			}
 		}
-		var grace int64 = -1
+		// The grace applies to the records a windowed aggregate reads: the
+		// main input of its sub-topology. A second input (a join's table)
+		// and the inputs of other sub-topologies meet no window: -1.
 		for _, sub := range q.Plan.Topology.Subs {
+			var grace int64 = -1
 			for _, n := range sub.Nodes {
 				if agg, ok := n.(*exec.AggregateNode); ok && agg.Window != nil {
 					grace = agg.Window.Grace
 				}
 			}
-		}
-		for _, sub := range q.Plan.Topology.Subs {
 			for _, in := range sub.Inputs() {
+				grace := grace
+				if in != sub.Source {
+					grace = -1
+				}
 				var all exec.Histogram
 				if q.Metrics != nil {
 					if lt := q.Metrics.Lateness(in.Topic); lt != nil {

@@ -118,7 +118,8 @@ CREATE TABLE counts WITH (KAFKA_TOPIC='%s') AS SELECT user, COUNT(*) AS n FROM c
 // stream is not keyed by. The stream is re-keyed in sub-topology 0, whose
 // repartition sink has an edge to the repartition topic; that topic is
 // sub-topology 1's main input, the table its second input straight into
-// the join, and the table's store hangs off the join.
+// the join, and the table's store hangs off the join. A window's grace is
+// reported for the input its aggregate reads only.
 func TestConsoleGraphJoin(t *testing.T) {
 	f := start(t)
 	clicks, pages, out := testkafka.Name(t, "clicks"), testkafka.Name(t, "pages"), testkafka.Name(t, "out")
@@ -165,5 +166,36 @@ CREATE STREAM page_clicks WITH (KAFKA_TOPIC='%s') AS SELECT c.page AS page, p.ti
 	}
 	if len(g.Nodes) != 10 {
 		t.Errorf("graph has %d nodes, want 10 (2 sources, a repartition topic, 5 operators, the sink topic, a store): %s", len(g.Nodes), got.body)
+	}
+
+	// A windowed count of the joined rows by title: its grace applies to
+	// the input of the aggregate's sub-topology (the second repartition
+	// topic) and to no other input.
+	r = f.post(t, http.DefaultClient, "/ksql", ksqlBody(`CREATE TABLE views AS SELECT p.title AS title, COUNT(*) AS n FROM clicks c JOIN pages p ON c.page = p.url WINDOW TUMBLING (SIZE 10 SECONDS, GRACE PERIOD 2 SECONDS) GROUP BY p.title EMIT CHANGES;`, nil), true)
+	if r.status != http.StatusOK {
+		t.Fatalf("create views: %d %s", r.status, r.body)
+	}
+	got = f.get(t, "/console/api/query/CTAS_VIEWS")
+	var l struct {
+		Lateness []struct {
+			Topic   string
+			GraceMs int64
+		}
+	}
+	if err := json.Unmarshal([]byte(got.body), &l); err != nil {
+		t.Fatalf("graph: %v\n%s", err, got.body)
+	}
+	var graces []string
+	for _, in := range l.Lateness {
+		graces = append(graces, fmt.Sprintf("%s %d", svc.ReplaceAllString(in.Topic, "_sluice-SVC-query-"), in.GraceMs))
+	}
+	wantGraces := strings.Join([]string{
+		clicks + " -1",
+		"_sluice-SVC-query-CTAS_VIEWS-Join-left-repartition -1",
+		pages + " -1",
+		"_sluice-SVC-query-CTAS_VIEWS-Aggregate-GroupBy-repartition 2000",
+	}, "\n")
+	if got := strings.Join(graces, "\n"); got != wantGraces {
+		t.Errorf("graces by input:\n got %s\nwant %s", got, wantGraces)
 	}
 }
