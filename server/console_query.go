@@ -131,6 +131,37 @@ func topologyGraph(t *exec.Topology) consoleGraph {
 	return g
 }
 
+// windowGraces gives, per sub-topology id, the grace of the windowed
+// aggregate its main input flows into (in it, or in a sub-topology after
+// one or more repartition topics), or -1 when its rows meet no window. A
+// second input (a join's table) goes into a store, not a window; the
+// caller gives it -1.
+func windowGraces(t *exec.Topology) map[int]int64 {
+	graces := map[int]int64{}
+	readBy := map[string]int{}
+	for _, s := range t.Subs {
+		graces[s.ID] = -1
+		readBy[s.Source.Topic] = s.ID
+		for _, n := range s.Nodes {
+			if agg, ok := n.(*exec.AggregateNode); ok && agg.Window != nil {
+				graces[s.ID] = agg.Window.Grace
+			}
+		}
+	}
+	// A sub-topology feeding one with a grace takes it on; each pass
+	// carries graces one repartition further upstream.
+	for range t.Subs {
+		for _, s := range t.Subs {
+			for _, n := range s.Nodes {
+				if next, ok := readBy[writtenTopic(n)]; ok && next != s.ID && graces[s.ID] < 0 {
+					graces[s.ID] = graces[next]
+				}
+			}
+		}
+	}
+	return graces
+}
+
 // writtenTopic is the topic an operator produces to for the next
 // sub-topology or the sink; "" for one that only forwards rows.
 func writtenTopic(n exec.Node) string {
@@ -161,18 +192,15 @@ func (s *Server) handleConsoleQuery(w http.ResponseWriter, r *http.Request) {
 				}
 			}
 		}
-		// The grace applies to the records a windowed aggregate reads: the
-		// main input of its sub-topology. A second input (a join's table)
-		// and the inputs of other sub-topologies meet no window: -1.
+		graces := windowGraces(q.Plan.Topology)
 		for _, sub := range q.Plan.Topology.Subs {
-			var grace int64 = -1
-			for _, n := range sub.Nodes {
-				if agg, ok := n.(*exec.AggregateNode); ok && agg.Window != nil {
-					grace = agg.Window.Grace
-				}
-			}
 			for _, in := range sub.Inputs() {
-				grace := grace
+				// A repartition topic's records are measured where they
+				// entered the query, at its source, never again.
+				if in.Dedupe {
+					continue
+				}
+				grace := graces[sub.ID]
 				if in != sub.Source {
 					grace = -1
 				}

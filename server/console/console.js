@@ -63,7 +63,7 @@ function humanTime(ms) {
   for (const [unit, size] of timeUnits) {
     if (ms >= size || unit === "ms") {
       const v = ms / size;
-      return `${Number.isInteger(v) ? v : v.toFixed(v < 10 ? 1 : 0)} ${unit}`;
+      return `${parseFloat(v.toFixed(v < 10 ? 1 : 0))} ${unit}`;
     }
   }
 }
@@ -242,11 +242,13 @@ async function queryPage(id) {
     const el = page.querySelector(`#topology [data-node="${i}"] .stat`);
     if (el) el.textContent = nodeStat(n);
   });
-  const shownLateness = g.lateness.filter(l => l.count > 0 || l.graceMs >= 0);
+  // The inputs a window's grace applies to; without a window, every input
+  // measured.
+  const windowedInputs = g.lateness.filter(l => l.graceMs >= 0);
+  const shownLateness = windowedInputs.length ? windowedInputs : g.lateness.filter(l => l.count > 0);
   page.querySelector("#lateness-card").hidden = !shownLateness.length;
-  const windowed = shownLateness.some(l => l.graceMs >= 0);
-  page.querySelector("#lateness").innerHTML = (windowed ? `<p class="lateness-summary"><span title="${esc(droppedHelp)}">Dropped late by the query:
-    <b>${humanNumber(q.lateDropped)}</b> <span class="help">?</span></span><br><span class="small muted">“Later than the grace” (per input, below)
+  page.querySelector("#lateness").innerHTML = (windowedInputs.length ? `<p class="lateness-summary"><span title="${esc(droppedHelp)}">Dropped late by the query:
+    <b>${humanNumber(q.lateDropped)}</b> <span class="help">?</span></span><br><span class="small muted">“Later than the grace” (below)
     counts records more than the grace behind stream time when read; “dropped late” only those whose every window had
     closed. The first is at least the second: a record that late still counts in a window that ends after it.</span></p>` : "") +
     shownLateness.map(latenessView).join("");
