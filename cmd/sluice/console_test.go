@@ -28,7 +28,9 @@ import (
 //   - the queries page names the owning instance by its advertised
 //     host:port, not its generated id;
 //   - a running query offers Pause (not Resume), a paused one Resume (not
-//     Pause), each beside Terminate.
+//     Pause), each beside Terminate;
+//   - the query's page shows every node's whole label, the store's edge to
+//     its operator, and no hot-key row for tasks that read nothing.
 //
 // It needs chromium on PATH (scripts/install-chromium); SLUICE_SKIP_BROWSER=1
 // skips it.
@@ -157,6 +159,30 @@ CREATE TABLE counts AS SELECT user, COUNT(*) AS n FROM clicks WINDOW TUMBLING (S
 	}
 	if got := regexp.MustCompile(`title="instance ([0-9a-z]+)`).FindStringSubmatch(dom); got == nil || got[1] != owners[0].Instance {
 		t.Errorf("instance chip's tooltip names %v, want instance %s", got, owners[0].Instance)
+	}
+
+	// The query's page: every node's label is all there, wrapped onto
+	// lines but not cut (the tooltip holds the whole label); the store
+	// hangs off its operator by an edge; a task that has read no record has
+	// no hot-key row, so with none read the card is hidden.
+	dom = chrome("--virtual-time-budget=5000", "--dump-dom", base+"/#/query/CTAS_COUNTS")
+	nodes := regexp.MustCompile(`(?s)<g class="node node-(\w+)" data-node="\d+"><title>(.*?)</title>.*?<text class="label">(.*?)</text></g>`).FindAllStringSubmatch(dom, -1)
+	var kinds []string
+	for _, n := range nodes {
+		kinds = append(kinds, n[1])
+		squeeze := func(s string) string { return strings.Join(strings.Fields(s), "") }
+		if title, shown := squeeze(n[2]), squeeze(tags.ReplaceAllString(n[3], " ")); shown != title {
+			t.Errorf("%s node shows %q, want all of %q", n[1], shown, title)
+		}
+	}
+	if got, want := strings.Join(kinds, ","), "source,operator,operator,operator,operator,sink,store"; got != want {
+		t.Errorf("query page's nodes: %s, want %s", got, want)
+	}
+	if got := strings.Count(dom, `class="store-edge"`); got != 1 {
+		t.Errorf("query page has %d store edges, want 1", got)
+	}
+	if !strings.Contains(dom, `<section class="card" id="hotkeys-card" hidden="">`) || !strings.Contains(dom, `<div id="hotkeys"></div>`) {
+		t.Errorf("query page shows hot keys with no record read:\n%s", dom)
 	}
 
 	ksql("PAUSE CTAS_COUNTS;")
