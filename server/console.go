@@ -7,6 +7,7 @@ import (
 	"io/fs"
 	"net/http"
 	"sort"
+	"strings"
 	"time"
 
 	"github.com/sluice-sql/sluice/exec"
@@ -54,8 +55,8 @@ type consoleQuery struct {
 	Lag         int64            `json:"lag"`
 	LateDropped int64            `json:"lateDropped"`
 	Errors      map[string]int64 `json:"errors"`
-	// InputRate is records/s since the previous snapshot of the same
-	// event stream; 0 in a one-off answer.
+	// InputRate is records/s over about the last rateSpan, from the
+	// snapshots any console request took; 0 in the first.
 	InputRate float64          `json:"inputRate"`
 	Restores  []consoleRestore `json:"restores"`
 	// Stores are the query's state stores on this instance: approximate
@@ -79,7 +80,10 @@ type consoleRestore struct {
 }
 
 type consoleOwner struct {
-	Instance   string   `json:"instance"`
+	Instance string `json:"instance"`
+	// URL is the instance's advertised URL, what a person recognises it
+	// by (host:port); Instance is its generated id.
+	URL        string   `json:"url"`
 	Self       bool     `json:"self"`
 	Alive      bool     `json:"alive"`
 	Partitions []string `json:"partitions"`
@@ -87,6 +91,7 @@ type consoleOwner struct {
 
 // consoleQueries snapshots every persistent query, sorted by id.
 func (s *Server) consoleQueries() []consoleQuery {
+	now := time.Now()
 	metrics := map[string]*exec.Metrics{}
 	tasks := map[string][]exec.TaskInfo{}
 	for _, q := range s.eng.Queries() {
@@ -101,6 +106,7 @@ func (s *Server) consoleQueries() []consoleQuery {
 		if m := metrics[sum.ID]; m != nil {
 			cq.RecordsIn, cq.RecordsOut = m.RecordsIn.Load(), m.RecordsOut.Load()
 			cq.Lag, cq.LateDropped = m.Lag.Load(), m.LateDropped.Load()
+			cq.InputRate = s.rates.rate(sum.ID+"/in", now, cq.RecordsIn)
 			for k, v := range m.Errors() {
 				cq.Errors[k] = v
 			}
@@ -117,11 +123,16 @@ func (s *Server) consoleQueries() []consoleQuery {
 			}
 		}
 		for _, o := range sum.Owners {
-			cq.Owners = append(cq.Owners, consoleOwner{Instance: o.Instance, Self: o.Self, Alive: o.Alive, Partitions: nonNil(o.Partitions)})
+			cq.Owners = append(cq.Owners, consoleOwner{Instance: o.Instance, URL: o.URL, Self: o.Self, Alive: o.Alive, Partitions: nonNil(o.Partitions)})
 		}
 		out = append(out, cq)
 	}
 	sort.Slice(out, func(i, j int) bool { return out[i].ID < out[j].ID })
+	running := map[string]bool{}
+	for _, q := range out {
+		running[q.ID] = true
+	}
+	s.rates.keep(func(key string) bool { return running[key[:strings.IndexByte(key, '/')]] })
 	return out
 }
 
@@ -165,9 +176,12 @@ func (s *Server) handleConsoleCatalog(w http.ResponseWriter, r *http.Request) {
 	writeJSON(w, http.StatusOK, s.consoleCatalog())
 }
 
-// handleConsoleEvents is the console's one server-sent event stream: a
-// "queries" event with every query's snapshot each consolePush, so a page
-// never polls. Input rates are per stream, from the previous snapshot.
+// handleConsoleEvents is an event stream for scripts (curl -N): a
+// "queries" event with every query's snapshot each consolePush. The
+// console page itself polls /console/api/queries: a response that never
+// ends keeps a page loading, and headless chromium's virtual time (what
+// --virtual-time-budget screenshots wait on) never runs out while one is
+// open.
 func (s *Server) handleConsoleEvents(w http.ResponseWriter, r *http.Request) {
 	flusher, ok := w.(http.Flusher)
 	if !ok {
@@ -177,22 +191,10 @@ func (s *Server) handleConsoleEvents(w http.ResponseWriter, r *http.Request) {
 	w.Header().Set("Content-Type", "text/event-stream")
 	w.Header().Set("Cache-Control", "no-store")
 	w.WriteHeader(http.StatusOK)
-	prev := map[string]int64{}
-	last := time.Now()
 	tick := time.NewTicker(consolePush)
 	defer tick.Stop()
 	for {
-		now := time.Now()
-		qs := s.consoleQueries()
-		secs := now.Sub(last).Seconds()
-		for i := range qs {
-			if p, ok := prev[qs[i].ID]; ok && secs > 0 {
-				qs[i].InputRate = float64(qs[i].RecordsIn-p) / secs
-			}
-			prev[qs[i].ID] = qs[i].RecordsIn
-		}
-		last = now
-		b, err := json.Marshal(qs)
+		b, err := json.Marshal(s.consoleQueries())
 		if err != nil {
 			s.log.Warn("console events: encode", "err", err)
 			return

@@ -21,11 +21,13 @@ import (
 )
 
 // TestConsoleBrowser drives the console in headless chromium: a windowed
-// count with late records is listed on the queries page, its page shows
-// the topology graph and the lateness plot, and a push query run from the
-// editor streams rows in. It writes the three screenshots in docs/. It
-// needs chromium on PATH (scripts/install-chromium); SLUICE_SKIP_BROWSER=1
-// skips it, nothing else does.
+// count with late records is listed on the queries page with the one
+// action its state allows, its page shows the topology graph and the
+// lateness plot with dropped and later-than-grace records told apart, and a
+// push query run from the editor streams rows in. It screenshots each page
+// into a temporary directory (scripts/console-screenshots takes the ones
+// in docs/). It needs chromium on PATH (scripts/install-chromium);
+// SLUICE_SKIP_BROWSER=1 skips it, nothing else does.
 func TestConsoleBrowser(t *testing.T) {
 	if os.Getenv("SLUICE_SKIP_BROWSER") == "1" {
 		t.Skip("SLUICE_SKIP_BROWSER=1")
@@ -78,14 +80,8 @@ CREATE TABLE counts AS SELECT user, COUNT(*) AS n FROM clicks WINDOW TUMBLING (S
 	ctx, cancel := context.WithTimeout(bctx, 60*time.Second)
 	defer cancel()
 	auth := "Basic " + base64.StdEncoding.EncodeToString([]byte("alice:secret"))
-	// The screenshots go to docs/ when SLUICE_UPDATE_SCREENSHOTS=1 (how the
-	// committed ones were made), else to a temporary directory, so a test
-	// run leaves the working tree as it found it. Either way each must be a
-	// PNG.
+	// Each screenshot must be a PNG.
 	shotDir := t.TempDir()
-	if os.Getenv("SLUICE_UPDATE_SCREENSHOTS") == "1" {
-		shotDir = filepath.Join("..", "docs")
-	}
 	shot := func(name string) chromedp.Action[chromedp.Void] {
 		return chromedp.Func(func(ctx context.Context, tg *chromedp.Target) error {
 			buf, err := chromedp.CaptureScreenshot()(ctx, tg)
@@ -115,6 +111,8 @@ CREATE TABLE counts AS SELECT user, COUNT(*) AS n FROM clicks WINDOW TUMBLING (S
 		})
 	}
 	var listed, graph, plot, rows string
+	// acts lists the data-act of the row's buttons.
+	const acts = `Array.from(document.querySelectorAll('tr[data-query="CTAS_COUNTS"] button[data-act]')).map(b => b.dataset.act).join()`
 	step := func(n int, a chromedp.Action[chromedp.Void]) chromedp.Action[chromedp.Void] {
 		return chromedp.Func(func(ctx context.Context, tg *chromedp.Target) error {
 			if _, err := a(ctx, tg); err != nil {
@@ -133,32 +131,42 @@ CREATE TABLE counts AS SELECT user, COUNT(*) AS n FROM clicks WINDOW TUMBLING (S
 		})),
 		step(2, chromedp.Navigate(f.base+"/")),
 		step(3, wait(`tr[data-query="CTAS_COUNTS"]`)),
-		step(4, until(`document.querySelector('tr[data-query="CTAS_COUNTS"] td:nth-child(7)').textContent === "4"`)),
+		step(4, until(`document.querySelector('tr[data-query="CTAS_COUNTS"] td[data-col="dropped"]').textContent === "4"`)),
 		step(5, text(`#queries`, &listed)),
 		step(6, shot("console-queries.png")),
-		// PAUSE and RESUME from the row's buttons, seen in its state.
-		step(7, chromedp.Click(chromedp.CSS(`tr[data-query="CTAS_COUNTS"] button[data-act="PAUSE"]`))),
-		step(8, until(`document.querySelector('tr[data-query="CTAS_COUNTS"] td:nth-child(2)').textContent === "PAUSED"`)),
-		step(9, chromedp.Click(chromedp.CSS(`tr[data-query="CTAS_COUNTS"] button[data-act="RESUME"]`))),
-		step(10, until(`document.querySelector('tr[data-query="CTAS_COUNTS"] td:nth-child(2)').textContent === "RUNNING"`)),
-		step(11, chromedp.Click(chromedp.CSS(`a[href="#/query/CTAS_COUNTS"]`))),
-		step(12, wait(`svg#topology`)),
-		step(13, wait(`svg.lateness-plot polyline`)),
+		// PAUSE and RESUME from the row's buttons, seen in its state; each
+		// state offers only the action that applies, beside TERMINATE.
+		step(7, until(acts+` === "PAUSE,TERMINATE"`)),
+		step(8, chromedp.Click(chromedp.CSS(`tr[data-query="CTAS_COUNTS"] button[data-act="PAUSE"]`))),
+		step(9, until(`document.querySelector('tr[data-query="CTAS_COUNTS"] td[data-col="state"]').textContent === "PAUSED" && `+acts+` === "RESUME,TERMINATE"`)),
+		step(10, chromedp.Click(chromedp.CSS(`tr[data-query="CTAS_COUNTS"] button[data-act="RESUME"]`))),
+		step(11, until(`document.querySelector('tr[data-query="CTAS_COUNTS"] td[data-col="state"]').textContent === "RUNNING" && `+acts+` === "PAUSE,TERMINATE"`)),
+		// A lone server owns every partition itself.
+		step(12, until(`document.querySelector('tr[data-query="CTAS_COUNTS"] td[data-col="instances"]').textContent === "this instance"`)),
+		step(13, chromedp.Click(chromedp.CSS(`a[href="#/query/CTAS_COUNTS"]`))),
+		step(14, wait(`svg#topology`)),
+		step(15, wait(`svg.lateness-plot polyline`)),
 		// The store's size is what was committed; wait for a commit.
-		step(14, until(`/[1-9][0-9]* windows/.test(document.querySelector('#stores').textContent)`)),
+		step(16, until(`/[1-9][0-9]* windows/.test(document.querySelector('#stores').textContent)`)),
 		// Rows into each operator: all 44 into the projection and the
 		// aggregate, which drops the 4 late ones, so 40 updates on.
-		step(15, until(`Array.from(document.querySelectorAll('#topology .op-rows')).map(e => e.textContent).join() === "44,44,40,40"`)),
-		step(16, text(`#graph`, &graph)),
-		step(17, text(`#lateness`, &plot)),
-		step(18, shot("console-query.png")),
-		step(19, chromedp.Navigate(f.base+"/#/editor")),
-		step(20, wait(`#sql`)),
-		step(21, chromedp.SendKeys(chromedp.CSS(`#sql`), "SELECT user, page, at FROM clicks EMIT CHANGES;")),
-		step(22, chromedp.Click(chromedp.CSS(`#run`))),
-		step(23, until(`document.querySelectorAll('#rows tr.row').length === 44`)),
-		step(24, text(`#rows`, &rows)),
-		step(25, shot("console-editor.png")),
+		step(17, until(`Array.from(document.querySelectorAll('#topology .node-operator .stat')).map(e => e.textContent.split(" · ")[1]).join() === "44 rows,44 rows,40 rows,40 rows"`)),
+		// The store hangs off the aggregate by an edge.
+		step(18, until(`document.querySelectorAll('#topology .store-edge').length === 1`)),
+		// One task has read keys: one hot-key row.
+		step(19, until(`document.querySelectorAll('#hotkeys tr.hot').length === 1 && !document.querySelector('#hotkeys-card').hidden`)),
+		// The lateness axis in round seconds up to the latest record's 13 s.
+		step(20, until(`Array.from(document.querySelectorAll('.lateness-plot .tick')).map(e => e.textContent).join() === "0,5 s,10 s,15 s,0%,50%,100%,time behind stream time →"`)),
+		step(21, text(`#graph`, &graph)),
+		step(22, text(`#lateness`, &plot)),
+		step(23, shot("console-query.png")),
+		step(24, chromedp.Navigate(f.base+"/#/editor")),
+		step(25, wait(`#sql`)),
+		step(26, chromedp.SendKeys(chromedp.CSS(`#sql`), "SELECT user, page, at FROM clicks EMIT CHANGES;")),
+		step(27, chromedp.Click(chromedp.CSS(`#run`))),
+		step(28, until(`document.querySelectorAll('#rows tr.row').length === 44`)),
+		step(29, text(`#rows`, &rows)),
+		step(30, shot("console-editor.png")),
 	)
 	if err != nil {
 		t.Fatalf("browser: %v", err)
@@ -175,7 +183,10 @@ CREATE TABLE counts AS SELECT user, COUNT(*) AS n FROM clicks WINDOW TUMBLING (S
 			t.Errorf("graph lacks %q:\n%s", want, graph)
 		}
 	}
-	for _, want := range []string{"44 records", "grace 1000 ms"} {
+	// The count dropped and the count later than the grace, each named for
+	// what it counts; the axis in seconds.
+	for _, want := range []string{"Dropped late by the query: 4", "44 records read", "the latest 13 s behind stream time",
+		"4 later than the grace (1 s)", "grace 1 s", "99% within 13 s"} {
 		if !strings.Contains(plot, want) {
 			t.Errorf("lateness plot lacks %q:\n%s", want, plot)
 		}

@@ -1,6 +1,7 @@
 package server
 
 import (
+	"fmt"
 	"net/http"
 	"strings"
 	"time"
@@ -48,6 +49,8 @@ type consoleNode struct {
 	// which the page shows its records/s.
 	Step int   `json:"step"`
 	Rows int64 `json:"rows"`
+	// Rate is an operator's rows/s over about the last rateSpan.
+	Rate float64 `json:"rate"`
 }
 
 // consoleLateness is a source's lateness as quantiles (ms), with the
@@ -72,7 +75,11 @@ func topologyGraph(t *exec.Topology) consoleGraph {
 	for _, it := range t.Internal {
 		repart[it.Name] = add(consoleNode{Kind: "repartition", Label: "repartition " + it.Name, Sub: -1, Step: -1})
 	}
-	lastOf := map[int]int{}
+	// Each operator that writes a topic gets an edge to it: a repartition
+	// (or foreign-key) topic another sub-topology reads, or the sink. The
+	// node says which topic it writes (writtenTopic), so the edge follows
+	// the topology, not a name.
+	storeOf := map[string][]int{}
 	for _, s := range t.Subs {
 		var src int
 		if r, ok := repart[s.Source.Topic]; ok {
@@ -81,40 +88,92 @@ func topologyGraph(t *exec.Topology) consoleGraph {
 			src = add(consoleNode{Kind: "source", Label: s.Source.Describe(), Sub: s.ID, Step: -1})
 		}
 		prev := src
+		first := len(g.Nodes)
 		for step, n := range s.Nodes {
 			id := add(consoleNode{Kind: "operator", Label: n.Describe(), Sub: s.ID, Step: step})
 			g.Edges = append(g.Edges, [2]int{prev, id})
 			prev = id
+			for _, name := range n.StoreNames() {
+				storeOf[name] = append(storeOf[name], id)
+			}
 		}
-		lastOf[s.ID] = prev
 		for _, si := range s.Sides {
-			side := add(consoleNode{Kind: "source", Label: si.Source.Describe(), Sub: s.ID, Step: -1})
+			var side int
+			if r, ok := repart[si.Source.Topic]; ok {
+				side = r
+			} else {
+				side = add(consoleNode{Kind: "source", Label: si.Source.Describe(), Sub: s.ID, Step: -1})
+			}
 			if si.Node < len(s.Nodes) {
-				g.Edges = append(g.Edges, [2]int{side, src + 1 + si.Node})
+				g.Edges = append(g.Edges, [2]int{side, first + si.Node})
 			}
 		}
-	}
-	// A sub-topology that writes a repartition topic ends in the node whose
-	// description names it; the others end in the sink.
-	for _, s := range t.Subs {
-		last := lastOf[s.ID]
-		linked := false
-		for name, r := range repart {
-			if strings.Contains(g.Nodes[last].Label, name) {
-				g.Edges = append(g.Edges, [2]int{last, r})
-				linked = true
+		for step, n := range s.Nodes {
+			topic := writtenTopic(n)
+			if topic == "" {
+				continue
 			}
-		}
-		if !linked && t.SinkTopic != "" {
-			sink := add(consoleNode{Kind: "sink", Label: "topic " + t.SinkTopic, Sub: s.ID, Step: -1})
-			g.Edges = append(g.Edges, [2]int{last, sink})
+			if r, ok := repart[topic]; ok {
+				g.Edges = append(g.Edges, [2]int{first + step, r})
+			} else if topic == t.SinkTopic {
+				sink := add(consoleNode{Kind: "sink", Label: "topic " + t.SinkTopic, Sub: s.ID, Step: -1})
+				g.Edges = append(g.Edges, [2]int{first + step, sink})
+			}
 		}
 	}
 	for _, st := range t.Stores {
 		label := "store " + st.Name + " → changelog " + st.Changelog
-		add(consoleNode{Kind: "store", Label: label, Sub: -1, Step: -1})
+		id := add(consoleNode{Kind: "store", Label: label, Sub: -1, Step: -1})
+		for _, op := range storeOf[st.Name] {
+			g.Edges = append(g.Edges, [2]int{op, id})
+		}
 	}
 	return g
+}
+
+// windowGraces gives, per sub-topology id, the grace of the windowed
+// aggregate its main input flows into (in it, or in a sub-topology after
+// one or more repartition topics), or -1 when its rows meet no window. A
+// second input (a join's table) goes into a store, not a window; the
+// caller gives it -1.
+func windowGraces(t *exec.Topology) map[int]int64 {
+	graces := map[int]int64{}
+	readBy := map[string]int{}
+	for _, s := range t.Subs {
+		graces[s.ID] = -1
+		readBy[s.Source.Topic] = s.ID
+		for _, n := range s.Nodes {
+			if agg, ok := n.(*exec.AggregateNode); ok && agg.Window != nil {
+				graces[s.ID] = agg.Window.Grace
+			}
+		}
+	}
+	// A sub-topology feeding one with a grace takes it on; each pass
+	// carries graces one repartition further upstream.
+	for range t.Subs {
+		for _, s := range t.Subs {
+			for _, n := range s.Nodes {
+				if next, ok := readBy[writtenTopic(n)]; ok && next != s.ID && graces[s.ID] < 0 {
+					graces[s.ID] = graces[next]
+				}
+			}
+		}
+	}
+	return graces
+}
+
+// writtenTopic is the topic an operator produces to for the next
+// sub-topology or the sink; "" for one that only forwards rows.
+func writtenTopic(n exec.Node) string {
+	switch n := n.(type) {
+	case *exec.SinkNode:
+		return n.Topic
+	case *exec.FKJoinLeftNode:
+		return n.Subscription.Topic
+	case *exec.FKJoinRightNode:
+		return n.Response.Topic
+	}
+	return ""
 }
 
 func (s *Server) handleConsoleQuery(w http.ResponseWriter, r *http.Request) {
@@ -124,24 +183,27 @@ func (s *Server) handleConsoleQuery(w http.ResponseWriter, r *http.Request) {
 			continue
 		}
 		g := topologyGraph(q.Plan.Topology)
+		now := time.Now()
 		if q.Metrics != nil {
 			for i, n := range g.Nodes {
 				if n.Kind == "operator" {
 					g.Nodes[i].Rows = q.Metrics.OperatorRows(n.Sub, n.Step)
+					g.Nodes[i].Rate = s.rates.rate(fmt.Sprintf("%s/op/%d/%d", q.ID, n.Sub, n.Step), now, g.Nodes[i].Rows)
 				}
 			}
 		}
-		var grace int64 = -1
-		for _, sub := range q.Plan.Topology.Subs {
-			for _, n := range sub.Nodes {
-				if agg, ok := n.(*exec.AggregateNode); ok && agg.Window != nil {
-					grace = agg.Window.Grace
-				}
-			}
-		}
-		now := time.Now()
+		graces := windowGraces(q.Plan.Topology)
 		for _, sub := range q.Plan.Topology.Subs {
 			for _, in := range sub.Inputs() {
+				// A repartition topic's records are measured where they
+				// entered the query, at its source, never again.
+				if in.Dedupe {
+					continue
+				}
+				grace := graces[sub.ID]
+				if in != sub.Source {
+					grace = -1
+				}
 				var all exec.Histogram
 				if q.Metrics != nil {
 					if lt := q.Metrics.Lateness(in.Topic); lt != nil {

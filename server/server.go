@@ -79,6 +79,9 @@ type Server struct {
 	statuses map[string]commandStatus
 	hs       *http.Server
 
+	// rates measures the console's records/s.
+	rates rateMeter
+
 	// closing is closed when Shutdown starts: push queries see it and end
 	// their responses cleanly, so the HTTP server's shutdown can finish.
 	closing   chan struct{}
