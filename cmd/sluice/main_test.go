@@ -65,10 +65,24 @@ func buildAndRun(m *testing.M) int {
 // runSluice runs the binary to completion in the repository root.
 func runSluice(t *testing.T, args ...string) (stdout, stderr string, code int) {
 	t.Helper()
+	return runSluiceIn(t, repoRoot, "", args...)
+}
+
+// runSluiceStdin is runSluice with stdin (a script piped in).
+func runSluiceStdin(t *testing.T, stdin string, args ...string) (stdout, stderr string, code int) {
+	t.Helper()
+	return runSluiceIn(t, repoRoot, stdin, args...)
+}
+
+// runSluiceIn runs the binary to completion in dir with stdin, giving up
+// after two minutes.
+func runSluiceIn(t *testing.T, dir, stdin string, args ...string) (stdout, stderr string, code int) {
+	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
 	cmd := exec.CommandContext(ctx, sluiceBin, args...)
-	cmd.Dir = repoRoot
+	cmd.Dir = dir
+	cmd.Stdin = strings.NewReader(stdin)
 	var out, errOut bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &out, &errOut
 	err := cmd.Run()
@@ -78,7 +92,7 @@ func runSluice(t *testing.T, args ...string) (stdout, stderr string, code int) {
 	case errors.As(err, &ee) && ctx.Err() == nil:
 		code = ee.ExitCode()
 	default:
-		t.Fatalf("sluice %s: %v\nstderr:\n%s", strings.Join(args, " "), err, errOut.String())
+		t.Fatalf("sluice %s: %v\nstdout:\n%s\nstderr:\n%s", strings.Join(args, " "), err, out.String(), errOut.String())
 	}
 	return out.String(), errOut.String(), code
 }

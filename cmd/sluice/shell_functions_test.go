@@ -1,10 +1,6 @@
 package main
 
 import (
-	"bytes"
-	"context"
-	"errors"
-	"os/exec"
 	"strings"
 	"testing"
 	"time"
@@ -59,26 +55,4 @@ func TestShellFunctionsBothBackends(t *testing.T) {
 			t.Errorf("%s stdin: exit %d, stderr %q, stdout:\n%s\nwant:\n%s", tc.name, code, errOut, out, want)
 		}
 	}
-}
-
-// runSluiceStdin is runSluice with stdin (a script piped in).
-func runSluiceStdin(t *testing.T, stdin string, args ...string) (stdout, stderr string, code int) {
-	t.Helper()
-	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
-	defer cancel()
-	cmd := exec.CommandContext(ctx, sluiceBin, args...)
-	cmd.Dir = repoRoot
-	cmd.Stdin = strings.NewReader(stdin)
-	var out, errOut bytes.Buffer
-	cmd.Stdout, cmd.Stderr = &out, &errOut
-	err := cmd.Run()
-	var ee *exec.ExitError
-	switch {
-	case err == nil:
-	case errors.As(err, &ee) && ctx.Err() == nil:
-		code = ee.ExitCode()
-	default:
-		t.Fatalf("sluice %s: %v\nstderr:\n%s", strings.Join(args, " "), err, errOut.String())
-	}
-	return out.String(), errOut.String(), code
 }

@@ -1,9 +1,6 @@
 package main
 
 import (
-	"bytes"
-	"context"
-	"errors"
 	"net"
 	"os"
 	"os/exec"
@@ -19,24 +16,8 @@ import (
 // the test's Kafka, and returns stdout, stderr and the exit code.
 func runShell(t *testing.T, stdin string, args ...string) (stdout, stderr string, code int) {
 	t.Helper()
-	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
-	defer cancel()
 	args = append([]string{"shell", "--brokers", testkafka.Brokers(t), "--data-dir", t.TempDir(), "--service-id", testkafka.Name(t, "svc")}, args...)
-	cmd := exec.CommandContext(ctx, sluiceBin, args...)
-	cmd.Dir = t.TempDir()
-	cmd.Stdin = strings.NewReader(stdin)
-	var out, errOut bytes.Buffer
-	cmd.Stdout, cmd.Stderr = &out, &errOut
-	err := cmd.Run()
-	var ee *exec.ExitError
-	switch {
-	case err == nil:
-	case errors.As(err, &ee) && ctx.Err() == nil:
-		code = ee.ExitCode()
-	default:
-		t.Fatalf("sluice %s: %v\nstdout:\n%s\nstderr:\n%s", strings.Join(args, " "), err, out.String(), errOut.String())
-	}
-	return out.String(), errOut.String(), code
+	return runSluiceIn(t, t.TempDir(), stdin, args...)
 }
 
 // TestShellNonInteractive runs the shell as scripts do: statements from
