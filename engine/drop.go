@@ -100,3 +100,26 @@ func materializer(src *planner.Source) string {
 	}
 	return planner.MaterializeQueryID(src.Name)
 }
+
+// dropCommand is DROP STREAM/TABLE [IF EXISTS] [DELETE TOPIC].
+type dropCommand struct{}
+
+func (dropCommand) check(_ context.Context, e *Engine, st *parser.Drop, c call) (*Result, bool, error) {
+	src, msg, err := e.checkDrop(st)
+	if err == nil && src == nil {
+		return &Result{Statement: c.text, Message: msg}, true, nil
+	}
+	return nil, false, err
+}
+
+func (dropCommand) apply(ctx context.Context, e *Engine, st *parser.Drop, c call) (*Result, error) {
+	msg, err := e.drop(ctx, st)
+	if err != nil {
+		return nil, err
+	}
+	return &Result{Statement: c.text, Message: msg}, nil
+}
+
+func (dropCommand) statusID(st *parser.Drop) string {
+	return fmt.Sprintf("%s/`%s`/drop", strings.ToLower(st.Kind.String()), st.Name)
+}

@@ -261,3 +261,13 @@ func (e *Engine) produce(ctx context.Context, rec *exec.Record) error {
 	}
 	return nil
 }
+
+// insertValuesStatement is INSERT … VALUES: one record produced.
+type insertValuesStatement struct{}
+
+func (insertValuesStatement) execute(ctx context.Context, e *Engine, st *parser.InsertValues, c call, _ *session) (*Result, error) {
+	if err := e.insertValues(ctx, st); err != nil {
+		return nil, err
+	}
+	return &Result{Statement: c.text, Message: "1 row inserted"}, nil
+}
