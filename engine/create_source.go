@@ -71,29 +71,9 @@ func (e *Engine) checkSource(ctx context.Context, st *parser.CreateSource, text 
 	if err != nil {
 		return nil, false, err
 	}
-	parts, err := e.topicPartitions(ctx, src.Topic)
+	create, err := e.clu.fitSource(ctx, src, accepted)
 	if err != nil {
 		return nil, false, err
-	}
-	create := false
-	switch {
-	case parts == 0 && src.Partitions == 0 && e.mem == nil:
-		return nil, false, fmt.Errorf("%w: topic '%s' does not exist. If you want to create a new topic for the %s please re-run the statement providing the required 'PARTITIONS' configuration in the WITH clause (and optionally 'REPLICAS')", planner.ErrInvalid, src.Topic, strings.ToLower(st.Kind.String()))
-	case parts == 0:
-		create = true
-		if src.Partitions == 0 {
-			src.Partitions = 1
-		}
-	case src.Partitions != 0 && src.Partitions != parts && e.mem == nil && accepted:
-		e.log.Warn("the topic's partition count changed since the source was created", "source", src.Name, "topic", src.Topic, "partitions", parts, "created with", src.Partitions)
-		src.Partitions = parts
-	case src.Partitions != 0 && src.Partitions != parts && e.mem == nil:
-		return nil, false, fmt.Errorf("%w: a Kafka topic with the name '%s' already exists, with different partition count. Partition count: %d, requested: %d", planner.ErrInvalid, src.Topic, parts, src.Partitions)
-	default:
-		src.Partitions = parts
-	}
-	if e.mem != nil {
-		src.Partitions = 1
 	}
 	return src, create, nil
 }
@@ -107,7 +87,7 @@ func (e *Engine) createSource(ctx context.Context, st *parser.CreateSource, text
 		return "", err
 	}
 	if create {
-		if err := e.createTopic(ctx, src.Topic, src.Partitions, src.Replicas, topicConfigs(src)); err != nil {
+		if err := e.clu.createTopic(ctx, src.Topic, src.Partitions, src.Replicas, topicConfigs(src)); err != nil {
 			return "", err
 		}
 	}
@@ -204,12 +184,10 @@ func (e *Engine) createAsSelect(ctx context.Context, st *parser.CreateSource, te
 			return nil, err
 		}
 	}
-	if err := e.createTopic(ctx, plan.Sink.Topic, plan.Sink.Partitions, plan.Sink.Replicas, topicConfigs(plan.Sink)); err != nil {
+	if err := e.clu.createTopic(ctx, plan.Sink.Topic, plan.Sink.Partitions, plan.Sink.Replicas, topicConfigs(plan.Sink)); err != nil {
 		return nil, err
 	}
-	if e.mem != nil {
-		plan.Sink.Partitions = 1
-	}
+	plan.Sink.Partitions = e.clu.sinkPartitions(plan.Sink.Partitions)
 	if err := e.cat.Add(plan.Sink, st.OrReplace); err != nil {
 		return nil, err
 	}

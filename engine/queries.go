@@ -23,19 +23,19 @@ func (e *Engine) start(ctx context.Context, plan *planner.Query, text string, pr
 		if side == "" {
 			continue
 		}
-		if err := e.createTopic(ctx, side, 1, 0, nil); err != nil {
+		if err := e.clu.createTopic(ctx, side, 1, 0, nil); err != nil {
 			return nil, err
 		}
 	}
 	for _, it := range topo.Internal {
-		if err := e.createTopic(ctx, it.Name, it.Partitions, 0, it.Configs); err != nil {
+		if err := e.clu.createTopic(ctx, it.Name, it.Partitions, 0, it.Configs); err != nil {
 			return nil, err
 		}
 	}
 	for _, st := range topo.Stores {
 		if st.FromSource != nil {
 			// A table's own topic, read as the changelog.
-			e.warnUncompacted(ctx, plan.ID, st.Changelog)
+			e.clu.warnUncompacted(ctx, plan.ID, st.Changelog)
 			continue
 		}
 		cfg := map[string]string{"cleanup.policy": "compact"}
@@ -47,27 +47,13 @@ func (e *Engine) start(ctx context.Context, plan *planner.Query, text string, pr
 			}
 			cfg["retention.ms"] = strconv.FormatInt(ret+int64(24*time.Hour/time.Millisecond), 10)
 		}
-		if err := e.createTopic(ctx, st.Changelog, max(st.Partitions, 1), 0, cfg); err != nil {
+		if err := e.clu.createTopic(ctx, st.Changelog, max(st.Partitions, 1), 0, cfg); err != nil {
 			return nil, err
 		}
 	}
 	q := &Query{ID: plan.ID, Statement: text, Plan: plan, props: props, push: newPushRegistry(plan.ID, props)}
-	if e.mem != nil {
-		if err := e.mem.Add(topo); err != nil {
-			return nil, err
-		}
-		q.Metrics = e.mem.Metrics(plan.ID)
-		e.log.Info("query started", "query", q.ID, "sources", strings.Join(plan.Sources, ","), "sink", topo.SinkTopic)
-	} else {
-		q.Metrics = &exec.Metrics{}
-		e.mu.Lock()
-		deferred := e.deferStarts
-		e.mu.Unlock()
-		if deferred {
-			q.pending = props
-		} else if err := e.run(q, props); err != nil {
-			return nil, err
-		}
+	if err := e.clu.startQuery(q, props); err != nil {
+		return nil, err
 	}
 	e.mu.Lock()
 	e.queries[q.ID] = q

@@ -7,7 +7,6 @@ import (
 	"sync"
 	"time"
 
-	"github.com/sluice-sql/sluice/exec"
 	"github.com/sluice-sql/sluice/parser"
 	"github.com/sluice-sql/sluice/planner"
 	"github.com/sluice-sql/sluice/types"
@@ -127,28 +126,12 @@ func (e *Engine) pushQuery(ctx context.Context, sel *parser.Select, props map[st
 		<-started
 		rs.Close()
 	})
-	if e.mem != nil {
-		if err := e.mem.Add(plan.Topology); err != nil {
-			return nil, err
-		}
-		rs.stop = func() {
-			e.mem.Remove(id)
-			feed.end(rs, nil)
-		}
-		close(started)
-		return rs, nil
-	}
-	for _, it := range plan.Topology.Internal {
-		if err := e.createTopic(ctx, it.Name, it.Partitions, 0, it.Configs); err != nil {
-			return nil, err
-		}
-	}
-	r, err := exec.StartKafka(plan.Topology, e.kafkaConfig(planner.InternalPrefix(e.cfg.ServiceID, id), true, nil, props), &exec.Metrics{})
+	stop, err := e.clu.startTransient(ctx, plan, props)
 	if err != nil {
 		return nil, err
 	}
 	rs.stop = func() {
-		_ = r.Stop()
+		stop()
 		feed.end(rs, nil)
 	}
 	close(started)
