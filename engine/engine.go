@@ -41,10 +41,11 @@ type Config struct {
 	// Memory runs without a broker (the offline test runner). It cannot
 	// be combined with CommandTopic.
 	Memory bool
-	// CommandTopic keeps the service's catalog in Kafka: every CREATE,
-	// INSERT INTO … SELECT and TERMINATE that passes validation is
-	// appended to the single-partition topic CommandTopicName(ServiceID)
-	// (created if missing, never deleted by retention) with the session
+	// CommandTopic keeps the service's catalog in Kafka: every command
+	// (IsCommand: CREATE, INSERT INTO … SELECT, TERMINATE, PAUSE/RESUME,
+	// DROP, ALTER, CREATE/DROP TYPE) that passes its check is appended
+	// to the single-partition topic CommandTopicName(ServiceID) (created
+	// if missing, never deleted by retention) with the session
 	// properties in force, and applied in the topic's order by every
 	// instance of the service. Open replays the topic before it returns,
 	// so a restarted engine resumes its queries, and then follows it, so
