@@ -25,13 +25,12 @@
 // test` runs ksqlDB's test files offline. The engine asks the cluster,
 // never which one it has.
 //
-// With Config.CommandTopic the catalog lives in Kafka: every command
-// that passes its check is appended
-// to the single-partition topic _sluice-<service>-commands with the
-// session properties in force, and every instance of the service applies
-// the topic's commands in order, its own included: Open replays the
-// topic (starting the queries still running at its end) and a goroutine
-// follows it. An Execute that issues a command returns once this
+// With Config.CommandTopic the catalog lives in Kafka: every command that
+// passes its check is appended to the single-partition topic
+// _sluice-<service>-commands with the session properties in force, and
+// every instance of the service applies the topic's commands in order,
+// its own included: Open replays the topic (starting the queries still
+// running at its end) and a goroutine follows it. An Execute that issues a command returns once this
 // instance has applied it, with its outcome. commands.go holds this.
 //
 // Several instances of a service split each query's partitions through
