@@ -258,3 +258,25 @@ func sortedKeys(m map[string]int) []string {
 	sort.Strings(out)
 	return out
 }
+
+// assertTopicStatement is ASSERT [NOT EXISTS] TOPIC.
+type assertTopicStatement struct{}
+
+func (assertTopicStatement) execute(ctx context.Context, e *Engine, st *parser.AssertTopic, c call, sess *session) (*Result, error) {
+	r, err := e.assertTopic(ctx, st, sess.snapshot())
+	if err != nil {
+		return nil, err
+	}
+	return &Result{Statement: c.text, Message: r.Message, Entity: r.Entity}, nil
+}
+
+// assertSchemaStatement is ASSERT [NOT EXISTS] SCHEMA.
+type assertSchemaStatement struct{}
+
+func (assertSchemaStatement) execute(ctx context.Context, e *Engine, st *parser.AssertSchema, c call, sess *session) (*Result, error) {
+	r, err := e.assertSchema(ctx, st, sess.snapshot())
+	if err != nil {
+		return nil, err
+	}
+	return &Result{Statement: c.text, Message: r.Message, Entity: r.Entity}, nil
+}

@@ -12,16 +12,14 @@ import (
 // has committed its progress up to the end of each of its input topics
 // (its sources and its own repartition topics): all it has been given is
 // processed, and what it keeps in state is committed, so a pull query
-// sees it. Paused queries are left out; with no broker (Memory) queries
-// process records as they are sent, and CaughtUp is always true.
+// sees it. Paused queries are left out, and so are the queries of a
+// memory cluster, which have no runner: they process records as they are
+// sent, and CaughtUp is always true.
 //
 // Under exactly-once the end of a topic counts its transaction markers,
 // which no consumer commits past: CaughtUp is meant for at-least-once
 // queries (test runners waiting for inputs to be processed).
 func (e *Engine) CaughtUp(ctx context.Context) (bool, error) {
-	if e.mem != nil {
-		return true, nil
-	}
 	adm := e.adm
 	for _, q := range e.Queries() {
 		if q.runner == nil || q.isPaused() {

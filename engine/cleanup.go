@@ -45,9 +45,14 @@ func (e *Engine) terminateQuery(ctx context.Context, q *Query) error {
 		// output it lost was going to be thrown away with it.
 		e.log.Warn("terminated query stopped with an error", "query", q.ID, "err", err)
 	}
-	if e.mem != nil {
-		return nil
-	}
+	e.clu.terminated(ctx, q)
+	return nil
+}
+
+// removeLeftovers wipes a terminated query's local stores and deletes its
+// internal topics and consumer group, or, during the command topic's
+// replay, keeps the Kafka part for its end.
+func (e *Engine) removeLeftovers(ctx context.Context, q *Query) {
 	if err := e.wipeStores(q); err != nil {
 		e.log.Warn("terminated query's local state not wiped", "query", q.ID, "err", err)
 	}
@@ -74,7 +79,6 @@ func (e *Engine) terminateQuery(ctx context.Context, q *Query) error {
 	if !replaying {
 		e.deleteLeftovers(ctx, lo)
 	}
-	return nil
 }
 
 // deleteReplayedLeftovers deletes, at the end of the command topic's
@@ -97,7 +101,7 @@ func (e *Engine) deleteLeftovers(ctx context.Context, lo leftovers) {
 	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), cleanupTimeout)
 	defer cancel()
 	for _, t := range lo.topics {
-		if err := e.deleteTopic(ctx, t); err != nil {
+		if err := e.clu.deleteTopic(ctx, t); err != nil {
 			e.log.Warn("terminated query's topic not deleted", "query", lo.query, "err", err)
 		}
 	}

@@ -49,8 +49,9 @@ func CommandTopicName(serviceID string) string {
 	return "_sluice-" + serviceID + "-commands"
 }
 
-// command is the JSON value of a command record.
-type command struct {
+// commandRecord is the JSON value of a command record: how the command
+// topic stores every command kind (its text and the session properties).
+type commandRecord struct {
 	Version   int    `json:"version"`
 	Statement string `json:"statement"`
 	// Properties are the session properties in force when the statement
@@ -255,7 +256,7 @@ func header(r *kgo.Record, key string) string {
 
 // encodeCommand writes a command as JSON, leaving SQL's < > & as they
 // are so the topic reads like the statements.
-func encodeCommand(c command) ([]byte, error) {
+func encodeCommand(c commandRecord) ([]byte, error) {
 	var b bytes.Buffer
 	enc := json.NewEncoder(&b)
 	enc.SetEscapeHTML(false)
@@ -267,7 +268,7 @@ func encodeCommand(c command) ([]byte, error) {
 
 // applyCommand decodes and applies one command record.
 func (e *Engine) applyCommand(ctx context.Context, value []byte) (*Result, error) {
-	var cmd command
+	var cmd commandRecord
 	if err := json.Unmarshal(value, &cmd); err != nil {
 		return nil, fmt.Errorf("decode command: %w", err)
 	}
@@ -279,7 +280,7 @@ func (e *Engine) applyCommand(ctx context.Context, value []byte) (*Result, error
 		return nil, fmt.Errorf("command %q: %w", cmd.Statement, err)
 	}
 	if len(ps) != 1 || !IsCommand(ps[0].Stmt) {
-		return nil, fmt.Errorf("%w: a command holds one CREATE, INSERT INTO … SELECT or TERMINATE, not %q", planner.ErrInvalid, cmd.Statement)
+		return nil, fmt.Errorf("%w: a command holds one statement IsCommand accepts (CREATE, INSERT INTO … SELECT, TERMINATE, PAUSE/RESUME, DROP, ALTER, CREATE/DROP TYPE), not %q", planner.ErrInvalid, cmd.Statement)
 	}
 	props := cmd.Properties
 	if props == nil {
@@ -294,7 +295,7 @@ func (c *commandLog) submit(ctx context.Context, p parser.Parsed, props map[stri
 	if res, done, err := c.e.check(ctx, p, props); err != nil || done {
 		return res, err
 	}
-	value, err := encodeCommand(command{Version: commandVersion, Statement: p.Text, Properties: props})
+	value, err := encodeCommand(commandRecord{Version: commandVersion, Statement: p.Text, Properties: props})
 	if err != nil {
 		return nil, err
 	}

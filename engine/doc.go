@@ -4,18 +4,33 @@
 //
 // Place in the flow: cmd/sluice, shell/ and server/ hand statement text to
 // an Engine; the engine parses it (parser/), plans it (planner/), creates
-// the topics a plan needs, and runs it (exec/). With Config.Memory the
-// engine needs no broker: topics exist only in memory and records flow
-// through exec.MemoryRunner, which is how `sluice test` runs ksqlDB's
-// test files offline.
+// the topics a plan needs, and runs it (exec/).
 //
-// With Config.CommandTopic the catalog lives in Kafka: every CREATE,
-// INSERT INTO … SELECT and TERMINATE that passes validation is appended
-// to the single-partition topic _sluice-<service>-commands with the
-// session properties in force, and every instance of the service applies
-// the topic's commands in order, its own included: Open replays the
-// topic (starting the queries still running at its end) and a goroutine
-// follows it. An Execute that issues a command returns once this
+// Each kind of statement is one type, registered once in kinds
+// (statement.go) by its AST type: a command (CREATE STREAM/TABLE with
+// columns or AS SELECT, INSERT INTO … SELECT, TERMINATE, PAUSE/RESUME,
+// DROP, ALTER, CREATE TYPE, DROP TYPE) has check (no side effects),
+// apply and its REST status id; any other statement executes in a
+// session (SET, DEFINE, SELECT, SHOW, DESCRIBE, EXPLAIN, INSERT …
+// VALUES, ASSERT). ExecuteStatement, the command topic, IsCommand and
+// the server's command ids all look the kind up. To add a statement:
+// give the parser its AST type, write its kind in a file of its own
+// (create_source.go, custom_type.go, alter.go are small examples), add
+// one line to kinds, and test it.
+//
+// Topics live and queries run in a cluster (cluster.go): kafkaCluster
+// (cluster_kafka.go) or, with Config.Memory, memoryCluster
+// (cluster_memory.go), which needs no broker: topics exist only in
+// memory and records flow through exec.MemoryRunner, which is how `sluice
+// test` runs ksqlDB's test files offline. The engine asks the cluster,
+// never which one it has.
+//
+// With Config.CommandTopic the catalog lives in Kafka: every command that
+// passes its check is appended to the single-partition topic
+// _sluice-<service>-commands with the session properties in force, and
+// every instance of the service applies the topic's commands in order,
+// its own included: Open replays the topic (starting the queries still
+// running at its end) and a goroutine follows it. An Execute that issues a command returns once this
 // instance has applied it, with its outcome. commands.go holds this.
 //
 // Several instances of a service split each query's partitions through

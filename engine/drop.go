@@ -2,11 +2,8 @@ package engine
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"strings"
-
-	"github.com/twmb/franz-go/pkg/kerr"
 
 	"github.com/sluice-sql/sluice/parser"
 	"github.com/sluice-sql/sluice/planner"
@@ -31,7 +28,7 @@ func (e *Engine) drop(ctx context.Context, st *parser.Drop) (string, error) {
 	}
 	e.cat.Remove(src.Name)
 	if st.DeleteTopic {
-		if err := e.deleteTopic(ctx, src.Topic); err != nil {
+		if err := e.clu.deleteTopic(ctx, src.Topic); err != nil {
 			return "", fmt.Errorf("drop %s: %w", src.Name, err)
 		}
 	}
@@ -75,23 +72,6 @@ func (e *Engine) checkDrop(st *parser.Drop) (*planner.Source, string, error) {
 	return src, "", nil
 }
 
-func (e *Engine) deleteTopic(ctx context.Context, topic string) error {
-	if e.mem != nil {
-		delete(e.memTopics, topic)
-		return nil
-	}
-	resp, err := e.adm.DeleteTopics(ctx, topic)
-	if err != nil {
-		return fmt.Errorf("delete topic %s: %w", topic, err)
-	}
-	if r, ok := resp[topic]; ok && r.Err != nil && !errors.Is(r.Err, kerr.UnknownTopicOrPartition) {
-		// Unknown: another instance applying the same DROP from the
-		// command topic deleted it first.
-		return fmt.Errorf("delete topic %s: %w", topic, r.Err)
-	}
-	return nil
-}
-
 // materializer is the id of the query keeping a source table in state
 // for pull queries (ends with the table), "" for other sources.
 func materializer(src *planner.Source) string {
@@ -99,4 +79,27 @@ func materializer(src *planner.Source) string {
 		return ""
 	}
 	return planner.MaterializeQueryID(src.Name)
+}
+
+// dropCommand is DROP STREAM/TABLE [IF EXISTS] [DELETE TOPIC].
+type dropCommand struct{}
+
+func (dropCommand) check(_ context.Context, e *Engine, st *parser.Drop, c call) (*Result, bool, error) {
+	src, msg, err := e.checkDrop(st)
+	if err == nil && src == nil {
+		return &Result{Statement: c.text, Message: msg}, true, nil
+	}
+	return nil, false, err
+}
+
+func (dropCommand) apply(ctx context.Context, e *Engine, st *parser.Drop, c call) (*Result, error) {
+	msg, err := e.drop(ctx, st)
+	if err != nil {
+		return nil, err
+	}
+	return &Result{Statement: c.text, Message: msg}, nil
+}
+
+func (dropCommand) statusID(st *parser.Drop) string {
+	return fmt.Sprintf("%s/`%s`/drop", strings.ToLower(st.Kind.String()), st.Name)
 }

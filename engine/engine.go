@@ -16,9 +16,7 @@ import (
 	"time"
 
 	"github.com/twmb/franz-go/pkg/kadm"
-	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kgo"
-	"github.com/twmb/franz-go/pkg/kmsg"
 
 	"github.com/sluice-sql/sluice/exec"
 	"github.com/sluice-sql/sluice/planner"
@@ -43,10 +41,11 @@ type Config struct {
 	// Memory runs without a broker (the offline test runner). It cannot
 	// be combined with CommandTopic.
 	Memory bool
-	// CommandTopic keeps the service's catalog in Kafka: every CREATE,
-	// INSERT INTO … SELECT and TERMINATE that passes validation is
-	// appended to the single-partition topic CommandTopicName(ServiceID)
-	// (created if missing, never deleted by retention) with the session
+	// CommandTopic keeps the service's catalog in Kafka: every command
+	// (IsCommand: CREATE, INSERT INTO … SELECT, TERMINATE, PAUSE/RESUME,
+	// DROP, ALTER, CREATE/DROP TYPE) that passes its check is appended
+	// to the single-partition topic CommandTopicName(ServiceID) (created
+	// if missing, never deleted by retention) with the session
 	// properties in force, and applied in the topic's order by every
 	// instance of the service. Open replays the topic before it returns,
 	// so a restarted engine resumes its queries, and then follows it, so
@@ -87,9 +86,12 @@ type Engine struct {
 	log *slog.Logger
 	cat *planner.Catalog
 	db  *state.DB
+	// clu is where topics live and queries run (Kafka or memory).
+	clu cluster
+	// cl and adm reach Kafka for what only Kafka has (the command topic,
+	// stream scans, ASSERT TOPIC); nil on a memory cluster.
 	cl  *kgo.Client
 	adm *kadm.Client
-	mem *exec.MemoryRunner
 	// sess holds the session properties of Execute and ExecuteStatement.
 	sess *session
 
@@ -111,8 +113,6 @@ type Engine struct {
 	// leftovers are the Kafka leftovers of queries terminated during
 	// the command topic's replay, deleted at its end (see terminateQuery).
 	leftovers []leftovers
-	// memTopics are the topics of a Memory engine.
-	memTopics map[string]int32
 }
 
 // Query is a running persistent query.
@@ -165,7 +165,7 @@ func Open(ctx context.Context, cfg Config) (*Engine, error) {
 	if cfg.Log == nil {
 		cfg.Log = slog.Default()
 	}
-	e := &Engine{cfg: cfg, log: cfg.Log, cat: planner.NewCatalog(), sess: &session{props: map[string]string{}}, queries: map[string]*Query{}, insertSeq: map[string]int{}, memTopics: map[string]int32{}}
+	e := &Engine{cfg: cfg, log: cfg.Log, cat: planner.NewCatalog(), sess: &session{props: map[string]string{}}, queries: map[string]*Query{}, insertSeq: map[string]int{}}
 	if cfg.SchemaRegistry != nil {
 		e.cat.SetRegistry(cfg.SchemaRegistry)
 	}
@@ -194,7 +194,7 @@ func Open(ctx context.Context, cfg Config) (*Engine, error) {
 		e.instanceID = randomID()
 	}
 	if cfg.Memory {
-		e.mem = exec.NewMemoryRunner(db, cfg.Log)
+		e.clu = newMemoryCluster(exec.NewMemoryRunner(db, cfg.Log), cfg.Log)
 		return e, nil
 	}
 	opts := append([]kgo.Opt{}, cfg.ConnOpts...)
@@ -207,6 +207,7 @@ func Open(ctx context.Context, cfg Config) (*Engine, error) {
 	}
 	e.cl = cl
 	e.adm = kadm.NewClient(cl)
+	e.clu = &kafkaCluster{e: e, cl: cl, adm: e.adm}
 	pingCtx, cancel := context.WithTimeout(ctx, 30*time.Second)
 	defer cancel()
 	if err := cl.Ping(pingCtx); err != nil {
@@ -230,15 +231,15 @@ func (e *Engine) DB() *state.DB { return e.db }
 
 // ConnOpts returns a copy of the options the engine connects to Kafka
 // with, for readers outside queries (PRINT); nil for a Memory engine.
-func (e *Engine) ConnOpts() []kgo.Opt {
-	if e.mem != nil {
-		return nil
-	}
-	return append([]kgo.Opt(nil), e.cfg.ConnOpts...)
-}
+func (e *Engine) ConnOpts() []kgo.Opt { return e.clu.connOpts() }
 
 // Memory returns the in-memory runner of a Memory engine (nil otherwise).
-func (e *Engine) Memory() *exec.MemoryRunner { return e.mem }
+func (e *Engine) Memory() *exec.MemoryRunner {
+	if m, ok := e.clu.(*memoryCluster); ok {
+		return m.run
+	}
+	return nil
+}
 
 // Queries lists the running persistent queries, sorted by id.
 func (e *Engine) Queries() []*Query {
@@ -265,13 +266,10 @@ func (e *Engine) Close() error {
 			errs = append(errs, err)
 		}
 	}
-	if e.cl != nil {
-		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
-		if err := e.cl.Flush(ctx); err != nil {
-			errs = append(errs, fmt.Errorf("flush inserts: %w", err))
+	if e.clu != nil {
+		if err := e.clu.close(); err != nil {
+			errs = append(errs, err)
 		}
-		cancel()
-		e.cl.Close()
 	}
 	if e.db != nil {
 		if err := e.db.Close(); err != nil {
@@ -291,114 +289,8 @@ func (e *Engine) stopQuery(q *Query) error {
 			return fmt.Errorf("stop %s: %w", q.ID, err)
 		}
 	}
-	if e.mem != nil {
-		e.mem.Remove(q.ID)
-	}
+	e.clu.stopped(q)
 	return nil
-}
-
-// topicPartitions returns the partition count of an existing topic, or 0
-// when it does not exist.
-func (e *Engine) topicPartitions(ctx context.Context, topic string) (int32, error) {
-	if e.mem != nil {
-		return e.memTopics[topic], nil
-	}
-	tds, err := e.describeTopics(ctx, topic)
-	if err != nil {
-		return 0, err
-	}
-	td, ok := tds[topic]
-	if !ok || errors.Is(td.Err, kerr.UnknownTopicOrPartition) {
-		return 0, nil
-	}
-	if td.Err != nil {
-		return 0, fmt.Errorf("describe topic %s: %w", topic, td.Err)
-	}
-	return int32(len(td.Partitions)), nil
-}
-
-// createTopic creates a topic unless it exists, with configs; replicas 0
-// means the broker's default.replication.factor.
-func (e *Engine) createTopic(ctx context.Context, topic string, partitions int32, replicas int16, configs map[string]string) error {
-	if e.mem != nil {
-		if _, ok := e.memTopics[topic]; !ok {
-			e.memTopics[topic] = 1
-		}
-		return nil
-	}
-	cfg := map[string]*string{}
-	for k, v := range configs {
-		cfg[k] = &v
-	}
-	rf := int16(-1)
-	if replicas > 0 {
-		rf = replicas
-	}
-	_, err := e.adm.CreateTopic(ctx, partitions, rf, cfg, topic)
-	if err != nil && !errors.Is(err, kerr.TopicAlreadyExists) {
-		return fmt.Errorf("create topic %s: %w", topic, err)
-	}
-	return e.waitTopicReady(ctx, topic)
-}
-
-// topicReadyTimeout bounds how long a CREATE waits for its new topic to
-// show in the brokers' metadata.
-const topicReadyTimeout = 15 * time.Second
-
-// waitTopicReady returns once topic's metadata lists it with a leader for
-// every partition. Kafka answers CreateTopics when the controller has
-// the topic; a broker learns of it a moment later, and until then a
-// statement after the CREATE (another CREATE over the same topic, an
-// INSERT, a query's consumer) would find no topic there.
-func (e *Engine) waitTopicReady(ctx context.Context, topic string) error {
-	ctx, cancel := context.WithTimeout(ctx, topicReadyTimeout)
-	defer cancel()
-	for delay := 5 * time.Millisecond; ; delay = min(2*delay, 200*time.Millisecond) {
-		tds, err := e.describeTopics(ctx, topic)
-		if err == nil {
-			if td, ok := tds[topic]; ok && td.Err == nil && len(td.Partitions) > 0 && allLed(td) {
-				return nil
-			}
-		}
-		select {
-		case <-ctx.Done():
-			return fmt.Errorf("topic %s created, but not in the brokers' metadata after %s", topic, topicReadyTimeout)
-		case <-time.After(delay):
-		}
-	}
-}
-
-func allLed(td kadm.TopicDetail) bool {
-	for _, p := range td.Partitions {
-		if p.Leader < 0 || p.Err != nil {
-			return false
-		}
-	}
-	return true
-}
-
-// warnUncompacted logs when a table a join reads keeps its topic with
-// cleanup.policy=delete: the join restores the table from that topic, so
-// rows older than the topic's retention are gone after a restore, as
-// they would be for any new reader of the table.
-func (e *Engine) warnUncompacted(ctx context.Context, query, topic string) {
-	if e.mem != nil {
-		return
-	}
-	rc, err := e.adm.DescribeTopicConfigs(ctx, topic)
-	if err != nil {
-		return
-	}
-	c, err := rc.On(topic, nil)
-	if err != nil || c.Err != nil {
-		return
-	}
-	for _, cfg := range c.Configs {
-		if cfg.Key == "cleanup.policy" && cfg.Value != nil && !strings.Contains(*cfg.Value, "compact") {
-			e.log.Warn("a joined table's topic is not compacted: the join restores the table from it, so rows older than its retention are lost on a restore",
-				"query", query, "topic", topic, "cleanup.policy", *cfg.Value)
-		}
-	}
 }
 
 // instanceID reads the id of the instance owning dir, creating it on
@@ -447,62 +339,12 @@ func (e *Engine) clientOpts(id string) []kgo.Opt {
 	return e.cfg.ClientOpts(id)
 }
 
-// describeTopics asks the cluster for the named topics (all with none).
-// It bypasses the client's metadata cache, which can answer from up to
-// 5 s ago: a topic just created (CREATE STREAM … PARTITIONS, then another
-// CREATE over the same topic) or deleted (DROP … DELETE TOPIC) must show
-// as it is now.
-func (e *Engine) describeTopics(ctx context.Context, topics ...string) (kadm.TopicDetails, error) {
-	req := kmsg.NewPtrMetadataRequest()
-	for _, t := range topics {
-		rt := kmsg.NewMetadataRequestTopic()
-		rt.Topic = kmsg.StringPtr(t)
-		req.Topics = append(req.Topics, rt)
-	}
-	if len(topics) == 0 {
-		req.Topics = nil // all topics
-	}
-	resp, err := req.RequestWith(ctx, e.cl)
-	if err != nil {
-		return nil, fmt.Errorf("describe topics: %w", err)
-	}
-	out := kadm.TopicDetails{}
-	for _, t := range resp.Topics {
-		if t.Topic == nil {
-			continue
-		}
-		td := kadm.TopicDetail{Topic: *t.Topic, IsInternal: t.IsInternal, Partitions: kadm.PartitionDetails{}, Err: kerr.ErrorForCode(t.ErrorCode)}
-		for _, p := range t.Partitions {
-			td.Partitions[p.Partition] = kadm.PartitionDetail{Topic: *t.Topic, Partition: p.Partition, Leader: p.Leader, Replicas: p.Replicas, ISR: p.ISR}
-		}
-		out[*t.Topic] = td
-	}
-	return out, nil
-}
-
 // ServiceID is the service id the engine runs under.
 func (e *Engine) ServiceID() string { return e.cfg.ServiceID }
 
 // ClusterID asks Kafka for its cluster id ("" when the cluster has none;
 // "memory" for a Memory engine).
-func (e *Engine) ClusterID(ctx context.Context) (string, error) {
-	if e.mem != nil {
-		return "memory", nil
-	}
-	md, err := e.adm.BrokerMetadata(ctx)
-	if err != nil {
-		return "", fmt.Errorf("cluster id: %w", err)
-	}
-	return md.Cluster, nil
-}
+func (e *Engine) ClusterID(ctx context.Context) (string, error) { return e.clu.clusterID(ctx) }
 
 // Ping checks that Kafka answers (always nil for a Memory engine).
-func (e *Engine) Ping(ctx context.Context) error {
-	if e.mem != nil {
-		return nil
-	}
-	if err := e.cl.Ping(ctx); err != nil {
-		return fmt.Errorf("ping Kafka: %w", err)
-	}
-	return nil
-}
+func (e *Engine) Ping(ctx context.Context) error { return e.clu.ping(ctx) }

@@ -233,28 +233,11 @@ func (e *Engine) sourceDescription(src *planner.Source, extended bool) *SourceDe
 // Kafka's own), as ksqlDB's SHOW TOPICS does.
 func (e *Engine) topicList(ctx context.Context) (*TopicList, error) {
 	l := &TopicList{Topics: []TopicSummary{}}
-	if e.mem != nil {
-		for name, n := range e.memTopics {
-			if !strings.HasPrefix(name, "_") {
-				l.Topics = append(l.Topics, TopicSummary{Name: name, Replicas: replicas(int(n), 1)})
-			}
-		}
-	} else {
-		tds, err := e.describeTopics(ctx)
-		if err != nil {
-			return nil, fmt.Errorf("list topics: %w", err)
-		}
-		for _, td := range tds.Sorted() {
-			if td.IsInternal || td.Err != nil || strings.HasPrefix(td.Topic, "_") {
-				continue
-			}
-			ts := TopicSummary{Name: td.Topic}
-			for _, p := range td.Partitions.Sorted() {
-				ts.Replicas = append(ts.Replicas, len(p.Replicas))
-			}
-			l.Topics = append(l.Topics, ts)
-		}
+	topics, err := e.clu.userTopics(ctx)
+	if err != nil {
+		return nil, err
 	}
+	l.Topics = append(l.Topics, topics...)
 	sort.Slice(l.Topics, func(i, j int) bool { return l.Topics[i].Name < l.Topics[j].Name })
 	return l, nil
 }

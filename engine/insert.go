@@ -6,8 +6,6 @@ import (
 	"strings"
 	"time"
 
-	"github.com/twmb/franz-go/pkg/kgo"
-
 	"github.com/sluice-sql/sluice/exec"
 	"github.com/sluice-sql/sluice/expr"
 	"github.com/sluice-sql/sluice/format"
@@ -161,7 +159,7 @@ func (e *Engine) insertRow(ctx context.Context, src *planner.Source, row []any, 
 	if value == nil {
 		value = []byte{}
 	}
-	return e.produce(ctx, &exec.Record{Topic: src.Topic, Key: key, Value: value, Timestamp: ts})
+	return e.clu.produce(ctx, &exec.Record{Topic: src.Topic, Key: key, Value: value, Timestamp: ts})
 }
 
 // coerce converts an inserted value to its column's type, widening
@@ -248,16 +246,12 @@ func coerceValue(v any, from, to types.Type) (any, bool, error) {
 	return nil, false, nil
 }
 
-// produce writes one record synchronously, so statements that follow an
-// INSERT see it, in order.
-func (e *Engine) produce(ctx context.Context, rec *exec.Record) error {
-	if e.mem != nil {
-		_, err := e.mem.Send(*rec)
-		return err
+// insertValuesStatement is INSERT … VALUES: one record produced.
+type insertValuesStatement struct{}
+
+func (insertValuesStatement) execute(ctx context.Context, e *Engine, st *parser.InsertValues, c call, _ *session) (*Result, error) {
+	if err := e.insertValues(ctx, st); err != nil {
+		return nil, err
 	}
-	kr := &kgo.Record{Topic: rec.Topic, Key: rec.Key, Value: rec.Value, Timestamp: time.UnixMilli(rec.Timestamp)}
-	if err := e.cl.ProduceSync(ctx, kr).FirstErr(); err != nil {
-		return fmt.Errorf("insert into %s: %w", rec.Topic, err)
-	}
-	return nil
+	return &Result{Statement: c.text, Message: "1 row inserted"}, nil
 }

@@ -38,7 +38,7 @@ func (e *Engine) checkPullQuery(sel *parser.Select, props map[string]string) err
 		return nil
 	}
 	src, err := e.cat.Lookup(sel.From.Name)
-	if err != nil || (src.Kind == parser.KindStream && e.mem != nil) {
+	if err != nil || (src.Kind == parser.KindStream && !e.clu.scansTopics()) {
 		return nil
 	}
 	return checkPull(sel, src, props)

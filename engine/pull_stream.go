@@ -29,7 +29,7 @@ const streamScanTimeout = 60 * time.Second
 
 // isStreamPull reports whether a SELECT is a pull query on a stream.
 func (e *Engine) isStreamPull(sel *parser.Select) bool {
-	if sel.Emit != parser.EmitNone || len(sel.Joins) > 0 || len(sel.GroupBy) > 0 || sel.Window != nil || e.mem != nil {
+	if sel.Emit != parser.EmitNone || len(sel.Joins) > 0 || len(sel.GroupBy) > 0 || sel.Window != nil || !e.clu.scansTopics() {
 		return false
 	}
 	src, err := e.cat.Lookup(sel.From.Name)

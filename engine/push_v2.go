@@ -86,7 +86,7 @@ func (e *Engine) scalablePush(sel *parser.Select, props map[string]string) (rs *
 // or why there is none.
 func (e *Engine) pushV2Writer(sel *parser.Select, props map[string]string) (*Query, string) {
 	switch {
-	case e.mem != nil:
+	case !e.clu.scansTopics():
 		return nil, "no Kafka runner (offline engine)"
 	case sel.Emit != parser.EmitChanges:
 		return nil, "not EMIT CHANGES"

@@ -114,30 +114,9 @@ func (s *Server) resultEntity(p parser.Parsed, res *engine.Result) entity {
 	if res.Entity != nil {
 		return toEntity(stmtText(p), res.Entity)
 	}
-	var id string
-	switch st := p.Stmt.(type) {
-	case *parser.CreateSource:
-		id = fmt.Sprintf("%s/`%s`/create", strings.ToLower(st.Kind.String()), st.Name)
-	case *parser.InsertSelect:
-		id = fmt.Sprintf("stream/`%s`/create", st.Target)
-	case *parser.Drop:
-		id = fmt.Sprintf("%s/`%s`/drop", strings.ToLower(st.Kind.String()), st.Name)
-	case *parser.CreateType:
-		id = "type/" + st.Name + "/create"
-	case *parser.DropType:
-		id = "type/" + st.Name + "/drop"
-	case *parser.Terminate:
-		id = "terminate/" + st.QueryID + "/execute"
-		if st.All {
-			id = "terminate/ALL/execute"
-		}
-	case *parser.InsertValues:
+	id, silent := engine.CommandID(p.Stmt)
+	if silent || (id == engine.GenericCommandID && res.Message == "" && res.Text == "") {
 		return nil
-	default:
-		if res.Message == "" && res.Text == "" {
-			return nil
-		}
-		id = "statement/execute"
 	}
 	msg := res.Message
 	if msg == "" {

@@ -1,0 +1,139 @@
+package engine
+
+import (
+	"context"
+	"fmt"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/sluice-sql/sluice/parser"
+	"github.com/sluice-sql/sluice/planner"
+	"github.com/sluice-sql/sluice/types"
+)
+
+// selectStatement is SELECT: a pull query (a table's state now, or a scan
+// of a stream's topic) or a push query.
+type selectStatement struct{}
+
+func (selectStatement) execute(ctx context.Context, e *Engine, st *parser.Select, c call, sess *session) (*Result, error) {
+	if err := e.checkPullQuery(st, sess.snapshot()); err != nil {
+		return nil, err
+	}
+	res := &Result{Statement: c.text}
+	if e.isStreamPull(st) {
+		rows, err := e.streamPull(ctx, st, sess.snapshot())
+		if err != nil {
+			return nil, err
+		}
+		res.Rows = rows
+		return res, nil
+	}
+	q, reader, err := e.pullSource(st)
+	if err != nil {
+		return nil, err
+	}
+	if reader != nil {
+		rows, err := e.pullQuery(ctx, st, q, reader, sess.snapshot())
+		if err != nil {
+			return nil, err
+		}
+		res.Rows = rows
+		return res, nil
+	}
+	rows, err := e.pushQuery(ctx, st, sess.snapshot())
+	if err != nil {
+		return nil, err
+	}
+	res.Rows = rows
+	return res, nil
+}
+
+// RowStream delivers the rows of a query: a push query's until Close or
+// LIMIT, a pull query's all at once (C is closed after them).
+type RowStream struct {
+	Columns types.Schema
+	C       <-chan StreamRow
+	QueryID string
+	// Pull is set for a pull query: the rows are the table's now.
+	Pull bool
+	// Scan is set for a pull query on a stream (a scan of its topic):
+	// ksqlDB ends its answer with a final message, where a pull query on
+	// a table has none.
+	Scan bool
+	// LimitReached is set for a pull query whose LIMIT cut its rows
+	// short (a stream scan's answer then says "Limit Reached").
+	LimitReached bool
+
+	once   sync.Once
+	stop   func()
+	closed chan struct{}
+	// err is why a push query ended by itself before its LIMIT (a
+	// scalable push query dropped for falling behind); set before C is
+	// closed.
+	err error
+}
+
+// StreamRow is one row of a RowStream. Tombstone marks a push query's
+// row for a key a table deleted: its key columns (and window bounds) are
+// set, its other columns NULL, as ksqlDB sends it.
+type StreamRow struct {
+	Cols      []any
+	Tombstone bool
+}
+
+// Err reports, once C is closed, why the query ended by itself without
+// reaching its LIMIT (nil after LIMIT or Close): for a scalable push
+// query exec.ErrPushSubscriberBehind or exec.ErrPushSourceStopped.
+func (r *RowStream) Err() error { return r.err }
+
+// Close stops the query; C is closed after the last row.
+func (r *RowStream) Close() {
+	r.once.Do(func() {
+		close(r.closed)
+		r.stop()
+	})
+}
+
+func (e *Engine) pushQuery(ctx context.Context, sel *parser.Select, props map[string]string) (*RowStream, error) {
+	if sel.HasLimit && sel.Limit < 0 {
+		return nil, fmt.Errorf("%w: Push queries don't support negative integers in the LIMIT clause.", planner.ErrUnsupported)
+	}
+	if sel.HasLimit && sel.Limit == 0 {
+		// LIMIT 0: planned, for its errors, and ended before it starts.
+		plan, err := planner.PlanQuery(e.cat, sel, nil, "transient_limit0", e.planOptions(props))
+		if err != nil {
+			return nil, err
+		}
+		ch := make(chan StreamRow)
+		close(ch)
+		return &RowStream{Columns: plan.Output, C: ch, QueryID: plan.ID, closed: make(chan struct{}), stop: func() {}}, nil
+	}
+	if rs, ok, err := e.scalablePush(sel, props); ok || err != nil {
+		return rs, err
+	}
+	id := fmt.Sprintf("transient_%s_%d", strings.ToUpper(sel.From.Name), time.Now().UnixNano())
+	plan, err := planner.PlanQuery(e.cat, sel, nil, id, e.planOptions(props))
+	if err != nil {
+		return nil, err
+	}
+	feed := newRowFeed(plan.Limit)
+	rs := feed.stream(plan.Output, id)
+	// started is closed once rs.stop is set: a LIMIT reached by the first
+	// records may not close the stream before then.
+	started := make(chan struct{})
+	plan.Collect.Fn = feed.collect(rs, func() {
+		<-started
+		rs.Close()
+	})
+	stop, err := e.clu.startTransient(ctx, plan, props)
+	if err != nil {
+		return nil, err
+	}
+	rs.stop = func() {
+		stop()
+		feed.end(rs, nil)
+	}
+	close(started)
+	return rs, nil
+}
