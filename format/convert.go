@@ -9,7 +9,6 @@ import (
 	"strconv"
 	"strings"
 	"time"
-	"unicode/utf8"
 
 	"github.com/cockroachdb/apd/v3"
 	"github.com/sluice-sql/sluice/types"
@@ -386,7 +385,7 @@ func appendValue(b []byte, v any, t types.Type) ([]byte, error) {
 	case nil:
 		return append(b, "null"...), nil
 	case string:
-		return appendString(b, x), nil
+		return types.AppendJSONString(b, x), nil
 	case int64:
 		if t.Kind == types.Double || t.Kind == types.Decimal {
 			return appendDouble(b, float64(x)), nil
@@ -417,7 +416,7 @@ func appendValue(b []byte, v any, t types.Type) ([]byte, error) {
 				if i > 0 {
 					b = append(b, ',')
 				}
-				b = appendString(b, f.Name)
+				b = types.AppendJSONString(b, f.Name)
 				b = append(b, ':')
 				var err error
 				if b, err = appendValue(b, x[i], f.Type); err != nil {
@@ -452,7 +451,7 @@ func appendValue(b []byte, v any, t types.Type) ([]byte, error) {
 			if i > 0 {
 				b = append(b, ',')
 			}
-			b = appendString(b, k)
+			b = types.AppendJSONString(b, k)
 			b = append(b, ':')
 			var err error
 			if b, err = appendValue(b, x[k], et); err != nil {
@@ -481,49 +480,4 @@ func jsonDouble(f float64) any {
 		return types.FormatDouble(f)
 	}
 	return json.Number(types.FormatDouble(f))
-}
-
-const hexDigits = "0123456789abcdef"
-
-// appendString writes s as a JSON string. Invalid UTF-8 becomes U+FFFD, as
-// with encoding/json; HTML characters are not escaped (Jackson does not).
-func appendString(b []byte, s string) []byte {
-	b = append(b, '"')
-	start := 0
-	for i := 0; i < len(s); {
-		c := s[i]
-		if c < 0x80 {
-			if c >= 0x20 && c != '"' && c != '\\' {
-				i++
-				continue
-			}
-			b = append(b, s[start:i]...)
-			switch c {
-			case '"', '\\':
-				b = append(b, '\\', c)
-			case '\n':
-				b = append(b, '\\', 'n')
-			case '\r':
-				b = append(b, '\\', 'r')
-			case '\t':
-				b = append(b, '\\', 't')
-			default:
-				b = append(b, '\\', 'u', '0', '0', hexDigits[c>>4], hexDigits[c&0xf])
-			}
-			i++
-			start = i
-			continue
-		}
-		r, size := utf8.DecodeRuneInString(s[i:])
-		if r == utf8.RuneError && size == 1 {
-			b = append(b, s[start:i]...)
-			b = append(b, `\ufffd`...)
-			i++
-			start = i
-			continue
-		}
-		i += size
-	}
-	b = append(b, s[start:]...)
-	return append(b, '"')
 }
