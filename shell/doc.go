@@ -26,7 +26,9 @@
 //     and query rows as they arrive (column widths fixed with the header,
 //     wider values wrapped inside their column), with NULL visible.
 //   - embedded.go, remote.go and entities.go reduce both backends'
-//     results to one Result, so output does not depend on the backend.
+//     results to one Result, so output does not depend on the backend;
+//     remote.go reads the server's answers as package ksqlwire's types,
+//     the ones the server writes.
 //   - print.go is PRINT 'topic': the embedded backend reads the topic
 //     (topicprint.Reader), the remote one the server's PRINT lines, and
 //     both make the same rows.
