@@ -106,7 +106,7 @@ func (s *Server) handleKSQL(w http.ResponseWriter, r *http.Request) {
 // ksqlDB.
 func (s *Server) resultEntity(p parser.Parsed, res *engine.Result) ksqlwire.Entity {
 	if res.Entity != nil {
-		return toEntity(stmtText(p), res.Entity)
+		return engine.WireEntity(stmtText(p), res.Entity)
 	}
 	var id string
 	switch st := p.Stmt.(type) {

@@ -452,7 +452,8 @@ func (r *Remote) Close() error {
 	return nil
 }
 
-// schemaText prints a wire schema like typeText prints an engine type.
+// schemaText prints a type the way the server's JSON describes it (kind
+// names, members in angle brackets).
 func schemaText(s ksqlwire.SchemaInfo) string {
 	switch s.Type {
 	case "ARRAY":
