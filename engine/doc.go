@@ -9,6 +9,11 @@
 // through exec.MemoryRunner, which is how `sluice test` runs ksqlDB's
 // test files offline.
 //
+// SHOW, DESCRIBE, EXPLAIN and ASSERT answer a structured Result.Entity
+// (entities.go); WireEntity (wire.go) gives it in ksqlDB's REST shape
+// (package ksqlwire), which the server sends and the shell prints on
+// either backend.
+//
 // With Config.CommandTopic the catalog lives in Kafka: every CREATE,
 // INSERT INTO … SELECT and TERMINATE that passes validation is appended
 // to the single-partition topic _sluice-<service>-commands with the

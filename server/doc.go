@@ -14,14 +14,14 @@
 // hands it to New; every request's statements go to the engine with the
 // request's properties (engine.WithProperties), and the engine's results
 // (Result.Message, Result.Entity, Result.Rows) are rendered in ksqlDB's
-// JSON shapes here, as the types of package ksqlwire (entities.go turns
-// engine entities into them). With Options.Cluster (a cluster.Registry) the server
-// is one of several instances of its service: a pull query reads the
-// partitions this instance owns locally and forwards the rest to their
-// owners (pull.go); with ksql.query.pull.enable.standby.reads a partition
-// whose owner cannot answer is read from an instance keeping a standby of
-// it (pull_route.go decides who is asked), and /clusterStatus lists every
-// instance.
+// JSON shapes here, as the types of package ksqlwire (engine.WireEntity
+// gives a structured result's entity). With Options.Cluster (a
+// cluster.Registry) the server is one of several instances of its
+// service: a pull query reads the partitions this instance owns locally
+// and forwards the rest to their owners (pull.go); with
+// ksql.query.pull.enable.standby.reads a partition whose owner cannot
+// answer is read from an instance keeping a standby of it (pull_route.go
+// decides who is asked), and /clusterStatus lists every instance.
 //
 // Example:
 //
