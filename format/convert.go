@@ -372,6 +372,56 @@ func ToJSON(v any, t types.Type) any {
 	return v
 }
 
+// AppendJSONValue appends v, a value ToJSON returned, as the JSON text
+// ksqlDB's REST API (Jackson) writes: strings by types.AppendJSONString
+// (HTML characters and U+2028 as they are, unlike encoding/json), object
+// keys sorted as encoding/json sorts them, numbers as their text.
+func AppendJSONValue(b []byte, v any) ([]byte, error) {
+	switch x := v.(type) {
+	case nil:
+		return append(b, "null"...), nil
+	case bool:
+		return strconv.AppendBool(b, x), nil
+	case int64:
+		return strconv.AppendInt(b, x, 10), nil
+	case json.Number:
+		return append(b, x...), nil
+	case string:
+		return types.AppendJSONString(b, x), nil
+	case []any:
+		b = append(b, '[')
+		for i, e := range x {
+			if i > 0 {
+				b = append(b, ',')
+			}
+			var err error
+			if b, err = AppendJSONValue(b, e); err != nil {
+				return b, err
+			}
+		}
+		return append(b, ']'), nil
+	case map[string]any:
+		keys := make([]string, 0, len(x))
+		for k := range x {
+			keys = append(keys, k)
+		}
+		sort.Strings(keys)
+		b = append(b, '{')
+		for i, k := range keys {
+			if i > 0 {
+				b = append(b, ',')
+			}
+			b = append(types.AppendJSONString(b, k), ':')
+			var err error
+			if b, err = AppendJSONValue(b, x[k]); err != nil {
+				return b, err
+			}
+		}
+		return append(b, '}'), nil
+	}
+	return b, fmt.Errorf("%w: Go value of type %T is not one ToJSON gives", ErrEncode, v)
+}
+
 func elemType(t types.Type) types.Type {
 	if t.Elem != nil {
 		return *t.Elem

@@ -1,5 +1,7 @@
 package ksqlwire
 
+import "encoding/json"
+
 // QueryStreamHeader is the first line of a /query-stream answer in
 // ksqlDB's delimited and JSON media types.
 type QueryStreamHeader struct {
@@ -27,11 +29,11 @@ type ProtoHeader struct {
 	} `json:"header"`
 }
 
-// QueryRow is a /query row; a push query on a table marks a deleted key's
-// row "tombstone": true.
+// QueryRow is a /query row, its columns a JSON array of the row's values;
+// a push query on a table marks a deleted key's row "tombstone": true.
 type QueryRow struct {
 	Row struct {
-		Columns   []any `json:"columns"`
-		Tombstone bool  `json:"tombstone,omitempty"`
+		Columns   json.RawMessage `json:"columns"`
+		Tombstone bool            `json:"tombstone,omitempty"`
 	} `json:"row"`
 }

@@ -18,10 +18,14 @@ const (
 	codeUnavailable   = 50300
 )
 
+// writeJSON answers v as JSON. Like ksqlDB's Jackson, and unlike
+// encoding/json's default, it leaves <, > and & as they are.
 func writeJSON(w http.ResponseWriter, status int, v any) {
 	w.Header().Set("Content-Type", "application/json")
 	w.WriteHeader(status)
-	_ = json.NewEncoder(w).Encode(v)
+	enc := json.NewEncoder(w)
+	enc.SetEscapeHTML(false)
+	_ = enc.Encode(v)
 }
 
 func genericError(w http.ResponseWriter, status, code int, msg string) {

@@ -267,7 +267,7 @@ func (s *Server) pullLocal(ctx context.Context, p parser.Parsed) (*pullResult, e
 	out := &pullResult{queryID: res.Rows.QueryID, columns: res.Rows.Columns, rows: []json.RawMessage{}}
 	pp := &push{rs: res.Rows}
 	for row := range res.Rows.C {
-		out.rows = append(out.rows, marshal(jsonRow(pp, row.Cols)))
+		out.rows = append(out.rows, jsonRow(pp, row.Cols))
 	}
 	return out, nil
 }

@@ -89,20 +89,35 @@ func (s *Server) run(r *http.Request, p *push, emit func(row engine.StreamRow) e
 	}
 }
 
-// jsonRow converts a row's values to JSON values of their column types.
-func jsonRow(p *push, row []any) []any {
-	out := make([]any, len(row))
+// jsonRow is a row as the JSON array ksqlDB's REST API writes: each
+// value as Jackson writes its column's type (format.ToJSON,
+// format.AppendJSONValue).
+func jsonRow(p *push, row []any) json.RawMessage {
+	b := []byte{'['}
 	for i, v := range row {
-		out[i] = format.ToJSON(v, p.rs.Columns.Columns[i].Type)
+		if i > 0 {
+			b = append(b, ',')
+		}
+		var err error
+		if b, err = format.AppendJSONValue(b, format.ToJSON(v, p.rs.Columns.Columns[i].Type)); err != nil {
+			// ToJSON yields only values AppendJSONValue writes; say so in
+			// the stream rather than break it.
+			return marshal(map[string]string{"error": err.Error()})
+		}
 	}
-	return out
+	return append(b, ']')
 }
 
+// marshal is v as JSON, leaving <, > and & as they are (as writeJSON).
 func marshal(v any) []byte {
-	b, err := json.Marshal(v)
+	var buf bytes.Buffer
+	enc := json.NewEncoder(&buf)
+	enc.SetEscapeHTML(false)
+	err := enc.Encode(v)
+	b := bytes.TrimSuffix(buf.Bytes(), []byte("\n"))
 	if err != nil {
-		// Values come from format.ToJSON, which yields only JSON-safe
-		// types; say so in the stream rather than break it.
+		// v is one of the server's own shapes, always encodable; say so
+		// in the stream rather than break it.
 		b, _ = json.Marshal(map[string]string{"error": err.Error()})
 	}
 	return b
@@ -174,7 +189,7 @@ func (s *Server) writePushStream(w http.ResponseWriter, r *http.Request, p *push
 		if asJSON {
 			buf.WriteByte(',')
 		}
-		buf.Write(marshal(jsonRow(p, row.Cols)))
+		buf.Write(jsonRow(p, row.Cols))
 		if !asJSON {
 			buf.WriteByte('\n')
 		}
