@@ -6,9 +6,11 @@
 // /healthcheck, /clusterStatus and /status (the command statuses /ksql
 // answered). One listener speaks HTTP/1.1 and HTTP/2 (cleartext with
 // prior knowledge, or over TLS). Query rows carry values as ksqlDB's
-// Jackson writes them (format.ToJSON): a DOUBLE in Java's Double.toString
-// form (30.0, 1.0E7; NaN and the infinities as strings), a DECIMAL with
-// every digit at its scale (12345678987654321.0000000000000001).
+// Jackson writes them (format.ToJSON, format.AppendJSONValue): a DOUBLE in
+// Java's Double.toString form (30.0, 1.0E7; NaN and the infinities as
+// strings), a DECIMAL with every digit at its scale
+// (12345678987654321.0000000000000001), a string with only '"', '\' and
+// control characters escaped (<, > and & as they are).
 //
 // Place in the flow: cmd/sluice's `server` command opens an engine and
 // hands it to New; every request's statements go to the engine with the
