@@ -25,6 +25,11 @@
 // test` runs ksqlDB's test files offline. The engine asks the cluster,
 // never which one it has.
 //
+// SHOW, DESCRIBE, EXPLAIN and ASSERT answer a structured Result.Entity
+// (entities.go); WireEntity (wire.go) gives it in ksqlDB's REST shape
+// (package ksqlwire), which the server sends and the shell prints on
+// either backend.
+//
 // With Config.CommandTopic the catalog lives in Kafka: every command that
 // passes its check is appended to the single-partition topic
 // _sluice-<service>-commands with the session properties in force, and

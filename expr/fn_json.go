@@ -9,7 +9,6 @@ import (
 	"strconv"
 	"strings"
 	"time"
-	"unicode/utf8"
 
 	"github.com/cockroachdb/apd/v3"
 	"github.com/sluice-sql/sluice/types"
@@ -96,7 +95,7 @@ func jsAppend(b []byte, v any) []byte {
 	case json.Number:
 		return append(b, jsPlainNumber(string(x))...)
 	case string:
-		return jsQuote(b, x)
+		return types.AppendJSONString(b, x)
 	case []any:
 		b = append(b, '[')
 		for i, e := range x {
@@ -112,7 +111,7 @@ func jsAppend(b []byte, v any) []byte {
 			if i > 0 {
 				b = append(b, ',')
 			}
-			b = jsQuote(b, k)
+			b = types.AppendJSONString(b, k)
 			b = append(b, ':')
 			b = jsAppend(b, x.vals[k])
 		}
@@ -168,47 +167,6 @@ func jsPlainNumber(s string) string {
 		out = "-" + out
 	}
 	return out
-}
-
-// jsQuote writes a JSON string as Jackson does: only '"', '\\' and
-// control characters are escaped.
-func jsQuote(b []byte, s string) []byte {
-	const hex = "0123456789ABCDEF"
-	b = append(b, '"')
-	for i := 0; i < len(s); {
-		c := s[i]
-		if c >= 0x20 && c != '"' && c != '\\' {
-			if c < utf8.RuneSelf {
-				b = append(b, c)
-				i++
-				continue
-			}
-			r, n := utf8.DecodeRuneInString(s[i:])
-			b = utf8.AppendRune(b, r)
-			i += n
-			continue
-		}
-		switch c {
-		case '"':
-			b = append(b, '\\', '"')
-		case '\\':
-			b = append(b, '\\', '\\')
-		case '\n':
-			b = append(b, '\\', 'n')
-		case '\r':
-			b = append(b, '\\', 'r')
-		case '\t':
-			b = append(b, '\\', 't')
-		case '\b':
-			b = append(b, '\\', 'b')
-		case '\f':
-			b = append(b, '\\', 'f')
-		default:
-			b = append(b, '\\', 'u', '0', '0', hex[c>>4], hex[c&0xF])
-		}
-		i++
-	}
-	return append(b, '"')
 }
 
 // jsPath splits a JSONPath ($.a.b, $.a[0], $['a'], $["a"]) into its
@@ -399,11 +357,11 @@ func jsFromSQL(b []byte, v any, t types.Type) []byte {
 	switch t.Kind {
 	case types.Timestamp:
 		if ms, ok := types.AsInt64(v); ok {
-			return jsQuote(b, time.UnixMilli(ms).UTC().Format("2006-01-02T15:04:05.000"))
+			return types.AppendJSONString(b, time.UnixMilli(ms).UTC().Format("2006-01-02T15:04:05.000"))
 		}
 	case types.Date:
 		if d, ok := types.AsInt64(v); ok {
-			return jsQuote(b, time.Unix(d*86400, 0).UTC().Format(time.DateOnly))
+			return types.AppendJSONString(b, time.Unix(d*86400, 0).UTC().Format(time.DateOnly))
 		}
 	case types.Time:
 		if ms, ok := types.AsInt64(v); ok {
@@ -413,7 +371,7 @@ func jsFromSQL(b []byte, v any, t types.Type) []byte {
 			if sec%60 != 0 {
 				s += fmt.Sprintf(":%02d", sec%60)
 			}
-			return jsQuote(b, s)
+			return types.AppendJSONString(b, s)
 		}
 	case types.Decimal: // every digit at the value's scale, never an exponent
 		if d, ok := v.(*apd.Decimal); ok && d != nil {
@@ -436,7 +394,7 @@ func jsFromSQL(b []byte, v any, t types.Type) []byte {
 			if i > 0 {
 				b = append(b, ',')
 			}
-			b = jsQuote(b, k)
+			b = types.AppendJSONString(b, k)
 			b = append(b, ':')
 			b = jsFromSQL(b, m[k], *t.Elem)
 		}
@@ -457,7 +415,7 @@ func jsFromSQL(b []byte, v any, t types.Type) []byte {
 			if i < len(vals) {
 				x = vals[i]
 			}
-			b = jsQuote(b, t.Fields[i].Name)
+			b = types.AppendJSONString(b, t.Fields[i].Name)
 			b = append(b, ':')
 			b = jsFromSQL(b, x, t.Fields[i].Type)
 		}
@@ -473,11 +431,11 @@ func jsFromSQL(b []byte, v any, t types.Type) []byte {
 	case float64:
 		return types.AppendJSONDouble(b, x)
 	case string:
-		return jsQuote(b, x)
+		return types.AppendJSONString(b, x)
 	case []byte:
-		return jsQuote(b, base64.StdEncoding.EncodeToString(x))
+		return types.AppendJSONString(b, base64.StdEncoding.EncodeToString(x))
 	}
-	return jsQuote(b, types.FormatValue(v))
+	return types.AppendJSONString(b, types.FormatValue(v))
 }
 
 // sortInts is an insertion sort of a few field positions.

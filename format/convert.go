@@ -9,7 +9,6 @@ import (
 	"strconv"
 	"strings"
 	"time"
-	"unicode/utf8"
 
 	"github.com/cockroachdb/apd/v3"
 	"github.com/sluice-sql/sluice/types"
@@ -373,6 +372,56 @@ func ToJSON(v any, t types.Type) any {
 	return v
 }
 
+// AppendJSONValue appends v, a value ToJSON returned, as the JSON text
+// ksqlDB's REST API (Jackson) writes: strings by types.AppendJSONString
+// (HTML characters and U+2028 as they are, unlike encoding/json), object
+// keys sorted as encoding/json sorts them, numbers as their text.
+func AppendJSONValue(b []byte, v any) ([]byte, error) {
+	switch x := v.(type) {
+	case nil:
+		return append(b, "null"...), nil
+	case bool:
+		return strconv.AppendBool(b, x), nil
+	case int64:
+		return strconv.AppendInt(b, x, 10), nil
+	case json.Number:
+		return append(b, x...), nil
+	case string:
+		return types.AppendJSONString(b, x), nil
+	case []any:
+		b = append(b, '[')
+		for i, e := range x {
+			if i > 0 {
+				b = append(b, ',')
+			}
+			var err error
+			if b, err = AppendJSONValue(b, e); err != nil {
+				return b, err
+			}
+		}
+		return append(b, ']'), nil
+	case map[string]any:
+		keys := make([]string, 0, len(x))
+		for k := range x {
+			keys = append(keys, k)
+		}
+		sort.Strings(keys)
+		b = append(b, '{')
+		for i, k := range keys {
+			if i > 0 {
+				b = append(b, ',')
+			}
+			b = append(types.AppendJSONString(b, k), ':')
+			var err error
+			if b, err = AppendJSONValue(b, x[k]); err != nil {
+				return b, err
+			}
+		}
+		return append(b, '}'), nil
+	}
+	return b, fmt.Errorf("%w: Go value of type %T is not one ToJSON gives", ErrEncode, v)
+}
+
 func elemType(t types.Type) types.Type {
 	if t.Elem != nil {
 		return *t.Elem
@@ -386,7 +435,7 @@ func appendValue(b []byte, v any, t types.Type) ([]byte, error) {
 	case nil:
 		return append(b, "null"...), nil
 	case string:
-		return appendString(b, x), nil
+		return types.AppendJSONString(b, x), nil
 	case int64:
 		if t.Kind == types.Double || t.Kind == types.Decimal {
 			return appendDouble(b, float64(x)), nil
@@ -417,7 +466,7 @@ func appendValue(b []byte, v any, t types.Type) ([]byte, error) {
 				if i > 0 {
 					b = append(b, ',')
 				}
-				b = appendString(b, f.Name)
+				b = types.AppendJSONString(b, f.Name)
 				b = append(b, ':')
 				var err error
 				if b, err = appendValue(b, x[i], f.Type); err != nil {
@@ -452,7 +501,7 @@ func appendValue(b []byte, v any, t types.Type) ([]byte, error) {
 			if i > 0 {
 				b = append(b, ',')
 			}
-			b = appendString(b, k)
+			b = types.AppendJSONString(b, k)
 			b = append(b, ':')
 			var err error
 			if b, err = appendValue(b, x[k], et); err != nil {
@@ -481,49 +530,4 @@ func jsonDouble(f float64) any {
 		return types.FormatDouble(f)
 	}
 	return json.Number(types.FormatDouble(f))
-}
-
-const hexDigits = "0123456789abcdef"
-
-// appendString writes s as a JSON string. Invalid UTF-8 becomes U+FFFD, as
-// with encoding/json; HTML characters are not escaped (Jackson does not).
-func appendString(b []byte, s string) []byte {
-	b = append(b, '"')
-	start := 0
-	for i := 0; i < len(s); {
-		c := s[i]
-		if c < 0x80 {
-			if c >= 0x20 && c != '"' && c != '\\' {
-				i++
-				continue
-			}
-			b = append(b, s[start:i]...)
-			switch c {
-			case '"', '\\':
-				b = append(b, '\\', c)
-			case '\n':
-				b = append(b, '\\', 'n')
-			case '\r':
-				b = append(b, '\\', 'r')
-			case '\t':
-				b = append(b, '\\', 't')
-			default:
-				b = append(b, '\\', 'u', '0', '0', hexDigits[c>>4], hexDigits[c&0xf])
-			}
-			i++
-			start = i
-			continue
-		}
-		r, size := utf8.DecodeRuneInString(s[i:])
-		if r == utf8.RuneError && size == 1 {
-			b = append(b, s[start:i]...)
-			b = append(b, `\ufffd`...)
-			i++
-			start = i
-			continue
-		}
-		i += size
-	}
-	b = append(b, s[start:]...)
-	return append(b, '"')
 }

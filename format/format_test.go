@@ -55,7 +55,10 @@ func TestEncode(t *testing.T) {
 		{"json multi key object", "json", true, []types.Column{col("K1", types.StringType), col("K2", types.IntegerType)}, Props{}, []any{"a", int32(1)}, `{"K1":"a","K2":1}`},
 		{"json no key columns", "json", true, nil, Props{}, []any{}, `<nil>`},
 		{"json tombstone", "json", false, []types.Column{col("V", types.BigIntType)}, Props{}, nil, `<nil>`},
-		{"json invalid utf8", "json", false, []types.Column{col("V", types.StringType)}, Props{}, []any{"a\xffb"}, `{"V":"a\ufffdb"}`},
+		// Jackson's escapes: \b \t \n \f \r by name, other control characters as upper-case \u00XX,
+		// '/', '<' and non-ASCII as they are; invalid UTF-8 is U+FFFD, as Java decodes it.
+		{"json string escapes", "json", false, []types.Column{col("V", types.StringType)}, Props{}, []any{"\b\t\n\f\r\x00\x1f\x7f\"\\/<é"}, `{"V":"\b\t\n\f\r\u0000\u001F` + "\x7f" + `\"\\/<é"}`},
+		{"json invalid utf8", "json", false, []types.Column{col("V", types.StringType)}, Props{}, []any{"a\xffb"}, "{\"V\":\"a\uFFFDb\"}"},
 		{"kafka string", "KAFKA", true, []types.Column{col("K", types.StringType)}, Props{}, []any{"héllo"}, "héllo"},
 		{"kafka int", "kafka", true, []types.Column{col("K", types.IntegerType)}, Props{}, []any{int32(-2)}, "\xff\xff\xff\xfe"},
 		{"kafka bigint", "kafka", false, []types.Column{col("V", types.BigIntType)}, Props{}, []any{int64(258)}, "\x00\x00\x00\x00\x00\x00\x01\x02"},

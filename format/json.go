@@ -88,7 +88,7 @@ func newJSONCodec(cols []types.Column, p Props, key bool) *jsonCodec {
 		if i == 0 {
 			sep = '{'
 		}
-		c.prefix[i] = append(appendString([]byte{sep}, col.Name), ':')
+		c.prefix[i] = append(types.AppendJSONString([]byte{sep}, col.Name), ':')
 		c.exact[col.Name] = i
 		if _, dup := c.folded[strings.ToLower(col.Name)]; !dup {
 			c.folded[strings.ToLower(col.Name)] = i

@@ -11,7 +11,7 @@
 // and the server call Parse or ParseScript; the server stores each
 // statement's Text in the command topic.
 //
-// The package has four parts, kept apart on purpose:
+// The package has five parts, kept apart on purpose:
 //
 //   - grammar.go: the participle lexer and grammar structs (g* types), which
 //     mirror the text and are never seen outside the package;
@@ -22,6 +22,9 @@
 //     parses back to the same tree (FuzzParse checks this);
 //   - parser.go: the API and *Error, which names the unexpected token,
 //     what was expected, and shows the line with a caret.
+//   - walk.go: the one walker over expressions, Inspect (visit every node)
+//     and Rewrite (copy the tree with some nodes replaced), for every
+//     package that looks into or rewrites an expression.
 //
 // Names follow ksqlDB: unquoted identifiers are upper-cased, `backquoted`
 // and "double-quoted" ones keep their case. Only clause words (SELECT,

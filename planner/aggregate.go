@@ -107,7 +107,7 @@ func (p *planning) planAggregate() error {
 	var calls []*parser.FuncCall
 	callIndex := map[string]int{}
 	rewrite := func(e parser.Expr) parser.Expr {
-		return mapExpr(e, func(x parser.Expr) parser.Expr {
+		return parser.Rewrite(e, func(x parser.Expr) parser.Expr {
 			if i, ok := groupText[x.String()]; ok {
 				return &parser.ColumnRef{Pos: x.Position(), Name: groupCols[i].Name}
 			}
@@ -634,7 +634,7 @@ func plural(n int) string {
 // qualified or unqualified reference into a join (T1.TOTAL, TOTAL)
 // reads its T1_TOTAL column.
 func (p *planning) prepRefs(e parser.Expr) parser.Expr {
-	return mapExpr(e, func(x parser.Expr) parser.Expr {
+	return parser.Rewrite(e, func(x parser.Expr) parser.Expr {
 		ref, ok := x.(*parser.ColumnRef)
 		if !ok {
 			return nil

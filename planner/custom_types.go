@@ -163,11 +163,11 @@ func (r *typeResolver) expr(e parser.Expr) parser.Expr {
 			return nil
 		}
 		out := *c
-		out.X = mapExpr(c.X, f)
+		out.X = parser.Rewrite(c.X, f)
 		out.Type = r.typeName(c.Type)
 		return &out
 	}
-	return mapExpr(e, f)
+	return parser.Rewrite(e, f)
 }
 
 func (r *typeResolver) exprs(xs []parser.Expr) []parser.Expr {

@@ -620,7 +620,7 @@ func windowCols(in *joinInput) int {
 // the order written, each column qualified by the source it belongs to.
 func onText(eq *parser.Binary, pre *joinLayout) string {
 	q := func(e parser.Expr) string {
-		return parenthesizedOperand(mapExpr(e, func(x parser.Expr) parser.Expr {
+		return parenthesizedOperand(parser.Rewrite(e, func(x parser.Expr) parser.Expr {
 			ref, ok := x.(*parser.ColumnRef)
 			if !ok || ref.Source != "" {
 				return nil

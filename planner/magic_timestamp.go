@@ -31,7 +31,7 @@ func magicTimestamps(where parser.Expr) (parser.Expr, error) {
 		}
 		return &parser.Literal{Pos: lit.Pos, Kind: parser.LitInteger, Text: strconv.FormatInt(ms, 10)}
 	}
-	out := mapExpr(where, func(x parser.Expr) parser.Expr {
+	out := parser.Rewrite(where, func(x parser.Expr) parser.Expr {
 		switch x := x.(type) {
 		case *parser.Binary:
 			if x.Op < parser.OpEq || x.Op > parser.OpGe {

@@ -250,7 +250,7 @@ func canonical(e parser.Expr) string {
 
 // qualified rewrites every column reference to name the source given.
 func qualified(e parser.Expr, source string) parser.Expr {
-	return mapExpr(e, func(x parser.Expr) parser.Expr {
+	return parser.Rewrite(e, func(x parser.Expr) parser.Expr {
 		if ref, ok := x.(*parser.ColumnRef); ok {
 			c := *ref
 			c.Source = source

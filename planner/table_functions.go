@@ -41,7 +41,7 @@ func (p *planning) flatMap() (exec.Node, expr.Scope, error) {
 	var lifted error
 	p.rewritten = make([]parser.Expr, len(p.items))
 	for i, it := range p.items {
-		p.rewritten[i] = mapExpr(it.expr, func(e parser.Expr) parser.Expr {
+		p.rewritten[i] = parser.Rewrite(it.expr, func(e parser.Expr) parser.Expr {
 			call, ok := e.(*parser.FuncCall)
 			if !ok || !expr.IsTableFunction(call.Name) || lifted != nil {
 				return nil

@@ -212,3 +212,11 @@ func (s *Server) handleConsoleEvents(w http.ResponseWriter, r *http.Request) {
 		}
 	}
 }
+
+// nonNil is s, or an empty list for nil, which JSON writes as [].
+func nonNil(s []string) []string {
+	if s == nil {
+		return []string{}
+	}
+	return s
+}

@@ -3,6 +3,8 @@ package server
 import (
 	"encoding/json"
 	"net/http"
+
+	"github.com/sluice-sql/sluice/ksqlwire"
 )
 
 // Error codes ksqlDB puts in error bodies; clients branch on them.
@@ -16,36 +18,29 @@ const (
 	codeUnavailable   = 50300
 )
 
-// errorBody is ksqlDB's error entity: "statement_error" when a statement
-// failed (with its text and the entities of the statements before it),
-// "generic_error" otherwise.
-type errorBody struct {
-	Type          string    `json:"@type"`
-	ErrorCode     int       `json:"error_code"`
-	Message       string    `json:"message"`
-	StatementText *string   `json:"statementText,omitempty"`
-	Entities      *[]entity `json:"entities,omitempty"`
-}
-
+// writeJSON answers v as JSON. Like ksqlDB's Jackson, and unlike
+// encoding/json's default, it leaves <, > and & as they are.
 func writeJSON(w http.ResponseWriter, status int, v any) {
 	w.Header().Set("Content-Type", "application/json")
 	w.WriteHeader(status)
-	_ = json.NewEncoder(w).Encode(v)
+	enc := json.NewEncoder(w)
+	enc.SetEscapeHTML(false)
+	_ = enc.Encode(v)
 }
 
 func genericError(w http.ResponseWriter, status, code int, msg string) {
-	writeJSON(w, status, errorBody{Type: "generic_error", ErrorCode: code, Message: msg})
+	writeJSON(w, status, ksqlwire.Error{Type: ksqlwire.TypeGenericError, ErrorCode: code, Message: msg})
 }
 
 // statementError answers 400, as ksqlDB does for a statement that cannot
 // run; done are the entities of the statements that ran before it.
-func statementError(w http.ResponseWriter, code int, msg, stmt string, done []entity) {
+func statementError(w http.ResponseWriter, code int, msg, stmt string, done []ksqlwire.Entity) {
 	if done == nil {
-		done = []entity{}
+		done = []ksqlwire.Entity{}
 	}
 	writeJSON(w, http.StatusBadRequest, statementErrorBody(code, msg, stmt, done))
 }
 
-func statementErrorBody(code int, msg, stmt string, done []entity) errorBody {
-	return errorBody{Type: "statement_error", ErrorCode: code, Message: msg, StatementText: &stmt, Entities: &done}
+func statementErrorBody(code int, msg, stmt string, done []ksqlwire.Entity) ksqlwire.Error {
+	return ksqlwire.Error{Type: ksqlwire.TypeStatementError, ErrorCode: code, Message: msg, StatementText: &stmt, Entities: &done}
 }

@@ -7,18 +7,12 @@ import (
 	"strings"
 
 	"github.com/sluice-sql/sluice/engine"
+	"github.com/sluice-sql/sluice/ksqlwire"
 	"github.com/sluice-sql/sluice/parser"
 )
 
-// ksqlRequest is the body of POST /ksql and POST /query.
-type ksqlRequest struct {
-	KSQL              string         `json:"ksql"`
-	StreamsProperties map[string]any `json:"streamsProperties"`
-	// Properties is what newer clients send instead of streamsProperties.
-	Properties map[string]any `json:"properties"`
-}
-
-func (q *ksqlRequest) props() map[string]string {
+// requestProps are a /ksql or /query request's properties as strings.
+func requestProps(q *ksqlwire.KsqlRequest) map[string]string {
 	return mergeProps(q.StreamsProperties, q.Properties)
 }
 
@@ -56,7 +50,7 @@ func (s *Server) decodeBody(w http.ResponseWriter, r *http.Request, v any) bool 
 // properties of the statements after them in the same request only, as
 // in ksqlDB; push queries belong to /query-stream and /query.
 func (s *Server) handleKSQL(w http.ResponseWriter, r *http.Request) {
-	var req ksqlRequest
+	var req ksqlwire.KsqlRequest
 	if !s.decodeBody(w, r, &req) {
 		return
 	}
@@ -70,8 +64,8 @@ func (s *Server) handleKSQL(w http.ResponseWriter, r *http.Request) {
 		statementError(w, codeBadStatement, engine.FormatError(text, err), text, nil)
 		return
 	}
-	props := req.props()
-	done := []entity{}
+	props := requestProps(&req)
+	done := []ksqlwire.Entity{}
 	for _, p := range stmts {
 		switch st := p.Stmt.(type) {
 		case *parser.SetProperty:
@@ -110,9 +104,9 @@ func (s *Server) handleKSQL(w http.ResponseWriter, r *http.Request) {
 // SHOW, DESCRIBE and EXPLAIN; a command status for statements that change
 // the catalog or the running queries; nothing for INSERT … VALUES, as
 // ksqlDB.
-func (s *Server) resultEntity(p parser.Parsed, res *engine.Result) entity {
+func (s *Server) resultEntity(p parser.Parsed, res *engine.Result) ksqlwire.Entity {
 	if res.Entity != nil {
-		return toEntity(stmtText(p), res.Entity)
+		return engine.WireEntity(stmtText(p), res.Entity)
 	}
 	id, silent := engine.CommandID(p.Stmt)
 	if silent || (id == engine.GenericCommandID && res.Message == "" && res.Text == "") {
@@ -122,8 +116,8 @@ func (s *Server) resultEntity(p parser.Parsed, res *engine.Result) entity {
 	if msg == "" {
 		msg = res.Text
 	}
-	cs := currentStatus{Type: "currentStatus", StatementText: stmtText(p), CommandID: id,
-		CommandStatus: commandStatus{Status: "SUCCESS", Message: msg}, CommandSequenceNumber: s.seq.Add(1), Warnings: []warning{}}
+	cs := ksqlwire.CurrentStatus{Type: ksqlwire.TypeCurrentStatus, StatementText: stmtText(p), CommandID: id,
+		CommandStatus: ksqlwire.CommandStatus{Status: "SUCCESS", Message: msg}, CommandSequenceNumber: s.seq.Add(1), Warnings: []ksqlwire.Warning{}}
 	if res.Query != nil {
 		qid := res.Query.ID
 		cs.CommandStatus.QueryID = &qid

@@ -9,6 +9,7 @@ import (
 
 	"github.com/sluice-sql/sluice/engine"
 	"github.com/sluice-sql/sluice/format"
+	"github.com/sluice-sql/sluice/ksqlwire"
 	"github.com/sluice-sql/sluice/types"
 )
 
@@ -45,16 +46,8 @@ func newProtoWriter(cols types.Schema) (*protoWriter, error) {
 	return &protoWriter{cols: cols, values: values, codec: codec, schema: schema}, nil
 }
 
-type protoHeader struct {
-	Header struct {
-		QueryID     string `json:"queryId"`
-		Schema      string `json:"schema"`
-		ProtoSchema string `json:"protoSchema"`
-	} `json:"header"`
-}
-
 func (p *protoWriter) header(queryID string, markKeys bool) []byte {
-	var h protoHeader
+	var h ksqlwire.ProtoHeader
 	h.Header.QueryID = queryID
 	h.Header.Schema = schemaText(p.cols, markKeys)
 	h.Header.ProtoSchema = p.schema

@@ -16,6 +16,7 @@ import (
 
 	"github.com/sluice-sql/sluice/cluster"
 	"github.com/sluice-sql/sluice/engine"
+	"github.com/sluice-sql/sluice/ksqlwire"
 	"github.com/sluice-sql/sluice/parser"
 	"github.com/sluice-sql/sluice/types"
 )
@@ -246,7 +247,7 @@ func failoverable(err error) bool {
 // so clients know to retry, and 400 for a statement that cannot run.
 func (s *Server) pullError(w http.ResponseWriter, sql string, p parser.Parsed, err error) {
 	if errors.Is(err, engine.ErrPartitionUnavailable) {
-		writeJSON(w, http.StatusServiceUnavailable, statementErrorBody(codeUnavailable, err.Error(), stmtText(p), []entity{}))
+		writeJSON(w, http.StatusServiceUnavailable, statementErrorBody(codeUnavailable, err.Error(), stmtText(p), []ksqlwire.Entity{}))
 		return
 	}
 	statementError(w, codeBadStatement, engine.FormatError(sql, err), stmtText(p), nil)
@@ -266,7 +267,7 @@ func (s *Server) pullLocal(ctx context.Context, p parser.Parsed) (*pullResult, e
 	out := &pullResult{queryID: res.Rows.QueryID, columns: res.Rows.Columns, rows: []json.RawMessage{}}
 	pp := &push{rs: res.Rows}
 	for row := range res.Rows.C {
-		out.rows = append(out.rows, marshal(jsonRow(pp, row.Cols)))
+		out.rows = append(out.rows, jsonRow(pp, row.Cols))
 	}
 	return out, nil
 }
@@ -286,7 +287,7 @@ func (s *Server) forward(ctx context.Context, url, sql string, props map[string]
 	}
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
-	body, err := json.Marshal(queryStreamRequest{SQL: sql, Properties: toAny(props)})
+	body, err := json.Marshal(ksqlwire.QueryStreamRequest{SQL: sql, Properties: toAny(props)})
 	if err != nil {
 		return nil, fmt.Errorf("forward pull query: %w", err)
 	}
@@ -322,7 +323,7 @@ func (s *Server) forward(ctx context.Context, url, sql string, props map[string]
 		return nil, fmt.Errorf("%w: partitions %s: reading the answer of %s: %w", engine.ErrPartitionUnavailable, formatPartitions(parts), url, noAnswer{err})
 	}
 	if resp.StatusCode != http.StatusOK {
-		var eb errorBody
+		var eb ksqlwire.Error
 		msg := strings.TrimSpace(string(b))
 		if json.Unmarshal(b, &eb) == nil && eb.Message != "" {
 			msg = eb.Message

@@ -10,6 +10,7 @@ import (
 
 	"github.com/sluice-sql/sluice/engine"
 	"github.com/sluice-sql/sluice/format"
+	"github.com/sluice-sql/sluice/ksqlwire"
 	"github.com/sluice-sql/sluice/parser"
 	"github.com/sluice-sql/sluice/types"
 )
@@ -88,41 +89,45 @@ func (s *Server) run(r *http.Request, p *push, emit func(row engine.StreamRow) e
 	}
 }
 
-// jsonRow converts a row's values to JSON values of their column types.
-func jsonRow(p *push, row []any) []any {
-	out := make([]any, len(row))
+// jsonRow is a row as the JSON array ksqlDB's REST API writes: each
+// value as Jackson writes its column's type (format.ToJSON,
+// format.AppendJSONValue).
+func jsonRow(p *push, row []any) json.RawMessage {
+	b := []byte{'['}
 	for i, v := range row {
-		out[i] = format.ToJSON(v, p.rs.Columns.Columns[i].Type)
+		if i > 0 {
+			b = append(b, ',')
+		}
+		var err error
+		if b, err = format.AppendJSONValue(b, format.ToJSON(v, p.rs.Columns.Columns[i].Type)); err != nil {
+			// ToJSON yields only values AppendJSONValue writes; say so in
+			// the stream rather than break it.
+			return marshal(map[string]string{"error": err.Error()})
+		}
 	}
-	return out
+	return append(b, ']')
 }
 
+// marshal is v as JSON, leaving <, > and & as they are (as writeJSON).
 func marshal(v any) []byte {
-	b, err := json.Marshal(v)
+	var buf bytes.Buffer
+	enc := json.NewEncoder(&buf)
+	enc.SetEscapeHTML(false)
+	err := enc.Encode(v)
+	b := bytes.TrimSuffix(buf.Bytes(), []byte("\n"))
 	if err != nil {
-		// Values come from format.ToJSON, which yields only JSON-safe
-		// types; say so in the stream rather than break it.
+		// v is one of the server's own shapes, always encodable; say so
+		// in the stream rather than break it.
 		b, _ = json.Marshal(map[string]string{"error": err.Error()})
 	}
 	return b
-}
-
-type queryStreamRequest struct {
-	SQL        string         `json:"sql"`
-	Properties map[string]any `json:"properties"`
-}
-
-type queryStreamHeader struct {
-	QueryID     string   `json:"queryId"`
-	ColumnNames []string `json:"columnNames"`
-	ColumnTypes []string `json:"columnTypes"`
 }
 
 // handleQueryStream runs a push query and streams its rows: a header
 // object, then one JSON array per row, newline-delimited by default or
 // as one JSON array when the client accepts application/json.
 func (s *Server) handleQueryStream(w http.ResponseWriter, r *http.Request) {
-	var req queryStreamRequest
+	var req ksqlwire.QueryStreamRequest
 	if !s.decodeBody(w, r, &req) {
 		return
 	}
@@ -152,7 +157,7 @@ func (s *Server) handleQueryStream(w http.ResponseWriter, r *http.Request) {
 
 // writePushStream streams a push query's rows in /query-stream's shape.
 func (s *Server) writePushStream(w http.ResponseWriter, r *http.Request, p *push, asJSON bool) {
-	hdr := queryStreamHeader{QueryID: p.rs.QueryID, ColumnNames: []string{}, ColumnTypes: []string{}}
+	hdr := ksqlwire.QueryStreamHeader{QueryID: p.rs.QueryID, ColumnNames: []string{}, ColumnTypes: []string{}}
 	for _, c := range p.rs.Columns.Columns {
 		hdr.ColumnNames = append(hdr.ColumnNames, c.Name)
 		hdr.ColumnTypes = append(hdr.ColumnTypes, c.Type.String())
@@ -184,7 +189,7 @@ func (s *Server) writePushStream(w http.ResponseWriter, r *http.Request, p *push
 		if asJSON {
 			buf.WriteByte(',')
 		}
-		buf.Write(marshal(jsonRow(p, row.Cols)))
+		buf.Write(jsonRow(p, row.Cols))
 		if !asJSON {
 			buf.WriteByte('\n')
 		}
@@ -195,7 +200,7 @@ func (s *Server) writePushStream(w http.ResponseWriter, r *http.Request, p *push
 		if asJSON {
 			buf.WriteByte(',')
 		}
-		buf.Write(marshal(errorBody{Type: "generic_error", ErrorCode: codeServerError, Message: err.Error()}))
+		buf.Write(marshal(ksqlwire.Error{Type: ksqlwire.TypeGenericError, ErrorCode: codeServerError, Message: err.Error()}))
 		if !asJSON {
 			buf.WriteByte('\n')
 		}
@@ -211,7 +216,7 @@ func (s *Server) writePushStream(w http.ResponseWriter, r *http.Request, p *push
 // writePullStream writes a gathered pull query's answer as
 // handleQueryStream writes a query's rows.
 func writePullStream(w http.ResponseWriter, res *pullResult, asJSON bool) {
-	hdr := queryStreamHeader{QueryID: res.queryID, ColumnNames: []string{}, ColumnTypes: []string{}}
+	hdr := ksqlwire.QueryStreamHeader{QueryID: res.queryID, ColumnNames: []string{}, ColumnTypes: []string{}}
 	for _, c := range res.columns.Columns {
 		hdr.ColumnNames = append(hdr.ColumnNames, c.Name)
 		hdr.ColumnTypes = append(hdr.ColumnTypes, c.Type.String())
@@ -245,29 +250,13 @@ func writePullStream(w http.ResponseWriter, res *pullResult, asJSON bool) {
 	_, _ = w.Write(buf.Bytes())
 }
 
-type queryHeader struct {
-	Header struct {
-		QueryID string `json:"queryId"`
-		Schema  string `json:"schema"`
-	} `json:"header"`
-}
-
-// queryRow is a /query row; a push query on a table marks a deleted
-// key's row "tombstone": true, as ksqlDB does.
-type queryRow struct {
-	Row struct {
-		Columns   []any `json:"columns"`
-		Tombstone bool  `json:"tombstone,omitempty"`
-	} `json:"row"`
-}
-
 // handleQuery is ksqlDB's older push query endpoint: one JSON array sent
 // in chunks as rows arrive, a header element first and, when the LIMIT
 // was reached, a final message last. A client that prefers
 // application/vnd.ksqlapi.delimited.v1 gets /query-stream's delimited
 // lines instead. PRINT is served here too, as text lines (handlePrint).
 func (s *Server) handleQuery(w http.ResponseWriter, r *http.Request) {
-	var req ksqlRequest
+	var req ksqlwire.KsqlRequest
 	if !s.decodeBody(w, r, &req) {
 		return
 	}
@@ -276,7 +265,7 @@ func (s *Server) handleQuery(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	ct := queryFormat(r.Header.Get("Accept"))
-	if res, handled := s.pull(w, r, req.KSQL, req.props()); handled {
+	if res, handled := s.pull(w, r, req.KSQL, requestProps(&req)); handled {
 		switch {
 		case res == nil:
 		case ct == contentDelimited:
@@ -286,7 +275,7 @@ func (s *Server) handleQuery(w http.ResponseWriter, r *http.Request) {
 		}
 		return
 	}
-	p := s.startPush(w, r, req.KSQL, req.props())
+	p := s.startPush(w, r, req.KSQL, requestProps(&req))
 	if p == nil {
 		return
 	}
@@ -310,7 +299,7 @@ func (s *Server) handleQuery(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	limit := s.run(r, p, func(row engine.StreamRow) error {
-		var qr queryRow
+		var qr ksqlwire.QueryRow
 		qr.Row.Columns = jsonRow(p, row.Cols)
 		qr.Row.Tombstone = row.Tombstone
 		return send(append([]byte(",\n"), marshal(qr)...))
@@ -332,8 +321,8 @@ func (s *Server) handleQuery(w http.ResponseWriter, r *http.Request) {
 // streamError is the last element of a /query answer whose query ended
 // by itself on an error (a scalable push query dropped for falling
 // behind, or whose persistent query stopped): ksqlDB's errorMessage.
-func streamError(err error) map[string]errorBody {
-	return map[string]errorBody{"errorMessage": {Type: "generic_error", ErrorCode: codeServerError, Message: err.Error()}}
+func streamError(err error) ksqlwire.ErrorMessage {
+	return ksqlwire.ErrorMessage{ErrorMessage: ksqlwire.Error{Type: ksqlwire.TypeGenericError, ErrorCode: codeServerError, Message: err.Error()}}
 }
 
 // finalMessage is the last element of a /query answer: ksqlDB's
@@ -353,8 +342,8 @@ func finalMessage(rs *engine.RowStream, limitReached bool) string {
 // queryHeaderOf is a /query answer's header: the query's id and its
 // columns as ksqlDB's schema text; a pull query on a table marks its key
 // columns KEY.
-func queryHeaderOf(id string, cols types.Schema, markKeys bool) queryHeader {
-	var h queryHeader
+func queryHeaderOf(id string, cols types.Schema, markKeys bool) ksqlwire.QueryHeader {
+	var h ksqlwire.QueryHeader
 	h.Header.QueryID = id
 	h.Header.Schema = schemaText(cols, markKeys)
 	return h
@@ -398,9 +387,7 @@ func writePullQuery(w http.ResponseWriter, res *pullResult, ct string) {
 // handleCloseQuery stops a push query started by /query-stream or /query;
 // its response ends.
 func (s *Server) handleCloseQuery(w http.ResponseWriter, r *http.Request) {
-	var req struct {
-		QueryID string `json:"queryId"`
-	}
+	var req ksqlwire.CloseQueryRequest
 	if !s.decodeBody(w, r, &req) {
 		return
 	}

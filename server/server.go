@@ -16,6 +16,7 @@ import (
 
 	"github.com/sluice-sql/sluice/cluster"
 	"github.com/sluice-sql/sluice/engine"
+	"github.com/sluice-sql/sluice/ksqlwire"
 )
 
 // Options configure a Server. The zero value serves plain HTTP without
@@ -76,7 +77,7 @@ type Server struct {
 	pushes map[string]*push
 	// statuses are the command statuses /ksql answered, by command id,
 	// for GET /status; a later command with the same id replaces one.
-	statuses map[string]commandStatus
+	statuses map[string]ksqlwire.CommandStatus
 	hs       *http.Server
 
 	// rates measures the console's records/s.
@@ -104,7 +105,7 @@ func New(eng *engine.Engine, opts Options) *Server {
 		opts.Log = slog.Default()
 	}
 	s := &Server{eng: eng, opts: opts, log: opts.Log, mux: http.NewServeMux(),
-		pushes: map[string]*push{}, statuses: map[string]commandStatus{}, closing: make(chan struct{}), forwarder: forwardClient(opts)}
+		pushes: map[string]*push{}, statuses: map[string]ksqlwire.CommandStatus{}, closing: make(chan struct{}), forwarder: forwardClient(opts)}
 	s.mux.HandleFunc("POST /ksql", s.handleKSQL)
 	s.mux.HandleFunc("POST /query-stream", s.handleQueryStream)
 	s.mux.HandleFunc("POST /query", s.handleQuery)

@@ -26,7 +26,10 @@
 //     and query rows as they arrive (column widths fixed with the header,
 //     wider values wrapped inside their column), with NULL visible.
 //   - embedded.go, remote.go and entities.go reduce both backends'
-//     results to one Result, so output does not depend on the backend.
+//     results to one Result, so output does not depend on the backend:
+//     SHOW, DESCRIBE and EXPLAIN arrive as package ksqlwire's entities
+//     (decoded from the server's answer, or made by engine.WireEntity)
+//     and wireResult lays them out.
 //   - print.go is PRINT 'topic': the embedded backend reads the topic
 //     (topicprint.Reader), the remote one the server's PRINT lines, and
 //     both make the same rows.

@@ -2,7 +2,6 @@ package shell
 
 import (
 	"context"
-	"fmt"
 	"sort"
 	"strings"
 
@@ -12,7 +11,6 @@ import (
 	"github.com/sluice-sql/sluice/expr"
 	"github.com/sluice-sql/sluice/format"
 	"github.com/sluice-sql/sluice/parser"
-	"github.com/sluice-sql/sluice/types"
 )
 
 // Embedded runs statements on an engine in this process.
@@ -145,86 +143,14 @@ func isAssert(ent engine.Entity) bool {
 	return false
 }
 
-// entityResult lays out SHOW, DESCRIBE and EXPLAIN results; nil for an
-// entity it has no layout for.
+// entityResult lays out SHOW, DESCRIBE and EXPLAIN results as the
+// remote backend does: the entity in the shape the server would send
+// (engine.WireEntity), printed by wireResult, so there is one layout per
+// result; nil for an entity the server has no shape for.
 func entityResult(p parser.Parsed, ent engine.Entity) *Result {
-	switch x := ent.(type) {
-	case *engine.SourceList:
-		var list []sourceRow
-		for _, s := range x.Sources {
-			list = append(list, sourceRow{s.Name, s.Topic, s.KeyFormat, s.ValueFormat, s.Windowed})
-		}
-		return &Result{Table: sourceTable(x.Kind, list)}
-	case *engine.QueryList:
-		var list []queryRow
-		for _, q := range x.Queries {
-			list = append(list, queryRow{q.ID, q.State, strings.Join(q.Sinks, ","), strings.Join(q.SinkTopics, ","), q.Statement})
-		}
-		return &Result{Table: queryTable(list)}
-	case *engine.TopicList:
-		t := &Table{Columns: []string{"Kafka Topic", "Partitions", "Partition Replicas"}}
-		for _, tp := range x.Topics {
-			t.Rows = append(t.Rows, []string{tp.Name, fmt.Sprint(len(tp.Replicas)), replicaText(tp.Replicas)})
-		}
-		return &Result{Table: t}
-	case *engine.TypeList:
-		var list []typeRow
-		for _, ct := range x.Types {
-			list = append(list, typeRow{ct.Name, typeText(ct.Type)})
-		}
-		return &Result{Table: typeTable(list)}
-	case *engine.PropertyList:
-		t := &Table{Columns: []string{"Property", "Value"}}
-		for _, pr := range x.Properties {
-			t.Rows = append(t.Rows, []string{pr.Name, pr.Value})
-		}
-		return &Result{Table: t}
-	case *engine.SourceDescription:
-		d := description{Name: x.Name, Kind: x.Kind.String(), Topic: x.Topic, Partitions: x.Partitions, KeyFormat: x.KeyFormat,
-			ValueFormat: x.ValueFormat, Timestamp: x.TimestampColumn, WindowType: x.WindowType, Statistics: x.Statistics, ErrorStats: x.ErrorStats}
-		for _, q := range x.WriteQueries {
-			d.WrittenBy = append(d.WrittenBy, q.ID)
-		}
-		for _, q := range x.ReadQueries {
-			d.ReadBy = append(d.ReadBy, q.ID)
-		}
-		for _, f := range x.Fields {
-			d.Fields = append(d.Fields, fieldRow{f.Name, typeText(f.Type), f.Key})
-		}
-		return d.result()
-	case *engine.QueryDescription:
-		text := x.Topology + x.Warning
-		if ex, ok := p.Stmt.(*parser.Explain); ok && ex.Statement == nil {
-			text = x.Statement + "\n\n" + text
-		}
-		return &Result{Text: text}
-	case *engine.FunctionList:
-		list := make([]functionRow, 0, len(x.Functions))
-		for _, f := range x.Functions {
-			list = append(list, functionRow{f.Name, f.Type, f.Category})
-		}
-		return &Result{Table: functionTable(list)}
-	case *engine.FunctionDescription:
-		return functionDescription{x.Name, x.Type, x.Description}.result()
+	w := engine.WireEntity(p.Text+";", ent)
+	if w == nil {
+		return nil
 	}
-	return nil
-}
-
-// typeText prints a type the way the server's JSON describes it (kind
-// names, members in angle brackets), so DESCRIBE reads the same from
-// both backends.
-func typeText(t types.Type) string {
-	switch t.Kind {
-	case types.Array:
-		return "ARRAY<" + typeText(*t.Elem) + ">"
-	case types.Map:
-		return "MAP<STRING, " + typeText(*t.Elem) + ">"
-	case types.Struct:
-		var parts []string
-		for _, f := range t.Fields {
-			parts = append(parts, f.Name+" "+typeText(f.Type))
-		}
-		return "STRUCT<" + strings.Join(parts, ", ") + ">"
-	}
-	return t.Kind.String()
+	return wireResult(w, p)
 }

@@ -8,9 +8,10 @@ import (
 	"github.com/sluice-sql/sluice/parser"
 )
 
-// The types here are what both backends reduce SHOW and DESCRIBE results
-// to, so the shell prints them one way: the embedded backend fills them
-// from engine entities, the remote one from the server's JSON.
+// The types here are what SHOW and DESCRIBE results reduce to. Both
+// backends reach them from the same entities, ksqlwire's: the remote one
+// decodes them from the server's answer, the embedded one has the engine
+// make them (engine.WireEntity), and wireResult lays them out.
 
 type sourceRow struct {
 	Name, Topic, KeyFormat, ValueFormat string
@@ -31,7 +32,7 @@ func sourceTable(kind parser.SourceKind, list []sourceRow) *Table {
 	return t
 }
 
-// typeRow is one custom type: its name and its schema as typeText
+// typeRow is one custom type: its name and its schema as schemaText
 // prints it.
 type typeRow struct{ Name, Schema string }
 

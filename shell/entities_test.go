@@ -1,13 +1,13 @@
 package shell
 
 import (
-	"encoding/json"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
 
 	"github.com/sluice-sql/sluice/engine"
 	"github.com/sluice-sql/sluice/expr"
+	"github.com/sluice-sql/sluice/ksqlwire"
 	"github.com/sluice-sql/sluice/parser"
 	"github.com/sluice-sql/sluice/planner"
 	"github.com/sluice-sql/sluice/types"
@@ -30,14 +30,14 @@ func TestTypeTable(t *testing.T) {
 				{Name: "ADDRESS", Type: address}, {Name: "IDS", Type: types.ArrayOf(types.BigIntType)}}})
 		}},
 		{"remote", func() *Result {
-			var e wireEntity
 			body := `{"@type":"type_list","statementText":"SHOW TYPES;","types":{
 				"IDS":{"type":"ARRAY","fields":null,"memberSchema":{"type":"BIGINT","fields":null,"memberSchema":null}},
 				"ADDRESS":{"type":"STRUCT","fields":[{"name":"NUMBER","schema":{"type":"INTEGER"}},{"name":"STREET","schema":{"type":"STRING"}}]}},"warnings":[]}`
-			if err := json.Unmarshal([]byte(body), &e); err != nil {
+			e, err := ksqlwire.DecodeEntity([]byte(body))
+			if err != nil {
 				t.Fatal(err)
 			}
-			return e.result(parser.Parsed{})
+			return wireResult(e, parser.Parsed{})
 		}},
 	} {
 		if diff := cmp.Diff(want, tc.got().Table); diff != "" {
@@ -52,11 +52,11 @@ func TestTypeTable(t *testing.T) {
 func TestFunctionResults(t *testing.T) {
 	remote := func(body string) *Result {
 		t.Helper()
-		var e wireEntity
-		if err := json.Unmarshal([]byte(body), &e); err != nil {
+		e, err := ksqlwire.DecodeEntity([]byte(body))
+		if err != nil {
 			t.Fatal(err)
 		}
-		return e.result(parser.Parsed{})
+		return wireResult(e, parser.Parsed{})
 	}
 	list := &Result{Table: &Table{Columns: []string{"Function Name", "Type", "Category"}, Rows: [][]string{
 		{"ABS", "SCALAR", "MATHEMATICAL"},

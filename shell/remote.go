@@ -16,6 +16,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/sluice-sql/sluice/ksqlwire"
 	"github.com/sluice-sql/sluice/parser"
 	"github.com/sluice-sql/sluice/topicprint"
 )
@@ -69,7 +70,7 @@ func (e *RemoteError) Error() string { return e.Message }
 // Ping checks that the server answers and accepts the credentials, so a
 // wrong URL fails at start rather than at the first statement.
 func (r *Remote) Ping(ctx context.Context) error {
-	resp, err := r.post(ctx, "/ksql", map[string]any{"ksql": "LIST PROPERTIES;"}, "application/json")
+	resp, err := r.post(ctx, "/ksql", ksqlwire.KsqlRequest{KSQL: "LIST PROPERTIES;"}, "application/json")
 	if err != nil {
 		return err
 	}
@@ -103,14 +104,9 @@ func (r *Remote) Execute(ctx context.Context, p parser.Parsed) (*Result, error) 
 	r.names = nil
 	props := r.propsCopy()
 	r.mu.Unlock()
-	resp, err := r.post(ctx, "/ksql", map[string]any{"ksql": p.Text + ";", "streamsProperties": props}, "application/json")
+	ents, err := r.ksql(ctx, p.Text+";", props)
 	if err != nil {
 		return nil, err
-	}
-	defer resp.Body.Close()
-	var ents []wireEntity
-	if err := json.NewDecoder(resp.Body).Decode(&ents); err != nil {
-		return nil, fmt.Errorf("read /ksql response: %w", err)
 	}
 	if len(ents) == 0 {
 		if _, ok := p.Stmt.(*parser.InsertValues); ok {
@@ -118,7 +114,7 @@ func (r *Remote) Execute(ctx context.Context, p parser.Parsed) (*Result, error) 
 		}
 		return &Result{}, nil
 	}
-	return ents[0].result(p), nil
+	return wireResult(ents[0], p), nil
 }
 
 func (r *Remote) propsCopy() map[string]string {
@@ -154,9 +150,7 @@ func (r *Remote) post(ctx context.Context, path string, body any, accept string)
 	}
 	defer resp.Body.Close()
 	raw, _ := io.ReadAll(io.LimitReader(resp.Body, 1<<20))
-	var eb struct {
-		Message string `json:"message"`
-	}
+	var eb ksqlwire.Error
 	if json.Unmarshal(raw, &eb) != nil || eb.Message == "" {
 		eb.Message = strings.TrimSpace(string(raw))
 	}
@@ -181,7 +175,7 @@ func (r *Remote) query(ctx context.Context, text string, sel *parser.Select) (*R
 	// The request outlives Execute: it ends when the rows do or Close
 	// cancels it.
 	qctx, cancel := context.WithCancel(context.WithoutCancel(ctx))
-	resp, err := r.post(qctx, "/query-stream", map[string]any{"sql": text + ";", "properties": props}, "application/vnd.ksqlapi.delimited.v1")
+	resp, err := r.post(qctx, "/query-stream", ksqlwire.QueryStreamRequest{SQL: text + ";", Properties: toAny(props)}, "application/vnd.ksqlapi.delimited.v1")
 	if err != nil {
 		cancel()
 		return nil, err
@@ -193,11 +187,7 @@ func (r *Remote) query(ctx context.Context, text string, sel *parser.Select) (*R
 		resp.Body.Close()
 		return nil, fmt.Errorf("read query header: %w", err)
 	}
-	var hdr struct {
-		QueryID     string   `json:"queryId"`
-		ColumnNames []string `json:"columnNames"`
-		ColumnTypes []string `json:"columnTypes"`
-	}
+	var hdr ksqlwire.QueryStreamHeader
 	if err := json.Unmarshal(line, &hdr); err != nil {
 		cancel()
 		resp.Body.Close()
@@ -286,7 +276,7 @@ func (q *remoteRows) Close() error {
 		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 		defer cancel()
 		var resp *http.Response
-		if resp, err = q.r.post(ctx, "/close-query", map[string]string{"queryId": q.id}, "application/json"); err == nil {
+		if resp, err = q.r.post(ctx, "/close-query", ksqlwire.CloseQueryRequest{QueryID: q.id}, "application/json"); err == nil {
 			resp.Body.Close()
 		}
 		var re *RemoteError
@@ -310,7 +300,7 @@ func (r *Remote) print(ctx context.Context, text string) (*Result, error) {
 	// The request outlives Execute: it ends when the lines do or Close
 	// cancels it.
 	qctx, cancel := context.WithCancel(context.WithoutCancel(ctx))
-	resp, err := r.post(qctx, "/query", map[string]any{"ksql": text + ";", "streamsProperties": props}, "application/json")
+	resp, err := r.post(qctx, "/query", ksqlwire.KsqlRequest{KSQL: text + ";", StreamsProperties: toAny(props)}, "application/json")
 	if err != nil {
 		cancel()
 		return nil, err
@@ -378,33 +368,37 @@ func (r *Remote) Names(ctx context.Context) Names {
 	defer cancel()
 	n := Names{Functions: functionNames()}
 	tables := map[string]bool{}
-	ents, err := r.ksql(ctx, "LIST STREAMS; LIST TABLES; LIST TOPICS;")
+	ents, err := r.ksql(ctx, "LIST STREAMS; LIST TABLES; LIST TOPICS;", nil)
 	if err != nil {
 		return n
 	}
 	var describe strings.Builder
-	for _, e := range ents {
-		for _, list := range []*[]wireSource{e.Streams, e.Tables} {
-			if list == nil {
-				continue
-			}
-			for _, s := range *list {
-				n.Sources = append(n.Sources, s.Name)
-				fmt.Fprintf(&describe, "DESCRIBE `%s`; ", s.Name)
-				if list == e.Tables {
-					tables[strings.ToUpper(s.Name)] = true
+	for _, ent := range ents {
+		switch e := ent.(type) {
+		case *ksqlwire.SourceList:
+			for _, list := range []*[]ksqlwire.SourceInfo{e.Streams, e.Tables} {
+				if list == nil {
+					continue
+				}
+				for _, s := range *list {
+					n.Sources = append(n.Sources, s.Name)
+					fmt.Fprintf(&describe, "DESCRIBE `%s`; ", s.Name)
+					if list == e.Tables {
+						tables[strings.ToUpper(s.Name)] = true
+					}
 				}
 			}
-		}
-		for _, t := range e.Topics {
-			n.Topics = append(n.Topics, t.Name)
+		case *ksqlwire.KafkaTopics:
+			for _, t := range e.Topics {
+				n.Topics = append(n.Topics, t.Name)
+			}
 		}
 	}
 	cols := map[string]bool{}
 	if describe.Len() > 0 {
-		descs, _ := r.ksql(ctx, describe.String())
-		for _, d := range descs {
-			if d.SourceDescription != nil {
+		descs, _ := r.ksql(ctx, describe.String(), nil)
+		for _, ent := range descs {
+			if d, ok := ent.(*ksqlwire.SourceDescriptionEntity); ok {
 				for _, f := range d.SourceDescription.Fields {
 					cols[f.Name] = true
 				}
@@ -422,17 +416,34 @@ func (r *Remote) Names(ctx context.Context) Names {
 	return n
 }
 
-func (r *Remote) ksql(ctx context.Context, text string) ([]wireEntity, error) {
-	resp, err := r.post(ctx, "/ksql", map[string]any{"ksql": text}, "application/json")
+// ksql runs statements on /ksql and decodes the entities of the answer.
+func (r *Remote) ksql(ctx context.Context, text string, props map[string]string) ([]ksqlwire.Entity, error) {
+	resp, err := r.post(ctx, "/ksql", ksqlwire.KsqlRequest{KSQL: text, StreamsProperties: toAny(props)}, "application/json")
 	if err != nil {
 		return nil, err
 	}
 	defer resp.Body.Close()
-	var ents []wireEntity
-	if err := json.NewDecoder(resp.Body).Decode(&ents); err != nil {
+	body, err := io.ReadAll(resp.Body)
+	if err != nil {
+		return nil, fmt.Errorf("read /ksql response: %w", err)
+	}
+	ents, err := ksqlwire.DecodeEntities(body)
+	if err != nil {
 		return nil, fmt.Errorf("read /ksql response: %w", err)
 	}
 	return ents, nil
+}
+
+// toAny is a property map as a request's JSON object; nil stays nil.
+func toAny(m map[string]string) map[string]any {
+	if m == nil {
+		return nil
+	}
+	out := make(map[string]any, len(m))
+	for k, v := range m {
+		out[k] = v
+	}
+	return out
 }
 
 // Close implements Backend; a server's queries keep running.
@@ -441,168 +452,80 @@ func (r *Remote) Close() error {
 	return nil
 }
 
-// wireEntity is any entity of a /ksql answer (ksqlDB's shapes); only the
-// parts the shell prints are decoded.
-type wireEntity struct {
-	Type          string `json:"@type"`
-	CommandStatus *struct {
-		Message string `json:"message"`
-	} `json:"commandStatus"`
-	// TopicName, Subject, ID and Exists are an assert_topic's or an
-	// assert_schema's.
-	TopicName string        `json:"topicName"`
-	Subject   *string       `json:"subject"`
-	ID        *int          `json:"id"`
-	Exists    bool          `json:"exists"`
-	Streams   *[]wireSource `json:"streams"`
-	Tables    *[]wireSource `json:"tables"`
-	Queries   []wireQuery   `json:"queries"`
-	Topics    []struct {
-		Name        string `json:"name"`
-		ReplicaInfo []int  `json:"replicaInfo"`
-	} `json:"topics"`
-	Types      map[string]wireSchema `json:"types"`
-	Properties []struct {
-		Name  string `json:"name"`
-		Value string `json:"value"`
-	} `json:"properties"`
-	SourceDescription *struct {
-		Name         string      `json:"name"`
-		WindowType   *string     `json:"windowType"`
-		ReadQueries  []wireQuery `json:"readQueries"`
-		WriteQueries []wireQuery `json:"writeQueries"`
-		Fields       []wireField `json:"fields"`
-		Type         string      `json:"type"`
-		Timestamp    string      `json:"timestamp"`
-		Statistics   string      `json:"statistics"`
-		ErrorStats   string      `json:"errorStats"`
-		KeyFormat    string      `json:"keyFormat"`
-		ValueFormat  string      `json:"valueFormat"`
-		Topic        string      `json:"topic"`
-		Partitions   int32       `json:"partitions"`
-	} `json:"sourceDescription"`
-	QueryDescription *struct {
-		StatementText string `json:"statementText"`
-		Topology      string `json:"topology"`
-	} `json:"queryDescription"`
-	Warnings []struct {
-		Message string `json:"message"`
-	} `json:"warnings"`
-	// Functions is a function_names' list; Name, Description and
-	// FunctionType are a describe_function's.
-	Functions    []wireFunction `json:"functions"`
-	Name         string         `json:"name"`
-	Description  string         `json:"description"`
-	FunctionType string         `json:"type"`
-}
-
-type wireFunction struct {
-	Name     string `json:"name"`
-	Type     string `json:"type"`
-	Category string `json:"category"`
-}
-
-type wireSource struct {
-	Name        string `json:"name"`
-	Topic       string `json:"topic"`
-	KeyFormat   string `json:"keyFormat"`
-	ValueFormat string `json:"valueFormat"`
-	IsWindowed  bool   `json:"isWindowed"`
-}
-
-type wireQuery struct {
-	QueryString     string   `json:"queryString"`
-	Sinks           []string `json:"sinks"`
-	SinkKafkaTopics []string `json:"sinkKafkaTopics"`
-	ID              string   `json:"id"`
-	State           string   `json:"state"`
-}
-
-type wireField struct {
-	Name   string     `json:"name"`
-	Schema wireSchema `json:"schema"`
-	Type   string     `json:"type"`
-}
-
-type wireSchema struct {
-	Type         string      `json:"type"`
-	Fields       []wireField `json:"fields"`
-	MemberSchema *wireSchema `json:"memberSchema"`
-}
-
-// text prints a schema like typeText prints an engine type.
-func (s wireSchema) text() string {
+// schemaText prints a type the way the server's JSON describes it (kind
+// names, members in angle brackets).
+func schemaText(s ksqlwire.SchemaInfo) string {
 	switch s.Type {
 	case "ARRAY":
 		if s.MemberSchema != nil {
-			return "ARRAY<" + s.MemberSchema.text() + ">"
+			return "ARRAY<" + schemaText(*s.MemberSchema) + ">"
 		}
 	case "MAP":
 		if s.MemberSchema != nil {
-			return "MAP<STRING, " + s.MemberSchema.text() + ">"
+			return "MAP<STRING, " + schemaText(*s.MemberSchema) + ">"
 		}
 	case "STRUCT":
 		var parts []string
 		for _, f := range s.Fields {
-			parts = append(parts, f.Name+" "+f.Schema.text())
+			parts = append(parts, f.Name+" "+schemaText(f.Schema))
 		}
 		return "STRUCT<" + strings.Join(parts, ", ") + ">"
 	}
 	return s.Type
 }
 
-func (e wireEntity) result(p parser.Parsed) *Result {
-	switch {
-	case e.Type == "assert_topic" || e.Type == "assert_schema":
-		what := "Topic " + e.TopicName
-		if e.Type == "assert_schema" {
-			what = "Schema with"
-			if e.Subject != nil {
-				what += " subject name " + *e.Subject
-			}
-			if e.ID != nil {
-				what += " id " + strconv.Itoa(*e.ID)
-			}
+// wireResult reduces an entity of the server's answer to what the shell
+// prints.
+func wireResult(ent ksqlwire.Entity, p parser.Parsed) *Result {
+	switch e := ent.(type) {
+	case *ksqlwire.AssertTopic:
+		return assertResult("Topic "+e.TopicName, e.Exists)
+	case *ksqlwire.AssertSchema:
+		what := "Schema with"
+		if e.Subject != nil {
+			what += " subject name " + *e.Subject
 		}
-		if e.Exists {
-			return &Result{Message: what + " exists"}
+		if e.ID != nil {
+			what += " id " + strconv.Itoa(*e.ID)
 		}
-		return &Result{Message: what + " does not exist"}
-	case e.Streams != nil || e.Tables != nil:
+		return assertResult(what, e.Exists)
+	case *ksqlwire.SourceList:
 		kind, list := parser.KindStream, e.Streams
 		if e.Tables != nil {
 			kind, list = parser.KindTable, e.Tables
 		}
 		var rows []sourceRow
-		for _, s := range *list {
-			rows = append(rows, sourceRow{s.Name, s.Topic, s.KeyFormat, s.ValueFormat, s.IsWindowed})
+		if list != nil {
+			for _, s := range *list {
+				rows = append(rows, sourceRow{s.Name, s.Topic, s.KeyFormat, s.ValueFormat, s.IsWindowed})
+			}
 		}
 		return &Result{Table: sourceTable(kind, rows)}
-	case e.Type == "queries":
+	case *ksqlwire.Queries:
 		var rows []queryRow
 		for _, q := range e.Queries {
 			rows = append(rows, queryRow{q.ID, q.State, strings.Join(q.Sinks, ","), strings.Join(q.SinkKafkaTopics, ","), q.QueryString})
 		}
 		return &Result{Table: queryTable(rows)}
-	case e.Type == "kafka_topics":
+	case *ksqlwire.KafkaTopics:
 		t := &Table{Columns: []string{"Kafka Topic", "Partitions", "Partition Replicas"}}
 		for _, tp := range e.Topics {
 			t.Rows = append(t.Rows, []string{tp.Name, fmt.Sprint(len(tp.ReplicaInfo)), replicaText(tp.ReplicaInfo)})
 		}
 		return &Result{Table: t}
-	case e.Type == "type_list":
+	case *ksqlwire.TypeList:
 		var list []typeRow
 		for name, s := range e.Types {
-			list = append(list, typeRow{name, s.text()})
+			list = append(list, typeRow{name, schemaText(s)})
 		}
 		return &Result{Table: typeTable(list)}
-	case e.Type == "properties":
+	case *ksqlwire.Properties:
 		t := &Table{Columns: []string{"Property", "Value"}}
 		for _, pr := range e.Properties {
 			t.Rows = append(t.Rows, []string{pr.Name, pr.Value})
 		}
 		return &Result{Table: t}
-	case e.SourceDescription != nil:
+	case *ksqlwire.SourceDescriptionEntity:
 		x := e.SourceDescription
 		d := description{Name: x.Name, Kind: x.Type, Topic: x.Topic, Partitions: x.Partitions, KeyFormat: x.KeyFormat,
 			ValueFormat: x.ValueFormat, Timestamp: x.Timestamp, Statistics: x.Statistics, ErrorStats: x.ErrorStats}
@@ -616,10 +539,10 @@ func (e wireEntity) result(p parser.Parsed) *Result {
 			d.ReadBy = append(d.ReadBy, q.ID)
 		}
 		for _, f := range x.Fields {
-			d.Fields = append(d.Fields, fieldRow{f.Name, f.Schema.text(), f.Type == "KEY"})
+			d.Fields = append(d.Fields, fieldRow{f.Name, schemaText(f.Schema), f.Type == "KEY"})
 		}
 		return d.result()
-	case e.QueryDescription != nil:
+	case *ksqlwire.QueryDescriptionEntity:
 		text := e.QueryDescription.Topology
 		for _, w := range e.Warnings {
 			text += w.Message + "\n"
@@ -628,18 +551,28 @@ func (e wireEntity) result(p parser.Parsed) *Result {
 			text = e.QueryDescription.StatementText + "\n\n" + text
 		}
 		return &Result{Text: text}
-	case e.Type == "function_names":
+	case *ksqlwire.FunctionNames:
 		list := make([]functionRow, 0, len(e.Functions))
 		for _, f := range e.Functions {
 			list = append(list, functionRow{f.Name, f.Type, f.Category})
 		}
 		return &Result{Table: functionTable(list)}
-	case e.Type == "describe_function":
+	case *ksqlwire.FunctionDescription:
 		return functionDescription{e.Name, e.FunctionType, e.Description}.result()
-	case e.CommandStatus != nil:
+	case *ksqlwire.CurrentStatus:
 		return &Result{Message: e.CommandStatus.Message}
+	case *ksqlwire.Unknown:
+		// Saying what came is better than printing nothing, as the shell
+		// did for function lists before it knew them.
+		return &Result{Message: fmt.Sprintf("(the server answered a %q entity, which this shell cannot print)", e.Type)}
 	}
-	// Saying what came is better than printing nothing, as the shell did
-	// for function lists before it knew them.
-	return &Result{Message: fmt.Sprintf("(the server answered a %q entity, which this shell cannot print)", e.Type)}
+	return &Result{Message: fmt.Sprintf("(the server answered a %T entity, which this shell cannot print)", ent)}
+}
+
+// assertResult is ASSERT's answer: what was asserted, and whether it exists.
+func assertResult(what string, exists bool) *Result {
+	if exists {
+		return &Result{Message: what + " exists"}
+	}
+	return &Result{Message: what + " does not exist"}
 }

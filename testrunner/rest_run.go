@@ -22,6 +22,7 @@ import (
 	"github.com/sluice-sql/sluice/broker"
 	"github.com/sluice-sql/sluice/engine"
 	"github.com/sluice-sql/sluice/exec"
+	"github.com/sluice-sql/sluice/ksqlwire"
 	"github.com/sluice-sql/sluice/parser"
 	"github.com/sluice-sql/sluice/server"
 )
@@ -321,7 +322,7 @@ func (r *restRun) requestProps() map[string]any {
 // admin sends the admin statements as one /ksql request. done is set when
 // the request failed as the case expects (the case ends there).
 func (r *restRun) admin(ctx context.Context, sql string) (entities []map[string]any, done bool, err error) {
-	resp, err := r.post(ctx, "/ksql", "", map[string]any{"ksql": sql, "streamsProperties": r.requestProps()})
+	resp, err := r.post(ctx, "/ksql", "", ksqlwire.KsqlRequest{KSQL: sql, StreamsProperties: r.requestProps()})
 	if err != nil {
 		return nil, false, fmt.Errorf("POST /ksql: %w", err)
 	}
@@ -346,11 +347,7 @@ func (r *restRun) errorResponse(status int, body []byte) error {
 	if want == nil {
 		return fmt.Errorf("server failed to execute statement: %d %s", status, bytes.TrimSpace(body))
 	}
-	var got struct {
-		Type          string `json:"@type"`
-		Message       string `json:"message"`
-		StatementText string `json:"statementText"`
-	}
+	var got ksqlwire.Error
 	if err := json.Unmarshal(body, &got); err != nil {
 		return fmt.Errorf("error answer %d is not an error entity: %s", status, body)
 	}
@@ -365,10 +362,11 @@ func (r *restRun) errorResponse(status int, body []byte) error {
 	case "", "io.confluent.ksql.rest.entity.KsqlErrorMessage":
 	case "io.confluent.ksql.rest.entity.KsqlStatementErrorMessage":
 		last := r.c.Statements[len(r.c.Statements)-1]
-		if got.Type != "statement_error" {
-			problems = append(problems, fmt.Sprintf("error type %s, want statement_error", got.Type))
-		} else if !strings.Contains(got.StatementText, last) {
-			problems = append(problems, fmt.Sprintf("statementText %q does not contain the last statement %q", got.StatementText, last))
+		switch {
+		case got.Type != ksqlwire.TypeStatementError:
+			problems = append(problems, fmt.Sprintf("error type %s, want %s", got.Type, ksqlwire.TypeStatementError))
+		case got.StatementText == nil || !strings.Contains(*got.StatementText, last):
+			problems = append(problems, fmt.Sprintf("statementText %q does not contain the last statement %q", stringOr(got.StatementText), last))
 		}
 	default:
 		problems = append(problems, "unknown expected error type "+want.Type)
@@ -448,7 +446,7 @@ func (r *restRun) waitCaughtUp(ctx context.Context) error {
 func (r *restRun) query(ctx context.Context, sql string, produce bool) (rows []map[string]any, done bool, err error) {
 	ctx, cancel := context.WithTimeout(ctx, restQueryTimeout)
 	defer cancel()
-	resp, err := r.post(ctx, "/query", "", map[string]any{"ksql": sql, "streamsProperties": r.requestProps()})
+	resp, err := r.post(ctx, "/query", "", ksqlwire.KsqlRequest{KSQL: sql, StreamsProperties: r.requestProps()})
 	if err != nil {
 		return nil, false, fmt.Errorf("POST /query %q: %w", sql, err)
 	}
@@ -493,7 +491,7 @@ func (r *restRun) query(ctx context.Context, sql string, produce bool) (rows []m
 func (r *restRun) protoQuery(ctx context.Context, sql string) (rows []map[string]any, ok bool, err error) {
 	ctx, cancel := context.WithTimeout(ctx, restQueryTimeout)
 	defer cancel()
-	resp, err := r.post(ctx, "/query-stream", server.ContentProtobuf, map[string]any{"sql": sql, "properties": r.requestProps()})
+	resp, err := r.post(ctx, "/query-stream", server.ContentProtobuf, ksqlwire.QueryStreamRequest{SQL: sql, Properties: r.requestProps()})
 	if err != nil {
 		return nil, false, fmt.Errorf("POST /query-stream %q: %w", sql, err)
 	}
@@ -571,4 +569,12 @@ func decodeNumbers(b []byte, v any) error {
 	d := json.NewDecoder(bytes.NewReader(b))
 	d.UseNumber()
 	return d.Decode(v)
+}
+
+// stringOr is *s, or "" for nil.
+func stringOr(s *string) string {
+	if s == nil {
+		return ""
+	}
+	return *s
 }

@@ -24,6 +24,13 @@
 // SQL NULL is the Go nil. A row is a []any indexed by column position,
 // positions resolved at plan time.
 //
+// How ksqlDB (its Jackson) writes a value as JSON text is decided here
+// once, for the JSON format, TO_JSON_STRING and the REST API alike:
+// AppendJSONDouble for a DOUBLE (Java's Double.toString, NaN and the
+// infinities as strings) and AppendJSONString for a string (only '"',
+// '\\' and control characters escaped; \b \t \n \f \r by name, the
+// others as upper-case \u00XX).
+//
 // Example:
 //
 //	s := types.Schema{Columns: []types.Column{

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"math"
 	"strconv"
+	"unicode/utf8"
 
 	"github.com/cockroachdb/apd/v3"
 )
@@ -211,6 +212,56 @@ func AppendJSONDouble(b []byte, f float64) []byte {
 		return append(b, '"')
 	}
 	return AppendDouble(b, f)
+}
+
+// AppendJSONString appends s as a JSON string the way ksqlDB's Jackson
+// writes one: '"' and '\\' escaped, backspace, tab, newline, form feed
+// and carriage return by their short escapes, every other control
+// character as \u00XX with upper-case hex digits, and everything else
+// ('/', '<', DEL, non-ASCII) as it is. Invalid UTF-8 becomes U+FFFD, as
+// Java's decoding of the bytes would have made it.
+func AppendJSONString(b []byte, s string) []byte {
+	const hex = "0123456789ABCDEF"
+	b = append(b, '"')
+	start := 0
+	for i := 0; i < len(s); {
+		c := s[i]
+		if c >= utf8.RuneSelf {
+			r, size := utf8.DecodeRuneInString(s[i:])
+			if r == utf8.RuneError && size == 1 {
+				b = append(b, s[start:i]...)
+				b = utf8.AppendRune(b, utf8.RuneError)
+				start = i + 1
+			}
+			i += size
+			continue
+		}
+		if c >= 0x20 && c != '"' && c != '\\' {
+			i++
+			continue
+		}
+		b = append(b, s[start:i]...)
+		switch c {
+		case '"', '\\':
+			b = append(b, '\\', c)
+		case '\b':
+			b = append(b, '\\', 'b')
+		case '\t':
+			b = append(b, '\\', 't')
+		case '\n':
+			b = append(b, '\\', 'n')
+		case '\f':
+			b = append(b, '\\', 'f')
+		case '\r':
+			b = append(b, '\\', 'r')
+		default:
+			b = append(b, '\\', 'u', '0', '0', hex[c>>4], hex[c&0xF])
+		}
+		i++
+		start = i
+	}
+	b = append(b, s[start:]...)
+	return append(b, '"')
 }
 
 // AppendDouble appends FormatDouble(f) to b.

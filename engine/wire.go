@@ -1,0 +1,172 @@
+package engine
+
+import (
+	"strings"
+
+	"github.com/sluice-sql/sluice/ksqlwire"
+	"github.com/sluice-sql/sluice/parser"
+	"github.com/sluice-sql/sluice/types"
+)
+
+// WireEntity is a structured result (SHOW, DESCRIBE, EXPLAIN, ASSERT) in
+// ksqlDB's REST shape, a pointer to one of ksqlwire's entity types, for
+// the statement text stmt; nil for a result ksqlDB has no entity for. The
+// server sends it and the shell prints it, whichever backend it runs on,
+// so a result is laid out once.
+func WireEntity(stmt string, ent Entity) ksqlwire.Entity {
+	switch x := ent.(type) {
+	case *SourceList:
+		list := make([]ksqlwire.SourceInfo, 0, len(x.Sources))
+		for _, s := range x.Sources {
+			list = append(list, wireSourceInfo(s))
+		}
+		if x.Kind == parser.KindTable {
+			return &ksqlwire.SourceList{Type: ksqlwire.TypeTables, StatementText: stmt, Tables: &list, Warnings: []ksqlwire.Warning{}}
+		}
+		return &ksqlwire.SourceList{Type: ksqlwire.TypeStreams, StatementText: stmt, Streams: &list, Warnings: []ksqlwire.Warning{}}
+	case *QueryList:
+		return &ksqlwire.Queries{Type: ksqlwire.TypeQueries, StatementText: stmt, Queries: wireQueryInfos(x.Queries), Warnings: []ksqlwire.Warning{}}
+	case *TopicList:
+		list := make([]ksqlwire.TopicInfo, 0, len(x.Topics))
+		for _, t := range x.Topics {
+			list = append(list, ksqlwire.TopicInfo{Name: t.Name, ReplicaInfo: t.Replicas})
+		}
+		return &ksqlwire.KafkaTopics{Type: ksqlwire.TypeKafkaTopics, StatementText: stmt, Topics: list, Warnings: []ksqlwire.Warning{}}
+	case *AssertTopicResult:
+		return &ksqlwire.AssertTopic{Type: ksqlwire.TypeAssertTopic, StatementText: stmt, TopicName: x.Topic, Exists: x.Exists, Warnings: []ksqlwire.Warning{}}
+	case *AssertSchemaResult:
+		e := &ksqlwire.AssertSchema{Type: ksqlwire.TypeAssertSchema, StatementText: stmt, ID: x.ID, Exists: x.Exists, Warnings: []ksqlwire.Warning{}}
+		if x.Subject != "" {
+			subject := x.Subject
+			e.Subject = &subject
+		}
+		return e
+	case *FunctionList:
+		list := make([]ksqlwire.FunctionName, 0, len(x.Functions))
+		for _, f := range x.Functions {
+			list = append(list, ksqlwire.FunctionName{Name: f.Name, Type: strings.ToLower(f.Type), Category: f.Category})
+		}
+		return &ksqlwire.FunctionNames{Type: ksqlwire.TypeFunctionNames, StatementText: stmt, Functions: list, Warnings: []ksqlwire.Warning{}}
+	case *FunctionDescription:
+		return &ksqlwire.FunctionDescription{Type: ksqlwire.TypeDescribeFunction, StatementText: stmt, Name: x.Name, Description: x.Description,
+			Author: "sluice", Version: "", Path: "internal", FunctionType: strings.ToLower(x.FunctionInfo.Type), Functions: []any{}, Warnings: []ksqlwire.Warning{}}
+	case *TypeList:
+		list := make(map[string]ksqlwire.SchemaInfo, len(x.Types))
+		for _, t := range x.Types {
+			list[t.Name] = wireSchema(t.Type)
+		}
+		return &ksqlwire.TypeList{Type: ksqlwire.TypeTypeList, StatementText: stmt, Types: list, Warnings: []ksqlwire.Warning{}}
+	case *PropertyList:
+		e := &ksqlwire.Properties{Type: ksqlwire.TypeProperties, StatementText: stmt, OverwrittenProperties: []string{}, DefaultProperties: []string{}, Warnings: []ksqlwire.Warning{}}
+		for _, p := range x.Properties {
+			e.Properties = append(e.Properties, ksqlwire.PropertyInfo{Name: p.Name, Scope: "KSQL", Value: p.Value})
+			if p.Overridden {
+				e.OverwrittenProperties = append(e.OverwrittenProperties, p.Name)
+			}
+		}
+		return e
+	case *SourceDescription:
+		d := ksqlwire.SourceDescription{Name: x.Name, ReadQueries: wireQueryInfos(x.ReadQueries), WriteQueries: wireQueryInfos(x.WriteQueries),
+			Fields: wireFields(x.Fields), Type: x.Kind.String(), Timestamp: x.TimestampColumn, Statistics: x.Statistics, ErrorStats: x.ErrorStats,
+			Extended: x.Extended, KeyFormat: x.KeyFormat, ValueFormat: x.ValueFormat, Topic: x.Topic, Partitions: x.Partitions,
+			Replication: 1, Statement: x.Statement}
+		if x.WindowType != "" {
+			d.WindowType = &x.WindowType
+		}
+		warnings := []ksqlwire.Warning{}
+		for _, w := range x.Warnings {
+			warnings = append(warnings, ksqlwire.Warning{Message: w})
+		}
+		return &ksqlwire.SourceDescriptionEntity{Type: ksqlwire.TypeSourceDescription, StatementText: stmt, SourceDescription: d, Warnings: warnings}
+	case *QueryDescription:
+		d := ksqlwire.QueryDescription{ID: x.ID, StatementText: x.Statement, Fields: wireFields(x.Fields), Sources: nonNilStrings(x.Sources),
+			Sinks: nonNilStrings(x.Sinks), Topology: x.Topology, ExecutionPlan: x.Topology, OverriddenProperties: map[string]string{},
+			QueryType: "PERSISTENT", QueryErrors: []string{}, State: x.State}
+		if x.Error != "" {
+			d.QueryErrors = []string{x.Error}
+		}
+		var warnings []ksqlwire.Warning
+		if w := strings.TrimSpace(x.Warning); w != "" {
+			warnings = append(warnings, ksqlwire.Warning{Message: w})
+		}
+		for _, w := range x.Warnings {
+			warnings = append(warnings, ksqlwire.Warning{Message: w})
+		}
+		return &ksqlwire.QueryDescriptionEntity{Type: ksqlwire.TypeQueryDescription, StatementText: stmt, QueryDescription: d, Warnings: nonNilWarnings(warnings)}
+	}
+	return nil
+}
+
+func wireSourceInfo(s SourceSummary) ksqlwire.SourceInfo {
+	return ksqlwire.SourceInfo{Type: s.Kind.String(), Name: s.Name, Topic: s.Topic, KeyFormat: s.KeyFormat, ValueFormat: s.ValueFormat, IsWindowed: s.Windowed}
+}
+
+func wireQueryInfos(qs []QuerySummary) []ksqlwire.QueryInfo {
+	out := make([]ksqlwire.QueryInfo, 0, len(qs))
+	for _, q := range qs {
+		info := ksqlwire.QueryInfo{QueryString: q.Statement, Sinks: nonNilStrings(q.Sinks), SinkKafkaTopics: nonNilStrings(q.SinkTopics), ID: q.ID,
+			StatusCount: map[string]int{q.State: 1}, QueryType: "PERSISTENT", State: q.State}
+		if len(q.Owners) > 0 {
+			// Every instance runs every query: count them all. An
+			// instance not heard from lately is UNRESPONSIVE, as in ksqlDB.
+			info.StatusCount, info.KsqlHostQueryStatus = map[string]int{}, map[string]string{}
+			for _, o := range q.Owners {
+				state := "RUNNING"
+				switch {
+				case o.Self:
+					state = q.State
+				case !o.Alive:
+					state = "UNRESPONSIVE"
+				}
+				info.StatusCount[state]++
+				info.KsqlHostQueryStatus[strings.TrimPrefix(strings.TrimPrefix(o.URL, "http://"), "https://")] = state
+			}
+		}
+		out = append(out, info)
+	}
+	return out
+}
+
+func wireFields(fs []Field) []ksqlwire.FieldInfo {
+	out := make([]ksqlwire.FieldInfo, 0, len(fs))
+	for _, f := range fs {
+		fi := ksqlwire.FieldInfo{Name: f.Name, Schema: wireSchema(f.Type)}
+		switch {
+		case f.Key:
+			fi.Type = "KEY"
+		case f.Header:
+			fi.Type, fi.HeaderKey = "HEADER", f.HeaderKey
+		}
+		out = append(out, fi)
+	}
+	return out
+}
+
+func wireSchema(t types.Type) ksqlwire.SchemaInfo {
+	s := ksqlwire.SchemaInfo{Type: t.Kind.String()}
+	switch t.Kind {
+	case types.Array, types.Map:
+		m := wireSchema(*t.Elem)
+		s.MemberSchema = &m
+	case types.Struct:
+		s.Fields = []ksqlwire.FieldInfo{}
+		for _, f := range t.Fields {
+			s.Fields = append(s.Fields, ksqlwire.FieldInfo{Name: f.Name, Schema: wireSchema(f.Type)})
+		}
+	}
+	return s
+}
+
+func nonNilStrings(s []string) []string {
+	if s == nil {
+		return []string{}
+	}
+	return s
+}
+
+func nonNilWarnings(s []ksqlwire.Warning) []ksqlwire.Warning {
+	if s == nil {
+		return []ksqlwire.Warning{}
+	}
+	return s
+}
