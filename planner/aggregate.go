@@ -202,6 +202,7 @@ func (p *planning) planAggregate() error {
 	partitions := p.src.Partitions
 	var chain []exec.Node
 	if p.needsRepartition() {
+		p.aggRepartition = true
 		repart := p.prefix + "-Aggregate-GroupBy-repartition"
 		keyFormat := "JSON"
 		if len(groupCols) == 1 && isPrimitive(groupCols[0].Type) {
@@ -666,7 +667,7 @@ func (p *planning) tableChanges(prep *types.Schema, group, args []expr.Eval) (ex
 		if err != nil {
 			return nil, nil, err
 		}
-		node.Where = where.(*exec.FilterNode).Pred
+		node.Where = where.Pred
 	}
 	ng, na := len(group), len(args)
 	for i := 0; i < na; i++ {

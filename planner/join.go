@@ -436,6 +436,10 @@ func (p *planning) planOneJoin(idx int, j *parser.Join, left, right *joinInput, 
 			keyFormat, keyProps = other.keyFormat, other.keyProps
 		}
 		p.repartitionJoinInput(in, sfx+"-"+[2]string{"left", "right"}[side], keyExpr[side], partitions, keyFormat, keyProps)
+		if p.rekeyed == nil {
+			p.rekeyed = map[rekey]string{}
+		}
+		p.rekeyed[rekey{idx, side}] = onExpr[side].String()
 	}
 
 	// The joined row.

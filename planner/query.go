@@ -9,6 +9,7 @@ import (
 	"github.com/sluice-sql/sluice/expr"
 	"github.com/sluice-sql/sluice/format"
 	"github.com/sluice-sql/sluice/parser"
+	"github.com/sluice-sql/sluice/planner/logical"
 	"github.com/sluice-sql/sluice/types"
 )
 
@@ -125,6 +126,10 @@ type Query struct {
 	Sources []string
 	// Limit is the LIMIT of a transient query (0: none).
 	Limit int
+	// Logical is the query's logical plan and Rules name the planner
+	// rules that changed it, in the order they ran (see rules.go).
+	Logical logical.Node
+	Rules   []string
 }
 
 // InternalPrefix is the name prefix of a query's internal topics.
@@ -307,16 +312,11 @@ func structFieldItems(si parser.SelectItem, sc expr.Scope) ([]item, error) {
 // writing a topic; without, a transient query delivering rows to the
 // client through Query.Collect.
 func PlanQuery(cat *Catalog, sel *parser.Select, target *Target, queryID string, opts Options) (*Query, error) {
-	if sel.Where != nil {
-		where, err := magicTimestamps(sel.Where)
-		if err != nil {
-			return nil, err
-		}
-		rewritten := *sel
-		rewritten.Where = where
-		sel = &rewritten
-	}
 	p := &planning{cat: cat, sel: sel, target: target, opts: opts, q: &Query{ID: queryID, Limit: sel.Limit}}
+	if err := p.runRules(onStatement); err != nil {
+		return nil, err
+	}
+	sel = p.sel
 	p.prefix = InternalPrefix(opts.ServiceID, queryID)
 	p.q.Topology = &exec.Topology{QueryID: queryID}
 	if target != nil && target.Existing != nil {
@@ -393,27 +393,11 @@ func PlanQuery(cat *Catalog, sel *parser.Select, target *Target, queryID string,
 	if err != nil {
 		return nil, err
 	}
-	p.pushDownColumns()
+	p.q.Logical = p.logicalPlan()
+	if err := p.runRules(onPlan); err != nil {
+		return nil, err
+	}
 	return p.q, nil
-}
-
-// pushDownColumns tells the source which value columns the query reads,
-// so that its decoder can leave the others alone (a JSON record's unused
-// fields are skipped, not converted). Joins read whole rows.
-func (p *planning) pushDownColumns() {
-	if p.join != nil || p.sc == nil || p.spec == nil {
-		return
-	}
-	nk := len(p.spec.KeyCols)
-	needed := make([]bool, len(p.spec.ValueCols))
-	all := true
-	for j := range needed {
-		needed[j] = p.sc.used[nk+j] || p.spec.TimestampCol == nk+j
-		all = all && needed[j]
-	}
-	if !all {
-		p.spec.Needed = needed
-	}
 }
 
 type planning struct {
@@ -440,6 +424,14 @@ type planning struct {
 	// computed, also for null-value records, and its key format follows
 	// ksqlDB's PARTITION BY rules (sinkSource).
 	partitionBy bool
+	// aggRepartition says the aggregate reads its input through a
+	// repartition topic, and rekeyed holds the key expression of each
+	// join input re-keyed through one: the builder's decisions, which the
+	// logical plan shows.
+	aggRepartition bool
+	rekeyed        map[rekey]string
+	// final is the final chain as built, for the rules.
+	final builtChain
 }
 
 func (p *planning) hasAggregates() bool {
@@ -454,7 +446,7 @@ func (p *planning) hasAggregates() bool {
 	return found
 }
 
-func (p *planning) whereNode(sc expr.Scope) (exec.Node, error) {
+func (p *planning) whereNode(sc expr.Scope) (*exec.FilterNode, error) {
 	if p.sel.Where == nil {
 		return nil, nil
 	}
@@ -477,37 +469,6 @@ func (p *planning) whereNode(sc expr.Scope) (exec.Node, error) {
 		return nil, err
 	}
 	return &exec.FilterNode{Pred: c.Eval, Text: p.sel.Where.String()}, nil
-}
-
-// evaluatedColumns marks the value columns the WHERE clause and the
-// computed select items read, as opposed to those only selected: a task
-// that copies a record's text converts only these (exec/copy.go). They
-// are compiled again against a copy of the scope, which records every
-// column the compiler resolves.
-func (p *planning) evaluatedColumns() []bool {
-	if p.join != nil || p.spec == nil {
-		return nil
-	}
-	ev := *p.sc
-	ev.used = nil
-	if p.sel.Where != nil {
-		if _, err := expr.Compile(p.sel.Where, &ev); err != nil {
-			return nil
-		}
-	}
-	for _, it := range p.items {
-		if _, plain := it.expr.(*parser.ColumnRef); !plain {
-			if _, err := expr.Compile(it.expr, &ev); err != nil {
-				return nil
-			}
-		}
-	}
-	nk := len(p.spec.KeyCols)
-	out := make([]bool, len(p.spec.ValueCols))
-	for j := range out {
-		out[j] = ev.used[nk+j]
-	}
-	return out
 }
 
 // outputKind is the kind of result the query produces: a table when it
@@ -538,12 +499,16 @@ func (p *planning) planStateless() error {
 		return posErr(p.sel.Pos, fmt.Errorf("%w: RETENTION bounds the state of an aggregation (GROUP BY); this query keeps no state", ErrInvalid))
 	}
 	var nodes []exec.Node
-	filter, err := p.whereNode(p.sc)
+	// The filter and the computed items compile through evaluated, which
+	// records the columns they read (a JSON copy converts only those).
+	evaluated := &readsScope{Scope: p.sc, reads: map[int]bool{}}
+	filter, err := p.whereNode(evaluated)
 	if err != nil {
 		return err
 	}
 	if filter != nil {
 		nodes = append(nodes, filter)
+		p.final.filter = filter
 	}
 	keyPositions := map[int]bool{}
 	for i, c := range p.sc.schema.Columns {
@@ -566,20 +531,27 @@ func (p *planning) planStateless() error {
 		}
 		nodes, itemScope = append(nodes, fm), sc
 	}
+	if itemScope == p.sc {
+		itemScope = evaluated
+	}
 	compiled := make([]expr.Compiled, len(p.items))
 	for i, it := range p.items {
 		e := it.expr
 		if p.rewritten != nil {
 			e = p.rewritten[i]
 		}
-		if compiled[i], err = expr.Compile(e, itemScope); err != nil {
+		sc := itemScope
+		if _, plain := e.(*parser.ColumnRef); plain && sc == evaluated {
+			sc = p.sc // selected, not evaluated
+		}
+		if compiled[i], err = expr.Compile(e, sc); err != nil {
 			return err
 		}
 	}
 	if p.target == nil {
 		return p.transient(nodes, compiled, itemScope)
 	}
-	p.spec.Evaluated = p.evaluatedColumns()
+	p.final.evaluated = evaluated.reads
 	// The result keeps the source's key: each key column must be
 	// selected, and becomes a key column under its output name.
 	keyItem := make([]int, 0)
@@ -806,13 +778,15 @@ func (p *planning) finish(nodes []exec.Node, compiled []expr.Compiled, keyItems 
 	if p.materializes(sink, nodes) {
 		nodes = append(nodes, p.materialize(sink, keyIdx, valIdx, keyInputs, partitions))
 	}
-	nodes = append(nodes, &exec.SinkNode{
+	sinkNode := &exec.SinkNode{
 		Topic: sink.Topic, KeyFormat: sink.KeyFormat, ValueFormat: sink.ValueFormat,
 		KeyCols: sink.Schema.Keys(), ValueCols: sink.Schema.Values(), KeyProps: sink.KeyProps, ValueProps: sink.ValueProps,
 		KeyIdx: keyIdx, ValueIdx: valIdx, Window: win, WindowStartIdx: winStart, WindowEndIdx: winEnd,
 		Timestamp: sinkTimestamp(sink),
-	})
+	}
+	nodes = append(nodes, sinkNode)
 	p.addSub(p.lastSpec(), nodes)
+	p.final.sub, p.final.project, p.final.sink = p.q.Topology.Subs[len(p.q.Topology.Subs)-1], project, sinkNode
 	p.q.Sink = sink
 	p.q.Topology.SinkTopic = sink.Topic
 	return nil
