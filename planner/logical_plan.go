@@ -75,10 +75,20 @@ func (p *planning) logicalPlan() logical.Node {
 		names[i] = it.name
 	}
 	n = &logical.Project{Names: names, Input: n}
-	if s := p.q.Sink; s != nil {
+	switch {
+	case p.q.Sink != nil:
+		s := p.q.Sink
 		return &logical.Sink{Name: s.Name, Table: s.Kind == parser.KindTable, Topic: s.Topic, Input: n}
+	case p.pull():
+		return &logical.Answer{Input: n}
 	}
 	return &logical.Subscribe{Input: n}
+}
+
+// pull reports whether the query is a pull query: a SELECT without EMIT
+// that answers with the rows as of now.
+func (p *planning) pull() bool {
+	return p.target == nil && p.sel.Emit == parser.EmitNone
 }
 
 // logicalFrom is the FROM clause: a source, or its joins left-deep.
@@ -102,6 +112,10 @@ func (p *planning) logicalRelation(r *parser.Relation) logical.Node {
 	if err != nil {
 		// Planned queries read only sources the catalog has.
 		return &logical.Source{Name: r.Name}
+	}
+	if p.pull() && src.Kind == parser.KindTable && len(p.sel.Joins) == 0 {
+		// A pull query reads a table from the store that keeps it.
+		return &logical.StoreScan{Table: src.Name}
 	}
 	return &logical.Source{Name: src.Name, Table: src.Kind == parser.KindTable, Topic: src.Topic}
 }

@@ -56,6 +56,13 @@ type Query struct {
 	// rules that changed it, in the order they ran (see rules.go).
 	Logical logical.Node
 	Rules   []string
+	// LookupKeys are the keys a pull query on a table reads straight from
+	// its store (the key-lookup rule), each the key columns' values; nil:
+	// it scans every row.
+	LookupKeys [][]any
+	// ScalablePush says the push query may be served from the output of
+	// the persistent query writing its source (the scalable-push rule).
+	ScalablePush bool
 }
 
 // InternalPrefix is the name prefix of a query's internal topics.

@@ -1,11 +1,14 @@
-package engine
+package planner_test
 
 import (
 	"fmt"
+	"slices"
+	"strings"
 	"testing"
 
 	"github.com/sluice-sql/sluice/parser"
 	"github.com/sluice-sql/sluice/planner"
+	"github.com/sluice-sql/sluice/planner/logical"
 	"github.com/sluice-sql/sluice/types"
 )
 
@@ -44,7 +47,7 @@ func TestLookupKeys(t *testing.T) {
 			t.Fatal(err)
 		}
 		got := "scan"
-		if keys, ok := lookupKeyValues(p.(*parser.Select), multi); ok {
+		if keys, ok := planner.LookupKeys(p.(*parser.Select).Where, multi); ok {
 			got = fmt.Sprint(keys)
 		}
 		if got != tt.want {
@@ -57,7 +60,7 @@ func TestLookupKeys(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			keys, ok := lookupKeyValues(p.(*parser.Select), src)
+			keys, ok := planner.LookupKeys(p.(*parser.Select).Where, src)
 			got := "scan"
 			if ok {
 				got = fmt.Sprint(keys)
@@ -66,5 +69,38 @@ func TestLookupKeys(t *testing.T) {
 				t.Errorf("got %s, want %s", got, tt.want)
 			}
 		})
+	}
+}
+
+// The key-lookup rule turns a pull query's store scan into a lookup of
+// the keys its WHERE pins, which Query.LookupKeys hands to the engine;
+// a push query, a stream, or a WHERE that pins no key keeps its scan.
+func TestKeyLookupRule(t *testing.T) {
+	cat := rulesCatalog(t)
+	cases := []struct {
+		sql, read string // read: the logical plan's leaf
+		keys      string // fmt of LookupKeys; "" for nil
+	}{
+		{`SELECT * FROM users WHERE id = 'a';`, "store lookup USERS (keys [a])", "[[a]]"},
+		{`SELECT name FROM users WHERE id IN ('a', 'b') AND name <> 'x';`, "store lookup USERS (keys [a], [b])", "[[a] [b]]"},
+		{`SELECT * FROM users WHERE name = 'a';`, "store scan USERS (every row)", ""},
+		{`SELECT * FROM users;`, "store scan USERS (every row)", ""},
+		{`SELECT * FROM users WHERE id = 'a' EMIT CHANGES;`, "source USERS (table, topic users)", ""},
+		{`SELECT * FROM orders WHERE id = 'a';`, "source ORDERS (stream, topic orders)", ""},
+	}
+	for _, c := range cases {
+		q, rules := fired(t, cat, c.sql)
+		plan := logical.Print(q.Logical)
+		lines := strings.Split(strings.TrimSpace(plan), "\n")
+		if leaf := strings.TrimLeft(lines[len(lines)-1], " │└├─"); leaf != c.read {
+			t.Errorf("%s: reads %q, want %q\n%s", c.sql, leaf, c.read, plan)
+		}
+		keys := ""
+		if q.LookupKeys != nil {
+			keys = fmt.Sprint(q.LookupKeys)
+		}
+		if keys != c.keys || slices.Contains(rules, "key-lookup") != (c.keys != "") {
+			t.Errorf("%s: keys %q (rules %q), want %q", c.sql, keys, rules, c.keys)
+		}
 	}
 }

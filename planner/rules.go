@@ -32,6 +32,8 @@ var rules = []rule{
 	{name: "magic-timestamps", stage: onStatement, apply: (*planning).magicTimestampRule},
 	{name: "column-pruning", stage: onPlan, apply: (*planning).columnPruningRule},
 	{name: "json-copy", stage: onPlan, apply: (*planning).jsonCopyRule},
+	{name: "key-lookup", stage: onPlan, apply: (*planning).keyLookupRule},
+	{name: "scalable-push", stage: onPlan, apply: (*planning).scalablePushRule},
 }
 
 // runRules applies the rules of one stage in order, recording those that

@@ -20,3 +20,8 @@ func (a *Aggregate) Describe() string {
 	return out
 }
 func (a *Aggregate) Inputs() []Node { return one(a.Input) }
+func (a *Aggregate) WithInputs(ins ...Node) Node {
+	n := *a
+	n.Input = ins[0]
+	return &n
+}

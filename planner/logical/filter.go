@@ -12,3 +12,8 @@ var _ Node = (*Filter)(nil)
 
 func (f *Filter) Describe() string { return "filter " + f.Pred.String() }
 func (f *Filter) Inputs() []Node   { return one(f.Input) }
+func (f *Filter) WithInputs(ins ...Node) Node {
+	n := *f
+	n.Input = ins[0]
+	return &n
+}

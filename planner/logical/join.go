@@ -13,3 +13,8 @@ var _ Node = (*Join)(nil)
 
 func (j *Join) Describe() string { return "join " + j.Kind + " ON " + j.On }
 func (j *Join) Inputs() []Node   { return []Node{j.Left, j.Right} }
+func (j *Join) WithInputs(ins ...Node) Node {
+	n := *j
+	n.Left, n.Right = ins[0], ins[1]
+	return &n
+}

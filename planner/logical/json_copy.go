@@ -18,3 +18,8 @@ func (c *JSONCopy) Describe() string {
 	return fmt.Sprintf("json copy (%d of %d value columns copied as text)", c.Copied, c.Columns)
 }
 func (c *JSONCopy) Inputs() []Node { return one(c.Input) }
+func (c *JSONCopy) WithInputs(ins ...Node) Node {
+	n := *c
+	n.Input = ins[0]
+	return &n
+}

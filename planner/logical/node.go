@@ -26,6 +26,27 @@ type Node interface {
 	Describe() string
 	// Inputs are the steps whose rows the step reads, left first.
 	Inputs() []Node
+	// WithInputs is a copy of the step reading ins instead, one for each
+	// of Inputs.
+	WithInputs(ins ...Node) Node
+}
+
+// Transform rebuilds the plan bottom-up, replacing each step n by f(n)
+// once its inputs are transformed; f returns n itself to keep it.
+func Transform(root Node, f func(Node) Node) Node {
+	ins := root.Inputs()
+	if len(ins) > 0 {
+		out := make([]Node, len(ins))
+		changed := false
+		for i, in := range ins {
+			out[i] = Transform(in, f)
+			changed = changed || out[i] != in
+		}
+		if changed {
+			root = root.WithInputs(out...)
+		}
+	}
+	return f(root)
 }
 
 // Print renders the plan as a tree, the root first and each step's

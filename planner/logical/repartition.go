@@ -14,3 +14,8 @@ var _ Node = (*Repartition)(nil)
 
 func (r *Repartition) Describe() string { return "repartition by " + strings.Join(r.By, ", ") }
 func (r *Repartition) Inputs() []Node   { return one(r.Input) }
+func (r *Repartition) WithInputs(ins ...Node) Node {
+	n := *r
+	n.Input = ins[0]
+	return &n
+}

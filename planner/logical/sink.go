@@ -21,3 +21,8 @@ func (s *Sink) Describe() string {
 	return fmt.Sprintf("sink %s (%s, topic %s)", s.Name, kind, s.Topic)
 }
 func (s *Sink) Inputs() []Node { return one(s.Input) }
+func (s *Sink) WithInputs(ins ...Node) Node {
+	n := *s
+	n.Input = ins[0]
+	return &n
+}

@@ -28,4 +28,5 @@ func (s *Source) Describe() string {
 	}
 	return out + ")"
 }
-func (s *Source) Inputs() []Node { return nil }
+func (s *Source) Inputs() []Node          { return nil }
+func (s *Source) WithInputs(...Node) Node { return s }

@@ -11,3 +11,8 @@ var _ Node = (*Window)(nil)
 
 func (w *Window) Describe() string { return "window " + w.Spec }
 func (w *Window) Inputs() []Node   { return one(w.Input) }
+func (w *Window) WithInputs(ins ...Node) Node {
+	n := *w
+	n.Input = ins[0]
+	return &n
+}
