@@ -9,10 +9,9 @@ import (
 	"github.com/sluice-sql/sluice/types"
 )
 
-// recordCopy is the shortcut of a chain that rearranges JSON columns: a
-// source read straight into an optional filter, a projection and a sink,
-// with JSON values on both sides (SELECT *, SELECT A, B AS C, SELECT A,
-// B * 2 AS D … WHERE …). The result record is largely its input's text
+// recordCopy runs a JSONCopy in a task: the shortcut of a chain that
+// rearranges JSON columns (SELECT *, SELECT A, B AS C, SELECT A, B * 2 AS
+// D … WHERE …, JSON values on both sides). The result record is largely its input's text
 // rearranged, so the task copies the text of the columns the projection
 // selects unchanged (format.JSONCopy) and, when the key's bytes carry over
 // unchanged, the key; only a filter and computed columns see values,
