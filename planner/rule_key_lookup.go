@@ -15,7 +15,7 @@ import (
 // of scanning it: Query.LookupKeys holds them and the plan's store scan
 // becomes a store lookup.
 func (p *planning) keyLookupRule() (bool, error) {
-	if !p.pull() || p.src == nil || p.src.Kind != parser.KindTable {
+	if !p.pull() || p.join != nil || p.src == nil || p.src.Kind != parser.KindTable {
 		return false, nil
 	}
 	keys, ok := LookupKeys(p.sel.Where, p.src)

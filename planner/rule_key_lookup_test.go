@@ -87,6 +87,7 @@ func TestKeyLookupRule(t *testing.T) {
 		{`SELECT * FROM users;`, "store scan USERS (every row)", ""},
 		{`SELECT * FROM users WHERE id = 'a' EMIT CHANGES;`, "source USERS (table, topic users)", ""},
 		{`SELECT * FROM orders WHERE id = 'a';`, "source ORDERS (stream, topic orders)", ""},
+		{`SELECT u.id, name, balance FROM users u JOIN accounts a ON u.id = a.id WHERE u.id = 'a';`, "source ACCOUNTS (table, topic accounts)", ""},
 	}
 	for _, c := range cases {
 		q, rules := fired(t, cat, c.sql)

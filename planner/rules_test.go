@@ -15,6 +15,7 @@ func rulesCatalog(t *testing.T) *planner.Catalog {
 	out := ddl(cat, `CREATE STREAM orders (id VARCHAR KEY, item VARCHAR, qty INT, price DOUBLE) WITH (KAFKA_TOPIC='orders', VALUE_FORMAT='JSON', PARTITIONS=2);
 CREATE STREAM orders_csv (id VARCHAR KEY, item VARCHAR, qty INT) WITH (KAFKA_TOPIC='orders_csv', VALUE_FORMAT='DELIMITED', PARTITIONS=2);
 CREATE TABLE users (id VARCHAR PRIMARY KEY, name VARCHAR) WITH (KAFKA_TOPIC='users', VALUE_FORMAT='JSON', PARTITIONS=2);
+CREATE TABLE accounts (id VARCHAR PRIMARY KEY, balance INT) WITH (KAFKA_TOPIC='accounts', VALUE_FORMAT='JSON', PARTITIONS=2);
 CREATE STREAM timed (id BIGINT KEY, ts BIGINT, v VARCHAR) WITH (KAFKA_TOPIC='timed', VALUE_FORMAT='JSON', TIMESTAMP='ts', PARTITIONS=2);`)
 	if strings.Contains(out, "rror") {
 		t.Fatal(out)
