@@ -23,7 +23,8 @@ import (
 //   - the property is true (SET, or the request's properties);
 //   - auto.offset.reset is latest (the default): a scalable push query sees
 //     only rows written after it subscribed;
-//   - one source, no JOIN, WINDOW, GROUP BY, HAVING or PARTITION BY;
+//   - one source, no JOIN, WINDOW, GROUP BY, HAVING or PARTITION BY, one
+//     stateless chain (the planner's scalable-push rule, Query.ScalablePush);
 //   - exactly one running persistent query on this engine writes the
 //     source's topic (a CSAS or CTAS, not also an INSERT INTO).
 //
