@@ -160,7 +160,7 @@ func TestRecordCopy(t *testing.T) {
 }
 
 // copyNote is what EXPLAIN says of a query that copies.
-const copyNote = "(JSON read in place: "
+const copyNote = "json copy: "
 
 func describe(recs []*exec.Record) string {
 	if len(recs) == 0 {

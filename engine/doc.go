@@ -49,8 +49,10 @@
 // that keeps it: its aggregation, the rows a non-aggregate CREATE TABLE
 // … AS SELECT writes, or, for a CREATE SOURCE TABLE, the CST_<name>
 // query the engine starts with it (materializeSource). A plain CREATE
-// TABLE is not queryable (ErrNotQueryable, ksqlDB's words). A pull query
-// on a stream scans its topic (pull_stream.go).
+// TABLE is not queryable (ErrNotQueryable, ksqlDB's words). The keys
+// its WHERE pins, the planner's key-lookup rule finds (Query.LookupKeys):
+// the read goes straight to them. A pull query on a stream scans its
+// topic (pull_stream.go).
 //
 // Example:
 //

@@ -26,7 +26,7 @@ func (e *Engine) explain(st *parser.Explain, props map[string]string) (string, *
 		if q == nil {
 			return "", nil, fmt.Errorf("query %s %w", st.QueryID, planner.ErrNotFound)
 		}
-		d := &QueryDescription{QuerySummary: e.querySummary(q), Topology: q.Plan.Topology.Explain()}
+		d := &QueryDescription{QuerySummary: e.querySummary(q), Topology: q.Plan.Explain()}
 		if q.Plan.Sink != nil {
 			d.Fields = fieldsOf(q.Plan.Sink.Schema)
 		}
@@ -75,7 +75,7 @@ func (e *Engine) explain(st *parser.Explain, props map[string]string) (string, *
 		return "", nil, err
 	}
 	d := &QueryDescription{QuerySummary: QuerySummary{ID: id, Statement: fmt.Sprint(st.Statement), State: "NOT_RUNNING", Sources: plan.Sources},
-		Topology: plan.Topology.Explain(), Warning: e.graceWarning(sel), Fields: fieldsOf(plan.Output)}
+		Topology: plan.Explain(), Warning: e.graceWarning(sel), Fields: fieldsOf(plan.Output)}
 	if plan.Sink != nil {
 		d.Sinks, d.SinkTopics, d.Fields = []string{plan.Sink.Name}, []string{plan.Sink.Topic}, fieldsOf(plan.Sink.Schema)
 	}

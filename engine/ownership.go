@@ -8,6 +8,7 @@ import (
 
 	"github.com/sluice-sql/sluice/exec"
 	"github.com/sluice-sql/sluice/parser"
+	"github.com/sluice-sql/sluice/planner"
 )
 
 // ErrPartitionUnavailable is returned for a pull query limited (by
@@ -79,7 +80,7 @@ func (e *Engine) PullTarget(sel *parser.Select) (*PullTarget, bool, error) {
 	if err != nil {
 		return nil, false, err
 	}
-	if keys, ok := lookupKeyValues(sel, src); ok {
+	if keys, ok := planner.LookupKeys(sel.Where, src); ok {
 		needed, err := keyPartitions(reader, keys)
 		if err == nil {
 			t.Needed = needed

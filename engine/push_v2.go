@@ -23,7 +23,8 @@ import (
 //   - the property is true (SET, or the request's properties);
 //   - auto.offset.reset is latest (the default): a scalable push query sees
 //     only rows written after it subscribed;
-//   - one source, no JOIN, WINDOW, GROUP BY, HAVING or PARTITION BY;
+//   - one source, no JOIN, WINDOW, GROUP BY, HAVING or PARTITION BY, one
+//     stateless chain (the planner's scalable-push rule, Query.ScalablePush);
 //   - exactly one running persistent query on this engine writes the
 //     source's topic (a CSAS or CTAS, not also an INSERT INTO).
 //
@@ -129,21 +130,15 @@ func (e *Engine) pushV2Writer(sel *parser.Select, props map[string]string) (*Que
 	return writers[0], ""
 }
 
-// pushV2Plan checks that the plan is one stateless chain over the
-// writer's sink topic, which the registry's records can feed.
+// pushV2Plan checks that the planner found the query servable from a
+// persistent query's output (its scalable-push rule) and that it reads
+// the writer's sink topic, whose records the registry feeds.
 func pushV2Plan(plan *planner.Query, writer *Query) string {
-	topo := plan.Topology
-	if len(topo.Subs) != 1 || len(topo.Internal) > 0 || len(topo.Stores) > 0 || plan.Collect == nil {
+	if !plan.ScalablePush {
 		return "the query needs more than a filter and a projection"
 	}
-	sub := topo.Subs[0]
-	if len(sub.Sides) > 0 || sub.Source.Topic != writer.Plan.Topology.SinkTopic {
+	if plan.Topology.Subs[0].Source.Topic != writer.Plan.Topology.SinkTopic {
 		return "the query reads more than " + writer.ID + "'s output"
-	}
-	for _, n := range sub.Nodes {
-		if n.Stateful() {
-			return n.Describe() + " keeps state"
-		}
 	}
 	return ""
 }

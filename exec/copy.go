@@ -3,17 +3,15 @@ package exec
 import (
 	"fmt"
 	"strconv"
-	"strings"
 
 	"github.com/sluice-sql/sluice/expr"
 	"github.com/sluice-sql/sluice/format"
 	"github.com/sluice-sql/sluice/types"
 )
 
-// recordCopy is the shortcut of a chain that rearranges JSON columns: a
-// source read straight into an optional filter, a projection and a sink,
-// with JSON values on both sides (SELECT *, SELECT A, B AS C, SELECT A,
-// B * 2 AS D … WHERE …). The result record is largely its input's text
+// recordCopy runs a JSONCopy in a task: the shortcut of a chain that
+// rearranges JSON columns (SELECT *, SELECT A, B AS C, SELECT A, B * 2 AS
+// D … WHERE …, JSON values on both sides). The result record is largely its input's text
 // rearranged, so the task copies the text of the columns the projection
 // selects unchanged (format.JSONCopy) and, when the key's bytes carry over
 // unchanged, the key; only a filter and computed columns see values,
@@ -52,106 +50,64 @@ type recordCopy struct {
 	copied int64
 }
 
-// newRecordCopy returns the shortcut for sub, or nil when its chain does
-// more than filter and project JSON columns.
+// JSONCopy is the planner's choice (planner/rule_json_copy.go) that the
+// records of a sub-topology may be copied instead of running its chain:
+// a source read straight into an optional filter, a projection and a
+// sink, with JSON values on both sides. It names what the chain does in
+// the terms the copy needs; exec instantiates it (newRecordCopy) and
+// decides nothing about which chains qualify.
+type JSONCopy struct {
+	// Sink is the chain's sink, whose topic and value columns the copy
+	// writes.
+	Sink *SinkNode
+	// From gives, per sink value column, the source value column whose
+	// text is copied, or -1 for a column Computed computes.
+	From []int
+	// Computed holds, per sink value column, the projection's expression
+	// of a computed one (nil: copied); nil when every column is copied.
+	Computed []expr.Eval
+	// Filter is the WHERE clause (nil: none).
+	Filter expr.Eval
+	// KeyType is the type of the one KAFKA key column whose bytes carry
+	// over unchanged; nil when neither side has a key column and the
+	// result has none.
+	KeyType *types.Type
+	// TsCol, when ≥ 0, is the INT or BIGINT source value column holding
+	// event time; otherwise the record timestamp is the event time.
+	TsCol int
+}
+
+// Describe is EXPLAIN's line for the copy.
+func (c *JSONCopy) Describe() string {
+	computed := 0
+	for _, e := range c.Computed {
+		if e != nil {
+			computed++
+		}
+	}
+	copied := len(c.From) - computed
+	return fmt.Sprintf("json copy: %d of %d value columns copied as text, only what the rest and the filter read converted; unusual records take the steps", copied, len(c.From))
+}
+
+// newRecordCopy instantiates the sub-topology's JSON copy, or returns nil
+// when the planner chose none or the JSON codec cannot copy its columns.
 func newRecordCopy(sub *SubTopology) *recordCopy {
-	src := sub.Source
-	if src == nil || len(sub.Sides) > 0 || src.Window != NotWindowed || src.Dedupe || src.Table || len(src.HeaderCols) > 0 {
+	spec, src := sub.Copy, sub.Source
+	if spec == nil || src == nil {
 		return nil
 	}
-	nodes := sub.Nodes
-	var filter *FilterNode
-	if len(nodes) == 3 {
-		f, ok := nodes[0].(*FilterNode)
-		if !ok || f.TombstoneOnReject {
-			return nil
-		}
-		filter, nodes = f, nodes[1:]
-	}
-	if len(nodes) != 2 {
-		return nil
-	}
-	proj, ok := nodes[0].(*ProjectNode)
-	if !ok || proj.TombstoneKeys > 0 || len(proj.Inputs) != len(proj.Exprs) {
-		return nil
-	}
-	sink, ok := nodes[1].(*SinkNode)
-	if !ok || sink.Internal || sink.Timestamp != nil || sink.Window != NotWindowed {
-		return nil
-	}
-	if !strings.EqualFold(src.ValueFormat, format.JSON) || !strings.EqualFold(sink.ValueFormat, format.JSON) {
-		return nil
-	}
+	sink := spec.Sink
 	nk, nv := len(src.KeyCols), len(src.ValueCols)
-	// input row position of each sink column, or -1
-	rowPos := func(out int) int {
-		if out < 0 || out >= len(proj.Inputs) {
-			return -1
-		}
-		return proj.Inputs[out]
-	}
-	c := &recordCopy{sink: sink, tsCol: -1, nk: nk, nv: nv}
-	from := make([]int, len(sink.ValueIdx))
-	computed := false
-	c.computed = make([]expr.Eval, len(sink.ValueIdx))
-	for o, out := range sink.ValueIdx {
-		if in := rowPos(out); in >= nk && in < nk+nv {
-			from[o] = in - nk
-			continue
-		}
-		// A key, a pseudo-column or an expression: computed.
-		if out < 0 || out >= len(proj.Exprs) {
-			return nil
-		}
-		from[o], c.computed[o], computed = -1, proj.Exprs[out], true
-	}
-	if !computed {
-		c.computed = nil
-	}
-	if tc := src.TimestampCol; tc >= 0 {
-		// Event time from a value column: an integer one, which the
-		// copy reads and checks as the chain would; a STRING with a
-		// format is left to the chain.
-		j := tc - nk
-		if j < 0 || j >= nv || (src.Needed != nil && !src.Needed[j]) {
-			return nil
-		}
-		if k := src.ValueCols[j].Type.Kind; k != types.BigInt && k != types.Integer {
-			return nil
-		}
-		c.tsCol = j
-	}
-	switch {
-	case nk == 0 && len(sink.KeyIdx) == 0:
-		// Without key columns the chain writes what the sink's key
-		// format makes of none: no key, for every format.
-		kc, err := format.NewKeyCodec(sink.KeyFormat, nil, sink.KeyProps)
-		if err != nil {
-			return nil
-		}
-		if k, err := kc.Encode([]any{}); err != nil || k != nil {
-			return nil
-		}
-		c.keyless = true
-	case nk == 1 && len(sink.KeyIdx) == 1 && rowPos(sink.KeyIdx[0]) == 0 &&
-		strings.EqualFold(src.KeyFormat, format.Kafka) && strings.EqualFold(sink.KeyFormat, format.Kafka) &&
-		src.KeyCols[0].Type.Equal(sink.KeyCols[0].Type):
-		c.keyType = &src.KeyCols[0].Type
-	default:
+	c := &recordCopy{sink: sink, tsCol: spec.TsCol, nk: nk, nv: nv, computed: spec.Computed, keyType: spec.KeyType, keyless: spec.KeyType == nil}
+	if c.value = format.NewJSONCopy(src.ValueCols, src.ValueProps, sink.ValueCols, sink.ValueProps, spec.From, src.Needed); c.value == nil {
 		return nil
 	}
-	if c.value = format.NewJSONCopy(src.ValueCols, src.ValueProps, sink.ValueCols, sink.ValueProps, from, src.Needed); c.value == nil {
-		return nil
-	}
-	if filter != nil || computed {
+	if spec.Filter != nil || spec.Computed != nil {
 		kc, err := format.NewKeyCodec(src.KeyFormat, src.KeyCols, src.KeyProps)
 		if err != nil {
 			return nil
 		}
-		if filter != nil {
-			c.filter = filter.Pred
-		}
-		c.keyCodec = kc
+		c.filter, c.keyCodec = spec.Filter, kc
 		if len(src.Evaluated) == nv {
 			c.evaluated = src.Evaluated
 		}
@@ -233,16 +189,4 @@ func (c *recordCopy) fillRow(rec *Record, ts int64) bool {
 	base := c.nk + c.nv
 	c.row[base], c.row[base+1], c.row[base+2] = ts, rec.Partition, rec.Offset
 	return true
-}
-
-// describe is EXPLAIN's line for the shortcut.
-func (c *recordCopy) describe() string {
-	computed := 0
-	for _, e := range c.computed {
-		if e != nil {
-			computed++
-		}
-	}
-	copied := len(c.sink.ValueIdx) - computed
-	return fmt.Sprintf("(JSON read in place: %d of %d value columns copied as text, only what the rest and the filter read converted; unusual records take the steps)", copied, len(c.sink.ValueIdx))
 }

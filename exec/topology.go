@@ -16,6 +16,9 @@ type SubTopology struct {
 	Source *SourceSpec
 	Nodes  []Node
 	Sides  []*SideInput
+	// Copy, when set, lets a task copy a record's JSON text into its
+	// result instead of running Nodes (the planner's json-copy rule).
+	Copy *JSONCopy
 }
 
 // SideInput is a further input of a sub-topology: its rows go to the
@@ -65,7 +68,7 @@ type Topology struct {
 	QueryID string
 	Subs    []*SubTopology
 	// NoCopy makes every record go through the operator chain, even one
-	// whose result a task could copy (see recordCopy): tests and
+	// whose result a task could copy (SubTopology.Copy): tests and
 	// benchmarks compare the two ways with it.
 	NoCopy bool
 	Stores []StoreSpec
@@ -203,8 +206,8 @@ func (t *Topology) Explain() string {
 			}
 			fmt.Fprintf(&b, "   %s %s  (%s)\n", branch, n.Describe(), kind)
 		}
-		if c := newRecordCopy(s); c != nil {
-			b.WriteString("   " + c.describe() + "\n")
+		if s.Copy != nil {
+			b.WriteString("   ⤷ " + s.Copy.Describe() + "\n")
 		}
 	}
 	for _, st := range t.Stores {

@@ -26,146 +26,21 @@ const (
 // The repartition step is skipped when the rows are already keyed by the
 // grouping columns.
 func (p *planning) planAggregate() error {
+	if err := p.validateAggregate(); err != nil {
+		return err
+	}
 	sel := p.sel
-	if p.join == nil && strings.EqualFold(p.src.ValueFormat, "KAFKA") {
-		// Its internal topics would have to hold the aggregate's columns
-		// in a format of one primitive.
-		return posErr(sel.Pos, fmt.Errorf("%w: Source(s) %s are using the 'KAFKA' value format. This format does not yet support GROUP BY.", ErrUnsupported, p.src.Name))
-	}
-	if len(sel.GroupBy) == 0 {
-		for _, it := range p.items {
-			if !containsAggregate(it.expr) {
-				return posErr(it.expr.Position(), fmt.Errorf("%w: Non-aggregate SELECT expression(s) not part of GROUP BY: %s", ErrInvalid, parser.KsqlText(it.expr)))
-			}
-		}
-		if p.target != nil && p.target.Kind == parser.KindTable && p.target.Existing == nil {
-			var calls []string
-			for _, it := range p.items {
-				walkExpr(it.expr, func(e parser.Expr) {
-					if f, ok := e.(*parser.FuncCall); ok && expr.IsAggregate(f.Name) {
-						text := parser.KsqlText(f)
-						if f.Star {
-							text = f.Name + "(ROWTIME)" // ksqlDB counts rows by ROWTIME
-						}
-						calls = append(calls, text)
-					}
-				})
-			}
-			return posErr(sel.Pos, fmt.Errorf("%w: CREATE TABLE AS SELECT statement does not support aggregate function [%s] without a GROUP BY clause.", ErrUnsupported, strings.Join(calls, ", ")))
-		}
-		if p.target != nil {
-			return posErr(sel.Pos, fmt.Errorf("%w: aggregate functions require a GROUP BY clause", ErrUnsupported))
-		}
-		// A push query aggregates all its rows as one group, as ksqlDB
-		// does: grouped by a constant, which it does not show.
-		// The statement stays as written: the plan reads a copy.
-		grouped := *sel
-		grouped.GroupBy = []parser.Expr{&parser.Literal{Pos: sel.Pos, Kind: parser.LitInteger, Text: "1"}}
-		p.sel, sel = &grouped, &grouped
-	}
-	seenGroup := map[int]bool{}
-	for _, g := range sel.GroupBy {
-		if ref, ok := g.(*parser.ColumnRef); ok {
-			if i, _, err := p.sc.Resolve(ref); err == nil {
-				if seenGroup[i] {
-					return posErr(g.Position(), fmt.Errorf("%w: Duplicate GROUP BY expression: %s", ErrInvalid, strings.ToUpper(g.String())))
-				}
-				seenGroup[i] = true
-			}
-		}
-	}
-	if err := p.checkWindowBounds(); err != nil {
-		return err
-	}
-	if err := p.checkGroupingFunctions(); err != nil {
-		return err
-	}
 	fromTable := p.src.Kind == parser.KindTable
-	if fromTable && sel.Window != nil {
-		return posErr(sel.Window.Pos, fmt.Errorf("%w: windowed aggregation of a TABLE is not supported: a table's rows have no place in time to window", ErrUnsupported))
+	groupText, groupCols, groupEvals, err := p.resolveGrouping()
+	if err != nil {
+		return err
 	}
-	if err := p.checkTargetKind(parser.KindTable); err != nil {
+	calls, rewritten, having, argCols, err := p.resolveAggregateCalls(groupText, groupCols)
+	if err != nil {
 		return err
 	}
 
-	// 1. The grouping expressions, typed against the source row.
-	groupText := map[string]int{}
-	var groupCols []types.Column
-	var groupEvals []expr.Eval
-	for i, g := range sel.GroupBy {
-		c, err := expr.Compile(g, p.sc)
-		if err != nil {
-			return err
-		}
-		groupText[g.String()] = i
-		groupCols = append(groupCols, types.Column{Name: fmt.Sprintf("%s%d", groupColPrefix, i), Type: c.Type, Key: true})
-		groupEvals = append(groupEvals, c.Eval)
-	}
-
-	// 2. Aggregate calls, de-duplicated by their text, and the source
-	// columns their arguments read.
-	var calls []*parser.FuncCall
-	callIndex := map[string]int{}
-	rewrite := func(e parser.Expr) parser.Expr {
-		return parser.Rewrite(e, func(x parser.Expr) parser.Expr {
-			if i, ok := groupText[x.String()]; ok {
-				return &parser.ColumnRef{Pos: x.Position(), Name: groupCols[i].Name}
-			}
-			if f, ok := x.(*parser.FuncCall); ok && expr.IsAggregate(f.Name) {
-				key := f.String()
-				i, seen := callIndex[key]
-				if !seen {
-					i = len(calls)
-					callIndex[key] = i
-					calls = append(calls, f)
-				}
-				return &parser.ColumnRef{Pos: f.Pos, Name: fmt.Sprintf("%s%d", aggColPrefix, i)}
-			}
-			return nil
-		})
-	}
-	rewritten := make([]parser.Expr, len(p.items))
-	for i, it := range p.items {
-		rewritten[i] = rewrite(it.expr)
-	}
-	var having parser.Expr
-	if sel.Having != nil {
-		having = rewrite(sel.Having)
-	}
-	if len(calls) == 0 {
-		return posErr(sel.Pos, fmt.Errorf("%w: GROUP BY requires aggregate functions in either the SELECT or HAVING clause.", ErrInvalid))
-	}
-	var argCols []int
-	seenCol := map[int]bool{}
-	for _, f := range calls {
-		for _, a := range f.Args {
-			var err error
-			walkExpr(a, func(e parser.Expr) {
-				if err != nil {
-					return
-				}
-				if ff, ok := e.(*parser.FuncCall); ok && expr.IsAggregate(ff.Name) {
-					err = posErr(ff.Pos, fmt.Errorf("%w: Aggregate functions can not be nested: %s(%s())", ErrInvalid, f.Name, ff.Name))
-				}
-				if ref, ok := e.(*parser.ColumnRef); ok {
-					i, _, rerr := p.sc.Resolve(ref)
-					if rerr != nil {
-						err = posErr(ref.Pos, rerr)
-						return
-					}
-					if !seenCol[i] {
-						seenCol[i] = true
-						argCols = append(argCols, i)
-					}
-				}
-			})
-			if err != nil {
-				return err
-			}
-		}
-	}
-
-	// 3. The prepared row: [group keys…, argument columns…].
+	// The prepared row: [group keys…, argument columns…].
 	prep := types.Schema{Columns: append([]types.Column{}, groupCols...)}
 	prepEvals := append([]expr.Eval{}, groupEvals...)
 	for _, i := range argCols {
@@ -202,6 +77,7 @@ func (p *planning) planAggregate() error {
 	partitions := p.src.Partitions
 	var chain []exec.Node
 	if p.needsRepartition() {
+		p.aggRepartition = true
 		repart := p.prefix + "-Aggregate-GroupBy-repartition"
 		keyFormat := "JSON"
 		if len(groupCols) == 1 && isPrimitive(groupCols[0].Type) {
@@ -221,7 +97,7 @@ func (p *planning) planAggregate() error {
 		chain = pre
 	}
 
-	// 4. The aggregate itself.
+	// The aggregate itself.
 	aggNode := &exec.AggregateNode{Store: p.q.ID + "-Aggregate-Materialize", KeyCols: seq(0, len(groupCols)), EmitFinal: sel.Emit == parser.EmitFinal, Changes: changes}
 	for _, g := range sel.GroupBy {
 		aggNode.KeyNames = append(aggNode.KeyNames, g.String())
@@ -500,42 +376,6 @@ func windowSpec(w *parser.WindowSpec, emitFinal bool) (*exec.WindowSpec, error) 
 	return spec, nil
 }
 
-// checkWindowBounds refuses WINDOWSTART and WINDOWEND of a non-windowed
-// source anywhere but as plain SELECT items of a windowed aggregation:
-// the bounds exist only once rows are in windows, after grouping.
-func (p *planning) checkWindowBounds() error {
-	if p.src.Window != exec.NotWindowed {
-		return nil
-	}
-	var found *parser.ColumnRef
-	visit := func(e parser.Expr) {
-		walkExpr(e, func(x parser.Expr) {
-			if ref, ok := x.(*parser.ColumnRef); ok && found == nil && isWindowBound(ref.Name) {
-				found = ref
-			}
-		})
-	}
-	for _, g := range p.sel.GroupBy {
-		visit(g)
-	}
-	for _, it := range p.items {
-		walkExpr(it.expr, func(x parser.Expr) {
-			if f, ok := x.(*parser.FuncCall); ok && expr.IsAggregate(f.Name) {
-				for _, a := range f.Args {
-					visit(a)
-				}
-			}
-		})
-	}
-	if p.sel.Having != nil {
-		visit(p.sel.Having)
-	}
-	if found == nil {
-		return nil
-	}
-	return posErr(found.Pos, fmt.Errorf("%w: Window bounds column %s can only be used in the SELECT clause of windowed aggregations", ErrInvalid, strings.ToUpper(found.Name)))
-}
-
 func isWindowBound(name string) bool {
 	return strings.EqualFold(name, exec.ColWindowStart) || strings.EqualFold(name, exec.ColWindowEnd)
 }
@@ -548,62 +388,6 @@ func containsAggregate(e parser.Expr) bool {
 		}
 	})
 	return found
-}
-
-// checkGroupingFunctions refuses, before anything is planned, what
-// ksqlDB refuses first: an unknown function anywhere in the query, and
-// an aggregate inside GROUP BY.
-func (p *planning) checkGroupingFunctions() error {
-	var err error
-	check := func(e parser.Expr, inGroupBy bool) {
-		walkExpr(e, func(x parser.Expr) {
-			f, ok := x.(*parser.FuncCall)
-			if !ok || err != nil {
-				return
-			}
-			switch {
-			case !expr.IsFunction(f.Name):
-				err = posErr(f.Pos, fmt.Errorf("%w: Can't find any functions with the name '%s'", expr.ErrUnknownFunction, strings.ToUpper(f.Name)))
-			case inGroupBy && expr.IsAggregate(f.Name):
-				err = posErr(f.Pos, fmt.Errorf("%w: GROUP BY does not support aggregate functions: %s is an aggregate function.", ErrInvalid, strings.ToUpper(f.Name)))
-			}
-		})
-	}
-	for _, it := range p.items {
-		check(it.expr, false)
-	}
-	for _, g := range p.sel.GroupBy {
-		check(g, true)
-	}
-	if p.sel.Having != nil {
-		check(p.sel.Having, false)
-	}
-	return err
-}
-
-// groupingMissing names every grouping expression the projection of a
-// persistent aggregation leaves out, in ksqlDB's words: they become the
-// key, so they must be selected.
-func (p *planning) groupingMissing(groupCols []types.Column, rewritten []parser.Expr) error {
-	var missing []string
-	for g, c := range groupCols {
-		found := false
-		for _, e := range rewritten {
-			if ref, ok := e.(*parser.ColumnRef); ok && ref.Name == c.Name {
-				found = true
-				break
-			}
-		}
-		if !found {
-			missing = append(missing, p.sel.GroupBy[g].String())
-		}
-	}
-	what, list := "expression "+missing[0], missing[0]
-	if len(missing) > 1 {
-		what = "expressions " + strings.Join(missing[:len(missing)-1], ", ") + " and " + missing[len(missing)-1]
-		list = strings.Join(missing, ", ")
-	}
-	return posErr(p.sel.Pos, fmt.Errorf("%w (ie, SELECT). The query used to build `%s` must include the grouping %s in its projection (eg, SELECT %s...).", ErrKeyProjection, p.target.Name, what, list))
 }
 
 func isPrimitive(t types.Type) bool {
@@ -666,7 +450,7 @@ func (p *planning) tableChanges(prep *types.Schema, group, args []expr.Eval) (ex
 		if err != nil {
 			return nil, nil, err
 		}
-		node.Where = where.(*exec.FilterNode).Pred
+		node.Where = where.Pred
 	}
 	ng, na := len(group), len(args)
 	for i := 0; i < na; i++ {

@@ -7,6 +7,16 @@
 // exec.Topology: sub-topologies split at repartition topics, named state
 // stores with changelog topics, and the sink. The engine then runs it.
 //
+// The query is also stated as a logical plan (package logical) and
+// passed through an ordered list of named rules (rules.go, one
+// rule_<name>.go file each: magic-timestamps, column-pruning, json-copy,
+// key-lookup, scalable-push). A rule's decision is written into the plan
+// (a node exec instantiates, a field of Query the engine reads), never
+// left for exec to work out from the shape of the chain. Query.Explain,
+// what EXPLAIN prints, shows the logical plan, the rules that changed it
+// and the topology. ARCHITECTURE.md shows one of each kind of query and
+// how to add a rule.
+//
 // Example: for
 //
 //	CREATE TABLE hotel_5m AS SELECT hotel, COUNT(*) AS bookings

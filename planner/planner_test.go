@@ -125,7 +125,7 @@ func plan(cat *planner.Catalog, sql string, opts planner.Options) string {
 	if err != nil {
 		return engine.FormatError(sql, err)
 	}
-	out := q.Topology.Explain()
+	out := q.Explain()
 	if q.Sink != nil {
 		out += fmt.Sprintf("result %s %s: %s (topic %s, key %s, value %s)\n", q.Sink.Kind, q.Sink.Name, q.Sink.Schema, q.Sink.Topic, q.Sink.KeyFormat, q.Sink.ValueFormat)
 		if target.Existing == nil {

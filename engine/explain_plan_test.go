@@ -1,0 +1,73 @@
+package engine_test
+
+import (
+	"context"
+	"strings"
+	"testing"
+
+	"github.com/sluice-sql/sluice/engine"
+)
+
+// EXPLAIN shows the logical plan and the planner rules that changed it
+// before the topology, for a statement and for a running query alike: a
+// pull query on a table names its store lookup, a push query whether it
+// is scalable, a persistent query its JSON copy.
+func TestExplainShowsLogicalPlanAndRules(t *testing.T) {
+	ctx := context.Background()
+	e, err := engine.Open(ctx, engine.Config{Memory: true, Log: quiet})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer e.Close()
+	for _, sql := range []string{
+		"CREATE STREAM clicks (user_id VARCHAR KEY, page VARCHAR, ms BIGINT) WITH (KAFKA_TOPIC='clicks', VALUE_FORMAT='JSON', PARTITIONS=1);",
+		"CREATE TABLE users (id VARCHAR PRIMARY KEY, name VARCHAR) WITH (KAFKA_TOPIC='users', VALUE_FORMAT='JSON', PARTITIONS=1);",
+		"CREATE STREAM slow AS SELECT user_id, page FROM clicks WHERE ms > 1000;",
+	} {
+		if _, err := e.Execute(ctx, sql); err != nil {
+			t.Fatalf("%s: %v", sql, err)
+		}
+	}
+	cases := []struct{ sql, logical string }{
+		{"EXPLAIN SELECT * FROM users WHERE id = 'a';", `Logical plan:
+answer (the rows as of now, then the query ends)
+└─ project ID, NAME
+   └─ filter ID = 'a'
+      └─ store lookup USERS (keys [a])
+Rules applied: key-lookup
+`},
+		{"EXPLAIN SELECT page FROM clicks WHERE ROWTIME >= '2026' EMIT CHANGES;", `Logical plan:
+subscribe (rows to the client as they come; scalable: servable from the output of the query writing CLICKS)
+└─ project PAGE
+   └─ filter ROWTIME >= 1767225600000
+      └─ source CLICKS (stream, topic clicks, reads PAGE)
+Rules applied: magic-timestamps, column-pruning, scalable-push
+`},
+		{"EXPLAIN CSAS_SLOW;", `Logical plan:
+sink SLOW (stream, topic SLOW)
+└─ json copy (1 of 1 value columns copied as text)
+   └─ project USER_ID, PAGE
+      └─ filter MS > 1000
+         └─ source CLICKS (stream, topic clicks)
+Rules applied: json-copy
+`},
+	}
+	for _, c := range cases {
+		res, err := e.Execute(ctx, c.sql)
+		if err != nil {
+			t.Fatalf("%s: %v", c.sql, err)
+		}
+		text := res[0].Text
+		start := strings.Index(text, "Logical plan:\n")
+		end := strings.Index(text, "Physical plan:\n")
+		if start < 0 || end < start {
+			t.Fatalf("%s: no logical plan before the physical one:\n%s", c.sql, text)
+		}
+		if got := text[start:end]; got != c.logical {
+			t.Errorf("%s: got\n%s\nwant\n%s", c.sql, got, c.logical)
+		}
+		if !strings.Contains(text[end:], "└─ sub-topology 0\n") {
+			t.Errorf("%s: no topology after the logical plan:\n%s", c.sql, text)
+		}
+	}
+}

@@ -1,0 +1,77 @@
+package planner
+
+import (
+	"strings"
+
+	"github.com/sluice-sql/sluice/exec"
+	"github.com/sluice-sql/sluice/expr"
+	"github.com/sluice-sql/sluice/format"
+	"github.com/sluice-sql/sluice/types"
+)
+
+// repartitionJoinInput writes a stream input to a topic keyed by its join
+// expression, with all its columns in the value, and makes the join read
+// that topic instead.
+//
+// A source input keeps its key and value columns (its time comes with the
+// record); the result of earlier joins keeps every slot of its row. The
+// topic's key is written in keyFormat (the other input's, so that both
+// hash a key alike), or KAFKA/JSON when empty.
+func (p *planning) repartitionJoinInput(in *joinInput, name string, c expr.Compiled, partitions int32, keyFormat string, keyProps format.Props) {
+	keyType := c.Type
+	ncols := len(in.names)
+	if in.prev == nil {
+		ncols = len(in.src.Schema.Columns) // key and value columns
+	}
+	exprs := []expr.Eval{c.Eval}
+	names := []string{"KSQL_INTERNAL_JOINKEY"}
+	var values []types.Column
+	for i := 0; i < ncols; i++ {
+		i := i
+		exprs = append(exprs, func(r []any) any { return r[i] })
+		col := types.Column{Name: in.names[i], Type: in.types[i]}
+		values = append(values, col)
+		names = append(names, col.Name)
+	}
+	keyCol := types.Column{Name: "KSQL_INTERNAL_JOINKEY", Type: keyType, Key: true}
+	if keyFormat == "" || strings.EqualFold(keyFormat, "NONE") {
+		keyFormat, keyProps = "JSON", format.Props{}
+		if isPrimitive(keyType) {
+			keyFormat = "KAFKA"
+		}
+	}
+	topic := p.prefix + "-Join" + name + "-repartition"
+	nodes := []exec.Node{
+		&exec.ProjectNode{Exprs: exprs, Names: names},
+		&exec.SinkNode{Topic: topic, KeyFormat: keyFormat, KeyProps: keyProps, ValueFormat: "JSON", KeyCols: []types.Column{keyCol}, ValueCols: values,
+			KeyIdx: []int{0}, ValueIdx: seq(1, 1+len(values)), Internal: true},
+	}
+	if in.prev == nil {
+		p.addSub(in.spec, nodes)
+	} else {
+		// The joins so far end by writing their rows to the topic.
+		t := p.q.Topology
+		t.Subs = append(t.Subs, &exec.SubTopology{ID: len(t.Subs), Source: p.join.spec,
+			Nodes: append(append([]exec.Node{}, p.join.nodes...), nodes...), Sides: p.join.sides})
+	}
+	p.q.Topology.Internal = append(p.q.Topology.Internal, exec.TopicSpec{Name: topic, Partitions: partitions, Configs: map[string]string{"cleanup.policy": "delete"}})
+	in.spec = &exec.SourceSpec{Topic: topic, KeyFormat: keyFormat, KeyProps: keyProps, ValueFormat: "JSON", KeyCols: []types.Column{keyCol}, ValueCols: values, TimestampCol: -1, Dedupe: true}
+	in.keyFormat, in.keyProps, in.partitions = keyFormat, keyProps, partitions
+	// The input's slots: the join key, its columns, then the pseudo
+	// columns of the repartition topic (a source's own under its names).
+	hidden := "KSQL_INTERNAL_" + strings.ToUpper(in.alias) + name + "_"
+	newNames := []string{hidden + "JOINKEY"}
+	newTypes := []types.Type{keyType}
+	newNames = append(newNames, in.names[:ncols]...)
+	newTypes = append(newTypes, in.types[:ncols]...)
+	for _, pc := range []string{exec.ColRowTime, exec.ColRowPartition, exec.ColRowOffset} {
+		if in.prev == nil {
+			newNames = append(newNames, strings.ToUpper(in.alias)+"_"+pc)
+		} else {
+			newNames = append(newNames, hidden+pc)
+		}
+		newTypes = append(newTypes, types.BigIntType)
+	}
+	newTypes[len(newTypes)-2] = types.IntegerType
+	in.names, in.types, in.keyCol = newNames, newTypes, 0
+}

@@ -1,0 +1,21 @@
+package logical
+
+import "strings"
+
+// Repartition re-keys its input by new key expressions and sends each
+// row to its new key's partition through an internal topic, so that a
+// following aggregate or join sees every row of a key in one task.
+type Repartition struct {
+	By    []string
+	Input Node
+}
+
+var _ Node = (*Repartition)(nil)
+
+func (r *Repartition) Describe() string { return "repartition by " + strings.Join(r.By, ", ") }
+func (r *Repartition) Inputs() []Node   { return one(r.Input) }
+func (r *Repartition) WithInputs(ins ...Node) Node {
+	n := *r
+	n.Input = ins[0]
+	return &n
+}

@@ -1,0 +1,18 @@
+package logical
+
+// Window assigns each row to its windows (WINDOW TUMBLING, HOPPING,
+// SESSION) before an aggregate.
+type Window struct {
+	Spec  string
+	Input Node
+}
+
+var _ Node = (*Window)(nil)
+
+func (w *Window) Describe() string { return "window " + w.Spec }
+func (w *Window) Inputs() []Node   { return one(w.Input) }
+func (w *Window) WithInputs(ins ...Node) Node {
+	n := *w
+	n.Input = ins[0]
+	return &n
+}

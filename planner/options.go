@@ -1,0 +1,79 @@
+package planner
+
+// The session settings planning reads.
+
+import (
+	"time"
+)
+
+// Options are the service-wide settings planning needs.
+type Options struct {
+	// ServiceID prefixes internal topic names. Default "default".
+	ServiceID string
+	// TableRetention is the session property sluice.table.retention
+	// (TableRetentionProperty): the retention of persistent non-windowed
+	// aggregations whose statement sets no WITH (RETENTION=…). Same
+	// syntax as RETENTION. Default "": keys are kept forever.
+	TableRetention string
+	// Compat is the session property sluice.compat (CompatProperty):
+	// "ksqldb" reproduces ksqlDB behaviour where Sluice deliberately
+	// differs; "" or "sluice" is Sluice's own.
+	Compat string
+	// TimestampThrowOnInvalid is ksqlDB's session property
+	// ksql.timestamp.throw.on.invalid (TimestampThrowOnInvalidProperty):
+	// a record whose event time cannot be read fails the query instead of
+	// being counted and skipped. Default false.
+	TimestampThrowOnInvalid bool
+	// IdleTimeout is the session property sluice.idle.timeout
+	// (IdleTimeoutProperty): the idle timeout of queries whose statement
+	// sets no WITH (IDLE_TIMEOUT=…). Same syntax. Default "": stream
+	// time moves only with records.
+	IdleTimeout string
+	// DefaultKeyFormat and DefaultValueFormat are ksqlDB's session
+	// properties ksql.persistence.default.format.key and .value
+	// (DefaultKeyFormatProperty, DefaultValueFormatProperty): the formats
+	// of a CREATE with columns whose WITH clause names none. Defaults
+	// KAFKA and "" (the statement must name a value format).
+	DefaultKeyFormat   string
+	DefaultValueFormat string
+	// NewQueryPlanner is ksqlDB's session property
+	// ksql.new.query.planner.enabled (NewQueryPlannerProperty). With it a
+	// stream's CREATE STREAM AS SELECT of a plain projection may leave the
+	// source's key columns out: the result then has no key. Default
+	// false: each key column must be selected.
+	NewQueryPlanner bool
+}
+
+// DefaultKeyFormatProperty and DefaultValueFormatProperty name the
+// session properties behind Options.DefaultKeyFormat and
+// Options.DefaultValueFormat.
+const (
+	DefaultKeyFormatProperty   = "ksql.persistence.default.format.key"
+	DefaultValueFormatProperty = "ksql.persistence.default.format.value"
+)
+
+// NewQueryPlannerProperty names the session property behind
+// Options.NewQueryPlanner.
+const NewQueryPlannerProperty = "ksql.new.query.planner.enabled"
+
+// TableRetentionProperty names the session property behind
+// Options.TableRetention.
+const TableRetentionProperty = "sluice.table.retention"
+
+// CompatProperty names the session property behind Options.Compat, and
+// CompatKsqlDB its value that follows ksqlDB. The one difference today:
+// with EMIT FINAL, ksqlDB drops a closed time window whose start is more
+// than the retention behind the newest window start (its window store
+// expired it before the result was emitted); Sluice emits every window.
+const (
+	CompatProperty = "sluice.compat"
+	CompatKsqlDB   = "ksqldb"
+)
+
+// TimestampThrowOnInvalidProperty names the session property behind
+// Options.TimestampThrowOnInvalid.
+const TimestampThrowOnInvalidProperty = "ksql.timestamp.throw.on.invalid"
+
+// DefaultGrace bounds the grace period of an EMIT CHANGES window that
+// states none: ksqlDB's 24 hours, less the window's size.
+const DefaultGrace = 24 * time.Hour

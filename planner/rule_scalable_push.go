@@ -1,0 +1,37 @@
+package planner
+
+import (
+	"github.com/sluice-sql/sluice/parser"
+	"github.com/sluice-sql/sluice/planner/logical"
+)
+
+// scalablePushRule marks a push query that a persistent query's output
+// can serve as it is produced (ksqlDB's scalable push queries, KLIP-52):
+// one source, no JOIN, WINDOW, GROUP BY, HAVING or PARTITION BY, and a
+// plan of one stateless chain. Query.ScalablePush says so; whether it is
+// served that way is the engine's to decide when it runs, by its
+// properties (ksql.query.push.v2.enabled, auto.offset.reset) and by which
+// running query writes the source.
+func (p *planning) scalablePushRule() (bool, error) {
+	sel, topo := p.sel, p.q.Topology
+	if p.target != nil || sel.Emit != parser.EmitChanges || len(sel.Joins) > 0 || sel.Window != nil ||
+		len(sel.GroupBy) > 0 || sel.Having != nil || len(sel.PartitionBy) > 0 {
+		return false, nil
+	}
+	if len(topo.Subs) != 1 || len(topo.Internal) > 0 || len(topo.Stores) > 0 || p.q.Collect == nil || len(topo.Subs[0].Sides) > 0 {
+		return false, nil
+	}
+	for _, n := range topo.Subs[0].Nodes {
+		if n.Stateful() {
+			return false, nil
+		}
+	}
+	p.q.ScalablePush = true
+	p.q.Logical = logical.Transform(p.q.Logical, func(n logical.Node) logical.Node {
+		if s, ok := n.(*logical.Subscribe); ok {
+			return &logical.Subscribe{Input: s.Input, ScalableFrom: p.src.Name}
+		}
+		return n
+	})
+	return true, nil
+}

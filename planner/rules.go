@@ -1,0 +1,55 @@
+package planner
+
+// A rule is one named rewrite of a query's plan. The list rules gives
+// the order they run in; each says whether it changed the plan, and
+// Query.Rules (what EXPLAIN prints) names those that did.
+//
+// To add a rule: write it in its own file, rule_<name>.go, as a method
+// of *planning returning (changed, err); give it its own test; add it to
+// rules at the stage where what it reads exists. A rule decides; the
+// topology it leaves says what was decided (exec instantiates nodes and
+// recognises no plan shapes).
+type rule struct {
+	name  string
+	stage ruleStage
+	apply func(p *planning) (changed bool, err error)
+}
+
+// ruleStage says what a rule works on.
+type ruleStage int
+
+const (
+	// onStatement rules rewrite the bound SELECT before the topology is
+	// built from it.
+	onStatement ruleStage = iota
+	// onPlan rules run once the logical plan and the topology are built,
+	// and change both.
+	onPlan
+)
+
+// rules run in this order.
+var rules = []rule{
+	{name: "magic-timestamps", stage: onStatement, apply: (*planning).magicTimestampRule},
+	{name: "column-pruning", stage: onPlan, apply: (*planning).columnPruningRule},
+	{name: "json-copy", stage: onPlan, apply: (*planning).jsonCopyRule},
+	{name: "key-lookup", stage: onPlan, apply: (*planning).keyLookupRule},
+	{name: "scalable-push", stage: onPlan, apply: (*planning).scalablePushRule},
+}
+
+// runRules applies the rules of one stage in order, recording those that
+// changed the plan.
+func (p *planning) runRules(stage ruleStage) error {
+	for _, r := range rules {
+		if r.stage != stage {
+			continue
+		}
+		changed, err := r.apply(p)
+		if err != nil {
+			return err
+		}
+		if changed {
+			p.q.Rules = append(p.q.Rules, r.name)
+		}
+	}
+	return nil
+}
