@@ -166,19 +166,9 @@ func (e *Engine) executeStatement(ctx context.Context, p parser.Parsed, sess *se
 		}
 		res.Message = "1 row inserted"
 	case *parser.SetProperty:
-		if strings.EqualFold(st.Name, MinFreeBytesProperty) {
-			n, err := parseMinFree(st.Value)
-			if err != nil {
-				return nil, err
-			}
-			e.db.SetMinFreeBytes(n)
+		if err := e.setProperty(sess, st.Name, st.Value); err != nil {
+			return nil, err
 		}
-		if strings.EqualFold(st.Name, StallTimeoutProperty) {
-			if _, err := stallTimeout(map[string]string{StallTimeoutProperty: st.Value}); err != nil {
-				return nil, err
-			}
-		}
-		sess.set(st.Name, st.Value)
 		res.Message = fmt.Sprintf("Successfully changed local property '%s' to '%s'.", st.Name, st.Value)
 	case *parser.UnsetProperty:
 		sess.unset(st.Name)
@@ -444,14 +434,6 @@ func unknownQuery(id string) error {
 	return fmt.Errorf("unknown queryId: %s", id)
 }
 
-// commandProps returns the session properties a command carries: all
-// but the ones that configure this instance rather than a query, so a
-// replay elsewhere plans and runs the query the same way.
-func commandProps(props map[string]string) map[string]string {
-	delete(props, MinFreeBytesProperty)
-	return props
-}
-
 // session holds the properties statements run with: the engine's own,
 // or those of one ExecuteWith call.
 type session struct {
@@ -527,27 +509,6 @@ func (s *session) unset(name string) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	delete(s.props, strings.ToLower(name))
-}
-
-// prop returns a property (lower-cased name) of props or def.
-func prop(props map[string]string, name, def string) string {
-	if v, ok := props[name]; ok {
-		return v
-	}
-	return def
-}
-
-func (e *Engine) planOptions(props map[string]string) planner.Options {
-	return planner.Options{
-		ServiceID:               e.cfg.ServiceID,
-		TableRetention:          prop(props, planner.TableRetentionProperty, ""),
-		TimestampThrowOnInvalid: strings.EqualFold(prop(props, planner.TimestampThrowOnInvalidProperty, "false"), "true"),
-		Compat:                  strings.ToLower(prop(props, planner.CompatProperty, "")),
-		IdleTimeout:             prop(props, planner.IdleTimeoutProperty, ""),
-		DefaultKeyFormat:        strings.ToUpper(prop(props, planner.DefaultKeyFormatProperty, "")),
-		DefaultValueFormat:      strings.ToUpper(prop(props, planner.DefaultValueFormatProperty, "")),
-		NewQueryPlanner:         strings.EqualFold(prop(props, planner.NewQueryPlannerProperty, "false"), "true"),
-	}
 }
 
 // checkSource plans CREATE STREAM/TABLE with columns without side
@@ -867,28 +828,13 @@ func (e *Engine) startPending(ctx context.Context) {
 // for exactly-once (ksqlDB's exactly_once and exactly_once_v2 alike).
 func (e *Engine) ExactlyOnce() bool { return exactlyOnce(e.sess.snapshot()) }
 
-func exactlyOnce(props map[string]string) bool {
-	g := strings.ToLower(prop(props, "processing.guarantee", prop(props, "ksql.streams.processing.guarantee", "at_least_once")))
-	return strings.HasPrefix(g, "exactly_once")
-}
-
 func (e *Engine) kafkaConfig(group string, transient bool, out exec.Output, props map[string]string) exec.KafkaConfig {
-	eos := !transient && exactlyOnce(props)
-	// Exactly-once commits often: results become visible to
-	// read_committed consumers only when their transaction commits.
-	interval := time.Second
-	if eos {
-		interval = 100 * time.Millisecond
+	if transient {
+		// A transient query commits no transactions whatever the
+		// session's guarantee, and so runs at at-least-once's interval.
+		props = atLeastOnce(props)
 	}
-	if ms, err := strconv.Atoi(prop(props, "commit.interval.ms", prop(props, "ksql.streams.commit.interval.ms", ""))); err == nil && ms > 0 {
-		interval = time.Duration(ms) * time.Millisecond
-	}
-	// ksqlDB's num.stream.threads bounds how many of the query's tasks
-	// process at once (default: one per CPU).
-	threads := 0
-	if n, err := strconv.Atoi(prop(props, "num.stream.threads", prop(props, "ksql.streams.num.stream.threads", ""))); err == nil && n > 0 {
-		threads = n
-	}
+	eos := exactlyOnce(props)
 	// Transient queries are this instance's alone: nobody asks where
 	// their partitions are.
 	var onChange func()
@@ -908,8 +854,8 @@ func (e *Engine) kafkaConfig(group string, transient bool, out exec.Output, prop
 		TransactionalID:    group + "-" + e.instanceID,
 		ConnOpts:           e.cfg.ConnOpts,
 		GroupID:            group,
-		ResetOffset:        prop(props, "auto.offset.reset", prop(props, "ksql.streams.auto.offset.reset", "latest")),
-		CommitInterval:     interval,
+		ResetOffset:        autoOffsetReset(props),
+		CommitInterval:     commitInterval(props),
 		DB:                 e.db,
 		Log:                e.log,
 		Transient:          transient,
@@ -917,7 +863,7 @@ func (e *Engine) kafkaConfig(group string, transient bool, out exec.Output, prop
 		OnRestoreProgress:  e.cfg.OnRestoreProgress,
 		ClientOpts:         e.clientOpts(group + "-" + e.instanceID),
 		OnPartitionsChange: onChange,
-		Threads:            threads,
+		Threads:            streamThreads(props),
 		InstanceID:         instance,
 		StallTimeout:       stall,
 	}

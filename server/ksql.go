@@ -75,6 +75,10 @@ func (s *Server) handleKSQL(w http.ResponseWriter, r *http.Request) {
 	for _, p := range stmts {
 		switch st := p.Stmt.(type) {
 		case *parser.SetProperty:
+			if err := engine.CheckSet(st.Name, st.Value); err != nil {
+				statementError(w, codeBadStatement, engine.FormatError(text, err), stmtText(p), done)
+				return
+			}
 			props[st.Name] = st.Value
 			continue
 		case *parser.UnsetProperty:

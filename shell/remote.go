@@ -16,6 +16,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/sluice-sql/sluice/engine"
 	"github.com/sluice-sql/sluice/parser"
 	"github.com/sluice-sql/sluice/topicprint"
 )
@@ -81,6 +82,9 @@ func (r *Remote) Ping(ctx context.Context) error {
 func (r *Remote) Execute(ctx context.Context, p parser.Parsed) (*Result, error) {
 	switch st := p.Stmt.(type) {
 	case *parser.SetProperty:
+		if err := engine.CheckSet(st.Name, st.Value); err != nil {
+			return nil, err
+		}
 		r.mu.Lock()
 		r.props[st.Name] = st.Value
 		r.mu.Unlock()
