@@ -171,7 +171,9 @@ func (e *Engine) executeStatement(ctx context.Context, p parser.Parsed, sess *se
 		}
 		res.Message = fmt.Sprintf("Successfully changed local property '%s' to '%s'.", st.Name, st.Value)
 	case *parser.UnsetProperty:
-		sess.unset(st.Name)
+		for _, name := range UnsetNames(st.Name) {
+			sess.unset(name)
+		}
 		res.Message = fmt.Sprintf("Successfully unset local property '%s'.", st.Name)
 	case *parser.Define:
 		sess.define(st.Name, st.Value)
@@ -595,7 +597,7 @@ func (e *Engine) materializeSource(ctx context.Context, src *planner.Source, tex
 	if p == nil {
 		p = map[string]string{}
 	}
-	p["auto.offset.reset"] = "earliest"
+	p[propAutoOffsetReset.Name] = "earliest"
 	_, err = e.start(ctx, plan, text, p)
 	return err
 }

@@ -66,6 +66,20 @@ type PropertyDef struct {
 	def func(props map[string]string) string
 	// check refuses a malformed value.
 	check func(name, value string) error
+	// defaultDoc describes a default that is not one fixed text.
+	defaultDoc string
+	// strict says the property's readers fail a statement on a malformed
+	// value rather than run it with the default.
+	strict bool
+}
+
+// DefaultDoc describes the default for people: the fixed value, or how
+// it is worked out, "" for none.
+func (p *PropertyDef) DefaultDoc() string {
+	if p.defaultDoc != "" {
+		return p.defaultDoc
+	}
+	return p.def(nil)
 }
 
 // Default is the value in force when the property is not set among props.
@@ -96,6 +110,15 @@ func (p *PropertyDef) value(props map[string]string) string {
 		return strings.TrimSpace(v)
 	}
 	return p.def(props)
+}
+
+// shown is the value SHOW PROPERTIES lists: the one in force, or, of a
+// strict property, a malformed value as it was set (its readers refuse it).
+func (p *PropertyDef) shown(props map[string]string) string {
+	if p.strict {
+		return p.raw(props)
+	}
+	return p.value(props)
 }
 
 // raw is the value set among props, as it was set, or the default: for
@@ -202,6 +225,19 @@ func declare(name string, aliases []string, scope PropertyScope, typ string, def
 	return &PropertyDef{Name: name, Aliases: aliases, Scope: scope, Type: typ, def: def, check: check, Doc: doc}
 }
 
+// failsOnMalformed marks p strict.
+func (p *PropertyDef) failsOnMalformed() *PropertyDef {
+	p.strict = true
+	return p
+}
+
+// describeDefault sets how DefaultDoc describes a default that depends
+// on other properties or on the machine.
+func (p *PropertyDef) describeDefault(doc string) *PropertyDef {
+	p.defaultDoc = doc
+	return p
+}
+
 var (
 	propAutoOffsetReset = declare(autoOffsetResetProperty, []string{"ksql.streams." + autoOffsetResetProperty}, ScopeQuery, "STRING",
 		fixed("latest"), oneOf("latest", "earliest"),
@@ -216,19 +252,21 @@ var (
 			}
 			return strconv.FormatInt(defaultCommitInterval.Milliseconds(), 10)
 		}, number(64, 1),
-		"How often, in milliseconds, a query flushes its outputs, commits its state and offsets (1000; 100 under exactly-once).")
+		"How often, in milliseconds, a query flushes its outputs and commits its state and offsets.").
+		describeDefault("1000; 100 under exactly-once")
 	propNumStreamThreads = declare(numStreamThreadsProperty, []string{"ksql.streams." + numStreamThreadsProperty}, ScopeQuery, "INT",
 		func(map[string]string) string { return strconv.Itoa(runtime.GOMAXPROCS(0)) }, number(32, 1),
-		"How many of a query's tasks process records at once on this instance (one per CPU).")
+		"How many of a query's tasks process records at once on this instance.").
+		describeDefault("one per CPU")
 	propStandbyReplicas = declare(StandbyReplicasProperty, []string{"ksql.streams." + StandbyReplicasProperty}, ScopeQuery, "INT",
 		fixed("0"), number(32, 0),
 		"How many instances besides a partition's owner keep a standby copy of its state.")
 	propTableRetention = declare(planner.TableRetentionProperty, nil, ScopeQuery, "DURATION",
 		fixed(""), duration,
-		"The default RETENTION of aggregate tables (none: keys are kept).")
+		"The default RETENTION of aggregate tables (none: keys are kept).").failsOnMalformed()
 	propIdleTimeout = declare(planner.IdleTimeoutProperty, nil, ScopeQuery, "DURATION",
 		fixed(""), duration,
-		"The default IDLE_TIMEOUT of queries (none).")
+		"The default IDLE_TIMEOUT of queries (none).").failsOnMalformed()
 	propCompat = declare(planner.CompatProperty, nil, ScopeQuery, "STRING",
 		fixed("sluice"), oneOf("sluice", planner.CompatKsqlDB),
 		"ksqldb reproduces ksqlDB's EMIT FINAL quirk of dropping a closed window already past retention.")
@@ -249,10 +287,10 @@ var (
 		"false creates persistent queries without the registry scalable push queries subscribe to.")
 	propStallTimeout = declare(StallTimeoutProperty, nil, ScopeQuery, "DURATION",
 		fixed(exec.DefaultStallTimeout.String()), checkStallTimeout,
-		"How long a partition with input may go without committed progress before its query counts as stalled (a duration or milliseconds).")
+		"How long a partition with input may go without committed progress before its query counts as stalled (a duration or milliseconds).").failsOnMalformed()
 	propHotKeyShare = declare(HotKeyShareProperty, nil, ScopeSession, "DOUBLE",
 		fixed(strconv.FormatFloat(defaultHotKeyShare, 'g', -1, 64)), checkHotKeyShare,
-		"The share of a query's records on an instance one key may carry before DESCRIBE EXTENDED and EXPLAIN warn.")
+		"The share of a query's records on an instance one key may carry before DESCRIBE EXTENDED and EXPLAIN warn.").failsOnMalformed()
 	propPullTableScan = declare(PullTableScanProperty, nil, ScopeSession, "BOOLEAN",
 		fixed("true"), boolean,
 		"false limits pull queries on tables to key lookups.")
@@ -264,22 +302,22 @@ var (
 		"true runs an eligible push query from a persistent query's output instead of a consumer of its own.")
 	propPushV2Buffer = declare(PushV2BufferProperty, nil, ScopeSession, "INT",
 		fixed(strconv.Itoa(exec.PushBufferSize)), checkPushBuffer,
-		"How many records a scalable push query may fall behind before it is dropped.")
+		"How many records a scalable push query may fall behind before it is dropped.").failsOnMalformed()
 	propStandbyReads = declare(PullStandbyReadsProperty, nil, ScopeSession, "BOOLEAN",
 		fixed("false"), boolean,
 		"true lets a pull query read a standby's state when the owner cannot answer.")
 	propMaxOffsetLag = declare(PullMaxOffsetLagProperty, nil, ScopeSession, "LONG",
 		fixed(strconv.FormatInt(math.MaxInt64, 10)), checkMaxOffsetLag,
-		"How many offsets a standby's store may lag its changelog and still answer pull queries.")
+		"How many offsets a standby's store may lag its changelog and still answer pull queries.").failsOnMalformed()
 	propAssertTopicTimeout = declare(AssertTopicTimeoutProperty, nil, ScopeSession, "LONG",
 		fixed(strconv.FormatInt(defaultAssertTimeout.Milliseconds(), 10)), checkMillis,
-		"ASSERT TOPIC's timeout, in milliseconds, when the statement gives none.")
+		"ASSERT TOPIC's timeout, in milliseconds, when the statement gives none.").failsOnMalformed()
 	propAssertSchemaTimeout = declare(AssertSchemaTimeoutProperty, nil, ScopeSession, "LONG",
 		fixed(strconv.FormatInt(defaultAssertTimeout.Milliseconds(), 10)), checkMillis,
-		"ASSERT SCHEMA's timeout, in milliseconds, when the statement gives none.")
+		"ASSERT SCHEMA's timeout, in milliseconds, when the statement gives none.").failsOnMalformed()
 	propMinFreeBytes = declare(MinFreeBytesProperty, nil, ScopeInstance, "LONG",
 		fixed(strconv.FormatInt(state.DefaultMinFreeBytes, 10)), checkMinFree,
-		"Free disk space state commits leave untouched; below it stateful queries fail with \"disk full\"; -1 turns the check off.")
+		"Free disk space state commits leave untouched; below it stateful queries fail with \"disk full\"; -1 turns the check off.").failsOnMalformed()
 )
 
 // propertyTable is every declared property, sorted by name.
@@ -328,6 +366,16 @@ func CheckSet(name, value string) error {
 	return p.check(strings.ToLower(strings.TrimSpace(name)), value)
 }
 
+// UnsetNames are the lower-case names UNSET name removes: all of a
+// declared property's, so that no other name of it stays in force, or
+// name itself.
+func UnsetNames(name string) []string {
+	if p, ok := LookupProperty(name); ok {
+		return append([]string{p.Name}, p.Aliases...)
+	}
+	return []string{strings.ToLower(name)}
+}
+
 // commandProps returns the session properties a command carries: all
 // but the ones that configure this instance rather than a query, so a
 // replay elsewhere plans and runs the query the same way.
@@ -354,7 +402,7 @@ func (e *Engine) propertyList(props, overridden map[string]string) *PropertyList
 	}
 	for _, p := range propertyTable {
 		_, over := p.lookup(overridden)
-		merged[p.Name] = Property{Name: p.Name, Value: p.value(props), Overridden: over}
+		merged[p.Name] = Property{Name: p.Name, Value: p.shown(props), Overridden: over}
 	}
 	l := &PropertyList{Properties: make([]Property, 0, len(merged))}
 	for _, p := range merged {

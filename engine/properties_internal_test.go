@@ -60,3 +60,23 @@ func TestTransientQueryCommitInterval(t *testing.T) {
 		}
 	}
 }
+
+// TestShowMalformedProperty: a malformed value from a request is listed
+// as the default when its readers run with the default, and as it was set
+// when they refuse it.
+func TestShowMalformedProperty(t *testing.T) {
+	props := map[string]string{"commit.interval.ms": "abc", "sluice.hot.key.share": "2", "sluice.table.retention": "soon"}
+	shown := map[string]string{}
+	for _, p := range (&Engine{}).propertyList(props, props).Properties {
+		shown[p.Name] = p.Value
+		if _, set := props[p.Name]; p.Overridden != set {
+			t.Errorf("%s overridden %v, want %v", p.Name, p.Overridden, set)
+		}
+	}
+	want := map[string]string{"commit.interval.ms": "1000", "sluice.hot.key.share": "2", "sluice.table.retention": "soon"}
+	for name, v := range want {
+		if shown[name] != v {
+			t.Errorf("%s is listed as %q, want %q", name, shown[name], v)
+		}
+	}
+}

@@ -3,6 +3,10 @@ package engine_test
 import (
 	"context"
 	"errors"
+	"flag"
+	"fmt"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 
@@ -114,7 +118,8 @@ func TestPropertyTable(t *testing.T) {
 // refuses a commit interval that is not a number and leaves the session
 // as it was, and SHOW PROPERTIES under exactly-once gives the interval an
 // exactly-once query runs with (100 ms, not at-least-once's 1000), and
-// lists every declared property.
+// lists every declared property; UNSET removes a property under every
+// name it has.
 func TestSetAndShowProperties(t *testing.T) {
 	brokers := testkafka.Brokers(t)
 	cfg := testConfig(brokers, t.TempDir(), testkafka.Name(t, "svc"), quiet)
@@ -160,11 +165,68 @@ func TestSetAndShowProperties(t *testing.T) {
 	if got := show()["commit.interval.ms"]; got != "250" {
 		t.Errorf("exactly once, set by ksqlDB's name: commit.interval.ms is %q, want 250", got)
 	}
+	// UNSET by either name unsets the property under both.
+	execute(t, e, "UNSET 'commit.interval.ms';")
+	if got := show(); got["commit.interval.ms"] != "100" || got["ksql.streams.commit.interval.ms"] != "" {
+		t.Errorf("exactly once, unset: commit.interval.ms is %q, ksql.streams.commit.interval.ms %q; want 100 and unlisted", got["commit.interval.ms"], got["ksql.streams.commit.interval.ms"])
+	}
 
 	got = show()
 	for _, p := range engine.Properties() {
 		if _, ok := got[p.Name]; !ok {
 			t.Errorf("SHOW PROPERTIES does not list %s", p.Name)
 		}
+	}
+}
+
+var rewriteDocs = flag.Bool("rewrite-docs", false, "rewrite docs/properties.md from the property table")
+
+// TestPropertiesDoc checks that docs/properties.md is the property table
+// (go test ./engine -run TestPropertiesDoc -rewrite-docs writes it).
+func TestPropertiesDoc(t *testing.T) {
+	var b strings.Builder
+	b.WriteString(`# Properties
+
+Every property Sluice reads, from the engine's property table (` + "`engine/properties.go`" + `; this file is
+written from it by ` + "`go test ./engine -run TestPropertiesDoc -rewrite-docs`" + `). Set one for the session with
+` + "`SET 'name'='value';`" + ` (any of its names; UNSET removes it under all of them), for one REST request in
+its ` + "`properties`" + ` or ` + "`streamsProperties`" + `, or, embedding the engine, in ` + "`engine.Config.Properties`" + `. SET refuses a name
+that is not below and a value the property does not take, in ksqlDB's words (` + "`Invalid value abc for\nconfiguration commit.interval.ms: Not a number of type LONG`" + `); a request's properties are passed
+through unchecked, as ksqlDB passes them to Kafka's configs, and a malformed one there runs with the
+default. SHOW PROPERTIES lists each property below with the value in force.
+
+Scope: *query* properties shape the persistent queries a statement creates and travel with the
+statement through the command topic; *session* ones shape the session's own statements; *instance*
+ones configure the process and are never carried with a command.
+
+| Name | Other names | Scope | Type | Default | |
+|---|---|---|---|---|---|
+`)
+	for _, p := range engine.Properties() {
+		aliases := ""
+		for i, a := range p.Aliases {
+			if i > 0 {
+				aliases += ", "
+			}
+			aliases += "`" + a + "`"
+		}
+		def := p.DefaultDoc()
+		if def == "" {
+			def = "none"
+		}
+		fmt.Fprintf(&b, "| `%s` | %s | %s | %s | %s | %s |\n", p.Name, aliases, p.Scope, p.Type, def, p.Doc)
+	}
+	path := filepath.Join("..", "docs", "properties.md")
+	if *rewriteDocs {
+		if err := os.WriteFile(path, []byte(b.String()), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	got, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if diff := cmp.Diff(b.String(), string(got)); diff != "" {
+		t.Errorf("docs/properties.md is not the property table; run go test ./engine -run TestPropertiesDoc -rewrite-docs (-want +got):\n%s", diff)
 	}
 }

@@ -67,8 +67,13 @@ func (e *Engine) StandbyReads(ctx context.Context) bool {
 // Property is the session property name in force for a statement run
 // with ctx: the request's (WithProperties) over the engine's session.
 // A server reads pull query properties it routes by this way.
+// A declared property's value is the one its readers use (LookupProperty).
 func (e *Engine) Property(ctx context.Context, name string) string {
-	return e.sessionFor(ctx).snapshot()[strings.ToLower(name)]
+	props := e.sessionFor(ctx).snapshot()
+	if p, ok := LookupProperty(name); ok {
+		return p.value(props)
+	}
+	return props[strings.ToLower(name)]
 }
 
 type standbyPartitionsKey struct{}

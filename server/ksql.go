@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"net/http"
+	"slices"
 	"strings"
 
 	"github.com/sluice-sql/sluice/engine"
@@ -83,7 +84,7 @@ func (s *Server) handleKSQL(w http.ResponseWriter, r *http.Request) {
 			continue
 		case *parser.UnsetProperty:
 			for k := range props {
-				if strings.EqualFold(k, st.Name) {
+				if slices.Contains(engine.UnsetNames(st.Name), strings.ToLower(k)) {
 					delete(props, k)
 				}
 			}

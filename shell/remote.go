@@ -10,6 +10,7 @@ import (
 	"io"
 	"net/http"
 	"net/url"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -82,9 +83,14 @@ func (r *Remote) Ping(ctx context.Context) error {
 func (r *Remote) Execute(ctx context.Context, p parser.Parsed) (*Result, error) {
 	switch st := p.Stmt.(type) {
 	case *parser.SetProperty:
-		if err := engine.CheckSet(st.Name, st.Value); err != nil {
+		// The server knows which properties it takes (a ksqlDB server more
+		// than Sluice's table): a SET alone in /ksql changes nothing there,
+		// and is refused as the server refuses it.
+		resp, err := r.post(ctx, "/ksql", map[string]any{"ksql": p.Text + ";"}, "application/json")
+		if err != nil {
 			return nil, err
 		}
+		resp.Body.Close()
 		r.mu.Lock()
 		r.props[st.Name] = st.Value
 		r.mu.Unlock()
@@ -92,7 +98,7 @@ func (r *Remote) Execute(ctx context.Context, p parser.Parsed) (*Result, error) 
 	case *parser.UnsetProperty:
 		r.mu.Lock()
 		for k := range r.props {
-			if strings.EqualFold(k, st.Name) {
+			if slices.Contains(engine.UnsetNames(st.Name), strings.ToLower(k)) {
 				delete(r.props, k)
 			}
 		}
