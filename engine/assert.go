@@ -69,22 +69,6 @@ type SubjectIDs interface {
 	SubjectIDs(ctx context.Context, subject string) ([]int, error)
 }
 
-// assertTimeout is the statement's timeout or the named default.
-func assertTimeout(has bool, d time.Duration, props map[string]string, name string) (time.Duration, error) {
-	if has {
-		return d, nil
-	}
-	v := strings.TrimSpace(props[name])
-	if v == "" {
-		return defaultAssertTimeout, nil
-	}
-	ms, err := strconv.ParseInt(v, 10, 64)
-	if err != nil || ms < 0 {
-		return 0, fmt.Errorf("%w: '%s' is %q: want milliseconds", planner.ErrInvalid, name, v)
-	}
-	return time.Duration(ms) * time.Millisecond, nil
-}
-
 // await calls check until it reports the assertion holds, ctx ends, or
 // timeout passes; then it returns check's last failure. check returns a
 // non-nil error only when asking failed, which is retried as well.
@@ -119,7 +103,7 @@ func (e *Engine) assertTopic(ctx context.Context, st *parser.AssertTopic, props 
 	if e.cl == nil {
 		return nil, fmt.Errorf("%w: ASSERT TOPIC needs Kafka", planner.ErrUnsupported)
 	}
-	timeout, err := assertTimeout(st.HasTimeout, st.Timeout, props, AssertTopicTimeoutProperty)
+	timeout, err := assertTimeout(st.HasTimeout, st.Timeout, props, propAssertTopicTimeout)
 	if err != nil {
 		return nil, err
 	}
@@ -182,7 +166,7 @@ func (e *Engine) assertSchema(ctx context.Context, st *parser.AssertSchema, prop
 	if reg == nil {
 		return nil, fmt.Errorf("%w: ASSERT SCHEMA needs a Schema Registry: give --schema-registry URL (the embedded broker serves one)", planner.ErrInvalid)
 	}
-	timeout, err := assertTimeout(st.HasTimeout, st.Timeout, props, AssertSchemaTimeoutProperty)
+	timeout, err := assertTimeout(st.HasTimeout, st.Timeout, props, propAssertSchemaTimeout)
 	if err != nil {
 		return nil, err
 	}

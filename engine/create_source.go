@@ -122,7 +122,7 @@ func (e *Engine) materializeSource(ctx context.Context, src *planner.Source, tex
 	if p == nil {
 		p = map[string]string{}
 	}
-	p["auto.offset.reset"] = "earliest"
+	p[propAutoOffsetReset.Name] = "earliest"
 	_, err = e.start(ctx, plan, text, p)
 	return err
 }

@@ -10,7 +10,6 @@ import (
 	"os"
 	"path/filepath"
 	"sort"
-	"strconv"
 	"strings"
 	"sync"
 	"time"
@@ -176,7 +175,7 @@ func Open(ctx context.Context, cfg Config) (*Engine, error) {
 	if cfg.DataDir != "" {
 		dir = filepath.Join(cfg.DataDir, "state", cfg.ServiceID)
 	}
-	minFree, err := parseMinFree(cfg.Properties[MinFreeBytesProperty])
+	minFree, err := minFreeBytes(cfg.Properties)
 	if err != nil {
 		return nil, err
 	}
@@ -319,17 +318,6 @@ func randomID() string {
 // filling the disk and crashing the process. Default 128 MiB; -1 turns
 // the check off.
 const MinFreeBytesProperty = "sluice.state.min.free.bytes"
-
-func parseMinFree(text string) (int64, error) {
-	if text == "" {
-		return 0, nil
-	}
-	n, err := strconv.ParseInt(text, 10, 64)
-	if err != nil || n < -1 {
-		return 0, fmt.Errorf("%w: '%s' must be a number of bytes, or -1 to turn the check off, not %q", planner.ErrInvalid, MinFreeBytesProperty, text)
-	}
-	return n, nil
-}
 
 // clientOpts returns the extra options of a client named id.
 func (e *Engine) clientOpts(id string) []kgo.Opt {

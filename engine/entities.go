@@ -278,37 +278,6 @@ func replicas(partitions, n int) []int {
 	return out
 }
 
-// propertyList lists the properties in force (props), marking those a
-// request overrode, with the defaults of the rest, sorted by name.
-func (e *Engine) propertyList(props, overridden map[string]string) *PropertyList {
-	merged := map[string]Property{}
-	for k, v := range props {
-		_, over := overridden[k]
-		merged[k] = Property{Name: k, Value: v, Overridden: over}
-	}
-	for name, def := range propertyDefaults {
-		if _, ok := merged[name]; !ok {
-			merged[name] = Property{Name: name, Value: def}
-		}
-	}
-	l := &PropertyList{Properties: make([]Property, 0, len(merged))}
-	for _, p := range merged {
-		l.Properties = append(l.Properties, p)
-	}
-	sort.Slice(l.Properties, func(i, j int) bool { return l.Properties[i].Name < l.Properties[j].Name })
-	return l
-}
-
-// propertyDefaults are the defaults of the properties the engine reads,
-// so SHOW PROPERTIES tells what is in force before anything is SET.
-var propertyDefaults = map[string]string{
-	"auto.offset.reset":    "latest",
-	"processing.guarantee": "at_least_once",
-	"commit.interval.ms":   "1000",
-	MinFreeBytesProperty:   "134217728",
-	HotKeyShareProperty:    "0.2",
-}
-
 func (e *Engine) showTopicsText(l *TopicList) string {
 	var b strings.Builder
 	for _, t := range l.Topics {

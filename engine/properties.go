@@ -2,8 +2,587 @@ package engine
 
 import (
 	"context"
+	"fmt"
+	"maps"
+	"math"
+	"runtime"
+	"sort"
+	"strconv"
 	"strings"
+	"time"
+
+	"github.com/sluice-sql/sluice/exec"
+	"github.com/sluice-sql/sluice/format"
+	"github.com/sluice-sql/sluice/planner"
+	"github.com/sluice-sql/sluice/state"
 )
+
+// The property table: every property the engine, the planner's options
+// and the runner's configuration read is declared once below, with its
+// default, and read only through it, so SET, SHOW PROPERTIES and what
+// runs agree.
+
+// PropertyScope says what a property configures, and so whether the
+// command log carries it.
+type PropertyScope int
+
+const (
+	// ScopeSession properties shape the statements of the session that
+	// sets them: pull and push queries, ASSERT, EXPLAIN's warnings.
+	ScopeSession PropertyScope = iota
+	// ScopeQuery properties shape the persistent queries a statement
+	// creates: read when a query is planned and started.
+	ScopeQuery
+	// ScopeInstance properties configure this process, not a query: a
+	// command never carries them, so a replay elsewhere runs with that
+	// instance's own.
+	ScopeInstance
+)
+
+func (s PropertyScope) String() string {
+	switch s {
+	case ScopeQuery:
+		return "query"
+	case ScopeInstance:
+		return "instance"
+	}
+	return "session"
+}
+
+// PropertyDef declares one property.
+type PropertyDef struct {
+	// Name is the lower-case name SHOW PROPERTIES lists.
+	Name string
+	// Aliases are other names of the same property, read when Name is
+	// not set: ksqlDB's ksql.streams. forms of Kafka Streams configs.
+	Aliases []string
+	Scope   PropertyScope
+	// Type names the value's type as Kafka's configs do (BOOLEAN, INT,
+	// LONG, DOUBLE, STRING) or DURATION.
+	Type string
+	Doc  string
+	// def is the value in force when the property is not set; it may
+	// depend on other properties (commit.interval.ms on the guarantee).
+	def func(props map[string]string) string
+	// check refuses a malformed value.
+	check func(name, value string) error
+	// defaultDoc describes a default that is not one fixed text.
+	defaultDoc string
+	// strict says the property's readers fail a statement on a malformed
+	// value rather than run it with the default.
+	strict bool
+}
+
+// DefaultDoc describes the default for people: the fixed value, or how
+// it is worked out, "" for none.
+func (p *PropertyDef) DefaultDoc() string {
+	if p.defaultDoc != "" {
+		return p.defaultDoc
+	}
+	return p.def(nil)
+}
+
+// Default is the value in force when the property is not set among props.
+func (p *PropertyDef) Default(props map[string]string) string { return p.def(props) }
+
+// Check returns why value is not one the property takes, nil when it is.
+func (p *PropertyDef) Check(value string) error { return p.check(p.Name, value) }
+
+// lookup is the value set for p under its name or an alias, in that order.
+func (p *PropertyDef) lookup(props map[string]string) (string, bool) {
+	if v, ok := props[p.Name]; ok {
+		return v, true
+	}
+	for _, a := range p.Aliases {
+		if v, ok := props[a]; ok {
+			return v, true
+		}
+	}
+	return "", false
+}
+
+// value is the value in force among props: the one set when it is
+// valid, else the default. A malformed value can arrive only with a
+// request's or the configuration's properties (SET refuses it); such a
+// value of a property whose reader cannot fail runs with the default.
+func (p *PropertyDef) value(props map[string]string) string {
+	if v, ok := p.lookup(props); ok && p.check(p.Name, v) == nil {
+		return strings.TrimSpace(v)
+	}
+	return p.def(props)
+}
+
+// shown is the value SHOW PROPERTIES lists: the one in force, or, of a
+// strict property, a malformed value as it was set (its readers refuse it).
+func (p *PropertyDef) shown(props map[string]string) string {
+	if p.strict {
+		return p.raw(props)
+	}
+	return p.value(props)
+}
+
+// raw is the value set among props, as it was set, or the default: for
+// readers that check it themselves (the planner's durations).
+func (p *PropertyDef) raw(props map[string]string) string {
+	if v, ok := p.lookup(props); ok {
+		return v
+	}
+	return p.def(props)
+}
+
+// checked is the value set among props, or the default; a malformed one
+// is an error, for readers that fail the statement on it.
+func (p *PropertyDef) checked(props map[string]string) (string, error) {
+	v, ok := p.lookup(props)
+	if !ok || strings.TrimSpace(v) == "" {
+		return p.def(props), nil
+	}
+	if err := p.check(p.Name, v); err != nil {
+		return "", err
+	}
+	return strings.TrimSpace(v), nil
+}
+
+// PropertyError is a property name or value SET refuses, in ksqlDB's
+// words. It wraps planner.ErrInvalid.
+type PropertyError struct{ msg string }
+
+func (e *PropertyError) Error() string { return e.msg }
+func (e *PropertyError) Unwrap() error { return planner.ErrInvalid }
+
+// invalidValue is Kafka's ConfigException text, which ksqlDB answers.
+func invalidValue(name, value, why string) error {
+	return &PropertyError{msg: fmt.Sprintf("Invalid value %s for configuration %s: %s", value, name, why)}
+}
+
+func fixed(v string) func(map[string]string) string {
+	return func(map[string]string) string { return v }
+}
+
+func boolean(name, v string) error {
+	switch strings.ToLower(strings.TrimSpace(v)) {
+	case "true", "false":
+		return nil
+	}
+	return invalidValue(name, v, "Expected value to be either true or false")
+}
+
+// number accepts a whole number of bits bits (32: INT, 64: LONG), at least min.
+func number(bits int, min int64) func(name, v string) error {
+	typ := "LONG"
+	if bits == 32 {
+		typ = "INT"
+	}
+	return func(name, v string) error {
+		n, err := strconv.ParseInt(strings.TrimSpace(v), 10, bits)
+		if err != nil {
+			return invalidValue(name, v, "Not a number of type "+typ)
+		}
+		if n < min {
+			return invalidValue(name, v, fmt.Sprintf("Value must be at least %d", min))
+		}
+		return nil
+	}
+}
+
+// oneOf accepts values, in any case (Sluice always has).
+func oneOf(values ...string) func(name, v string) error {
+	return func(name, v string) error {
+		for _, w := range values {
+			if strings.EqualFold(strings.TrimSpace(v), w) {
+				return nil
+			}
+		}
+		return invalidValue(name, v, "String must be one of: "+strings.Join(values, ", "))
+	}
+}
+
+func anyString(string, string) error { return nil }
+
+func duration(name, v string) error {
+	_, err := planner.ParseDuration("'"+name+"'", v)
+	return err
+}
+
+// streams is a Kafka Streams config's names: its own and ksqlDB's
+// ksql.streams. form.
+func streams(name string) (string, []string) { return name, []string{"ksql.streams." + name} }
+
+const (
+	autoOffsetResetProperty     = "auto.offset.reset"
+	processingGuaranteeProperty = "processing.guarantee"
+	commitIntervalProperty      = "commit.interval.ms"
+	numStreamThreadsProperty    = "num.stream.threads"
+
+	// Sluice commits every second, and every 100 ms under exactly-once,
+	// where results become visible to read_committed consumers only when
+	// their transaction commits (Kafka Streams' defaults are 30 s and 100 ms).
+	defaultCommitInterval            = time.Second
+	defaultExactlyOnceCommitInterval = 100 * time.Millisecond
+)
+
+func declare(name string, aliases []string, scope PropertyScope, typ string, def func(map[string]string) string, check func(string, string) error, doc string) *PropertyDef {
+	return &PropertyDef{Name: name, Aliases: aliases, Scope: scope, Type: typ, def: def, check: check, Doc: doc}
+}
+
+// failsOnMalformed marks p strict.
+func (p *PropertyDef) failsOnMalformed() *PropertyDef {
+	p.strict = true
+	return p
+}
+
+// describeDefault sets how DefaultDoc describes a default that depends
+// on other properties or on the machine.
+func (p *PropertyDef) describeDefault(doc string) *PropertyDef {
+	p.defaultDoc = doc
+	return p
+}
+
+var (
+	propAutoOffsetReset = declare(autoOffsetResetProperty, []string{"ksql.streams." + autoOffsetResetProperty}, ScopeQuery, "STRING",
+		fixed("latest"), oneOf("latest", "earliest"),
+		"Where a query without committed offsets starts reading its inputs.")
+	propProcessingGuarantee = declare(processingGuaranteeProperty, []string{"ksql.streams." + processingGuaranteeProperty}, ScopeQuery, "STRING",
+		fixed("at_least_once"), oneOf("at_least_once", "exactly_once", "exactly_once_beta", "exactly_once_v2"),
+		"at_least_once, or exactly-once (any exactly_once form): a Kafka transaction per commit interval.")
+	propCommitInterval = declare(commitIntervalProperty, []string{"ksql.streams." + commitIntervalProperty}, ScopeQuery, "LONG",
+		func(props map[string]string) string {
+			if exactlyOnce(props) {
+				return strconv.FormatInt(defaultExactlyOnceCommitInterval.Milliseconds(), 10)
+			}
+			return strconv.FormatInt(defaultCommitInterval.Milliseconds(), 10)
+		}, number(64, 1),
+		"How often, in milliseconds, a query flushes its outputs and commits its state and offsets.").
+		describeDefault("1000; 100 under exactly-once")
+	propNumStreamThreads = declare(numStreamThreadsProperty, []string{"ksql.streams." + numStreamThreadsProperty}, ScopeQuery, "INT",
+		func(map[string]string) string { return strconv.Itoa(runtime.GOMAXPROCS(0)) }, number(32, 1),
+		"How many of a query's tasks process records at once on this instance.").
+		describeDefault("one per CPU")
+	propStandbyReplicas = declare(StandbyReplicasProperty, []string{"ksql.streams." + StandbyReplicasProperty}, ScopeQuery, "INT",
+		fixed("0"), number(32, 0),
+		"How many instances besides a partition's owner keep a standby copy of its state.")
+	propTableRetention = declare(planner.TableRetentionProperty, nil, ScopeQuery, "DURATION",
+		fixed(""), duration,
+		"The default RETENTION of aggregate tables (none: keys are kept).").failsOnMalformed()
+	propIdleTimeout = declare(planner.IdleTimeoutProperty, nil, ScopeQuery, "DURATION",
+		fixed(""), duration,
+		"The default IDLE_TIMEOUT of queries (none).").failsOnMalformed()
+	propCompat = declare(planner.CompatProperty, nil, ScopeQuery, "STRING",
+		fixed("sluice"), oneOf("sluice", planner.CompatKsqlDB),
+		"ksqldb reproduces ksqlDB's EMIT FINAL quirk of dropping a closed window already past retention.")
+	propTimestampThrow = declare(planner.TimestampThrowOnInvalidProperty, nil, ScopeQuery, "BOOLEAN",
+		fixed("false"), boolean,
+		"true fails a query on a record whose event time cannot be read, instead of skipping it.")
+	propDefaultKeyFormat = declare(planner.DefaultKeyFormatProperty, nil, ScopeQuery, "STRING",
+		fixed(format.Kafka), anyString,
+		"The key format of a CREATE without KEY_FORMAT or FORMAT.")
+	propDefaultValueFormat = declare(planner.DefaultValueFormatProperty, nil, ScopeQuery, "STRING",
+		fixed(""), anyString,
+		"The value format of a CREATE without VALUE_FORMAT or FORMAT (none: the statement must name one).")
+	propNewQueryPlanner = declare(planner.NewQueryPlannerProperty, nil, ScopeQuery, "BOOLEAN",
+		fixed("false"), boolean,
+		"ksqlDB's new planner: accepted for its tests; Sluice plans alike.")
+	propPushV2Registry = declare(PushV2RegistryProperty, nil, ScopeQuery, "BOOLEAN",
+		fixed("true"), boolean,
+		"false creates persistent queries without the registry scalable push queries subscribe to.")
+	propStallTimeout = declare(StallTimeoutProperty, nil, ScopeQuery, "DURATION",
+		fixed(exec.DefaultStallTimeout.String()), checkStallTimeout,
+		"How long a partition with input may go without committed progress before its query counts as stalled (a duration or milliseconds).").failsOnMalformed()
+	propHotKeyShare = declare(HotKeyShareProperty, nil, ScopeSession, "DOUBLE",
+		fixed(strconv.FormatFloat(defaultHotKeyShare, 'g', -1, 64)), checkHotKeyShare,
+		"The share of a query's records on an instance one key may carry before DESCRIBE EXTENDED and EXPLAIN warn.").failsOnMalformed()
+	propPullTableScan = declare(PullTableScanProperty, nil, ScopeSession, "BOOLEAN",
+		fixed("true"), boolean,
+		"false limits pull queries on tables to key lookups.")
+	propPullLimit = declare(PullLimitProperty, nil, ScopeSession, "BOOLEAN",
+		fixed("true"), boolean,
+		"false refuses LIMIT in pull queries.")
+	propPushV2Enabled = declare(PushV2EnabledProperty, nil, ScopeSession, "BOOLEAN",
+		fixed("false"), boolean,
+		"true runs an eligible push query from a persistent query's output instead of a consumer of its own.")
+	propPushV2Buffer = declare(PushV2BufferProperty, nil, ScopeSession, "INT",
+		fixed(strconv.Itoa(exec.PushBufferSize)), checkPushBuffer,
+		"How many records a scalable push query may fall behind before it is dropped.").failsOnMalformed()
+	propStandbyReads = declare(PullStandbyReadsProperty, nil, ScopeSession, "BOOLEAN",
+		fixed("false"), boolean,
+		"true lets a pull query read a standby's state when the owner cannot answer.")
+	propMaxOffsetLag = declare(PullMaxOffsetLagProperty, nil, ScopeSession, "LONG",
+		fixed(strconv.FormatInt(math.MaxInt64, 10)), checkMaxOffsetLag,
+		"How many offsets a standby's store may lag its changelog and still answer pull queries.").failsOnMalformed()
+	propAssertTopicTimeout = declare(AssertTopicTimeoutProperty, nil, ScopeSession, "LONG",
+		fixed(strconv.FormatInt(defaultAssertTimeout.Milliseconds(), 10)), checkMillis,
+		"ASSERT TOPIC's timeout, in milliseconds, when the statement gives none.").failsOnMalformed()
+	propAssertSchemaTimeout = declare(AssertSchemaTimeoutProperty, nil, ScopeSession, "LONG",
+		fixed(strconv.FormatInt(defaultAssertTimeout.Milliseconds(), 10)), checkMillis,
+		"ASSERT SCHEMA's timeout, in milliseconds, when the statement gives none.").failsOnMalformed()
+	propMinFreeBytes = declare(MinFreeBytesProperty, nil, ScopeInstance, "LONG",
+		fixed(strconv.FormatInt(state.DefaultMinFreeBytes, 10)), checkMinFree,
+		"Free disk space state commits leave untouched; below it stateful queries fail with \"disk full\"; -1 turns the check off.").failsOnMalformed()
+)
+
+// propertyTable is every declared property, sorted by name.
+var propertyTable = sortedProperties(
+	propAutoOffsetReset, propProcessingGuarantee, propCommitInterval, propNumStreamThreads, propStandbyReplicas,
+	propTableRetention, propIdleTimeout, propCompat, propTimestampThrow, propDefaultKeyFormat, propDefaultValueFormat,
+	propNewQueryPlanner, propPushV2Registry, propStallTimeout, propHotKeyShare, propPullTableScan, propPullLimit,
+	propPushV2Enabled, propPushV2Buffer, propStandbyReads, propMaxOffsetLag, propAssertTopicTimeout,
+	propAssertSchemaTimeout, propMinFreeBytes,
+)
+
+func sortedProperties(ps ...*PropertyDef) []*PropertyDef {
+	sort.Slice(ps, func(i, j int) bool { return ps[i].Name < ps[j].Name })
+	return ps
+}
+
+// Properties returns the declared properties, sorted by name.
+func Properties() []*PropertyDef { return append([]*PropertyDef(nil), propertyTable...) }
+
+// LookupProperty finds a property by its name or an alias, in any case.
+func LookupProperty(name string) (*PropertyDef, bool) {
+	name = strings.ToLower(strings.TrimSpace(name))
+	for _, p := range propertyTable {
+		if p.Name == name {
+			return p, true
+		}
+		for _, a := range p.Aliases {
+			if a == name {
+				return p, true
+			}
+		}
+	}
+	return nil, false
+}
+
+// CheckSet returns why SET name=value is refused, nil when it is not:
+// the name must be a declared property (ksqlDB refuses names it does not
+// know, in these words) and the value one it takes. Properties that reach
+// the engine otherwise (a request's, the configuration's) are not
+// checked: ksqlDB passes those through to Kafka's configs.
+func CheckSet(name, value string) error {
+	p, ok := LookupProperty(name)
+	if !ok {
+		return &PropertyError{msg: fmt.Sprintf("Not recognizable as ksql, streams, consumer, or producer property: '%s'", name)}
+	}
+	return p.check(strings.ToLower(strings.TrimSpace(name)), value)
+}
+
+// UnsetNames are the lower-case names UNSET name removes: all of a
+// declared property's, so that no other name of it stays in force, or
+// name itself.
+func UnsetNames(name string) []string {
+	if p, ok := LookupProperty(name); ok {
+		return append([]string{p.Name}, p.Aliases...)
+	}
+	return []string{strings.ToLower(name)}
+}
+
+// commandProps returns the session properties a command carries: all
+// but the ones that configure this instance rather than a query, so a
+// replay elsewhere plans and runs the query the same way.
+func commandProps(props map[string]string) map[string]string {
+	for _, p := range propertyTable {
+		if p.Scope == ScopeInstance {
+			delete(props, p.Name)
+			for _, a := range p.Aliases {
+				delete(props, a)
+			}
+		}
+	}
+	return props
+}
+
+// propertyList lists the properties in force (props): every declared
+// one with the value its readers use, and any other set, marking those a
+// request overrode, sorted by name.
+func (e *Engine) propertyList(props, overridden map[string]string) *PropertyList {
+	merged := map[string]Property{}
+	for k, v := range props {
+		_, over := overridden[k]
+		merged[k] = Property{Name: k, Value: v, Overridden: over}
+	}
+	for _, p := range propertyTable {
+		_, over := p.lookup(overridden)
+		merged[p.Name] = Property{Name: p.Name, Value: p.shown(props), Overridden: over}
+	}
+	l := &PropertyList{Properties: make([]Property, 0, len(merged))}
+	for _, p := range merged {
+		l.Properties = append(l.Properties, p)
+	}
+	sort.Slice(l.Properties, func(i, j int) bool { return l.Properties[i].Name < l.Properties[j].Name })
+	return l
+}
+
+// Typed readers. Those that cannot fail run a malformed value with the
+// default (see value); the others fail the statement on it.
+
+func propBool(props map[string]string, p *PropertyDef) bool {
+	return strings.EqualFold(p.value(props), "true")
+}
+
+func exactlyOnce(props map[string]string) bool {
+	return strings.HasPrefix(strings.ToLower(propProcessingGuarantee.value(props)), "exactly_once")
+}
+
+// atLeastOnce is props with the guarantee at_least_once.
+func atLeastOnce(props map[string]string) map[string]string {
+	out := maps.Clone(props)
+	delete(out, propProcessingGuarantee.Name)
+	for _, a := range propProcessingGuarantee.Aliases {
+		delete(out, a)
+	}
+	return out
+}
+
+func commitInterval(props map[string]string) time.Duration {
+	ms, _ := strconv.ParseInt(propCommitInterval.value(props), 10, 64)
+	return time.Duration(ms) * time.Millisecond
+}
+
+func streamThreads(props map[string]string) int {
+	n, _ := strconv.Atoi(propNumStreamThreads.value(props))
+	return n
+}
+
+func autoOffsetReset(props map[string]string) string {
+	return strings.ToLower(propAutoOffsetReset.value(props))
+}
+
+func standbyReplicas(props map[string]string) int {
+	n, _ := strconv.Atoi(propStandbyReplicas.value(props))
+	return n
+}
+
+// stallTimeout reads StallTimeoutProperty from the session's properties.
+func stallTimeout(props map[string]string) (time.Duration, error) {
+	v, err := propStallTimeout.checked(props)
+	if err != nil {
+		return 0, err
+	}
+	return parseStallTimeout(v)
+}
+
+func parseStallTimeout(v string) (time.Duration, error) {
+	if ms, err := strconv.ParseInt(strings.TrimSpace(v), 10, 64); err == nil {
+		if ms <= 0 {
+			return 0, fmt.Errorf("%w: '%s' is %q: want a positive duration", planner.ErrInvalid, StallTimeoutProperty, v)
+		}
+		return time.Duration(ms) * time.Millisecond, nil
+	}
+	return planner.ParseDuration("'"+StallTimeoutProperty+"'", v)
+}
+
+func checkStallTimeout(_, v string) error {
+	_, err := parseStallTimeout(v)
+	return err
+}
+
+// hotKeyShare reads HotKeyShareProperty from the session's properties.
+func hotKeyShare(props map[string]string) (float64, error) {
+	v, err := propHotKeyShare.checked(props)
+	if err != nil {
+		return 0, err
+	}
+	return strconv.ParseFloat(v, 64)
+}
+
+func checkHotKeyShare(_, v string) error {
+	f, err := strconv.ParseFloat(strings.TrimSpace(v), 64)
+	if err != nil || f <= 0 || f > 1 {
+		return fmt.Errorf("%w: %s is %q: want a share above 0 and at most 1", planner.ErrInvalid, HotKeyShareProperty, v)
+	}
+	return nil
+}
+
+// pushBufferSize is how many records a scalable push query's buffer holds.
+func pushBufferSize(props map[string]string) (int, error) {
+	v, err := propPushV2Buffer.checked(props)
+	if err != nil {
+		return 0, err
+	}
+	return strconv.Atoi(v)
+}
+
+func checkPushBuffer(_, v string) error {
+	n, err := strconv.Atoi(strings.TrimSpace(v))
+	if err != nil || n <= 0 {
+		return fmt.Errorf("%w: %s: %q is not a positive number of records", planner.ErrInvalid, PushV2BufferProperty, v)
+	}
+	return nil
+}
+
+// maxOffsetLag is props' PullMaxOffsetLagProperty: -1 for no bound
+// (ksqlDB's default, the largest LONG).
+func maxOffsetLag(props map[string]string) (int64, error) {
+	v, err := propMaxOffsetLag.checked(props)
+	if err != nil {
+		return 0, err
+	}
+	n, err := strconv.ParseInt(v, 10, 64)
+	if err != nil || n == math.MaxInt64 {
+		return -1, err
+	}
+	return n, nil
+}
+
+func checkMaxOffsetLag(_, v string) error {
+	n, err := strconv.ParseInt(strings.TrimSpace(v), 10, 64)
+	if err != nil || n < 0 {
+		return fmt.Errorf("%w: %s must be a number of offsets, 0 or more: %q", planner.ErrInvalid, PullMaxOffsetLagProperty, v)
+	}
+	return nil
+}
+
+// assertTimeout is the statement's timeout or the default p gives.
+func assertTimeout(has bool, d time.Duration, props map[string]string, p *PropertyDef) (time.Duration, error) {
+	if has {
+		return d, nil
+	}
+	v, err := p.checked(props)
+	if err != nil {
+		return 0, err
+	}
+	ms, err := strconv.ParseInt(v, 10, 64)
+	return time.Duration(ms) * time.Millisecond, err
+}
+
+func checkMillis(name, v string) error {
+	ms, err := strconv.ParseInt(strings.TrimSpace(v), 10, 64)
+	if err != nil || ms < 0 {
+		return fmt.Errorf("%w: '%s' is %q: want milliseconds", planner.ErrInvalid, name, v)
+	}
+	return nil
+}
+
+// minFreeBytes is the instance's MinFreeBytesProperty.
+func minFreeBytes(props map[string]string) (int64, error) {
+	v, err := propMinFreeBytes.checked(props)
+	if err != nil {
+		return 0, err
+	}
+	return strconv.ParseInt(v, 10, 64)
+}
+
+func checkMinFree(_, v string) error {
+	n, err := strconv.ParseInt(strings.TrimSpace(v), 10, 64)
+	if err != nil || n < -1 {
+		return fmt.Errorf("%w: '%s' must be a number of bytes, or -1 to turn the check off, not %q", planner.ErrInvalid, MinFreeBytesProperty, v)
+	}
+	return nil
+}
+
+// planOptions are the planner's options for a statement run with props.
+func (e *Engine) planOptions(props map[string]string) planner.Options {
+	return planner.Options{
+		ServiceID:               e.cfg.ServiceID,
+		TableRetention:          propTableRetention.raw(props),
+		TimestampThrowOnInvalid: propBool(props, propTimestampThrow),
+		Compat:                  strings.ToLower(propCompat.value(props)),
+		IdleTimeout:             propIdleTimeout.raw(props),
+		DefaultKeyFormat:        strings.ToUpper(propDefaultKeyFormat.value(props)),
+		DefaultValueFormat:      strings.ToUpper(propDefaultValueFormat.value(props)),
+		NewQueryPlanner:         propBool(props, propNewQueryPlanner),
+	}
+}
 
 type overridesKey struct{}
 
@@ -29,4 +608,21 @@ func WithProperties(ctx context.Context, props map[string]string) context.Contex
 func overrides(ctx context.Context) map[string]string {
 	m, _ := ctx.Value(overridesKey{}).(map[string]string)
 	return m
+}
+
+// setProperty runs SET name=value in sess: refused when CheckSet refuses
+// it; an instance property takes effect at once.
+func (e *Engine) setProperty(sess *session, name, value string) error {
+	if err := CheckSet(name, value); err != nil {
+		return err
+	}
+	if p, _ := LookupProperty(name); p == propMinFreeBytes {
+		n, err := minFreeBytes(map[string]string{p.Name: value})
+		if err != nil {
+			return err
+		}
+		e.db.SetMinFreeBytes(n)
+	}
+	sess.set(name, value)
+	return nil
 }

@@ -67,7 +67,7 @@ func checkPull(sel *parser.Select, src *planner.Source, props map[string]string)
 	if sel.HasLimit && sel.Limit < 0 {
 		return fmt.Errorf("%w: Pull queries don't support negative integers in the LIMIT clause."+pullHint, planner.ErrUnsupported)
 	}
-	if sel.HasLimit && strings.EqualFold(strings.TrimSpace(props[PullLimitProperty]), "false") {
+	if sel.HasLimit && !propBool(props, propPullLimit) {
 		return fmt.Errorf("%w: LIMIT clause in pull queries is currently disabled. You can enable them by setting %s=true."+pullHint, planner.ErrUnsupported, PullLimitProperty)
 	}
 	var selected []parser.Expr
@@ -107,7 +107,7 @@ func checkPull(sel *parser.Select, src *planner.Source, props map[string]string)
 	if err := checkKeyValues(sel.Where, src); err != nil {
 		return err
 	}
-	if strings.EqualFold(strings.TrimSpace(props[PullTableScanProperty]), "false") {
+	if !propBool(props, propPullTableScan) {
 		return checkKeyLookup(sel.Where, src)
 	}
 	return nil

@@ -4,8 +4,6 @@ import (
 	"crypto/rand"
 	"errors"
 	"fmt"
-	"strconv"
-	"strings"
 
 	"github.com/sluice-sql/sluice/exec"
 	"github.com/sluice-sql/sluice/parser"
@@ -53,7 +51,7 @@ const scalablePushPrefix = "SCALABLE_PUSH_QUERY_"
 // newPushRegistry is the registry a persistent query created with props
 // gets: none when they turn it off.
 func newPushRegistry(id string, props map[string]string) *exec.PushRegistry {
-	if strings.EqualFold(prop(props, PushV2RegistryProperty, "true"), "false") {
+	if !propBool(props, propPushV2Registry) {
 		return nil
 	}
 	return exec.NewPushRegistry(id)
@@ -62,7 +60,7 @@ func newPushRegistry(id string, props map[string]string) *exec.PushRegistry {
 // scalablePush runs sel as a scalable push query when it qualifies; ok
 // false says it does not and the caller runs it as before.
 func (e *Engine) scalablePush(sel *parser.Select, props map[string]string) (rs *RowStream, ok bool, err error) {
-	if !strings.EqualFold(prop(props, PushV2EnabledProperty, "false"), "true") {
+	if !propBool(props, propPushV2Enabled) {
 		return nil, false, nil
 	}
 	writer, reason := e.pushV2Writer(sel, props)
@@ -102,7 +100,7 @@ func (e *Engine) pushV2Writer(sel *parser.Select, props map[string]string) (*Que
 	case len(sel.PartitionBy) > 0:
 		return nil, "PARTITION BY"
 	}
-	if reset := prop(props, "auto.offset.reset", prop(props, "ksql.streams.auto.offset.reset", "latest")); !strings.EqualFold(reset, "latest") {
+	if reset := autoOffsetReset(props); reset != "latest" {
 		return nil, "auto.offset.reset is " + reset + ", not latest"
 	}
 	src, err := e.cat.Lookup(sel.From.Name)
@@ -155,13 +153,9 @@ func newPushID() string {
 // the records published to it through the query's plan, one task per
 // partition of the writer's sink, in a goroutine of its own.
 func (e *Engine) subscribePush(writer *Query, plan *planner.Query, id string, props map[string]string) (*RowStream, error) {
-	size := exec.PushBufferSize
-	if v := prop(props, PushV2BufferProperty, ""); v != "" {
-		n, err := strconv.Atoi(v)
-		if err != nil || n <= 0 {
-			return nil, fmt.Errorf("%s: %q is not a positive number of records", PushV2BufferProperty, v)
-		}
-		size = n
+	size, err := pushBufferSize(props)
+	if err != nil {
+		return nil, err
 	}
 	sub, err := writer.push.Subscribe(size)
 	if err != nil {

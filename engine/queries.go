@@ -110,28 +110,13 @@ func (e *Engine) startPending(ctx context.Context) {
 // for exactly-once (ksqlDB's exactly_once and exactly_once_v2 alike).
 func (e *Engine) ExactlyOnce() bool { return exactlyOnce(e.sess.snapshot()) }
 
-func exactlyOnce(props map[string]string) bool {
-	g := strings.ToLower(prop(props, "processing.guarantee", prop(props, "ksql.streams.processing.guarantee", "at_least_once")))
-	return strings.HasPrefix(g, "exactly_once")
-}
-
 func (e *Engine) kafkaConfig(group string, transient bool, out exec.Output, props map[string]string) exec.KafkaConfig {
-	eos := !transient && exactlyOnce(props)
-	// Exactly-once commits often: results become visible to
-	// read_committed consumers only when their transaction commits.
-	interval := time.Second
-	if eos {
-		interval = 100 * time.Millisecond
+	if transient {
+		// A transient query commits no transactions whatever the
+		// session's guarantee, and so runs at at-least-once's interval.
+		props = atLeastOnce(props)
 	}
-	if ms, err := strconv.Atoi(prop(props, "commit.interval.ms", prop(props, "ksql.streams.commit.interval.ms", ""))); err == nil && ms > 0 {
-		interval = time.Duration(ms) * time.Millisecond
-	}
-	// ksqlDB's num.stream.threads bounds how many of the query's tasks
-	// process at once (default: one per CPU).
-	threads := 0
-	if n, err := strconv.Atoi(prop(props, "num.stream.threads", prop(props, "ksql.streams.num.stream.threads", ""))); err == nil && n > 0 {
-		threads = n
-	}
+	eos := exactlyOnce(props)
 	// Transient queries are this instance's alone: nobody asks where
 	// their partitions are.
 	var onChange func()
@@ -151,8 +136,8 @@ func (e *Engine) kafkaConfig(group string, transient bool, out exec.Output, prop
 		TransactionalID:    group + "-" + e.instanceID,
 		ConnOpts:           e.cfg.ConnOpts,
 		GroupID:            group,
-		ResetOffset:        prop(props, "auto.offset.reset", prop(props, "ksql.streams.auto.offset.reset", "latest")),
-		CommitInterval:     interval,
+		ResetOffset:        autoOffsetReset(props),
+		CommitInterval:     commitInterval(props),
 		DB:                 e.db,
 		Log:                e.log,
 		Transient:          transient,
@@ -160,7 +145,7 @@ func (e *Engine) kafkaConfig(group string, transient bool, out exec.Output, prop
 		OnRestoreProgress:  e.cfg.OnRestoreProgress,
 		ClientOpts:         e.clientOpts(group + "-" + e.instanceID),
 		OnPartitionsChange: onChange,
-		Threads:            threads,
+		Threads:            streamThreads(props),
 		InstanceID:         instance,
 		StallTimeout:       stall,
 	}

@@ -2,13 +2,11 @@ package engine
 
 import (
 	"fmt"
-	"strconv"
 	"unicode"
 	"unicode/utf8"
 
 	"github.com/sluice-sql/sluice/exec"
 	"github.com/sluice-sql/sluice/parser"
-	"github.com/sluice-sql/sluice/planner"
 )
 
 // HotKeyShareProperty is the share of a query's records (0 to 1) one key
@@ -63,19 +61,6 @@ func (e *Engine) scaleWarnings(q *Query, props map[string]string) ([]string, err
 			q.ID, parts, instances))
 	}
 	return out, nil
-}
-
-// hotKeyShare reads HotKeyShareProperty from the session's properties.
-func hotKeyShare(props map[string]string) (float64, error) {
-	v, ok := props[HotKeyShareProperty]
-	if !ok || v == "" {
-		return defaultHotKeyShare, nil
-	}
-	f, err := strconv.ParseFloat(v, 64)
-	if err != nil || f <= 0 || f > 1 {
-		return 0, fmt.Errorf("%w: %s is %q: want a share above 0 and at most 1", planner.ErrInvalid, HotKeyShareProperty, v)
-	}
-	return f, nil
 }
 
 // inputPartitions is the fewest partitions any sub-topology of topo reads:

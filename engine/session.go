@@ -8,16 +8,7 @@ import (
 	"sync"
 
 	"github.com/sluice-sql/sluice/parser"
-	"github.com/sluice-sql/sluice/planner"
 )
-
-// commandProps returns the session properties a command carries: all
-// but the ones that configure this instance rather than a query, so a
-// replay elsewhere plans and runs the query the same way.
-func commandProps(props map[string]string) map[string]string {
-	delete(props, MinFreeBytesProperty)
-	return props
-}
 
 // session holds the properties statements run with: the engine's own,
 // or those of one ExecuteWith call.
@@ -96,44 +87,13 @@ func (s *session) unset(name string) {
 	delete(s.props, strings.ToLower(name))
 }
 
-// prop returns a property (lower-cased name) of props or def.
-func prop(props map[string]string, name, def string) string {
-	if v, ok := props[name]; ok {
-		return v
-	}
-	return def
-}
-
-func (e *Engine) planOptions(props map[string]string) planner.Options {
-	return planner.Options{
-		ServiceID:               e.cfg.ServiceID,
-		TableRetention:          prop(props, planner.TableRetentionProperty, ""),
-		TimestampThrowOnInvalid: strings.EqualFold(prop(props, planner.TimestampThrowOnInvalidProperty, "false"), "true"),
-		Compat:                  strings.ToLower(prop(props, planner.CompatProperty, "")),
-		IdleTimeout:             prop(props, planner.IdleTimeoutProperty, ""),
-		DefaultKeyFormat:        strings.ToUpper(prop(props, planner.DefaultKeyFormatProperty, "")),
-		DefaultValueFormat:      strings.ToUpper(prop(props, planner.DefaultValueFormatProperty, "")),
-		NewQueryPlanner:         strings.EqualFold(prop(props, planner.NewQueryPlannerProperty, "false"), "true"),
-	}
-}
-
 // setStatement is SET 'name'='value': a session property.
 type setStatement struct{}
 
 func (setStatement) execute(_ context.Context, e *Engine, st *parser.SetProperty, c call, sess *session) (*Result, error) {
-	if strings.EqualFold(st.Name, MinFreeBytesProperty) {
-		n, err := parseMinFree(st.Value)
-		if err != nil {
-			return nil, err
-		}
-		e.db.SetMinFreeBytes(n)
+	if err := e.setProperty(sess, st.Name, st.Value); err != nil {
+		return nil, err
 	}
-	if strings.EqualFold(st.Name, StallTimeoutProperty) {
-		if _, err := stallTimeout(map[string]string{StallTimeoutProperty: st.Value}); err != nil {
-			return nil, err
-		}
-	}
-	sess.set(st.Name, st.Value)
 	return &Result{Statement: c.text, Message: fmt.Sprintf("Successfully changed local property '%s' to '%s'.", st.Name, st.Value)}, nil
 }
 
@@ -141,7 +101,9 @@ func (setStatement) execute(_ context.Context, e *Engine, st *parser.SetProperty
 type unsetStatement struct{}
 
 func (unsetStatement) execute(_ context.Context, _ *Engine, st *parser.UnsetProperty, c call, sess *session) (*Result, error) {
-	sess.unset(st.Name)
+	for _, name := range UnsetNames(st.Name) {
+		sess.unset(name)
+	}
 	return &Result{Statement: c.text, Message: fmt.Sprintf("Successfully unset local property '%s'.", st.Name)}, nil
 }
 

@@ -1,13 +1,7 @@
 package engine
 
 import (
-	"fmt"
-	"strconv"
-	"strings"
-	"time"
-
 	"github.com/sluice-sql/sluice/exec"
-	"github.com/sluice-sql/sluice/planner"
 )
 
 // StallTimeoutProperty is how long a query's input partition may have
@@ -20,21 +14,6 @@ const StallTimeoutProperty = "sluice.stall.timeout"
 
 // QueryStalled is the state of a running query with a stalled partition.
 const QueryStalled = "STALLED"
-
-// stallTimeout reads StallTimeoutProperty from the session's properties.
-func stallTimeout(props map[string]string) (time.Duration, error) {
-	v, ok := props[StallTimeoutProperty]
-	if !ok || strings.TrimSpace(v) == "" {
-		return exec.DefaultStallTimeout, nil
-	}
-	if ms, err := strconv.ParseInt(strings.TrimSpace(v), 10, 64); err == nil {
-		if ms <= 0 {
-			return 0, fmt.Errorf("%w: '%s' is %q: want a positive duration", planner.ErrInvalid, StallTimeoutProperty, v)
-		}
-		return time.Duration(ms) * time.Millisecond, nil
-	}
-	return planner.ParseDuration("'"+StallTimeoutProperty+"'", v)
-}
 
 // Stalls reports the partitions of the query on this instance that have
 // input but made no committed progress for the stall timeout.

@@ -4,11 +4,9 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"strconv"
 	"strings"
 
 	"github.com/sluice-sql/sluice/exec"
-	"github.com/sluice-sql/sluice/planner"
 )
 
 // StandbyReplicasProperty is how many instances besides the owner keep a
@@ -22,12 +20,7 @@ const StandbyReplicasProperty = "num.standby.replicas"
 // StandbyReplicas is the query's num.standby.replicas: 0 when unset or
 // not a number.
 func (q *Query) StandbyReplicas() int {
-	v := prop(q.props, StandbyReplicasProperty, prop(q.props, "ksql.streams."+StandbyReplicasProperty, "0"))
-	n, err := strconv.Atoi(v)
-	if err != nil || n < 0 {
-		return 0
-	}
-	return n
+	return standbyReplicas(q.props)
 }
 
 // SetStandbys replaces the input partitions (topic → partitions) whose
@@ -68,27 +61,19 @@ const (
 // StandbyReads reports whether PullStandbyReadsProperty is 'true' for a
 // statement run with ctx (Property).
 func (e *Engine) StandbyReads(ctx context.Context) bool {
-	return strings.EqualFold(strings.TrimSpace(e.Property(ctx, PullStandbyReadsProperty)), "true")
-}
-
-// maxOffsetLag is props' PullMaxOffsetLagProperty: -1 for no bound.
-func maxOffsetLag(props map[string]string) (int64, error) {
-	v := strings.TrimSpace(props[PullMaxOffsetLagProperty])
-	if v == "" {
-		return -1, nil
-	}
-	n, err := strconv.ParseInt(v, 10, 64)
-	if err != nil || n < 0 {
-		return 0, fmt.Errorf("%w: %s must be a number of offsets, 0 or more: %q", planner.ErrInvalid, PullMaxOffsetLagProperty, v)
-	}
-	return n, nil
+	return propBool(e.sessionFor(ctx).snapshot(), propStandbyReads)
 }
 
 // Property is the session property name in force for a statement run
 // with ctx: the request's (WithProperties) over the engine's session.
 // A server reads pull query properties it routes by this way.
+// A declared property's value is the one its readers use (LookupProperty).
 func (e *Engine) Property(ctx context.Context, name string) string {
-	return e.sessionFor(ctx).snapshot()[strings.ToLower(name)]
+	props := e.sessionFor(ctx).snapshot()
+	if p, ok := LookupProperty(name); ok {
+		return p.value(props)
+	}
+	return props[strings.ToLower(name)]
 }
 
 type standbyPartitionsKey struct{}

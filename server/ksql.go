@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"net/http"
+	"slices"
 	"strings"
 
 	"github.com/sluice-sql/sluice/engine"
@@ -69,11 +70,15 @@ func (s *Server) handleKSQL(w http.ResponseWriter, r *http.Request) {
 	for _, p := range stmts {
 		switch st := p.Stmt.(type) {
 		case *parser.SetProperty:
+			if err := engine.CheckSet(st.Name, st.Value); err != nil {
+				statementError(w, codeBadStatement, engine.FormatError(text, err), stmtText(p), done)
+				return
+			}
 			props[st.Name] = st.Value
 			continue
 		case *parser.UnsetProperty:
 			for k := range props {
-				if strings.EqualFold(k, st.Name) {
+				if slices.Contains(engine.UnsetNames(st.Name), strings.ToLower(k)) {
 					delete(props, k)
 				}
 			}

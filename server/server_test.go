@@ -176,6 +176,9 @@ func TestAPI(t *testing.T) {
 					"entities":[{"@type":"streams","statementText":"SHOW STREAMS;","streams":[{"type":"STREAM","name":"CLICKS","topic":"` + topic + `","keyFormat":"KAFKA","valueFormat":"JSON","isWindowed":false}],"warnings":[]}]}`},
 				{"syntax error", "/ksql", ksqlBody("SHOW STREAMZ;", nil), 400, `{"@type":"statement_error","error_code":40001,"message":"line 1:6: Syntax Error\nExpecting {'STREAMS', 'TABLES', 'QUERIES', 'TOPICS', 'PROPERTIES', 'FUNCTIONS', 'TYPES'}\nSHOW STREAMZ;\n     ^","statementText":"SHOW STREAMZ;","entities":[]}`},
 				{"select on /ksql", "/ksql", ksqlBody("SELECT * FROM clicks EMIT CHANGES;", nil), 400, `{"@type":"statement_error","error_code":40002,"message":"The following statement types should be issued to the websocket endpoint '/query':\n\t* PRINT\n\t* SELECT","statementText":"SELECT * FROM clicks EMIT CHANGES;","entities":[]}`},
+				{"bad property value", "/ksql", ksqlBody("SET 'commit.interval.ms'='abc'; SHOW STREAMS;", nil), 400, `{"@type":"statement_error","error_code":40001,"message":"Invalid value abc for configuration commit.interval.ms: Not a number of type LONG","statementText":"SET 'commit.interval.ms'='abc';","entities":[]}`},
+				{"unknown property", "/ksql", ksqlBody("SHOW STREAMS; SET 'no.such.property'='1';", nil), 400, `{"@type":"statement_error","error_code":40001,"message":"Not recognizable as ksql, streams, consumer, or producer property: 'no.such.property'","statementText":"SET 'no.such.property'='1';",
+					"entities":[{"@type":"streams","statementText":"SHOW STREAMS;","streams":[{"type":"STREAM","name":"CLICKS","topic":"` + topic + `","keyFormat":"KAFKA","valueFormat":"JSON","isWindowed":false}],"warnings":[]}]}`},
 				{"bad json", "/ksql", `{"ksql":`, 400, `{"@type":"generic_error","error_code":40000,"message":"Invalid JSON in request: unexpected EOF"}`},
 			}
 			for _, s := range steps {

@@ -7,6 +7,7 @@ import (
 	"strings"
 	"unicode"
 
+	"github.com/sluice-sql/sluice/engine"
 	"github.com/sluice-sql/sluice/parser"
 )
 
@@ -31,11 +32,15 @@ var withProperties = strings.Fields(`
 	KAFKA_TOPIC KEY_FORMAT VALUE_FORMAT FORMAT PARTITIONS REPLICAS WRAP_SINGLE_VALUE
 	TIMESTAMP TIMESTAMP_FORMAT ERROR_TOPIC LATE_TOPIC IDLE_TIMEOUT`)
 
-// propertyNames are the session properties SET and UNSET take.
-var propertyNames = []string{
-	"auto.offset.reset", "commit.interval.ms", "ksql.timestamp.throw.on.invalid", "processing.guarantee",
-	"sluice.compat", "sluice.idle.timeout", "sluice.state.min.free.bytes", "sluice.table.retention",
-}
+// propertyNames are the properties SET and UNSET take: the engine's
+// property table.
+var propertyNames = func() []string {
+	var names []string
+	for _, p := range engine.Properties() {
+		names = append(names, p.Name)
+	}
+	return names
+}()
 
 // showWhat follows SHOW and LIST.
 var showWhat = []string{"STREAMS", "TABLES", "QUERIES", "TOPICS", "PROPERTIES"}

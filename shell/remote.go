@@ -10,12 +10,14 @@ import (
 	"io"
 	"net/http"
 	"net/url"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
 	"sync"
 	"time"
 
+	"github.com/sluice-sql/sluice/engine"
 	"github.com/sluice-sql/sluice/ksqlwire"
 	"github.com/sluice-sql/sluice/parser"
 	"github.com/sluice-sql/sluice/topicprint"
@@ -82,6 +84,14 @@ func (r *Remote) Ping(ctx context.Context) error {
 func (r *Remote) Execute(ctx context.Context, p parser.Parsed) (*Result, error) {
 	switch st := p.Stmt.(type) {
 	case *parser.SetProperty:
+		// The server knows which properties it takes (a ksqlDB server more
+		// than Sluice's table): a SET alone in /ksql changes nothing there,
+		// and is refused as the server refuses it.
+		resp, err := r.post(ctx, "/ksql", map[string]any{"ksql": p.Text + ";"}, "application/json")
+		if err != nil {
+			return nil, err
+		}
+		resp.Body.Close()
 		r.mu.Lock()
 		r.props[st.Name] = st.Value
 		r.mu.Unlock()
@@ -89,7 +99,7 @@ func (r *Remote) Execute(ctx context.Context, p parser.Parsed) (*Result, error) 
 	case *parser.UnsetProperty:
 		r.mu.Lock()
 		for k := range r.props {
-			if strings.EqualFold(k, st.Name) {
+			if slices.Contains(engine.UnsetNames(st.Name), strings.ToLower(k)) {
 				delete(r.props, k)
 			}
 		}

@@ -1,0 +1,57 @@
+package main
+
+import (
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/sluice-sql/sluice/internal/testkafka"
+)
+
+// TestShellSetBothBackends: the shell's own engine and a shell of
+// `sluice server` refuse the same SET in ksqlDB's words and stop the
+// script there, and under exactly-once both show the commit interval an
+// exactly-once query runs with (the remote shell keeps its properties
+// and sends them with each request).
+func TestShellSetBothBackends(t *testing.T) {
+	brokers := testkafka.Brokers(t)
+	srv := startSluice(t, "server", "--listen", "127.0.0.1:0", "--brokers", brokers, "--data-dir", t.TempDir(),
+		"--service-id", testkafka.Name(t, "svc"))
+	var base string
+	srv.waitFor(t, time.Minute, "the listening line", func(lines []string) bool {
+		for _, l := range lines {
+			if a, ok := strings.CutPrefix(l, "sluice server listening on "); ok {
+				base = a
+				return true
+			}
+		}
+		return false
+	})
+	for _, tc := range []struct {
+		name string
+		args []string
+	}{
+		{"embedded", []string{"--brokers", brokers, "--data-dir", t.TempDir(), "--service-id", testkafka.Name(t, "svc")}},
+		{"--server", []string{"--server", base}},
+	} {
+		out, errOut, code := runSluiceStdin(t, "SET 'commit.interval.ms'='abc';\nSHOW STREAMS;\n", append([]string{"shell"}, tc.args...)...)
+		if want := "Invalid value abc for configuration commit.interval.ms: Not a number of type LONG\n"; code != 2 || out != "" || errOut != want {
+			t.Errorf("%s, a bad value: exit %d, stdout %q, stderr %q; want 2, nothing, %q", tc.name, code, out, errOut, want)
+		}
+
+		out, errOut, code = runSluiceStdin(t, "\\format csv\nSET 'processing.guarantee'='exactly_once_v2';\nSHOW PROPERTIES;\n", append([]string{"shell"}, tc.args...)...)
+		if code != 0 || errOut != "" {
+			t.Fatalf("%s, exactly once: exit %d, stderr %q", tc.name, code, errOut)
+		}
+		var got []string
+		for _, l := range strings.Split(out, "\n") {
+			if strings.HasPrefix(l, "commit.interval.ms,") || strings.HasPrefix(l, "processing.guarantee,") || strings.HasPrefix(l, "Successfully") {
+				got = append(got, l)
+			}
+		}
+		want := []string{"Successfully changed local property 'processing.guarantee' to 'exactly_once_v2'.", "commit.interval.ms,100", "processing.guarantee,exactly_once_v2"}
+		if strings.Join(got, "\n") != strings.Join(want, "\n") {
+			t.Errorf("%s, exactly once: %q, want %q; stdout:\n%s", tc.name, got, want, out)
+		}
+	}
+}
