@@ -91,3 +91,19 @@ func checkKafkaType(name, typ, value string) error {
 	}
 	return nil
 }
+
+// KafkaConfigsVersion is the Kafka version whose Streams, consumer and
+// producer config keys SET takes.
+const KafkaConfigsVersion = kafkaConfigsVersion
+
+// KafkaConfigType is the Kafka type (INT, LONG, …) of the Kafka Streams,
+// consumer or producer config name resolves to, as SET resolves it;
+// false when name is none.
+func KafkaConfigType(name string) (string, bool) {
+	n := strings.ToLower(strings.TrimSpace(name))
+	if strings.HasPrefix(n, ksqlPrefix) && !strings.HasPrefix(n, ksqlStreamsPrefix) {
+		return "", false
+	}
+	_, typ, ok := resolveKafkaConfig(strings.TrimPrefix(n, ksqlStreamsPrefix))
+	return typ, ok
+}

@@ -2,6 +2,9 @@
 
 package engine
 
+// kafkaConfigsVersion is the Kafka version the config keys below come from.
+const kafkaConfigsVersion = "4.4.0"
+
 // kafkaStreamsConfigs is the ConfigDef type of each of Kafka Streams' config keys (StreamsConfig).
 var kafkaStreamsConfigs = map[string]string{
 	"acceptable.recovery.lag":                       "LONG",

@@ -108,8 +108,9 @@ func TestCheckSet(t *testing.T) {
 }
 
 // TestPropertyTable checks the declarations themselves: lower-case
-// names, each name and alias declared once, documented, and every
-// default one the property's own check accepts.
+// names, each name and alias declared once, documented, of Kafka's type
+// when Kafka's config, and every default one the property's own check
+// accepts.
 func TestPropertyTable(t *testing.T) {
 	seen := map[string]bool{}
 	for _, p := range engine.Properties() {
@@ -124,6 +125,10 @@ func TestPropertyTable(t *testing.T) {
 		}
 		if p.Doc == "" || p.Type == "" {
 			t.Errorf("%s: no doc or type", p.Name)
+		}
+		// A declared Kafka config takes values of Kafka's type for it.
+		if typ, ok := engine.KafkaConfigType(p.Name); ok && typ != p.Type {
+			t.Errorf("%s: declared %s, Kafka's type is %s", p.Name, p.Type, typ)
 		}
 		for _, props := range []map[string]string{nil, {"processing.guarantee": "exactly_once_v2"}} {
 			if d := p.Default(props); d != "" {
@@ -239,16 +244,33 @@ var rewriteDocs = flag.Bool("rewrite-docs", false, "rewrite docs/properties.md f
 // TestPropertiesDoc checks that docs/properties.md is the property table
 // (go test ./engine -run TestPropertiesDoc -rewrite-docs writes it).
 func TestPropertiesDoc(t *testing.T) {
+	var honoured []string
+	for _, p := range engine.Properties() {
+		if _, ok := engine.KafkaConfigType(p.Name); ok {
+			honoured = append(honoured, "`"+p.Name+"`")
+		}
+	}
 	var b strings.Builder
 	b.WriteString(`# Properties
 
 Every property Sluice reads, from the engine's property table (` + "`engine/properties.go`" + `; this file is
 written from it by ` + "`go test ./engine -run TestPropertiesDoc -rewrite-docs`" + `). Set one for the session with
 ` + "`SET 'name'='value';`" + ` (any of its names; UNSET removes it under all of them), for one REST request in
-its ` + "`properties`" + ` or ` + "`streamsProperties`" + `, or, embedding the engine, in ` + "`engine.Config.Properties`" + `. SET refuses a name
-that is not below and a value the property does not take, in ksqlDB's words (` + "`Invalid value abc for\nconfiguration commit.interval.ms: Not a number of type LONG`" + `); a request's properties are passed
-through unchecked, as ksqlDB passes them to Kafka's configs, and a malformed one there runs with the
-default. SHOW PROPERTIES lists each property below with the value in force.
+its ` + "`properties`" + ` or ` + "`streamsProperties`" + `, or, embedding the engine, in ` + "`engine.Config.Properties`" + `. SET refuses a value
+a property below does not take, in ksqlDB's words (` + "`Invalid value abc for configuration\ncommit.interval.ms: Not a number of type LONG`" + `); a request's properties are passed through unchecked,
+as ksqlDB passes them to Kafka's configs, and a malformed one there runs with the default. SHOW
+PROPERTIES lists each property below with the value in force.
+
+SET also takes the other names ksqlDB takes, so that scripts written for it run: any Kafka Streams,
+consumer or producer config (of Kafka ` + engine.KafkaConfigsVersion + `, ` + "`engine/kafka_configs_gen.go`" + `, written by
+` + "`scripts/gen-kafka-configs`" + `), by its name (` + "`cache.max.bytes.buffering`" + `), as ` + "`consumer.`" + ` or ` + "`producer.`" + ` and a config
+of that client (` + "`consumer.max.poll.records`" + `), or either after ` + "`ksql.streams.`" + `, with a value of the config's
+Kafka type (` + "`Invalid value abc for configuration max.poll.records: Not a number of type INT`" + `); and any
+other ` + "`ksql.`" + ` name, ksqlDB's own configs (ksqlDB itself refuses one it does not know). Any other name is
+refused (` + "`Not recognizable as ksql, streams, consumer, or producer property: 'x'`" + `). Such a property is kept
+in the session, listed by SHOW PROPERTIES once set and carried with commands like the others, but
+has no effect: of Kafka's configs, Sluice honours only those below,
+` + strings.Join(honoured, ", ") + `.
 
 Scope: *query* properties shape the persistent queries a statement creates and travel with the
 statement through the command topic; *session* ones shape the session's own statements; *instance*
