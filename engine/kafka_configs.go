@@ -27,10 +27,10 @@ const (
 //   - a ksql. name (not ksql.streams.) is ksqlDB's own config: accepted,
 //     as Sluice does not know all of ksqlDB's (ksqlDB refuses a ksql. name
 //     it does not know, but for ksql.functions.);
-//   - without a ksql.streams. prefix, consumer.X and producer.X name the
-//     client's config X, and a bare name a consumer, producer or Kafka
-//     Streams config; its value must parse as that config's type, and a
-//     malformed one is refused naming the config resolved to;
+//   - after an optional ksql.streams. prefix, consumer.X and producer.X
+//     name the client's config X, and a bare name a consumer, producer or
+//     Kafka Streams config; its value must parse as that config's type,
+//     and a malformed one is refused naming the config resolved to;
 //   - anything else (Streams' main.consumer., restore.consumer.,
 //     global.consumer. and admin. prefixes included: ksqlDB does not
 //     resolve them) is not recognizable.
