@@ -353,15 +353,16 @@ func LookupProperty(name string) (*PropertyDef, bool) {
 	return nil, false
 }
 
-// CheckSet returns why SET name=value is refused, nil when it is not:
-// the name must be a declared property (ksqlDB refuses names it does not
-// know, in these words) and the value one it takes. Properties that reach
-// the engine otherwise (a request's, the configuration's) are not
-// checked: ksqlDB passes those through to Kafka's configs.
+// CheckSet returns why SET name=value is refused, nil when it is not: a
+// declared property must take the value; any other name must be one
+// ksqlDB accepts, a Kafka Streams, consumer or producer config with a
+// value of its type or a ksql. config (see checkUndeclared). Properties
+// that reach the engine otherwise (a request's, the configuration's) are
+// not checked: ksqlDB passes those through to Kafka's configs.
 func CheckSet(name, value string) error {
 	p, ok := LookupProperty(name)
 	if !ok {
-		return &PropertyError{msg: fmt.Sprintf("Not recognizable as ksql, streams, consumer, or producer property: '%s'", name)}
+		return checkUndeclared(name, value)
 	}
 	return p.check(strings.ToLower(strings.TrimSpace(name)), value)
 }

@@ -55,7 +55,43 @@ func TestCheckSet(t *testing.T) {
 		{"ksql.persistence.default.format.value", "json", ""},
 		{"sluice.query.push.v2.buffer.records", "none", `invalid statement: sluice.query.push.v2.buffer.records: "none" is not a positive number of records`},
 		{"no.such.property", "1", "Not recognizable as ksql, streams, consumer, or producer property: 'no.such.property'"},
+		{"unknown", "1", "Not recognizable as ksql, streams, consumer, or producer property: 'unknown'"},
 		{"ksql.streams.no.such.property", "1", "Not recognizable as ksql, streams, consumer, or producer property: 'ksql.streams.no.such.property'"},
+		// Kafka Streams, consumer and producer configs the table does not
+		// declare: accepted with a value of their Kafka type, in Kafka's
+		// words naming the config a prefixed name resolves to, as ksqlDB.
+		{"cache.max.bytes.buffering", "0", ""},
+		{"ksql.streams.cache.max.bytes.buffering", "0", ""},
+		{"CACHE.MAX.BYTES.BUFFERING", "10000000", ""},
+		{"cache.max.bytes.buffering", "lots", "Invalid value lots for configuration cache.max.bytes.buffering: Not a number of type LONG"},
+		{"ksql.streams.cache.max.bytes.buffering", "lots", "Invalid value lots for configuration cache.max.bytes.buffering: Not a number of type LONG"},
+		{"statestore.cache.max.bytes", "10485760", ""},
+		{"max.poll.records", "abc", "Invalid value abc for configuration max.poll.records: Not a number of type INT"},
+		{"consumer.max.poll.records", "500", ""},
+		{"ksql.streams.consumer.max.poll.records", "500", ""},
+		{"consumer.max.poll.records", "3000000000", "Invalid value 3000000000 for configuration max.poll.records: Not a number of type INT"},
+		{"producer.linger.ms", "5", ""},
+		{"producer.linger.ms", "x", "Invalid value x for configuration linger.ms: Not a number of type LONG"},
+		{"enable.idempotence", "maybe", "Invalid value maybe for configuration enable.idempotence: Expected value to be either true or false"},
+		{"producer.enable.idempotence", "TRUE", ""},
+		{"sasl.login.refresh.buffer.seconds", "70000", "Invalid value 70000 for configuration sasl.login.refresh.buffer.seconds: Not a number of type SHORT"},
+		{"sasl.login.refresh.window.factor", "0.8", ""},
+		{"sasl.login.refresh.window.factor", "most", "Invalid value most for configuration sasl.login.refresh.window.factor: Not a number of type DOUBLE"},
+		{"security.protocol", "SASL_SSL", ""},
+		{"ssl.key.password", "secret", ""},
+		{"default.key.serde", "org.apache.kafka.common.serialization.Serdes$StringSerde", ""},
+		{"bootstrap.servers", "a:9092,b:9092", ""},
+		// A client prefix resolves only to a config of that client, and
+		// only consumer. and producer. do (not Streams' main.consumer.,
+		// restore.consumer., global.consumer. or admin.).
+		{"consumer.nope", "1", "Not recognizable as ksql, streams, consumer, or producer property: 'consumer.nope'"},
+		{"producer.max.poll.records", "1", "Not recognizable as ksql, streams, consumer, or producer property: 'producer.max.poll.records'"},
+		{"ksql.streams.producer.nope", "1", "Not recognizable as ksql, streams, consumer, or producer property: 'ksql.streams.producer.nope'"},
+		{"main.consumer.max.poll.records", "500", "Not recognizable as ksql, streams, consumer, or producer property: 'main.consumer.max.poll.records'"},
+		{"admin.retries", "1", "Not recognizable as ksql, streams, consumer, or producer property: 'admin.retries'"},
+		// ksqlDB's own configs Sluice does not implement: accepted.
+		{"ksql.query.pull.max.qps", "10", ""},
+		{"ksql.functions.substring.legacy.args", "true", ""},
 	} {
 		err := engine.CheckSet(tc.name, tc.value)
 		got := ""
@@ -72,8 +108,9 @@ func TestCheckSet(t *testing.T) {
 }
 
 // TestPropertyTable checks the declarations themselves: lower-case
-// names, each name and alias declared once, documented, and every
-// default one the property's own check accepts.
+// names, each name and alias declared once, documented, of Kafka's type
+// when Kafka's config, and every default one the property's own check
+// accepts.
 func TestPropertyTable(t *testing.T) {
 	seen := map[string]bool{}
 	for _, p := range engine.Properties() {
@@ -88,6 +125,10 @@ func TestPropertyTable(t *testing.T) {
 		}
 		if p.Doc == "" || p.Type == "" {
 			t.Errorf("%s: no doc or type", p.Name)
+		}
+		// A declared Kafka config takes values of Kafka's type for it.
+		if typ, ok := engine.KafkaConfigType(p.Name); ok && typ != p.Type {
+			t.Errorf("%s: declared %s, Kafka's type is %s", p.Name, p.Type, typ)
 		}
 		for _, props := range []map[string]string{nil, {"processing.guarantee": "exactly_once_v2"}} {
 			if d := p.Default(props); d != "" {
@@ -118,8 +159,8 @@ func TestPropertyTable(t *testing.T) {
 // refuses a commit interval that is not a number and leaves the session
 // as it was, and SHOW PROPERTIES under exactly-once gives the interval an
 // exactly-once query runs with (100 ms, not at-least-once's 1000), and
-// lists every declared property; UNSET removes a property under every
-// name it has.
+// lists every declared property and the Kafka configs set; UNSET removes
+// a property under every name it has.
 func TestSetAndShowProperties(t *testing.T) {
 	brokers := testkafka.Brokers(t)
 	cfg := testConfig(brokers, t.TempDir(), testkafka.Name(t, "svc"), quiet)
@@ -146,9 +187,28 @@ func TestSetAndShowProperties(t *testing.T) {
 	if err == nil || err.Error() != "Not recognizable as ksql, streams, consumer, or producer property: 'no.such.property'" {
 		t.Fatalf("SET 'no.such.property'='1': %v", err)
 	}
+	_, err = e.Execute(ctx, "SET 'consumer.nope'='1';")
+	if err == nil || err.Error() != "Not recognizable as ksql, streams, consumer, or producer property: 'consumer.nope'" {
+		t.Fatalf("SET 'consumer.nope'='1': %v", err)
+	}
 	got := show()
-	if _, ok := got["no.such.property"]; ok {
-		t.Errorf("a refused SET is listed: %v", got)
+	for _, refused := range []string{"no.such.property", "consumer.nope"} {
+		if _, ok := got[refused]; ok {
+			t.Errorf("a refused SET is listed: %v", got)
+		}
+	}
+	// A Kafka config the table does not declare is taken, and listed as
+	// set, under the name it was set by; unset ones are not listed.
+	execute(t, e, "SET 'cache.max.bytes.buffering'='0';")
+	execute(t, e, "SET 'ksql.streams.consumer.max.poll.records'='500';")
+	got = show()
+	for name, v := range map[string]string{"cache.max.bytes.buffering": "0", "ksql.streams.consumer.max.poll.records": "500"} {
+		if got[name] != v {
+			t.Errorf("%s is listed as %q, want %q", name, got[name], v)
+		}
+	}
+	if v, ok := got["statestore.cache.max.bytes"]; ok {
+		t.Errorf("statestore.cache.max.bytes is listed (%q) but was never set", v)
 	}
 	want := map[string]string{"commit.interval.ms": "1000", "processing.guarantee": "at_least_once", "auto.offset.reset": "earliest", "sluice.stall.timeout": "30s"}
 	for name, v := range want {
@@ -184,16 +244,33 @@ var rewriteDocs = flag.Bool("rewrite-docs", false, "rewrite docs/properties.md f
 // TestPropertiesDoc checks that docs/properties.md is the property table
 // (go test ./engine -run TestPropertiesDoc -rewrite-docs writes it).
 func TestPropertiesDoc(t *testing.T) {
+	var honoured []string
+	for _, p := range engine.Properties() {
+		if _, ok := engine.KafkaConfigType(p.Name); ok {
+			honoured = append(honoured, "`"+p.Name+"`")
+		}
+	}
 	var b strings.Builder
 	b.WriteString(`# Properties
 
 Every property Sluice reads, from the engine's property table (` + "`engine/properties.go`" + `; this file is
 written from it by ` + "`go test ./engine -run TestPropertiesDoc -rewrite-docs`" + `). Set one for the session with
 ` + "`SET 'name'='value';`" + ` (any of its names; UNSET removes it under all of them), for one REST request in
-its ` + "`properties`" + ` or ` + "`streamsProperties`" + `, or, embedding the engine, in ` + "`engine.Config.Properties`" + `. SET refuses a name
-that is not below and a value the property does not take, in ksqlDB's words (` + "`Invalid value abc for\nconfiguration commit.interval.ms: Not a number of type LONG`" + `); a request's properties are passed
-through unchecked, as ksqlDB passes them to Kafka's configs, and a malformed one there runs with the
-default. SHOW PROPERTIES lists each property below with the value in force.
+its ` + "`properties`" + ` or ` + "`streamsProperties`" + `, or, embedding the engine, in ` + "`engine.Config.Properties`" + `. SET refuses a value
+a property below does not take, in ksqlDB's words (` + "`Invalid value abc for configuration\ncommit.interval.ms: Not a number of type LONG`" + `); a request's properties are passed through unchecked,
+as ksqlDB passes them to Kafka's configs, and a malformed one there runs with the default. SHOW
+PROPERTIES lists each property below with the value in force.
+
+SET also takes the other names ksqlDB takes, so that scripts written for it run: any Kafka Streams,
+consumer or producer config (of Kafka ` + engine.KafkaConfigsVersion + `, ` + "`engine/kafka_configs_gen.go`" + `, written by
+` + "`scripts/gen-kafka-configs`" + `), by its name (` + "`cache.max.bytes.buffering`" + `), as ` + "`consumer.`" + ` or ` + "`producer.`" + ` and a config
+of that client (` + "`consumer.max.poll.records`" + `), or either after ` + "`ksql.streams.`" + `, with a value of the config's
+Kafka type (` + "`Invalid value abc for configuration max.poll.records: Not a number of type INT`" + `); and any
+other ` + "`ksql.`" + ` name, ksqlDB's own configs (ksqlDB itself refuses one it does not know). Any other name is
+refused (` + "`Not recognizable as ksql, streams, consumer, or producer property: 'x'`" + `). Such a property is kept
+in the session, listed by SHOW PROPERTIES once set and carried with commands like the others, but
+has no effect: of Kafka's configs, Sluice honours only those below,
+` + strings.Join(honoured, ", ") + `.
 
 Scope: *query* properties shape the persistent queries a statement creates and travel with the
 statement through the command topic; *session* ones shape the session's own statements; *instance*
