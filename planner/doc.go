@@ -17,6 +17,12 @@
 // and the topology. ARCHITECTURE.md shows one of each kind of query and
 // how to add a rule.
 //
+// CheckPull (pull_validate.go) is the validation pass of pull queries: it
+// refuses, with ksqlDB's words, the clauses, pseudo columns and WHERE
+// shapes ksqlDB's pull queries do not take (with
+// Options.PullKeyLookupsOnly, a WHERE that does not pin the key). The
+// engine runs it on a SELECT without EMIT before it picks how to answer.
+//
 // Example: for
 //
 //	CREATE TABLE hotel_5m AS SELECT hotel, COUNT(*) AS bookings
