@@ -52,7 +52,7 @@
 // … AS SELECT writes, or, for a CREATE SOURCE TABLE, the CST_<name>
 // query the engine starts with it (materializeSource). A plain CREATE
 // TABLE is not queryable (ErrNotQueryable, ksqlDB's words). The keys
-// its WHERE pins, the planner's key-lookup rule finds (Query.LookupKeys):
+// its WHERE pins, the planner's key-lookup rule finds (Query.StoreRead):
 // the read goes straight to them. A pull query on a stream scans its
 // topic (pull_stream.go).
 //

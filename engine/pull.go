@@ -86,6 +86,10 @@ func (e *Engine) pullQuery(ctx context.Context, sel *parser.Select, q *Query, re
 	if plan.Collect == nil {
 		return nil, errors.New("pull query: plan has no client output")
 	}
+	read := plan.StoreRead()
+	if read == nil {
+		return nil, fmt.Errorf("pull query on %s: the plan reads no state store", sel.From.Name)
+	}
 	var rows [][]any
 	plan.Collect.Fn = func(row *exec.Row) { rows = append(rows, append([]any(nil), row.Cols...)) }
 	chain, err := exec.NewChain(id, plan.Topology.Subs[0].Nodes)
@@ -111,7 +115,7 @@ func (e *Engine) pullQuery(ctx context.Context, sel *parser.Select, q *Query, re
 	rowTime := len(src.Schema.Columns) // ROWTIME follows the key and value columns
 	var procErr error
 	scan := reader.Scan
-	if keys := plan.LookupKeys; keys != nil {
+	if keys := read.Keys; keys != nil {
 		scan = func(db *state.DB, fn func([]any) bool) error { return reader.ScanKeys(db, keys, fn) }
 	}
 	err = scan(e.db, func(row []any) bool {
