@@ -61,7 +61,8 @@ func (e *Engine) pullSource(sel *parser.Select) (*Query, *exec.TableReader, erro
 	return q, r, nil
 }
 
-// pullQuery answers a SELECT on a materialized table from the table's
+// pullQuery answers a SELECT, which planner.CheckPull passed, on a
+// materialized table from the table's
 // committed state on this instance (as of its last commit: at most one
 // commit interval old), then ends. WHERE, projection and LIMIT apply as
 // in a push query; the key's partitions on other instances are not
@@ -72,9 +73,6 @@ func (e *Engine) pullSource(sel *parser.Select) (*Query, *exec.TableReader, erro
 // ErrPartitionUnavailable. With WithStandbyPartitions they are read from
 // this instance's standby state instead (standbyServable).
 func (e *Engine) pullQuery(ctx context.Context, sel *parser.Select, q *Query, reader *exec.TableReader, props map[string]string) (*RowStream, error) {
-	if len(sel.GroupBy) > 0 || sel.Window != nil || sel.Having != nil {
-		return nil, fmt.Errorf("%w: pull queries cannot aggregate or window; add EMIT CHANGES for a push query", planner.ErrUnsupported)
-	}
 	id := fmt.Sprintf("pull_%s_%d", strings.ToUpper(sel.From.Name), time.Now().UnixNano())
 	plan, err := planner.PlanQuery(e.cat, sel, nil, id, e.planOptions(props))
 	if err != nil {
