@@ -45,12 +45,14 @@
 // needs and WithPartitions limits one to partitions this instance owns,
 // so a server can answer its share and forward the rest (ownership.go).
 //
-// Pull queries (pull.go) read a table from the state store of the query
+// A SELECT without EMIT is first checked by the planner's validation
+// of pull queries (planner.CheckPull, ksqlDB's refusals). Pull queries
+// (pull.go) read a table from the state store of the query
 // that keeps it: its aggregation, the rows a non-aggregate CREATE TABLE
 // … AS SELECT writes, or, for a CREATE SOURCE TABLE, the CST_<name>
 // query the engine starts with it (materializeSource). A plain CREATE
 // TABLE is not queryable (ErrNotQueryable, ksqlDB's words). The keys
-// its WHERE pins, the planner's key-lookup rule finds (Query.LookupKeys):
+// its WHERE pins, the planner's key-lookup rule finds (Query.StoreRead):
 // the read goes straight to them. A pull query on a stream scans its
 // topic (pull_stream.go).
 //

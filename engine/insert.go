@@ -59,7 +59,7 @@ func (e *Engine) insertValues(ctx context.Context, st *parser.InsertValues) erro
 		return fmt.Errorf("%w: Cannot insert into HEADER columns: %s", planner.ErrInvalid, strings.Join(headers, ", "))
 	}
 	for _, name := range names {
-		for _, p := range pullPseudoColumns {
+		for _, p := range []string{exec.ColRowPartition, exec.ColRowOffset} {
 			if strings.EqualFold(name, p) {
 				return fmt.Errorf("%w: Inserting into column `%s` is not allowed.", planner.ErrInvalid, p)
 			}

@@ -291,10 +291,10 @@ var (
 	propHotKeyShare = declare(HotKeyShareProperty, nil, ScopeSession, "DOUBLE",
 		fixed(strconv.FormatFloat(defaultHotKeyShare, 'g', -1, 64)), checkHotKeyShare,
 		"The share of a query's records on an instance one key may carry before DESCRIBE EXTENDED and EXPLAIN warn.").failsOnMalformed()
-	propPullTableScan = declare(PullTableScanProperty, nil, ScopeSession, "BOOLEAN",
+	propPullTableScan = declare(planner.PullTableScanProperty, nil, ScopeSession, "BOOLEAN",
 		fixed("true"), boolean,
 		"false limits pull queries on tables to key lookups.")
-	propPullLimit = declare(PullLimitProperty, nil, ScopeSession, "BOOLEAN",
+	propPullLimit = declare(planner.PullLimitProperty, nil, ScopeSession, "BOOLEAN",
 		fixed("true"), boolean,
 		"false refuses LIMIT in pull queries.")
 	propPushV2Enabled = declare(PushV2EnabledProperty, nil, ScopeSession, "BOOLEAN",
@@ -582,6 +582,8 @@ func (e *Engine) planOptions(props map[string]string) planner.Options {
 		DefaultKeyFormat:        strings.ToUpper(propDefaultKeyFormat.value(props)),
 		DefaultValueFormat:      strings.ToUpper(propDefaultValueFormat.value(props)),
 		NewQueryPlanner:         propBool(props, propNewQueryPlanner),
+		PullKeyLookupsOnly:      !propBool(props, propPullTableScan),
+		PullLimitDisabled:       !propBool(props, propPullLimit),
 	}
 }
 

@@ -61,7 +61,8 @@ func (e *Engine) pullSource(sel *parser.Select) (*Query, *exec.TableReader, erro
 	return q, r, nil
 }
 
-// pullQuery answers a SELECT on a materialized table from the table's
+// pullQuery answers a SELECT, which planner.CheckPull passed, on a
+// materialized table from the table's
 // committed state on this instance (as of its last commit: at most one
 // commit interval old), then ends. WHERE, projection and LIMIT apply as
 // in a push query; the key's partitions on other instances are not
@@ -72,9 +73,6 @@ func (e *Engine) pullSource(sel *parser.Select) (*Query, *exec.TableReader, erro
 // ErrPartitionUnavailable. With WithStandbyPartitions they are read from
 // this instance's standby state instead (standbyServable).
 func (e *Engine) pullQuery(ctx context.Context, sel *parser.Select, q *Query, reader *exec.TableReader, props map[string]string) (*RowStream, error) {
-	if len(sel.GroupBy) > 0 || sel.Window != nil || sel.Having != nil {
-		return nil, fmt.Errorf("%w: pull queries cannot aggregate or window; add EMIT CHANGES for a push query", planner.ErrUnsupported)
-	}
 	id := fmt.Sprintf("pull_%s_%d", strings.ToUpper(sel.From.Name), time.Now().UnixNano())
 	plan, err := planner.PlanQuery(e.cat, sel, nil, id, e.planOptions(props))
 	if err != nil {
@@ -85,6 +83,10 @@ func (e *Engine) pullQuery(ctx context.Context, sel *parser.Select, q *Query, re
 	}
 	if plan.Collect == nil {
 		return nil, errors.New("pull query: plan has no client output")
+	}
+	read := plan.StoreRead()
+	if read == nil {
+		return nil, fmt.Errorf("pull query on %s: the plan reads no state store", sel.From.Name)
 	}
 	var rows [][]any
 	plan.Collect.Fn = func(row *exec.Row) { rows = append(rows, append([]any(nil), row.Cols...)) }
@@ -111,7 +113,7 @@ func (e *Engine) pullQuery(ctx context.Context, sel *parser.Select, q *Query, re
 	rowTime := len(src.Schema.Columns) // ROWTIME follows the key and value columns
 	var procErr error
 	scan := reader.Scan
-	if keys := plan.LookupKeys; keys != nil {
+	if keys := read.Keys; keys != nil {
 		scan = func(db *state.DB, fn func([]any) bool) error { return reader.ScanKeys(db, keys, fn) }
 	}
 	err = scan(e.db, func(row []any) bool {

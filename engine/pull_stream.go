@@ -27,9 +27,10 @@ import (
 // broker that stops answering).
 const streamScanTimeout = 60 * time.Second
 
-// isStreamPull reports whether a SELECT is a pull query on a stream.
+// isStreamPull reports whether a SELECT is a pull query on a stream
+// (planner.CheckPull has refused those with JOIN, WINDOW or GROUP BY).
 func (e *Engine) isStreamPull(sel *parser.Select) bool {
-	if sel.Emit != parser.EmitNone || len(sel.Joins) > 0 || len(sel.GroupBy) > 0 || sel.Window != nil || !e.clu.scansTopics() {
+	if sel.Emit != parser.EmitNone || !e.clu.scansTopics() {
 		return false
 	}
 	src, err := e.cat.Lookup(sel.From.Name)

@@ -58,87 +58,65 @@ func newPushRegistry(id string, props map[string]string) *exec.PushRegistry {
 }
 
 // scalablePush runs sel as a scalable push query when it qualifies; ok
-// false says it does not and the caller runs it as before.
+// false says it does not and the caller runs it as before. Whether its
+// shape qualifies is the planner's decision (Query.ScalablePush); the
+// engine adds what only it knows: its properties and which running query
+// writes the source.
 func (e *Engine) scalablePush(sel *parser.Select, props map[string]string) (rs *RowStream, ok bool, err error) {
 	if !propBool(props, propPushV2Enabled) {
 		return nil, false, nil
 	}
-	writer, reason := e.pushV2Writer(sel, props)
-	if writer == nil {
+	notScalable := func(reason string) (*RowStream, bool, error) {
 		e.log.Info("push query is not scalable; it runs with a consumer group of its own", "from", sel.From.Name, "reason", reason)
 		return nil, false, nil
+	}
+	if !e.clu.scansTopics() {
+		return notScalable("no Kafka runner (offline engine)")
+	}
+	if reset := autoOffsetReset(props); reset != "latest" {
+		return notScalable("auto.offset.reset is " + reset + ", not latest")
 	}
 	id := scalablePushPrefix + newPushID()
 	plan, err := planner.PlanQuery(e.cat, sel, nil, id, e.planOptions(props))
 	if err != nil {
-		return nil, true, err
-	}
-	if reason := pushV2Plan(plan, writer); reason != "" {
-		e.log.Info("push query is not scalable; it runs with a consumer group of its own", "from", sel.From.Name, "reason", reason)
+		// Planned as a push query of its own, it gives its error there.
 		return nil, false, nil
+	}
+	if !plan.ScalablePush {
+		return notScalable("the planner's scalable-push rule did not mark it: it needs one source and one stateless chain, without JOIN, WINDOW, GROUP BY, HAVING or PARTITION BY")
+	}
+	writer, reason := e.pushV2Writer(plan)
+	if writer == nil {
+		return notScalable(reason)
 	}
 	rs, err = e.subscribePush(writer, plan, id, props)
 	return rs, err == nil, err
 }
 
-// pushV2Writer returns the persistent query whose output sel would read,
-// or why there is none.
-func (e *Engine) pushV2Writer(sel *parser.Select, props map[string]string) (*Query, string) {
-	switch {
-	case !e.clu.scansTopics():
-		return nil, "no Kafka runner (offline engine)"
-	case sel.Emit != parser.EmitChanges:
-		return nil, "not EMIT CHANGES"
-	case len(sel.Joins) > 0:
-		return nil, "a join"
-	case sel.Window != nil:
-		return nil, "a window"
-	case len(sel.GroupBy) > 0:
-		return nil, "GROUP BY"
-	case sel.Having != nil:
-		return nil, "HAVING"
-	case len(sel.PartitionBy) > 0:
-		return nil, "PARTITION BY"
-	}
-	if reset := autoOffsetReset(props); reset != "latest" {
-		return nil, "auto.offset.reset is " + reset + ", not latest"
-	}
-	src, err := e.cat.Lookup(sel.From.Name)
-	if err != nil {
-		return nil, err.Error()
-	}
+// pushV2Writer returns the persistent query whose output the scalable
+// plan would read (the one running query writing its source's topic), or
+// why there is none.
+func (e *Engine) pushV2Writer(plan *planner.Query) (*Query, string) {
+	topic, name := plan.Topology.Subs[0].Source.Topic, plan.Sources[0]
 	e.mu.Lock()
 	defer e.mu.Unlock()
 	var writers []*Query
 	for _, q := range e.queries {
-		if q.Plan.Topology.SinkTopic == src.Topic {
+		if q.Plan.Topology.SinkTopic == topic {
 			writers = append(writers, q)
 		}
 	}
 	switch {
 	case len(writers) == 0:
-		return nil, "no persistent query writes " + src.Name
+		return nil, "no persistent query writes " + name
 	case len(writers) > 1:
-		return nil, fmt.Sprintf("%d persistent queries write %s", len(writers), src.Name)
+		return nil, fmt.Sprintf("%d persistent queries write %s", len(writers), name)
 	case writers[0].push == nil:
 		return nil, writers[0].ID + " was created with " + PushV2RegistryProperty + "=false"
 	case writers[0].runner == nil:
 		return nil, writers[0].ID + " is not running on this instance"
 	}
 	return writers[0], ""
-}
-
-// pushV2Plan checks that the planner found the query servable from a
-// persistent query's output (its scalable-push rule) and that it reads
-// the writer's sink topic, whose records the registry feeds.
-func pushV2Plan(plan *planner.Query, writer *Query) string {
-	if !plan.ScalablePush {
-		return "the query needs more than a filter and a projection"
-	}
-	if plan.Topology.Subs[0].Source.Topic != writer.Plan.Topology.SinkTopic {
-		return "the query reads more than " + writer.ID + "'s output"
-	}
-	return ""
 }
 
 func newPushID() string {

@@ -296,6 +296,7 @@ func TestScalablePushIneligible(t *testing.T) {
 		"SELECT k, COUNT(*) AS n FROM o GROUP BY k EMIT CHANGES;",
 		"SELECT o.k, v, w FROM o JOIN t ON o.k = t.k EMIT CHANGES;",
 		"SELECT k, v FROM o PARTITION BY v EMIT CHANGES;",
+		"SELECT k, COUNT(*) AS n FROM o WINDOW TUMBLING (SIZE 1 MINUTE) GROUP BY k HAVING COUNT(*) > 1 EMIT CHANGES;",
 		"SELECT k, v FROM s EMIT CHANGES;", // no persistent query writes s
 	} {
 		rs := pushRows(t, e, sql, v2)

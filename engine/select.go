@@ -49,6 +49,20 @@ func (selectStatement) execute(ctx context.Context, e *Engine, st *parser.Select
 	return res, nil
 }
 
+// checkPullQuery runs the planner's validation of pull queries
+// (planner.CheckPull) on a SELECT without EMIT, before the engine picks
+// how to answer it, except on a stream the engine cannot scan (an
+// offline engine runs such a SELECT as a push query).
+func (e *Engine) checkPullQuery(sel *parser.Select, props map[string]string) error {
+	if sel.Emit != parser.EmitNone || sel.From == nil {
+		return nil
+	}
+	if src, err := e.cat.Lookup(sel.From.Name); err == nil && src.Kind == parser.KindStream && !e.clu.scansTopics() {
+		return nil
+	}
+	return planner.CheckPull(e.cat, sel, e.planOptions(props))
+}
+
 // RowStream delivers the rows of a query: a push query's until Close or
 // LIMIT, a pull query's all at once (C is closed after them).
 type RowStream struct {

@@ -19,6 +19,9 @@ type SubTopology struct {
 	// Copy, when set, lets a task copy a record's JSON text into its
 	// result instead of running Nodes (the planner's json-copy rule).
 	Copy *JSONCopy
+	// Read, when set, says Nodes run over rows read from a table's state
+	// store, not over records of Source (a pull query on a table).
+	Read *StoreRead
 }
 
 // SideInput is a further input of a sub-topology: its rows go to the
@@ -191,7 +194,11 @@ func (t *Topology) Explain() string {
 	fmt.Fprintf(&b, "Query %s\n", t.QueryID)
 	for _, s := range t.Subs {
 		fmt.Fprintf(&b, "└─ sub-topology %d\n", s.ID)
-		fmt.Fprintf(&b, "   ├─ %s\n", s.Source.Describe())
+		if s.Read != nil {
+			fmt.Fprintf(&b, "   ├─ %s\n", s.Read.Describe())
+		} else {
+			fmt.Fprintf(&b, "   ├─ %s\n", s.Source.Describe())
+		}
 		for _, si := range s.Sides {
 			fmt.Fprintf(&b, "   ├─ %s, into step %d\n", si.Source.Describe(), si.Node+1)
 		}

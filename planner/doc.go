@@ -14,8 +14,18 @@
 // (a node exec instantiates, a field of Query the engine reads), never
 // left for exec to work out from the shape of the chain. Query.Explain,
 // what EXPLAIN prints, shows the logical plan, the rules that changed it
-// and the topology. ARCHITECTURE.md shows one of each kind of query and
+// and the topology. A pull query on a table runs its chain over rows of
+// the table's state store: its sub-topology's Read (exec.StoreRead, a
+// scan, or the keys the key-lookup rule found) says so, and EXPLAIN's
+// physical plan names that read where a query of topics names its
+// source. ARCHITECTURE.md shows one of each kind of query and
 // how to add a rule.
+//
+// CheckPull (pull_validate.go) is the validation pass of pull queries: it
+// refuses, with ksqlDB's words, the clauses, pseudo columns and WHERE
+// shapes ksqlDB's pull queries do not take (with
+// Options.PullKeyLookupsOnly, a WHERE that does not pin the key). The
+// engine runs it on a SELECT without EMIT before it picks how to answer.
 //
 // Example: for
 //

@@ -113,7 +113,7 @@ func (p *planning) logicalRelation(r *parser.Relation) logical.Node {
 		// Planned queries read only sources the catalog has.
 		return &logical.Source{Name: r.Name}
 	}
-	if p.pull() && src.Kind == parser.KindTable && len(p.sel.Joins) == 0 {
+	if read := p.q.StoreRead(); read != nil && read.Table == src.Name {
 		// A pull query reads a table from the store that keeps it.
 		return &logical.StoreScan{Table: src.Name}
 	}

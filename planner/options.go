@@ -42,6 +42,17 @@ type Options struct {
 	// source's key columns out: the result then has no key. Default
 	// false: each key column must be selected.
 	NewQueryPlanner bool
+	// PullKeyLookupsOnly is ksqlDB's session property
+	// ksql.query.pull.table.scan.enabled (PullTableScanProperty) set to
+	// false: a pull query on a table must look its keys up, every
+	// disjunct of its WHERE pinning each key column with = or IN to
+	// values it can compute (CheckPull). Default false: any WHERE, answered
+	// by a scan of the table's store when it pins no key.
+	PullKeyLookupsOnly bool
+	// PullLimitDisabled is ksqlDB's session property
+	// ksql.query.pull.limit.clause.enabled (PullLimitProperty) set to
+	// false: CheckPull refuses LIMIT in pull queries. Default false.
+	PullLimitDisabled bool
 }
 
 // DefaultKeyFormatProperty and DefaultValueFormatProperty name the

@@ -56,10 +56,6 @@ type Query struct {
 	// rules that changed it, in the order they ran (see rules.go).
 	Logical logical.Node
 	Rules   []string
-	// LookupKeys are the keys a pull query on a table reads straight from
-	// its store (the key-lookup rule), each the key columns' values; nil:
-	// it scans every row.
-	LookupKeys [][]any
 	// ScalablePush says the push query may be served from the output of
 	// the persistent query writing its source (the scalable-push rule).
 	ScalablePush bool
@@ -157,6 +153,9 @@ func PlanQuery(cat *Catalog, sel *parser.Select, target *Target, queryID string,
 	}
 	if err != nil {
 		return nil, err
+	}
+	if p.pull() && p.join == nil && p.src.Kind == parser.KindTable {
+		readStore(p.q.Topology, p.spec, p.src.Name)
 	}
 	p.q.Logical = p.logicalPlan()
 	if err := p.runRules(onPlan); err != nil {

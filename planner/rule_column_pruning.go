@@ -4,9 +4,10 @@ import "github.com/sluice-sql/sluice/planner/logical"
 
 // columnPruningRule tells the source which value columns the query
 // reads, so that its decoder can leave the others alone (a JSON record's
-// unused fields are skipped, not converted). Joins read whole rows.
+// unused fields are skipped, not converted). Joins read whole rows, and
+// a pull query on a table decodes no records: it reads the table's store.
 func (p *planning) columnPruningRule() (bool, error) {
-	if p.join != nil || p.sc == nil || p.spec == nil {
+	if p.join != nil || p.sc == nil || p.spec == nil || p.q.StoreRead() != nil {
 		return false, nil
 	}
 	nk := len(p.spec.KeyCols)

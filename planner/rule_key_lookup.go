@@ -12,17 +12,18 @@ import (
 
 // keyLookupRule makes a pull query on a table whose WHERE pins every key
 // column to literals read only those keys from the table's store instead
-// of scanning it: Query.LookupKeys holds them and the plan's store scan
-// becomes a store lookup.
+// of scanning it: the topology's store read (Query.StoreRead) holds them
+// and the plan's store scan becomes a store lookup.
 func (p *planning) keyLookupRule() (bool, error) {
-	if !p.pull() || p.join != nil || p.src == nil || p.src.Kind != parser.KindTable {
+	read := p.q.StoreRead()
+	if read == nil {
 		return false, nil
 	}
 	keys, ok := LookupKeys(p.sel.Where, p.src)
 	if !ok {
 		return false, nil
 	}
-	p.q.LookupKeys = keys
+	read.Keys = keys
 	texts := make([]string, len(keys))
 	for i, k := range keys {
 		texts[i] = fmt.Sprint(k)

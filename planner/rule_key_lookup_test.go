@@ -73,13 +73,13 @@ func TestLookupKeys(t *testing.T) {
 }
 
 // The key-lookup rule turns a pull query's store scan into a lookup of
-// the keys its WHERE pins, which Query.LookupKeys hands to the engine;
+// the keys its WHERE pins, which its store read hands to the engine;
 // a push query, a stream, or a WHERE that pins no key keeps its scan.
 func TestKeyLookupRule(t *testing.T) {
 	cat := rulesCatalog(t)
 	cases := []struct {
 		sql, read string // read: the logical plan's leaf
-		keys      string // fmt of LookupKeys; "" for nil
+		keys      string // fmt of the store read's keys; "" for nil
 	}{
 		{`SELECT * FROM users WHERE id = 'a';`, "store lookup USERS (keys [a])", "[[a]]"},
 		{`SELECT name FROM users WHERE id IN ('a', 'b') AND name <> 'x';`, "store lookup USERS (keys [a], [b])", "[[a] [b]]"},
@@ -96,9 +96,12 @@ func TestKeyLookupRule(t *testing.T) {
 		if leaf := strings.TrimLeft(lines[len(lines)-1], " │└├─"); leaf != c.read {
 			t.Errorf("%s: reads %q, want %q\n%s", c.sql, leaf, c.read, plan)
 		}
+		if reads := q.StoreRead() != nil; reads != strings.HasPrefix(c.read, "store ") {
+			t.Errorf("%s: the topology reads a store: %v, the logical plan: %s", c.sql, reads, c.read)
+		}
 		keys := ""
-		if q.LookupKeys != nil {
-			keys = fmt.Sprint(q.LookupKeys)
+		if read := q.StoreRead(); read != nil && read.Keys != nil {
+			keys = fmt.Sprint(read.Keys)
 		}
 		if keys != c.keys || slices.Contains(rules, "key-lookup") != (c.keys != "") {
 			t.Errorf("%s: keys %q (rules %q), want %q", c.sql, keys, rules, c.keys)

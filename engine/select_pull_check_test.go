@@ -1,0 +1,66 @@
+package engine_test
+
+import (
+	"context"
+	"testing"
+
+	"github.com/sluice-sql/sluice/engine"
+)
+
+// TestPullQueryRules: the engine runs the planner's pull-query checks
+// (planner.CheckPull, tested case by case in planner) on every SELECT
+// without EMIT, with the session's properties, before it looks for the
+// table's state: a refusal comes with ksqlDB's words even on a table no
+// query keeps; the key-lookup rules apply only with table scans disabled
+// (ksql.query.pull.table.scan.enabled=false) and LIMIT is refused only
+// with ksql.query.pull.limit.clause.enabled=false. An offline engine runs
+// a SELECT without EMIT on a stream as a push query, unchecked.
+func TestPullQueryRules(t *testing.T) {
+	ctx := context.Background()
+	e, err := engine.Open(ctx, engine.Config{Memory: true, Log: quiet})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer e.Close()
+	execute(t, e, `
+		CREATE STREAM s (id INT KEY, v INT) WITH (KAFKA_TOPIC='s', VALUE_FORMAT='JSON', PARTITIONS=1);
+		CREATE TABLE agg AS SELECT id, COUNT(*) AS n FROM s GROUP BY id;
+		CREATE TABLE plain (id INT PRIMARY KEY, n INT) WITH (KAFKA_TOPIC='plain', VALUE_FORMAT='JSON', PARTITIONS=1);`)
+	const hint = " See https://cnfl.io/queries for more info.\nAdd EMIT CHANGES if you intended to issue a push query."
+	noScan := "SET 'ksql.query.pull.table.scan.enabled'='false';\n"
+	noLimit := "SET 'ksql.query.pull.limit.clause.enabled'='false';\n"
+	tests := []struct{ sql, want string }{
+		{"SELECT * FROM agg WHERE id = 1 GROUP BY id;", "not supported: Pull queries don't support GROUP BY clauses." + hint},
+		{"SELECT * FROM plain a JOIN plain b ON a.id = b.id;", "not supported: Pull queries don't support JOIN clauses." + hint},
+		{"SELECT id, ROWPARTITION FROM plain;", "not supported: Pull queries don't support the following columns in SELECT clauses: `ROWPARTITION`"},
+		{"SELECT * FROM plain WHERE id = 1;", "The `PLAIN` table isn't queryable. To derive a queryable table, you can do 'CREATE TABLE QUERYABLE_PLAIN AS SELECT * FROM PLAIN'." + hint},
+		{"SELECT * FROM agg WHERE id IN (NULL);", "invalid statement: Primary key columns can not be NULL: (ID = null)"},
+		{noScan + "SELECT * FROM agg WHERE n = 1;", "not supported: WHERE clause missing key column for disjunct: (N = 1)"},
+		{noScan + "SELECT * FROM agg WHERE id <> 1;", "not supported: Bound on key columns '[`ID` INTEGER KEY]' must currently be '='. "},
+		{noLimit + "SELECT * FROM agg LIMIT 1;", "not supported: LIMIT clause in pull queries is currently disabled. You can enable them by setting ksql.query.pull.limit.clause.enabled=true." + hint},
+		// Allowed without scans: the key pinned, other conditions filter.
+		{noScan + "SELECT * FROM agg WHERE id IN (1, 2) AND n > 1;", ""},
+		// Allowed with scans and LIMIT (the defaults).
+		{"SELECT * FROM agg WHERE n = 1 LIMIT 1;", ""},
+		// A push query on this offline engine.
+		{"SELECT id, ROWPARTITION FROM s LIMIT 0;", ""},
+	}
+	for _, tt := range tests {
+		t.Run(tt.sql, func(t *testing.T) {
+			res, err := e.Execute(ctx, tt.sql)
+			got := ""
+			if err != nil {
+				got = err.Error()
+			}
+			if got != tt.want {
+				t.Fatalf("error:\n got %q\nwant %q", got, tt.want)
+			}
+			for _, r := range res {
+				if r.Rows != nil {
+					r.Rows.Close()
+				}
+			}
+			execute(t, e, "UNSET 'ksql.query.pull.table.scan.enabled';\nUNSET 'ksql.query.pull.limit.clause.enabled';")
+		})
+	}
+}

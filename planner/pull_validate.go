@@ -1,0 +1,359 @@
+package planner
+
+import (
+	"fmt"
+	"strings"
+
+	"github.com/sluice-sql/sluice/exec"
+	"github.com/sluice-sql/sluice/expr"
+	"github.com/sluice-sql/sluice/parser"
+	"github.com/sluice-sql/sluice/types"
+)
+
+// PullTableScanProperty and PullLimitProperty name the session
+// properties behind Options.PullKeyLookupsOnly and
+// Options.PullLimitDisabled, as ksqlDB names them.
+const (
+	PullTableScanProperty = "ksql.query.pull.table.scan.enabled"
+	PullLimitProperty     = "ksql.query.pull.limit.clause.enabled"
+)
+
+// pullHint ends ksqlDB's errors for what pull queries cannot do.
+const pullHint = " See https://cnfl.io/queries for more info.\nAdd EMIT CHANGES if you intended to issue a push query."
+
+// pullPseudoColumns are the pseudo columns a pull query may not read:
+// a table's state and a scan's rows do not keep where records came from.
+var pullPseudoColumns = []string{exec.ColRowPartition, exec.ColRowOffset}
+
+// CheckPull is the validation pass of a pull query (a SELECT without
+// EMIT, on a table or a stream whose topic is scanned): it refuses, with
+// ksqlDB's words, what ksqlDB's pull queries cannot do, before the query
+// is planned, so that users get those errors rather than the planner's
+// for a query that was never meant to run continuously. Other SELECTs
+// pass.
+func CheckPull(cat *Catalog, sel *parser.Select, opts Options) error {
+	if sel.Emit != parser.EmitNone || sel.From == nil {
+		return nil
+	}
+	src, err := cat.Lookup(sel.From.Name)
+	if err != nil {
+		// The planner reports an unknown source where it resolves it.
+		return nil
+	}
+	return (&pullCheck{sel: sel, src: src, opts: opts}).validate()
+}
+
+// pullCheck is one pull query being validated: the SELECT, the source it
+// reads and the session's settings.
+type pullCheck struct {
+	sel  *parser.Select
+	src  *Source
+	opts Options
+}
+
+func (c *pullCheck) validate() error {
+	if err := c.clauses(); err != nil {
+		return err
+	}
+	if err := c.pseudoColumns(); err != nil {
+		return err
+	}
+	if c.src.Kind != parser.KindTable {
+		return nil
+	}
+	if err := c.duplicateValues(); err != nil {
+		return err
+	}
+	where := c.sel.Where
+	if where == nil {
+		return nil
+	}
+	if err := c.windowBounds(); err != nil {
+		return err
+	}
+	if err := c.keyValues(); err != nil {
+		return err
+	}
+	if c.opts.PullKeyLookupsOnly {
+		return c.keyLookupOnly()
+	}
+	return nil
+}
+
+// clauses refuses the clauses of continuous queries and LIMITs pull
+// queries do not take.
+func (c *pullCheck) clauses() error {
+	sel := c.sel
+	refuse := func(what string) error {
+		return fmt.Errorf("%w: Pull queries don't support %s clauses."+pullHint, ErrUnsupported, what)
+	}
+	switch {
+	case len(sel.Joins) > 0:
+		return refuse("JOIN")
+	case sel.Window != nil:
+		return refuse("WINDOW")
+	case len(sel.GroupBy) > 0:
+		return refuse("GROUP BY")
+	case len(sel.PartitionBy) > 0:
+		return refuse("PARTITION BY")
+	case sel.Having != nil:
+		return refuse("HAVING")
+	}
+	if sel.HasLimit && sel.Limit < 0 {
+		return fmt.Errorf("%w: Pull queries don't support negative integers in the LIMIT clause."+pullHint, ErrUnsupported)
+	}
+	if sel.HasLimit && c.opts.PullLimitDisabled {
+		return fmt.Errorf("%w: LIMIT clause in pull queries is currently disabled. You can enable them by setting %s=true."+pullHint, ErrUnsupported, PullLimitProperty)
+	}
+	return nil
+}
+
+// pseudoColumns refuses ROWPARTITION and ROWOFFSET in SELECT and WHERE.
+func (c *pullCheck) pseudoColumns() error {
+	var selected []parser.Expr
+	for _, it := range c.sel.Items {
+		if it.Expr != nil {
+			selected = append(selected, it.Expr)
+		}
+	}
+	if err := refusePseudo("SELECT", selected...); err != nil {
+		return err
+	}
+	if c.sel.Where != nil {
+		return refusePseudo("WHERE", c.sel.Where)
+	}
+	return nil
+}
+
+func refusePseudo(clause string, es ...parser.Expr) error {
+	var found []string
+	seen := map[string]bool{}
+	for _, e := range es {
+		walkColumns(e, func(ref *parser.ColumnRef) {
+			n := strings.ToUpper(ref.Name)
+			for _, p := range pullPseudoColumns {
+				if n == p && !seen[n] {
+					seen[n] = true
+					found = append(found, "`"+n+"`")
+				}
+			}
+		})
+	}
+	if len(found) == 0 {
+		return nil
+	}
+	return fmt.Errorf("%w: Pull queries don't support the following columns in %s clauses: %s", ErrUnsupported, clause, strings.Join(found, ", "))
+}
+
+// duplicateValues refuses a pull query that selects a value column twice
+// under one name, as ksqlDB does.
+func (c *pullCheck) duplicateValues() error {
+	seen := map[string]bool{}
+	for _, it := range c.sel.Items {
+		ref, ok := it.Expr.(*parser.ColumnRef)
+		if !ok || it.Alias != "" {
+			continue
+		}
+		i := c.src.Schema.Find(ref.Name)
+		if i < 0 || c.src.Schema.Columns[i].Key {
+			continue
+		}
+		col := c.src.Schema.Columns[i]
+		if seen[col.Name] {
+			return fmt.Errorf("%w: Duplicate value columns found in schema: `%s` %s", ErrInvalid, col.Name, col.Type)
+		}
+		seen[col.Name] = true
+	}
+	return nil
+}
+
+// windowBounds refuses WINDOWSTART and WINDOWEND in the WHERE of a pull
+// query on a table without windows.
+func (c *pullCheck) windowBounds() error {
+	if c.src.Window != exec.NotWindowed {
+		return nil
+	}
+	var bound string
+	walkColumns(c.sel.Where, func(ref *parser.ColumnRef) {
+		if n := strings.ToUpper(ref.Name); bound == "" && isWindowBound(n) {
+			bound = n
+		}
+	})
+	if bound != "" {
+		return fmt.Errorf("%w: WHERE column '%s' cannot be resolved", ErrInvalid, bound)
+	}
+	return nil
+}
+
+// keyValues checks the values an IN list gives a key column: none may be
+// NULL, and each must have the key's type or one it widens to.
+func (c *pullCheck) keyValues() error {
+	for _, cond := range splitOn(c.sel.Where, parser.OpAnd) {
+		in, ok := cond.(*parser.In)
+		if !ok || in.Not {
+			continue
+		}
+		key, ok := c.keyColumn(in.X)
+		if !ok {
+			continue
+		}
+		for _, v := range in.List {
+			lit, ok := v.(*parser.Literal)
+			if !ok {
+				continue
+			}
+			if lit.Kind == parser.LitNull {
+				return fmt.Errorf("%w: Primary key columns can not be NULL: (%s = null)", ErrInvalid, key.Name)
+			}
+			cv, err := expr.Compile(lit, expr.SchemaScope(types.Schema{}))
+			if err != nil {
+				return err
+			}
+			if !widensTo(cv.Type, key.Type) {
+				return fmt.Errorf("%w: %s can not be converted to the type of the key column: %s %s KEY", expr.ErrType, parser.KsqlText(lit), key.Name, key.Type)
+			}
+		}
+	}
+	return nil
+}
+
+// widensTo reports whether a value of type from may stand for one of
+// type to without a cast: the same type, or a wider number.
+func widensTo(from, to types.Type) bool {
+	if from.Kind == to.Kind {
+		return true
+	}
+	rank := map[types.Kind]int{types.Integer: 1, types.BigInt: 2, types.Decimal: 3, types.Double: 4}
+	f, ok1 := rank[from.Kind]
+	t, ok2 := rank[to.Kind]
+	return ok1 && ok2 && f <= t
+}
+
+// keyLookupOnly applies the rules of pull queries without table scans:
+// each disjunct of the WHERE must pin every key column, once, with = or
+// IN, to values that read no column; other conditions filter what the
+// lookup finds.
+func (c *pullCheck) keyLookupOnly() error {
+	keys := c.src.Schema.Keys()
+	var likes bool
+	for _, disjunct := range splitOn(c.sel.Where, parser.OpOr) {
+		pinned := map[string]int{}
+		for _, cond := range splitOn(disjunct, parser.OpAnd) {
+			if _, ok := cond.(*parser.Like); ok {
+				likes = true
+				continue
+			}
+			readsKey := false
+			walkColumns(cond, func(ref *parser.ColumnRef) {
+				for _, k := range keys {
+					if strings.EqualFold(k.Name, ref.Name) {
+						readsKey = true
+					}
+				}
+			})
+			if !readsKey {
+				continue
+			}
+			key, op, values, ok := c.keyComparison(cond)
+			if !ok {
+				return fmt.Errorf("%w: A comparison must directly reference a key column.", ErrUnsupported)
+			}
+			pinned[key.Name]++
+			if pinned[key.Name] > 1 {
+				return fmt.Errorf("%w: A comparison condition on the key column cannot be combined with other comparisons such as an IN predicate", ErrUnsupported)
+			}
+			for _, v := range values {
+				if readsColumns(v) {
+					return fmt.Errorf("%w: A comparison must be between a key column and a resolvable expression.", ErrUnsupported)
+				}
+			}
+			if op != "=" {
+				if n := c.countKeyComparisons(disjunct); n > 1 {
+					return fmt.Errorf("%w: A comparison condition on the key column cannot be combined with other comparisons such as an IN predicate", ErrUnsupported)
+				}
+				return fmt.Errorf("%w: Bound on key columns '%s' must currently be '='. ", ErrUnsupported, keyList(keys))
+			}
+		}
+		if likes {
+			return fmt.Errorf("%w: Like condition must be between strings", ErrUnsupported)
+		}
+		switch {
+		case len(pinned) == 0:
+			return fmt.Errorf("%w: WHERE clause missing key column for disjunct: %s", ErrUnsupported, parser.KsqlText(disjunct))
+		case len(pinned) < len(keys):
+			return fmt.Errorf("%w: Multi-column sources must specify every key in the WHERE clause", ErrUnsupported)
+		}
+	}
+	return nil
+}
+
+// keyColumn returns the table's key column e names, when e is a bare
+// reference to one.
+func (c *pullCheck) keyColumn(e parser.Expr) (types.Column, bool) {
+	ref, ok := e.(*parser.ColumnRef)
+	if !ok {
+		return types.Column{}, false
+	}
+	for _, k := range c.src.Schema.Keys() {
+		if strings.EqualFold(k.Name, ref.Name) {
+			return k, true
+		}
+	}
+	return types.Column{}, false
+}
+
+// keyComparison reads a condition that compares a bare key column: the
+// key, "=" for = and IN or the operator otherwise, and the expressions it
+// is compared with.
+func (c *pullCheck) keyComparison(cond parser.Expr) (types.Column, string, []parser.Expr, bool) {
+	switch x := cond.(type) {
+	case *parser.Binary:
+		if k, ok := c.keyColumn(x.Left); ok {
+			return k, x.Op.String(), []parser.Expr{x.Right}, true
+		}
+		if k, ok := c.keyColumn(x.Right); ok {
+			return k, x.Op.String(), []parser.Expr{x.Left}, true
+		}
+	case *parser.In:
+		if k, ok := c.keyColumn(x.X); ok && !x.Not {
+			return k, "=", x.List, true
+		}
+	case *parser.Between:
+		if k, ok := c.keyColumn(x.X); ok {
+			return k, "BETWEEN", []parser.Expr{x.Lo, x.Hi}, true
+		}
+	}
+	return types.Column{}, "", nil, false
+}
+
+func (c *pullCheck) countKeyComparisons(disjunct parser.Expr) int {
+	n := 0
+	for _, cond := range splitOn(disjunct, parser.OpAnd) {
+		if _, _, _, ok := c.keyComparison(cond); ok {
+			n++
+		}
+	}
+	return n
+}
+
+// splitOn flattens e's tree of op (AND or OR) into its operands.
+func splitOn(e parser.Expr, op parser.BinaryOp) []parser.Expr {
+	if b, ok := e.(*parser.Binary); ok && b.Op == op {
+		return append(splitOn(b.Left, op), splitOn(b.Right, op)...)
+	}
+	return []parser.Expr{e}
+}
+
+func readsColumns(e parser.Expr) bool {
+	found := false
+	walkColumns(e, func(*parser.ColumnRef) { found = true })
+	return found
+}
+
+func keyList(keys []types.Column) string {
+	parts := make([]string, len(keys))
+	for i, k := range keys {
+		parts[i] = fmt.Sprintf("`%s` %s KEY", k.Name, k.Type)
+	}
+	return "[" + strings.Join(parts, ", ") + "]"
+}
