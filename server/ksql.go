@@ -114,15 +114,11 @@ func (s *Server) resultEntity(p parser.Parsed, res *engine.Result) ksqlwire.Enti
 		return engine.WireEntity(stmtText(p), res.Entity)
 	}
 	id, silent := engine.CommandID(p.Stmt)
-	if silent || (id == engine.GenericCommandID && res.Message == "" && res.Text == "") {
+	if silent || (id == engine.GenericCommandID && res.Message == "") {
 		return nil
 	}
-	msg := res.Message
-	if msg == "" {
-		msg = res.Text
-	}
 	cs := ksqlwire.CurrentStatus{Type: ksqlwire.TypeCurrentStatus, StatementText: stmtText(p), CommandID: id,
-		CommandStatus: ksqlwire.CommandStatus{Status: "SUCCESS", Message: msg}, CommandSequenceNumber: s.seq.Add(1), Warnings: []ksqlwire.Warning{}}
+		CommandStatus: ksqlwire.CommandStatus{Status: "SUCCESS", Message: res.Message}, CommandSequenceNumber: s.seq.Add(1), Warnings: []ksqlwire.Warning{}}
 	if res.Query != nil {
 		qid := res.Query.ID
 		cs.CommandStatus.QueryID = &qid

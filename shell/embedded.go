@@ -2,6 +2,8 @@ package shell
 
 import (
 	"context"
+	"fmt"
+	"io"
 	"sort"
 	"strings"
 
@@ -47,13 +49,9 @@ func (b *Embedded) Execute(ctx context.Context, p parser.Parsed) (*Result, error
 		if r := entityResult(p, res.Entity); r != nil {
 			return r, nil
 		}
-		// An entity the shell has no layout for still prints: the
-		// engine's text says the same.
-		return &Result{Text: res.Text}, nil
-	case res.Message != "":
-		return &Result{Message: res.Message}, nil
+		return &Result{Message: fmt.Sprintf("(no layout for a %T result)", res.Entity)}, nil
 	}
-	return &Result{Text: res.Text}, nil
+	return &Result{Message: res.Message}, nil
 }
 
 // Names implements Backend.
@@ -153,4 +151,31 @@ func entityResult(p parser.Parsed, ent engine.Entity) *Result {
 		return nil
 	}
 	return wireResult(w, p)
+}
+
+// WriteEntity prints an engine's SHOW, DESCRIBE, EXPLAIN or ASSERT result
+// to w as the shell prints it (tables in the table format), for callers
+// that print results without a shell, such as `sluice run`. A DESCRIBE …
+// EXTENDED is followed by what only this process knows of the running
+// query (SourceDescription.Runtime) and its warnings.
+func WriteEntity(w io.Writer, p parser.Parsed, ent engine.Entity) {
+	res := entityResult(p, ent)
+	if res == nil {
+		res = &Result{Message: fmt.Sprintf("(no layout for a %T result)", ent)}
+	}
+	if res.Message != "" {
+		fmt.Fprintln(w, res.Message)
+	}
+	if res.Text != "" {
+		io.WriteString(w, strings.TrimRight(res.Text, "\n")+"\n")
+	}
+	if res.Table != nil {
+		writeTable(w, FormatTable, res.Table)
+	}
+	if d, ok := ent.(*engine.SourceDescription); ok {
+		io.WriteString(w, d.Runtime)
+		for _, warning := range d.Warnings {
+			io.WriteString(w, warning+"\n")
+		}
+	}
 }
