@@ -144,38 +144,29 @@ func isAssert(ent engine.Entity) bool {
 // entityResult lays out SHOW, DESCRIBE and EXPLAIN results as the
 // remote backend does: the entity in the shape the server would send
 // (engine.WireEntity), printed by wireResult, so there is one layout per
-// result; nil for an entity the server has no shape for.
+// result, followed for DESCRIBE … EXTENDED by the engine's Runtime
+// details; nil for an entity the server has no shape for.
 func entityResult(p parser.Parsed, ent engine.Entity) *Result {
 	w := engine.WireEntity(p.Text+";", ent)
 	if w == nil {
 		return nil
 	}
-	return wireResult(w, p)
+	res := wireResult(w, p)
+	if d, ok := ent.(*engine.SourceDescription); ok {
+		// What only this process knows of the running query, which
+		// ksqlDB's entity has no place for, before the warnings.
+		res.After = d.Runtime + res.After
+	}
+	return res
 }
 
 // WriteEntity prints an engine's SHOW, DESCRIBE, EXPLAIN or ASSERT result
 // to w as the shell prints it (tables in the table format), for callers
-// that print results without a shell, such as `sluice run`. A DESCRIBE …
-// EXTENDED is followed by what only this process knows of the running
-// query (SourceDescription.Runtime) and its warnings.
+// that print results without a shell, such as `sluice run`.
 func WriteEntity(w io.Writer, p parser.Parsed, ent engine.Entity) {
 	res := entityResult(p, ent)
 	if res == nil {
 		res = &Result{Message: fmt.Sprintf("(no layout for a %T result)", ent)}
 	}
-	if res.Message != "" {
-		fmt.Fprintln(w, res.Message)
-	}
-	if res.Text != "" {
-		io.WriteString(w, strings.TrimRight(res.Text, "\n")+"\n")
-	}
-	if res.Table != nil {
-		writeTable(w, FormatTable, res.Table)
-	}
-	if d, ok := ent.(*engine.SourceDescription); ok {
-		io.WriteString(w, d.Runtime)
-		for _, warning := range d.Warnings {
-			io.WriteString(w, warning+"\n")
-		}
-	}
+	writeResult(w, FormatTable, res)
 }
