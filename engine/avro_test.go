@@ -187,7 +187,7 @@ func testRegistryOutage(t *testing.T, guarantee string) {
 		}
 		testkafka.Produce(t, brokers, &kgo.Record{Topic: in, Value: append(b, body...)})
 	}
-	describe := func() string { return execute(t, e, "DESCRIBE doubled EXTENDED;")[0].Text }
+	describe := func() string { return shown(execute(t, e, "DESCRIBE doubled EXTENDED;")[0]) }
 	testkafka.Await(t, 30*time.Second, "the query to wait for the registry", func() bool {
 		w, ok := q.RegistryWait()
 		return ok && w.Attempts >= 3

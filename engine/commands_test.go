@@ -28,12 +28,25 @@ func openShared(t *testing.T, brokers, dataDir, service string, extra ...string)
 	return openConfig(t, cfg)
 }
 
-// catalogOf prints what SHOW STREAMS, TABLES and QUERIES say.
+// catalogOf prints what SHOW STREAMS, TABLES and QUERIES list, a line
+// a source (name, topic, formats) or query (id, sink topic, state).
 func catalogOf(t *testing.T, e *engine.Engine) string {
 	t.Helper()
 	var b strings.Builder
 	for _, what := range []string{"STREAMS", "TABLES", "QUERIES"} {
-		fmt.Fprintf(&b, "%s:\n%s", what, execute(t, e, "SHOW "+what+";")[0].Text)
+		fmt.Fprintf(&b, "%s:\n", what)
+		switch l := execute(t, e, "SHOW "+what+";")[0].Entity.(type) {
+		case *engine.SourceList:
+			for _, s := range l.Sources {
+				fmt.Fprintf(&b, "%s\t%s\t%s\t%s\n", s.Name, s.Topic, s.KeyFormat, s.ValueFormat)
+			}
+		case *engine.QueryList:
+			for _, q := range l.Queries {
+				fmt.Fprintf(&b, "%s\t%s\t%s\n", q.ID, strings.Join(q.SinkTopics, ","), q.State)
+			}
+		default:
+			t.Fatalf("SHOW %s: entity %T", what, l)
+		}
 	}
 	return b.String()
 }

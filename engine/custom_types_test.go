@@ -65,7 +65,7 @@ func TestCustomTypes(t *testing.T) {
 		case res[0].Message != "":
 			got = res[0].Message
 		default:
-			got = res[0].Text
+			got = typeLines(res[0])
 		}
 		if s.planOnly && err == nil {
 			continue
@@ -100,7 +100,7 @@ func TestCustomTypesThroughCommandTopic(t *testing.T) {
 		DROP TYPE old;
 		CREATE STREAM %[2]s AS SELECT id, CAST(who->home AS address) AS home FROM %[1]s;`, in, out))
 	want := "ADDRESS\tSTRUCT<`STREET` STRING, `CITY` STRING>\n"
-	if got := execute(t, e, "SHOW TYPES;")[0].Text; got != want {
+	if got := typeLines(execute(t, e, "SHOW TYPES;")[0]); got != want {
 		t.Errorf("SHOW TYPES = %q, want %q", got, want)
 	}
 	testkafka.Produce(t, brokers, rec(in, "p1", `{"who":{"name":"Ann","home":{"street":"High St","city":"Oxford"}}}`, 1000))
@@ -118,7 +118,7 @@ func TestCustomTypesThroughCommandTopic(t *testing.T) {
 
 	e = openShared(t, brokers, d, svc)
 	defer closeEngine(t, e)
-	if got := execute(t, e, "SHOW TYPES;")[0].Text; got != want {
+	if got := typeLines(execute(t, e, "SHOW TYPES;")[0]); got != want {
 		t.Errorf("reopened: SHOW TYPES = %q, want %q", got, want)
 	}
 	src, err := e.Catalog().Lookup(in)

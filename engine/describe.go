@@ -10,74 +10,38 @@ import (
 	"github.com/sluice-sql/sluice/planner"
 )
 
-// describe prints a stream or table: its columns and topic and, with
+// describe describes a stream or table: its columns and topic and, with
 // EXTENDED, how late its records arrive at the queries reading it, and
 // the query writing it with its counters, its tasks on this instance
 // (state, restore progress), its state stores, and warnings when adding
 // instances would not speed it up (see scaleWarnings).
-func (e *Engine) describe(st *parser.Describe, props map[string]string) (string, *SourceDescription, error) {
+func (e *Engine) describe(st *parser.Describe, props map[string]string) (*SourceDescription, error) {
 	src, err := e.cat.Lookup(st.Name)
 	if err != nil {
-		return "", nil, err
-	}
-	var warnings []string
-	if q := e.query(src.QueryID); q != nil && st.Extended {
-		if warnings, err = e.scaleWarnings(q, props); err != nil {
-			return "", nil, fmt.Errorf("describe %s: %w", src.Name, err)
-		}
-	}
-	text, err := e.describeText(st, src)
-	if err != nil {
-		return "", nil, err
-	}
-	for _, w := range warnings {
-		text += "\n" + w
-	}
-	if len(warnings) > 0 {
-		text += "\n"
+		return nil, err
 	}
 	d := e.sourceDescription(src, st.Extended)
-	d.Warnings = warnings
-	return text, d, nil
+	if !st.Extended {
+		return d, nil
+	}
+	if q := e.query(src.QueryID); q != nil {
+		if d.Warnings, err = e.scaleWarnings(q, props); err != nil {
+			return nil, fmt.Errorf("describe %s: %w", src.Name, err)
+		}
+	}
+	if d.Runtime, err = e.runtimeText(src); err != nil {
+		return nil, err
+	}
+	return d, nil
 }
 
-func (e *Engine) describeText(st *parser.Describe, src *planner.Source) (string, error) {
+// runtimeText is what DESCRIBE … EXTENDED says beyond the source's
+// description: how late its records arrive, and the query writing it as
+// this instance runs it (windows, counters, failures, stalls, tasks,
+// owners, state stores).
+func (e *Engine) runtimeText(src *planner.Source) (string, error) {
 	var b strings.Builder
-	fmt.Fprintf(&b, "Name                 : %s\n", src.Name)
-	fmt.Fprintf(&b, "Type                 : %s\n", src.Kind)
-	fmt.Fprintf(&b, "Kafka topic          : %s (partitions: %d)\n", src.Topic, src.Partitions)
-	fmt.Fprintf(&b, "Key format           : %s\n", src.KeyFormat)
-	fmt.Fprintf(&b, "Value format         : %s\n", src.ValueFormat)
-	if src.TimestampColumn != "" {
-		fmt.Fprintf(&b, "Timestamp field      : %s\n", src.TimestampColumn)
-	}
-	if src.Window != exec.NotWindowed {
-		fmt.Fprintf(&b, "Windowed             : %s\n", time.Duration(src.WindowSize)*time.Millisecond)
-	}
-	b.WriteString("\n Field | Type\n")
-	for _, c := range src.Schema.Columns {
-		key := ""
-		if c.Key {
-			key = " (key)"
-			if src.Kind == parser.KindTable {
-				key = " (primary key)"
-			}
-		}
-		if c.Header {
-			key = " (headers)"
-			if c.HeaderKey != "" {
-				key = fmt.Sprintf(" (header('%s'))", c.HeaderKey)
-			}
-		}
-		fmt.Fprintf(&b, " %s | %s%s\n", c.Name, c.Type, key)
-	}
 	q := e.query(src.QueryID)
-	if q != nil {
-		fmt.Fprintf(&b, "\nWritten by query %s: %s\n", q.ID, q.Statement)
-	}
-	if !st.Extended {
-		return b.String(), nil
-	}
 	e.describeLateness(&b, src)
 	if q == nil {
 		return b.String(), nil

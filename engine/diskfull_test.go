@@ -6,6 +6,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/sluice-sql/sluice/engine"
 	"github.com/sluice-sql/sluice/internal/testkafka"
 )
 
@@ -35,12 +36,20 @@ func TestDiskFullFailsOnlyStatefulQuery(t *testing.T) {
 	if err := stateful.Err(); !strings.Contains(err.Error(), "disk full") {
 		t.Fatalf("aggregation failed with %v, want disk full", err)
 	}
-	shown := execute(t, e, "SHOW QUERIES;")[0].Text
-	if !strings.Contains(shown, stateful.ID+"\t"+totals+"\tERROR: ") || !strings.Contains(shown, "disk full") ||
-		!strings.Contains(shown, stateless.ID+"\t"+big+"\tRUNNING") {
-		t.Errorf("SHOW QUERIES:\n%s", shown)
+	listed := map[string]string{}
+	for _, q := range execute(t, e, "SHOW QUERIES;")[0].Entity.(*engine.QueryList).Queries {
+		listed[q.ID] = strings.Join(q.SinkTopics, ",") + " " + q.State
+		if q.Error != "" {
+			listed[q.ID] += ": " + q.Error
+		}
 	}
-	if desc := execute(t, e, "DESCRIBE "+totals+" EXTENDED;")[0].Text; !strings.Contains(desc, "Query FAILED: ") || !strings.Contains(desc, "disk full") {
+	if got := listed[stateful.ID]; !strings.HasPrefix(got, totals+" ERROR: ") || !strings.Contains(got, "disk full") {
+		t.Errorf("SHOW QUERIES lists %s as %q, want %s ERROR: … disk full", stateful.ID, got, totals)
+	}
+	if got, want := listed[stateless.ID], big+" RUNNING"; got != want {
+		t.Errorf("SHOW QUERIES lists %s as %q, want %q", stateless.ID, got, want)
+	}
+	if desc := shown(execute(t, e, "DESCRIBE "+totals+" EXTENDED;")[0]); !strings.Contains(desc, "Query FAILED: ") || !strings.Contains(desc, "disk full") {
 		t.Errorf("DESCRIBE EXTENDED does not show the failure:\n%s", desc)
 	}
 

@@ -26,9 +26,10 @@
 // never which one it has.
 //
 // SHOW, DESCRIBE, EXPLAIN and ASSERT answer a structured Result.Entity
-// (entities.go); WireEntity (wire.go) gives it in ksqlDB's REST shape
-// (package ksqlwire), which the server sends and the shell prints on
-// either backend.
+// (entities.go), and the engine writes no text for it; WireEntity
+// (wire.go) gives it in ksqlDB's REST shape (package ksqlwire), which the
+// server sends and the shell prints on either backend, and `sluice run`
+// prints through the shell's layout too (shell.WriteEntity).
 //
 // With Config.CommandTopic the catalog lives in Kafka: every command that
 // passes its check is appended to the single-partition topic

@@ -14,8 +14,9 @@ import (
 )
 
 // Entity is the structured result of an informational statement (SHOW,
-// DESCRIBE, EXPLAIN), set on Result.Entity next to Result.Text. It lets
-// callers such as server/ render their own shapes without parsing text.
+// DESCRIBE, EXPLAIN, ASSERT), set on Result.Entity. The engine writes no
+// text for it: callers lay it out (the shell and `sluice run` with
+// shell.WriteEntity, the server in ksqlDB's shape with WireEntity).
 // It is one of *SourceList, *SourceDescription, *QueryList,
 // *QueryDescription, *TopicList, *PropertyList, *FunctionList,
 // *FunctionDescription and *TypeList.
@@ -59,6 +60,11 @@ type SourceDescription struct {
 	// Warnings say why adding instances would not speed up the writing
 	// query (EXTENDED only): a hot key, too few partitions.
 	Warnings []string
+	// Runtime is, with EXTENDED, what this instance knows of the source
+	// and its writing query as it runs (lateness, windows, counters,
+	// stalls, tasks, owners, state stores), as text: ksqlDB's REST
+	// entity has no place for it, so only local callers print it.
+	Runtime string
 }
 
 // Field is a column of a source or of a query's output.
@@ -276,20 +282,4 @@ func replicas(partitions, n int) []int {
 		out[i] = n
 	}
 	return out
-}
-
-func (e *Engine) showTopicsText(l *TopicList) string {
-	var b strings.Builder
-	for _, t := range l.Topics {
-		fmt.Fprintf(&b, "%s\t%d\n", t.Name, len(t.Replicas))
-	}
-	return b.String()
-}
-
-func (e *Engine) showPropertiesText(l *PropertyList) string {
-	var b strings.Builder
-	for _, p := range l.Properties {
-		fmt.Fprintf(&b, "%s\t%s\n", p.Name, p.Value)
-	}
-	return b.String()
 }

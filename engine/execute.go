@@ -9,19 +9,24 @@ import (
 	"github.com/sluice-sql/sluice/planner"
 )
 
-// Result is what one statement produced.
+// Result is what one statement produced. Each outcome is said once: a
+// one-line Message (DDL, SET, INSERT, TERMINATE, ASSERT), an Entity
+// (SHOW, DESCRIBE, EXPLAIN, ASSERT), or Rows (a query); Query and Command
+// say what else the statement started or logged. The engine writes no
+// text for an Entity: callers lay it out (shell.WriteEntity, or
+// WireEntity for ksqlDB's REST shape).
 type Result struct {
 	Statement string
-	// Message is a one-line outcome for DDL, SET, INSERT and TERMINATE.
+	// Message is a one-line outcome for DDL, SET, INSERT, TERMINATE and
+	// ASSERT.
 	Message string
 	// Query is set when the statement started a persistent query.
 	Query *Query
-	// Rows is set for a push query: rows arrive until Close or LIMIT.
+	// Rows is set for a push or pull query: rows arrive until Close or
+	// LIMIT.
 	Rows *RowStream
-	// Text is set for EXPLAIN and other informational statements.
-	Text string
-	// Entity is the structured form of Text for SHOW, DESCRIBE and
-	// EXPLAIN (see Entity).
+	// Entity is the result of SHOW, DESCRIBE, EXPLAIN and ASSERT (see
+	// Entity).
 	Entity Entity
 	// Command is set when the statement went through the command topic.
 	Command *CommandRef

@@ -57,7 +57,7 @@ Rules applied: json-copy
 		if err != nil {
 			t.Fatalf("%s: %v", c.sql, err)
 		}
-		text := res[0].Text
+		text := shown(res[0])
 		start := strings.Index(text, "Logical plan:\n")
 		end := strings.Index(text, "Physical plan:\n")
 		if start < 0 || end < start {
@@ -136,7 +136,7 @@ Query EXPLAIN
 		if err != nil {
 			t.Fatalf("%s: %v", c.sql, err)
 		}
-		if got := res[0].Text; got != c.want {
+		if got := shown(res[0]); got != c.want {
 			t.Errorf("%s: got\n%s\nwant\n%s", c.sql, got, c.want)
 		}
 	}

@@ -38,11 +38,11 @@ func TestIdleTimeoutClosesLastWindow(t *testing.T) {
 				%[4]s
 				CREATE TABLE %[5]s %[6]s%[3]s`, in, stuck, query, c.set, idle, c.with))
 			stuckQ, idleQ := res[1].Query, res[len(res)-1].Query
-			explain := execute(t, e, "EXPLAIN "+idleQ.ID+";")[0].Text
+			explain := shown(execute(t, e, "EXPLAIN "+idleQ.ID+";")[0])
 			if !strings.Contains(explain, "\nidle timeout 1s: ") {
 				t.Errorf("EXPLAIN %s does not show the idle timeout:\n%s", idleQ.ID, explain)
 			}
-			if strings.Contains(execute(t, e, "EXPLAIN "+stuckQ.ID+";")[0].Text, "idle timeout") {
+			if strings.Contains(shown(execute(t, e, "EXPLAIN "+stuckQ.ID+";")[0]), "idle timeout") {
 				t.Errorf("EXPLAIN %s shows an idle timeout it does not have", stuckQ.ID)
 			}
 

@@ -240,12 +240,12 @@ func TestWindowedAggregationThroughKafka(t *testing.T) {
 		st, err := e.QueryState(q.ID)
 		return err == nil && len(st) == 1 && st[0].Entries == 2
 	})
-	desc := execute(t, e, "DESCRIBE "+out+" EXTENDED;")[0].Text
+	desc := shown(execute(t, e, "DESCRIBE "+out+" EXTENDED;")[0])
 	for _, want := range []string{
-		"Type                 : TABLE",
-		"Windowed             : 5m0s",
-		" HOTEL | STRING (primary key)",
-		"Written by query " + q.ID,
+		"Type          : TABLE\n",
+		"Window        : TUMBLING\n",
+		"STRING (primary key)",
+		"Written by    : " + q.ID + "\n",
 		"Window: TUMBLING size 5m0s grace 2m0s retention 7m0s\n",
 		"Records in: 6, out: 5, late and dropped: 1",
 		"-Aggregate-Materialize-changelog  2 windows, ~",

@@ -54,7 +54,7 @@ func TestLatenessDescribeAndExplain(t *testing.T) {
 	// Ranks: 1–170 on time, 171–190 1.2s, 191–198 4s, 199 7s, 200 9s.
 	// Quantiles round up to their histogram bucket (4s to 4.031s) and are
 	// shown to two digits.
-	desc := execute(t, e, "DESCRIBE "+in+" EXTENDED;")[0].Text
+	desc := shown(execute(t, e, "DESCRIBE "+in+" EXTENDED;")[0])
 	wantDesc := "\nLateness (records behind stream time, 200 seen): p50 0s, p90 1.2s, p99 4s, max 9s\n" +
 		"Grace to keep 99%: 4s, 99.9%: 9s\n"
 	if !strings.HasSuffix(desc, wantDesc) {
@@ -76,7 +76,7 @@ func TestLatenessDescribeAndExplain(t *testing.T) {
 		{fmt.Sprintf("EXPLAIN SELECT hotel, COUNT(*) FROM %s GROUP BY hotel EMIT CHANGES;", in), ""},
 	}
 	for _, x := range explains {
-		text := execute(t, e, x.stmt)[0].Text
+		text := shown(execute(t, e, x.stmt)[0])
 		lines := strings.SplitAfter(text, "\n")
 		last := lines[len(lines)-2] // the text ends with a newline
 		if x.want == "" && strings.Contains(text, "WARNING") || x.want != "" && last != x.want {

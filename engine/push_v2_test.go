@@ -136,7 +136,7 @@ func TestScalablePushQuery(t *testing.T) {
 	if n := q.PushSubscribers(); n != 2 {
 		t.Errorf("%d push subscribers of %s, want 2", n, q.ID)
 	}
-	if desc := execute(t, e, "DESCRIBE o EXTENDED;")[0].Text; !strings.Contains(desc, "\nScalable push queries on this instance: 2\n") {
+	if desc := shown(execute(t, e, "DESCRIBE o EXTENDED;")[0]); !strings.Contains(desc, "\nScalable push queries on this instance: 2\n") {
 		t.Errorf("DESCRIBE o EXTENDED does not count the 2 scalable push queries:\n%s", desc)
 	}
 	rec(a, 3)

@@ -116,14 +116,14 @@ CREATE STREAM visits_copy AS SELECT * FROM visits;`, bookings, visits))
 				t.Errorf("warnings (-want +got):\n%s", diff)
 			}
 			// The text ends with the same lines.
-			text := strings.TrimSuffix(res[0].Text, "\n")
+			text := strings.TrimSuffix(shown(res[0]), "\n")
 			lines := strings.Split(text, "\n")
 			var tailWarnings []string
 			for i := len(lines) - 1; i >= 0 && strings.HasPrefix(lines[i], "WARNING: "); i-- {
 				tailWarnings = append([]string{lines[i]}, tailWarnings...)
 			}
 			if diff := cmp.Diff(tt.want, tailWarnings); diff != "" {
-				t.Errorf("warnings at the end of the text (-want +got):\n%s\ntext:\n%s", diff, res[0].Text)
+				t.Errorf("warnings at the end of the text (-want +got):\n%s\ntext:\n%s", diff, shown(res[0]))
 			}
 		})
 	}

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"regexp"
+	"slices"
 	"strings"
 	"sync"
 
@@ -97,8 +98,30 @@ func (setStatement) execute(_ context.Context, e *Engine, st *parser.SetProperty
 	return &Result{Statement: c.text, Message: fmt.Sprintf("Successfully changed local property '%s' to '%s'.", st.Name, st.Value)}, nil
 }
 
+// setRequest is SET in a request of ksqlDB's /ksql endpoint: it sets
+// the property for the request's later statements only.
+func (setStatement) setRequest(st *parser.SetProperty, props map[string]string) error {
+	if err := CheckSet(st.Name, st.Value); err != nil {
+		return err
+	}
+	props[st.Name] = st.Value
+	return nil
+}
+
 // unsetStatement is UNSET 'name'.
 type unsetStatement struct{}
+
+// setRequest is UNSET in a request of /ksql: the property, under any of
+// its names, no longer holds for the request's later statements.
+func (unsetStatement) setRequest(st *parser.UnsetProperty, props map[string]string) error {
+	names := UnsetNames(st.Name)
+	for k := range props {
+		if slices.Contains(names, strings.ToLower(k)) {
+			delete(props, k)
+		}
+	}
+	return nil
+}
 
 func (unsetStatement) execute(_ context.Context, _ *Engine, st *parser.UnsetProperty, c call, sess *session) (*Result, error) {
 	for _, name := range UnsetNames(st.Name) {

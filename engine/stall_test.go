@@ -113,7 +113,7 @@ func TestStallOnOpenTransaction(t *testing.T) {
 	if st := showState(); st != engine.QueryStalled {
 		t.Errorf("SHOW QUERIES state %q, want %s", st, engine.QueryStalled)
 	}
-	desc := execute(t, e, fmt.Sprintf("DESCRIBE %s EXTENDED;", out))[0].Text
+	desc := shown(execute(t, e, fmt.Sprintf("DESCRIBE %s EXTENDED;", out))[0])
 	if want := fmt.Sprintf("Query STALLED: sub-topology 0, %s/0 waits on transaction: 3 records to read", in); !strings.Contains(desc, want) {
 		t.Errorf("DESCRIBE EXTENDED lacks %q:\n%s", want, desc)
 	}

@@ -12,7 +12,8 @@ import (
 // A statement kind is one Go type, registered once in kinds by the
 // parser's AST type, so that adding a statement touches its own file and
 // one line here rather than every dispatcher (ExecuteStatement, the
-// command topic, IsCommand, the server's command ids).
+// command topic, IsCommand, the server's command ids and its /ksql
+// endpoint's handling, KSQLUseOf).
 //
 // Commands change the catalog or the running queries; every other kind
 // runs in a session.
@@ -40,6 +41,29 @@ type sessionStatement[S parser.Statement] interface {
 	execute(ctx context.Context, e *Engine, st S, c call, sess *session) (*Result, error)
 }
 
+// A requestProperty statement (SET, UNSET) changes, in a request of
+// ksqlDB's /ksql endpoint, the properties of the request's later
+// statements instead of a session's.
+type requestProperty[S parser.Statement] interface {
+	setRequest(st S, props map[string]string) error
+}
+
+// KSQLUse is how ksqlDB's REST /ksql endpoint treats a statement.
+type KSQLUse int
+
+const (
+	// KSQLRun: run it and answer its entity or command status.
+	KSQLRun KSQLUse = iota
+	// KSQLSilent: run it and answer nothing (INSERT … VALUES).
+	KSQLSilent
+	// KSQLProperty: it changes the properties of the request's later
+	// statements (SET, UNSET; see SetRequestProperty).
+	KSQLProperty
+	// KSQLQuery: refused, it belongs to /query or /query-stream (SELECT,
+	// PRINT).
+	KSQLQuery
+)
+
 // call is what a statement runs with besides its AST.
 type call struct {
 	// text is the statement's SQL.
@@ -59,8 +83,10 @@ type kind struct {
 	apply    func(ctx context.Context, e *Engine, st parser.Statement, c call) (*Result, error)
 	statusID func(st parser.Statement) string
 	execute  func(ctx context.Context, e *Engine, st parser.Statement, c call, sess *session) (*Result, error)
-	// silent kinds answer nothing on ksqlDB's /ksql (INSERT … VALUES).
-	silent bool
+	// setRequest is set for KSQLProperty kinds.
+	setRequest func(st parser.Statement, props map[string]string) error
+	// ksql is how /ksql treats the kind.
+	ksql KSQLUse
 }
 
 // kinds holds every statement the engine runs, by AST type. A statement
@@ -75,18 +101,18 @@ var kinds = register(
 	asCommand[*parser.CreateType](createTypeCommand{}),
 	asCommand[*parser.DropType](dropTypeCommand{}),
 
-	asSession[*parser.InsertValues](insertValuesStatement{}, true),
-	asSession[*parser.SetProperty](setStatement{}, false),
-	asSession[*parser.UnsetProperty](unsetStatement{}, false),
-	asSession[*parser.Define](defineStatement{}, false),
-	asSession[*parser.Undefine](undefineStatement{}, false),
-	asSession[*parser.Select](selectStatement{}, false),
-	asSession[*parser.Explain](explainStatement{}, false),
-	asSession[*parser.Describe](describeStatement{}, false),
-	asSession[*parser.Show](showStatement{}, false),
-	asSession[*parser.AssertTopic](assertTopicStatement{}, false),
-	asSession[*parser.AssertSchema](assertSchemaStatement{}, false),
-	asSession[*parser.RunScript](runScriptStatement{}, false),
+	asSession[*parser.InsertValues](insertValuesStatement{}, KSQLSilent),
+	asProperty[*parser.SetProperty](setStatement{}),
+	asProperty[*parser.UnsetProperty](unsetStatement{}),
+	asSession[*parser.Define](defineStatement{}, KSQLRun),
+	asSession[*parser.Undefine](undefineStatement{}, KSQLRun),
+	asSession[*parser.Select](selectStatement{}, KSQLQuery),
+	asSession[*parser.Explain](explainStatement{}, KSQLRun),
+	asSession[*parser.Describe](describeStatement{}, KSQLRun),
+	asSession[*parser.Show](showStatement{}, KSQLRun),
+	asSession[*parser.AssertTopic](assertTopicStatement{}, KSQLRun),
+	asSession[*parser.AssertSchema](assertSchemaStatement{}, KSQLRun),
+	asSession[*parser.RunScript](runScriptStatement{}, KSQLRun),
 )
 
 type registered struct {
@@ -116,15 +142,26 @@ func asCommand[S parser.Statement](c command[S]) registered {
 	}}
 }
 
-// asSession registers a session statement kind for statements of type S;
-// silent ones answer nothing on /ksql.
-func asSession[S parser.Statement](s sessionStatement[S], silent bool) registered {
+// asSession registers a session statement kind for statements of type S,
+// which /ksql treats as use says.
+func asSession[S parser.Statement](s sessionStatement[S], use KSQLUse) registered {
 	return registered{t: reflect.TypeFor[S](), k: kind{
 		execute: func(ctx context.Context, e *Engine, st parser.Statement, c call, sess *session) (*Result, error) {
 			return s.execute(ctx, e, st.(S), c, sess)
 		},
-		silent: silent,
+		ksql: use,
 	}}
+}
+
+// asProperty registers a session statement kind for statements of type S
+// that, in a /ksql request, change the request's properties.
+func asProperty[S parser.Statement, P interface {
+	sessionStatement[S]
+	requestProperty[S]
+}](s P) registered {
+	r := asSession[S](s, KSQLProperty)
+	r.k.setRequest = func(st parser.Statement, props map[string]string) error { return s.setRequest(st.(S), props) }
+	return r
 }
 
 // kindOf looks a statement's kind up; ok is false for one the engine
@@ -147,6 +184,28 @@ func IsCommand(st parser.Statement) bool {
 	return ok && k.command
 }
 
+// KSQLUseOf says how ksqlDB's /ksql endpoint treats a statement. PRINT
+// is no engine statement (a client reads the topic) but belongs to
+// /query as SELECT does; a statement the engine does not run is KSQLRun,
+// and running it says why not.
+func KSQLUseOf(st parser.Statement) KSQLUse {
+	if _, ok := st.(*parser.Print); ok {
+		return KSQLQuery
+	}
+	k, _ := kindOf(st)
+	return k.ksql
+}
+
+// SetRequestProperty applies a KSQLProperty statement (SET, UNSET) to the
+// properties of a /ksql request, refusing what SET refuses.
+func SetRequestProperty(st parser.Statement, props map[string]string) error {
+	k, ok := kindOf(st)
+	if !ok || k.setRequest == nil {
+		return fmt.Errorf("%w: %T does not set a property", planner.ErrInvalid, st)
+	}
+	return k.setRequest(st, props)
+}
+
 // GenericCommandID is the command id of a statement without one of its
 // own.
 const GenericCommandID = "statement/execute"
@@ -156,7 +215,7 @@ const GenericCommandID = "statement/execute"
 // silent for a statement that answers nothing (INSERT … VALUES).
 func CommandID(st parser.Statement) (id string, silent bool) {
 	k, ok := kindOf(st)
-	if ok && k.silent {
+	if ok && k.ksql == KSQLSilent {
 		return "", true
 	}
 	if ok && k.command {

@@ -11,41 +11,42 @@ import (
 
 // TestStatementKinds checks what the registry of statement kinds says of
 // one statement of each kind the parser knows: whether it is a command
-// (stored in the command topic) and the command id ksqlDB's REST API
-// gives its status.
+// (stored in the command topic), the command id ksqlDB's REST API gives
+// its status, and how the /ksql endpoint treats it.
 func TestStatementKinds(t *testing.T) {
 	type kind struct {
 		Command bool
 		ID      string
 		Silent  bool
+		KSQL    engine.KSQLUse
 	}
 	cases := []struct {
 		sql  string
 		want kind
 	}{
-		{"CREATE STREAM s (id INT) WITH (kafka_topic='s', value_format='JSON')", kind{true, "stream/`S`/create", false}},
-		{"CREATE TABLE t AS SELECT id, COUNT(*) FROM s GROUP BY id", kind{true, "table/`T`/create", false}},
-		{"INSERT INTO s SELECT * FROM r", kind{true, "stream/`S`/create", false}},
-		{"TERMINATE CSAS_X", kind{true, "terminate/CSAS_X/execute", false}},
-		{"TERMINATE ALL", kind{true, "terminate/ALL/execute", false}},
-		{"PAUSE CSAS_X", kind{true, engine.GenericCommandID, false}},
-		{"RESUME ALL", kind{true, engine.GenericCommandID, false}},
-		{"DROP TABLE t DELETE TOPIC", kind{true, "table/`T`/drop", false}},
-		{"ALTER STREAM s ADD COLUMN x INT", kind{true, engine.GenericCommandID, false}},
-		{"CREATE TYPE addr AS STRUCT<street STRING>", kind{true, "type/ADDR/create", false}},
-		{"DROP TYPE addr", kind{true, "type/ADDR/drop", false}},
-		{"INSERT INTO s (id) VALUES (1)", kind{false, "", true}},
-		{"SET 'auto.offset.reset'='earliest'", kind{false, engine.GenericCommandID, false}},
-		{"UNSET 'auto.offset.reset'", kind{false, engine.GenericCommandID, false}},
-		{"DEFINE x = 'y'", kind{false, engine.GenericCommandID, false}},
-		{"UNDEFINE x", kind{false, engine.GenericCommandID, false}},
-		{"SELECT * FROM s EMIT CHANGES", kind{false, engine.GenericCommandID, false}},
-		{"SHOW STREAMS", kind{false, engine.GenericCommandID, false}},
-		{"DESCRIBE s", kind{false, engine.GenericCommandID, false}},
-		{"EXPLAIN SELECT * FROM s EMIT CHANGES", kind{false, engine.GenericCommandID, false}},
-		{"ASSERT TOPIC s", kind{false, engine.GenericCommandID, false}},
-		{"PRINT s", kind{false, engine.GenericCommandID, false}},
-		{"RUN SCRIPT '/tmp/x.sql'", kind{false, engine.GenericCommandID, false}},
+		{"CREATE STREAM s (id INT) WITH (kafka_topic='s', value_format='JSON')", kind{true, "stream/`S`/create", false, engine.KSQLRun}},
+		{"CREATE TABLE t AS SELECT id, COUNT(*) FROM s GROUP BY id", kind{true, "table/`T`/create", false, engine.KSQLRun}},
+		{"INSERT INTO s SELECT * FROM r", kind{true, "stream/`S`/create", false, engine.KSQLRun}},
+		{"TERMINATE CSAS_X", kind{true, "terminate/CSAS_X/execute", false, engine.KSQLRun}},
+		{"TERMINATE ALL", kind{true, "terminate/ALL/execute", false, engine.KSQLRun}},
+		{"PAUSE CSAS_X", kind{true, engine.GenericCommandID, false, engine.KSQLRun}},
+		{"RESUME ALL", kind{true, engine.GenericCommandID, false, engine.KSQLRun}},
+		{"DROP TABLE t DELETE TOPIC", kind{true, "table/`T`/drop", false, engine.KSQLRun}},
+		{"ALTER STREAM s ADD COLUMN x INT", kind{true, engine.GenericCommandID, false, engine.KSQLRun}},
+		{"CREATE TYPE addr AS STRUCT<street STRING>", kind{true, "type/ADDR/create", false, engine.KSQLRun}},
+		{"DROP TYPE addr", kind{true, "type/ADDR/drop", false, engine.KSQLRun}},
+		{"INSERT INTO s (id) VALUES (1)", kind{false, "", true, engine.KSQLSilent}},
+		{"SET 'auto.offset.reset'='earliest'", kind{false, engine.GenericCommandID, false, engine.KSQLProperty}},
+		{"UNSET 'auto.offset.reset'", kind{false, engine.GenericCommandID, false, engine.KSQLProperty}},
+		{"DEFINE x = 'y'", kind{false, engine.GenericCommandID, false, engine.KSQLRun}},
+		{"UNDEFINE x", kind{false, engine.GenericCommandID, false, engine.KSQLRun}},
+		{"SELECT * FROM s EMIT CHANGES", kind{false, engine.GenericCommandID, false, engine.KSQLQuery}},
+		{"SHOW STREAMS", kind{false, engine.GenericCommandID, false, engine.KSQLRun}},
+		{"DESCRIBE s", kind{false, engine.GenericCommandID, false, engine.KSQLRun}},
+		{"EXPLAIN SELECT * FROM s EMIT CHANGES", kind{false, engine.GenericCommandID, false, engine.KSQLRun}},
+		{"ASSERT TOPIC s", kind{false, engine.GenericCommandID, false, engine.KSQLRun}},
+		{"PRINT s", kind{false, engine.GenericCommandID, false, engine.KSQLQuery}},
+		{"RUN SCRIPT '/tmp/x.sql'", kind{false, engine.GenericCommandID, false, engine.KSQLRun}},
 	}
 	for _, c := range cases {
 		p, err := parser.ParseOne(c.sql)
@@ -53,9 +54,40 @@ func TestStatementKinds(t *testing.T) {
 			t.Fatalf("%s: %v", c.sql, err)
 		}
 		id, silent := engine.CommandID(p)
-		got := kind{engine.IsCommand(p), id, silent}
+		got := kind{engine.IsCommand(p), id, silent, engine.KSQLUseOf(p)}
 		if diff := cmp.Diff(c.want, got); diff != "" {
 			t.Errorf("%s (-want +got):\n%s", c.sql, diff)
 		}
+	}
+}
+
+// TestSetRequestProperty: SET and UNSET in a /ksql request change the
+// request's properties (UNSET under any of the property's names), and SET
+// refuses what a session's SET refuses.
+func TestSetRequestProperty(t *testing.T) {
+	props := map[string]string{"auto.offset.reset": "latest"}
+	for _, sql := range []string{"SET 'commit.interval.ms'='250'", "UNSET 'auto.offset.reset'"} {
+		p, err := parser.ParseOne(sql)
+		if err != nil {
+			t.Fatalf("%s: %v", sql, err)
+		}
+		if err := engine.SetRequestProperty(p, props); err != nil {
+			t.Fatalf("%s: %v", sql, err)
+		}
+	}
+	if diff := cmp.Diff(map[string]string{"commit.interval.ms": "250"}, props); diff != "" {
+		t.Errorf("properties (-want +got):\n%s", diff)
+	}
+	for _, sql := range []string{"SET 'commit.interval.ms'='abc'", "SHOW STREAMS"} {
+		p, err := parser.ParseOne(sql)
+		if err != nil {
+			t.Fatalf("%s: %v", sql, err)
+		}
+		if err := engine.SetRequestProperty(p, props); err == nil {
+			t.Errorf("%s: no error", sql)
+		}
+	}
+	if diff := cmp.Diff(map[string]string{"commit.interval.ms": "250"}, props); diff != "" {
+		t.Errorf("properties after refusals (-want +got):\n%s", diff)
 	}
 }

@@ -2,6 +2,7 @@ package engine_test
 
 import (
 	"context"
+	"slices"
 	"strings"
 	"testing"
 
@@ -75,14 +76,23 @@ func TestFunctionStatements(t *testing.T) {
 	if !ok || len(list.Functions) < 100 {
 		t.Fatalf("SHOW FUNCTIONS entity %T with %d functions", res[0].Entity, len(list.Functions))
 	}
-	for _, line := range []string{"SUBSTRING                | SCALAR     | STRING\n", "COUNT                    | AGGREGATE  | AGGREGATE\n"} {
-		if !strings.Contains(res[0].Text, line) {
-			t.Errorf("SHOW FUNCTIONS lacks %q", line)
+	listed := map[string]string{}
+	for _, f := range list.Functions {
+		listed[f.Name] = f.Type + " " + f.Category
+	}
+	for name, want := range map[string]string{"SUBSTRING": "SCALAR STRING", "COUNT": "AGGREGATE AGGREGATE"} {
+		if listed[name] != want {
+			t.Errorf("SHOW FUNCTIONS lists %s as %q, want %q", name, listed[name], want)
 		}
 	}
-	want := "Name        : STDDEV_SAMP\nType        : AGGREGATE\nCategory    : AGGREGATE\nOverview    : The sample variance of the non-NULL values (ksqlDB's STDDEV_SAMP; use STDDEV_SAMPLE for the deviation).\n"
-	if res[1].Text != want {
-		t.Errorf("DESCRIBE FUNCTION:\n%s\nwant\n%s", res[1].Text, want)
+	d, ok := res[1].Entity.(*engine.FunctionDescription)
+	if !ok {
+		t.Fatalf("DESCRIBE FUNCTION entity %T", res[1].Entity)
+	}
+	got := []string{d.Name, d.Type, d.Category, d.Description}
+	want := []string{"STDDEV_SAMP", "AGGREGATE", "AGGREGATE", "The sample variance of the non-NULL values (ksqlDB's STDDEV_SAMP; use STDDEV_SAMPLE for the deviation)."}
+	if !slices.Equal(got, want) {
+		t.Errorf("DESCRIBE FUNCTION: %q, want %q", got, want)
 	}
 	if _, err := e.Execute(ctx, "DESCRIBE FUNCTION nope;"); err == nil || !strings.Contains(err.Error(), "Can't find any functions with the name 'NOPE'") {
 		t.Errorf("DESCRIBE FUNCTION nope: %v", err)

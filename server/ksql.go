@@ -4,7 +4,6 @@ import (
 	"encoding/json"
 	"fmt"
 	"net/http"
-	"slices"
 	"strings"
 
 	"github.com/sluice-sql/sluice/engine"
@@ -47,9 +46,10 @@ func (s *Server) decodeBody(w http.ResponseWriter, r *http.Request, v any) bool 
 }
 
 // handleKSQL runs the statements of a /ksql request in order and answers
-// one entity per statement that has one. SET and UNSET change the
-// properties of the statements after them in the same request only, as
-// in ksqlDB; push queries belong to /query-stream and /query.
+// one entity per statement that has one. The statement's kind says how
+// (engine.KSQLUseOf): SET and UNSET change the properties of the
+// statements after them in the same request only, as in ksqlDB; queries
+// and PRINT belong to /query-stream and /query.
 func (s *Server) handleKSQL(w http.ResponseWriter, r *http.Request) {
 	var req ksqlwire.KsqlRequest
 	if !s.decodeBody(w, r, &req) {
@@ -68,22 +68,14 @@ func (s *Server) handleKSQL(w http.ResponseWriter, r *http.Request) {
 	props := requestProps(&req)
 	done := []ksqlwire.Entity{}
 	for _, p := range stmts {
-		switch st := p.Stmt.(type) {
-		case *parser.SetProperty:
-			if err := engine.CheckSet(st.Name, st.Value); err != nil {
+		switch engine.KSQLUseOf(p.Stmt) {
+		case engine.KSQLProperty:
+			if err := engine.SetRequestProperty(p.Stmt, props); err != nil {
 				statementError(w, codeBadStatement, engine.FormatError(text, err), stmtText(p), done)
 				return
 			}
-			props[st.Name] = st.Value
 			continue
-		case *parser.UnsetProperty:
-			for k := range props {
-				if slices.Contains(engine.UnsetNames(st.Name), strings.ToLower(k)) {
-					delete(props, k)
-				}
-			}
-			continue
-		case *parser.Select, *parser.Print:
+		case engine.KSQLQuery:
 			statementError(w, codeQueryEndpoint,
 				"The following statement types should be issued to the websocket endpoint '/query':\n\t* PRINT\n\t* SELECT", stmtText(p), done)
 			return
@@ -114,15 +106,11 @@ func (s *Server) resultEntity(p parser.Parsed, res *engine.Result) ksqlwire.Enti
 		return engine.WireEntity(stmtText(p), res.Entity)
 	}
 	id, silent := engine.CommandID(p.Stmt)
-	if silent || (id == engine.GenericCommandID && res.Message == "" && res.Text == "") {
+	if silent || (id == engine.GenericCommandID && res.Message == "") {
 		return nil
 	}
-	msg := res.Message
-	if msg == "" {
-		msg = res.Text
-	}
 	cs := ksqlwire.CurrentStatus{Type: ksqlwire.TypeCurrentStatus, StatementText: stmtText(p), CommandID: id,
-		CommandStatus: ksqlwire.CommandStatus{Status: "SUCCESS", Message: msg}, CommandSequenceNumber: s.seq.Add(1), Warnings: []ksqlwire.Warning{}}
+		CommandStatus: ksqlwire.CommandStatus{Status: "SUCCESS", Message: res.Message}, CommandSequenceNumber: s.seq.Add(1), Warnings: []ksqlwire.Warning{}}
 	if res.Query != nil {
 		qid := res.Query.ID
 		cs.CommandStatus.QueryID = &qid

@@ -24,11 +24,13 @@ type Backend interface {
 // Result is what one statement produced, in a form both backends can
 // fill. At most one of Message, Table, Text and Rows is the main part;
 // Text may precede a Table (DESCRIBE prints its header lines, then its
-// columns).
+// columns) and After follow it (DESCRIBE … EXTENDED's runtime details
+// and warnings).
 type Result struct {
 	Message string
 	Text    string
 	Table   *Table
+	After   string
 	Rows    RowStream
 }
 

@@ -29,7 +29,10 @@
 //     results to one Result, so output does not depend on the backend:
 //     SHOW, DESCRIBE and EXPLAIN arrive as package ksqlwire's entities
 //     (decoded from the server's answer, or made by engine.WireEntity)
-//     and wireResult lays them out.
+//     and wireResult lays them out; the embedded backend adds DESCRIBE …
+//     EXTENDED's engine.SourceDescription.Runtime after the columns.
+//     WriteEntity prints an engine result the same way without a shell
+//     (`sluice run`).
 //   - print.go is PRINT 'topic': the embedded backend reads the topic
 //     (topicprint.Reader), the remote one the server's PRINT lines, and
 //     both make the same rows.

@@ -2,6 +2,8 @@ package shell
 
 import (
 	"context"
+	"fmt"
+	"io"
 	"sort"
 	"strings"
 
@@ -47,13 +49,9 @@ func (b *Embedded) Execute(ctx context.Context, p parser.Parsed) (*Result, error
 		if r := entityResult(p, res.Entity); r != nil {
 			return r, nil
 		}
-		// An entity the shell has no layout for still prints: the
-		// engine's text says the same.
-		return &Result{Text: res.Text}, nil
-	case res.Message != "":
-		return &Result{Message: res.Message}, nil
+		return &Result{Message: fmt.Sprintf("(no layout for a %T result)", res.Entity)}, nil
 	}
-	return &Result{Text: res.Text}, nil
+	return &Result{Message: res.Message}, nil
 }
 
 // Names implements Backend.
@@ -146,11 +144,29 @@ func isAssert(ent engine.Entity) bool {
 // entityResult lays out SHOW, DESCRIBE and EXPLAIN results as the
 // remote backend does: the entity in the shape the server would send
 // (engine.WireEntity), printed by wireResult, so there is one layout per
-// result; nil for an entity the server has no shape for.
+// result, followed for DESCRIBE … EXTENDED by the engine's Runtime
+// details; nil for an entity the server has no shape for.
 func entityResult(p parser.Parsed, ent engine.Entity) *Result {
 	w := engine.WireEntity(p.Text+";", ent)
 	if w == nil {
 		return nil
 	}
-	return wireResult(w, p)
+	res := wireResult(w, p)
+	if d, ok := ent.(*engine.SourceDescription); ok {
+		// What only this process knows of the running query, which
+		// ksqlDB's entity has no place for, before the warnings.
+		res.After = d.Runtime + res.After
+	}
+	return res
+}
+
+// WriteEntity prints an engine's SHOW, DESCRIBE, EXPLAIN or ASSERT result
+// to w as the shell prints it (tables in the table format), for callers
+// that print results without a shell, such as `sluice run`.
+func WriteEntity(w io.Writer, p parser.Parsed, ent engine.Entity) {
+	res := entityResult(p, ent)
+	if res == nil {
+		res = &Result{Message: fmt.Sprintf("(no layout for a %T result)", ent)}
+	}
+	writeResult(w, FormatTable, res)
 }

@@ -551,7 +551,11 @@ func wireResult(ent ksqlwire.Entity, p parser.Parsed) *Result {
 		for _, f := range x.Fields {
 			d.Fields = append(d.Fields, fieldRow{f.Name, schemaText(f.Schema), f.Type == "KEY"})
 		}
-		return d.result()
+		res := d.result()
+		for _, w := range e.Warnings {
+			res.After += w.Message + "\n"
+		}
+		return res
 	case *ksqlwire.QueryDescriptionEntity:
 		text := e.QueryDescription.Topology
 		for _, w := range e.Warnings {

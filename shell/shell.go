@@ -274,16 +274,7 @@ func (s *Shell) execute(ctx context.Context, text string, p parser.Parsed) error
 			return err
 		}
 	} else {
-		if res.Message != "" {
-			fmt.Fprintln(s.out, res.Message)
-		}
-		if res.Text != "" {
-			io.WriteString(s.out, strings.TrimRight(res.Text, "\n")+"\n")
-		}
-		if res.Table != nil {
-			writeTable(s.out, s.format, res.Table)
-			rows = len(res.Table.Rows)
-		}
+		rows = writeResult(s.out, s.format, res)
 	}
 	if s.timing {
 		d := time.Since(start)
@@ -298,6 +289,24 @@ func (s *Shell) execute(ctx context.Context, text string, p parser.Parsed) error
 		}
 	}
 	return nil
+}
+
+// writeResult prints a result without rows and returns how many rows
+// its table has (-1: none).
+func writeResult(w io.Writer, f Format, res *Result) int {
+	rows := -1
+	if res.Message != "" {
+		fmt.Fprintln(w, res.Message)
+	}
+	if res.Text != "" {
+		io.WriteString(w, strings.TrimRight(res.Text, "\n")+"\n")
+	}
+	if res.Table != nil {
+		writeTable(w, f, res.Table)
+		rows = len(res.Table.Rows)
+	}
+	io.WriteString(w, res.After)
+	return rows
 }
 
 // printRows prints a query's rows until it ends or ctx does (Ctrl-C),

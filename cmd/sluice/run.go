@@ -16,6 +16,7 @@ import (
 
 	"github.com/sluice-sql/sluice/engine"
 	"github.com/sluice-sql/sluice/parser"
+	"github.com/sluice-sql/sluice/shell"
 	"github.com/sluice-sql/sluice/types"
 )
 
@@ -77,8 +78,12 @@ func (c *runCmd) Run(log *slog.Logger) error {
 			}()
 		case res.Message != "":
 			status(log, "%s", res.Message)
-		case res.Text != "":
-			out.write(res.Text)
+		case res.Entity != nil:
+			// Laid out as the shell lays it out, so a result reads the
+			// same in a run and in the shell.
+			var b strings.Builder
+			shell.WriteEntity(&b, parsedOf(res.Statement), res.Entity)
+			out.write(b.String())
 		}
 	}
 	// runFile runs a file's statements in order; RUN SCRIPT runs another
@@ -153,6 +158,14 @@ func (c *runCmd) Run(log *slog.Logger) error {
 	}
 	lateSummary(log, queries)
 	return runErr
+}
+
+// parsedOf is a result's statement parsed again, which WriteEntity reads
+// (EXPLAIN of a query id prints the query's statement first); the
+// engine ran it, so it parses.
+func parsedOf(text string) parser.Parsed {
+	st, _ := parser.ParseOne(text)
+	return parser.Parsed{Stmt: st, Text: text}
 }
 
 // lateSummary says, once the queries have stopped, how many records each
