@@ -43,17 +43,8 @@ func TestServerConsoleHeadless(t *testing.T) {
 		t.Fatal("no chromium on PATH: run scripts/install-chromium (or set SLUICE_SKIP_BROWSER=1)")
 	}
 	dir := t.TempDir()
-	p := startSluice(t, "server", "--listen", "127.0.0.1:0", "--data-dir", dir, "--service-id", testkafka.Name(t, "svc"))
-	var base string
-	p.waitFor(t, time.Minute, "the listening line", func(lines []string) bool {
-		for _, l := range lines {
-			if a, ok := strings.CutPrefix(l, "sluice server listening on "); ok {
-				base = a
-				return true
-			}
-		}
-		return false
-	})
+	p := startServer(t, "--data-dir", dir, "--service-id", testkafka.Name(t, "svc"))
+	base := p.base
 	hostPort := strings.TrimPrefix(base, "http://")
 	ksql := func(statement string) {
 		t.Helper()

@@ -3,7 +3,6 @@ package main
 import (
 	"strings"
 	"testing"
-	"time"
 
 	"github.com/sluice-sql/sluice/internal/testkafka"
 )
@@ -16,18 +15,8 @@ import (
 // the property table does not declare, as ksqlDB does.
 func TestShellSetBothBackends(t *testing.T) {
 	brokers := testkafka.Brokers(t)
-	srv := startSluice(t, "server", "--listen", "127.0.0.1:0", "--brokers", brokers, "--data-dir", t.TempDir(),
-		"--service-id", testkafka.Name(t, "svc"))
-	var base string
-	srv.waitFor(t, time.Minute, "the listening line", func(lines []string) bool {
-		for _, l := range lines {
-			if a, ok := strings.CutPrefix(l, "sluice server listening on "); ok {
-				base = a
-				return true
-			}
-		}
-		return false
-	})
+	base := startServer(t, "--brokers", brokers, "--data-dir", t.TempDir(),
+		"--service-id", testkafka.Name(t, "svc")).base
 	for _, tc := range []struct {
 		name string
 		args []string
