@@ -3,6 +3,7 @@ package server_test
 import (
 	"encoding/json"
 	"fmt"
+	"net/http"
 	"strings"
 	"testing"
 	"time"
@@ -42,34 +43,44 @@ func TestQueryRowNumbers(t *testing.T) {
 	rowC := `["c",1.5E-4,0.5000000000000000,1,0.5000000000000000,"NaN","Infinity"]`
 	sel := "SELECT K, D, V, ROUND(V) AS R, ROUND(V, 2) AS R2, D * 0E0 / 0E0 AS NANV, 1E0 / 0E0 AS INF FROM nums"
 
+	checkRowsEverywhere(t, f, c, sel, []string{rowA, rowB, rowC},
+		`{"sql":"SELECT K, D, V, ROUND(V, 15) AS R FROM latest WHERE K = 'b';"}`,
+		`["b",1.0E7,-1234567898765432123.4567898765432150,-1234567898765432123.4567898765432150]`)
+}
+
+// checkRowsEverywhere reads sel's first rows (want, one JSON array each)
+// through /query-stream and /query as push queries from the start, and
+// pull's row from /query-stream once the table has it (pullWant), each
+// exactly as the server writes them.
+func checkRowsEverywhere(t *testing.T, f *fixture, c *http.Client, sel string, want []string, pull, pullWant string) {
+	t.Helper()
+	limit := fmt.Sprintf(" EMIT CHANGES LIMIT %d;", len(want))
 	t.Run("query-stream push", func(t *testing.T) {
-		r := f.post(t, c, "/query-stream", `{"sql":"`+sel+` EMIT CHANGES LIMIT 3;","properties":{"auto.offset.reset":"earliest"}}`, true)
+		r := f.post(t, c, "/query-stream", `{"sql":"`+sel+limit+`","properties":{"auto.offset.reset":"earliest"}}`, true)
 		lines := strings.SplitAfterN(r.body, "\n", 2)
 		if r.status != 200 || len(lines) != 2 {
 			t.Fatalf("%d %s", r.status, r.body)
 		}
-		if diff := cmp.Diff(rowA+"\n"+rowB+"\n"+rowC+"\n", lines[1]); diff != "" {
+		if diff := cmp.Diff(strings.Join(want, "\n")+"\n", lines[1]); diff != "" {
 			t.Errorf("rows (-want +got):\n%s", diff)
 		}
 	})
 	t.Run("query push", func(t *testing.T) {
-		r := f.post(t, c, "/query", ksqlBody(sel+" EMIT CHANGES LIMIT 3;", map[string]string{"auto.offset.reset": "earliest"}), true)
+		r := f.post(t, c, "/query", ksqlBody(sel+limit, map[string]string{"auto.offset.reset": "earliest"}), true)
 		var msgs []map[string]json.RawMessage
-		if err := json.Unmarshal([]byte(r.body), &msgs); err != nil || len(msgs) != 5 {
+		if err := json.Unmarshal([]byte(r.body), &msgs); err != nil || len(msgs) != len(want)+2 {
 			t.Fatalf("%d %v\n%s", r.status, err, r.body)
 		}
-		var got []string
-		for _, m := range msgs[1:4] {
+		var got, wantRows []string
+		for i, m := range msgs[1 : len(want)+1] {
 			got = append(got, string(m["row"]))
+			wantRows = append(wantRows, `{"columns":`+want[i]+`}`)
 		}
-		want := []string{`{"columns":` + rowA + `}`, `{"columns":` + rowB + `}`, `{"columns":` + rowC + `}`}
-		if diff := cmp.Diff(want, got); diff != "" {
+		if diff := cmp.Diff(wantRows, got); diff != "" {
 			t.Errorf("rows (-want +got):\n%s", diff)
 		}
 	})
 	t.Run("query-stream pull", func(t *testing.T) {
-		pull := `{"sql":"SELECT K, D, V, ROUND(V, 15) AS R FROM latest WHERE K = 'b';"}`
-		want := `["b",1.0E7,-1234567898765432123.4567898765432150,-1234567898765432123.4567898765432150]` + "\n"
 		var r response
 		// The table has the row once the query has processed it.
 		testkafka.Await(t, 60*time.Second, "the pull query's row", func() bool {
@@ -77,7 +88,7 @@ func TestQueryRowNumbers(t *testing.T) {
 			lines := strings.SplitAfterN(r.body, "\n", 2)
 			return r.status == 200 && len(lines) == 2 && lines[1] != ""
 		})
-		if diff := cmp.Diff(want, strings.SplitAfterN(r.body, "\n", 2)[1]); diff != "" {
+		if diff := cmp.Diff(pullWant+"\n", strings.SplitAfterN(r.body, "\n", 2)[1]); diff != "" {
 			t.Errorf("row (-want +got):\n%s", diff)
 		}
 	})

@@ -1,13 +1,9 @@
 package server_test
 
 import (
-	"encoding/json"
 	"fmt"
-	"strings"
 	"testing"
-	"time"
 
-	"github.com/google/go-cmp/cmp"
 	"github.com/twmb/franz-go/pkg/kgo"
 
 	"github.com/sluice-sql/sluice/internal/testkafka"
@@ -36,38 +32,6 @@ func TestQueryRowStrings(t *testing.T) {
 	row := `["a",` + str + `,{"<k>":"v&"},{"F":"x<y"}]`
 	sel := "SELECT K, S, M, T FROM strs"
 
-	t.Run("query-stream push", func(t *testing.T) {
-		r := f.post(t, c, "/query-stream", `{"sql":"`+sel+` EMIT CHANGES LIMIT 1;","properties":{"auto.offset.reset":"earliest"}}`, true)
-		lines := strings.SplitAfterN(r.body, "\n", 2)
-		if r.status != 200 || len(lines) != 2 {
-			t.Fatalf("%d %s", r.status, r.body)
-		}
-		if diff := cmp.Diff(row+"\n", lines[1]); diff != "" {
-			t.Errorf("row (-want +got):\n%s", diff)
-		}
-	})
-	t.Run("query push", func(t *testing.T) {
-		r := f.post(t, c, "/query", ksqlBody(sel+" EMIT CHANGES LIMIT 1;", map[string]string{"auto.offset.reset": "earliest"}), true)
-		var msgs []map[string]json.RawMessage
-		if err := json.Unmarshal([]byte(r.body), &msgs); err != nil || len(msgs) != 3 {
-			t.Fatalf("%d %v\n%s", r.status, err, r.body)
-		}
-		if diff := cmp.Diff(`{"columns":`+row+`}`, string(msgs[1]["row"])); diff != "" {
-			t.Errorf("row (-want +got):\n%s", diff)
-		}
-	})
-	t.Run("query-stream pull", func(t *testing.T) {
-		pull := `{"sql":"SELECT K, S FROM latest WHERE K = 'a';"}`
-		want := `["a",` + str + `]` + "\n"
-		var r response
-		// The table has the row once the query has processed it.
-		testkafka.Await(t, 60*time.Second, "the pull query's row", func() bool {
-			r = f.post(t, c, "/query-stream", pull, true)
-			lines := strings.SplitAfterN(r.body, "\n", 2)
-			return r.status == 200 && len(lines) == 2 && lines[1] != ""
-		})
-		if diff := cmp.Diff(want, strings.SplitAfterN(r.body, "\n", 2)[1]); diff != "" {
-			t.Errorf("row (-want +got):\n%s", diff)
-		}
-	})
+	checkRowsEverywhere(t, f, c, sel, []string{row},
+		`{"sql":"SELECT K, S FROM latest WHERE K = 'a';"}`, `["a",`+str+`]`)
 }
