@@ -337,9 +337,10 @@ func sortedProperties(ps ...*PropertyDef) []*PropertyDef {
 // Properties returns the declared properties, sorted by name.
 func Properties() []*PropertyDef { return append([]*PropertyDef(nil), propertyTable...) }
 
-// LookupProperty finds a property by its name or an alias, in any case.
+// LookupProperty finds a property by its name or an alias. Names are
+// case-sensitive, as ksqlDB's and Kafka's: all are lower case.
 func LookupProperty(name string) (*PropertyDef, bool) {
-	name = strings.ToLower(strings.TrimSpace(name))
+	name = strings.TrimSpace(name)
 	for _, p := range propertyTable {
 		if p.Name == name {
 			return p, true
@@ -364,7 +365,7 @@ func CheckSet(name, value string) error {
 	if !ok {
 		return checkUndeclared(name, value)
 	}
-	return p.check(strings.ToLower(strings.TrimSpace(name)), value)
+	return p.check(strings.TrimSpace(name), value)
 }
 
 // UnsetNames are the lower-case names UNSET name removes: all of a

@@ -26,7 +26,8 @@ func TestCheckSet(t *testing.T) {
 		err         string // "" when accepted
 	}{
 		{"commit.interval.ms", "500", ""},
-		{"Commit.Interval.MS", "500", ""},
+		// Names are case-sensitive, as ksqlDB's.
+		{"Commit.Interval.MS", "500", "Not recognizable as ksql, streams, consumer, or producer property: 'Commit.Interval.MS' (names are case-sensitive: did you mean 'commit.interval.ms'?)"},
 		{"ksql.streams.commit.interval.ms", "250", ""},
 		{"commit.interval.ms", "abc", "Invalid value abc for configuration commit.interval.ms: Not a number of type LONG"},
 		{"ksql.streams.commit.interval.ms", "0", "Invalid value 0 for configuration ksql.streams.commit.interval.ms: Value must be at least 1"},
@@ -62,7 +63,16 @@ func TestCheckSet(t *testing.T) {
 		// words naming the config a prefixed name resolves to, as ksqlDB.
 		{"cache.max.bytes.buffering", "0", ""},
 		{"ksql.streams.cache.max.bytes.buffering", "0", ""},
-		{"CACHE.MAX.BYTES.BUFFERING", "10000000", ""},
+		{"CACHE.MAX.BYTES.BUFFERING", "10000000", "Not recognizable as ksql, streams, consumer, or producer property: 'CACHE.MAX.BYTES.BUFFERING' (names are case-sensitive: did you mean 'cache.max.bytes.buffering'?)"},
+		{"KSQL.STREAMS.NO.SUCH", "1", "Not recognizable as ksql, streams, consumer, or producer property: 'KSQL.STREAMS.NO.SUCH'"},
+		// Kafka's validators: ranges, chosen strings, non-empty values.
+		{"max.poll.records", "0", "Invalid value 0 for configuration max.poll.records: Value must be at least 1"},
+		{"consumer.max.poll.records", " 007 ", ""},
+		{"producer.acks", "ALL", "Invalid value ALL for configuration acks: String must be one of: all, -1, 0, 1"},
+		{"security.protocol", "sasl_ssl", ""},
+		{"compression.zstd.level", "23", "Invalid value 23 for configuration compression.zstd.level: Value must be no more than 22"},
+		{"sasl.login.refresh.window.factor", "2", "Invalid value 2.0 for configuration sasl.login.refresh.window.factor: Value must be no more than 1.0"},
+		{"rack.aware.assignment.tags", "a,b,c,d,e,f", "Invalid value [a, b, c, d, e, f] for configuration rack.aware.assignment.tags: exceeds maximum list size of [5]."},
 		{"cache.max.bytes.buffering", "lots", "Invalid value lots for configuration cache.max.bytes.buffering: Not a number of type LONG"},
 		{"ksql.streams.cache.max.bytes.buffering", "lots", "Invalid value lots for configuration cache.max.bytes.buffering: Not a number of type LONG"},
 		{"statestore.cache.max.bytes", "10485760", ""},
@@ -108,7 +118,7 @@ func TestCheckSet(t *testing.T) {
 }
 
 // TestPropertyTable checks the declarations themselves: lower-case
-// names, each name and alias declared once, documented, of Kafka's type
+// names found only as written, each name and alias declared once, documented, of Kafka's type
 // when Kafka's config, and every default one the property's own check
 // accepts.
 func TestPropertyTable(t *testing.T) {
@@ -119,8 +129,12 @@ func TestPropertyTable(t *testing.T) {
 				t.Errorf("name %q: not lower case or declared twice", n)
 			}
 			seen[n] = true
-			if got, ok := engine.LookupProperty(strings.ToUpper(n)); !ok || got != p {
-				t.Errorf("LookupProperty(%q) does not find %s", strings.ToUpper(n), p.Name)
+			if got, ok := engine.LookupProperty(n); !ok || got != p {
+				t.Errorf("LookupProperty(%q) does not find %s", n, p.Name)
+			}
+			// Names are case-sensitive, as ksqlDB's.
+			if _, ok := engine.LookupProperty(strings.ToUpper(n)); ok {
+				t.Errorf("LookupProperty(%q) finds %s", strings.ToUpper(n), p.Name)
 			}
 		}
 		if p.Doc == "" || p.Type == "" {
@@ -264,10 +278,15 @@ PROPERTIES lists each property below with the value in force.
 SET also takes the other names ksqlDB takes, so that scripts written for it run: any Kafka Streams,
 consumer or producer config (of Kafka ` + engine.KafkaConfigsVersion + `, ` + "`engine/kafka_configs_gen.go`" + `, written by
 ` + "`scripts/gen-kafka-configs`" + `), by its name (` + "`cache.max.bytes.buffering`" + `), as ` + "`consumer.`" + ` or ` + "`producer.`" + ` and a config
-of that client (` + "`consumer.max.poll.records`" + `), or either after ` + "`ksql.streams.`" + `, with a value of the config's
-Kafka type (` + "`Invalid value abc for configuration max.poll.records: Not a number of type INT`" + `); and any
+of that client (` + "`consumer.max.poll.records`" + `), or either after ` + "`ksql.streams.`" + `, with a value Kafka's
+definition of the config takes: of its type (` + "`Invalid value abc for configuration max.poll.records: Not a number\nof type INT`" + `)
+and within its validator's bounds and choices (` + "`Invalid value 0 for configuration max.poll.records: Value must be\nat least 1`" + `;
+` + "`scripts/gen-kafka-configs`" + ` also writes Kafka's own answers for values on the edges of each check, and
+` + "`TestKafkaConfigChecksAsKafka`" + ` holds SET to them). The few configs whose validator is Kafka code of its own
+take any value of their type: ` + "`" + strings.Join(engine.UncheckedKafkaConfigs(), "`, `") + "`" + `. SET also takes any
 other ` + "`ksql.`" + ` name, ksqlDB's own configs (ksqlDB itself refuses one it does not know). Any other name is
-refused (` + "`Not recognizable as ksql, streams, consumer, or producer property: 'x'`" + `). Such a property is kept
+refused (` + "`Not recognizable as ksql, streams, consumer, or producer property: 'x'`" + `); names are case-sensitive, as
+ksqlDB's (all are lower case: ` + "`SET 'AUTO.OFFSET.RESET'='earliest'`" + ` is refused, pointing at the lower-case name). Such a property is kept
 in the session, listed by SHOW PROPERTIES once set and carried with commands like the others, but
 has no effect: of Kafka's configs, Sluice honours only those below,
 ` + strings.Join(honoured, ", ") + `.
