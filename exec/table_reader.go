@@ -42,25 +42,31 @@ type TableReader struct {
 }
 
 // NewTableReader prepares reading the table written (or, for a source
-// table, materialized) by topo.
+// table, materialized) by topo: the state of its Table node, and, after an
+// aggregate, the steps between it and the sink that shape its rows.
 func NewTableReader(topo *Topology) (*TableReader, error) {
+	if topo.Table == nil {
+		return nil, fmt.Errorf("query %s: %w: it keeps no table in state", topo.QueryID, ErrNotMaterialized)
+	}
 	for _, sub := range topo.Subs {
 		for i, n := range sub.Nodes {
-			if mat, ok := n.(*MaterializeNode); ok {
-				return &TableReader{topo: topo, src: sub.Source, store: mat.Store, mat: mat}, nil
-			}
-			agg, ok := n.(*AggregateNode)
-			if !ok {
+			if n != topo.Table {
 				continue
 			}
-			sink, ok := sub.Nodes[len(sub.Nodes)-1].(*SinkNode)
-			if !ok {
-				return nil, fmt.Errorf("query %s: %w: its results go to no topic", topo.QueryID, ErrNotMaterialized)
+			switch n := n.(type) {
+			case *MaterializeNode:
+				return &TableReader{topo: topo, src: sub.Source, store: n.Store, mat: n}, nil
+			case *AggregateNode:
+				sink, ok := sub.Nodes[len(sub.Nodes)-1].(*SinkNode)
+				if !ok {
+					return nil, fmt.Errorf("query %s: %w: its results go to no topic", topo.QueryID, ErrNotMaterialized)
+				}
+				return &TableReader{topo: topo, src: sub.Source, store: n.Store, agg: n, post: sub.Nodes[i+1 : len(sub.Nodes)-1], sink: sink}, nil
 			}
-			return &TableReader{topo: topo, src: sub.Source, store: agg.Store, agg: agg, post: sub.Nodes[i+1 : len(sub.Nodes)-1], sink: sink}, nil
+			return nil, fmt.Errorf("query %s: its table is kept by a %T, which no reader reads", topo.QueryID, n)
 		}
 	}
-	return nil, fmt.Errorf("query %s: %w: it keeps no table in state", topo.QueryID, ErrNotMaterialized)
+	return nil, fmt.Errorf("query %s: its table's node is in none of its sub-topologies", topo.QueryID)
 }
 
 // Topic is the topic whose partitions the table's state follows: the

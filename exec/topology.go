@@ -87,6 +87,11 @@ type Topology struct {
 	// LateTopic, when set, receives records that arrived after their
 	// windows closed (WITH (LATE_TOPIC=…)).
 	LateTopic string
+	// Table is the node that keeps the table the query writes in state
+	// (its AggregateNode, or a MaterializeNode), which pull queries read
+	// through a TableReader; nil when it keeps none. The planner says
+	// which node it is.
+	Table Node
 	// IdleTimeout, when positive, lets a task whose partition has sent
 	// no record for this long of wall-clock time move its stream time on
 	// with the clock, so the last windows of an EMIT FINAL query close

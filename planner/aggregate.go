@@ -175,6 +175,8 @@ func (p *planning) planAggregate() error {
 		aggNode.Retention = d.Milliseconds()
 	}
 	chain = append(chain, aggNode)
+	// The aggregate's store is the table pull queries read.
+	p.q.Topology.Table = aggNode
 	store := exec.StoreSpec{Name: aggNode.Store, Changelog: p.prefix + "-Aggregate-Materialize-changelog", Partitions: partitions}
 	if aggNode.Window != nil {
 		store.Windowed = true

@@ -79,6 +79,7 @@ func (p *planning) materialize(sink *Source, keyIdx, valIdx []int, keyInputs map
 		node.AsWritten = exec.AsWritten{Format: format.ProtobufNoSR, Cols: sink.Schema.Values(), Props: props}
 	}
 	p.q.Topology.Stores = append(p.q.Topology.Stores, exec.StoreSpec{Name: node.Store, Changelog: p.prefix + "-Materialize-changelog", Partitions: partitions})
+	p.q.Topology.Table = node
 	return node
 }
 
@@ -103,6 +104,7 @@ func PlanMaterialize(src *Source) (*Query, error) {
 	topo := &exec.Topology{QueryID: id,
 		Subs:   []*exec.SubTopology{{ID: 0, Source: spec, Nodes: []exec.Node{node}}},
 		Stores: []exec.StoreSpec{{Name: node.Store, Changelog: src.Topic, FromSource: spec, Partitions: src.Partitions}},
+		Table:  node,
 	}
 	return &Query{ID: id, Topology: topo, Sources: []string{src.Name}}, nil
 }
