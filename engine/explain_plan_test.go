@@ -21,7 +21,7 @@ func TestExplainShowsLogicalPlanAndRules(t *testing.T) {
 	defer e.Close()
 	for _, sql := range []string{
 		"CREATE STREAM clicks (user_id VARCHAR KEY, page VARCHAR, ms BIGINT) WITH (KAFKA_TOPIC='clicks', VALUE_FORMAT='JSON', PARTITIONS=1);",
-		"CREATE TABLE users (id VARCHAR PRIMARY KEY, name VARCHAR) WITH (KAFKA_TOPIC='users', VALUE_FORMAT='JSON', PARTITIONS=1);",
+		"CREATE SOURCE TABLE users (id VARCHAR PRIMARY KEY, name VARCHAR) WITH (KAFKA_TOPIC='users', VALUE_FORMAT='JSON', PARTITIONS=1);",
 		"CREATE STREAM slow AS SELECT user_id, page FROM clicks WHERE ms > 1000;",
 	} {
 		if _, err := e.Execute(ctx, sql); err != nil {
@@ -85,7 +85,7 @@ func TestExplainPullShowsStoreRead(t *testing.T) {
 	defer e.Close()
 	execute(t, e, `
 		CREATE STREAM clicks (user_id VARCHAR KEY, page VARCHAR, ms BIGINT) WITH (KAFKA_TOPIC='clicks', VALUE_FORMAT='JSON', PARTITIONS=1);
-		CREATE TABLE users (id VARCHAR PRIMARY KEY, name VARCHAR, age INT) WITH (KAFKA_TOPIC='users', VALUE_FORMAT='JSON', PARTITIONS=1);`)
+		CREATE SOURCE TABLE users (id VARCHAR PRIMARY KEY, name VARCHAR, age INT) WITH (KAFKA_TOPIC='users', VALUE_FORMAT='JSON', PARTITIONS=1);`)
 	cases := []struct{ sql, want string }{
 		{"EXPLAIN SELECT * FROM users WHERE id IN ('a', 'b');", `Logical plan:
 answer (the rows as of now, then the query ends)

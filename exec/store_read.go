@@ -13,6 +13,9 @@ import (
 type StoreRead struct {
 	// Table is the table read.
 	Table string
+	// Store is the state store keeping it, "" when the planner was not
+	// told (planner.Options.TableStore).
+	Store string
 	// Keys are the keys looked up, each the values of the key columns in
 	// order; nil: every row is scanned.
 	Keys [][]any
