@@ -43,7 +43,8 @@
 // its consumer group. Query.Partitions says what this instance owns and
 // Config.OnPartitionsChange says when that changes (package cluster
 // publishes both); PullTarget names the state partitions a pull query
-// needs and WithPartitions limits one to partitions this instance owns,
+// needs (those of the keys its plan's store read looks up, or all) and
+// WithPartitions limits one to partitions this instance owns,
 // so a server can answer its share and forward the rest (ownership.go).
 //
 // A SELECT without EMIT is a pull query (select.go), except on a stream
