@@ -23,7 +23,10 @@ type StoreRead struct {
 
 // Describe is the read as EXPLAIN's physical plan shows it.
 func (r *StoreRead) Describe() string {
-	const where = "from the state store keeping it, as of its last commit"
+	where := "from the state store keeping it, as of its last commit"
+	if r.Store != "" {
+		where = "from state store " + r.Store + ", as of its last commit"
+	}
 	if r.Keys == nil {
 		return fmt.Sprintf("store scan %s (every row, %s)", r.Table, where)
 	}

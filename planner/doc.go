@@ -16,9 +16,9 @@
 // what EXPLAIN prints, shows the logical plan, the rules that changed it
 // and the topology. A pull query on a table runs its chain over rows of
 // the table's state store: its sub-topology's Read (exec.StoreRead, a
-// scan, or the keys the key-lookup rule found) says so, and EXPLAIN's
-// physical plan names that read where a query of topics names its
-// source. ARCHITECTURE.md shows one of each kind of query and
+// scan, or the keys the key-lookup rule found, and the store, which
+// Options.TableStore names) says so, and EXPLAIN's physical plan names
+// that read where a query of topics names its source. ARCHITECTURE.md shows one of each kind of query and
 // how to add a rule.
 //
 // PlanQuery's first stage validates a pull query (a SELECT without EMIT
