@@ -13,8 +13,8 @@ import (
 type StoreRead struct {
 	// Table is the table read.
 	Table string
-	// Store is the state store keeping it, "" when the planner was not
-	// told (planner.Options.TableStore).
+	// Store is the state store keeping it (in the topology of the query
+	// that keeps the table), "" when the planner was not told which.
 	Store string
 	// Keys are the keys looked up, each the values of the key columns in
 	// order; nil: every row is scanned.
