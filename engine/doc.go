@@ -43,12 +43,15 @@
 // its consumer group. Query.Partitions says what this instance owns and
 // Config.OnPartitionsChange says when that changes (package cluster
 // publishes both); PullTarget names the state partitions a pull query
-// needs and WithPartitions limits one to partitions this instance owns,
+// needs (those of the keys its plan's store read looks up, or all) and
+// WithPartitions limits one to partitions this instance owns,
 // so a server can answer its share and forward the rest (ownership.go).
 //
-// A SELECT without EMIT is first checked by the planner's validation
-// of pull queries (planner.CheckPull, ksqlDB's refusals). Pull queries
-// (pull.go) read a table from the state store of the query
+// A SELECT without EMIT is a pull query (select.go), except on a stream
+// this engine cannot scan: planner.PlanQuery validates it (ksqlDB's
+// refusals; a table no query keeps, which the engine tells the planner
+// through planner.Options.TableStore, gets ErrNotQueryable) and its plan
+// says how it is answered. Pull queries (pull.go) read a table from the state store of the query
 // that keeps it: its aggregation, the rows a non-aggregate CREATE TABLE
 // … AS SELECT writes, or, for a CREATE SOURCE TABLE, the CST_<name>
 // query the engine starts with it (materializeSource). A plain CREATE

@@ -21,7 +21,7 @@ func TestExplainShowsLogicalPlanAndRules(t *testing.T) {
 	defer e.Close()
 	for _, sql := range []string{
 		"CREATE STREAM clicks (user_id VARCHAR KEY, page VARCHAR, ms BIGINT) WITH (KAFKA_TOPIC='clicks', VALUE_FORMAT='JSON', PARTITIONS=1);",
-		"CREATE TABLE users (id VARCHAR PRIMARY KEY, name VARCHAR) WITH (KAFKA_TOPIC='users', VALUE_FORMAT='JSON', PARTITIONS=1);",
+		"CREATE SOURCE TABLE users (id VARCHAR PRIMARY KEY, name VARCHAR) WITH (KAFKA_TOPIC='users', VALUE_FORMAT='JSON', PARTITIONS=1);",
 		"CREATE STREAM slow AS SELECT user_id, page FROM clicks WHERE ms > 1000;",
 	} {
 		if _, err := e.Execute(ctx, sql); err != nil {
@@ -73,9 +73,10 @@ Rules applied: json-copy
 }
 
 // EXPLAIN of a pull query on a table shows in its physical plan what the
-// engine runs: the chain over rows read from the table's state store, a
-// lookup of the keys the WHERE pins or a scan of every row, as its
-// logical plan says; a pull query on a stream reads the stream's topic.
+// engine runs: the chain over rows read from the state store of the
+// query keeping the table, by name, a lookup of the keys the WHERE pins
+// or a scan of every row, as its logical plan says; a pull query on a
+// stream reads the stream's topic.
 func TestExplainPullShowsStoreRead(t *testing.T) {
 	ctx := context.Background()
 	e, err := engine.Open(ctx, engine.Config{Memory: true, Log: quiet})
@@ -85,7 +86,8 @@ func TestExplainPullShowsStoreRead(t *testing.T) {
 	defer e.Close()
 	execute(t, e, `
 		CREATE STREAM clicks (user_id VARCHAR KEY, page VARCHAR, ms BIGINT) WITH (KAFKA_TOPIC='clicks', VALUE_FORMAT='JSON', PARTITIONS=1);
-		CREATE TABLE users (id VARCHAR PRIMARY KEY, name VARCHAR, age INT) WITH (KAFKA_TOPIC='users', VALUE_FORMAT='JSON', PARTITIONS=1);`)
+		CREATE SOURCE TABLE users (id VARCHAR PRIMARY KEY, name VARCHAR, age INT) WITH (KAFKA_TOPIC='users', VALUE_FORMAT='JSON', PARTITIONS=1);
+		CREATE TABLE per_page AS SELECT page, COUNT(*) AS n FROM clicks GROUP BY page;`)
 	cases := []struct{ sql, want string }{
 		{"EXPLAIN SELECT * FROM users WHERE id IN ('a', 'b');", `Logical plan:
 answer (the rows as of now, then the query ends)
@@ -96,7 +98,7 @@ Rules applied: key-lookup
 Physical plan:
 Query EXPLAIN
 └─ sub-topology 0
-   ├─ store lookup USERS (keys [a], [b], from the state store keeping it, as of its last commit)
+   ├─ store lookup USERS (keys [a], [b], from state store CST_USERS-Materialize, as of its last commit)
    ├─ filter ID IN ('a', 'b')  (stateless)
    ├─ project ID, NAME, AGE  (stateless)
    └─ emit to client ID, NAME, AGE  (stateless)
@@ -111,10 +113,25 @@ Rules applied: none
 Physical plan:
 Query EXPLAIN
 └─ sub-topology 0
-   ├─ store scan USERS (every row, from the state store keeping it, as of its last commit)
+   ├─ store scan USERS (every row, from state store CST_USERS-Materialize, as of its last commit)
    ├─ filter NAME <> 'x'  (stateless)
    ├─ project NAME  (stateless)
    └─ emit to client NAME  (stateless)
+`},
+		// An aggregation's table is read from the aggregation's store.
+		{"EXPLAIN SELECT * FROM per_page WHERE page = 'x';", `Logical plan:
+answer (the rows as of now, then the query ends)
+└─ project PAGE, N
+   └─ filter PAGE = 'x'
+      └─ store lookup PER_PAGE (keys [x])
+Rules applied: key-lookup
+Physical plan:
+Query EXPLAIN
+└─ sub-topology 0
+   ├─ store lookup PER_PAGE (keys [x], from state store CTAS_PER_PAGE-Aggregate-Materialize, as of its last commit)
+   ├─ filter PAGE = 'x'  (stateless)
+   ├─ project PAGE, N  (stateless)
+   └─ emit to client PAGE, N  (stateless)
 `},
 		{"EXPLAIN SELECT page FROM clicks WHERE ms > 3;", `Logical plan:
 answer (the rows as of now, then the query ends)

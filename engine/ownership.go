@@ -67,21 +67,36 @@ type PullTarget struct {
 	Needed []int32
 }
 
-// PullTarget reports whether sel is a pull query and, if so, where its
-// rows live. A server uses it to send each part of the query to the
-// instance owning it.
-func (e *Engine) PullTarget(sel *parser.Select) (*PullTarget, bool, error) {
-	q, reader, err := e.pullSource(sel)
-	if err != nil || reader == nil {
-		return nil, false, err
+// PullTarget reports whether sel is a pull query on a table and, if
+// so, where its rows live. It plans the query with ctx's properties
+// (WithProperties), so that a query running would refuse is refused here
+// with the same error, and reads the partitions it needs from the plan:
+// those of the keys its store read looks up (the key-lookup rule), or
+// all. A server uses it to send each part of the query to the instance
+// owning it.
+func (e *Engine) PullTarget(ctx context.Context, sel *parser.Select) (*PullTarget, bool, error) {
+	if sel.Emit != parser.EmitNone || len(sel.Joins) > 0 || sel.From == nil {
+		return nil, false, nil
 	}
-	t := &PullTarget{QueryID: q.ID, Topic: reader.Topic(), Partitions: reader.Partitions()}
 	src, err := e.cat.Lookup(sel.From.Name)
+	if err != nil || src.Kind != parser.KindTable {
+		return nil, false, nil
+	}
+	plan, err := planner.PlanQuery(e.cat, sel, nil, "pull_target", e.planOptions(e.sessionFor(ctx).snapshot()))
 	if err != nil {
 		return nil, false, err
 	}
-	if keys, ok := planner.LookupKeys(sel.Where, src); ok {
-		needed, err := keyPartitions(reader, keys)
+	read := plan.StoreRead()
+	if read == nil {
+		return nil, false, fmt.Errorf("pull query on %s: the plan reads no state store", src.Name)
+	}
+	q, reader, err := e.tableKeeper(src)
+	if err != nil {
+		return nil, false, err
+	}
+	t := &PullTarget{QueryID: q.ID, Topic: reader.Topic(), Partitions: reader.Partitions()}
+	if read.Keys != nil {
+		needed, err := keyPartitions(reader, read.Keys)
 		if err == nil {
 			t.Needed = needed
 			return t, true, nil

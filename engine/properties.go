@@ -585,6 +585,8 @@ func (e *Engine) planOptions(props map[string]string) planner.Options {
 		NewQueryPlanner:         propBool(props, propNewQueryPlanner),
 		PullKeyLookupsOnly:      !propBool(props, propPullTableScan),
 		PullLimitDisabled:       !propBool(props, propPullLimit),
+		NoStreamScans:           !e.clu.scansTopics(),
+		TableStore:              e.tableStore,
 	}
 }
 

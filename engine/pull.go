@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"strings"
-	"time"
 
 	"github.com/sluice-sql/sluice/exec"
 	"github.com/sluice-sql/sluice/parser"
@@ -33,11 +32,7 @@ func (e *notQueryable) Is(target error) bool {
 
 // pullSource returns the query keeping in state the table a SELECT
 // reads, when the SELECT is a pull query: no EMIT clause, FROM a table.
-// Other SELECTs are push queries (nil, nil, nil). The query is the
-// table's CREATE TABLE … AS SELECT (an aggregation's store, or the
-// result rows a MaterializeNode keeps) or, for a CREATE SOURCE TABLE,
-// the CST_ query materializing it; a table neither keeps is refused
-// with ErrNotQueryable.
+// Other SELECTs are push queries (nil, nil, nil).
 func (e *Engine) pullSource(sel *parser.Select) (*Query, *exec.TableReader, error) {
 	if sel.Emit != parser.EmitNone || len(sel.Joins) > 0 {
 		return nil, nil, nil
@@ -46,6 +41,15 @@ func (e *Engine) pullSource(sel *parser.Select) (*Query, *exec.TableReader, erro
 	if err != nil || src.Kind != parser.KindTable {
 		return nil, nil, nil
 	}
+	return e.tableKeeper(src)
+}
+
+// tableKeeper returns the query keeping table src in state and the
+// reader of that state: the table's CREATE TABLE … AS SELECT (an
+// aggregation's store, or the result rows a MaterializeNode keeps) or,
+// for a CREATE SOURCE TABLE, the CST_ query materializing it; a table
+// neither keeps is refused with ErrNotQueryable.
+func (e *Engine) tableKeeper(src *planner.Source) (*Query, *exec.TableReader, error) {
 	id := src.QueryID
 	if id == "" {
 		id = materializer(src)
@@ -61,8 +65,23 @@ func (e *Engine) pullSource(sel *parser.Select) (*Query, *exec.TableReader, erro
 	return q, r, nil
 }
 
-// pullQuery answers a SELECT, which planner.CheckPull passed, on a
-// materialized table from the table's
+// tableStore names the state store keeping table, for the planner
+// (planner.Options.TableStore): a pull query on a table none keeps is
+// refused there, after ksqlDB's other refusals and before planning.
+func (e *Engine) tableStore(table string) (string, error) {
+	src, err := e.cat.Lookup(table)
+	if err != nil {
+		return "", err
+	}
+	_, r, err := e.tableKeeper(src)
+	if err != nil {
+		return "", err
+	}
+	return r.Store(), nil
+}
+
+// pullQuery answers a pull query on a materialized table, planned as
+// plan (its checks passed), from the table's
 // committed state on this instance (as of its last commit: at most one
 // commit interval old), then ends. WHERE, projection and LIMIT apply as
 // in a push query; the key's partitions on other instances are not
@@ -72,12 +91,8 @@ func (e *Engine) pullSource(sel *parser.Select) (*Query, *exec.TableReader, erro
 // each must be one this instance owns with its state restored: see
 // ErrPartitionUnavailable. With WithStandbyPartitions they are read from
 // this instance's standby state instead (standbyServable).
-func (e *Engine) pullQuery(ctx context.Context, sel *parser.Select, q *Query, reader *exec.TableReader, props map[string]string) (*RowStream, error) {
-	id := fmt.Sprintf("pull_%s_%d", strings.ToUpper(sel.From.Name), time.Now().UnixNano())
-	plan, err := planner.PlanQuery(e.cat, sel, nil, id, e.planOptions(props))
-	if err != nil {
-		return nil, err
-	}
+func (e *Engine) pullQuery(ctx context.Context, sel *parser.Select, plan *planner.Query, q *Query, reader *exec.TableReader, props map[string]string) (*RowStream, error) {
+	id := plan.ID
 	if len(plan.Topology.Subs) != 1 {
 		return nil, fmt.Errorf("%w: pull queries cannot repartition", planner.ErrUnsupported)
 	}

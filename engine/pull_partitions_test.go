@@ -34,7 +34,7 @@ func TestPullPartitions(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		tg, ok, err := e.PullTarget(p.(*parser.Select))
+		tg, ok, err := e.PullTarget(context.Background(), p.(*parser.Select))
 		if err != nil || !ok {
 			return fmt.Sprintf("not a pull query (%v)", err)
 		}
@@ -49,6 +49,8 @@ func TestPullPartitions(t *testing.T) {
 		{"SELECT * FROM per_item WHERE item IN ('pear', 'apple');", fmt.Sprintf("CTAS_PER_ITEM %s 4 %v", repart, sorted(apple, pear))},
 		{"SELECT * FROM per_item;", fmt.Sprintf("CTAS_PER_ITEM %s 4 [0 1 2 3]", repart)},
 		{"SELECT * FROM orders;", "not a pull query (<nil>)"},
+		// What running the query would refuse, planning it refuses.
+		{"SELECT * FROM per_item GROUP BY item;", "not a pull query (not supported: Pull queries don't support GROUP BY clauses. See https://cnfl.io/queries for more info.\nAdd EMIT CHANGES if you intended to issue a push query.)"},
 	} {
 		if got := target(tt.sql); got != tt.want {
 			t.Errorf("%s: got %s, want %s", tt.sql, got, tt.want)

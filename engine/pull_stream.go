@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"strings"
 	"time"
 
 	"github.com/twmb/franz-go/pkg/kadm"
@@ -27,28 +26,16 @@ import (
 // broker that stops answering).
 const streamScanTimeout = 60 * time.Second
 
-// isStreamPull reports whether a SELECT is a pull query on a stream
-// (planner.CheckPull has refused those with JOIN, WINDOW or GROUP BY).
-func (e *Engine) isStreamPull(sel *parser.Select) bool {
-	if sel.Emit != parser.EmitNone || !e.clu.scansTopics() {
-		return false
-	}
-	src, err := e.cat.Lookup(sel.From.Name)
-	return err == nil && src.Kind == parser.KindStream
-}
-
 // noOutput drops what a scan's task would produce: its results go to
 // the client through the plan's callback.
 type noOutput struct{}
 
 func (noOutput) Produce(*exec.Record) {}
 
-func (e *Engine) streamPull(ctx context.Context, sel *parser.Select, props map[string]string) (*RowStream, error) {
-	id := fmt.Sprintf("pull_%s_%d", strings.ToUpper(sel.From.Name), time.Now().UnixNano())
-	plan, err := planner.PlanQuery(e.cat, sel, nil, id, e.planOptions(props))
-	if err != nil {
-		return nil, err
-	}
+// streamPull answers a pull query on a stream, planned as plan (its
+// checks passed: no JOIN, WINDOW or GROUP BY), by scanning its topic.
+func (e *Engine) streamPull(ctx context.Context, sel *parser.Select, plan *planner.Query) (*RowStream, error) {
+	id := plan.ID
 	if len(plan.Topology.Subs) != 1 || plan.Collect == nil {
 		return nil, fmt.Errorf("%w: this pull query on a stream needs a repartition; add EMIT CHANGES for a push query", planner.ErrUnsupported)
 	}

@@ -77,7 +77,7 @@ func TestPullTablesKafka(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		tg, ok, err := e.PullTarget(p.(*parser.Select))
+		tg, ok, err := e.PullTarget(context.Background(), p.(*parser.Select))
 		if err != nil || !ok {
 			t.Fatalf("%s: not a pull target: %v", tt.sql, err)
 		}

@@ -17,50 +17,53 @@ import (
 type selectStatement struct{}
 
 func (selectStatement) execute(ctx context.Context, e *Engine, st *parser.Select, c call, sess *session) (*Result, error) {
-	if err := e.checkPullQuery(st, sess.snapshot()); err != nil {
-		return nil, err
+	props := sess.snapshot()
+	var rows *RowStream
+	var err error
+	if e.answersNow(st) {
+		rows, err = e.pull(ctx, st, props)
+	} else {
+		rows, err = e.pushQuery(ctx, st, props)
 	}
-	res := &Result{Statement: c.text}
-	if e.isStreamPull(st) {
-		rows, err := e.streamPull(ctx, st, sess.snapshot())
-		if err != nil {
-			return nil, err
-		}
-		res.Rows = rows
-		return res, nil
-	}
-	q, reader, err := e.pullSource(st)
 	if err != nil {
 		return nil, err
 	}
-	if reader != nil {
-		rows, err := e.pullQuery(ctx, st, q, reader, sess.snapshot())
-		if err != nil {
-			return nil, err
-		}
-		res.Rows = rows
-		return res, nil
-	}
-	rows, err := e.pushQuery(ctx, st, sess.snapshot())
-	if err != nil {
-		return nil, err
-	}
-	res.Rows = rows
-	return res, nil
+	return &Result{Statement: c.text, Rows: rows}, nil
 }
 
-// checkPullQuery runs the planner's validation of pull queries
-// (planner.CheckPull) on a SELECT without EMIT, before the engine picks
-// how to answer it, except on a stream the engine cannot scan (an
-// offline engine runs such a SELECT as a push query).
-func (e *Engine) checkPullQuery(sel *parser.Select, props map[string]string) error {
+// answersNow reports whether a SELECT is a pull query: without EMIT, on
+// a table, or on a stream whose topic this engine can scan (an offline
+// engine runs a SELECT on a stream as a push query). A SELECT on an
+// unknown source goes the push way, whose planning reports it.
+func (e *Engine) answersNow(sel *parser.Select) bool {
 	if sel.Emit != parser.EmitNone || sel.From == nil {
-		return nil
+		return false
 	}
-	if src, err := e.cat.Lookup(sel.From.Name); err == nil && src.Kind == parser.KindStream && !e.clu.scansTopics() {
-		return nil
+	src, err := e.cat.Lookup(sel.From.Name)
+	if err != nil {
+		return false
 	}
-	return planner.CheckPull(e.cat, sel, e.planOptions(props))
+	return src.Kind == parser.KindTable || e.clu.scansTopics()
+}
+
+// pull answers a pull query. Its planning validates it (ksqlDB's
+// refusals, then a table no query keeps: ErrNotQueryable) before the
+// plan says how it is answered: from a table's state store (the plan's
+// store read) or by a scan of a stream's topic.
+func (e *Engine) pull(ctx context.Context, sel *parser.Select, props map[string]string) (*RowStream, error) {
+	id := fmt.Sprintf("pull_%s_%d", strings.ToUpper(sel.From.Name), time.Now().UnixNano())
+	plan, err := planner.PlanQuery(e.cat, sel, nil, id, e.planOptions(props))
+	if err != nil {
+		return nil, err
+	}
+	if plan.StoreRead() == nil {
+		return e.streamPull(ctx, sel, plan)
+	}
+	q, reader, err := e.pullSource(sel)
+	if err != nil {
+		return nil, err
+	}
+	return e.pullQuery(ctx, sel, plan, q, reader, props)
 }
 
 // RowStream delivers the rows of a query: a push query's until Close or

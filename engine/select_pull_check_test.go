@@ -7,11 +7,11 @@ import (
 	"github.com/sluice-sql/sluice/engine"
 )
 
-// TestPullQueryRules: the engine runs the planner's pull-query checks
-// (planner.CheckPull, tested case by case in planner) on every SELECT
-// without EMIT, with the session's properties, before it looks for the
-// table's state: a refusal comes with ksqlDB's words even on a table no
-// query keeps; the key-lookup rules apply only with table scans disabled
+// TestPullQueryRules: the planner's pull-query checks (the validation
+// stage of planner.PlanQuery, tested case by case in planner) run on
+// every SELECT without EMIT, with the session's properties, before the
+// table's state is looked for: a refusal comes with ksqlDB's words even
+// on a table no query keeps; the key-lookup rules apply only with table scans disabled
 // (ksql.query.pull.table.scan.enabled=false) and LIMIT is refused only
 // with ksql.query.pull.limit.clause.enabled=false. An offline engine runs
 // a SELECT without EMIT on a stream as a push query, unchecked.
@@ -61,6 +61,57 @@ func TestPullQueryRules(t *testing.T) {
 				}
 			}
 			execute(t, e, "UNSET 'ksql.query.pull.table.scan.enabled';\nUNSET 'ksql.query.pull.limit.clause.enabled';")
+		})
+	}
+}
+
+// TestExplainPullRefusedAsRun: EXPLAIN of a pull query that running
+// would refuse fails with the same error, one shape of each family of
+// refusals: a clause, a LIMIT, a pseudo column, a value selected twice,
+// window bounds on a table without windows, a key value, a WHERE that
+// pins no key without table scans, and a table no query keeps.
+func TestExplainPullRefusedAsRun(t *testing.T) {
+	ctx := context.Background()
+	e, err := engine.Open(ctx, engine.Config{Memory: true, Log: quiet})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer e.Close()
+	execute(t, e, `
+		CREATE STREAM s (id INT KEY, v INT) WITH (KAFKA_TOPIC='s', VALUE_FORMAT='JSON', PARTITIONS=1);
+		CREATE TABLE agg AS SELECT id, COUNT(*) AS n FROM s GROUP BY id;
+		CREATE TABLE plain (id INT PRIMARY KEY, n INT) WITH (KAFKA_TOPIC='plain', VALUE_FORMAT='JSON', PARTITIONS=1);`)
+	const hint = " See https://cnfl.io/queries for more info.\nAdd EMIT CHANGES if you intended to issue a push query."
+	tests := []struct{ set, sql, want string }{
+		{"", "SELECT * FROM agg WHERE id = 1 GROUP BY id;", "not supported: Pull queries don't support GROUP BY clauses." + hint},
+		{"", "SELECT * FROM agg LIMIT -1;", "not supported: Pull queries don't support negative integers in the LIMIT clause." + hint},
+		{"", "SELECT id, ROWOFFSET FROM agg;", "not supported: Pull queries don't support the following columns in SELECT clauses: `ROWOFFSET`"},
+		{"", "SELECT n, n FROM agg WHERE id = 1;", "invalid statement: Duplicate value columns found in schema: `N` BIGINT"},
+		{"", "SELECT * FROM agg WHERE WINDOWSTART = 10;", "invalid statement: WHERE column 'WINDOWSTART' cannot be resolved"},
+		{"", "SELECT * FROM agg WHERE id IN (NULL);", "invalid statement: Primary key columns can not be NULL: (ID = null)"},
+		{"SET 'ksql.query.pull.table.scan.enabled'='false';", "SELECT * FROM agg WHERE n = 1;", "not supported: WHERE clause missing key column for disjunct: (N = 1)"},
+		{"", "SELECT * FROM plain;", "The `PLAIN` table isn't queryable. To derive a queryable table, you can do 'CREATE TABLE QUERYABLE_PLAIN AS SELECT * FROM PLAIN'." + hint},
+	}
+	for _, tt := range tests {
+		t.Run(tt.sql, func(t *testing.T) {
+			if tt.set != "" {
+				execute(t, e, tt.set)
+				defer execute(t, e, "UNSET 'ksql.query.pull.table.scan.enabled';")
+			}
+			for _, sql := range []string{tt.sql, "EXPLAIN " + tt.sql} {
+				res, err := e.Execute(ctx, sql)
+				for _, r := range res {
+					if r.Rows != nil {
+						r.Rows.Close()
+					}
+				}
+				if err == nil {
+					t.Fatalf("%s: no error, want %q", sql, tt.want)
+				}
+				if got := err.Error(); got != tt.want {
+					t.Fatalf("%s: error:\n got %q\nwant %q", sql, got, tt.want)
+				}
+			}
 		})
 	}
 }

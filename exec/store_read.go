@@ -13,6 +13,9 @@ import (
 type StoreRead struct {
 	// Table is the table read.
 	Table string
+	// Store is the state store keeping it (in the topology of the query
+	// that keeps the table), "" when the planner was not told which.
+	Store string
 	// Keys are the keys looked up, each the values of the key columns in
 	// order; nil: every row is scanned.
 	Keys [][]any
@@ -20,7 +23,10 @@ type StoreRead struct {
 
 // Describe is the read as EXPLAIN's physical plan shows it.
 func (r *StoreRead) Describe() string {
-	const where = "from the state store keeping it, as of its last commit"
+	where := "from the state store keeping it, as of its last commit"
+	if r.Store != "" {
+		where = "from state store " + r.Store + ", as of its last commit"
+	}
 	if r.Keys == nil {
 		return fmt.Sprintf("store scan %s (every row, %s)", r.Table, where)
 	}

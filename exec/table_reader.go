@@ -77,6 +77,9 @@ func NewTableReader(topo *Topology) (*TableReader, error) {
 // partition p.
 func (r *TableReader) Topic() string { return r.src.Topic }
 
+// Store is the name of the state store the table is read from.
+func (r *TableReader) Store() string { return r.store }
+
 // Partitions is the number of store partitions (0 if unknown).
 func (r *TableReader) Partitions() int32 {
 	for _, s := range r.topo.Stores {

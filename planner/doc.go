@@ -16,16 +16,20 @@
 // what EXPLAIN prints, shows the logical plan, the rules that changed it
 // and the topology. A pull query on a table runs its chain over rows of
 // the table's state store: its sub-topology's Read (exec.StoreRead, a
-// scan, or the keys the key-lookup rule found) says so, and EXPLAIN's
-// physical plan names that read where a query of topics names its
-// source. ARCHITECTURE.md shows one of each kind of query and
+// scan, or the keys the key-lookup rule found, and the store, which
+// Options.TableStore names) says so, and EXPLAIN's physical plan names
+// that read where a query of topics names its source. ARCHITECTURE.md shows one of each kind of query and
 // how to add a rule.
 //
-// CheckPull (pull_validate.go) is the validation pass of pull queries: it
-// refuses, with ksqlDB's words, the clauses, pseudo columns and WHERE
-// shapes ksqlDB's pull queries do not take (with
-// Options.PullKeyLookupsOnly, a WHERE that does not pin the key). The
-// engine runs it on a SELECT without EMIT before it picks how to answer.
+// PlanQuery's first stage validates a pull query (a SELECT without EMIT
+// and without target; pull_validate.go): it refuses, with ksqlDB's words,
+// the clauses, pseudo columns and WHERE shapes ksqlDB's pull queries do
+// not take (with Options.PullKeyLookupsOnly, a WHERE that does not pin
+// the key), then asks Options.TableStore which state store keeps the
+// table, whose error refuses a table no query keeps. Running a pull query
+// and EXPLAIN of it are planned alike, so both refuse the same. On an
+// engine that cannot scan topics (Options.NoStreamScans) a SELECT
+// without EMIT on a stream is a push query and is not checked.
 //
 // Example: for
 //

@@ -46,13 +46,26 @@ type Options struct {
 	// ksql.query.pull.table.scan.enabled (PullTableScanProperty) set to
 	// false: a pull query on a table must look its keys up, every
 	// disjunct of its WHERE pinning each key column with = or IN to
-	// values it can compute (CheckPull). Default false: any WHERE, answered
+	// values it can compute (the pull checks). Default false: any WHERE, answered
 	// by a scan of the table's store when it pins no key.
 	PullKeyLookupsOnly bool
 	// PullLimitDisabled is ksqlDB's session property
 	// ksql.query.pull.limit.clause.enabled (PullLimitProperty) set to
-	// false: CheckPull refuses LIMIT in pull queries. Default false.
+	// false: the pull checks refuse LIMIT in pull queries. Default false.
 	PullLimitDisabled bool
+	// NoStreamScans says the engine cannot scan a stream's topic (an
+	// offline engine, as `sluice test` runs): a SELECT without EMIT on a
+	// stream is then a push query, which the pull checks leave alone.
+	// Default false: such a SELECT is a pull query scanning the topic.
+	NoStreamScans bool
+	// TableStore, when set, names the state store keeping a table for
+	// pull queries (the store of the query keeping it, which only the
+	// engine knows), or refuses a pull query on a table no query keeps
+	// with the error it returns. A pull query on a table asks it after
+	// the pull checks, before the rest of its planning, and its store
+	// read names the store. Default nil: nothing is asked and the store
+	// read names no store.
+	TableStore func(table string) (store string, err error)
 }
 
 // DefaultKeyFormatProperty and DefaultValueFormatProperty name the

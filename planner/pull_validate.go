@@ -25,22 +25,41 @@ const pullHint = " See https://cnfl.io/queries for more info.\nAdd EMIT CHANGES 
 // a table's state and a scan's rows do not keep where records came from.
 var pullPseudoColumns = []string{exec.ColRowPartition, exec.ColRowOffset}
 
-// CheckPull is the validation pass of a pull query (a SELECT without
-// EMIT, on a table or a stream whose topic is scanned): it refuses, with
-// ksqlDB's words, what ksqlDB's pull queries cannot do, before the query
-// is planned, so that users get those errors rather than the planner's
-// for a query that was never meant to run continuously. Other SELECTs
-// pass.
-func CheckPull(cat *Catalog, sel *parser.Select, opts Options) error {
-	if sel.Emit != parser.EmitNone || sel.From == nil {
+// validatePull is the validation stage of a pull query (a SELECT
+// without EMIT that writes nowhere, on a table or on a stream whose topic
+// is scanned): it refuses, with ksqlDB's words, what ksqlDB's pull
+// queries cannot do, before anything else is planned, so that users get
+// those errors rather than the planner's for a query that was never
+// meant to run continuously. It runs on the statement as written, before
+// the onStatement rules rewrite it (the refusals quote its WHERE). A pull
+// query on a table then asks Options.TableStore which state store keeps
+// the table (p.store). Other SELECTs pass.
+func (p *planning) validatePull() error {
+	sel := p.sel
+	if !p.pull() || sel.From == nil {
 		return nil
 	}
-	src, err := cat.Lookup(sel.From.Name)
+	src, err := p.cat.Lookup(sel.From.Name)
 	if err != nil {
 		// The planner reports an unknown source where it resolves it.
 		return nil
 	}
-	return (&pullCheck{sel: sel, src: src, opts: opts}).validate()
+	if src.Kind == parser.KindStream && p.opts.NoStreamScans {
+		// A push query on an engine that cannot scan the stream.
+		return nil
+	}
+	if err := (&pullCheck{sel: sel, src: src, opts: p.opts}).validate(); err != nil {
+		return err
+	}
+	if src.Kind != parser.KindTable || len(sel.Joins) > 0 || p.opts.TableStore == nil {
+		return nil
+	}
+	store, err := p.opts.TableStore(src.Name)
+	if err != nil {
+		return err
+	}
+	p.store = store
+	return nil
 }
 
 // pullCheck is one pull query being validated: the SELECT, the source it

@@ -74,6 +74,9 @@ func InternalPrefix(serviceID, queryID string) string {
 // client through Query.Collect.
 func PlanQuery(cat *Catalog, sel *parser.Select, target *Target, queryID string, opts Options) (*Query, error) {
 	p := &planning{cat: cat, sel: sel, target: target, opts: opts, q: &Query{ID: queryID, Limit: sel.Limit}}
+	if err := p.validatePull(); err != nil {
+		return nil, err
+	}
 	if err := p.runRules(onStatement); err != nil {
 		return nil, err
 	}
@@ -155,7 +158,7 @@ func PlanQuery(cat *Catalog, sel *parser.Select, target *Target, queryID string,
 		return nil, err
 	}
 	if p.pull() && p.join == nil && p.src.Kind == parser.KindTable {
-		readStore(p.q.Topology, p.spec, p.src.Name)
+		readStore(p.q.Topology, p.spec, p.src.Name, p.store)
 	}
 	p.q.Logical = p.logicalPlan()
 	if err := p.runRules(onPlan); err != nil {
@@ -196,6 +199,9 @@ type planning struct {
 	rekeyed        map[rekey]string
 	// final is the final chain as built, for the rules.
 	final builtChain
+	// store is the state store keeping the table a pull query reads
+	// (Options.TableStore; "" when not asked).
+	store string
 }
 
 func (p *planning) hasAggregates() bool {

@@ -19,7 +19,7 @@ func (p *planning) keyLookupRule() (bool, error) {
 	if read == nil {
 		return false, nil
 	}
-	keys, ok := LookupKeys(p.sel.Where, p.src)
+	keys, ok := lookupKeys(p.sel.Where, p.src)
 	if !ok {
 		return false, nil
 	}
@@ -37,14 +37,14 @@ func (p *planning) keyLookupRule() (bool, error) {
 	return true, nil
 }
 
-// LookupKeys finds, in a pull query's WHERE, conjuncts that pin
+// lookupKeys finds, in a pull query's WHERE, conjuncts that pin
 // the table's key to literals and returns the keys they name, each the
 // values of the key columns in order, cast to their types: KEY = x or
 // KEY IN (x, y, …) for a one-column key, K1 = x AND K2 = y … (every key
 // column) for several. The read then goes straight to those keys. The
 // WHERE still filters the rows read, so a lookup that finds more than it
 // should changes nothing.
-func LookupKeys(where parser.Expr, src *Source) ([][]any, bool) {
+func lookupKeys(where parser.Expr, src *Source) ([][]any, bool) {
 	keyCols := src.Schema.Keys()
 	if where == nil || len(keyCols) == 0 {
 		return nil, false

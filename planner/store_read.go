@@ -3,12 +3,13 @@ package planner
 import "github.com/sluice-sql/sluice/exec"
 
 // readStore marks the sub-topology reading spec as reading table from
-// the state store that keeps it: a pull query on a table runs its chain
-// over the store's rows, not over records of the table's topic.
-func readStore(t *exec.Topology, spec *exec.SourceSpec, table string) {
+// store, the state store that keeps it ("" when unknown): a pull query
+// on a table runs its chain over the store's rows, not over records of
+// the table's topic.
+func readStore(t *exec.Topology, spec *exec.SourceSpec, table, store string) {
 	for _, sub := range t.Subs {
 		if sub.Source == spec {
-			sub.Read = &exec.StoreRead{Table: table}
+			sub.Read = &exec.StoreRead{Table: table, Store: store}
 		}
 	}
 }

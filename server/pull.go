@@ -96,7 +96,8 @@ func (s *Server) pull(w http.ResponseWriter, r *http.Request, sql string, props 
 	if !ok {
 		return nil, false
 	}
-	target, ok, err := s.eng.PullTarget(sel)
+	ctx := engine.WithProperties(r.Context(), props)
+	target, ok, err := s.eng.PullTarget(ctx, sel)
 	if err != nil {
 		statementError(w, codeBadStatement, engine.FormatError(sql, err), stmtText(stmts[0]), nil)
 		return nil, true
@@ -108,7 +109,6 @@ func (s *Server) pull(w http.ResponseWriter, r *http.Request, sql string, props 
 		genericError(w, http.StatusServiceUnavailable, codeUnavailable, "The server is shutting down")
 		return nil, true
 	}
-	ctx := engine.WithProperties(r.Context(), props)
 	if r.Header.Get(ForwardedHeader) != "" {
 		// Another instance's share: only what it asked for, from here.
 		parts, err := parsePartitions(r.Header.Get(PartitionsHeader))
