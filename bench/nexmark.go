@@ -11,6 +11,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"slices"
+	"sort"
 	"strconv"
 	"strings"
 	"sync"
@@ -84,7 +85,10 @@ type procSample struct {
 	// (join: bids that found no auction).
 	Flagged int64
 	CPU     time.Duration // the process's whole life
-	RSS     int64         // peak, bytes
+	// SteadyCPU is the process's CPU (utime+stime) over the steady
+	// window, for the per-core figure.
+	SteadyCPU time.Duration
+	RSS       int64 // peak, bytes
 }
 
 // Rate is the steady-state rate (input records per second), the one the
@@ -94,6 +98,17 @@ func (s procSample) Rate() float64 {
 		return s.SteadyFrac * float64(s.Records) / s.Steady.Seconds()
 	}
 	return s.WholeRate()
+}
+
+// PerCPU is the per-core figure: input records per CPU-second of the
+// process in the steady window (0 without one). Unlike the rate, it does
+// not move with how many cores the process had to itself, so it holds on
+// a noisy machine and compares with published per-core figures.
+func (s procSample) PerCPU() float64 {
+	if s.Steady <= 0 || s.SteadyFrac <= 0 || s.SteadyCPU <= 0 {
+		return 0
+	}
+	return s.SteadyFrac * float64(s.Records) / s.SteadyCPU.Seconds()
 }
 
 // WholeRate is the input records over the wall time, start-up included.
@@ -582,6 +597,9 @@ func (b *nexBench) run(ctx context.Context, ct *contender, want int64) (procSamp
 		// nine tenths of that time.
 		s.Steady, s.SteadyFrac = flinkSteady(p, cnt.at100), 0.9
 	}
+	if s.Steady > 0 {
+		s.SteadyCPU = p.cpuAt(cnt.at100) - p.cpuAt(cnt.at100.Add(-s.Steady))
+	}
 	if err := p.stop(); err != nil {
 		return s, fmt.Errorf("stop: %w; stderr: %s", err, p.tail())
 	}
@@ -710,7 +728,35 @@ type proc struct {
 	lines   chan string // stdout, line by line
 	cpu     time.Duration
 	rss     int64
-	mu      sync.Mutex
+	// cpuSeries is the process's CPU as sampled, in time order.
+	cpuSeries []cpuPoint
+	mu        sync.Mutex
+}
+
+// cpuPoint: the process had used cpu by t.
+type cpuPoint struct {
+	t   time.Time
+	cpu time.Duration
+}
+
+// cpuAt is the process's CPU at t, interpolated between the samples
+// around it (sampled every 20 ms, counted by the kernel in 10 ms ticks).
+func (p *proc) cpuAt(t time.Time) time.Duration {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	s := p.cpuSeries
+	i := sort.Search(len(s), func(i int) bool { return !s[i].t.Before(t) })
+	switch {
+	case len(s) == 0:
+		return 0
+	case i == 0:
+		return s[0].cpu
+	case i == len(s):
+		return s[len(s)-1].cpu
+	}
+	a, b := s[i-1], s[i]
+	f := float64(t.Sub(a.t)) / float64(b.t.Sub(a.t))
+	return a.cpu + time.Duration(f*float64(b.cpu-a.cpu))
 }
 
 func startProc(cmd *exec.Cmd) (*proc, error) {
@@ -746,8 +792,12 @@ func startProc(cmd *exec.Cmd) (*proc, error) {
 				return
 			case <-t.C:
 				cpu, rss := procStat(pid)
+				now := time.Now()
 				p.mu.Lock()
 				p.cpu, p.rss = max(p.cpu, cpu), max(p.rss, rss)
+				if cpu > 0 {
+					p.cpuSeries = append(p.cpuSeries, cpuPoint{now, cpu})
+				}
 				p.mu.Unlock()
 			}
 		}
@@ -792,17 +842,21 @@ func (p *proc) stop() error {
 
 func (p *proc) tail() string { return p.stderr.String() }
 
-// procStat reads a process's CPU (utime+stime, at 100 ticks/s) and VmHWM.
+// procStat reads a process's CPU (utime+stime, at 100 ticks/s, with that
+// of its children it waited for: a run script's build) and VmHWM.
 func procStat(pid int) (time.Duration, int64) {
 	var cpu time.Duration
 	if b, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid)); err == nil {
 		s := string(b)
 		if i := strings.LastIndexByte(s, ')'); i > 0 {
 			f := strings.Fields(s[i+1:])
-			if len(f) > 12 {
-				u, _ := strconv.ParseInt(f[11], 10, 64)
-				st, _ := strconv.ParseInt(f[12], 10, 64)
-				cpu = time.Duration(u+st) * 10 * time.Millisecond
+			if len(f) > 14 {
+				var ticks int64
+				for _, x := range f[11:15] {
+					n, _ := strconv.ParseInt(x, 10, 64)
+					ticks += n
+				}
+				cpu = time.Duration(ticks) * 10 * time.Millisecond
 			}
 		}
 	}
