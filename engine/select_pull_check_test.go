@@ -17,27 +17,18 @@ import (
 // a SELECT without EMIT on a stream as a push query, unchecked.
 func TestPullQueryRules(t *testing.T) {
 	ctx := context.Background()
-	e, err := engine.Open(ctx, engine.Config{Memory: true, Log: quiet})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer e.Close()
-	execute(t, e, `
-		CREATE STREAM s (id INT KEY, v INT) WITH (KAFKA_TOPIC='s', VALUE_FORMAT='JSON', PARTITIONS=1);
-		CREATE TABLE agg AS SELECT id, COUNT(*) AS n FROM s GROUP BY id;
-		CREATE TABLE plain (id INT PRIMARY KEY, n INT) WITH (KAFKA_TOPIC='plain', VALUE_FORMAT='JSON', PARTITIONS=1);`)
-	const hint = " See https://cnfl.io/queries for more info.\nAdd EMIT CHANGES if you intended to issue a push query."
+	e := pullRulesEngine(t)
 	noScan := "SET 'ksql.query.pull.table.scan.enabled'='false';\n"
 	noLimit := "SET 'ksql.query.pull.limit.clause.enabled'='false';\n"
 	tests := []struct{ sql, want string }{
-		{"SELECT * FROM agg WHERE id = 1 GROUP BY id;", "not supported: Pull queries don't support GROUP BY clauses." + hint},
-		{"SELECT * FROM plain a JOIN plain b ON a.id = b.id;", "not supported: Pull queries don't support JOIN clauses." + hint},
+		{"SELECT * FROM agg WHERE id = 1 GROUP BY id;", "not supported: Pull queries don't support GROUP BY clauses." + pullHint},
+		{"SELECT * FROM plain a JOIN plain b ON a.id = b.id;", "not supported: Pull queries don't support JOIN clauses." + pullHint},
 		{"SELECT id, ROWPARTITION FROM plain;", "not supported: Pull queries don't support the following columns in SELECT clauses: `ROWPARTITION`"},
-		{"SELECT * FROM plain WHERE id = 1;", "The `PLAIN` table isn't queryable. To derive a queryable table, you can do 'CREATE TABLE QUERYABLE_PLAIN AS SELECT * FROM PLAIN'." + hint},
+		{"SELECT * FROM plain WHERE id = 1;", "The `PLAIN` table isn't queryable. To derive a queryable table, you can do 'CREATE TABLE QUERYABLE_PLAIN AS SELECT * FROM PLAIN'." + pullHint},
 		{"SELECT * FROM agg WHERE id IN (NULL);", "invalid statement: Primary key columns can not be NULL: (ID = null)"},
 		{noScan + "SELECT * FROM agg WHERE n = 1;", "not supported: WHERE clause missing key column for disjunct: (N = 1)"},
 		{noScan + "SELECT * FROM agg WHERE id <> 1;", "not supported: Bound on key columns '[`ID` INTEGER KEY]' must currently be '='. "},
-		{noLimit + "SELECT * FROM agg LIMIT 1;", "not supported: LIMIT clause in pull queries is currently disabled. You can enable them by setting ksql.query.pull.limit.clause.enabled=true." + hint},
+		{noLimit + "SELECT * FROM agg LIMIT 1;", "not supported: LIMIT clause in pull queries is currently disabled. You can enable them by setting ksql.query.pull.limit.clause.enabled=true." + pullHint},
 		// Allowed without scans: the key pinned, other conditions filter.
 		{noScan + "SELECT * FROM agg WHERE id IN (1, 2) AND n > 1;", ""},
 		// Allowed with scans and LIMIT (the defaults).
@@ -72,25 +63,16 @@ func TestPullQueryRules(t *testing.T) {
 // pins no key without table scans, and a table no query keeps.
 func TestExplainPullRefusedAsRun(t *testing.T) {
 	ctx := context.Background()
-	e, err := engine.Open(ctx, engine.Config{Memory: true, Log: quiet})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer e.Close()
-	execute(t, e, `
-		CREATE STREAM s (id INT KEY, v INT) WITH (KAFKA_TOPIC='s', VALUE_FORMAT='JSON', PARTITIONS=1);
-		CREATE TABLE agg AS SELECT id, COUNT(*) AS n FROM s GROUP BY id;
-		CREATE TABLE plain (id INT PRIMARY KEY, n INT) WITH (KAFKA_TOPIC='plain', VALUE_FORMAT='JSON', PARTITIONS=1);`)
-	const hint = " See https://cnfl.io/queries for more info.\nAdd EMIT CHANGES if you intended to issue a push query."
+	e := pullRulesEngine(t)
 	tests := []struct{ set, sql, want string }{
-		{"", "SELECT * FROM agg WHERE id = 1 GROUP BY id;", "not supported: Pull queries don't support GROUP BY clauses." + hint},
-		{"", "SELECT * FROM agg LIMIT -1;", "not supported: Pull queries don't support negative integers in the LIMIT clause." + hint},
+		{"", "SELECT * FROM agg WHERE id = 1 GROUP BY id;", "not supported: Pull queries don't support GROUP BY clauses." + pullHint},
+		{"", "SELECT * FROM agg LIMIT -1;", "not supported: Pull queries don't support negative integers in the LIMIT clause." + pullHint},
 		{"", "SELECT id, ROWOFFSET FROM agg;", "not supported: Pull queries don't support the following columns in SELECT clauses: `ROWOFFSET`"},
 		{"", "SELECT n, n FROM agg WHERE id = 1;", "invalid statement: Duplicate value columns found in schema: `N` BIGINT"},
 		{"", "SELECT * FROM agg WHERE WINDOWSTART = 10;", "invalid statement: WHERE column 'WINDOWSTART' cannot be resolved"},
 		{"", "SELECT * FROM agg WHERE id IN (NULL);", "invalid statement: Primary key columns can not be NULL: (ID = null)"},
 		{"SET 'ksql.query.pull.table.scan.enabled'='false';", "SELECT * FROM agg WHERE n = 1;", "not supported: WHERE clause missing key column for disjunct: (N = 1)"},
-		{"", "SELECT * FROM plain;", "The `PLAIN` table isn't queryable. To derive a queryable table, you can do 'CREATE TABLE QUERYABLE_PLAIN AS SELECT * FROM PLAIN'." + hint},
+		{"", "SELECT * FROM plain;", "The `PLAIN` table isn't queryable. To derive a queryable table, you can do 'CREATE TABLE QUERYABLE_PLAIN AS SELECT * FROM PLAIN'." + pullHint},
 	}
 	for _, tt := range tests {
 		t.Run(tt.sql, func(t *testing.T) {
@@ -115,3 +97,22 @@ func TestExplainPullRefusedAsRun(t *testing.T) {
 		})
 	}
 }
+
+// pullRulesEngine is an in-memory engine with a stream S, a table AGG a
+// query keeps, and a table PLAIN none keeps.
+func pullRulesEngine(t *testing.T) *engine.Engine {
+	t.Helper()
+	e, err := engine.Open(context.Background(), engine.Config{Memory: true, Log: quiet})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { e.Close() })
+	execute(t, e, `
+		CREATE STREAM s (id INT KEY, v INT) WITH (KAFKA_TOPIC='s', VALUE_FORMAT='JSON', PARTITIONS=1);
+		CREATE TABLE agg AS SELECT id, COUNT(*) AS n FROM s GROUP BY id;
+		CREATE TABLE plain (id INT PRIMARY KEY, n INT) WITH (KAFKA_TOPIC='plain', VALUE_FORMAT='JSON', PARTITIONS=1);`)
+	return e
+}
+
+// pullHint is what ksqlDB adds to a pull query's refusal.
+const pullHint = " See https://cnfl.io/queries for more info.\nAdd EMIT CHANGES if you intended to issue a push query."
