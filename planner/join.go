@@ -9,6 +9,7 @@ import (
 	"github.com/sluice-sql/sluice/exec"
 	"github.com/sluice-sql/sluice/format"
 	"github.com/sluice-sql/sluice/parser"
+	"github.com/sluice-sql/sluice/planner/logical"
 	"github.com/sluice-sql/sluice/types"
 )
 
@@ -40,25 +41,18 @@ func (p *planning) planJoin() (*Source, *scope, error) {
 	}
 	bases := []*joinInput{left}
 	var l *joinLayout
+	decided := joinNodes(p.q.Logical)
 	for idx, j := range sel.Joins {
 		right, err := p.baseInput(j.Right)
 		if err != nil {
 			return nil, nil, err
 		}
-		for _, b := range bases {
-			if strings.EqualFold(b.src.Name, right.src.Name) {
-				return nil, nil, posErr(j.Pos, fmt.Errorf("%w: Can not join '%s' to '%s': self joins are not yet supported.", ErrUnsupported, b.src.Name, right.src.Name))
-			}
-		}
 		bases = append(bases, right)
 		if idx > 0 {
 			left = intermediate(l, idx)
 		}
-		if l, err = p.planOneJoin(idx, j, left, right, bases); err != nil {
+		if l, err = p.planOneJoin(idx, j, decided[idx], left, right, bases); err != nil {
 			return nil, nil, err
-		}
-		if l.fkKeys > 0 && idx+1 < len(sel.Joins) {
-			return nil, nil, posErr(sel.Joins[idx+1].Pos, fmt.Errorf("%w: a foreign-key join can only be the last join of a query", ErrUnsupported))
 		}
 	}
 	if l.fkKeys > 0 {
@@ -116,13 +110,12 @@ func intermediate(l *joinLayout, idx int) *joinInput {
 	return in
 }
 
-// planOneJoin plans join idx of the FROM clause between left (a source,
-// or the joins before) and right (a source), and returns the layout of
-// its result. It extends p.join, the chain that ends with the join.
-func (p *planning) planOneJoin(idx int, j *parser.Join, left, right *joinInput, bases []*joinInput) (*joinLayout, error) {
-	if err := checkJoinInputs(j, left, right); err != nil {
-		return nil, err
-	}
+// planOneJoin builds join idx of the FROM clause between left (a source,
+// or the joins before) and right (a source) as the plan decided it
+// (decided: which inputs are re-keyed, whether it is a foreign-key join),
+// and returns the layout of its result. It extends p.join, the chain that
+// ends with the join. The bind pass checked the join already.
+func (p *planning) planOneJoin(idx int, j *parser.Join, decided *logical.Join, left, right *joinInput, bases []*joinInput) (*joinLayout, error) {
 	leftTable, rightTable := left.table, right.table
 	streams := !leftTable && !rightTable
 	ins := []*joinInput{left, right}
@@ -130,60 +123,18 @@ func (p *planning) planOneJoin(idx int, j *parser.Join, left, right *joinInput, 
 	if err != nil {
 		return nil, err
 	}
-	if err := checkWithin(j, streams); err != nil {
-		return nil, err
-	}
 	onExpr, keyExpr, err := joinKeyExprs(j, eq, ls, pre, left, right)
 	if err != nil {
 		return nil, err
 	}
-
-	// Which inputs are keyed by their join expression already.
-	keyed := [2]bool{left.keyedBy(onExpr[0], pre), right.keyedBy(onExpr[1], pre)}
-	if leftTable && rightTable {
-		if !keyed[1] {
-			return nil, posErr(j.On.Position(), fmt.Errorf("%w: Invalid join condition: table-table joins require to join on the primary key of the right input table. Got %s.", ErrInvalid, onText(eq, pre)))
-		}
-		if !keyed[0] {
-			switch {
-			case j.Type == parser.JoinRight:
-				return nil, posErr(j.Pos, fmt.Errorf("%w: RIGHT OUTER JOIN on a foreign key is not supported", ErrUnsupported))
-			case j.Type == parser.JoinFull:
-				return nil, posErr(j.Pos, fmt.Errorf("%w: FULL OUTER JOIN on a foreign key is not supported", ErrUnsupported))
-			case left.window != exec.NotWindowed:
-				return nil, posErr(j.Pos, fmt.Errorf("%w: Foreign-key table-table joins are not supported on windowed tables.", ErrUnsupported))
-			case left.prev != nil:
-				return nil, posErr(j.On.Position(), fmt.Errorf("%w: Invalid join condition: foreign-key table-table joins are not supported as part of n-way joins. Got %s.", ErrInvalid, onText(eq, pre)))
-			}
-			return p.planFKJoin(j, ins, keyExpr[0])
-		}
+	if decided.ForeignKey {
+		return p.planFKJoin(j, ins, keyExpr[0])
 	}
-	for side, in := range ins {
-		if in.table && !keyed[side] {
-			return nil, posErr(j.On.Position(), fmt.Errorf("%w: Invalid join condition: %s joins require to join on the table's primary key. Got %s.", ErrInvalid, joinKind(leftTable, rightTable), onText(eq, pre)))
-		}
-		if !keyed[side] && in.window != exec.NotWindowed {
-			return nil, posErr(j.On.Position(), fmt.Errorf("%w: Implicit repartitioning of windowed sources is not supported. See https://github.com/confluentinc/ksql/issues/4385.", ErrUnsupported))
-		}
-	}
-	// Both inputs must hash keys the same way into the same number of
-	// partitions; a stream keyed otherwise is repartitioned, in the other
-	// input's key format.
-	if keyed[0] && keyed[1] && !strings.EqualFold(left.keyFormat, right.keyFormat) {
-		switch {
-		case !rightTable:
-			keyed[1] = false
-		case !leftTable:
-			keyed[0] = false
-		}
-	}
+	// An input is read as it is unless the plan re-keys it.
+	keyed := [2]bool{!rekeyed(decided.Left), !rekeyed(decided.Right)}
 	partitions := left.partitions
 	if !keyed[0] {
 		partitions = right.partitions
-	}
-	if keyed[0] && keyed[1] && left.partitions != right.partitions && left.partitions > 0 && right.partitions > 0 {
-		return nil, posErr(j.Pos, fmt.Errorf("%w: Can't join `%s` with `%s` since the number of partitions don't match. `%s` partitions = %d; `%s` partitions = %d. Please repartition either one so that the number of partitions match.",
-			ErrInvalid, left.label, right.label, left.label, left.partitions, right.label, right.partitions))
 	}
 	sfx := ""
 	if idx > 0 {
@@ -204,10 +155,6 @@ func (p *planning) planOneJoin(idx int, j *parser.Join, left, right *joinInput, 
 			keyFormat, keyProps = other.keyFormat, other.keyProps
 		}
 		p.repartitionJoinInput(in, sfx+"-"+[2]string{"left", "right"}[side], keyExpr[side], partitions, keyFormat, keyProps)
-		if p.rekeyed == nil {
-			p.rekeyed = map[rekey]string{}
-		}
-		p.rekeyed[rekey{idx, side}] = onExpr[side].String()
 	}
 
 	// The joined row.

@@ -19,17 +19,22 @@ type rule struct {
 type ruleStage int
 
 const (
-	// onStatement rules rewrite the bound SELECT before the topology is
-	// built from it.
+	// onStatement rules rewrite the SELECT before it is bound.
 	onStatement ruleStage = iota
-	// onPlan rules run once the logical plan and the topology are built,
-	// and change both.
+	// onLogical rules decide on the logical plan the bind pass made,
+	// before the topology is built: the builder reads their decisions
+	// from the plan.
+	onLogical
+	// onPlan rules run once the topology is built, and change both it and
+	// the logical plan.
 	onPlan
 )
 
 // rules run in this order.
 var rules = []rule{
 	{name: "magic-timestamps", stage: onStatement, apply: (*planning).magicTimestampRule},
+	{name: "repartition", stage: onLogical, apply: (*planning).repartitionRule},
+	{name: "co-partitioning", stage: onLogical, apply: (*planning).coPartitioningRule},
 	{name: "column-pruning", stage: onPlan, apply: (*planning).columnPruningRule},
 	{name: "json-copy", stage: onPlan, apply: (*planning).jsonCopyRule},
 	{name: "key-lookup", stage: onPlan, apply: (*planning).keyLookupRule},
