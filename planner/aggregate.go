@@ -77,7 +77,7 @@ func (p *planning) planAggregate() error {
 	aggSpec := p.spec
 	partitions := p.src.Partitions
 	var chain []exec.Node
-	if p.aggregateRekeyed() {
+	if aggregateRekeyed(p.q.Logical) {
 		repart := p.prefix + "-Aggregate-GroupBy-repartition"
 		keyFormat := "JSON"
 		if len(groupCols) == 1 && isPrimitive(groupCols[0].Type) {
@@ -282,7 +282,7 @@ var errNotGrouped = errors.New("non-aggregate SELECT expression(s) not part of G
 
 // aggregateRekeyed reports whether the plan re-keys the aggregate's
 // input by the GROUP BY (the repartition rule's decision).
-func (p *planning) aggregateRekeyed() bool {
+func aggregateRekeyed(plan logical.Node) bool {
 	var agg *logical.Aggregate
 	var walk func(n logical.Node)
 	walk = func(n logical.Node) {
@@ -293,7 +293,7 @@ func (p *planning) aggregateRekeyed() bool {
 			walk(in)
 		}
 	}
-	walk(p.q.Logical)
+	walk(plan)
 	if agg == nil {
 		return false
 	}

@@ -49,6 +49,8 @@ type boundJoin struct {
 	keyType      types.Type
 	syntheticKey string
 	fkKey        []string
+	// next is where the join after this one starts, if any.
+	next parser.Pos
 }
 
 // bind states the query as a logical plan (p.q.Logical) before the
@@ -69,7 +71,7 @@ func (p *planning) bind() error {
 			return posErr(sel.From.Pos, err)
 		}
 		p.src = src
-		n = p.logicalRelation(src)
+		n = logicalRelation(src, p.pull())
 	}
 	if sel.Where != nil {
 		n = &logical.Filter{Pred: sel.Where, Input: n}
@@ -117,9 +119,10 @@ func selectCalls(sel *parser.Select, is func(name string) bool) bool {
 }
 
 // logicalRelation is a stream or table read by the query: from its
-// topic, or, for a pull query on a table, from the store that keeps it.
-func (p *planning) logicalRelation(src *Source) logical.Node {
-	if p.pull() && len(p.sel.Joins) == 0 && src.Kind == parser.KindTable {
+// topic, or, for a pull query (pull) on a table, from the store that
+// keeps it.
+func logicalRelation(src *Source, pull bool) logical.Node {
+	if pull && src.Kind == parser.KindTable {
 		return &logical.StoreScan{Table: src.Name}
 	}
 	var key []string
@@ -136,15 +139,15 @@ func (p *planning) logicalRelation(src *Source) logical.Node {
 // an input must be re-keyed is the repartition rule's to decide.
 func (p *planning) bindJoins() (logical.Node, error) {
 	sel := p.sel
-	left, err := p.baseInput(sel.From)
+	left, err := baseInput(p.cat, sel.From, p.opts)
 	if err != nil {
 		return nil, err
 	}
 	bases := []*joinInput{left}
-	n := p.logicalRelation(left.src)
+	n := logicalRelation(left.src, false)
 	var l *joinLayout
 	for idx, j := range sel.Joins {
-		right, err := p.baseInput(j.Right)
+		right, err := baseInput(p.cat, j.Right, p.opts)
 		if err != nil {
 			return nil, err
 		}
@@ -161,10 +164,13 @@ func (p *planning) bindJoins() (logical.Node, error) {
 		if err != nil {
 			return nil, err
 		}
+		if idx+1 < len(sel.Joins) {
+			b.next = sel.Joins[idx+1].Pos
+		}
 		p.bound = append(p.bound, b)
 		l = boundLayout(bases, left, right, b.keyType)
 		n = &logical.Join{Kind: [...]string{"INNER", "LEFT OUTER", "RIGHT OUTER", "FULL OUTER"}[j.Type], On: j.On.String(), Index: idx,
-			OnSides: b.onExpr, Left: n, Right: p.logicalRelation(right.src)}
+			OnSides: b.onExpr, Left: n, Right: logicalRelation(right.src, false)}
 	}
 	return n, nil
 }

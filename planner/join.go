@@ -29,21 +29,44 @@ type joinPlan struct {
 	sides  []*exec.SideInput
 }
 
-// planJoin plans the FROM clause's joins, left-deep: each join's left
-// input is the source in FROM or the result of the joins before it. It
-// returns the virtual source the rest of the query reads and the scope
-// naming its columns.
+// planJoin builds the FROM clause's joins as the logical plan decided
+// them and keeps the chain that ends with them for the rest of the query.
 func (p *planning) planJoin() (*Source, *scope, error) {
-	sel := p.sel
-	left, err := p.baseInput(sel.From)
+	jb := &joinBuilder{sel: p.sel, cat: p.cat, opts: p.opts, target: p.target, queryID: p.q.ID, prefix: p.prefix,
+		topology: p.q.Topology, decided: joinNodes(p.q.Logical)}
+	src, sc, err := jb.build()
+	p.join = jb.join
+	return src, sc, err
+}
+
+// joinBuilder builds the joins of a FROM clause into the topology.
+type joinBuilder struct {
+	sel             *parser.Select
+	cat             *Catalog
+	opts            Options
+	target          *Target
+	queryID, prefix string
+	topology        *exec.Topology
+	// decided are the plan's joins in FROM order, with the repartition
+	// rule's decisions.
+	decided []*logical.Join
+	// join is the chain built so far, ending with the last join.
+	join *joinPlan
+}
+
+// build plans the joins left-deep: each join's left input is the source
+// in FROM or the result of the joins before it. It returns the virtual
+// source the rest of the query reads and the scope naming its columns.
+func (jb *joinBuilder) build() (*Source, *scope, error) {
+	sel := jb.sel
+	left, err := baseInput(jb.cat, sel.From, jb.opts)
 	if err != nil {
 		return nil, nil, err
 	}
 	bases := []*joinInput{left}
 	var l *joinLayout
-	decided := joinNodes(p.q.Logical)
 	for idx, j := range sel.Joins {
-		right, err := p.baseInput(j.Right)
+		right, err := baseInput(jb.cat, j.Right, jb.opts)
 		if err != nil {
 			return nil, nil, err
 		}
@@ -51,12 +74,12 @@ func (p *planning) planJoin() (*Source, *scope, error) {
 		if idx > 0 {
 			left = intermediate(l, idx)
 		}
-		if l, err = p.planOneJoin(idx, j, decided[idx], left, right, bases); err != nil {
+		if l, err = jb.planOneJoin(idx, j, jb.decided[idx], left, right, bases); err != nil {
 			return nil, nil, err
 		}
 	}
 	if l.fkKeys > 0 {
-		return p.fkVirtual(l), &scope{src: p.fkVirtual(l), schema: l.schema(), join: l}, nil
+		return fkVirtual(l), &scope{src: fkVirtual(l), schema: l.schema(), join: l}, nil
 	}
 	first := bases[0].src
 	kind := parser.KindStream
@@ -80,15 +103,15 @@ func (p *planning) planJoin() (*Source, *scope, error) {
 }
 
 // baseInput is a stream or table named in FROM or JOIN.
-func (p *planning) baseInput(rel *parser.Relation) (*joinInput, error) {
-	src, err := p.cat.Lookup(rel.Name)
+func baseInput(cat *Catalog, rel *parser.Relation, opts Options) (*joinInput, error) {
+	src, err := cat.Lookup(rel.Name)
 	if err != nil {
 		return nil, posErr(rel.Pos, err)
 	}
 	in := &joinInput{src: src, alias: aliasOf(rel), spec: src.sourceSpec(), table: src.Kind == parser.KindTable,
 		window: src.Window, windowSize: src.WindowSize, partitions: src.Partitions, keyFormat: src.KeyFormat, keyProps: src.KeyProps, label: src.Name}
 	in.spec.Table = in.table
-	in.spec.FailOnBadTimestamp = p.opts.TimestampThrowOnInvalid
+	in.spec.FailOnBadTimestamp = opts.TimestampThrowOnInvalid
 	for _, c := range in.spec.RowSchema().Columns {
 		in.names = append(in.names, strings.ToUpper(in.alias)+"_"+c.Name)
 		in.types = append(in.types, c.Type)
@@ -113,9 +136,9 @@ func intermediate(l *joinLayout, idx int) *joinInput {
 // planOneJoin builds join idx of the FROM clause between left (a source,
 // or the joins before) and right (a source) as the plan decided it
 // (decided: which inputs are re-keyed, whether it is a foreign-key join),
-// and returns the layout of its result. It extends p.join, the chain that
+// and returns the layout of its result. It extends jb.join, the chain that
 // ends with the join. The bind pass checked the join already.
-func (p *planning) planOneJoin(idx int, j *parser.Join, decided *logical.Join, left, right *joinInput, bases []*joinInput) (*joinLayout, error) {
+func (jb *joinBuilder) planOneJoin(idx int, j *parser.Join, decided *logical.Join, left, right *joinInput, bases []*joinInput) (*joinLayout, error) {
 	leftTable, rightTable := left.table, right.table
 	streams := !leftTable && !rightTable
 	ins := []*joinInput{left, right}
@@ -128,7 +151,7 @@ func (p *planning) planOneJoin(idx int, j *parser.Join, decided *logical.Join, l
 		return nil, err
 	}
 	if decided.ForeignKey {
-		return p.planFKJoin(j, ins, keyExpr[0])
+		return jb.planFKJoin(j, ins, keyExpr[0])
 	}
 	// An input is read as it is unless the plan re-keys it.
 	keyed := [2]bool{!rekeyed(decided.Left), !rekeyed(decided.Right)}
@@ -154,7 +177,7 @@ func (p *planning) planOneJoin(idx int, j *parser.Join, decided *logical.Join, l
 		if other := ins[1-side]; keyed[1-side] {
 			keyFormat, keyProps = other.keyFormat, other.keyProps
 		}
-		p.repartitionJoinInput(in, sfx+"-"+[2]string{"left", "right"}[side], keyExpr[side], partitions, keyFormat, keyProps)
+		jb.repartitionJoinInput(in, sfx+"-"+[2]string{"left", "right"}[side], keyExpr[side], partitions, keyFormat, keyProps)
 	}
 
 	// The joined row.
@@ -201,8 +224,8 @@ func (p *planning) planOneJoin(idx int, j *parser.Join, decided *logical.Join, l
 
 	node := &exec.JoinNode{Type: exec.JoinType(j.Type), Text: parenthesized(j.On)}
 	node.Left, node.Right = left.joinSide(), right.joinSide()
-	storeBase := p.q.ID + "-Join" + sfx
-	topicBase := p.prefix + "-Join" + sfx
+	storeBase := jb.queryID + "-Join" + sfx
+	topicBase := jb.prefix + "-Join" + sfx
 	if streams {
 		w := j.Within
 		node.Before, node.After = w.Before.Milliseconds(), w.After.Milliseconds()
@@ -214,7 +237,7 @@ func (p *planning) planOneJoin(idx int, j *parser.Join, decided *logical.Join, l
 			node.Grace = max(int64(24*time.Hour/time.Millisecond)-node.Before-node.After, 0)
 			node.Legacy = true
 		}
-		node.LateTopic, _ = p.target.withProp("LATE_TOPIC")
+		node.LateTopic, _ = jb.target.withProp("LATE_TOPIC")
 		retention := node.Before + node.After + node.Grace + int64(24*time.Hour/time.Millisecond)
 		for side, name := range []string{"left", "right"} {
 			store := storeBase + "-" + name + "-store"
@@ -223,10 +246,10 @@ func (p *planning) planOneJoin(idx int, j *parser.Join, decided *logical.Join, l
 			} else {
 				node.Right.Store = store
 			}
-			p.q.Topology.Stores = append(p.q.Topology.Stores, exec.StoreSpec{Name: store, Changelog: topicBase + "-" + name + "-store-changelog", Windowed: true, Partitions: partitions, RetentionMs: retention})
+			jb.topology.Stores = append(jb.topology.Stores, exec.StoreSpec{Name: store, Changelog: topicBase + "-" + name + "-store-changelog", Windowed: true, Partitions: partitions, RetentionMs: retention})
 		}
 	} else {
-		if _, ok := p.target.withProp("LATE_TOPIC"); ok {
+		if _, ok := jb.target.withProp("LATE_TOPIC"); ok {
 			return nil, posErr(j.Pos, fmt.Errorf("%w: LATE_TOPIC needs a windowed aggregation or a stream-stream join: only windows close and turn records away", ErrInvalid))
 		}
 		for side, in := range ins {
@@ -249,15 +272,15 @@ func (p *planning) planOneJoin(idx int, j *parser.Join, decided *logical.Join, l
 			} else {
 				spec.Changelog = topicBase + "-" + name + "-table-changelog"
 			}
-			p.q.Topology.Stores = append(p.q.Topology.Stores, spec)
+			jb.topology.Stores = append(jb.topology.Stores, spec)
 		}
 	}
 	if chained {
-		nodes := append(append([]exec.Node{}, p.join.nodes...), node)
-		sides := append(append([]*exec.SideInput{}, p.join.sides...), &exec.SideInput{Source: right.spec, Node: len(nodes) - 1, Side: 1})
-		p.join = &joinPlan{layout: l, spec: p.join.spec, nodes: nodes, sides: sides}
+		nodes := append(append([]exec.Node{}, jb.join.nodes...), node)
+		sides := append(append([]*exec.SideInput{}, jb.join.sides...), &exec.SideInput{Source: right.spec, Node: len(nodes) - 1, Side: 1})
+		jb.join = &joinPlan{layout: l, spec: jb.join.spec, nodes: nodes, sides: sides}
 	} else {
-		p.join = &joinPlan{layout: l, spec: left.spec, nodes: []exec.Node{node}, sides: []*exec.SideInput{{Source: right.spec, Node: 0, Side: 1}}}
+		jb.join = &joinPlan{layout: l, spec: left.spec, nodes: []exec.Node{node}, sides: []*exec.SideInput{{Source: right.spec, Node: 0, Side: 1}}}
 	}
 	return l, nil
 }

@@ -18,14 +18,15 @@ func (p *planning) coPartitioningRule() (bool, error) {
 		if j.ForeignKey {
 			continue
 		}
-		if err := p.checkCoPartitioned(j, p.bound[j.Index]); err != nil {
+		if err := checkCoPartitioned(j, p.bound[j.Index]); err != nil {
 			return false, err
 		}
 	}
 	return false, nil
 }
 
-func (p *planning) checkCoPartitioned(j *logical.Join, b *boundJoin) error {
+// checkCoPartitioned checks one join (not a foreign-key join).
+func checkCoPartitioned(j *logical.Join, b *boundJoin) error {
 	pj := b.join
 	if b.table[0] && b.table[1] && !j.Keyed[1] {
 		return posErr(pj.On.Position(), fmt.Errorf("%w: Invalid join condition: table-table joins require to join on the primary key of the right input table. Got %s.", ErrInvalid, onText(b.eq, b.pre)))

@@ -30,11 +30,11 @@ func (p *planning) repartitionRule() (bool, error) {
 		var did bool
 		switch x := n.(type) {
 		case *logical.Join:
-			out, did, err = p.repartitionJoin(x)
+			out, did, err = repartitionJoin(x, p.bound[x.Index], len(p.sel.Joins))
 		case *logical.Aggregate:
 			out, did = repartitionAggregate(x)
 		case *logical.Project:
-			out, did = p.repartitionPartitionBy(x)
+			out, did = repartitionPartitionBy(x, p.sel.PartitionBy, p.target != nil)
 		default:
 			return n
 		}
@@ -84,23 +84,24 @@ func keyedBy(key []string, by []parser.Expr) bool {
 
 // repartitionPartitionBy re-keys a persistent query's rows by its
 // PARTITION BY before the projection (the sink writes each record to its
-// new key's partition).
-func (p *planning) repartitionPartitionBy(proj *logical.Project) (logical.Node, bool) {
-	if p.target == nil || len(p.sel.PartitionBy) == 0 {
+// new key's partition). A push query's rows go to the client, not to
+// partitions.
+func repartitionPartitionBy(proj *logical.Project, partitionBy []parser.Expr, persistent bool) (logical.Node, bool) {
+	if !persistent || len(partitionBy) == 0 {
 		return proj, false
 	}
-	by := exprTexts(p.sel.PartitionBy)
+	by := exprTexts(partitionBy)
 	np := *proj
 	np.Input = &logical.Repartition{By: by, Keying: logical.Keying{Key: by, Partitions: logical.KeyingOf(proj.Input).Partitions}, Input: proj.Input}
 	return &np, true
 }
 
-// repartitionJoin decides which inputs of one join are re-keyed by their
-// side of ON, and how the join's result is keyed. Its inputs are decided
-// already (the plan is rewritten bottom-up), so an input that is the
-// result of the joins before is keyed as their decisions left it.
-func (p *planning) repartitionJoin(j *logical.Join) (logical.Node, bool, error) {
-	b := p.bound[j.Index]
+// repartitionJoin decides which inputs of one join (of joins in the FROM
+// clause) are re-keyed by their side of ON, and how the join's result is
+// keyed. Its inputs are decided already (the plan is rewritten
+// bottom-up), so an input that is the result of the joins before is
+// keyed as their decisions left it.
+func repartitionJoin(j *logical.Join, b *boundJoin, joins int) (logical.Node, bool, error) {
 	ins := [2]logical.Keying{logical.KeyingOf(j.Left), logical.KeyingOf(j.Right)}
 	keyed := b.sourceKeyed
 	before, afterJoin := j.Left.(*logical.Join)
@@ -115,7 +116,7 @@ func (p *planning) repartitionJoin(j *logical.Join) (logical.Node, bool, error) 
 			return &nj, false, nil
 		}
 		if !keyed[0] {
-			if err := p.checkForeignKeyJoin(j, b); err != nil {
+			if err := checkForeignKeyJoin(j, b, joins); err != nil {
 				return nil, false, err
 			}
 			nj.ForeignKey = true
@@ -181,8 +182,9 @@ func (p *planning) repartitionJoin(j *logical.Join) (logical.Node, bool, error) 
 	return &nj, rekey[0] || rekey[1], nil
 }
 
-// checkForeignKeyJoin refuses the foreign-key joins ksqlDB refuses.
-func (p *planning) checkForeignKeyJoin(j *logical.Join, b *boundJoin) error {
+// checkForeignKeyJoin refuses the foreign-key joins ksqlDB refuses, and
+// one that is not the last of the query's joins.
+func checkForeignKeyJoin(j *logical.Join, b *boundJoin, joins int) error {
 	pj := b.join
 	switch {
 	case pj.Type == parser.JoinRight:
@@ -193,8 +195,8 @@ func (p *planning) checkForeignKeyJoin(j *logical.Join, b *boundJoin) error {
 		return posErr(pj.Pos, fmt.Errorf("%w: Foreign-key table-table joins are not supported on windowed tables.", ErrUnsupported))
 	case b.afterJoin:
 		return posErr(pj.On.Position(), fmt.Errorf("%w: Invalid join condition: foreign-key table-table joins are not supported as part of n-way joins. Got %s.", ErrInvalid, onText(b.eq, b.pre)))
-	case j.Index+1 < len(p.sel.Joins):
-		return posErr(p.sel.Joins[j.Index+1].Pos, fmt.Errorf("%w: a foreign-key join can only be the last join of a query", ErrUnsupported))
+	case j.Index+1 < joins:
+		return posErr(b.next, fmt.Errorf("%w: a foreign-key join can only be the last join of a query", ErrUnsupported))
 	}
 	return nil
 }
