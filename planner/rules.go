@@ -7,8 +7,11 @@ package planner
 // To add a rule: write it in its own file, rule_<name>.go, as a method
 // of *planning returning (changed, err); give it its own test; add it to
 // rules at the stage where what it reads exists. A rule decides; the
-// topology it leaves says what was decided (exec instantiates nodes and
-// recognises no plan shapes).
+// plan it leaves says what was decided: an onLogical rule's decision is
+// a node or field of the logical plan the builder reads, an onPlan
+// rule's is in the topology too (exec instantiates nodes and recognises
+// no plan shapes). A rule changed the plan when it inserted, replaced or
+// annotated a node; a rule that only checks never did.
 type rule struct {
 	name  string
 	stage ruleStage
