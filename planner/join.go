@@ -171,11 +171,13 @@ func (jb *joinBuilder) planOneJoin(idx int, j *parser.Join, decided *logical.Joi
 			}
 			continue
 		}
-		// Re-keyed into the format of the other input when that one is
-		// read as it is, so that both hash a key to the same partition.
-		keyFormat, keyProps := "", format.Props{}
-		if other := ins[1-side]; keyed[1-side] {
-			keyFormat, keyProps = other.keyFormat, other.keyProps
+		// Re-keyed in the key format the plan gives the topic (the other
+		// input's when that one is read as it is, so that both hash a key
+		// to the same partition), with that input's key properties.
+		r := [2]logical.Node{decided.Left, decided.Right}[side].(*logical.Repartition)
+		keyFormat, keyProps := r.Keying.Format, format.Props{}
+		if other := ins[1-side]; keyed[1-side] && other.keyFormat == keyFormat {
+			keyProps = other.keyProps
 		}
 		jb.repartitionJoinInput(in, sfx+"-"+[2]string{"left", "right"}[side], keyExpr[side], partitions, keyFormat, keyProps)
 	}

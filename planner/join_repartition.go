@@ -15,8 +15,7 @@ import (
 //
 // A source input keeps its key and value columns (its time comes with the
 // record); the result of earlier joins keeps every slot of its row. The
-// topic's key is written in keyFormat (the other input's, so that both
-// hash a key alike), or KAFKA/JSON when empty.
+// topic's key is written in keyFormat, the repartition rule's choice.
 func (jb *joinBuilder) repartitionJoinInput(in *joinInput, name string, c expr.Compiled, partitions int32, keyFormat string, keyProps format.Props) {
 	keyType := c.Type
 	ncols := len(in.names)
@@ -34,12 +33,6 @@ func (jb *joinBuilder) repartitionJoinInput(in *joinInput, name string, c expr.C
 		names = append(names, col.Name)
 	}
 	keyCol := types.Column{Name: "KSQL_INTERNAL_JOINKEY", Type: keyType, Key: true}
-	if keyFormat == "" || strings.EqualFold(keyFormat, "NONE") {
-		keyFormat, keyProps = "JSON", format.Props{}
-		if isPrimitive(keyType) {
-			keyFormat = "KAFKA"
-		}
-	}
 	topic := jb.prefix + "-Join" + name + "-repartition"
 	nodes := []exec.Node{
 		&exec.ProjectNode{Exprs: exprs, Names: names},
