@@ -11,7 +11,8 @@ import (
 // EXPLAIN shows the logical plan and the planner rules that changed it
 // before the topology, for a statement and for a running query alike: a
 // pull query on a table names its store lookup, a push query whether it
-// is scalable, a persistent query its JSON copy.
+// is scalable, a persistent query its JSON copy or the repartition before
+// its aggregate.
 func TestExplainShowsLogicalPlanAndRules(t *testing.T) {
 	ctx := context.Background()
 	e, err := engine.Open(ctx, engine.Config{Memory: true, Log: quiet})
@@ -42,6 +43,16 @@ subscribe (rows to the client as they come; scalable: servable from the output o
    └─ filter ROWTIME >= 1767225600000
       └─ source CLICKS (stream, topic clicks, reads PAGE)
 Rules applied: magic-timestamps, column-pruning, scalable-push
+`},
+		// The repartition rule re-keys the clicks by PAGE before the
+		// aggregate, and says so.
+		{"EXPLAIN CREATE TABLE pages AS SELECT page, COUNT(*) AS n FROM clicks GROUP BY page;", `Logical plan:
+sink PAGES (table, topic PAGES)
+└─ project PAGE, N
+   └─ aggregate COUNT(*) by PAGE
+      └─ repartition by PAGE
+         └─ source CLICKS (stream, topic clicks, reads PAGE)
+Rules applied: repartition, column-pruning
 `},
 		{"EXPLAIN CSAS_SLOW;", `Logical plan:
 sink SLOW (stream, topic SLOW)

@@ -9,6 +9,7 @@ import (
 	"github.com/sluice-sql/sluice/exec"
 	"github.com/sluice-sql/sluice/expr"
 	"github.com/sluice-sql/sluice/parser"
+	"github.com/sluice-sql/sluice/planner/logical"
 	"github.com/sluice-sql/sluice/types"
 )
 
@@ -76,8 +77,7 @@ func (p *planning) planAggregate() error {
 	aggSpec := p.spec
 	partitions := p.src.Partitions
 	var chain []exec.Node
-	if p.needsRepartition() {
-		p.aggRepartition = true
+	if aggregateRekeyed(p.q.Logical) {
 		repart := p.prefix + "-Aggregate-GroupBy-repartition"
 		keyFormat := "JSON"
 		if len(groupCols) == 1 && isPrimitive(groupCols[0].Type) {
@@ -282,21 +282,28 @@ func (s *postScope) Resolve(ref *parser.ColumnRef) (int, types.Type, error) {
 // planAggregate reports the SELECT items that use one, as ksqlDB does.
 var errNotGrouped = errors.New("non-aggregate SELECT expression(s) not part of GROUP BY")
 
-// needsRepartition is false when the GROUP BY columns are exactly the
-// source's key columns in order: rows of a group already share a
-// partition.
-func (p *planning) needsRepartition() bool {
-	keys := p.src.Schema.Keys()
-	if len(keys) != len(p.sel.GroupBy) {
-		return true
-	}
-	for i, g := range p.sel.GroupBy {
-		ref, ok := g.(*parser.ColumnRef)
-		if !ok || !strings.EqualFold(ref.Name, keys[i].Name) {
-			return true
+// aggregateRekeyed reports whether the plan re-keys the aggregate's
+// input by the GROUP BY (the repartition rule's decision).
+func aggregateRekeyed(plan logical.Node) bool {
+	var agg *logical.Aggregate
+	var walk func(n logical.Node)
+	walk = func(n logical.Node) {
+		if a, ok := n.(*logical.Aggregate); ok {
+			agg = a
+		}
+		for _, in := range n.Inputs() {
+			walk(in)
 		}
 	}
-	return false
+	walk(plan)
+	if agg == nil {
+		return false
+	}
+	in := agg.Input
+	if w, ok := in.(*logical.Window); ok {
+		in = w.Input
+	}
+	return rekeyed(in)
 }
 
 // withRetention is the RETENTION of the statement's WITH clause, if any.

@@ -7,19 +7,28 @@
 // exec.Topology: sub-topologies split at repartition topics, named state
 // stores with changelog topics, and the sink. The engine then runs it.
 //
-// The query is also stated as a logical plan (package logical) and
-// passed through an ordered list of named rules (rules.go, one
-// rule_<name>.go file each: magic-timestamps, column-pruning, json-copy,
-// key-lookup, scalable-push). A rule's decision is written into the plan
-// (a node exec instantiates, a field of Query the engine reads), never
-// left for exec to work out from the shape of the chain. Query.Explain,
-// what EXPLAIN prints, shows the logical plan, the rules that changed it
-// and the topology. A pull query on a table runs its chain over rows of
-// the table's state store: its sub-topology's Read (exec.StoreRead, a
-// scan, or the keys the key-lookup rule found, and the store, which
-// Options.TableStore names) says so, and EXPLAIN's physical plan names
-// that read where a query of topics names its source. ARCHITECTURE.md shows one of each kind of query and
-// how to add a rule.
+// A query goes through PlanQuery in six steps: a pull query is validated
+// (below); the onStatement rules rewrite the SELECT (magic-timestamps);
+// the bind pass (bind.go) resolves its sources, checks its joins with
+// ksqlDB's texts and states it as a logical plan (package logical) whose
+// sources say how they are keyed (logical.Keying); the onLogical rules
+// decide on that plan (repartition: where rows are re-keyed; co-
+// partitioning: ksqlDB's refusals of joins whose inputs cannot meet);
+// the builder makes the topology, reading those decisions from the plan
+// (a logical.Repartition before an aggregate or a join input is a
+// repartition topic and the sub-topology writing it); the onPlan rules
+// work on the built plan (column-pruning, json-copy, key-lookup,
+// scalable-push). Each rule is a rule_<name>.go file listed in rules.go.
+// A rule's decision is written into the plan (a node exec instantiates,
+// a field of Query the engine reads), never left for exec to work out
+// from the shape of the chain. Query.Explain, what EXPLAIN prints, shows
+// the logical plan, the rules that changed it and the topology. A pull
+// query on a table runs its chain over rows of the table's state store:
+// its sub-topology's Read (exec.StoreRead, a scan, or the keys the key-
+// lookup rule found, and the store, which Options.TableStore names) says
+// so, and EXPLAIN's physical plan names that read where a query of
+// topics names its source. ARCHITECTURE.md shows one of each kind of
+// query and how to add a rule.
 //
 // PlanQuery's first stage validates a pull query (a SELECT without EMIT
 // and without target; pull_validate.go): it refuses, with ksqlDB's words,
@@ -36,7 +45,8 @@
 //	CREATE TABLE hotel_5m AS SELECT hotel, COUNT(*) AS bookings
 //	  FROM bookings WINDOW TUMBLING 5m GRACE 2m GROUP BY hotel;
 //
-// the planner sees that HOTEL is not the key of BOOKINGS, so it plans
+// the repartition rule sees that HOTEL is not the key of BOOKINGS and
+// puts a repartition before the aggregate, so the builder plans
 // sub-topology 0 (read BOOKINGS, re-key by HOTEL, write the repartition
 // topic) and sub-topology 1 (read the repartition topic, aggregate into
 // a windowed store whose changelog is compacted, write HOTEL_5M keyed by

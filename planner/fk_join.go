@@ -16,7 +16,7 @@ import (
 // internal topic partitioned like the right table, whose task answers
 // through a topic partitioned like the left table. The result is keyed by
 // the left table's key.
-func (p *planning) planFKJoin(j *parser.Join, ins []*joinInput, fk expr.Compiled) (*joinLayout, error) {
+func (jb *joinBuilder) planFKJoin(j *parser.Join, ins []*joinInput, fk expr.Compiled) (*joinLayout, error) {
 	left, right := ins[0], ins[1]
 	l := &joinLayout{inputs: ins, sides: [2]*joinInput{left, right}, candidates: map[string]bool{}, fkKeys: len(left.src.Schema.Keys()),
 		table: true, partitions: left.src.Partitions, keyFormat: left.src.KeyFormat, keyProps: left.src.KeyProps, label: left.src.Name}
@@ -35,22 +35,22 @@ func (p *planning) planFKJoin(j *parser.Join, ins []*joinInput, fk expr.Compiled
 		k.Key = false
 		subValues = append(subValues, k)
 	}
-	sub := &exec.FKTopic{Topic: p.prefix + "-FK-subscription", KeyFormat: right.src.KeyFormat, KeyProps: right.src.KeyProps,
+	sub := &exec.FKTopic{Topic: jb.prefix + "-FK-subscription", KeyFormat: right.src.KeyFormat, KeyProps: right.src.KeyProps,
 		KeyCols: []types.Column{rightKey}, ValueCols: subValues, Partitions: right.src.Partitions}
 	respValues := []types.Column{{Name: "KSQL_INTERNAL_FK", Type: fk.Type}, {Name: "KSQL_INTERNAL_FOUND", Type: types.BooleanType}}
 	for _, c := range right.src.Schema.Columns {
 		respValues = append(respValues, types.Column{Name: "KSQL_INTERNAL_R_" + c.Name, Type: c.Type})
 	}
 	respValues = append(respValues, types.Column{Name: "KSQL_INTERNAL_R_ROWTIME", Type: types.BigIntType})
-	resp := &exec.FKTopic{Topic: p.prefix + "-FK-response", KeyFormat: left.src.KeyFormat, KeyProps: left.src.KeyProps,
+	resp := &exec.FKTopic{Topic: jb.prefix + "-FK-response", KeyFormat: left.src.KeyFormat, KeyProps: left.src.KeyProps,
 		KeyCols: leftKeys, ValueCols: respValues, Partitions: left.src.Partitions}
 
-	t := p.q.Topology
-	leftStore, rightStore, subStore := p.q.ID+"-FK-left-table", p.q.ID+"-FK-right-table", p.q.ID+"-FK-subscriptions"
+	t := jb.topology
+	leftStore, rightStore, subStore := jb.queryID+"-FK-left-table", jb.queryID+"-FK-right-table", jb.queryID+"-FK-subscriptions"
 	t.Stores = append(t.Stores,
 		exec.StoreSpec{Name: leftStore, Changelog: left.spec.Topic, FromSource: left.spec, Partitions: left.src.Partitions},
 		exec.StoreSpec{Name: rightStore, Changelog: right.spec.Topic, FromSource: right.spec, Partitions: right.src.Partitions},
-		exec.StoreSpec{Name: subStore, Changelog: p.prefix + "-FK-subscriptions-changelog", Partitions: right.src.Partitions},
+		exec.StoreSpec{Name: subStore, Changelog: jb.prefix + "-FK-subscriptions-changelog", Partitions: right.src.Partitions},
 	)
 	for _, it := range []*exec.FKTopic{sub, resp} {
 		t.Internal = append(t.Internal, exec.TopicSpec{Name: it.Topic, Partitions: max(it.Partitions, 1), Configs: map[string]string{"cleanup.policy": "delete"}})
@@ -62,13 +62,13 @@ func (p *planning) planFKJoin(j *parser.Join, ins []*joinInput, fk expr.Compiled
 	leftNode := &exec.FKJoinLeftNode{Type: exec.JoinType(j.Type), LeftName: left.src.Name, LeftWidth: len(left.names), LeftKeys: len(leftKeys),
 		RightWidth: len(right.names), RightCols: len(right.src.Schema.Columns), FK: fk.Eval, Store: leftStore, Subscription: sub,
 		Text: parenthesized(j.On)}
-	p.join = &joinPlan{layout: l, spec: left.spec, nodes: []exec.Node{leftNode}, sides: []*exec.SideInput{{Source: resp.Spec(), Node: 0, Side: 1}}}
+	jb.join = &joinPlan{layout: l, spec: left.spec, nodes: []exec.Node{leftNode}, sides: []*exec.SideInput{{Source: resp.Spec(), Node: 0, Side: 1}}}
 	return l, nil
 }
 
 // fkVirtual is the source a foreign-key join's result is read as: keyed
 // by the left table's key.
-func (p *planning) fkVirtual(l *joinLayout) *Source {
+func fkVirtual(l *joinLayout) *Source {
 	left := l.inputs[0]
 	leftKeys := left.src.Schema.Keys()
 	virtual := &Source{

@@ -9,6 +9,7 @@ import (
 	"github.com/sluice-sql/sluice/exec"
 	"github.com/sluice-sql/sluice/format"
 	"github.com/sluice-sql/sluice/parser"
+	"github.com/sluice-sql/sluice/planner/logical"
 	"github.com/sluice-sql/sluice/types"
 )
 
@@ -28,41 +29,57 @@ type joinPlan struct {
 	sides  []*exec.SideInput
 }
 
-// planJoin plans the FROM clause's joins, left-deep: each join's left
-// input is the source in FROM or the result of the joins before it. It
-// returns the virtual source the rest of the query reads and the scope
-// naming its columns.
+// planJoin builds the FROM clause's joins as the logical plan decided
+// them and keeps the chain that ends with them for the rest of the query.
 func (p *planning) planJoin() (*Source, *scope, error) {
-	sel := p.sel
-	left, err := p.baseInput(sel.From)
+	jb := &joinBuilder{sel: p.sel, cat: p.cat, opts: p.opts, target: p.target, queryID: p.q.ID, prefix: p.prefix,
+		topology: p.q.Topology, decided: joinNodes(p.q.Logical)}
+	src, sc, err := jb.build()
+	p.join = jb.join
+	return src, sc, err
+}
+
+// joinBuilder builds the joins of a FROM clause into the topology.
+type joinBuilder struct {
+	sel             *parser.Select
+	cat             *Catalog
+	opts            Options
+	target          *Target
+	queryID, prefix string
+	topology        *exec.Topology
+	// decided are the plan's joins in FROM order, with the repartition
+	// rule's decisions.
+	decided []*logical.Join
+	// join is the chain built so far, ending with the last join.
+	join *joinPlan
+}
+
+// build plans the joins left-deep: each join's left input is the source
+// in FROM or the result of the joins before it. It returns the virtual
+// source the rest of the query reads and the scope naming its columns.
+func (jb *joinBuilder) build() (*Source, *scope, error) {
+	sel := jb.sel
+	left, err := baseInput(jb.cat, sel.From, jb.opts)
 	if err != nil {
 		return nil, nil, err
 	}
 	bases := []*joinInput{left}
 	var l *joinLayout
 	for idx, j := range sel.Joins {
-		right, err := p.baseInput(j.Right)
+		right, err := baseInput(jb.cat, j.Right, jb.opts)
 		if err != nil {
 			return nil, nil, err
-		}
-		for _, b := range bases {
-			if strings.EqualFold(b.src.Name, right.src.Name) {
-				return nil, nil, posErr(j.Pos, fmt.Errorf("%w: Can not join '%s' to '%s': self joins are not yet supported.", ErrUnsupported, b.src.Name, right.src.Name))
-			}
 		}
 		bases = append(bases, right)
 		if idx > 0 {
 			left = intermediate(l, idx)
 		}
-		if l, err = p.planOneJoin(idx, j, left, right, bases); err != nil {
+		if l, err = jb.planOneJoin(idx, j, jb.decided[idx], left, right, bases); err != nil {
 			return nil, nil, err
-		}
-		if l.fkKeys > 0 && idx+1 < len(sel.Joins) {
-			return nil, nil, posErr(sel.Joins[idx+1].Pos, fmt.Errorf("%w: a foreign-key join can only be the last join of a query", ErrUnsupported))
 		}
 	}
 	if l.fkKeys > 0 {
-		return p.fkVirtual(l), &scope{src: p.fkVirtual(l), schema: l.schema(), join: l}, nil
+		return fkVirtual(l), &scope{src: fkVirtual(l), schema: l.schema(), join: l}, nil
 	}
 	first := bases[0].src
 	kind := parser.KindStream
@@ -86,15 +103,15 @@ func (p *planning) planJoin() (*Source, *scope, error) {
 }
 
 // baseInput is a stream or table named in FROM or JOIN.
-func (p *planning) baseInput(rel *parser.Relation) (*joinInput, error) {
-	src, err := p.cat.Lookup(rel.Name)
+func baseInput(cat *Catalog, rel *parser.Relation, opts Options) (*joinInput, error) {
+	src, err := cat.Lookup(rel.Name)
 	if err != nil {
 		return nil, posErr(rel.Pos, err)
 	}
 	in := &joinInput{src: src, alias: aliasOf(rel), spec: src.sourceSpec(), table: src.Kind == parser.KindTable,
 		window: src.Window, windowSize: src.WindowSize, partitions: src.Partitions, keyFormat: src.KeyFormat, keyProps: src.KeyProps, label: src.Name}
 	in.spec.Table = in.table
-	in.spec.FailOnBadTimestamp = p.opts.TimestampThrowOnInvalid
+	in.spec.FailOnBadTimestamp = opts.TimestampThrowOnInvalid
 	for _, c := range in.spec.RowSchema().Columns {
 		in.names = append(in.names, strings.ToUpper(in.alias)+"_"+c.Name)
 		in.types = append(in.types, c.Type)
@@ -116,13 +133,12 @@ func intermediate(l *joinLayout, idx int) *joinInput {
 	return in
 }
 
-// planOneJoin plans join idx of the FROM clause between left (a source,
-// or the joins before) and right (a source), and returns the layout of
-// its result. It extends p.join, the chain that ends with the join.
-func (p *planning) planOneJoin(idx int, j *parser.Join, left, right *joinInput, bases []*joinInput) (*joinLayout, error) {
-	if err := checkJoinInputs(j, left, right); err != nil {
-		return nil, err
-	}
+// planOneJoin builds join idx of the FROM clause between left (a source,
+// or the joins before) and right (a source) as the plan decided it
+// (decided: which inputs are re-keyed, whether it is a foreign-key join),
+// and returns the layout of its result. It extends jb.join, the chain that
+// ends with the join. The bind pass checked the join already.
+func (jb *joinBuilder) planOneJoin(idx int, j *parser.Join, decided *logical.Join, left, right *joinInput, bases []*joinInput) (*joinLayout, error) {
 	leftTable, rightTable := left.table, right.table
 	streams := !leftTable && !rightTable
 	ins := []*joinInput{left, right}
@@ -130,60 +146,18 @@ func (p *planning) planOneJoin(idx int, j *parser.Join, left, right *joinInput, 
 	if err != nil {
 		return nil, err
 	}
-	if err := checkWithin(j, streams); err != nil {
-		return nil, err
-	}
 	onExpr, keyExpr, err := joinKeyExprs(j, eq, ls, pre, left, right)
 	if err != nil {
 		return nil, err
 	}
-
-	// Which inputs are keyed by their join expression already.
-	keyed := [2]bool{left.keyedBy(onExpr[0], pre), right.keyedBy(onExpr[1], pre)}
-	if leftTable && rightTable {
-		if !keyed[1] {
-			return nil, posErr(j.On.Position(), fmt.Errorf("%w: Invalid join condition: table-table joins require to join on the primary key of the right input table. Got %s.", ErrInvalid, onText(eq, pre)))
-		}
-		if !keyed[0] {
-			switch {
-			case j.Type == parser.JoinRight:
-				return nil, posErr(j.Pos, fmt.Errorf("%w: RIGHT OUTER JOIN on a foreign key is not supported", ErrUnsupported))
-			case j.Type == parser.JoinFull:
-				return nil, posErr(j.Pos, fmt.Errorf("%w: FULL OUTER JOIN on a foreign key is not supported", ErrUnsupported))
-			case left.window != exec.NotWindowed:
-				return nil, posErr(j.Pos, fmt.Errorf("%w: Foreign-key table-table joins are not supported on windowed tables.", ErrUnsupported))
-			case left.prev != nil:
-				return nil, posErr(j.On.Position(), fmt.Errorf("%w: Invalid join condition: foreign-key table-table joins are not supported as part of n-way joins. Got %s.", ErrInvalid, onText(eq, pre)))
-			}
-			return p.planFKJoin(j, ins, keyExpr[0])
-		}
+	if decided.ForeignKey {
+		return jb.planFKJoin(j, ins, keyExpr[0])
 	}
-	for side, in := range ins {
-		if in.table && !keyed[side] {
-			return nil, posErr(j.On.Position(), fmt.Errorf("%w: Invalid join condition: %s joins require to join on the table's primary key. Got %s.", ErrInvalid, joinKind(leftTable, rightTable), onText(eq, pre)))
-		}
-		if !keyed[side] && in.window != exec.NotWindowed {
-			return nil, posErr(j.On.Position(), fmt.Errorf("%w: Implicit repartitioning of windowed sources is not supported. See https://github.com/confluentinc/ksql/issues/4385.", ErrUnsupported))
-		}
-	}
-	// Both inputs must hash keys the same way into the same number of
-	// partitions; a stream keyed otherwise is repartitioned, in the other
-	// input's key format.
-	if keyed[0] && keyed[1] && !strings.EqualFold(left.keyFormat, right.keyFormat) {
-		switch {
-		case !rightTable:
-			keyed[1] = false
-		case !leftTable:
-			keyed[0] = false
-		}
-	}
+	// An input is read as it is unless the plan re-keys it.
+	keyed := [2]bool{!rekeyed(decided.Left), !rekeyed(decided.Right)}
 	partitions := left.partitions
 	if !keyed[0] {
 		partitions = right.partitions
-	}
-	if keyed[0] && keyed[1] && left.partitions != right.partitions && left.partitions > 0 && right.partitions > 0 {
-		return nil, posErr(j.Pos, fmt.Errorf("%w: Can't join `%s` with `%s` since the number of partitions don't match. `%s` partitions = %d; `%s` partitions = %d. Please repartition either one so that the number of partitions match.",
-			ErrInvalid, left.label, right.label, left.label, left.partitions, right.label, right.partitions))
 	}
 	sfx := ""
 	if idx > 0 {
@@ -197,17 +171,15 @@ func (p *planning) planOneJoin(idx int, j *parser.Join, left, right *joinInput, 
 			}
 			continue
 		}
-		// Re-keyed into the format of the other input when that one is
-		// read as it is, so that both hash a key to the same partition.
-		keyFormat, keyProps := "", format.Props{}
-		if other := ins[1-side]; keyed[1-side] {
-			keyFormat, keyProps = other.keyFormat, other.keyProps
+		// Re-keyed in the key format the plan gives the topic (the other
+		// input's when that one is read as it is, so that both hash a key
+		// to the same partition), with that input's key properties.
+		r := [2]logical.Node{decided.Left, decided.Right}[side].(*logical.Repartition)
+		keyFormat, keyProps := r.Keying.Format, format.Props{}
+		if other := ins[1-side]; keyed[1-side] && other.keyFormat == keyFormat {
+			keyProps = other.keyProps
 		}
-		p.repartitionJoinInput(in, sfx+"-"+[2]string{"left", "right"}[side], keyExpr[side], partitions, keyFormat, keyProps)
-		if p.rekeyed == nil {
-			p.rekeyed = map[rekey]string{}
-		}
-		p.rekeyed[rekey{idx, side}] = onExpr[side].String()
+		jb.repartitionJoinInput(in, sfx+"-"+[2]string{"left", "right"}[side], keyExpr[side], partitions, keyFormat, keyProps)
 	}
 
 	// The joined row.
@@ -254,8 +226,8 @@ func (p *planning) planOneJoin(idx int, j *parser.Join, left, right *joinInput, 
 
 	node := &exec.JoinNode{Type: exec.JoinType(j.Type), Text: parenthesized(j.On)}
 	node.Left, node.Right = left.joinSide(), right.joinSide()
-	storeBase := p.q.ID + "-Join" + sfx
-	topicBase := p.prefix + "-Join" + sfx
+	storeBase := jb.queryID + "-Join" + sfx
+	topicBase := jb.prefix + "-Join" + sfx
 	if streams {
 		w := j.Within
 		node.Before, node.After = w.Before.Milliseconds(), w.After.Milliseconds()
@@ -267,7 +239,7 @@ func (p *planning) planOneJoin(idx int, j *parser.Join, left, right *joinInput, 
 			node.Grace = max(int64(24*time.Hour/time.Millisecond)-node.Before-node.After, 0)
 			node.Legacy = true
 		}
-		node.LateTopic, _ = p.target.withProp("LATE_TOPIC")
+		node.LateTopic, _ = jb.target.withProp("LATE_TOPIC")
 		retention := node.Before + node.After + node.Grace + int64(24*time.Hour/time.Millisecond)
 		for side, name := range []string{"left", "right"} {
 			store := storeBase + "-" + name + "-store"
@@ -276,10 +248,10 @@ func (p *planning) planOneJoin(idx int, j *parser.Join, left, right *joinInput, 
 			} else {
 				node.Right.Store = store
 			}
-			p.q.Topology.Stores = append(p.q.Topology.Stores, exec.StoreSpec{Name: store, Changelog: topicBase + "-" + name + "-store-changelog", Windowed: true, Partitions: partitions, RetentionMs: retention})
+			jb.topology.Stores = append(jb.topology.Stores, exec.StoreSpec{Name: store, Changelog: topicBase + "-" + name + "-store-changelog", Windowed: true, Partitions: partitions, RetentionMs: retention})
 		}
 	} else {
-		if _, ok := p.target.withProp("LATE_TOPIC"); ok {
+		if _, ok := jb.target.withProp("LATE_TOPIC"); ok {
 			return nil, posErr(j.Pos, fmt.Errorf("%w: LATE_TOPIC needs a windowed aggregation or a stream-stream join: only windows close and turn records away", ErrInvalid))
 		}
 		for side, in := range ins {
@@ -302,15 +274,15 @@ func (p *planning) planOneJoin(idx int, j *parser.Join, left, right *joinInput, 
 			} else {
 				spec.Changelog = topicBase + "-" + name + "-table-changelog"
 			}
-			p.q.Topology.Stores = append(p.q.Topology.Stores, spec)
+			jb.topology.Stores = append(jb.topology.Stores, spec)
 		}
 	}
 	if chained {
-		nodes := append(append([]exec.Node{}, p.join.nodes...), node)
-		sides := append(append([]*exec.SideInput{}, p.join.sides...), &exec.SideInput{Source: right.spec, Node: len(nodes) - 1, Side: 1})
-		p.join = &joinPlan{layout: l, spec: p.join.spec, nodes: nodes, sides: sides}
+		nodes := append(append([]exec.Node{}, jb.join.nodes...), node)
+		sides := append(append([]*exec.SideInput{}, jb.join.sides...), &exec.SideInput{Source: right.spec, Node: len(nodes) - 1, Side: 1})
+		jb.join = &joinPlan{layout: l, spec: jb.join.spec, nodes: nodes, sides: sides}
 	} else {
-		p.join = &joinPlan{layout: l, spec: left.spec, nodes: []exec.Node{node}, sides: []*exec.SideInput{{Source: right.spec, Node: 0, Side: 1}}}
+		jb.join = &joinPlan{layout: l, spec: left.spec, nodes: []exec.Node{node}, sides: []*exec.SideInput{{Source: right.spec, Node: 0, Side: 1}}}
 	}
 	return l, nil
 }

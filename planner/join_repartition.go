@@ -15,9 +15,8 @@ import (
 //
 // A source input keeps its key and value columns (its time comes with the
 // record); the result of earlier joins keeps every slot of its row. The
-// topic's key is written in keyFormat (the other input's, so that both
-// hash a key alike), or KAFKA/JSON when empty.
-func (p *planning) repartitionJoinInput(in *joinInput, name string, c expr.Compiled, partitions int32, keyFormat string, keyProps format.Props) {
+// topic's key is written in keyFormat, the repartition rule's choice.
+func (jb *joinBuilder) repartitionJoinInput(in *joinInput, name string, c expr.Compiled, partitions int32, keyFormat string, keyProps format.Props) {
 	keyType := c.Type
 	ncols := len(in.names)
 	if in.prev == nil {
@@ -34,27 +33,21 @@ func (p *planning) repartitionJoinInput(in *joinInput, name string, c expr.Compi
 		names = append(names, col.Name)
 	}
 	keyCol := types.Column{Name: "KSQL_INTERNAL_JOINKEY", Type: keyType, Key: true}
-	if keyFormat == "" || strings.EqualFold(keyFormat, "NONE") {
-		keyFormat, keyProps = "JSON", format.Props{}
-		if isPrimitive(keyType) {
-			keyFormat = "KAFKA"
-		}
-	}
-	topic := p.prefix + "-Join" + name + "-repartition"
+	topic := jb.prefix + "-Join" + name + "-repartition"
 	nodes := []exec.Node{
 		&exec.ProjectNode{Exprs: exprs, Names: names},
 		&exec.SinkNode{Topic: topic, KeyFormat: keyFormat, KeyProps: keyProps, ValueFormat: "JSON", KeyCols: []types.Column{keyCol}, ValueCols: values,
 			KeyIdx: []int{0}, ValueIdx: seq(1, 1+len(values)), Internal: true},
 	}
+	t := jb.topology
 	if in.prev == nil {
-		p.addSub(in.spec, nodes)
+		t.Subs = append(t.Subs, &exec.SubTopology{ID: len(t.Subs), Source: in.spec, Nodes: nodes})
 	} else {
 		// The joins so far end by writing their rows to the topic.
-		t := p.q.Topology
-		t.Subs = append(t.Subs, &exec.SubTopology{ID: len(t.Subs), Source: p.join.spec,
-			Nodes: append(append([]exec.Node{}, p.join.nodes...), nodes...), Sides: p.join.sides})
+		t.Subs = append(t.Subs, &exec.SubTopology{ID: len(t.Subs), Source: jb.join.spec,
+			Nodes: append(append([]exec.Node{}, jb.join.nodes...), nodes...), Sides: jb.join.sides})
 	}
-	p.q.Topology.Internal = append(p.q.Topology.Internal, exec.TopicSpec{Name: topic, Partitions: partitions, Configs: map[string]string{"cleanup.policy": "delete"}})
+	t.Internal = append(t.Internal, exec.TopicSpec{Name: topic, Partitions: partitions, Configs: map[string]string{"cleanup.policy": "delete"}})
 	in.spec = &exec.SourceSpec{Topic: topic, KeyFormat: keyFormat, KeyProps: keyProps, ValueFormat: "JSON", KeyCols: []types.Column{keyCol}, ValueCols: values, TimestampCol: -1, Dedupe: true}
 	in.keyFormat, in.keyProps, in.partitions = keyFormat, keyProps, partitions
 	// The input's slots: the join key, its columns, then the pseudo

@@ -8,6 +8,7 @@ import (
 	"github.com/sluice-sql/sluice/expr"
 	"github.com/sluice-sql/sluice/format"
 	"github.com/sluice-sql/sluice/parser"
+	"github.com/sluice-sql/sluice/planner/logical"
 	"github.com/sluice-sql/sluice/types"
 )
 
@@ -76,7 +77,9 @@ func (p *planning) planPartitionBy() error {
 	// As for a plain projection, a null-value record goes on as one
 	// (re-keyed) unless a WHERE drops it.
 	p.spec.KeepNullValues = filter == nil
-	p.partitionBy = true
+	// The sink re-keys the records where the plan says so (the
+	// repartition rule).
+	p.partitionBy = partitionRekeyed(p.q.Logical)
 	return p.finish(nodes, compiled, keyItems, exec.NotWindowed, 0, [2]int{-1, -1}, p.src.Partitions)
 }
 
@@ -305,4 +308,19 @@ func partitionKeyFormat(keyFormat string, explicit bool, keyCols []types.Column)
 		return "", fmt.Errorf("%w: Key format does not support schema.\nformat: KAFKA\nschema: Persistence{columns=%s, features=[]}\nreason: The 'KAFKA' format only supports a single field. Got: %s", ErrInvalid, list, list)
 	}
 	return keyFormat, nil
+}
+
+// partitionRekeyed reports whether the plan re-keys the rows before the
+// final projection (a persistent PARTITION BY).
+func partitionRekeyed(n logical.Node) bool {
+	for {
+		if proj, ok := n.(*logical.Project); ok {
+			return rekeyed(proj.Input)
+		}
+		ins := n.Inputs()
+		if len(ins) != 1 {
+			return false
+		}
+		n = ins[0]
+	}
 }

@@ -88,6 +88,12 @@ func PlanQuery(cat *Catalog, sel *parser.Select, target *Target, queryID string,
 			return nil, posErr(sel.Pos, err)
 		}
 	}
+	if err := p.bind(); err != nil {
+		return nil, err
+	}
+	if err := p.runRules(onLogical); err != nil {
+		return nil, err
+	}
 	if len(sel.Joins) > 0 {
 		src, sc, err := p.planJoin()
 		if err != nil {
@@ -110,10 +116,7 @@ func PlanQuery(cat *Catalog, sel *parser.Select, target *Target, queryID string,
 			}
 		}
 	} else {
-		src, err := cat.Lookup(sel.From.Name)
-		if err != nil {
-			return nil, posErr(sel.From.Pos, err)
-		}
+		src := p.src
 		spec := src.sourceSpec()
 		spec.Table = src.Kind == parser.KindTable
 		spec.FailOnBadTimestamp = opts.TimestampThrowOnInvalid
@@ -122,7 +125,7 @@ func PlanQuery(cat *Catalog, sel *parser.Select, target *Target, queryID string,
 		if err != nil {
 			return nil, err
 		}
-		p.src, p.spec, p.sc, p.items = src, spec, sc, items
+		p.spec, p.sc, p.items = spec, sc, items
 		p.q.Sources = []string{src.Name}
 	}
 	var err error
@@ -160,7 +163,7 @@ func PlanQuery(cat *Catalog, sel *parser.Select, target *Target, queryID string,
 	if p.pull() && p.join == nil && p.src.Kind == parser.KindTable {
 		readStore(p.q.Topology, p.spec, p.src.Name, p.store)
 	}
-	p.q.Logical = p.logicalPlan()
+	p.nameLogical()
 	if err := p.runRules(onPlan); err != nil {
 		return nil, err
 	}
@@ -191,12 +194,8 @@ type planning struct {
 	// computed, also for null-value records, and its key format follows
 	// ksqlDB's PARTITION BY rules (sinkSource).
 	partitionBy bool
-	// aggRepartition says the aggregate reads its input through a
-	// repartition topic, and rekeyed holds the key expression of each
-	// join input re-keyed through one: the builder's decisions, which the
-	// logical plan shows.
-	aggRepartition bool
-	rekeyed        map[rekey]string
+	// bound holds what binding found of each join, for the rules.
+	bound []*boundJoin
 	// final is the final chain as built, for the rules.
 	final builtChain
 	// store is the state store keeping the table a pull query reads

@@ -7,8 +7,11 @@ package planner
 // To add a rule: write it in its own file, rule_<name>.go, as a method
 // of *planning returning (changed, err); give it its own test; add it to
 // rules at the stage where what it reads exists. A rule decides; the
-// topology it leaves says what was decided (exec instantiates nodes and
-// recognises no plan shapes).
+// plan it leaves says what was decided: an onLogical rule's decision is
+// a node or field of the logical plan the builder reads, an onPlan
+// rule's is in the topology too (exec instantiates nodes and recognises
+// no plan shapes). A rule changed the plan when it inserted, replaced or
+// annotated a node; a rule that only checks never did.
 type rule struct {
 	name  string
 	stage ruleStage
@@ -19,17 +22,22 @@ type rule struct {
 type ruleStage int
 
 const (
-	// onStatement rules rewrite the bound SELECT before the topology is
-	// built from it.
+	// onStatement rules rewrite the SELECT before it is bound.
 	onStatement ruleStage = iota
-	// onPlan rules run once the logical plan and the topology are built,
-	// and change both.
+	// onLogical rules decide on the logical plan the bind pass made,
+	// before the topology is built: the builder reads their decisions
+	// from the plan.
+	onLogical
+	// onPlan rules run once the topology is built, and change both it and
+	// the logical plan.
 	onPlan
 )
 
 // rules run in this order.
 var rules = []rule{
 	{name: "magic-timestamps", stage: onStatement, apply: (*planning).magicTimestampRule},
+	{name: "repartition", stage: onLogical, apply: (*planning).repartitionRule},
+	{name: "co-partitioning", stage: onLogical, apply: (*planning).coPartitioningRule},
 	{name: "column-pruning", stage: onPlan, apply: (*planning).columnPruningRule},
 	{name: "json-copy", stage: onPlan, apply: (*planning).jsonCopyRule},
 	{name: "key-lookup", stage: onPlan, apply: (*planning).keyLookupRule},

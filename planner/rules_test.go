@@ -44,7 +44,7 @@ func TestRulesRunInOrder(t *testing.T) {
 		{`CREATE STREAM a AS SELECT id, item FROM orders WHERE ROWTIME > '2020';`, []string{"magic-timestamps", "column-pruning", "json-copy"}},
 		{`CREATE STREAM b AS SELECT * FROM orders;`, []string{"json-copy"}},
 		{`SELECT * FROM users EMIT CHANGES;`, []string{"scalable-push"}},
-		{`SELECT item, COUNT(*) FROM orders GROUP BY item EMIT CHANGES;`, []string{"column-pruning"}},
+		{`SELECT item, COUNT(*) FROM orders GROUP BY item EMIT CHANGES;`, []string{"repartition", "column-pruning"}},
 	}
 	for _, c := range cases {
 		if _, got := fired(t, cat, c.sql); !slices.Equal(got, c.want) {

@@ -1,11 +1,17 @@
 package logical
 
-import "strings"
+import (
+	"strings"
+
+	"github.com/sluice-sql/sluice/parser"
+)
 
 // Aggregate groups rows by its keys and folds each group with the
 // aggregate functions, keeping the groups in a state store.
 type Aggregate struct {
-	GroupBy    []string
+	GroupBy []string
+	// Keys are the bound GROUP BY expressions GroupBy prints.
+	Keys       []parser.Expr
 	Aggregates []string
 	Input      Node
 }

@@ -5,7 +5,9 @@
 // sub-topologies, stores and topics.
 //
 // Place in the flow: the planner binds a SELECT into this tree, runs its
-// named rules over the plan (planner/rules.go) and builds the physical
+// named rules over the plan (planner/rules.go: some decide on it before
+// the physical topology is built, such as where rows are re-keyed, and
+// the builder reads their decisions from it) and builds the physical
 // topology; EXPLAIN prints the tree with Print, the rules that changed
 // the plan, and the topology.
 //

@@ -6,8 +6,10 @@ import "strings"
 // row to its new key's partition through an internal topic, so that a
 // following aggregate or join sees every row of a key in one task.
 type Repartition struct {
-	By    []string
-	Input Node
+	By []string
+	// Keying is how the repartition topic is keyed (not printed).
+	Keying Keying
+	Input  Node
 }
 
 var _ Node = (*Repartition)(nil)

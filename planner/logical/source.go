@@ -13,6 +13,8 @@ type Source struct {
 	// Reads, when set, lists the only value columns the query reads (the
 	// column-pruning rule); nil: all of them.
 	Reads []string
+	// Keying is how the source's topic is keyed (not printed).
+	Keying Keying
 }
 
 var _ Node = (*Source)(nil)
