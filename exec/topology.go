@@ -230,7 +230,11 @@ func (t *Topology) Explain() string {
 		fmt.Fprintf(&b, "state store %s → changelog %s\n", st.Name, st.Changelog)
 	}
 	for _, it := range t.Internal {
-		fmt.Fprintf(&b, "repartition topic %s (%d partitions)\n", it.Name, it.Partitions)
+		unit := "partitions"
+		if it.Partitions == 1 {
+			unit = "partition"
+		}
+		fmt.Fprintf(&b, "repartition topic %s (%d %s)\n", it.Name, it.Partitions, unit)
 	}
 	if t.IdleTimeout > 0 {
 		fmt.Fprintf(&b, "idle timeout %s: a partition without records for that long moves its stream time on with the wall clock\n", t.IdleTimeout)
