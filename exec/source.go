@@ -125,6 +125,9 @@ func (s *SourceSpec) Describe() string {
 			}
 		}
 		reads = fmt.Sprintf(", reads %d of %d value columns: %s", len(names), len(s.ValueCols), strings.Join(names, ", "))
+		if len(names) == 0 {
+			reads = fmt.Sprintf(", reads none of %d value columns", len(s.ValueCols))
+		}
 	}
 	return fmt.Sprintf("source %s (key %s, value %s, event time %s%s)", s.Topic, s.KeyFormat, s.ValueFormat, ts, reads)
 }

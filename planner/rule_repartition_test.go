@@ -74,7 +74,7 @@ func TestRepartitionRule(t *testing.T) {
 		{sql: `CREATE TABLE by_user AS SELECT user_id, COUNT(*) AS n FROM clicks GROUP BY user_id;`, plan: `sink BY_USER (table, topic BY_USER)
 └─ project USER_ID, N
    └─ aggregate COUNT(*) by USER_ID
-      └─ source CLICKS (stream, topic clicks, reads )
+      └─ source CLICKS (stream, topic clicks, reads no value columns)
 `},
 		{sql: `CREATE TABLE by_page AS SELECT page, COUNT(*) AS n FROM clicks GROUP BY page;`, plan: `sink BY_PAGE (table, topic BY_PAGE)
 └─ project PAGE, N

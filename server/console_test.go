@@ -97,7 +97,7 @@ CREATE TABLE counts WITH (KAFKA_TOPIC='%s') AS SELECT user, COUNT(*) AS n FROM c
 	got = f.get(t, "/console/api/query/ctas_counts")
 	body := regexp.MustCompile(`_sluice-[A-Z0-9_]+-query-`).ReplaceAllString(got.body, "_sluice-SVC-query-")
 	want = compact(t, `{"id":"CTAS_COUNTS","nodes":[
-		{"kind":"source","label":"source `+topic+` (key KAFKA, value JSON, event time record timestamp, reads 0 of 1 value columns: )","sub":0,"step":-1,"rows":0,"rate":0},
+		{"kind":"source","label":"source `+topic+` (key KAFKA, value JSON, event time record timestamp, reads none of 1 value columns)","sub":0,"step":-1,"rows":0,"rate":0},
 		{"kind":"operator","label":"project KSQL_INTERNAL_GROUP_0","sub":0,"step":0,"rows":0,"rate":0},
 		{"kind":"operator","label":"aggregate COUNT(*) by USER window TUMBLING size 10s grace 1s retention 11s emit changes [store CTAS_COUNTS-Aggregate-Materialize]","sub":0,"step":1,"rows":0,"rate":0},
 		{"kind":"operator","label":"project USER, N","sub":0,"step":2,"rows":0,"rate":0},

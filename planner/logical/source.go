@@ -25,7 +25,11 @@ func (s *Source) Describe() string {
 		kind = "table"
 	}
 	out := fmt.Sprintf("source %s (%s, topic %s", s.Name, kind, s.Topic)
-	if s.Reads != nil {
+	switch {
+	case s.Reads == nil:
+	case len(s.Reads) == 0:
+		out += ", reads no value columns"
+	default:
 		out += ", reads " + strings.Join(s.Reads, ", ")
 	}
 	return out + ")"
