@@ -90,7 +90,7 @@ func (a *sessionAggregate) Open(tc *TaskContext) error {
 		// it to read when their retention ends.
 		w := a.node.Window
 		from = addSat(subSat(tc.StreamTime, w.Size+w.Grace), 1)
-		a.expiry = sessionExpiry{gapFrom: math.MinInt64, gapTo: from - 1}
+		a.expiry = newSessionExpiry(math.MinInt64, from-1)
 	}
 	err := a.store.RangeBetween(sessionIndexKey(nil, from, nil, math.MinInt64)[:9], []byte{sessionIndexTag + 1}, func(k, _ []byte) bool {
 		end, gk, start, ok := splitSessionIndexKey(k)
@@ -312,7 +312,7 @@ func (a *sessionAggregate) expireSessions(tc *TaskContext, closed int64) error {
 }
 
 // refillExpiry moves the first sessions of the expiry's gap from the
-// store's index into the queue: up to expiryRefill of them (and the rest
+// store's index into the queue: up to q.refill of them (and the rest
 // of those ending with the last), none ending after closed, which may
 // still change. The gap then starts after what was read; it is empty when
 // the scan reached its end.
@@ -326,7 +326,7 @@ func (a *sessionAggregate) refillExpiry(closed int64) error {
 		if !ok {
 			return true
 		}
-		if end > bound || read >= expiryRefill && end != last {
+		if end > bound || read >= q.refill && end != last {
 			full = end <= bound
 			return false
 		}

@@ -170,7 +170,7 @@ func (x *sessionIndex) len() int { return x.byEnd.Len() }
 // The queue is bounded: closed sessions it has no room for, and those the
 // store held when the task opened, form the gap [gapFrom, gapTo] (ends),
 // which lives only in the store. Once the queue runs dry, a scan of the
-// store's index moves up to expiryRefill of the gap's sessions into it,
+// store's index moves up to refill of the gap's sessions into it,
 // and closed sessions join the queue again once the gap is empty: the
 // queue, then the gap, then the index hold every stored session in order
 // of end.
@@ -179,6 +179,10 @@ type sessionExpiry struct {
 	head  int
 	// gapFrom > gapTo when there is no gap.
 	gapFrom, gapTo int64
+	// limit bounds the queue closing sessions join (expiryQueueMax);
+	// refill is how many sessions one scan of the gap reads
+	// (expiryRefill). Tests make them small.
+	limit, refill int
 }
 
 type expiringSession struct {
@@ -194,6 +198,12 @@ const (
 	expiryRefill = 4096
 )
 
+// newSessionExpiry starts with the gap [gapFrom, gapTo]: the closed
+// sessions a store holds when its task opens.
+func newSessionExpiry(gapFrom, gapTo int64) sessionExpiry {
+	return sessionExpiry{gapFrom: gapFrom, gapTo: gapTo, limit: expiryQueueMax, refill: expiryRefill}
+}
+
 func (q *sessionExpiry) gap() bool { return q.gapFrom <= q.gapTo }
 
 // closed takes a session that has just left the index as it closed.
@@ -205,7 +215,7 @@ func (q *sessionExpiry) gap() bool { return q.gapFrom <= q.gapTo }
 // before it.
 func (q *sessionExpiry) closed(key string, start, end int64) {
 	n := len(q.queue) - q.head
-	if !q.gap() && (n < expiryQueueMax || q.queue[len(q.queue)-1].end == end) || q.gap() && end < q.gapFrom {
+	if !q.gap() && (n < q.limit || n > 0 && q.queue[len(q.queue)-1].end == end) || q.gap() && end < q.gapFrom {
 		q.queue = append(q.queue, expiringSession{key, start, end})
 		return
 	}
