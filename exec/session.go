@@ -23,11 +23,14 @@ import (
 //
 //	0x00 ‖ group key ‖ start ‖ end  → maxTs ‖ accumulators
 //	0x01 ‖ end ‖ group key ‖ start  → empty: sessions in order of end,
-//	                                   for closing and expiry scans
+//	                                   read when the operator opens and
+//	                                   by expiry's scans of its gap
 //
 // The sessions that can still change are also listed in memory
 // (sessionIndex), so that a record reads the one or two it touches with
-// point reads instead of a range scan.
+// point reads instead of a range scan, and EMIT FINAL finds those that
+// close without one; EMIT CHANGES queues the closed ones for expiry
+// (sessionExpiry).
 type sessionAggregate struct {
 	*aggregate
 	index *sessionIndex
