@@ -23,17 +23,24 @@ import (
 //
 //	0x00 ‖ group key ‖ start ‖ end  → maxTs ‖ accumulators
 //	0x01 ‖ end ‖ group key ‖ start  → empty: sessions in order of end,
-//	                                   for closing and expiry scans
+//	                                   read when the operator opens and
+//	                                   by expiry's scans of its gap
+//
+// The sessions that can still change are also listed in memory
+// (sessionIndex), so that a record reads the one or two it touches with
+// point reads instead of a range scan, and EMIT FINAL finds those that
+// close without one; EMIT CHANGES queues the closed ones for expiry
+// (sessionExpiry).
 type sessionAggregate struct {
 	*aggregate
-	sessions []session
-}
-
-type session struct {
-	key        []byte
-	start, end int64
-	maxTs      int64
-	accs       []any
+	index *sessionIndex
+	// expiry lists the closed sessions EMIT CHANGES keeps until their
+	// retention ends.
+	expiry sessionExpiry
+	// touched are the sessions the current record merges with; merging
+	// holds their accumulators. Both are reused from record to record.
+	touched []sessionSpan
+	merging [][]any
 }
 
 const (
@@ -71,6 +78,36 @@ func (a *sessionAggregate) open(tc *TaskContext, end int64) bool {
 	return addSat(end, w.Size+w.Grace) > tc.StreamTime
 }
 
+// Open builds the session index from the store: the sessions still open
+// at the restored stream time or, under EMIT FINAL, every stored session,
+// since those are the ones yet to be emitted (AdvanceTime emits the closed
+// ones first thing).
+func (a *sessionAggregate) Open(tc *TaskContext) error {
+	if err := a.aggregate.Open(tc); err != nil {
+		return err
+	}
+	a.index = newSessionIndex()
+	from := int64(math.MinInt64)
+	if !a.node.EmitFinal {
+		// The closed sessions the store holds are the expiry's gap, for
+		// it to read when their retention ends.
+		w := a.node.Window
+		from = addSat(subSat(tc.StreamTime, w.Size+w.Grace), 1)
+		a.expiry = newSessionExpiry(math.MinInt64, from-1)
+	}
+	err := a.store.RangeBetween(sessionIndexKey(nil, from, nil, math.MinInt64)[:9], []byte{sessionIndexTag + 1}, func(k, _ []byte) bool {
+		end, gk, start, ok := splitSessionIndexKey(k)
+		if ok {
+			a.index.add(gk, a.index.lookup(gk), start, end)
+		}
+		return true
+	})
+	if err != nil {
+		return fmt.Errorf("aggregate %s: index sessions: %w", a.node.Store, err)
+	}
+	return nil
+}
+
 func (a *sessionAggregate) Process(tc *TaskContext, row *Row) error {
 	if row.Tombstone || !a.groupKey(tc, row) {
 		return nil
@@ -79,39 +116,21 @@ func (a *sessionAggregate) Process(tc *TaskContext, row *Row) error {
 	t := row.Ts
 	// The sessions this record touches: open ones whose span comes
 	// within the gap of t. Sessions of a key never overlap, so in start
-	// order the scan ends at the first that starts beyond t + gap.
-	a.sessions = a.sessions[:0]
-	prefix := append([]byte{sessionDataTag}, a.keyBuf...)
-	var decodeErr error
-	err := a.store.RangeBetween(prefix, prefixEnd(prefix), func(k, v []byte) bool {
-		if len(k) != len(prefix)+16 {
-			return true
+	// order the search ends at the first that starts beyond t + gap.
+	ks := a.index.lookup(a.keyBuf)
+	a.touched = a.touched[:0]
+	merged := sessionSpan{start: t, end: t}
+	if ks != nil {
+		for _, s := range ks.spans {
+			if s.start > addSat(t, w.Size) {
+				break
+			}
+			if s.end < subSat(t, w.Size) || !a.open(tc, s.end) {
+				continue
+			}
+			a.touched = append(a.touched, s)
+			merged.start, merged.end = min(merged.start, s.start), max(merged.end, s.end)
 		}
-		start, end := readTime(k[len(prefix):]), readTime(k[len(prefix)+8:])
-		if start > addSat(t, w.Size) {
-			return false
-		}
-		if end < subSat(t, w.Size) || !a.open(tc, end) {
-			return true
-		}
-		accs, maxTs, err := decodeAggState(v, a.node.Store)
-		if err != nil {
-			decodeErr = err
-			return false
-		}
-		a.sessions = append(a.sessions, session{key: append([]byte(nil), k...), start: start, end: end, maxTs: maxTs, accs: accs})
-		return true
-	})
-	if err == nil {
-		err = decodeErr
-	}
-	if err != nil {
-		return fmt.Errorf("aggregate %s: read sessions: %w", a.node.Store, err)
-	}
-	merged := session{start: t, end: t, maxTs: t}
-	for _, s := range a.sessions {
-		merged.start, merged.end = min(merged.start, s.start), max(merged.end, s.end)
-		merged.maxTs = max(merged.maxTs, s.maxTs)
 	}
 	if addSat(merged.end, w.Size+w.Grace) < tc.StreamTime {
 		a.late(tc, row, merged.start, merged.end)
@@ -119,40 +138,60 @@ func (a *sessionAggregate) Process(tc *TaskContext, row *Row) error {
 	}
 	// Accumulators combine in time order; the new record is the latest
 	// by offset, so it is added last.
-	if len(a.sessions) == 0 {
-		merged.accs = a.initAccs()
+	maxTs := t
+	a.merging = a.merging[:0]
+	for _, s := range a.touched {
+		a.stateKey = sessionKey(a.stateKey[:0], a.keyBuf, s.start, s.end)
+		v, ok, err := a.store.Get(a.stateKey)
+		if err != nil {
+			return fmt.Errorf("aggregate %s: read session: %w", a.node.Store, err)
+		}
+		if !ok {
+			return fmt.Errorf("aggregate %s: session [%d, %d] of a key is indexed but not stored", a.node.Store, s.start, s.end)
+		}
+		accs, sMaxTs, err := decodeAggState(v, a.node.Store)
+		if err != nil {
+			return err
+		}
+		a.merging = append(a.merging, accs)
+		maxTs = max(maxTs, sMaxTs)
+		if s != merged {
+			a.store.Delete(a.stateKey)
+			a.idxKey = sessionIndexKey(a.idxKey[:0], s.end, a.keyBuf, s.start)
+			a.store.Delete(a.idxKey)
+			if !a.node.EmitFinal {
+				if err := a.emit(tc, a.tombstone(sMaxTs, s.start, s.end)); err != nil {
+					return err
+				}
+			}
+		}
+	}
+	var accs []any
+	if len(a.merging) == 0 {
+		accs = a.initAccs()
 	} else {
-		merged.accs = a.sessions[0].accs
-		for _, s := range a.sessions[1:] {
+		accs = a.merging[0]
+		for _, other := range a.merging[1:] {
 			for i, call := range a.node.Aggs {
-				merged.accs[i] = call.Agg.Merge(merged.accs[i], s.accs[i])
+				accs[i] = call.Agg.Merge(accs[i], other[i])
 			}
 		}
 	}
-	a.fold(merged.accs, row)
-	for _, s := range a.sessions {
-		if s.start == merged.start && s.end == merged.end {
-			continue // the record fell inside this session: updated below
-		}
-		a.store.Delete(s.key)
-		a.idxKey = sessionIndexKey(a.idxKey[:0], s.end, a.keyBuf, s.start)
-		a.store.Delete(a.idxKey)
-		if !a.node.EmitFinal {
-			if err := a.emit(tc, a.tombstone(s.maxTs, s.start, s.end)); err != nil {
-				return err
-			}
-		}
-	}
+	a.fold(accs, row)
 	a.stateKey = sessionKey(a.stateKey[:0], a.keyBuf, merged.start, merged.end)
-	a.store.Put(a.stateKey, a.encodeAggState(merged.maxTs, merged.accs))
+	a.store.Put(a.stateKey, a.encodeAggState(maxTs, accs))
 	a.idxKey = sessionIndexKey(a.idxKey[:0], merged.end, a.keyBuf, merged.start)
 	a.store.Put(a.idxKey, nil)
+	if len(a.touched) != 1 || a.touched[0] != merged {
+		for _, s := range a.touched {
+			a.index.remove(ks, s.start, s.end)
+		}
+		a.index.add(a.keyBuf, ks, merged.start, merged.end)
+	}
 	if a.node.EmitFinal {
-		a.nextClose = min(a.nextClose, addSat(merged.end, w.Size+w.Grace))
 		return nil
 	}
-	a.nextExpire = min(a.nextExpire, addSat(merged.end, w.retention()))
-	return a.emit(tc, a.result(merged.accs, merged.maxTs, merged.start, merged.end))
+	return a.emit(tc, a.result(accs, maxTs, merged.start, merged.end))
 }
 
 // emitStored emits the window stored under key (group key gk, bounds
@@ -201,71 +240,110 @@ func (a *aggregate) groupKey(tc *TaskContext, row *Row) bool {
 	return true
 }
 
-// AdvanceTime emits sessions that closed (EMIT FINAL) or deletes those
-// past retention (EMIT CHANGES), walking the index in order of end.
+// AdvanceTime takes the sessions that closed out of the index, emitting
+// each under EMIT FINAL; under EMIT CHANGES they wait in the expiry queue
+// until their retention ends and are deleted then.
 func (a *sessionAggregate) AdvanceTime(tc *TaskContext) error {
 	w := a.node.Window
-	if a.node.EmitFinal && tc.StreamTime >= a.nextClose {
-		if err := a.scanEnded(tc, w.Size+w.Grace, &a.nextClose, &a.closeFrom, true); err != nil {
+	closed := subSat(tc.StreamTime, w.Size+w.Grace) // sessions ending at or before closed are closed
+	if a.node.EmitFinal {
+		if err := a.emitClosed(tc, closed); err != nil {
 			return err
 		}
+		return a.forward.AdvanceTime(tc)
 	}
-	if !a.node.EmitFinal && tc.StreamTime >= a.nextExpire {
-		if err := a.scanEnded(tc, w.retention(), &a.nextExpire, &a.expireFrom, false); err != nil {
-			return err
+	for {
+		ref, ok := a.index.popEnded(closed)
+		if !ok {
+			break
 		}
+		a.expiry.closed(ref.ks.key, ref.start, ref.end)
+	}
+	if err := a.expireSessions(tc, closed); err != nil {
+		return err
 	}
 	return a.forward.AdvanceTime(tc)
 }
 
-// scanEnded removes the sessions whose end + after is at or before stream
-// time, emitting each when emit is set. next becomes the time the first
-// remaining session is due; from is where the next scan starts.
-func (a *sessionAggregate) scanEnded(tc *TaskContext, after int64, next, from *int64, emit bool) error {
-	*next = math.MaxInt64
-	cutoff := subSat(tc.StreamTime, after) // sessions ending at or before cutoff are due
-	start := *from
-	*from = max(*from, addSat(cutoff, 1))
-	var due [][]byte
-	err := a.store.RangeBetween(sessionIndexKey(nil, start, nil, math.MinInt64)[:9], []byte{sessionIndexTag + 1}, func(k, _ []byte) bool {
-		end, _, _, ok := splitSessionIndexKey(k)
+// emitClosed emits and deletes the sessions ending at or before closed,
+// in order of end, as they leave the index.
+func (a *sessionAggregate) emitClosed(tc *TaskContext, closed int64) error {
+	for {
+		ref, ok := a.index.popEnded(closed)
+		if !ok {
+			return nil
+		}
+		a.keyBuf = append(a.keyBuf[:0], ref.ks.key...)
+		a.stateKey = sessionKey(a.stateKey[:0], a.keyBuf, ref.start, ref.end)
+		if err := a.emitStored(tc, a.stateKey, a.keyBuf, ref.start, ref.end); err != nil {
+			return err
+		}
+		a.idxKey = sessionIndexKey(a.idxKey[:0], ref.end, a.keyBuf, ref.start)
+		a.store.Delete(a.idxKey)
+		a.store.Delete(a.stateKey)
+	}
+}
+
+// expireSessions deletes the sessions whose end + retention is at or before
+// stream time, from the head of the expiry queue, refilling it from the
+// gap when it runs dry. Retention is at least gap + grace, so they all
+// closed before (ended at or before closed).
+func (a *sessionAggregate) expireSessions(tc *TaskContext, closed int64) error {
+	cutoff := subSat(tc.StreamTime, a.node.Window.retention()) // sessions ending at or before cutoff are due
+	for {
+		s, ok := a.expiry.front()
+		if !ok {
+			if !a.expiry.gap() || a.expiry.gapFrom > cutoff {
+				return nil
+			}
+			if err := a.refillExpiry(closed); err != nil {
+				return err
+			}
+			continue
+		}
+		if s.end > cutoff {
+			return nil
+		}
+		a.expiry.pop()
+		a.keyBuf = append(a.keyBuf[:0], s.key...)
+		a.stateKey = sessionKey(a.stateKey[:0], a.keyBuf, s.start, s.end)
+		a.idxKey = sessionIndexKey(a.idxKey[:0], s.end, a.keyBuf, s.start)
+		a.store.Delete(a.idxKey)
+		a.store.Delete(a.stateKey)
+		tc.Metrics.Expired.Add(1)
+	}
+}
+
+// refillExpiry moves the first sessions of the expiry's gap from the
+// store's index into the queue: up to q.refill of them (and the rest
+// of those ending with the last), none ending after closed, which may
+// still change. The gap then starts after what was read; it is empty when
+// the scan reached its end.
+func (a *sessionAggregate) refillExpiry(closed int64) error {
+	q := &a.expiry
+	bound := min(q.gapTo, closed)
+	read, last := 0, int64(math.MinInt64)
+	full := false
+	err := a.store.RangeBetween(sessionIndexKey(nil, q.gapFrom, nil, math.MinInt64)[:9], []byte{sessionIndexTag + 1}, func(k, _ []byte) bool {
+		end, gk, start, ok := splitSessionIndexKey(k)
 		if !ok {
 			return true
 		}
-		if end > cutoff {
-			*next = addSat(end, after)
+		if end > bound || read >= q.refill && end != last {
+			full = end <= bound
 			return false
 		}
-		due = append(due, append([]byte(nil), k...))
+		q.queue = append(q.queue, expiringSession{key: string(gk), start: start, end: end})
+		read, last = read+1, end
 		return true
 	})
 	if err != nil {
-		return fmt.Errorf("aggregate %s: scan sessions: %w", a.node.Store, err)
+		return fmt.Errorf("aggregate %s: scan closed sessions: %w", a.node.Store, err)
 	}
-	for _, k := range due {
-		end, gk, start, _ := splitSessionIndexKey(k)
-		a.stateKey = sessionKey(a.stateKey[:0], gk, start, end)
-		if emit {
-			if err := a.emitStored(tc, a.stateKey, gk, start, end); err != nil {
-				return err
-			}
-		} else {
-			tc.Metrics.Expired.Add(1)
-		}
-		a.store.Delete(k)
-		a.store.Delete(a.stateKey)
-	}
-	return nil
-}
-
-// prefixEnd is the smallest key greater than every key starting with p.
-func prefixEnd(p []byte) []byte {
-	end := append([]byte(nil), p...)
-	for i := len(end) - 1; i >= 0; i-- {
-		if end[i] < 0xff {
-			end[i]++
-			return end[:i+1]
-		}
+	if full {
+		q.gapFrom = last + 1
+	} else {
+		q.gapFrom = addSat(bound, 1)
 	}
 	return nil
 }

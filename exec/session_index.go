@@ -1,0 +1,248 @@
+package exec
+
+import (
+	"encoding/binary"
+	"slices"
+	"strings"
+
+	"github.com/google/btree"
+)
+
+// sessionIndex is a task's in-memory list of the sessions its store holds
+// that a record may still merge with (or, under EMIT FINAL, that are yet to
+// be emitted): per group key their bounds, and all of them in order of end.
+// It lets a record find the one or two sessions it touches with a map
+// lookup and read just those with point reads, where a range scan of the
+// key's sessions opened a Badger iterator per record (half the CPU of the
+// session benchmark, docs/benchmarks.md).
+//
+// It holds bounds only; accumulators stay in the store. It is never the
+// truth: the operator builds it from the store when it opens, and every
+// change it makes to the index it makes to the store in the same Process
+// or AdvanceTime. A crash loses it with the store's uncommitted writes; an
+// aborted transaction discards the store's overlay and closes the task, and
+// the task that replaces it opens a new operator, which builds its index
+// from what the store then holds. Sessions leave it as they close, so it
+// is bounded by what can still change (by end + gap + grace).
+type sessionIndex struct {
+	byKey map[string]*keySessions
+	byEnd *btree.BTreeG[sessionRef]
+}
+
+// keySessions are one group key's indexed sessions, in start order (the
+// sessions of a key never overlap).
+type keySessions struct {
+	key   string
+	spans []sessionSpan
+}
+
+type sessionSpan struct{ start, end int64 }
+
+// sessionRef places one session in end order. Sessions ending at the same
+// time are ordered as the store's index keys order them (group key bytes,
+// then start as 8 big-endian bytes, compared as one string), so that EMIT
+// FINAL emits sessions closing together in the order it did when it read
+// them from the store.
+type sessionRef struct {
+	end   int64
+	ks    *keySessions
+	start int64
+}
+
+func newSessionIndex() *sessionIndex {
+	return &sessionIndex{
+		byKey: map[string]*keySessions{},
+		byEnd: btree.NewG(32, sessionRefLess),
+	}
+}
+
+func sessionRefLess(a, b sessionRef) bool {
+	if a.end != b.end {
+		return a.end < b.end
+	}
+	if a.ks == b.ks {
+		return a.start < b.start
+	}
+	return compareKeyStart(a.ks.key, a.start, b.ks.key, b.start) < 0
+}
+
+// compareKeyStart compares key a ‖ start a with key b ‖ start b, each start
+// as appendTime writes it, without building either.
+func compareKeyStart(ka string, sa int64, kb string, sb int64) int {
+	n := min(len(ka), len(kb))
+	if c := strings.Compare(ka[:n], kb[:n]); c != 0 {
+		return c
+	}
+	var ta, tb [8]byte
+	binary.BigEndian.PutUint64(ta[:], uint64(sa)^(1<<63))
+	binary.BigEndian.PutUint64(tb[:], uint64(sb)^(1<<63))
+	at := func(k string, t *[8]byte, i int) byte {
+		if i < len(k) {
+			return k[i]
+		}
+		return t[i-len(k)]
+	}
+	la, lb := len(ka)+8, len(kb)+8
+	for i := n; i < min(la, lb); i++ {
+		x, y := at(ka, &ta, i), at(kb, &tb, i)
+		if x != y {
+			if x < y {
+				return -1
+			}
+			return 1
+		}
+	}
+	switch {
+	case la < lb:
+		return -1
+	case la > lb:
+		return 1
+	}
+	return 0
+}
+
+// lookup returns the indexed sessions of group key gk, nil when it has none.
+func (x *sessionIndex) lookup(gk []byte) *keySessions {
+	return x.byKey[string(gk)]
+}
+
+// add indexes session [start, end] of group key gk, whose entry is ks
+// (nil when it has none; lookup's answer, still held after remove).
+func (x *sessionIndex) add(gk []byte, ks *keySessions, start, end int64) {
+	if ks == nil {
+		ks = &keySessions{key: string(gk)}
+		x.byKey[ks.key] = ks
+	}
+	i, _ := slices.BinarySearchFunc(ks.spans, start, func(s sessionSpan, t int64) int {
+		switch {
+		case s.start < t:
+			return -1
+		case s.start > t:
+			return 1
+		}
+		return 0
+	})
+	ks.spans = slices.Insert(ks.spans, i, sessionSpan{start, end})
+	x.byEnd.ReplaceOrInsert(sessionRef{end: end, ks: ks, start: start})
+}
+
+// remove drops session [start, end] of ks from the index. The key keeps
+// its entry, empty or not, for the caller to add the merged session to
+// without a new one; forget drops it once empty.
+func (x *sessionIndex) remove(ks *keySessions, start, end int64) {
+	x.byEnd.Delete(sessionRef{end: end, ks: ks, start: start})
+	for i, s := range ks.spans {
+		if s.start == start && s.end == end {
+			ks.spans = slices.Delete(ks.spans, i, i+1)
+			break
+		}
+	}
+}
+
+// forget drops the entry of a key left without sessions.
+func (x *sessionIndex) forget(ks *keySessions) {
+	if len(ks.spans) == 0 {
+		delete(x.byKey, ks.key)
+	}
+}
+
+// popEnded removes the first session in end order if it ends at or before
+// cutoff, and returns it.
+func (x *sessionIndex) popEnded(cutoff int64) (ref sessionRef, ok bool) {
+	ref, ok = x.byEnd.Min()
+	if !ok || ref.end > cutoff {
+		return sessionRef{}, false
+	}
+	x.remove(ref.ks, ref.start, ref.end)
+	x.forget(ref.ks)
+	return ref, true
+}
+
+// len is the number of indexed sessions.
+func (x *sessionIndex) len() int { return x.byEnd.Len() }
+
+// sessionExpiry lists, in order of end, the closed sessions EMIT CHANGES
+// keeps until their retention ends, so that expiring them deletes what it
+// finds at the head instead of scanning the store's index on every record
+// (sessions end about as often as records arrive). A closed session can
+// no longer change, so its entry stays true until it expires.
+//
+// The queue is bounded: closed sessions it has no room for, and those the
+// store held when the task opened, form the gap [gapFrom, gapTo] (ends),
+// which lives only in the store. Once the queue runs dry, a scan of the
+// store's index moves up to refill of the gap's sessions into it,
+// and closed sessions join the queue again once the gap is empty: the
+// queue, then the gap, then the index hold every stored session in order
+// of end.
+type sessionExpiry struct {
+	queue []expiringSession
+	head  int
+	// gapFrom > gapTo when there is no gap.
+	gapFrom, gapTo int64
+	// limit bounds the queue closing sessions join (expiryQueueMax);
+	// refill is how many sessions one scan of the gap reads
+	// (expiryRefill). Tests make them small.
+	limit, refill int
+}
+
+type expiringSession struct {
+	key        string
+	start, end int64
+}
+
+const (
+	// expiryQueueMax bounds the queue (of closed sessions waiting for
+	// their retention to end) that closing sessions join: a few MB.
+	expiryQueueMax = 1 << 16
+	// expiryRefill is how many sessions one scan of the gap reads.
+	expiryRefill = 4096
+)
+
+// newSessionExpiry starts with the gap [gapFrom, gapTo]: the closed
+// sessions a store holds when its task opens.
+func newSessionExpiry(gapFrom, gapTo int64) sessionExpiry {
+	return sessionExpiry{gapFrom: gapFrom, gapTo: gapTo, limit: expiryQueueMax, refill: expiryRefill}
+}
+
+func (q *sessionExpiry) gap() bool { return q.gapFrom <= q.gapTo }
+
+// closed takes a session that has just left the index as it closed.
+// Sessions close in order of end, so it goes at the tail, unless the queue
+// is full (several closing at the same end all go in) or a gap exists. One
+// that ends before the gap (a record exactly at the edge of lateness
+// starts a session that is closed at once, and the gap's scan may have
+// read past its end) still goes at the tail: everything queued ends at or
+// before it.
+func (q *sessionExpiry) closed(key string, start, end int64) {
+	n := len(q.queue) - q.head
+	if !q.gap() && (n < q.limit || n > 0 && q.queue[len(q.queue)-1].end == end) || q.gap() && end < q.gapFrom {
+		q.queue = append(q.queue, expiringSession{key, start, end})
+		return
+	}
+	if !q.gap() {
+		q.gapFrom = end
+	}
+	q.gapTo = max(q.gapTo, end)
+}
+
+// front returns the queue's first session, if any.
+func (q *sessionExpiry) front() (expiringSession, bool) {
+	if q.head == len(q.queue) {
+		return expiringSession{}, false
+	}
+	return q.queue[q.head], true
+}
+
+// pop drops the queue's first session, reusing the slice once it is empty
+// or mostly consumed.
+func (q *sessionExpiry) pop() {
+	q.queue[q.head] = expiringSession{}
+	q.head++
+	switch {
+	case q.head == len(q.queue):
+		q.queue, q.head = q.queue[:0], 0
+	case q.head > 1024 && q.head > len(q.queue)/2:
+		q.queue = q.queue[:copy(q.queue, q.queue[q.head:])]
+		q.head = 0
+	}
+}

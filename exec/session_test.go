@@ -1,0 +1,184 @@
+package exec
+
+import (
+	"fmt"
+	"io"
+	"log/slog"
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+	"github.com/sluice-sql/sluice/expr"
+	"github.com/sluice-sql/sluice/state"
+	"github.com/sluice-sql/sluice/types"
+)
+
+// sessionInput is a run of records of three keys through a session count
+// (gap 10, grace 5, retention 15): merges, a record inside a session, a
+// late record, a record that finds its key's session closed, and a last
+// record that closes everything before it.
+var sessionInput = []struct {
+	key string
+	ts  int64
+}{
+	{"a", 0}, {"b", 3}, {"a", 8}, {"a", 30}, // commit after these
+	{"a", 14}, // late: stream time 30, its session would end at 14
+	{"a", 20}, {"b", 36}, {"a", 22}, {"c", 40}, {"c", 52},
+	{"b", 44}, // b [36,36] closed at 51: a new session
+	{"a", 100},
+}
+
+// sessionCommitAfter is how many records of sessionInput the restarted
+// runs commit before they stop.
+const sessionCommitAfter = 4
+
+// TestSessionIndexFollowsStore runs sessionInput through the session
+// operator straight, and with the task stopped after a commit in three
+// ways: closed and reopened on the same store; the writes since the commit
+// discarded (an aborted transaction) and the records after it processed
+// again; Badger closed without those writes (a crash) and opened again.
+// Each new operator builds its index of sessions from what the store
+// holds; every run must give the same output, and leave in the store only
+// the session retention has not ended. reopen-small reopens with an
+// expiry queue of one session refilled one session at a time, so that
+// closed sessions overflow it and expire through the scans of its gap.
+func TestSessionIndexFollowsStore(t *testing.T) {
+	wantChanges := []string{
+		"a [0,0] 1 @0", "b [3,3] 1 @3",
+		"a [0,0] tombstone @0", "a [0,8] 2 @8",
+		"a [30,30] 1 @30",
+		"a [30,30] tombstone @30", "a [20,30] 2 @30",
+		"b [36,36] 1 @36",
+		"a [20,30] 3 @30",
+		"c [40,40] 1 @40", "c [52,52] 1 @52", "b [44,44] 1 @44",
+		"a [100,100] 1 @100",
+	}
+	wantFinal := []string{
+		"b [3,3] 1 @3", "a [0,8] 2 @8", // closed at stream time 30
+		"a [20,30] 3 @30", "b [36,36] 1 @36", // closed at 52
+		"c [40,40] 1 @40", "b [44,44] 1 @44", "c [52,52] 1 @52", // closed at 100
+	}
+	for _, final := range []bool{false, true} {
+		want := wantChanges
+		if final {
+			want = wantFinal
+		}
+		for _, stop := range []string{"", "reopen", "abort", "crash", "reopen-small"} {
+			for _, retention := range []int64{0, 40} {
+				t.Run(fmt.Sprintf("final=%v/%s/retention=%d", final, stop, retention), func(t *testing.T) {
+					got, stored := runSessions(t, final, stop, retention)
+					if diff := cmp.Diff(want, got); diff != "" {
+						t.Fatalf("output (-want +got):\n%s", diff)
+					}
+					if diff := cmp.Diff([]string{"a [100,100]"}, stored); diff != "" {
+						t.Fatalf("sessions left in the store (-want +got):\n%s", diff)
+					}
+				})
+			}
+		}
+	}
+}
+
+// runSessions runs sessionInput, stopping after sessionCommitAfter records
+// as stop says ("" runs straight), and returns the output and the
+// sessions the store holds at the end. A retention of 40 keeps the
+// sessions closed at the stop (ending at 3 and 8) in the store past it.
+func runSessions(t *testing.T, final bool, stop string, retention int64) (out, stored []string) {
+	t.Helper()
+	dir := t.TempDir()
+	logger := slog.New(slog.NewTextHandler(io.Discard, nil))
+	db, err := state.Open(state.Options{Dir: dir, Logger: logger})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer func() { _ = db.Close() }()
+	count, err := expr.BindAggregate("COUNT", nil, true)
+	if err != nil {
+		t.Fatal(err)
+	}
+	node := &AggregateNode{
+		Store: "sessions", KeyCols: []int{0}, KeyNames: []string{"K"},
+		Aggs:      []AggCall{{Agg: count, Text: "COUNT(*)"}},
+		Window:    &WindowSpec{Kind: Session, Size: 10, Grace: 5, Retention: retention},
+		EmitFinal: final,
+	}
+	sink := &countingOp{fn: func(r *Row) {
+		k, start, end := r.Cols[0], r.Cols[len(r.Cols)-2], r.Cols[len(r.Cols)-1]
+		if r.Tombstone {
+			out = append(out, fmt.Sprintf("%v [%v,%v] tombstone @%d", k, start, end, r.Ts))
+			return
+		}
+		out = append(out, fmt.Sprintf("%v [%v,%v] %v @%d", k, start, end, r.Cols[1], r.Ts))
+	}}
+	tc := &TaskContext{QueryID: "q", Metrics: &Metrics{}, Log: logger, stores: map[string]*state.Store{}}
+	var op Operator
+	open := func() {
+		tc.stores["sessions"] = db.Store("sessions", 0)
+		if op, err = node.New(sink); err != nil {
+			t.Fatal(err)
+		}
+		if err := op.Open(tc); err != nil {
+			t.Fatal(err)
+		}
+		if stop == "reopen-small" {
+			sa := op.(*sessionAggregate)
+			sa.expiry.limit, sa.expiry.refill = 1, 1
+		}
+	}
+	process := func(from, to int) {
+		for _, in := range sessionInput[from:to] {
+			tc.StreamTime = max(tc.StreamTime, in.ts)
+			if err := op.Process(tc, &Row{Cols: []any{in.key}, Ts: in.ts}); err != nil {
+				t.Fatal(err)
+			}
+			if err := op.AdvanceTime(tc); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	tc.StreamTime = -1 << 63
+	open()
+	if stop == "" {
+		process(0, len(sessionInput))
+	} else {
+		process(0, sessionCommitAfter)
+		if err := tc.stores["sessions"].Commit(state.Checkpoint{}); err != nil {
+			t.Fatal(err)
+		}
+		committed, committedTime := len(out), tc.StreamTime
+		switch stop {
+		case "reopen", "reopen-small":
+			if err := op.Close(); err != nil {
+				t.Fatal(err)
+			}
+		case "abort":
+			process(sessionCommitAfter, len(sessionInput)-1)
+			tc.stores["sessions"].Discard()
+		case "crash":
+			process(sessionCommitAfter, len(sessionInput)-1)
+			if err := db.Close(); err != nil {
+				t.Fatal(err)
+			}
+			if db, err = state.Open(state.Options{Dir: dir, Logger: logger}); err != nil {
+				t.Fatal(err)
+			}
+		}
+		// What was not committed is gone, output included; stream time
+		// comes back from the checkpoint.
+		out, tc.StreamTime = out[:committed], committedTime
+		open()
+		process(sessionCommitAfter, len(sessionInput))
+	}
+	err = tc.stores["sessions"].Range([]byte{sessionDataTag}, func(k, _ []byte) bool {
+		group, _, err := types.DecodeValues(k[1 : len(k)-16])
+		if err != nil {
+			t.Errorf("session key %x: %v", k, err)
+			return false
+		}
+		stored = append(stored, fmt.Sprintf("%v [%d,%d]", group[0], readTime(k[len(k)-16:]), readTime(k[len(k)-8:])))
+		return true
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return out, stored
+}
