@@ -125,13 +125,15 @@ func PlanQuery(cat *Catalog, sel *parser.Select, target *Target, queryID string,
 	if target != nil {
 		p.q.Topology.ErrorTopic = target.With["ERROR_TOPIC"]
 	}
-	if _, ok := target.withProp("LATE_TOPIC"); ok && cl.Window == nil && !p.streamJoin() {
+	// These refuse what was written (a WINDOW with PARTITION BY or
+	// without an aggregate is not in the plan and is refused below).
+	if _, ok := target.withProp("LATE_TOPIC"); ok && sel.Window == nil && !p.streamJoin() {
 		return nil, posErr(sel.Pos, fmt.Errorf("%w: LATE_TOPIC needs a windowed aggregation: only windows close and turn records away", ErrInvalid))
 	}
 	if p.q.Topology.IdleTimeout, err = idleTimeout(target, opts); err != nil {
 		return nil, posErr(sel.Pos, err)
 	}
-	if sel.Emit == parser.EmitFinal && cl.Window == nil {
+	if sel.Emit == parser.EmitFinal && sel.Window == nil {
 		return nil, posErr(sel.Pos, fmt.Errorf("%w: EMIT FINAL is only supported for windowed aggregations.", ErrInvalid))
 	}
 	switch {
