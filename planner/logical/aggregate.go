@@ -13,7 +13,9 @@ type Aggregate struct {
 	// Keys are the bound GROUP BY expressions GroupBy prints.
 	Keys []parser.Expr
 	// Calls are the aggregate calls of the SELECT list and HAVING, each
-	// once, in the order they appear.
+	// once, in the order they appear. The builder compiles them where
+	// they stand, in the Project above and the HAVING Filter: a rule
+	// that rewrites a call rewrites it there too.
 	Calls []*parser.FuncCall
 	Input Node
 }

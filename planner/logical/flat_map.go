@@ -10,6 +10,8 @@ import (
 // functions (EXPLODE, …).
 type FlatMap struct {
 	// Calls are the table function calls of the SELECT list, in order.
+	// The builder lifts them out of the Project above, where they stand:
+	// a rule that rewrites a call rewrites it there too.
 	Calls []*parser.FuncCall
 	Input Node
 }
