@@ -99,7 +99,7 @@ func (p *planning) planAggregate() error {
 
 	// The aggregate itself.
 	aggNode := &exec.AggregateNode{Store: p.q.ID + "-Aggregate-Materialize", KeyCols: seq(0, len(groupCols)), EmitFinal: sel.Emit == parser.EmitFinal, Changes: changes}
-	for _, g := range sel.GroupBy {
+	for _, g := range p.cl.GroupBy {
 		aggNode.KeyNames = append(aggNode.KeyNames, g.String())
 	}
 	post := types.Schema{Columns: append([]types.Column{}, groupCols...)}
@@ -137,16 +137,16 @@ func (p *planning) planAggregate() error {
 	}
 	win := exec.NotWindowed
 	var winSize int64
-	if sel.Window != nil {
-		w, err := windowSpec(sel.Window, sel.Emit == parser.EmitFinal)
+	if ws := p.cl.Window; ws != nil {
+		w, err := windowSpec(ws, sel.Emit == parser.EmitFinal)
 		if err != nil {
 			return err
 		}
 		if d, ok, err := p.withRetention(); err != nil {
 			return err
 		} else if ok {
-			if sel.Window.HasRetention {
-				return posErr(sel.Window.Pos, fmt.Errorf("%w: RETENTION is given both in the WINDOW clause and in WITH; give it once", ErrInvalid))
+			if ws.HasRetention {
+				return posErr(ws.Pos, fmt.Errorf("%w: RETENTION is given both in the WINDOW clause and in WITH; give it once", ErrInvalid))
 			}
 			w.Retention = d.Milliseconds()
 		}
@@ -195,7 +195,7 @@ func (p *planning) planAggregate() error {
 					loose = append(loose, strings.ToUpper(ref.String()))
 				}
 			})
-			return posErr(sel.Having.Position(), fmt.Errorf("%w: Non-aggregate HAVING expression not part of GROUP BY: %s", ErrInvalid, strings.Join(loose, ", ")))
+			return posErr(p.cl.Having.Position(), fmt.Errorf("%w: Non-aggregate HAVING expression not part of GROUP BY: %s", ErrInvalid, strings.Join(loose, ", ")))
 		}
 		if err != nil {
 			err = expr.InClause(err, "HAVING")
@@ -205,10 +205,10 @@ func (p *planning) planAggregate() error {
 			}
 			return aggregateText{err, calls}
 		}
-		if err := mustBeBoolean(sel.Having, c, "HAVING"); err != nil {
+		if err := mustBeBoolean(p.cl.Having, c, "HAVING"); err != nil {
 			return err
 		}
-		chain = append(chain, &exec.FilterNode{Pred: c.Eval, Text: sel.Having.String(), TombstoneOnReject: p.target != nil})
+		chain = append(chain, &exec.FilterNode{Pred: c.Eval, Text: p.cl.Having.String(), TombstoneOnReject: p.target != nil})
 		aggNode.WithOld = p.target != nil
 	}
 	compiled := make([]expr.Compiled, len(rewritten))
@@ -450,11 +450,11 @@ func (p *planning) prepRefs(e parser.Expr) parser.Expr {
 func (p *planning) tableChanges(prep *types.Schema, group, args []expr.Eval) (exec.Node, *exec.TableChanges, error) {
 	node := &exec.TableChangeNode{Store: p.q.ID + "-Aggregate-Source", NKeys: len(p.src.Schema.Keys()), Group: group, Args: args}
 	var texts []string
-	for _, g := range p.sel.GroupBy {
+	for _, g := range p.cl.GroupBy {
 		texts = append(texts, g.String())
 	}
 	node.Text = strings.Join(texts, ", ")
-	if p.sel.Where != nil {
+	if p.cl.Where != nil {
 		where, err := p.whereNode(p.sc)
 		if err != nil {
 			return nil, nil, err

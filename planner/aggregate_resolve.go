@@ -15,7 +15,7 @@ import (
 // each becomes a key column of the aggregate's rows, found by its text.
 func (p *planning) resolveGrouping() (groupText map[string]int, groupCols []types.Column, groupEvals []expr.Eval, err error) {
 	groupText = map[string]int{}
-	for i, g := range p.sel.GroupBy {
+	for i, g := range p.cl.GroupBy {
 		c, err := expr.Compile(g, p.sc)
 		if err != nil {
 			return nil, nil, nil, err
@@ -55,8 +55,8 @@ func (p *planning) resolveAggregateCalls(groupText map[string]int, groupCols []t
 	for i, it := range p.items {
 		rewritten[i] = rewrite(it.expr)
 	}
-	if p.sel.Having != nil {
-		having = rewrite(p.sel.Having)
+	if p.cl.Having != nil {
+		having = rewrite(p.cl.Having)
 	}
 	if len(calls) == 0 {
 		return nil, nil, nil, nil, posErr(p.sel.Pos, fmt.Errorf("%w: GROUP BY requires aggregate functions in either the SELECT or HAVING clause.", ErrInvalid))

@@ -28,7 +28,7 @@ func (p *planning) checkWindowBounds() error {
 			}
 		})
 	}
-	for _, g := range p.sel.GroupBy {
+	for _, g := range p.cl.GroupBy {
 		visit(g)
 	}
 	for _, it := range p.items {
@@ -40,8 +40,8 @@ func (p *planning) checkWindowBounds() error {
 			}
 		})
 	}
-	if p.sel.Having != nil {
-		visit(p.sel.Having)
+	if p.cl.Having != nil {
+		visit(p.cl.Having)
 	}
 	if found == nil {
 		return nil
@@ -71,11 +71,11 @@ func (p *planning) checkGroupingFunctions() error {
 	for _, it := range p.items {
 		check(it.expr, false)
 	}
-	for _, g := range p.sel.GroupBy {
+	for _, g := range p.cl.GroupBy {
 		check(g, true)
 	}
-	if p.sel.Having != nil {
-		check(p.sel.Having, false)
+	if p.cl.Having != nil {
+		check(p.cl.Having, false)
 	}
 	return err
 }
@@ -94,7 +94,7 @@ func (p *planning) groupingMissing(groupCols []types.Column, rewritten []parser.
 			}
 		}
 		if !found {
-			missing = append(missing, p.sel.GroupBy[g].String())
+			missing = append(missing, p.cl.GroupBy[g].String())
 		}
 	}
 	what, list := "expression "+missing[0], missing[0]
@@ -107,7 +107,7 @@ func (p *planning) groupingMissing(groupCols []types.Column, rewritten []parser.
 
 // validateAggregate refuses, in ksqlDB's words, the GROUP BY queries it
 // refuses, before anything is resolved. A push query that aggregates
-// without GROUP BY is grouped by a constant instead (p.sel rewritten).
+// without GROUP BY is grouped by a constant instead (p.cl.GroupBy).
 func (p *planning) validateAggregate() error {
 	sel := p.sel
 	if p.join == nil && strings.EqualFold(p.src.ValueFormat, "KAFKA") {
@@ -115,7 +115,7 @@ func (p *planning) validateAggregate() error {
 		// in a format of one primitive.
 		return posErr(sel.Pos, fmt.Errorf("%w: Source(s) %s are using the 'KAFKA' value format. This format does not yet support GROUP BY.", ErrUnsupported, p.src.Name))
 	}
-	if len(sel.GroupBy) == 0 {
+	if len(p.cl.GroupBy) == 0 {
 		for _, it := range p.items {
 			if !containsAggregate(it.expr) {
 				return posErr(it.expr.Position(), fmt.Errorf("%w: Non-aggregate SELECT expression(s) not part of GROUP BY: %s", ErrInvalid, parser.KsqlText(it.expr)))
@@ -141,13 +141,10 @@ func (p *planning) validateAggregate() error {
 		}
 		// A push query aggregates all its rows as one group, as ksqlDB
 		// does: grouped by a constant, which it does not show.
-		// The statement stays as written: the plan reads a copy.
-		grouped := *sel
-		grouped.GroupBy = []parser.Expr{&parser.Literal{Pos: sel.Pos, Kind: parser.LitInteger, Text: "1"}}
-		p.sel, sel = &grouped, &grouped
+		p.cl.GroupBy = []parser.Expr{&parser.Literal{Pos: sel.Pos, Kind: parser.LitInteger, Text: "1"}}
 	}
 	seenGroup := map[int]bool{}
-	for _, g := range sel.GroupBy {
+	for _, g := range p.cl.GroupBy {
 		if ref, ok := g.(*parser.ColumnRef); ok {
 			if i, _, err := p.sc.Resolve(ref); err == nil {
 				if seenGroup[i] {
@@ -163,8 +160,8 @@ func (p *planning) validateAggregate() error {
 	if err := p.checkGroupingFunctions(); err != nil {
 		return err
 	}
-	if p.src.Kind == parser.KindTable && sel.Window != nil {
-		return posErr(sel.Window.Pos, fmt.Errorf("%w: windowed aggregation of a TABLE is not supported: a table's rows have no place in time to window", ErrUnsupported))
+	if p.src.Kind == parser.KindTable && p.cl.Window != nil {
+		return posErr(p.cl.Window.Pos, fmt.Errorf("%w: windowed aggregation of a TABLE is not supported: a table's rows have no place in time to window", ErrUnsupported))
 	}
 	return p.checkTargetKind(parser.KindTable)
 }

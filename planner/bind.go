@@ -54,12 +54,14 @@ type boundJoin struct {
 }
 
 // bind states the query as a logical plan (p.q.Logical) before the
-// topology is built. The names the builder gives (the result's columns,
-// the aggregate calls, the sink's topic) are filled in once it has run
-// (nameLogical).
+// topology is built, each node with the bound expressions the builder
+// compiles (lower.go reads them back). Only what depends on how the
+// builder lays out the row is filled in once it has run (nameLogical):
+// a join's output columns, a PARTITION BY's column order, the sink.
 func (p *planning) bind() error {
 	sel := p.sel
 	var n logical.Node
+	var cols []logical.Column
 	if len(sel.Joins) > 0 {
 		var err error
 		if n, err = p.bindJoins(); err != nil {
@@ -72,23 +74,46 @@ func (p *planning) bind() error {
 		}
 		p.src = src
 		n = logicalRelation(src, p.pull())
+		if cols, err = p.bindItems(); err != nil {
+			return err
+		}
+	}
+	// The expressions the SELECT list computes: the bound columns, or a
+	// join's items as written (their calls are the same).
+	var exprs []parser.Expr
+	for _, c := range cols {
+		exprs = append(exprs, c.Expr)
+	}
+	if len(sel.Joins) > 0 {
+		for _, si := range sel.Items {
+			if si.Expr != nil {
+				exprs = append(exprs, si.Expr)
+			}
+		}
 	}
 	if sel.Where != nil {
 		n = &logical.Filter{Pred: sel.Where, Input: n}
 	}
-	if selectCalls(sel, expr.IsTableFunction) {
-		n = &logical.FlatMap{Input: n}
+	if calls := callsOf(exprs, expr.IsTableFunction, false); len(calls) > 0 {
+		n = &logical.FlatMap{Calls: calls, Input: n}
 	}
 	if len(sel.PartitionBy) == 0 && (len(sel.GroupBy) > 0 || selectCalls(sel, expr.IsAggregate)) {
 		if sel.Window != nil {
-			n = &logical.Window{Spec: strings.TrimPrefix(sel.Window.String(), "WINDOW "), Input: n}
+			n = &logical.Window{Spec: sel.Window, Input: n}
 		}
-		n = &logical.Aggregate{GroupBy: exprTexts(sel.GroupBy), Keys: sel.GroupBy, Input: n}
+		if sel.Having != nil {
+			exprs = append(exprs, sel.Having)
+		}
+		n = &logical.Aggregate{GroupBy: exprTexts(sel.GroupBy), Keys: sel.GroupBy, Calls: callsOf(exprs, expr.IsAggregate, true), Input: n}
 		if sel.Having != nil {
 			n = &logical.Filter{Pred: sel.Having, Input: n}
 		}
 	}
-	n = &logical.Project{Input: n}
+	proj := &logical.Project{Columns: cols, PartitionBy: sel.PartitionBy, Input: n}
+	if len(sel.Joins) > 0 {
+		proj.Items = sel.Items
+	}
+	n = proj
 	switch {
 	case p.target != nil:
 		n = &logical.Sink{Input: n}
@@ -99,6 +124,58 @@ func (p *planning) bind() error {
 	}
 	p.q.Logical = n
 	return nil
+}
+
+// bindItems resolves the SELECT list of a query without joins against
+// its source: the output columns, named as ksqlDB names them, * and
+// x->* expanded.
+func (p *planning) bindItems() ([]logical.Column, error) {
+	src := p.src
+	spec := src.sourceSpec()
+	spec.Table = src.Kind == parser.KindTable
+	spec.FailOnBadTimestamp = p.opts.TimestampThrowOnInvalid
+	p.spec = spec
+	p.sc = &scope{src: src, alias: p.sel.From.Alias, schema: spec.RowSchema()}
+	items, err := expandItems(p.sel, p.sc, p.target != nil)
+	if err != nil {
+		return nil, err
+	}
+	return columnsOf(items), nil
+}
+
+// columnsOf states items as a Project's columns, and itemsOf back.
+func columnsOf(items []item) []logical.Column {
+	cols := make([]logical.Column, len(items))
+	for i, it := range items {
+		cols[i] = logical.Column{Expr: it.expr, Name: it.name, Pos: it.pos, Star: it.star, SourceKey: it.oldKey}
+	}
+	return cols
+}
+
+func itemsOf(cols []logical.Column) []item {
+	items := make([]item, len(cols))
+	for i, c := range cols {
+		items[i] = item{expr: c.Expr, name: c.Name, pos: c.Pos, star: c.Star, oldKey: c.SourceKey}
+	}
+	return items
+}
+
+// callsOf lists the calls in exprs of the functions is recognises, in
+// order; with once, each call text only once.
+func callsOf(exprs []parser.Expr, is func(name string) bool, once bool) []*parser.FuncCall {
+	var out []*parser.FuncCall
+	seen := map[string]bool{}
+	for _, e := range exprs {
+		walkExpr(e, func(e parser.Expr) {
+			f, ok := e.(*parser.FuncCall)
+			if !ok || !is(f.Name) || (once && seen[f.String()]) {
+				return
+			}
+			seen[f.String()] = true
+			out = append(out, f)
+		})
+	}
+	return out
 }
 
 // selectCalls reports whether a SELECT item calls a function of the
@@ -169,7 +246,7 @@ func (p *planning) bindJoins() (logical.Node, error) {
 		}
 		p.bound = append(p.bound, b)
 		l = boundLayout(bases, left, right, b.keyType)
-		n = &logical.Join{Kind: [...]string{"INNER", "LEFT OUTER", "RIGHT OUTER", "FULL OUTER"}[j.Type], On: j.On.String(), Index: idx,
+		n = &logical.Join{Kind: [...]string{"INNER", "LEFT OUTER", "RIGHT OUTER", "FULL OUTER"}[j.Type], On: j.On.String(), OnExpr: j.On, Index: idx,
 			OnSides: b.onExpr, Left: n, Right: logicalRelation(right.src, false)}
 	}
 	return n, nil
@@ -240,26 +317,20 @@ func boundLayout(bases []*joinInput, left, right *joinInput, keyType types.Type)
 	return l
 }
 
-// nameLogical fills in the names the builder gave: the result's columns,
-// the table function and aggregate calls, the sink.
+// nameLogical fills in what the builder decided: a join's output
+// columns (expanded against the join's row as built), the order of a
+// PARTITION BY's (its key columns first) and the sink.
 func (p *planning) nameLogical() {
-	names := make([]string, len(p.items))
-	for i, it := range p.items {
-		names[i] = it.name
-	}
 	p.q.Logical = logical.Transform(p.q.Logical, func(n logical.Node) logical.Node {
 		switch x := n.(type) {
 		case *logical.Project:
+			// A PARTITION BY puts the key columns first, adding one a *
+			// left out: the order is the builder's.
+			if x.Columns != nil && len(x.PartitionBy) == 0 {
+				return n
+			}
 			c := *x
-			c.Names = names
-			return &c
-		case *logical.FlatMap:
-			c := *x
-			c.Functions = p.tableFunctionTexts()
-			return &c
-		case *logical.Aggregate:
-			c := *x
-			c.Aggregates = p.aggregateTexts()
+			c.Columns = columnsOf(p.items)
 			return &c
 		case *logical.Sink:
 			s := p.q.Sink

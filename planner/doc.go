@@ -11,14 +11,19 @@
 // (below); the onStatement rules rewrite the SELECT (magic-timestamps);
 // the bind pass (bind.go) resolves its sources, checks its joins with
 // ksqlDB's texts and states it as a logical plan (package logical) whose
-// sources say how they are keyed (logical.Keying); the onLogical rules
-// decide on that plan (repartition: where rows are re-keyed; co-
-// partitioning: ksqlDB's refusals of joins whose inputs cannot meet);
-// the builder makes the topology, reading those decisions from the plan
-// (a logical.Repartition before an aggregate or a join input is a
-// repartition topic and the sub-topology writing it); the onPlan rules
-// work on the built plan (column-pruning, json-copy, key-lookup,
-// scalable-push). Each rule is a rule_<name>.go file listed in rules.go.
+// nodes carry the bound expressions (WHERE, HAVING, the output columns
+// named as ksqlDB names them, GROUP BY, the window, PARTITION BY, ON,
+// the table functions) and whose sources say how they are keyed
+// (logical.Keying); the onLogical rules decide on that plan and may
+// rewrite any of it (repartition: where rows are re-keyed; co-
+// partitioning: ksqlDB's refusals of joins whose inputs cannot meet;
+// constant-folding: literal arithmetic computed once); the builder makes
+// the topology from the plan: lower.go reads back every clause it
+// compiles from the nodes, it dispatches on them (an aggregate, a
+// PARTITION BY, else a stateless chain), and a logical.Repartition
+// before an aggregate or a join input is a repartition topic and the
+// sub-topology writing it; the onPlan rules work on the built plan
+// (column-pruning, json-copy, key-lookup, scalable-push). Each rule is a rule_<name>.go file listed in rules.go.
 // A rule's decision is written into the plan (a node exec instantiates,
 // a field of Query the engine reads), never left for exec to work out
 // from the shape of the chain. Query.Explain, what EXPLAIN prints, shows

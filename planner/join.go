@@ -32,7 +32,7 @@ type joinPlan struct {
 // planJoin builds the FROM clause's joins as the logical plan decided
 // them and keeps the chain that ends with them for the rest of the query.
 func (p *planning) planJoin() (*Source, *scope, error) {
-	jb := &joinBuilder{sel: p.sel, cat: p.cat, opts: p.opts, target: p.target, queryID: p.q.ID, prefix: p.prefix,
+	jb := &joinBuilder{from: p.sel.From, joins: p.cl.Joins, cat: p.cat, opts: p.opts, target: p.target, queryID: p.q.ID, prefix: p.prefix,
 		topology: p.q.Topology, decided: joinNodes(p.q.Logical)}
 	src, sc, err := jb.build()
 	p.join = jb.join
@@ -41,7 +41,10 @@ func (p *planning) planJoin() (*Source, *scope, error) {
 
 // joinBuilder builds the joins of a FROM clause into the topology.
 type joinBuilder struct {
-	sel             *parser.Select
+	// from and joins are the FROM clause, each join's ON as the plan
+	// states it.
+	from            *parser.Relation
+	joins           []*parser.Join
 	cat             *Catalog
 	opts            Options
 	target          *Target
@@ -58,14 +61,13 @@ type joinBuilder struct {
 // in FROM or the result of the joins before it. It returns the virtual
 // source the rest of the query reads and the scope naming its columns.
 func (jb *joinBuilder) build() (*Source, *scope, error) {
-	sel := jb.sel
-	left, err := baseInput(jb.cat, sel.From, jb.opts)
+	left, err := baseInput(jb.cat, jb.from, jb.opts)
 	if err != nil {
 		return nil, nil, err
 	}
 	bases := []*joinInput{left}
 	var l *joinLayout
-	for idx, j := range sel.Joins {
+	for idx, j := range jb.joins {
 		right, err := baseInput(jb.cat, j.Right, jb.opts)
 		if err != nil {
 			return nil, nil, err

@@ -13,11 +13,11 @@ import (
 // joinItems expands the SELECT of a join: * is every column of every
 // input (the synthetic key first), ALIAS.* one input's; a column named
 // with its source is called ALIAS_COLUMN, as in ksqlDB.
-func joinItems(sel *parser.Select, l *joinLayout, sc expr.Scope) ([]item, error) {
+func joinItems(selected []parser.SelectItem, l *joinLayout, sc expr.Scope) ([]item, error) {
 	var list itemList
 	add := list.add
 	generated := 0
-	for _, si := range sel.Items {
+	for _, si := range selected {
 		if si.Star {
 			var ins []*joinInput
 			if si.StarSource != "" {

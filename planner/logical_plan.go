@@ -41,40 +41,6 @@ func (p *planning) pull() bool {
 	return p.target == nil && p.sel.Emit == parser.EmitNone
 }
 
-// tableFunctionTexts lists the table function calls of the SELECT list.
-func (p *planning) tableFunctionTexts() []string {
-	var out []string
-	for _, it := range p.items {
-		walkExpr(it.expr, func(e parser.Expr) {
-			if f, ok := e.(*parser.FuncCall); ok && expr.IsTableFunction(f.Name) {
-				out = append(out, f.String())
-			}
-		})
-	}
-	return out
-}
-
-// aggregateTexts lists the aggregate calls of the SELECT list and HAVING.
-func (p *planning) aggregateTexts() []string {
-	var out []string
-	seen := map[string]bool{}
-	visit := func(e parser.Expr) {
-		walkExpr(e, func(e parser.Expr) {
-			if f, ok := e.(*parser.FuncCall); ok && expr.IsAggregate(f.Name) && !seen[f.String()] {
-				seen[f.String()] = true
-				out = append(out, f.String())
-			}
-		})
-	}
-	for _, it := range p.items {
-		visit(it.expr)
-	}
-	if p.sel.Having != nil {
-		visit(p.sel.Having)
-	}
-	return out
-}
-
 func exprTexts(es []parser.Expr) []string {
 	out := make([]string, len(es))
 	for i, e := range es {

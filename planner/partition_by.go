@@ -27,10 +27,10 @@ import (
 func (p *planning) planPartitionBy() error {
 	sel := p.sel
 	if p.src.Kind != parser.KindStream {
-		return posErr(sel.PartitionBy[0].Position(), fmt.Errorf("%w: PARTITION BY is only supported on streams; %s is a table", ErrUnsupported, p.src.Name))
+		return posErr(p.cl.PartitionBy[0].Position(), fmt.Errorf("%w: PARTITION BY is only supported on streams; %s is a table", ErrUnsupported, p.src.Name))
 	}
 	if len(sel.GroupBy) > 0 || p.hasAggregates() {
-		return posErr(sel.PartitionBy[0].Position(), fmt.Errorf("%w: PARTITION BY with GROUP BY or aggregate functions", ErrUnsupported))
+		return posErr(p.cl.PartitionBy[0].Position(), fmt.Errorf("%w: PARTITION BY with GROUP BY or aggregate functions", ErrUnsupported))
 	}
 	if sel.Window != nil {
 		return posErr(sel.Window.Pos, fmt.Errorf("%w: WINDOW clause requires a GROUP BY clause.", ErrInvalid))
@@ -103,7 +103,7 @@ func (p *planning) transientPartitionBy(exprs []parser.Expr) error {
 // partitionExprs checks the PARTITION BY expressions against the input
 // and returns them, or none for PARTITION BY NULL.
 func (p *planning) partitionExprs() ([]parser.Expr, error) {
-	pb := p.sel.PartitionBy
+	pb := p.cl.PartitionBy
 	for _, e := range pb {
 		if isNullLiteral(e) {
 			if len(pb) > 1 {

@@ -94,7 +94,9 @@ func PlanQuery(cat *Catalog, sel *parser.Select, target *Target, queryID string,
 	if err := p.runRules(onLogical); err != nil {
 		return nil, err
 	}
-	if len(sel.Joins) > 0 {
+	cl := lower(sel, p.q.Logical)
+	p.cl = cl
+	if len(cl.Joins) > 0 {
 		src, sc, err := p.planJoin()
 		if err != nil {
 			return nil, err
@@ -106,32 +108,25 @@ func PlanQuery(cat *Catalog, sel *parser.Select, target *Target, queryID string,
 				p.q.Sources = append(p.q.Sources, r.Name)
 			}
 		}
-		if p.items, err = joinItems(sel, p.join.layout, sc); err != nil {
+		if p.items, err = joinItems(cl.Items, p.join.layout, sc); err != nil {
 			return nil, err
 		}
 		// PARTITION BY and GROUP BY choose the key themselves.
-		if len(sel.PartitionBy) == 0 && len(sel.GroupBy) == 0 && !p.hasAggregates() {
+		if len(cl.PartitionBy) == 0 && !cl.Aggregate {
 			if err := p.joinKey(); err != nil {
 				return nil, err
 			}
 		}
 	} else {
-		src := p.src
-		spec := src.sourceSpec()
-		spec.Table = src.Kind == parser.KindTable
-		spec.FailOnBadTimestamp = opts.TimestampThrowOnInvalid
-		sc := &scope{src: src, alias: sel.From.Alias, schema: spec.RowSchema()}
-		items, err := expandItems(sel, sc, target != nil)
-		if err != nil {
-			return nil, err
-		}
-		p.spec, p.sc, p.items = spec, sc, items
-		p.q.Sources = []string{src.Name}
+		p.items = cl.Columns
+		p.q.Sources = []string{p.src.Name}
 	}
 	var err error
 	if target != nil {
 		p.q.Topology.ErrorTopic = target.With["ERROR_TOPIC"]
 	}
+	// These refuse what was written (a WINDOW with PARTITION BY or
+	// without an aggregate is not in the plan and is refused below).
 	if _, ok := target.withProp("LATE_TOPIC"); ok && sel.Window == nil && !p.streamJoin() {
 		return nil, posErr(sel.Pos, fmt.Errorf("%w: LATE_TOPIC needs a windowed aggregation: only windows close and turn records away", ErrInvalid))
 	}
@@ -141,14 +136,17 @@ func PlanQuery(cat *Catalog, sel *parser.Select, target *Target, queryID string,
 	if sel.Emit == parser.EmitFinal && sel.Window == nil {
 		return nil, posErr(sel.Pos, fmt.Errorf("%w: EMIT FINAL is only supported for windowed aggregations.", ErrInvalid))
 	}
-	if len(sel.PartitionBy) > 0 {
+	switch {
+	case len(cl.PartitionBy) > 0:
 		err = p.planPartitionBy()
-	} else if len(sel.GroupBy) > 0 || p.hasAggregates() {
+	case cl.Aggregate:
 		if p.hasTableFunctions() {
 			return nil, posErr(sel.Pos, fmt.Errorf("%w: Table functions cannot be used with aggregations.", ErrInvalid))
 		}
 		err = p.planAggregate()
-	} else {
+	default:
+		// Without an aggregate the plan has no window and no HAVING:
+		// the statement says which was written.
 		if sel.Window != nil {
 			return nil, posErr(sel.Window.Pos, fmt.Errorf("%w: WINDOW clause requires a GROUP BY clause.", ErrInvalid))
 		}
@@ -171,8 +169,12 @@ func PlanQuery(cat *Catalog, sel *parser.Select, target *Target, queryID string,
 }
 
 type planning struct {
-	cat    *Catalog
+	cat *Catalog
+	// sel is the SELECT as written (after the onStatement rules): what
+	// is not plan (positions for errors, EMIT, LIMIT, FROM). cl are the
+	// clauses the builder compiles, read from the logical plan.
 	sel    *parser.Select
+	cl     *clauses
 	target *Target
 	opts   Options
 	src    *Source
@@ -216,11 +218,11 @@ func (p *planning) hasAggregates() bool {
 }
 
 func (p *planning) whereNode(sc expr.Scope) (*exec.FilterNode, error) {
-	if p.sel.Where == nil {
+	if p.cl.Where == nil {
 		return nil, nil
 	}
 	var unknown *parser.ColumnRef
-	walkExpr(p.sel.Where, func(x parser.Expr) {
+	walkExpr(p.cl.Where, func(x parser.Expr) {
 		if ref, ok := x.(*parser.ColumnRef); ok && unknown == nil && isWindowBound(ref.Name) {
 			if _, _, err := sc.Resolve(ref); err != nil {
 				unknown = ref
@@ -230,14 +232,14 @@ func (p *planning) whereNode(sc expr.Scope) (*exec.FilterNode, error) {
 	if unknown != nil {
 		return nil, posErr(unknown.Pos, fmt.Errorf("%w: Error in WHERE expression: Unknown column %s.", ErrInvalid, strings.ToUpper(unknown.Name)))
 	}
-	c, err := expr.Compile(p.sel.Where, sc)
+	c, err := expr.Compile(p.cl.Where, sc)
 	if err != nil {
-		return nil, expr.InClauseOf(err, "WHERE", p.sel.Where)
+		return nil, expr.InClauseOf(err, "WHERE", p.cl.Where)
 	}
-	if err := mustBeBoolean(p.sel.Where, c, "WHERE"); err != nil {
+	if err := mustBeBoolean(p.cl.Where, c, "WHERE"); err != nil {
 		return nil, err
 	}
-	return &exec.FilterNode{Pred: c.Eval, Text: p.sel.Where.String()}, nil
+	return &exec.FilterNode{Pred: c.Eval, Text: p.cl.Where.String()}, nil
 }
 
 func (p *planning) addSub(spec *exec.SourceSpec, nodes []exec.Node) {

@@ -19,7 +19,7 @@ func (p *planning) keyLookupRule() (bool, error) {
 	if read == nil {
 		return false, nil
 	}
-	keys, ok := lookupKeys(p.sel.Where, p.src)
+	keys, ok := lookupKeys(p.cl.Where, p.src)
 	if !ok {
 		return false, nil
 	}

@@ -34,7 +34,7 @@ func (p *planning) repartitionRule() (bool, error) {
 		case *logical.Aggregate:
 			out, did = repartitionAggregate(x)
 		case *logical.Project:
-			out, did = repartitionPartitionBy(x, p.sel.PartitionBy, p.target != nil)
+			out, did = repartitionPartitionBy(x, p.target != nil)
 		default:
 			return n
 		}
@@ -86,13 +86,13 @@ func keyedBy(key []string, by []parser.Expr) bool {
 // PARTITION BY before the projection (the sink writes each record to its
 // new key's partition). A push query's rows go to the client, not to
 // partitions.
-func repartitionPartitionBy(proj *logical.Project, partitionBy []parser.Expr, persistent bool) (logical.Node, bool) {
-	if !persistent || len(partitionBy) == 0 {
+func repartitionPartitionBy(proj *logical.Project, persistent bool) (logical.Node, bool) {
+	if !persistent || len(proj.PartitionBy) == 0 {
 		return proj, false
 	}
-	by := exprTexts(partitionBy)
+	by := exprTexts(proj.PartitionBy)
 	np := *proj
-	np.Input = &logical.Repartition{By: by, Keying: logical.Keying{Key: by, Partitions: logical.KeyingOf(proj.Input).Partitions}, Input: proj.Input}
+	np.Input = &logical.Repartition{By: by, Exprs: proj.PartitionBy, Keying: logical.Keying{Key: by, Partitions: logical.KeyingOf(proj.Input).Partitions}, Input: proj.Input}
 	return &np, true
 }
 

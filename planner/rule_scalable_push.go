@@ -13,9 +13,9 @@ import (
 // properties (ksql.query.push.v2.enabled, auto.offset.reset) and by which
 // running query writes the source.
 func (p *planning) scalablePushRule() (bool, error) {
-	sel, topo := p.sel, p.q.Topology
-	if p.target != nil || sel.Emit != parser.EmitChanges || len(sel.Joins) > 0 || sel.Window != nil ||
-		len(sel.GroupBy) > 0 || sel.Having != nil || len(sel.PartitionBy) > 0 {
+	cl, topo := p.cl, p.q.Topology
+	if p.target != nil || p.sel.Emit != parser.EmitChanges || len(cl.Joins) > 0 || cl.Window != nil ||
+		len(cl.GroupBy) > 0 || cl.Having != nil || len(cl.PartitionBy) > 0 {
 		return false, nil
 	}
 	if len(topo.Subs) != 1 || len(topo.Internal) > 0 || len(topo.Stores) > 0 || p.q.Collect == nil || len(topo.Subs[0].Sides) > 0 {

@@ -10,8 +10,10 @@ package planner
 // plan it leaves says what was decided: an onLogical rule's decision is
 // a node or field of the logical plan the builder reads, an onPlan
 // rule's is in the topology too (exec instantiates nodes and recognises
-// no plan shapes). A rule changed the plan when it inserted, replaced or
-// annotated a node; a rule that only checks never did.
+// no plan shapes). An onLogical rule may rewrite any node the builder
+// reads (lower.go): the builder compiles what the plan says. A rule
+// changed the plan when it inserted, replaced or annotated a node; a
+// rule that only checks never did.
 type rule struct {
 	name  string
 	stage ruleStage
@@ -25,8 +27,8 @@ const (
 	// onStatement rules rewrite the SELECT before it is bound.
 	onStatement ruleStage = iota
 	// onLogical rules decide on the logical plan the bind pass made,
-	// before the topology is built: the builder reads their decisions
-	// from the plan.
+	// before the topology is built, and may rewrite any of its nodes:
+	// the builder compiles what the plan says.
 	onLogical
 	// onPlan rules run once the topology is built, and change both it and
 	// the logical plan.
@@ -38,6 +40,7 @@ var rules = []rule{
 	{name: "magic-timestamps", stage: onStatement, apply: (*planning).magicTimestampRule},
 	{name: "repartition", stage: onLogical, apply: (*planning).repartitionRule},
 	{name: "co-partitioning", stage: onLogical, apply: (*planning).coPartitioningRule},
+	{name: "constant-folding", stage: onLogical, apply: (*planning).constantFoldingRule},
 	{name: "column-pruning", stage: onPlan, apply: (*planning).columnPruningRule},
 	{name: "json-copy", stage: onPlan, apply: (*planning).jsonCopyRule},
 	{name: "key-lookup", stage: onPlan, apply: (*planning).keyLookupRule},

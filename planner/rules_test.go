@@ -43,6 +43,7 @@ func TestRulesRunInOrder(t *testing.T) {
 	}{
 		{`CREATE STREAM a AS SELECT id, item FROM orders WHERE ROWTIME > '2020';`, []string{"magic-timestamps", "column-pruning", "json-copy"}},
 		{`CREATE STREAM b AS SELECT * FROM orders;`, []string{"json-copy"}},
+		{`CREATE STREAM c AS SELECT id, item FROM orders WHERE ROWTIME > '2020' AND qty > 2 * 5;`, []string{"magic-timestamps", "constant-folding", "column-pruning", "json-copy"}},
 		{`SELECT * FROM users EMIT CHANGES;`, []string{"scalable-push"}},
 		{`SELECT item, COUNT(*) FROM orders GROUP BY item EMIT CHANGES;`, []string{"repartition", "column-pruning"}},
 	}

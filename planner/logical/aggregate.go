@@ -11,15 +11,23 @@ import (
 type Aggregate struct {
 	GroupBy []string
 	// Keys are the bound GROUP BY expressions GroupBy prints.
-	Keys       []parser.Expr
-	Aggregates []string
-	Input      Node
+	Keys []parser.Expr
+	// Calls are the aggregate calls of the SELECT list and HAVING, each
+	// once, in the order they appear. The builder compiles them where
+	// they stand, in the Project above and the HAVING Filter: a rule
+	// that rewrites a call rewrites it there too.
+	Calls []*parser.FuncCall
+	Input Node
 }
 
 var _ Node = (*Aggregate)(nil)
 
 func (a *Aggregate) Describe() string {
-	out := "aggregate " + strings.Join(a.Aggregates, ", ")
+	calls := make([]string, len(a.Calls))
+	for i, c := range a.Calls {
+		calls[i] = c.String()
+	}
+	out := "aggregate " + strings.Join(calls, ", ")
 	if len(a.GroupBy) > 0 {
 		out += " by " + strings.Join(a.GroupBy, ", ")
 	}

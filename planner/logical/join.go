@@ -8,6 +8,9 @@ type Join struct {
 	// Kind is INNER, LEFT OUTER, RIGHT OUTER or FULL OUTER.
 	Kind string
 	On   string
+	// OnExpr is the bound ON clause On prints, which the builder
+	// compiles.
+	OnExpr parser.Expr
 	// Index is the join's place in the FROM clause (0 for the first).
 	Index int
 	// OnSides are the bound sides of the ON equality, the left input's

@@ -6,9 +6,9 @@
 //
 // Place in the flow: the planner binds a SELECT into this tree, runs its
 // named rules over the plan (planner/rules.go: some decide on it before
-// the physical topology is built, such as where rows are re-keyed, and
-// the builder reads their decisions from it) and builds the physical
-// topology; EXPLAIN prints the tree with Print, the rules that changed
+// the physical topology is built, such as where rows are re-keyed, or
+// rewrite its expressions) and builds the physical topology from it,
+// compiling the expressions its nodes carry; EXPLAIN prints the tree with Print, the rules that changed
 // the plan, and the topology.
 //
 // Example: CREATE STREAM big AS SELECT id, qty * price AS total FROM

@@ -14,7 +14,7 @@ func TestPrint(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	plan := &logical.Sink{Name: "OUT", Topic: "out", Input: &logical.Project{Names: []string{"A", "N"},
+	plan := &logical.Sink{Name: "OUT", Topic: "out", Input: &logical.Project{Columns: []logical.Column{{Name: "A"}, {Name: "N"}},
 		Input: &logical.Join{Kind: "LEFT OUTER", On: "S.A = T.A",
 			Left:  &logical.Repartition{By: []string{"S.A"}, Input: &logical.Filter{Pred: where, Input: &logical.Source{Name: "S", Topic: "s", Reads: []string{"A"}}}},
 			Right: &logical.Source{Name: "T", Table: true, Topic: "t"}}}}

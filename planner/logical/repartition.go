@@ -1,12 +1,20 @@
 package logical
 
-import "strings"
+import (
+	"strings"
+
+	"github.com/sluice-sql/sluice/parser"
+)
 
 // Repartition re-keys its input by new key expressions and sends each
 // row to its new key's partition through an internal topic, so that a
 // following aggregate or join sees every row of a key in one task.
 type Repartition struct {
 	By []string
+	// Exprs are the bound expressions By prints, for a PARTITION BY:
+	// what the builder keys the rows by (an aggregate's or a join
+	// input's repartition is keyed by its GROUP BY or its side of ON).
+	Exprs []parser.Expr
 	// Keying is how the repartition topic is keyed (not printed).
 	Keying Keying
 	Input  Node

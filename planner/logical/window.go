@@ -1,15 +1,21 @@
 package logical
 
+import (
+	"strings"
+
+	"github.com/sluice-sql/sluice/parser"
+)
+
 // Window assigns each row to its windows (WINDOW TUMBLING, HOPPING,
 // SESSION) before an aggregate.
 type Window struct {
-	Spec  string
+	Spec  *parser.WindowSpec
 	Input Node
 }
 
 var _ Node = (*Window)(nil)
 
-func (w *Window) Describe() string { return "window " + w.Spec }
+func (w *Window) Describe() string { return "window " + strings.TrimPrefix(w.Spec.String(), "WINDOW ") }
 func (w *Window) Inputs() []Node   { return one(w.Input) }
 func (w *Window) WithInputs(ins ...Node) Node {
 	n := *w
