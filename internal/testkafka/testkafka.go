@@ -83,6 +83,32 @@ func CreateTopic(t testing.TB, brokers, topic string, partitions int32) {
 	if _, err := adm.CreateTopic(ctx, partitions, -1, nil, topic); err != nil {
 		t.Fatalf("create topic %s: %v", topic, err)
 	}
+	// Apache Kafka answers CreateTopics once its controller has the
+	// topic; a broker's metadata may list it a moment later, and a
+	// statement run at once would find no such topic. Return once the
+	// metadata shows every partition with a leader.
+	for {
+		md, err := adm.Metadata(ctx, topic)
+		if err == nil {
+			if td, ok := md.Topics[topic]; ok && td.Err == nil && len(td.Partitions) == int(partitions) && allLed(td.Partitions) {
+				return
+			}
+		}
+		select {
+		case <-ctx.Done():
+			t.Fatalf("create topic %s: not in the brokers' metadata within 30 s (last error: %v)", topic, err)
+		case <-time.After(20 * time.Millisecond):
+		}
+	}
+}
+
+func allLed(ps kadm.PartitionDetails) bool {
+	for _, p := range ps {
+		if p.Err != nil || p.Leader < 0 {
+			return false
+		}
+	}
+	return true
 }
 
 // Produce writes records synchronously, partitioned by key like Java
