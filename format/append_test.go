@@ -11,7 +11,9 @@ import (
 // holds, exactly the bytes its Encode returns, and nil (not dst) where
 // Encode returns nil: a null key or value must stay a null.
 func TestAppendEncode(t *testing.T) {
-	col := func(name string, k types.Kind) types.Column { return types.Column{Name: name, Type: types.Type{Kind: k}} }
+	col := func(name string, k types.Kind) types.Column {
+		return types.Column{Name: name, Type: types.Type{Kind: k}}
+	}
 	unwrap := false
 	cases := []struct {
 		name, format string
