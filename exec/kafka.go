@@ -827,7 +827,10 @@ func (o *kafkaOutput) Produce(rec *Record) {
 	}
 	kr := &o.slab[0]
 	o.slab = o.slab[1:]
-	*kr = kgo.Record{Topic: rec.Topic, Key: rec.Key, Value: rec.Value, Timestamp: time.UnixMilli(rec.Timestamp)}
+	// The slab's records are zero: set only what differs, field by
+	// field, instead of copying a whole record in (with a write barrier
+	// over all of it while the collector runs).
+	kr.Topic, kr.Key, kr.Value, kr.Timestamp = rec.Topic, rec.Key, rec.Value, time.UnixMilli(rec.Timestamp)
 	if len(rec.Headers) > 0 {
 		kr.Headers = make([]kgo.RecordHeader, len(rec.Headers))
 		for i, h := range rec.Headers {
