@@ -13,7 +13,7 @@ import (
 // collect is an Output that keeps what a task produces.
 type collect struct{ recs []*exec.Record }
 
-func (c *collect) Produce(r *exec.Record) { c.recs = append(c.recs, r) }
+func (c *collect) Produce(r *exec.Record) { cp := *r; c.recs = append(c.recs, &cp) }
 
 func bigintKey(n uint64) []byte { return binary.BigEndian.AppendUint64(nil, n) }
 

@@ -164,13 +164,18 @@ func (c *recordCopy) copy(tc *TaskContext, rec *Record, evTime *int64) bool {
 		}
 		vals = c.vals
 	}
-	value, err := c.value.Write(nil, rec.Value, vals)
+	// The result is about as long as the input, longer by what computed
+	// columns and renamed fields add.
+	value, err := c.value.Write(tc.arena.begin(len(rec.Value)+64), rec.Value, vals)
 	if err != nil {
 		return false // the chain counts the serialisation error
 	}
+	value = tc.arena.end(value)
 	c.copied++
 	tc.Metrics.RecordsOut.Add(1)
-	tc.Out.Produce(&Record{Topic: c.sink.Topic, Partition: -1, Key: key, Value: value, Timestamp: ts})
+	out := tc.record()
+	*out = Record{Topic: c.sink.Topic, Partition: -1, Key: key, Value: value, Timestamp: ts}
+	tc.Out.Produce(out)
 	*evTime = ts
 	return true
 }

@@ -801,19 +801,41 @@ func (r *KafkaRunner) advanceIdle(now time.Time) error {
 	return nil
 }
 
+// output is the Output of a new task: its own, since it keeps the
+// task's records (one task produces from one goroutine at a time).
 func (r *KafkaRunner) output() Output {
 	if r.cfg.Output != nil {
 		return r.cfg.Output
 	}
-	return kafkaOutput{r}
+	return &kafkaOutput{r: r}
 }
 
-type kafkaOutput struct{ r *KafkaRunner }
+// kafkaOutput produces one task's records. The client keeps each
+// kgo.Record until the broker has it, so they are not reused, but they
+// are allocated kafkaRecordSlab at a time: a slab is garbage when the
+// last of its records is acknowledged.
+type kafkaOutput struct {
+	r    *KafkaRunner
+	slab []kgo.Record
+}
 
-func (o kafkaOutput) Produce(rec *Record) {
-	kr := &kgo.Record{Topic: rec.Topic, Key: rec.Key, Value: rec.Value, Timestamp: time.UnixMilli(rec.Timestamp)}
-	for _, h := range rec.Headers {
-		kr.Headers = append(kr.Headers, kgo.RecordHeader{Key: h.Key, Value: h.Value})
+const kafkaRecordSlab = 256
+
+func (o *kafkaOutput) Produce(rec *Record) {
+	if len(o.slab) == 0 {
+		o.slab = make([]kgo.Record, kafkaRecordSlab)
+	}
+	kr := &o.slab[0]
+	o.slab = o.slab[1:]
+	// The slab's records are zero: set only what differs, field by
+	// field, instead of copying a whole record in (with a write barrier
+	// over all of it while the collector runs).
+	kr.Topic, kr.Key, kr.Value, kr.Timestamp = rec.Topic, rec.Key, rec.Value, time.UnixMilli(rec.Timestamp)
+	if len(rec.Headers) > 0 {
+		kr.Headers = make([]kgo.RecordHeader, len(rec.Headers))
+		for i, h := range rec.Headers {
+			kr.Headers[i] = kgo.RecordHeader{Key: h.Key, Value: h.Value}
+		}
 	}
 	o.r.cl.Produce(context.Background(), kr, o.r.promise)
 }

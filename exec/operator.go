@@ -50,6 +50,17 @@ type TaskContext struct {
 	// outSeq numbers the repartition records written for input, so that
 	// each can be told apart when deduplicating.
 	outSeq int64
+	// arena holds the keys and values of the records the task produces,
+	// and out is the Record each is handed to Out in (Out keeps neither
+	// the Record nor, beyond the bytes, anything of it).
+	arena outArena
+	out   Record
+}
+
+// record returns the task's Record for the next output, emptied.
+func (tc *TaskContext) record() *Record {
+	tc.out = Record{}
+	return &tc.out
 }
 
 // Store returns the named state store of this task's partition.

@@ -39,7 +39,9 @@ type Row struct {
 
 // Output receives the records a task produces. The Kafka runner produces
 // them asynchronously; the memory runner routes them to other tasks and
-// collects them.
+// collects them. Produce must not keep rec after it returns: a task hands
+// every record in the same Record. The bytes it points to (key, value,
+// headers) stay as they are and may be kept.
 type Output interface {
 	Produce(rec *Record)
 }

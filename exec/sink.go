@@ -55,8 +55,11 @@ func (n *SinkNode) New(Operator) (Operator, error) {
 	if err != nil {
 		return nil, fmt.Errorf("sink %s value: %w", n.Topic, err)
 	}
-	return &sink{node: n, key: kc, val: vc,
-		keyVals: make([]any, len(n.KeyIdx)), valVals: make([]any, len(n.ValueIdx))}, nil
+	s := &sink{node: n, key: kc, val: vc,
+		keyVals: make([]any, len(n.KeyIdx)), valVals: make([]any, len(n.ValueIdx))}
+	s.keyApp, _ = kc.(format.Appender)
+	s.valApp, _ = vc.(format.Appender)
+	return s, nil
 }
 
 func (n *SinkNode) Describe() string {
@@ -84,6 +87,26 @@ type sink struct {
 	node             *SinkNode
 	key, val         format.Codec
 	keyVals, valVals []any
+	// keyApp and valApp are key and val when they can append to the
+	// task's arena (nil: they allocate each record's bytes).
+	keyApp, valApp format.Appender
+}
+
+// sinkValueHint is the room a value encoding is given in the arena: a
+// value that outgrows it costs an allocation of its own, no more.
+const sinkValueHint = 1024
+
+// encode encodes vals with c, in the task's arena when app (c as an
+// Appender) is set.
+func encode(tc *TaskContext, c format.Codec, app format.Appender, vals []any, hint int) ([]byte, error) {
+	if app == nil {
+		return c.Encode(vals)
+	}
+	b, err := app.AppendEncode(tc.arena.begin(hint), vals)
+	if err != nil {
+		return nil, err
+	}
+	return tc.arena.end(b), nil
 }
 
 func (s *sink) Open(*TaskContext) error        { return nil }
@@ -109,7 +132,7 @@ func (s *sink) Process(tc *TaskContext, row *Row) error {
 			s.keyVals[i] = row.Cols[c]
 		}
 		var err error
-		if key, err = s.key.Encode(s.keyVals); err != nil {
+		if key, err = encode(tc, s.key, s.keyApp, s.keyVals, 64); err != nil {
 			return s.fail(tc, "key", err)
 		}
 	}
@@ -128,7 +151,7 @@ func (s *sink) Process(tc *TaskContext, row *Row) error {
 			s.valVals[i] = row.Cols[c]
 		}
 		var err error
-		if value, err = s.val.Encode(s.valVals); err != nil {
+		if value, err = encode(tc, s.val, s.valApp, s.valVals, sinkValueHint); err != nil {
 			return s.fail(tc, "value", err)
 		}
 		if value == nil {
@@ -138,7 +161,8 @@ func (s *sink) Process(tc *TaskContext, row *Row) error {
 	if !s.node.Internal {
 		tc.Metrics.RecordsOut.Add(1)
 	}
-	out := &Record{Topic: s.node.Topic, Partition: -1, Key: key, Value: value, Timestamp: ts}
+	out := tc.record()
+	*out = Record{Topic: s.node.Topic, Partition: -1, Key: key, Value: value, Timestamp: ts}
 	if tc.input != nil {
 		// The input record's headers go with its results, as Kafka
 		// Streams forwards them (through repartitions too).

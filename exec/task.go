@@ -49,7 +49,9 @@ type Task struct {
 	// the main one first; byTopic finds them.
 	inputs  []*taskInput
 	byTopic map[string]*taskInput
-	row     Row
+	// lastInput is the input of the last record (see input).
+	lastInput *taskInput
+	row       Row
 
 	// clock is the wall-clock time of the batch being processed, set by
 	// the runner: one clock reading per batch, not per record.
@@ -272,7 +274,7 @@ func (t *Task) Process(rec *Record) (err error) {
 			err = fmt.Errorf("query %s: operator panicked at %s/%d@%d: %v", t.Topo.QueryID, rec.Topic, rec.Partition, rec.Offset, p)
 		}
 	}()
-	in := t.byTopic[rec.Topic]
+	in := t.input(rec.Topic)
 	if in == nil {
 		return fmt.Errorf("query %s: task %d does not read %s", t.Topo.QueryID, t.Partition, rec.Topic)
 	}
@@ -349,6 +351,21 @@ func (t *Task) Process(rec *Record) (err error) {
 		return err
 	}
 	return t.head.AdvanceTime(&t.tc)
+}
+
+// input is the task input reading topic (nil: none). Records come in
+// runs of one topic, whose name is the same string each time, so the
+// last input answers most calls with a comparison of two equal pointers
+// instead of a hash of the name.
+func (t *Task) input(topic string) *taskInput {
+	if in := t.lastInput; in != nil && in.spec.Topic == topic {
+		return in
+	}
+	in := t.byTopic[topic]
+	if in != nil {
+		t.lastInput = in
+	}
+	return in
 }
 
 // observe moves stream time to a record's event time ts, or notes how

@@ -63,7 +63,10 @@ type avroCodec struct {
 	exact, folded map[string]int
 }
 
-var _ Codec = (*avroCodec)(nil)
+var (
+	_ Codec    = (*avroCodec)(nil)
+	_ Appender = (*avroCodec)(nil)
+)
 
 func newAvroCodec(cols []types.Column, p Props, key bool) (Codec, error) {
 	c := &avroCodec{cols: cols, reg: p.Registry, writeID: p.SchemaID, exact: map[string]int{}, folded: map[string]int{}}
@@ -304,18 +307,42 @@ func (c *avroCodec) Encode(vals []any) ([]byte, error) {
 		return nil, fmt.Errorf("%w: no AVRO schema registered to write with", ErrEncode)
 	}
 	if c.writePrims != nil && !c.unwrapped {
-		if b, ok := c.encodePrims(vals); ok {
+		if b, ok := c.encodePrims(nil, vals); ok {
 			return b, nil
 		}
 	}
 	return c.encodeGeneric(vals)
 }
 
+// AppendEncode implements Appender: a record of primitive fields is
+// written straight into dst; any other is encoded and then copied there.
+func (c *avroCodec) AppendEncode(dst []byte, vals []any) ([]byte, error) {
+	if vals == nil || len(c.cols) == 0 {
+		return nil, nil
+	}
+	if err := checkEncodeLen(vals, len(c.cols)); err != nil {
+		return nil, err
+	}
+	if c.write == nil {
+		return nil, fmt.Errorf("%w: no AVRO schema registered to write with", ErrEncode)
+	}
+	if c.writePrims != nil && !c.unwrapped {
+		if b, ok := c.encodePrims(dst, vals); ok {
+			return b, nil
+		}
+	}
+	b, err := c.encodeGeneric(vals)
+	if b == nil || err != nil {
+		return nil, err
+	}
+	return append(dst, b...), nil
+}
+
 // encodePrims writes a record of avroPrim fields with hamba/avro's
 // primitive writer, the bytes its generic encoder writes for it; ok is false for a value it does not take (a Go type
 // other than the field's, or NULL in a field that is not nullable),
 // which the generic path then writes or refuses.
-func (c *avroCodec) encodePrims(vals []any) (b []byte, ok bool) {
+func (c *avroCodec) encodePrims(dst []byte, vals []any) (b []byte, ok bool) {
 	w := avroWriters.Get().(*avro.Writer)
 	defer avroWriters.Put(w)
 	w.Reset(nil)
@@ -380,8 +407,12 @@ func (c *avroCodec) encodePrims(vals []any) (b []byte, ok bool) {
 			w.WriteBool(x)
 		}
 	}
-	// The writer goes back to the pool: the record keeps a copy.
-	return append(make([]byte, 0, w.Buffered()), w.Buffer()...), true
+	// The writer goes back to the pool: the record keeps a copy, in dst
+	// when there is one.
+	if dst == nil {
+		dst = make([]byte, 0, w.Buffered())
+	}
+	return append(dst, w.Buffer()...), true
 }
 
 // encodeGeneric writes vals through hamba/avro's generic encoder.

@@ -180,13 +180,18 @@ func TestAvroPrimsEncodeLikeGeneric(t *testing.T) {
 			for i := range row {
 				row[i] = values[i][rng.IntN(len(values[i]))]
 			}
-			if _, ok := c.encodePrims(row); ok {
+			if _, ok := c.encodePrims(nil, row); ok {
 				taken++
 			}
 			fast, fe := c.Encode(row)
 			generic, ge := c.encodeGeneric(row)
 			if fmt.Sprint(fe) != fmt.Sprint(ge) || string(fast) != string(generic) {
 				t.Fatalf("row %v:\nfast    % x %v\ngeneric % x %v", row, fast, fe, generic, ge)
+			}
+			// Appended after other bytes, the record is the same.
+			app, ae := c.AppendEncode([]byte("pre"), row)
+			if want := append([]byte("pre"), fast...); fmt.Sprint(ae) != fmt.Sprint(fe) || (fe == nil && string(app) != string(want)) || (fe != nil && app != nil) {
+				t.Fatalf("row %v:\nappended % x %v\nwant     % x %v", row, app, ae, want, fe)
 			}
 		}
 		if taken == 0 {

@@ -24,7 +24,10 @@ type delimitedCodec struct {
 	comma rune
 }
 
-var _ Codec = (*delimitedCodec)(nil)
+var (
+	_ Codec    = (*delimitedCodec)(nil)
+	_ Appender = (*delimitedCodec)(nil)
+)
 
 func newDelimitedCodec(cols []types.Column, p Props) (Codec, error) {
 	comma, err := parseDelimiter(p.Delimiter)
@@ -78,14 +81,18 @@ func parseDelimiter(s string) (rune, error) {
 	return r, nil
 }
 
-func (c *delimitedCodec) Encode(vals []any) ([]byte, error) {
+func (c *delimitedCodec) Encode(vals []any) ([]byte, error) { return c.AppendEncode(nil, vals) }
+
+// AppendEncode implements Appender. A record of one NULL field is
+// written as a null, as Encode returns it.
+func (c *delimitedCodec) AppendEncode(dst []byte, vals []any) ([]byte, error) {
 	if vals == nil || len(c.cols) == 0 {
 		return nil, nil
 	}
 	if err := checkEncodeLen(vals, len(c.cols)); err != nil {
 		return nil, err
 	}
-	var buf []byte
+	buf := dst
 	for i, v := range vals {
 		if i > 0 {
 			buf = utf8.AppendRune(buf, c.comma)
@@ -98,6 +105,9 @@ func (c *delimitedCodec) Encode(vals []any) ([]byte, error) {
 			return nil, fmt.Errorf("column %s: %w", c.cols[i].Name, err)
 		}
 		buf = appendDelimitedField(buf, s, i == 0, c.comma)
+	}
+	if len(buf) == len(dst) {
+		return nil, nil
 	}
 	return buf, nil
 }

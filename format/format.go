@@ -20,6 +20,16 @@ type Codec interface {
 	Decode(data []byte, dst []any) error
 }
 
+// Appender is implemented by codecs that can encode into a buffer the
+// caller provides: AppendEncode appends what Encode would return to dst
+// and returns the extended slice, or nil wherever Encode returns nil (a
+// null: no bytes to write) whatever dst holds. A sink appends the keys
+// and values of many records to one chunk this way instead of
+// allocating each (exec's outArena).
+type Appender interface {
+	AppendEncode(dst []byte, vals []any) ([]byte, error)
+}
+
 // Selective is implemented by codecs that can leave columns undecoded:
 // Select(needed) makes Decode convert only the columns marked needed and
 // leave the others NULL (and not count them missing).

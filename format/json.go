@@ -66,7 +66,10 @@ func (c *jsonCodec) markSkipped(filled []bool) {
 	}
 }
 
-var _ Codec = (*jsonCodec)(nil)
+var (
+	_ Codec    = (*jsonCodec)(nil)
+	_ Appender = (*jsonCodec)(nil)
+)
 
 func newJSONCodec(cols []types.Column, p Props, key bool) *jsonCodec {
 	c := &jsonCodec{
@@ -98,6 +101,15 @@ func newJSONCodec(cols []types.Column, p Props, key bool) *jsonCodec {
 }
 
 func (c *jsonCodec) Encode(vals []any) ([]byte, error) {
+	size := 64 + 32*len(c.cols)
+	if c.unwrapped {
+		size = 32
+	}
+	return c.AppendEncode(make([]byte, 0, size), vals)
+}
+
+// AppendEncode implements Appender.
+func (c *jsonCodec) AppendEncode(b []byte, vals []any) ([]byte, error) {
 	if vals == nil || len(c.cols) == 0 {
 		return nil, nil
 	}
@@ -108,9 +120,8 @@ func (c *jsonCodec) Encode(vals []any) ([]byte, error) {
 		if vals[0] == nil {
 			return nil, nil
 		}
-		return appendValue(make([]byte, 0, 32), vals[0], c.cols[0].Type)
+		return appendValue(b, vals[0], c.cols[0].Type)
 	}
-	b := make([]byte, 0, 64+32*len(c.cols))
 	var err error
 	for i, col := range c.cols {
 		b = append(b, c.prefix[i]...)

@@ -29,7 +29,10 @@ type jsonSRCodec struct {
 	writeID int
 }
 
-var _ Codec = (*jsonSRCodec)(nil)
+var (
+	_ Codec    = (*jsonSRCodec)(nil)
+	_ Appender = (*jsonSRCodec)(nil)
+)
 
 func newJSONSRCodec(cols []types.Column, p Props, key bool) (*jsonSRCodec, error) {
 	for _, c := range cols {
@@ -59,12 +62,16 @@ func mapKeyNotString(t types.Type) bool {
 }
 
 func (c *jsonSRCodec) Encode(vals []any) ([]byte, error) {
-	b, err := c.jsonCodec.Encode(vals)
+	return c.AppendEncode(make([]byte, 0, wireHeaderLen+64+32*len(c.cols)), vals)
+}
+
+// AppendEncode implements Appender: the wire header, then the JSON.
+func (c *jsonSRCodec) AppendEncode(dst []byte, vals []any) ([]byte, error) {
+	b, err := c.jsonCodec.AppendEncode(appendWireHeader(dst, c.writeID), vals)
 	if b == nil || err != nil {
-		return b, err
+		return nil, err
 	}
-	out := appendWireHeader(make([]byte, 0, wireHeaderLen+len(b)), c.writeID)
-	return append(out, b...), nil
+	return b, nil
 }
 
 func (c *jsonSRCodec) Decode(data []byte, dst []any) error {

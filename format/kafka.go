@@ -15,7 +15,10 @@ type kafkaCodec struct {
 	none bool // no columns: a key-less stream
 }
 
-var _ Codec = kafkaCodec{}
+var (
+	_ Codec    = kafkaCodec{}
+	_ Appender = kafkaCodec{}
+)
 
 func newKafkaCodec(cols []types.Column, key bool) (Codec, error) {
 	switch len(cols) {
@@ -37,40 +40,77 @@ func newKafkaCodec(cols []types.Column, key bool) (Codec, error) {
 }
 
 func (c kafkaCodec) Encode(vals []any) ([]byte, error) {
-	if c.none || vals == nil {
-		return nil, nil
-	}
-	if err := checkEncodeLen(vals, 1); err != nil {
-		return nil, err
-	}
-	switch v := vals[0].(type) {
-	case nil:
-		return nil, nil
-	case string:
-		if c.col.Type.Kind == types.String {
+	if v, ok := c.value(vals); ok {
+		switch v := v.(type) {
+		case string:
 			return []byte(v), nil
-		}
-	case int32:
-		switch c.col.Type.Kind {
-		case types.Integer:
-			return binary.BigEndian.AppendUint32(nil, uint32(v)), nil
-		case types.BigInt:
-			return binary.BigEndian.AppendUint64(nil, uint64(int64(v))), nil
-		}
-	case int64:
-		if c.col.Type.Kind == types.BigInt {
-			return binary.BigEndian.AppendUint64(nil, uint64(v)), nil
-		}
-	case float64:
-		if c.col.Type.Kind == types.Double {
-			return binary.BigEndian.AppendUint64(nil, math.Float64bits(v)), nil
-		}
-	case []byte:
-		if c.col.Type.Kind == types.Bytes {
+		case []byte:
 			return v, nil
 		}
 	}
-	return nil, fmt.Errorf("%w: Go value of type %T for KAFKA column %s %s", ErrEncode, vals[0], c.col.Name, c.col.Type)
+	return c.AppendEncode(nil, vals)
+}
+
+// AppendEncode implements Appender.
+func (c kafkaCodec) AppendEncode(dst []byte, vals []any) ([]byte, error) {
+	v, ok := c.value(vals)
+	if !ok {
+		if c.none || vals == nil {
+			return nil, nil
+		}
+		if err := checkEncodeLen(vals, 1); err != nil {
+			return nil, err
+		}
+		return nil, fmt.Errorf("%w: Go value of type %T for KAFKA column %s %s", ErrEncode, vals[0], c.col.Name, c.col.Type)
+	}
+	switch v := v.(type) {
+	case nil:
+		return nil, nil
+	case string:
+		if dst == nil {
+			dst = []byte{} // an empty string is an empty record, not a null
+		}
+		return append(dst, v...), nil
+	case []byte:
+		if dst == nil {
+			dst = []byte{}
+		}
+		return append(dst, v...), nil
+	case int32:
+		if c.col.Type.Kind == types.Integer {
+			return binary.BigEndian.AppendUint32(dst, uint32(v)), nil
+		}
+		return binary.BigEndian.AppendUint64(dst, uint64(int64(v))), nil
+	case int64:
+		return binary.BigEndian.AppendUint64(dst, uint64(v)), nil
+	case float64:
+		return binary.BigEndian.AppendUint64(dst, math.Float64bits(v)), nil
+	}
+	return nil, fmt.Errorf("%w: Go value of type %T for KAFKA column %s %s", ErrEncode, v, c.col.Name, c.col.Type)
+}
+
+// value is the one value the codec writes, when its Go type is one the
+// column's type takes (nil, NULL, too); ok is false for none to write or
+// a value the column cannot carry.
+func (c kafkaCodec) value(vals []any) (v any, ok bool) {
+	if c.none || len(vals) != 1 {
+		return nil, false
+	}
+	switch v := vals[0].(type) {
+	case nil:
+		return nil, true
+	case string:
+		return v, c.col.Type.Kind == types.String
+	case int32:
+		return v, c.col.Type.Kind == types.Integer || c.col.Type.Kind == types.BigInt
+	case int64:
+		return v, c.col.Type.Kind == types.BigInt
+	case float64:
+		return v, c.col.Type.Kind == types.Double
+	case []byte:
+		return v, c.col.Type.Kind == types.Bytes
+	}
+	return nil, false
 }
 
 // Decode reads a null record as NULL. An empty record is "" for STRING
