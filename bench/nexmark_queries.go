@@ -1,0 +1,220 @@
+package main
+
+import (
+	"fmt"
+	"math/big"
+	"regexp"
+	"strings"
+	"time"
+)
+
+// The queries of the Nexmark suite (issue 35): each as Sluice runs it (the
+// ksqlDB dialect, as close to the reference SQL as it allows), whether
+// bench/flink and bench/kstreams have it (mode nx-<name>), and its expected
+// output, computed here from the generated events.
+//
+// Flink runs the reference text itself (bench/flink/src/main/resources/
+// nexmark/<name>.sql, only the sink's connector changed); the sources are
+// the tables person, auction and bid over the three topics, with dateTime
+// the record timestamp (which the generator sets to the event's dateTime).
+
+// nxQuery is one query of the suite.
+type nxQuery struct {
+	name string
+	// sluice is the statements after the source streams (nxSources),
+	// with one %s for the output topic.
+	sluice string
+	// inputs: the topics the query reads ("bid", "auction", "person");
+	// the rates count the events of these.
+	inputs []string
+	flink  bool // bench/flink/run nx-<name>
+	ks     bool // bench/kstreams/run nx-<name>
+	// times are the output columns holding a timestamp: Sluice and Kafka
+	// Streams write epoch milliseconds, Flink a TIMESTAMP(3)'s text.
+	times []string
+	// expect is the output as rows of column (lower case) to value: int64,
+	// string, *big.Rat or nil.
+	expect func(nx *nxEvents) []map[string]any
+}
+
+// nxSources declares the reference model's three streams over the
+// suite's topics (persons, auctions, bids), each a keyless stream as the
+// reference's tables are (the topics' keys are not read), dateTime a
+// TIMESTAMP read from the JSON's epoch milliseconds.
+func nxSources(persons, auctions, bids string) string {
+	return fmt.Sprintf("SET 'auto.offset.reset'='earliest';\n"+
+		"CREATE STREAM PERSON (ID BIGINT, NAME VARCHAR, EMAILADDRESS VARCHAR, CREDITCARD VARCHAR, CITY VARCHAR, STATE VARCHAR, `dateTime` TIMESTAMP, EXTRA VARCHAR) WITH (KAFKA_TOPIC='%s', VALUE_FORMAT='JSON');\n"+
+		"CREATE STREAM AUCTION (ID BIGINT, ITEMNAME VARCHAR, DESCRIPTION VARCHAR, INITIALBID BIGINT, RESERVE BIGINT, `dateTime` TIMESTAMP, EXPIRES TIMESTAMP, SELLER BIGINT, CATEGORY BIGINT, EXTRA VARCHAR) WITH (KAFKA_TOPIC='%s', VALUE_FORMAT='JSON');\n"+
+		"CREATE STREAM BID (AUCTION BIGINT, BIDDER BIGINT, PRICE BIGINT, CHANNEL VARCHAR, URL VARCHAR, `dateTime` TIMESTAMP, EXTRA VARCHAR) WITH (KAFKA_TOPIC='%s', VALUE_FORMAT='JSON');\n",
+		persons, auctions, bids)
+}
+
+// nxChannelID is q21's REGEXP_EXTRACT(url, '(&|^)channel_id=([^&]*)', 2).
+var nxChannelID = regexp.MustCompile(`(&|^)channel_id=([^&]*)`)
+
+// nxQueries is the suite in the order it runs.
+var nxQueries = []*nxQuery{
+	{
+		name:   "q0",
+		inputs: []string{"bid"},
+		// Passthrough.
+		sluice: "CREATE STREAM NEXMARK_Q0 WITH (KAFKA_TOPIC='%s') AS SELECT AUCTION, BIDDER, PRICE, `dateTime`, EXTRA FROM BID;\n",
+		flink:  true, ks: true,
+		times: []string{"datetime"},
+		expect: func(nx *nxEvents) []map[string]any {
+			return nxEachBid(nx, func(b bidAvro) map[string]any {
+				return map[string]any{"auction": b.Auction, "bidder": b.Bidder, "price": b.Price, "datetime": b.DateTime, "extra": b.Extra}
+			})
+		},
+	},
+	{
+		name:   "q1",
+		inputs: []string{"bid"},
+		// Currency conversion: 0.908 * price, a DECIMAL as in the reference.
+		sluice: "CREATE STREAM NEXMARK_Q1 WITH (KAFKA_TOPIC='%s') AS SELECT AUCTION, BIDDER, 0.908 * PRICE AS PRICE, `dateTime`, EXTRA FROM BID;\n",
+		flink:  true, ks: true,
+		times: []string{"datetime"},
+		expect: func(nx *nxEvents) []map[string]any {
+			return nxEachBid(nx, func(b bidAvro) map[string]any {
+				return map[string]any{"auction": b.Auction, "bidder": b.Bidder, "price": nxEuro(b.Price), "datetime": b.DateTime, "extra": b.Extra}
+			})
+		},
+	},
+	{
+		name:   "q2",
+		inputs: []string{"bid"},
+		// Selection. ksqlDB has no MOD function; % is its operator.
+		sluice: "CREATE STREAM NEXMARK_Q2 WITH (KAFKA_TOPIC='%s') AS SELECT AUCTION, PRICE FROM BID WHERE AUCTION % 123 = 0;\n",
+		flink:  true, ks: true,
+		expect: func(nx *nxEvents) []map[string]any {
+			return nxEachBid(nx, func(b bidAvro) map[string]any {
+				if b.Auction%123 != 0 {
+					return nil
+				}
+				return map[string]any{"auction": b.Auction, "price": b.Price}
+			})
+		},
+	},
+	{
+		name:   "q14",
+		inputs: []string{"bid"},
+		// Calculation. ksqlDB has no HOUR(): the hour of the UTC time is
+		// CAST(FORMAT_TIMESTAMP(dateTime, 'HH', 'UTC') AS INT); the UDF
+		// count_char(extra, 'c') is LEN(EXTRA) - LEN(REPLACE(EXTRA, 'c', '')).
+		sluice: "CREATE STREAM NEXMARK_Q14 WITH (KAFKA_TOPIC='%s') AS SELECT AUCTION, BIDDER, 0.908 * PRICE AS PRICE,\n" +
+			"  CASE\n" +
+			"    WHEN CAST(FORMAT_TIMESTAMP(`dateTime`, 'HH', 'UTC') AS INT) >= 8 AND CAST(FORMAT_TIMESTAMP(`dateTime`, 'HH', 'UTC') AS INT) <= 18 THEN 'dayTime'\n" +
+			"    WHEN CAST(FORMAT_TIMESTAMP(`dateTime`, 'HH', 'UTC') AS INT) <= 6 OR CAST(FORMAT_TIMESTAMP(`dateTime`, 'HH', 'UTC') AS INT) >= 20 THEN 'nightTime'\n" +
+			"    ELSE 'otherTime'\n" +
+			"  END AS `bidTimeType`,\n" +
+			"  `dateTime`, EXTRA, LEN(EXTRA) - LEN(REPLACE(EXTRA, 'c', '')) AS C_COUNTS\n" +
+			"FROM BID WHERE 0.908 * PRICE > 1000000 AND 0.908 * PRICE < 50000000;\n",
+		flink: true,
+		times: []string{"datetime"},
+		expect: func(nx *nxEvents) []map[string]any {
+			lo, hi := big.NewRat(1_000_000, 1), big.NewRat(50_000_000, 1)
+			return nxEachBid(nx, func(b bidAvro) map[string]any {
+				p := nxEuro(b.Price)
+				if p.Cmp(lo) <= 0 || p.Cmp(hi) >= 0 {
+					return nil
+				}
+				kind := "otherTime"
+				switch h := time.UnixMilli(b.DateTime).UTC().Hour(); {
+				case h >= 8 && h <= 18:
+					kind = "dayTime"
+				case h <= 6 || h >= 20:
+					kind = "nightTime"
+				}
+				return map[string]any{"auction": b.Auction, "bidder": b.Bidder, "price": p, "bidtimetype": kind,
+					"datetime": b.DateTime, "extra": b.Extra, "c_counts": int64(strings.Count(b.Extra, "c"))}
+			})
+		},
+	},
+	{
+		name:   "q21",
+		inputs: []string{"bid"},
+		// Add channel id. ksqlDB's REGEXP_EXTRACT takes the pattern first
+		// and LCASE is its lower().
+		sluice: "CREATE STREAM NEXMARK_Q21 WITH (KAFKA_TOPIC='%s') AS SELECT AUCTION, BIDDER, PRICE, CHANNEL,\n" +
+			"  CASE\n" +
+			"    WHEN LCASE(CHANNEL) = 'apple' THEN '0'\n" +
+			"    WHEN LCASE(CHANNEL) = 'google' THEN '1'\n" +
+			"    WHEN LCASE(CHANNEL) = 'facebook' THEN '2'\n" +
+			"    WHEN LCASE(CHANNEL) = 'baidu' THEN '3'\n" +
+			"    ELSE REGEXP_EXTRACT('(&|^)channel_id=([^&]*)', URL, 2)\n" +
+			"  END AS CHANNEL_ID\n" +
+			"FROM BID WHERE REGEXP_EXTRACT('(&|^)channel_id=([^&]*)', URL, 2) IS NOT NULL OR LCASE(CHANNEL) IN ('apple', 'google', 'facebook', 'baidu');\n",
+		flink: true,
+		expect: func(nx *nxEvents) []map[string]any {
+			return nxEachBid(nx, func(b bidAvro) map[string]any {
+				var id any
+				if m := nxChannelID.FindStringSubmatch(b.URL); m != nil {
+					id = m[2]
+				}
+				switch strings.ToLower(b.Channel) {
+				case "apple":
+					id = "0"
+				case "google":
+					id = "1"
+				case "facebook":
+					id = "2"
+				case "baidu":
+					id = "3"
+				default:
+					if id == nil {
+						return nil
+					}
+				}
+				return map[string]any{"auction": b.Auction, "bidder": b.Bidder, "price": b.Price, "channel": b.Channel, "channel_id": id}
+			})
+		},
+	},
+	{
+		name:   "q22",
+		inputs: []string{"bid"},
+		// Get URL directories. SPLIT_INDEX(url, '/', i) counts from 0;
+		// ksqlDB's SPLIT(url, '/')[i + 1] from 1 (NULL past the end, as
+		// SPLIT_INDEX).
+		sluice: "CREATE STREAM NEXMARK_Q22 WITH (KAFKA_TOPIC='%s') AS SELECT AUCTION, BIDDER, PRICE, CHANNEL,\n" +
+			"  SPLIT(URL, '/')[4] AS DIR1, SPLIT(URL, '/')[5] AS DIR2, SPLIT(URL, '/')[6] AS DIR3\n" +
+			"FROM BID;\n",
+		flink: true,
+		expect: func(nx *nxEvents) []map[string]any {
+			return nxEachBid(nx, func(b bidAvro) map[string]any {
+				parts := strings.Split(b.URL, "/")
+				dir := func(i int) any {
+					if i < len(parts) {
+						return parts[i]
+					}
+					return nil
+				}
+				return map[string]any{"auction": b.Auction, "bidder": b.Bidder, "price": b.Price, "channel": b.Channel,
+					"dir1": dir(3), "dir2": dir(4), "dir3": dir(5)}
+			})
+		},
+	},
+}
+
+// nxEachBid maps every bid through f, leaving out those it returns nil for.
+func nxEachBid(nx *nxEvents, f func(bidAvro) map[string]any) []map[string]any {
+	var out []map[string]any
+	for _, b := range nx.bids {
+		if r := f(b); r != nil {
+			out = append(out, r)
+		}
+	}
+	return out
+}
+
+// nxEuro is 0.908 × price, exactly (the reference's DECIMAL).
+func nxEuro(price int64) *big.Rat { return big.NewRat(price*908, 1000) }
+
+// nxQuery finds a query of the suite by name.
+func nxQueryNamed(name string) *nxQuery {
+	for _, q := range nxQueries {
+		if q.name == name {
+			return q
+		}
+	}
+	return nil
+}
