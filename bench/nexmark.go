@@ -66,10 +66,10 @@ type contender struct {
 	// records, when set, is the count of input events the rates count
 	// instead of the bids (the suite's queries over other inputs).
 	records int64
-	// verify, when set, is given every output record's value once the
+	// verify, when set, is given every output record once the
 	// output is complete: a run whose output it rejects is an error, not a
 	// figure (the Nexmark suite's independent check, nexmark_suite.go).
-	verify func(values [][]byte) error
+	verify func(records []*kgo.Record) error
 	// start returns the command to run, given the input, a fresh output
 	// topic and a fresh id; nil when the contender is not available.
 	start func(in, out, id, dir string) *exec.Cmd
@@ -584,17 +584,14 @@ func (b *nexBench) run(ctx context.Context, ct *contender, want int64) (procSamp
 	defer deleteTopic(b.conn, out)
 	defer deleteTopic(b.conn, out+"-changelog")
 
-	check := checkOf(ct.wl)
-	var kept [][]byte
+	var kept []*kgo.Record
+	var keep func(*kgo.Record)
 	if ct.verify != nil {
-		// The counter's goroutine keeps the values; they are read once it
+		// The counter's goroutine keeps the records; they are read once it
 		// has stopped.
-		check = func(v []byte) bool {
-			kept = append(kept, v)
-			return false
-		}
+		keep = func(r *kgo.Record) { kept = append(kept, r) }
 	}
-	cnt, err := startCounter(b.conn, out, want, check)
+	cnt, err := startCounter(b.conn, out, want, checkOf(ct.wl), keep)
 	if err != nil {
 		return procSample{}, err
 	}
@@ -715,8 +712,8 @@ type progressPoint struct {
 
 // startCounter counts topic's committed records until want; check, when
 // not nil, is applied to every record's value, and the records it is true
-// for are counted in flagged.
-func startCounter(conn []kgo.Opt, topic string, want int64, check func([]byte) bool) (*counter, error) {
+// for are counted in flagged. keep, when not nil, is given every record.
+func startCounter(conn []kgo.Opt, topic string, want int64, check func([]byte) bool, keep func(*kgo.Record)) (*counter, error) {
 	cl, err := kgo.NewClient(append(conn, kgo.ConsumeTopics(topic), kgo.FetchIsolationLevel(kgo.ReadCommitted()),
 		kgo.ConsumeResetOffset(kgo.NewOffset().AtStart()), kgo.FetchMaxWait(50*time.Millisecond))...)
 	if err != nil {
@@ -733,6 +730,9 @@ func startCounter(conn []kgo.Opt, topic string, want int64, check func([]byte) b
 			k := int64(fs.NumRecords())
 			if k == 0 {
 				continue
+			}
+			if keep != nil {
+				fs.EachRecord(keep)
 			}
 			if check != nil {
 				fs.EachRecord(func(r *kgo.Record) {

@@ -9,6 +9,8 @@ import (
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/twmb/franz-go/pkg/kgo"
 )
 
 // The Nexmark suite's output check: every contender's output, read back
@@ -104,10 +106,11 @@ type nxExpected struct {
 	n       int64
 	columns []string
 	times   []string
+	key     string // the query's keyColumn
 }
 
 func newNXExpected(q *nxQuery, nx *nxEvents) (*nxExpected, error) {
-	e := &nxExpected{rows: map[string]int{}, times: q.times}
+	e := &nxExpected{rows: map[string]int{}, times: q.times, key: q.keyColumn}
 	for _, r := range q.expect(nx) {
 		if e.columns == nil {
 			for k := range r {
@@ -126,19 +129,29 @@ func newNXExpected(q *nxQuery, nx *nxEvents) (*nxExpected, error) {
 
 // verify compares an output with the expected rows. Columns the output
 // has beyond the expected ones are an error; those it lacks are NULL.
-func (e *nxExpected) verify(values [][]byte) error {
-	if int64(len(values)) != e.n {
-		return fmt.Errorf("%d records, want %d", len(values), e.n)
+func (e *nxExpected) verify(records []*kgo.Record) error {
+	if int64(len(records)) != e.n {
+		return fmt.Errorf("%d records, want %d", len(records), e.n)
 	}
 	left := make(map[string]int, len(e.rows))
 	for k, n := range e.rows {
 		left[k] = n
 	}
 	var extra []string
-	for _, v := range values {
+	for _, r := range records {
+		v := r.Value
 		row, err := nxDecode(v)
 		if err != nil {
 			return fmt.Errorf("record %q: %w", v, err)
+		}
+		if _, ok := row[e.key]; e.key != "" && !ok && len(r.Key) > 0 {
+			d := json.NewDecoder(bytes.NewReader(r.Key))
+			d.UseNumber()
+			var k any
+			if err := d.Decode(&k); err != nil {
+				return fmt.Errorf("record key %q: %w", r.Key, err)
+			}
+			row[e.key] = k
 		}
 		for k := range row {
 			if !slices.Contains(e.columns, k) {

@@ -3,6 +3,8 @@ package main
 import (
 	"strings"
 	"testing"
+
+	"github.com/twmb/franz-go/pkg/kgo"
 )
 
 // TestNXVerify: the suite's check accepts an output equal to the expected
@@ -21,17 +23,17 @@ func TestNXVerify(t *testing.T) {
 	}
 	sluice := `{"AUCTION":1000,"BIDDER":7,"PRICE":9080.000,"dateTime":1765000000123,"EXTRA":"abc"}`
 	flink := `{"auction":1001,"bidder":8,"price":2.724,"dateTime":"2025-12-06 05:46:40.124","extra":""}`
-	vals := func(ss ...string) [][]byte {
-		var out [][]byte
+	vals := func(ss ...string) []*kgo.Record {
+		var out []*kgo.Record
 		for _, s := range ss {
-			out = append(out, []byte(s))
+			out = append(out, &kgo.Record{Value: []byte(s)})
 		}
 		return out
 	}
 	if err := e.verify(vals(flink, sluice)); err != nil {
 		t.Fatalf("equal output rejected: %v", err)
 	}
-	for name, bad := range map[string][][]byte{
+	for name, bad := range map[string][]*kgo.Record{
 		"changed price":  vals(flink, strings.Replace(sluice, "9080.000", "9080.001", 1)),
 		"changed time":   vals(strings.Replace(flink, "40.124", "40.125", 1), sluice),
 		"missing row":    vals(sluice),
