@@ -32,9 +32,10 @@ type nxQuery struct {
 	// times are the output columns holding a timestamp: Sluice and Kafka
 	// Streams write epoch milliseconds, Flink a TIMESTAMP(3)'s text.
 	times []string
-	// keyColumn, when set, is an output column Sluice writes in the record
-	// key (as JSON) rather than the value: the check takes it from there
-	// when the value lacks it.
+	// keyColumn, when set, is a BIGINT output column Sluice writes in the
+	// record key (KAFKA format: 8 bytes big-endian, a window's bounds after
+	// them) rather than the value: the check takes it from there when the
+	// value lacks it.
 	keyColumn string
 	// expect is the output as rows of column (lower case) to value: int64,
 	// string, *big.Rat or nil.
@@ -205,7 +206,7 @@ var nxQueries = []*nxQuery{
 // event time any suite input spans (1,000,000 bids span about 18 minutes),
 // which makes them the same join. A join's key goes to the record key, not
 // the value: where the reference selects the join column (q20's auction),
-// Sluice's output keeps it there, written as JSON (keyColumn).
+// Sluice's output keeps it there (keyColumn).
 var nxJoinQueries = []*nxQuery{
 	{
 		name:   "q3",
@@ -215,7 +216,7 @@ var nxJoinQueries = []*nxQuery{
 		sluice: "CREATE STREAM NEXMARK_Q3 WITH (KAFKA_TOPIC='%s') AS SELECT P.ID AS SELLER, P.NAME AS NAME, P.CITY AS CITY, P.STATE AS STATE, A.ID AS ID\n" +
 			"FROM AUCTION A INNER JOIN PERSON P WITHIN 1 HOURS ON A.SELLER = P.ID\n" +
 			"WHERE A.CATEGORY = 10 AND (P.STATE = 'OR' OR P.STATE = 'ID' OR P.STATE = 'CA');\n",
-		flink: true,
+		flink: true, ks: true,
 		expect: func(nx *nxEvents) []map[string]any {
 			var out []map[string]any
 			for _, a := range nx.auctions {
@@ -231,13 +232,14 @@ var nxJoinQueries = []*nxQuery{
 		name:   "q20",
 		inputs: []string{"bid", "auction"},
 		// Expand bid with auction.
-		sluice: "CREATE STREAM NEXMARK_Q20 WITH (KAFKA_TOPIC='%s', KEY_FORMAT='JSON') AS SELECT\n" +
+		sluice: "CREATE STREAM NEXMARK_Q20 WITH (KAFKA_TOPIC='%s') AS SELECT\n" +
 			"  B.AUCTION AS AUCTION, B.BIDDER AS BIDDER, B.PRICE AS PRICE, B.CHANNEL AS CHANNEL, B.URL AS URL, B.`dateTime` AS BID_DATETIME, B.EXTRA AS BID_EXTRA,\n" +
 			"  A.ITEMNAME AS ITEMNAME, A.DESCRIPTION AS DESCRIPTION, A.INITIALBID AS INITIALBID, A.RESERVE AS RESERVE, A.`dateTime` AS AUCTION_DATETIME, A.EXPIRES AS EXPIRES,\n" +
 			"  A.SELLER AS SELLER, A.CATEGORY AS CATEGORY, A.EXTRA AS AUCTION_EXTRA\n" +
 			"FROM BID B INNER JOIN AUCTION A WITHIN 1 HOURS ON B.AUCTION = A.ID\n" +
 			"WHERE A.CATEGORY = 10;\n",
 		flink:     true,
+		ks:        true,
 		keyColumn: "auction",
 		times:     []string{"bid_datetime", "auction_datetime", "expires"},
 		expect: func(nx *nxEvents) []map[string]any {

@@ -118,7 +118,7 @@ func (n *nexmarkSuiteCmd) Run(ctx context.Context, c *cli) error {
 	ks := func(q *nxQuery) func(in, out, id, dir string) *exec.Cmd {
 		return func(in, out, id, dir string) *exec.Cmd {
 			return exec.Command(ksRun, "nx-"+q.name, "--brokers", brokers, "--in", gen.bidsTopic, "--out", out, "--app-id", id,
-				"--state-dir", filepath.Join(dir, "state"))
+				"--state-dir", filepath.Join(dir, "state"), "--persons", personsTopic, "--auctions", gen.auctionsTopic)
 		}
 	}
 

@@ -52,7 +52,7 @@ import org.apache.kafka.streams.state.WindowStore;
  * Kafka Streams 4.4 implementations of the queries Sluice is benchmarked against.
  *
  * <pre>
- * run &lt;q1|q2|agg|agg-late|session|join|restore|nx-q0|nx-q1|nx-q2&gt; --brokers ADDR --in TOPIC --out TOPIC --app-id ID
+ * run &lt;q1|q2|agg|agg-late|session|join|restore|nx-q0|nx-q1|nx-q2|nx-q3|nx-q20&gt; --brokers ADDR --in TOPIC --out TOPIC --app-id ID
  *     [--state-dir DIR] [--table TOPIC]
  * </pre>
  *
@@ -341,7 +341,7 @@ public final class Main {
 
     if (args.length < 1) usage("missing mode");
     String mode = args[0];
-    String brokers = null, in = null, out = null, appId = null, stateDir = null, table = null;
+    String brokers = null, in = null, out = null, appId = null, stateDir = null, table = null, persons = null, auctions = null;
     for (int i = 1; i < args.length; i++) {
       String a = args[i];
       if (i + 1 >= args.length) usage("missing value for " + a);
@@ -353,6 +353,8 @@ public final class Main {
         case "--app-id" -> appId = v;
         case "--state-dir" -> stateDir = v;
         case "--table" -> table = v;
+        case "--persons" -> persons = v;
+        case "--auctions" -> auctions = v;
         default -> usage("unknown flag " + a);
       }
     }
@@ -384,6 +386,16 @@ public final class Main {
       case "q2" -> {
         props.put(StreamsConfig.PROCESSING_GUARANTEE_CONFIG, StreamsConfig.AT_LEAST_ONCE);
         topology = q2(in, out);
+      }
+      case "nx-q3" -> {
+        if (persons == null || auctions == null) usage("nx-q3 needs --persons and --auctions");
+        props.put(StreamsConfig.PROCESSING_GUARANTEE_CONFIG, StreamsConfig.AT_LEAST_ONCE);
+        topology = Nexmark.q3(persons, auctions, out);
+      }
+      case "nx-q20" -> {
+        if (auctions == null) usage("nx-q20 needs --auctions");
+        props.put(StreamsConfig.PROCESSING_GUARANTEE_CONFIG, StreamsConfig.AT_LEAST_ONCE);
+        topology = Nexmark.q20(in, auctions, out);
       }
       case "nx-q0", "nx-q1", "nx-q2" -> {
         props.put(StreamsConfig.PROCESSING_GUARANTEE_CONFIG, StreamsConfig.AT_LEAST_ONCE);
@@ -556,7 +568,7 @@ public final class Main {
   static void usage(String why) {
     System.err.println("kstreams-bench: " + why);
     System.err.println(
-        "usage: run <q1|q2|agg|agg-late|session|join|restore|nx-q0|nx-q1|nx-q2> --brokers ADDR --in TOPIC --out TOPIC"
+        "usage: run <q1|q2|agg|agg-late|session|join|restore|nx-q0|nx-q1|nx-q2|nx-q3|nx-q20> --brokers ADDR --in TOPIC --out TOPIC"
             + " --app-id ID [--state-dir DIR] [--table TOPIC]");
     System.exit(2);
   }
