@@ -70,6 +70,11 @@ type contender struct {
 	// output is complete: a run whose output it rejects is an error, not a
 	// figure (the Nexmark suite's independent check, nexmark_suite.go).
 	verify func(records []*kgo.Record) error
+	// final: the contender writes final results only (EMIT FINAL, Flink's
+	// windows), which come out in bursts as time passes, so the rate is
+	// timed from the job's RUNNING line (flinkSteady) or, for a process
+	// that prints none, from its start.
+	final bool
 	// start returns the command to run, given the input, a fresh output
 	// topic and a fresh id; nil when the contender is not available.
 	start func(in, out, id, dir string) *exec.Cmd
@@ -631,6 +636,12 @@ func (b *nexBench) run(ctx context.Context, ct *contender, want int64) (procSamp
 		// job's start instead (flink.go), nine tenths of the bids over
 		// nine tenths of that time.
 		s.Steady, s.SteadyFrac = flinkSteady(p, cnt.at100), 0.9
+	} else if ct.final {
+		if st := flinkSteady(p, cnt.at100); st > 0 {
+			s.Steady, s.SteadyFrac = st, 0.9
+		} else {
+			s.Steady, s.SteadyFrac = s.Wall, 1
+		}
 	}
 	if s.Steady > 0 {
 		s.SteadyCPU = p.cpuAt(cnt.at100) - p.cpuAt(cnt.at100.Add(-s.Steady))

@@ -110,9 +110,15 @@ type nxExpected struct {
 	key     string // the query's keyColumn
 }
 
-func newNXExpected(q *nxQuery, nx *nxEvents) (*nxExpected, error) {
+func newNXExpected(q *nxQuery, nx *nxEvents, side string, env nxEnv) (*nxExpected, error) {
 	e := &nxExpected{rows: map[string]int{}, times: q.times, key: q.keyColumn}
-	for _, r := range q.expect(nx) {
+	var rows []map[string]any
+	if q.expectFor != nil {
+		rows = q.expectFor(nx, side, env)
+	} else {
+		rows = q.expect(nx)
+	}
+	for _, r := range rows {
 		if e.columns == nil {
 			for k := range r {
 				e.columns = append(e.columns, k)

@@ -17,7 +17,7 @@ func TestNXVerify(t *testing.T) {
 		{Auction: 1000, Bidder: 7, Price: 10_000, DateTime: 1_765_000_000_123, Extra: "abc"},
 		{Auction: 1001, Bidder: 8, Price: 3, DateTime: 1_765_000_000_124, Extra: ""},
 	}}
-	e, err := newNXExpected(nxQueryNamed("q1"), nx)
+	e, err := newNXExpected(nxQueryNamed("q1"), nx, "S", nxEnv{})
 	if err != nil {
 		t.Fatal(err)
 	}

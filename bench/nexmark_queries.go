@@ -1,11 +1,15 @@
 package main
 
 import (
+	"encoding/binary"
 	"fmt"
 	"math/big"
 	"regexp"
+	"slices"
 	"strings"
 	"time"
+
+	"github.com/twmb/franz-go/pkg/kgo"
 )
 
 // The queries of the Nexmark suite (issue 35): each as Sluice runs it (the
@@ -37,9 +41,22 @@ type nxQuery struct {
 	// them) rather than the value: the check takes it from there when the
 	// value lacks it.
 	keyColumn string
+	// final: the query writes final windows only, in bursts (contender.final).
+	final bool
+	// expectFor, when set instead of expect, is the output of one side
+	// (S, F or KS), where the sides' outputs differ by their semantics.
+	expectFor func(nx *nxEvents, side string, env nxEnv) []map[string]any
 	// expect is the output as rows of column (lower case) to value: int64,
 	// string, *big.Rat or nil.
 	expect func(nx *nxEvents) []map[string]any
+}
+
+// nxEnv is what a side's expected output can depend on beyond the events:
+// the topics' partitions, and the greatest bid time in each partition of
+// the bids topic (Flink's final watermark).
+type nxEnv struct {
+	partitions int32
+	bidsMaxTS  map[int32]int64
 }
 
 // nxSources declares the reference model's three streams over the
@@ -257,7 +274,100 @@ var nxJoinQueries = []*nxQuery{
 	},
 }
 
-func init() { nxQueries = append(nxQueries, nxJoinQueries...) }
+// nxSessionGapMs is q11's session gap (the reference's 10 s);
+// nxWatermarkDelayMs the reference DDL's watermark delay (Flink), and
+// nxSessionGraceMs Sluice's GRACE PERIOD. Sluice's is longer than the
+// watermark delay, because its lateness is measured differently: Flink's
+// window operator takes the least watermark of its inputs, so the bids'
+// two partitions are aligned; Sluice's stream time is per task, and the
+// repartition topic by bidder interleaves what the two source tasks write,
+// which can be more than 14 s of event time apart (measured at 200,000
+// bids: a bidder's session split at a 122 ms gap with a 4 s grace, as its
+// task's stream time had passed the session's end + gap + grace before the
+// next bid arrived). A minute's grace makes the output the same on every
+// run; it only delays each session's result.
+const (
+	nxSessionGapMs     = 10_000
+	nxWatermarkDelayMs = 4_000
+	nxSessionGraceMs   = 60_000
+)
+
+// q11, user sessions, writes final sessions on both sides (Sluice's EMIT
+// FINAL, Flink's group window), but which sessions have closed by the end
+// of the input, and the bounds each writes, are each side's own:
+//
+//   - on both, a bid at most the gap after a session's last bid extends it
+//     (Flink's windows [t, t + gap) merge when they touch);
+//   - Sluice (ksqlDB's sessions, as Kafka Streams'): the session's end is
+//     its last bid; it is written once the stream time of its task (the
+//     partition of the repartition topic its bidder's key hashes to: the
+//     greatest bid time there) reaches end + gap + grace;
+//   - Flink: SESSION_END is the last bid + the gap; the session is written
+//     once the watermark (the least over the bids' partitions of their
+//     greatest time, less 4 s) reaches SESSION_END - 1 ms.
+//
+// expectFor computes each side's rows by its rules from the generated bids.
+var nxSessionQuery = &nxQuery{
+	name:   "q11",
+	inputs: []string{"bid"},
+	// ksqlDB's WINDOWSTART and WINDOWEND are the reference's SESSION_START
+	// and SESSION_END (see above for the end); EMIT FINAL writes each
+	// session once, as Flink's group window does.
+	sluice: "CREATE TABLE NEXMARK_Q11 WITH (KAFKA_TOPIC='%s') AS SELECT BIDDER, COUNT(*) AS BID_COUNT, WINDOWSTART AS STARTTIME, WINDOWEND AS ENDTIME\n" +
+		"FROM BID WINDOW SESSION (10 SECONDS, GRACE PERIOD 60 SECONDS) GROUP BY BIDDER EMIT FINAL;\n",
+	flink:     true,
+	final:     true,
+	keyColumn: "bidder",
+	times:     []string{"starttime", "endtime"},
+	expectFor: func(nx *nxEvents, side string, env nxEnv) []map[string]any {
+		byBidder := map[int64][]int64{}
+		for _, b := range nx.bids {
+			byBidder[b.Bidder] = append(byBidder[b.Bidder], b.DateTime)
+		}
+		// Sluice: the final stream time of each repartition partition.
+		streamTime := map[int32]int64{}
+		// Sluice writes its repartition topics as Java clients do
+		// (exec.Partitioner): murmur2 of the key, here a BIGINT's 8 bytes.
+		tp := kgo.StickyKeyPartitioner(nil).ForTopic("repartition")
+		part := func(bidder int64) int32 {
+			return int32(tp.Partition(&kgo.Record{Key: binary.BigEndian.AppendUint64(nil, uint64(bidder))}, int(env.partitions)))
+		}
+		for _, b := range nx.bids {
+			p := part(b.Bidder)
+			streamTime[p] = max(streamTime[p], b.DateTime)
+		}
+		wm := finalWatermark(env.bidsMaxTS, nxWatermarkDelayMs)
+		var out []map[string]any
+		for bidder, ts := range byBidder {
+			slices.Sort(ts)
+			first, last, n := ts[0], ts[0], int64(1)
+			flush := func() {
+				switch side {
+				case "F":
+					if end := last + nxSessionGapMs; end-1 <= wm {
+						out = append(out, map[string]any{"bidder": bidder, "bid_count": n, "starttime": first, "endtime": end})
+					}
+				default:
+					if last+nxSessionGapMs+nxSessionGraceMs <= streamTime[part(bidder)] {
+						out = append(out, map[string]any{"bidder": bidder, "bid_count": n, "starttime": first, "endtime": last})
+					}
+				}
+			}
+			for _, t := range ts[1:] {
+				if t-last > nxSessionGapMs {
+					flush()
+					first, n = t, 0
+				}
+				last = t
+				n++
+			}
+			flush()
+		}
+		return out
+	},
+}
+
+func init() { nxQueries = append(append(nxQueries, nxSessionQuery), nxJoinQueries...) }
 
 // nxEachBid maps every bid through f, leaving out those it returns nil for.
 func nxEachBid(nx *nxEvents, f func(bidAvro) map[string]any) []map[string]any {

@@ -12,6 +12,8 @@ import (
 	"strings"
 	"text/tabwriter"
 	"time"
+
+	"github.com/twmb/franz-go/pkg/kgo"
 )
 
 // nexmarkSuiteCmd is `bench nexmark-suite` (issue 35): the standard Nexmark
@@ -122,34 +124,64 @@ func (n *nexmarkSuiteCmd) Run(ctx context.Context, c *cli) error {
 		}
 	}
 
+	env := nxEnv{partitions: n.Partitions}
+	if slices.ContainsFunc(queries, func(q *nxQuery) bool { return q.expectFor != nil }) {
+		// Flink's final watermark: the greatest bid time per partition.
+		if env.bidsMaxTS, err = topicRecords(ctx, cl.connOpts(), gen.bidsTopic, func(*kgo.Record) {}); err != nil {
+			return fmt.Errorf("read the bids back: %w", err)
+		}
+	}
 	expect := map[workload]int64{}
 	var rows []*nxRow
 	for _, q := range queries {
-		t := time.Now()
-		e, err := newNXExpected(q, nx)
-		if err != nil {
-			return fmt.Errorf("%s: expected output: %w", q.name, err)
-		}
-		wl := workload("nx-" + q.name)
-		expect[wl] = e.n
 		var events int64
 		for _, in := range q.inputs {
 			events += map[string]int64{"bid": gen.bids, "auction": gen.auctions, "person": gen.persons}[in]
 		}
-		fmt.Printf("%s: %d expected output records (computed in %s)\n", q.name, e.n, time.Since(t).Round(time.Millisecond))
-		add := func(side, what string, start func(in, out, id, dir string) *exec.Cmd, why string) {
-			ct := &contender{name: fmt.Sprintf("%s-nx-%s %s", side, q.name, what), wl: wl, records: events, start: start, verify: e.verify, unavailable: why}
+		var shared *nxExpected
+		add := func(side, what string, start func(in, out, id, dir string) *exec.Cmd, why string) error {
+			// One expected output for every side, unless the query's
+			// sides differ (expectFor).
+			wl := workload("nx-" + q.name)
+			e := shared
+			if q.expectFor != nil || e == nil {
+				t := time.Now()
+				var err error
+				if e, err = newNXExpected(q, nx, side, env); err != nil {
+					return fmt.Errorf("%s: expected output: %w", q.name, err)
+				}
+				if q.expectFor != nil {
+					wl += workload("-" + side)
+					fmt.Printf("%s: %d expected output records from %s (computed in %s)\n", q.name, e.n, side, time.Since(t).Round(time.Millisecond))
+				} else {
+					shared = e
+					fmt.Printf("%s: %d expected output records (computed in %s)\n", q.name, e.n, time.Since(t).Round(time.Millisecond))
+				}
+			}
+			if e.n == 0 {
+				// Nothing to wait for: the run could not end.
+				why = "the expected output is empty"
+			}
+			expect[wl] = e.n
+			ct := &contender{name: fmt.Sprintf("%s-nx-%s %s", side, q.name, what), wl: wl, records: events, start: start, verify: e.verify, unavailable: why, final: q.final}
 			if ct.unavailable == "" && len(n.Only) > 0 && !slices.Contains(n.Only, short(ct.name)) {
 				ct.unavailable = "not selected (--only)"
 			}
 			rows = append(rows, &nxRow{ct: ct, q: q, side: side})
+			return nil
 		}
-		add("S", "sluice run", sluice(q), "")
+		if err := add("S", "sluice run", sluice(q), ""); err != nil {
+			return err
+		}
 		if q.flink {
-			add("F", "Flink SQL (the reference text)", flink(q), flinkWhy)
+			if err := add("F", "Flink SQL (the reference text)", flink(q), flinkWhy); err != nil {
+				return err
+			}
 		}
 		if q.ks {
-			add("KS", "Kafka Streams", ks(q), ksWhy)
+			if err := add("KS", "Kafka Streams", ks(q), ksWhy); err != nil {
+				return err
+			}
 		}
 	}
 	fmt.Println()
