@@ -298,10 +298,13 @@ const (
 //
 //   - on both, a bid at most the gap after a session's last bid extends it
 //     (Flink's windows [t, t + gap) merge when they touch);
-//   - Sluice (ksqlDB's sessions, as Kafka Streams'): the session's end is
+//   - Sluice (ksqlDB's sessions): the session's end is
 //     its last bid; it is written once the stream time of its task (the
 //     partition of the repartition topic its bidder's key hashes to: the
 //     greatest bid time there) reaches end + gap + grace;
+//   - Kafka Streams (suppressed until the window closes) as Sluice: its
+//     session closes at end + gap + grace too, and its repartition topic
+//     holds the bidder's 8 bytes, partitioned by murmur2 as Sluice's;
 //   - Flink: SESSION_END is the last bid + the gap; the session is written
 //     once the watermark (the least over the bids' partitions of their
 //     greatest time, less 4 s) reaches SESSION_END - 1 ms.
@@ -316,6 +319,7 @@ var nxSessionQuery = &nxQuery{
 	sluice: "CREATE TABLE NEXMARK_Q11 WITH (KAFKA_TOPIC='%s') AS SELECT BIDDER, COUNT(*) AS BID_COUNT, WINDOWSTART AS STARTTIME, WINDOWEND AS ENDTIME\n" +
 		"FROM BID WINDOW SESSION (10 SECONDS, GRACE PERIOD 60 SECONDS) GROUP BY BIDDER EMIT FINAL;\n",
 	flink:     true,
+	ks:        true,
 	final:     true,
 	keyColumn: "bidder",
 	times:     []string{"starttime", "endtime"},

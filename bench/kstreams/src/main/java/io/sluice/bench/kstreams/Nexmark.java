@@ -6,13 +6,19 @@ import com.fasterxml.jackson.annotation.JsonPropertyOrder;
 import java.time.Duration;
 import java.util.Set;
 import org.apache.kafka.common.serialization.Serde;
+import org.apache.kafka.common.serialization.Serdes;
+import org.apache.kafka.streams.KeyValue;
 import org.apache.kafka.streams.StreamsBuilder;
 import org.apache.kafka.streams.Topology;
 import org.apache.kafka.streams.kstream.Consumed;
+import org.apache.kafka.streams.kstream.Grouped;
 import org.apache.kafka.streams.kstream.JoinWindows;
 import org.apache.kafka.streams.kstream.KStream;
 import org.apache.kafka.streams.kstream.Produced;
+import org.apache.kafka.streams.kstream.SessionWindows;
 import org.apache.kafka.streams.kstream.StreamJoined;
+import org.apache.kafka.streams.kstream.Suppressed;
+import org.apache.kafka.streams.kstream.Windowed;
 
 /**
  * The Nexmark suite's joins (issue 35) in the Kafka Streams DSL. The reference's q3 and q20 are
@@ -114,6 +120,45 @@ final class Nexmark {
       category = a.category;
       auctionExtra = a.extra;
     }
+  }
+
+  /** q11's row: a bidder's closed session, its bid count and bounds (epoch ms). */
+  @JsonPropertyOrder({"bidder", "bid_count", "starttime", "endtime"})
+  public static final class Session {
+    public long bidder;
+    @JsonProperty("bid_count") public long bidCount;
+    public long starttime;
+    public long endtime;
+
+    public Session() {}
+
+    Session(Windowed<Long> w, long n) {
+      bidder = w.key();
+      bidCount = n;
+      starttime = w.window().start();
+      endtime = w.window().end();
+    }
+  }
+
+  /** q11's session gap (the reference's 10 s) and grace (Sluice's, see bench/nexmark_queries.go). */
+  static final SessionWindows SESSIONS =
+      SessionWindows.ofInactivityGapAndGrace(Duration.ofSeconds(10), Duration.ofSeconds(60));
+
+  /**
+   * q11: bids per bidder per session, each session written once it closes (suppressed until the
+   * stream time passes its end + grace), as Sluice's EMIT FINAL writes it.
+   */
+  static Topology q11(String bids, String out) {
+    StreamsBuilder b = new StreamsBuilder();
+    b.stream(bids, Consumed.with(Main.STRING, Main.BID))
+        .groupBy((k, bid) -> bid.bidder, Grouped.with(Serdes.Long(), Main.BID))
+        .windowedBy(SESSIONS)
+        .count()
+        .suppress(Suppressed.untilWindowCloses(Suppressed.BufferConfig.unbounded()))
+        .toStream()
+        .map((w, n) -> KeyValue.pair(Long.toString(w.key()), new Session(w, n)))
+        .to(out, Produced.with(Main.STRING, Main.jsonSerde(Session.class)));
+    return b.build();
   }
 
   static final Serde<Auction> AUCTION = Main.jsonSerde(Auction.class);
