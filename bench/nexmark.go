@@ -68,7 +68,7 @@ type contender struct {
 	records int64
 	// verify, when set, is given every output record once the
 	// output is complete: a run whose output it rejects is an error, not a
-	// figure (the Nexmark suite's independent check, nexmark_suite.go).
+	// figure (the Nexmark suite's independent check, nexmark_check.go).
 	verify func(records []*kgo.Record) error
 	// final: the contender writes final results only (EMIT FINAL, Flink's
 	// windows), which come out in bursts as time passes, so the rate is
