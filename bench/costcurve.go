@@ -84,7 +84,7 @@ func (cc *costCurveCmd) Run(ctx context.Context, c *cli) error {
 		points = append(points, pt)
 		tag := fmt.Sprintf("cc%x%d", time.Now().UnixNano()&0xffffff, i)
 		t0 := time.Now()
-		gen, err := generate(ctx, cl.connOpts(), tag, cc.Partitions, keys, cc.Seed, true, nil, nil)
+		gen, err := generate(ctx, cl.connOpts(), tag, cc.Partitions, keys, cc.Seed, true, nil, nil, nil)
 		if err != nil {
 			for _, t := range gen.topics {
 				deleteTopic(cl.connOpts(), t)

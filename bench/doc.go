@@ -89,6 +89,28 @@
 // "RESTORED <records> <millis>"). Targets whose contender did not run are
 // reported as not measured and not written to results.json.
 //
+// nexmark-suite (issue 35) runs the standard Nexmark queries, each on
+// Sluice, Flink SQL and (where its DSL says it naturally) Kafka Streams,
+// over the same three topics, every run's output checked before its time
+// counts:
+//
+//	cd bench && go run . nexmark-suite [--quick] [--brokers ADDR] [--runs 3] [--records N] [--queries q0,q1,…] [--only S-nx-q1,F-nx-q1,…]
+//
+// generate writes the persons, auctions and bids as for nexmark, with the
+// reference model's persons (names, cities, states), prices, channels and
+// URLs drawn from a random source of their own (nexmark_events.go), and
+// keeps every event. nexmark_queries.go holds each query as Sluice runs it
+// (the ksqlDB dialect, as close to the reference as it allows) and its
+// expected output, computed in Go from the kept events; nexmark_check.go
+// compares an output topic with it as a multiset of canonical rows (column
+// names in lower case, numbers by value, timestamps in epoch ms). A run
+// whose output differs fails, and gives no figure. Contenders S-nx-<q>
+// (`sluice run`), F-nx-<q> (bench/flink/run nx-<q>: the reference SQL text
+// of resources/nexmark/<q>.sql) and KS-nx-<q> (bench/kstreams/run nx-<q>);
+// the table gives events/s steady, events per CPU-second and peak RSS, and
+// a full run (not --quick, --queries or --only) merges NX-<q>-S/F,
+// NX-<q>-S/F-cpu, NX-<q>-S/KS and NX-<q>-S/KS-cpu into results.json.
+//
 // costcurve (issue 22, C1–C3) measures how the aggregation's cost grows
 // with its state, at --keys 100,000, 1,000,000 and 5,000,000 (one bid per
 // auction): S-agg's and KS-agg's rate and peak RSS, and a cold restore of

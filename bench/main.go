@@ -14,11 +14,12 @@ type cli struct {
 	Brokers string `help:"Bootstrap address of an existing cluster (e.g. from scripts/kafka start). Default: an embedded broker (broker.Start) in this process."`
 	Results string `default:"results.json" type:"path" help:"JSON file the target ratios are merged into."`
 
-	Restore   restoreCmd   `cmd:"" default:"withargs" help:"Changelog restore (issue 5, T9): Store.Restore against a raw franz-go consume of the same topic."`
-	Scale     scaleCmd     `cmd:"" help:"Scale-out (issue 8): a stateless query's throughput on one and two sluice instances against a raw franz-go consume→produce loop."`
-	Nexmark   nexmarkCmd   `cmd:"" help:"Nexmark (issue 11, T1–T11, M1, M2): q0, q1, q2 and a windowed aggregation on sluice run processes against hand-written Go, Kafka Streams and goka; restore against a raw consume."`
-	CostCurve costCurveCmd `cmd:"" name:"costcurve" help:"Cost curve (issue 22, C1–C3): the aggregation's rate and peak RSS, and a cold restore, at 100,000, 1,000,000 and 5,000,000 keys, Sluice beside Kafka Streams; a PNG plot in docs/."`
-	Worker    workerCmd    `cmd:"" hidden:"" help:"A hand-written nexmark contender (p, h1, ha), run by the harness as its own process."`
+	Restore      restoreCmd      `cmd:"" default:"withargs" help:"Changelog restore (issue 5, T9): Store.Restore against a raw franz-go consume of the same topic."`
+	Scale        scaleCmd        `cmd:"" help:"Scale-out (issue 8): a stateless query's throughput on one and two sluice instances against a raw franz-go consume→produce loop."`
+	Nexmark      nexmarkCmd      `cmd:"" help:"Nexmark (issue 11, T1–T11, M1, M2): q0, q1, q2 and a windowed aggregation on sluice run processes against hand-written Go, Kafka Streams and goka; restore against a raw consume."`
+	NexmarkSuite nexmarkSuiteCmd `cmd:"" name:"nexmark-suite" help:"The Nexmark suite (issue 35): the standard queries on Sluice, Flink SQL (the reference text) and Kafka Streams, each output checked against one computed from the generated events."`
+	CostCurve    costCurveCmd    `cmd:"" name:"costcurve" help:"Cost curve (issue 22, C1–C3): the aggregation's rate and peak RSS, and a cold restore, at 100,000, 1,000,000 and 5,000,000 keys, Sluice beside Kafka Streams; a PNG plot in docs/."`
+	Worker       workerCmd       `cmd:"" hidden:"" help:"A hand-written nexmark contender (p, h1, ha), run by the harness as its own process."`
 }
 
 func main() {

@@ -2,6 +2,7 @@ package main
 
 import (
 	"bufio"
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -62,6 +63,18 @@ type contender struct {
 	// topic, when set, is the contender's input instead of the bids
 	// (agg-late's and session's copies of them).
 	topic string
+	// records, when set, is the count of input events the rates count
+	// instead of the bids (the suite's queries over other inputs).
+	records int64
+	// verify, when set, is given every output record once the
+	// output is complete: a run whose output it rejects is an error, not a
+	// figure (the Nexmark suite's independent check, nexmark_check.go).
+	verify func(records []*kgo.Record) error
+	// final: the contender writes final results only (EMIT FINAL, Flink's
+	// windows), which come out in bursts as time passes, so the rate is
+	// timed from the job's RUNNING line (flinkSteady) or, for a process
+	// that prints none, from its start.
+	final bool
 	// start returns the command to run, given the input, a fresh output
 	// topic and a fresh id; nil when the contender is not available.
 	start func(in, out, id, dir string) *exec.Cmd
@@ -175,7 +188,7 @@ func (n *nexmarkCmd) Run(ctx context.Context, c *cli) error {
 		fmt.Printf("schema registry: %s (in this process), bid schema id %d\n", av.URL(), av.id)
 	}
 	x := newExtraInputs(tag, n.Seed, n.Late, n.selected("S-agg-late") || n.selected("KS-agg-late") || n.selected("F-agg-late"), n.selected("S-session") || n.selected("KS-session") || n.selected("F-session"))
-	gen, err := generate(ctx, cl.connOpts(), tag, n.Partitions, n.Records, n.Seed, false, av, x)
+	gen, err := generate(ctx, cl.connOpts(), tag, n.Partitions, n.Records, n.Seed, false, av, x, nil)
 	for _, t := range gen.topics {
 		defer deleteTopic(cl.connOpts(), t)
 	}
@@ -420,7 +433,14 @@ type generated struct {
 //
 // x, when not nil, also gets every bid, to write the stateful workloads'
 // copies of the bids (nexmark_workloads.go).
-func generate(ctx context.Context, conn []kgo.Opt, tag string, partitions int32, bids int, seed uint64, unique bool, av *avroBids, x *extraInputs) (generated, error) {
+//
+// nx, when not nil, makes the events of the Nexmark suite (issue 35,
+// nexmark_suite.go): the reference model's value distributions where the
+// queries depend on them (persons' names, cities and states; bids' prices,
+// channels and URLs), drawn from nx's own random source so that every other
+// field, key and timestamp is the same as without it, and every event kept
+// in nx for the expected outputs. Without nx the output is unchanged.
+func generate(ctx context.Context, conn []kgo.Opt, tag string, partitions int32, bids int, seed uint64, unique bool, av *avroBids, x *extraInputs, nx *nxEvents) (generated, error) {
 	g := generated{
 		topics:        []string{"nexmark-persons-" + tag, "nexmark-auctions-" + tag, "nexmark-bids-" + tag},
 		bidsTopic:     "nexmark-bids-" + tag,
@@ -460,13 +480,23 @@ func generate(ctx context.Context, conn []kgo.Opt, tag string, partitions int32,
 			g.persons++
 			v := fmt.Appendf(nil, `{"id":%d,"name":"person %d","emailAddress":"p%d@example.com","creditCard":"%04d %04d %04d %04d","city":"City%d","state":"ST","dateTime":%d,"extra":""}`,
 				id, id, id, rng.IntN(1e4), rng.IntN(1e4), rng.IntN(1e4), rng.IntN(1e4), rng.IntN(100), ts)
+			if nx != nil {
+				v = nx.person(id, ts)
+			}
 			cl.Produce(ctx, &kgo.Record{Topic: g.topics[0], Key: strconv.AppendInt(nil, id, 10), Value: v, Timestamp: at}, done)
 		case p <= 3:
 			id := nextAuction
 			nextAuction++
 			g.auctions++
+			a := nxAuction{ID: id, ItemName: fmt.Sprintf("item %d", id), InitialBid: 100 + rng.Int64N(1000), Reserve: 1000 + rng.Int64N(1000), DateTime: ts}
+			a.Expires = ts + 10_000 + rng.Int64N(20_000)
+			a.Seller = 1000 + rng.Int64N(max(g.persons, 1))
+			a.Category = 10 + rng.Int64N(5)
 			v := fmt.Appendf(nil, `{"id":%d,"itemName":"item %d","description":"","initialBid":%d,"reserve":%d,"dateTime":%d,"expires":%d,"seller":%d,"category":%d,"extra":""}`,
-				id, id, 100+rng.IntN(1000), 1000+rng.IntN(1000), ts, ts+10_000+int64(rng.IntN(20_000)), 1000+rng.Int64N(max(g.persons, 1)), 10+rng.IntN(5))
+				id, id, a.InitialBid, a.Reserve, ts, a.Expires, a.Seller, a.Category)
+			if nx != nil {
+				nx.auctions = append(nx.auctions, a)
+			}
 			cl.Produce(ctx, &kgo.Record{Topic: g.topics[1], Key: strconv.AppendInt(nil, id, 10), Value: v, Timestamp: at}, done)
 		default:
 			// Half the bids go to the 100 newest auctions (hot), half
@@ -487,6 +517,9 @@ func generate(ctx context.Context, conn []kgo.Opt, tag string, partitions int32,
 			extra := pad[:40+rng.IntN(20)]
 			bid := bidAvro{Auction: auction, Bidder: 1000 + rng.Int64N(max(g.persons, 1)), Price: price, Channel: channels[rng.IntN(len(channels))],
 				URL: fmt.Sprintf("https://www.nexmark.com/item.htm?query=1&channel_id=%d", rng.IntN(1<<20)), DateTime: ts, Extra: extra}
+			if nx != nil {
+				bid = nx.bid(bid)
+			}
 			v := bidJSON(bid)
 			key := strconv.AppendInt(nil, auction, 10)
 			cl.Produce(ctx, &kgo.Record{Topic: g.topics[2], Key: key, Value: v, Timestamp: at}, done)
@@ -556,7 +589,14 @@ func (b *nexBench) run(ctx context.Context, ct *contender, want int64) (procSamp
 	defer deleteTopic(b.conn, out)
 	defer deleteTopic(b.conn, out+"-changelog")
 
-	cnt, err := startCounter(b.conn, out, want, checkOf(ct.wl))
+	var kept []*kgo.Record
+	var keep func(*kgo.Record)
+	if ct.verify != nil {
+		// The counter's goroutine keeps the records; they are read once it
+		// has stopped.
+		keep = func(r *kgo.Record) { kept = append(kept, r) }
+	}
+	cnt, err := startCounter(b.conn, out, want, checkOf(ct.wl), keep)
 	if err != nil {
 		return procSample{}, err
 	}
@@ -588,7 +628,7 @@ func (b *nexBench) run(ctx context.Context, ct *contender, want int64) (procSamp
 		p.stop()
 		return procSample{}, fmt.Errorf("%d of %d records after 5 minutes", cnt.n.Load(), want)
 	}
-	s := procSample{Records: b.bids, Wall: cnt.at100.Sub(p.started)}
+	s := procSample{Records: cmp.Or(ct.records, b.bids), Wall: cnt.at100.Sub(p.started)}
 	s.Steady, s.SteadyFrac = cnt.steady(b.warmup, want)
 	s.Flagged = cnt.flagged.Load()
 	if bursty(ct.wl) {
@@ -596,6 +636,12 @@ func (b *nexBench) run(ctx context.Context, ct *contender, want int64) (procSamp
 		// job's start instead (flink.go), nine tenths of the bids over
 		// nine tenths of that time.
 		s.Steady, s.SteadyFrac = flinkSteady(p, cnt.at100), 0.9
+	} else if ct.final {
+		if st := flinkSteady(p, cnt.at100); st > 0 {
+			s.Steady, s.SteadyFrac = st, 0.9
+		} else {
+			s.Steady, s.SteadyFrac = s.Wall, 1
+		}
 	}
 	if s.Steady > 0 {
 		s.SteadyCPU = p.cpuAt(cnt.at100) - p.cpuAt(cnt.at100.Add(-s.Steady))
@@ -606,6 +652,12 @@ func (b *nexBench) run(ctx context.Context, ct *contender, want int64) (procSamp
 	s.CPU, s.RSS = p.cpu, p.rss
 	if got := cnt.n.Load(); got != want {
 		return s, fmt.Errorf("output holds %d records, want %d", got, want)
+	}
+	if ct.verify != nil {
+		cnt.stop()
+		if err := ct.verify(kept); err != nil {
+			return s, fmt.Errorf("output differs from the expected: %w", err)
+		}
 	}
 	return s, nil
 }
@@ -671,8 +723,8 @@ type progressPoint struct {
 
 // startCounter counts topic's committed records until want; check, when
 // not nil, is applied to every record's value, and the records it is true
-// for are counted in flagged.
-func startCounter(conn []kgo.Opt, topic string, want int64, check func([]byte) bool) (*counter, error) {
+// for are counted in flagged. keep, when not nil, is given every record.
+func startCounter(conn []kgo.Opt, topic string, want int64, check func([]byte) bool, keep func(*kgo.Record)) (*counter, error) {
 	cl, err := kgo.NewClient(append(conn, kgo.ConsumeTopics(topic), kgo.FetchIsolationLevel(kgo.ReadCommitted()),
 		kgo.ConsumeResetOffset(kgo.NewOffset().AtStart()), kgo.FetchMaxWait(50*time.Millisecond))...)
 	if err != nil {
@@ -689,6 +741,9 @@ func startCounter(conn []kgo.Opt, topic string, want int64, check func([]byte) b
 			k := int64(fs.NumRecords())
 			if k == 0 {
 				continue
+			}
+			if keep != nil {
+				fs.EachRecord(keep)
 			}
 			if check != nil {
 				fs.EachRecord(func(r *kgo.Record) {
@@ -903,7 +958,7 @@ type m1Result struct {
 
 func (n *nexmarkCmd) m1(ctx context.Context, cl *cluster, tag string, start func(in, out, id, dir string) *exec.Cmd, tmp string) m1Result {
 	t0 := time.Now()
-	gen, err := generate(ctx, cl.connOpts(), tag, n.Partitions, n.M1Keys, n.Seed, true, nil, nil)
+	gen, err := generate(ctx, cl.connOpts(), tag, n.Partitions, n.M1Keys, n.Seed, true, nil, nil, nil)
 	for _, t := range gen.topics {
 		defer deleteTopic(cl.connOpts(), t)
 	}

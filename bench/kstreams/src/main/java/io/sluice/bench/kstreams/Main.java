@@ -5,6 +5,7 @@ import com.fasterxml.jackson.annotation.JsonPropertyOrder;
 import com.fasterxml.jackson.databind.ObjectMapper;
 import java.io.IOException;
 import java.io.PrintStream;
+import java.math.BigDecimal;
 import java.lang.management.ManagementFactory;
 import java.nio.file.Files;
 import java.nio.file.Path;
@@ -51,7 +52,7 @@ import org.apache.kafka.streams.state.WindowStore;
  * Kafka Streams 4.4 implementations of the queries Sluice is benchmarked against.
  *
  * <pre>
- * run &lt;q1|q2|agg|agg-late|session|join|restore&gt; --brokers ADDR --in TOPIC --out TOPIC --app-id ID
+ * run &lt;q1|q2|agg|agg-late|session|join|restore|nx-q0|nx-q1|nx-q2|nx-q3|nx-q11|nx-q20&gt; --brokers ADDR --in TOPIC --out TOPIC --app-id ID
  *     [--state-dir DIR] [--table TOPIC]
  * </pre>
  *
@@ -93,6 +94,61 @@ public final class Main {
       bidder = b.bidder;
       price = b.price * 0.908;
       dateTime = b.dateTime;
+    }
+  }
+
+  /** Nexmark suite q0 (issue 35): the reference's columns of a bid, passed through. */
+  @JsonPropertyOrder({"auction", "bidder", "price", "dateTime", "extra"})
+  public static final class NxBid {
+    public long auction;
+    public long bidder;
+    public long price;
+    public long dateTime;
+    public String extra;
+
+    public NxBid() {}
+
+    NxBid(Bid b) {
+      auction = b.auction;
+      bidder = b.bidder;
+      price = b.price;
+      dateTime = b.dateTime;
+      extra = b.extra;
+    }
+  }
+
+  /** Nexmark suite q1: the price in euros, 0.908 * price as the reference's exact DECIMAL. */
+  @JsonPropertyOrder({"auction", "bidder", "price", "dateTime", "extra"})
+  public static final class NxEuroBid {
+    static final BigDecimal RATE = new BigDecimal("0.908");
+    public long auction;
+    public long bidder;
+    public BigDecimal price;
+    public long dateTime;
+    public String extra;
+
+    public NxEuroBid() {}
+
+    NxEuroBid(Bid b) {
+      auction = b.auction;
+      bidder = b.bidder;
+      price = RATE.multiply(BigDecimal.valueOf(b.price));
+      dateTime = b.dateTime;
+      extra = b.extra;
+    }
+  }
+
+  /** Nexmark suite q2: auction and price of the selected bids. */
+  @JsonPropertyOrder({"auction", "price"})
+  public static final class NxAuctionPrice {
+    public long auction;
+    public long price;
+
+    public NxAuctionPrice() {}
+
+    NxAuctionPrice(Bid b) {
+      auction = b.auction;
+      price = b.price;
     }
   }
 
@@ -176,6 +232,21 @@ public final class Main {
     b.stream(in, Consumed.with(STRING, BID))
         .filter((k, bid) -> bid.auction % 123 == 0)
         .to(out, Produced.with(STRING, BID));
+    return b.build();
+  }
+
+  /** The Nexmark suite's stateless queries (issue 35): q0, q1, q2 with the reference's columns. */
+  static Topology nexmarkStateless(String query, String in, String out) {
+    StreamsBuilder b = new StreamsBuilder();
+    var bids = b.stream(in, Consumed.with(STRING, BID));
+    switch (query) {
+      case "q0" -> bids.mapValues(NxBid::new).to(out, Produced.with(STRING, jsonSerde(NxBid.class)));
+      case "q1" -> bids.mapValues(NxEuroBid::new).to(out, Produced.with(STRING, jsonSerde(NxEuroBid.class)));
+      case "q2" -> bids.filter((k, bid) -> bid.auction % 123 == 0)
+          .mapValues(NxAuctionPrice::new)
+          .to(out, Produced.with(STRING, jsonSerde(NxAuctionPrice.class)));
+      default -> usage("the Nexmark suite's query " + query + " has no Kafka Streams version");
+    }
     return b.build();
   }
 
@@ -270,7 +341,7 @@ public final class Main {
 
     if (args.length < 1) usage("missing mode");
     String mode = args[0];
-    String brokers = null, in = null, out = null, appId = null, stateDir = null, table = null;
+    String brokers = null, in = null, out = null, appId = null, stateDir = null, table = null, persons = null, auctions = null;
     for (int i = 1; i < args.length; i++) {
       String a = args[i];
       if (i + 1 >= args.length) usage("missing value for " + a);
@@ -282,6 +353,8 @@ public final class Main {
         case "--app-id" -> appId = v;
         case "--state-dir" -> stateDir = v;
         case "--table" -> table = v;
+        case "--persons" -> persons = v;
+        case "--auctions" -> auctions = v;
         default -> usage("unknown flag " + a);
       }
     }
@@ -313,6 +386,25 @@ public final class Main {
       case "q2" -> {
         props.put(StreamsConfig.PROCESSING_GUARANTEE_CONFIG, StreamsConfig.AT_LEAST_ONCE);
         topology = q2(in, out);
+      }
+      case "nx-q3" -> {
+        if (persons == null || auctions == null) usage("nx-q3 needs --persons and --auctions");
+        props.put(StreamsConfig.PROCESSING_GUARANTEE_CONFIG, StreamsConfig.AT_LEAST_ONCE);
+        topology = Nexmark.q3(persons, auctions, out);
+      }
+      case "nx-q11" -> {
+        // Suppression forwards a session only once it closes; no record cache in front of it.
+        stateful(props, StreamsConfig.AT_LEAST_ONCE);
+        topology = Nexmark.q11(in, out);
+      }
+      case "nx-q20" -> {
+        if (auctions == null) usage("nx-q20 needs --auctions");
+        props.put(StreamsConfig.PROCESSING_GUARANTEE_CONFIG, StreamsConfig.AT_LEAST_ONCE);
+        topology = Nexmark.q20(in, auctions, out);
+      }
+      case "nx-q0", "nx-q1", "nx-q2" -> {
+        props.put(StreamsConfig.PROCESSING_GUARANTEE_CONFIG, StreamsConfig.AT_LEAST_ONCE);
+        topology = nexmarkStateless(mode.substring(3), in, out);
       }
       case "agg", "agg-late" -> {
         // agg-late is the same topology over bids of which some are late (within the grace).
@@ -481,7 +573,7 @@ public final class Main {
   static void usage(String why) {
     System.err.println("kstreams-bench: " + why);
     System.err.println(
-        "usage: run <q1|q2|agg|agg-late|session|join|restore> --brokers ADDR --in TOPIC --out TOPIC"
+        "usage: run <q1|q2|agg|agg-late|session|join|restore|nx-q0|nx-q1|nx-q2|nx-q3|nx-q11|nx-q20> --brokers ADDR --in TOPIC --out TOPIC"
             + " --app-id ID [--state-dir DIR] [--table TOPIC]");
     System.exit(2);
   }

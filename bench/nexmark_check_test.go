@@ -1,0 +1,47 @@
+package main
+
+import (
+	"strings"
+	"testing"
+
+	"github.com/twmb/franz-go/pkg/kgo"
+)
+
+// TestNXVerify: the suite's check accepts an output equal to the expected
+// one in either side's JSON (Sluice's upper-case names and epoch
+// milliseconds, Flink's lower-case names, DECIMAL text and TIMESTAMP(3)
+// text), in any order, and rejects a changed value, a missing or
+// duplicated row and a column the query does not select.
+func TestNXVerify(t *testing.T) {
+	nx := &nxEvents{bids: []bidAvro{
+		{Auction: 1000, Bidder: 7, Price: 10_000, DateTime: 1_765_000_000_123, Extra: "abc"},
+		{Auction: 1001, Bidder: 8, Price: 3, DateTime: 1_765_000_000_124, Extra: ""},
+	}}
+	e, err := newNXExpected(nxQueryNamed("q1"), nx, "S", nxEnv{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	sluice := `{"AUCTION":1000,"BIDDER":7,"PRICE":9080.000,"dateTime":1765000000123,"EXTRA":"abc"}`
+	flink := `{"auction":1001,"bidder":8,"price":2.724,"dateTime":"2025-12-06 05:46:40.124","extra":""}`
+	vals := func(ss ...string) []*kgo.Record {
+		var out []*kgo.Record
+		for _, s := range ss {
+			out = append(out, &kgo.Record{Value: []byte(s)})
+		}
+		return out
+	}
+	if err := e.verify(vals(flink, sluice)); err != nil {
+		t.Fatalf("equal output rejected: %v", err)
+	}
+	for name, bad := range map[string][]*kgo.Record{
+		"changed price":  vals(flink, strings.Replace(sluice, "9080.000", "9080.001", 1)),
+		"changed time":   vals(strings.Replace(flink, "40.124", "40.125", 1), sluice),
+		"missing row":    vals(sluice),
+		"duplicated row": vals(sluice, sluice),
+		"extra column":   vals(flink, strings.Replace(sluice, `"EXTRA"`, `"X":1,"EXTRA"`, 1)),
+	} {
+		if err := e.verify(bad); err == nil {
+			t.Errorf("%s: accepted", name)
+		}
+	}
+}
