@@ -155,7 +155,9 @@ func (a *aggregate) Open(tc *TaskContext) error {
 	}
 	a.store = s
 	if w := a.node.Window; w == nil || (w.Kind != Session && w.Kind != Sliding) {
-		a.cache = newAggCache(s, aggCacheBytes, appendAggState)
+		if a.cache, err = newAggCache(s, aggCacheBytes, appendAggState); err != nil {
+			return fmt.Errorf("aggregate %s: %w", a.node.Store, err)
+		}
 	}
 	a.keyVals = make([]any, len(a.node.KeyCols))
 	a.nextClose, a.nextExpire = math.MinInt64, math.MinInt64
@@ -297,6 +299,9 @@ func (a *aggregate) update(tc *TaskContext, row *Row, key []byte, start, end int
 func (a *aggregate) entry(key []byte) (*aggEntry, error) {
 	if e := a.cache.get(key); e != nil {
 		return e, nil
+	}
+	if a.cache.absent(key) {
+		return a.cache.add(key, a.initAccs(), math.MinInt64, false, 0), nil
 	}
 	v, ok, err := a.store.Get(key)
 	if err != nil {
