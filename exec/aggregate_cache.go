@@ -6,11 +6,14 @@ import (
 	"github.com/sluice-sql/sluice/state"
 )
 
-// aggCacheBytes bounds what one aggregate's cache holds (its estimate of
-// keys, encoded values and per-entry overhead): a store partition's hot
-// keys and windows, about 20,000 of COUNT and SUM, beside the 4 MB the
-// store may hold between Badger writes (heldBytesLimit).
-const aggCacheBytes = 4 << 20
+// aggCacheBytes bounds what one aggregate's cache holds per store
+// partition (its estimate of keys, encoded values and per-entry
+// overhead): the hot keys and windows, about 5,000 of COUNT and SUM.
+// Measured on the Nexmark aggregation (docs/benchmarks.md), 1 MB gave
+// the best rate per CPU-second and left peak RSS where it was; 4 MB
+// added about 10 MB of RSS and no speed, 256 KB lost a tenth of the
+// speed.
+const aggCacheBytes = 1 << 20
 
 // aggEntryOverhead is what an entry costs beyond its key and encoded
 // value: the map slot, the entry, the accumulator slice and its boxed
