@@ -107,7 +107,6 @@ func (c *aggCache) absent(key []byte) bool {
 // its encoded state), making room first if the cache is full.
 func (c *aggCache) add(key []byte, accs []any, maxTs int64, existed bool, encLen int) *aggEntry {
 	if c.bytes >= c.limit {
-		c.WriteBack()
 		c.evict(c.limit / 2)
 	}
 	e := &aggEntry{key: string(key), keyB: bytes.Clone(key), accs: accs, maxTs: maxTs, existed: existed}
@@ -142,19 +141,23 @@ func (c *aggCache) drop(key []byte) {
 // WriteBack encodes the changed entries into the store.
 func (c *aggCache) WriteBack() {
 	for _, e := range c.changed {
-		if !e.changed {
-			continue // dropped since
+		if e.changed {
+			c.write(e)
 		}
-		e.changed = false
-		e.existed = true
-		c.buf = c.encode(c.buf[:0], e.maxTs, e.accs)
-		c.store.Put(e.keyB, c.buf)
-		size := int64(len(e.key)+len(c.buf)) + aggEntryOverhead
-		c.bytes += size - e.size
-		e.size = size
 	}
 	clear(c.changed)
 	c.changed = c.changed[:0]
+}
+
+// write puts e's state into the store.
+func (c *aggCache) write(e *aggEntry) {
+	e.changed = false
+	e.existed = true
+	c.buf = c.encode(c.buf[:0], e.maxTs, e.accs)
+	c.store.Put(e.keyB, c.buf)
+	size := int64(len(e.key)+len(c.buf)) + aggEntryOverhead
+	c.bytes += size - e.size
+	e.size = size
 }
 
 // Discard drops every entry: the store dropped its uncommitted writes.
@@ -170,9 +173,10 @@ func (c *aggCache) Discard() {
 	c.known = false
 }
 
-// evict drops entries, all written back, until the cache holds at most
-// target bytes, by the clock: an entry used since the hand last passed
-// it goes round again.
+// evict drops entries until the cache holds at most target bytes, by the
+// clock: an entry used since the hand last passed it goes round again.
+// An entry changed since the last WriteBack is written to the store as it
+// leaves; the others stay changed until the commit.
 func (c *aggCache) evict(target int64) {
 	head := 0
 	for c.bytes > target && head < len(c.queue) {
@@ -185,6 +189,9 @@ func (c *aggCache) evict(target int64) {
 			e.used = false
 			c.queue = append(c.queue, e)
 		default:
+			if e.changed {
+				c.write(e) // its place on the changed list is skipped
+			}
 			e.gone = true
 			c.bytes -= e.size
 			delete(c.entries, e.key)
