@@ -122,6 +122,10 @@ type aggregate struct {
 	forward
 	node  *AggregateNode
 	store *state.Store
+	// cache holds the accumulators of hot keys and windows decoded
+	// (time windows and non-windowed aggregates; session and sliding
+	// windows keep theirs in the store).
+	cache *aggCache
 
 	keyBuf, stateKey, valBuf, idxKey []byte
 	keyVals                          []any
@@ -150,6 +154,11 @@ func (a *aggregate) Open(tc *TaskContext) error {
 		return err
 	}
 	a.store = s
+	if w := a.node.Window; w == nil || (w.Kind != Session && w.Kind != Sliding) {
+		if a.cache, err = newAggCache(s, aggCacheBytes, appendAggState); err != nil {
+			return fmt.Errorf("aggregate %s: %w", a.node.Store, err)
+		}
+	}
 	a.keyVals = make([]any, len(a.node.KeyCols))
 	a.nextClose, a.nextExpire = math.MinInt64, math.MinInt64
 	a.closeFrom, a.expireFrom, a.keysFrom = math.MinInt64, math.MinInt64, math.MinInt64
@@ -245,22 +254,26 @@ func (a *aggregate) Process(tc *TaskContext, row *Row) error {
 	return nil
 }
 
-// update folds row into the accumulators stored under key and emits the
-// new result (unless results wait for the window to close).
+// update folds row into the accumulators kept under key and emits the
+// new result (unless results wait for the window to close). The
+// accumulators live in the cache (aggCache), which writes them to the
+// store once per commit interval.
 func (a *aggregate) update(tc *TaskContext, row *Row, key []byte, start, end int64) error {
-	accs, maxTs, existed, err := a.load(key)
+	e, err := a.entry(key)
 	if err != nil {
 		return err
 	}
+	existed := e.existed
 	var old []any
 	if a.node.WithOld && existed {
-		old = a.result(accs, maxTs, start, end).Cols
+		old = a.result(e.accs, e.maxTs, start, end).Cols
 	}
-	a.fold(accs, row)
-	oldTs := maxTs
-	maxTs = max(maxTs, row.Ts)
-	a.store.Put(key, a.encodeAggState(maxTs, accs))
-	if ret := a.node.Retention; ret > 0 && a.node.Window == nil && (!existed || maxTs != oldTs) {
+	a.fold(e.accs, row)
+	oldTs := e.maxTs
+	e.maxTs = max(e.maxTs, row.Ts)
+	e.existed = true
+	a.cache.changedEntry(e)
+	if ret := a.node.Retention; ret > 0 && a.node.Window == nil && (!existed || e.maxTs != oldTs) {
 		// Keep the time index exact: one entry per live key, at its
 		// latest event time.
 		gk := key[1:]
@@ -268,17 +281,46 @@ func (a *aggregate) update(tc *TaskContext, row *Row, key []byte, start, end int
 			a.idxKey = expiryKey(a.idxKey[:0], oldTs, gk)
 			a.store.Delete(a.idxKey)
 		}
-		a.idxKey = expiryKey(a.idxKey[:0], maxTs, gk)
+		a.idxKey = expiryKey(a.idxKey[:0], e.maxTs, gk)
 		a.store.Put(a.idxKey, nil)
-		a.nextExpire = min(a.nextExpire, addSat(maxTs, ret))
-		a.keysFrom = min(a.keysFrom, maxTs) // a late new key may sit below the last cutoff
+		a.nextExpire = min(a.nextExpire, addSat(e.maxTs, ret))
+		a.keysFrom = min(a.keysFrom, e.maxTs) // a late new key may sit below the last cutoff
 	}
 	if a.node.EmitFinal {
 		return nil
 	}
-	out := a.result(accs, maxTs, start, end)
+	out := a.result(e.accs, e.maxTs, start, end)
 	out.Old = old
 	return a.emit(tc, out)
+}
+
+// entry returns the cached accumulators of key, read from the store on a
+// miss.
+func (a *aggregate) entry(key []byte) (*aggEntry, error) {
+	if e := a.cache.get(key); e != nil {
+		return e, nil
+	}
+	if a.cache.absent(key) {
+		return a.cache.add(key, a.initAccs(), math.MinInt64, false, 0), nil
+	}
+	v, ok, err := a.store.Get(key)
+	if err != nil {
+		return nil, fmt.Errorf("aggregate %s: read state: %w", a.node.Store, err)
+	}
+	if !ok {
+		return a.cache.add(key, a.initAccs(), math.MinInt64, false, 0), nil
+	}
+	accs, maxTs, err := decodeAggState(v, a.node.Store)
+	if err != nil {
+		return nil, err
+	}
+	return a.cache.add(key, accs, maxTs, true, len(v)), nil
+}
+
+// deleteState deletes key from the store and the cache.
+func (a *aggregate) deleteState(key []byte) {
+	a.cache.drop(key)
+	a.store.Delete(key)
 }
 
 // fold adds one row to the accumulators. A change of an aggregated
@@ -323,20 +365,12 @@ func (a *aggregate) initAccs() []any {
 
 // encodeAggState lays out a window's or key's state: maxTs ‖ accumulators.
 func (a *aggregate) encodeAggState(maxTs int64, accs []any) []byte {
-	a.valBuf = types.AppendValue(a.valBuf[:0], maxTs)
-	return types.AppendValues(a.valBuf, accs)
+	a.valBuf = appendAggState(a.valBuf[:0], maxTs, accs)
+	return a.valBuf
 }
 
-func (a *aggregate) load(key []byte) (accs []any, maxTs int64, existed bool, err error) {
-	v, ok, err := a.store.Get(key)
-	if err != nil {
-		return nil, 0, false, fmt.Errorf("aggregate %s: read state: %w", a.node.Store, err)
-	}
-	if !ok {
-		return a.initAccs(), math.MinInt64, false, nil
-	}
-	accs, maxTs, err = decodeAggState(v, a.node.Store)
-	return accs, maxTs, true, err
+func appendAggState(buf []byte, maxTs int64, accs []any) []byte {
+	return types.AppendValues(types.AppendValue(buf, maxTs), accs)
 }
 
 func decodeAggState(v []byte, store string) ([]any, int64, error) {
@@ -366,6 +400,16 @@ func (a *aggregate) result(accs []any, maxTs, start, end int64) *Row {
 		cols = append(cols, start, end)
 	}
 	return &Row{Cols: cols, Ts: maxTs}
+}
+
+// Close lets go of the store: what the cache holds beyond the last
+// commit is uncommitted work, lost as in a crash.
+func (a *aggregate) Close() error {
+	if a.cache != nil {
+		a.store.DropWriteBack(a.cache)
+		a.cache = nil
+	}
+	return a.forward.Close()
 }
 
 // AdvanceTime emits windows that closed (EMIT FINAL) and deletes windows
@@ -436,7 +480,7 @@ func (a *aggregate) closeWindows(tc *TaskContext) error {
 	}
 	for _, c := range done {
 		if a.node.KsqlDBFinal && c.start+w.retention() < a.maxStart {
-			a.store.Delete(c.key)
+			a.deleteState(c.key)
 			tc.Metrics.Expired.Add(1)
 			continue
 		}
@@ -444,7 +488,7 @@ func (a *aggregate) closeWindows(tc *TaskContext) error {
 		if err := a.emit(tc, a.result(c.accs, c.maxTs, c.start, c.end)); err != nil {
 			return err
 		}
-		a.store.Delete(c.key)
+		a.deleteState(c.key)
 	}
 	return nil
 }
@@ -475,7 +519,7 @@ func (a *aggregate) expire(tc *TaskContext) error {
 		return fmt.Errorf("aggregate %s: expire windows: %w", a.node.Store, err)
 	}
 	for _, k := range old {
-		a.store.Delete(k)
+		a.deleteState(k)
 	}
 	tc.Metrics.Expired.Add(int64(len(old)))
 	return nil
@@ -548,7 +592,7 @@ func (a *aggregate) expireKeys(tc *TaskContext) error {
 		}
 		a.store.Delete(k)
 		a.stateKey = tableKey(a.stateKey[:0], gk)
-		a.store.Delete(a.stateKey)
+		a.deleteState(a.stateKey)
 		tc.Metrics.Expired.Add(1)
 		// Values stay NULL: a tombstone carries only its key columns.
 		cols := make([]any, len(a.node.KeyCols)+len(a.node.Aggs))

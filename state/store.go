@@ -45,6 +45,9 @@ type Store struct {
 	produced []Change
 	// view is what pull queries read on top of Badger (RangeCommitted).
 	view committedView
+	// writeBack is the cache of the operator that owns the store, if it
+	// keeps one (see WriteBack).
+	writeBack WriteBack
 }
 
 // flush is one commit's overlay and checkpoint being written to Badger.
@@ -212,6 +215,8 @@ func (s *Store) rangeBetween(op string, start, end []byte, fn func(key, value []
 	if err := s.db.checkOpen(); err != nil {
 		return s.errorf(op, err)
 	}
+	// The cache's entries are part of what the range must see.
+	s.flushWriteBack()
 	// A range merges the overlay over Badger only: the last commit must
 	// be there first.
 	if err := s.settle(); err != nil {
@@ -321,9 +326,11 @@ func mergeLayers(upper *keyCursor, get func(key []byte) (entry, bool), below cur
 }
 
 // Pending returns the writes the changelog has not taken yet (since the
-// last Hold or Commit), in key order. It clears nothing. Values are shared
+// last Hold or Commit), in key order, a WriteBack cache's first. It clears
+// nothing. Values are shared
 // with the overlay.
 func (s *Store) Pending() []Change {
+	s.flushWriteBack()
 	slices.Sort(s.dirty)
 	out := make([]Change, 0, len(s.dirty))
 	for _, k := range s.dirty {
@@ -334,8 +341,11 @@ func (s *Store) Pending() []Change {
 }
 
 // PendingCount is the number of distinct keys written since the last Hold
-// or Commit.
-func (s *Store) PendingCount() int { return len(s.dirty) }
+// or Commit, a WriteBack cache's included.
+func (s *Store) PendingCount() int {
+	s.flushWriteBack()
+	return len(s.dirty)
+}
 
 // Discard drops the overlay, e.g. after an aborted Kafka transaction,
 // held writes included: Kafka has those, and the restore that reopens the
@@ -347,6 +357,9 @@ func (s *Store) Discard() {
 	// (a partition that left and came back much later).
 	s.produced = nil
 	s.view.clear()
+	if s.writeBack != nil {
+		s.writeBack.Discard()
+	}
 	s.overlay.reset()
 	s.nextGen()
 	s.held = nil

@@ -1,0 +1,204 @@
+package exec
+
+import (
+	"bytes"
+
+	"github.com/sluice-sql/sluice/state"
+)
+
+// aggCacheBytes bounds what one aggregate's cache holds per store
+// partition (its estimate of keys, encoded values and per-entry
+// overhead): the hot keys and windows, about 5,000 of COUNT and SUM.
+// Measured on the Nexmark aggregation (docs/benchmarks.md), 1 MB gave
+// the best rate per CPU-second and left peak RSS where it was; 4 MB
+// added about 10 MB of RSS and no speed, 256 KB lost a tenth of the
+// speed.
+const aggCacheBytes = 1 << 20
+
+// aggEntryOverhead is what an entry costs beyond its key and encoded
+// value: the map slot, the entry, the accumulator slice and its boxed
+// values.
+const aggEntryOverhead = 160
+
+// aggCache keeps an aggregate's accumulators decoded, by state key, so a
+// record folds into Go values: the store sees a key's encoded state once
+// per commit interval (state.WriteBack), not once per record. It is the
+// store's WriteBack, so the changelog, commits and the aggregate's own
+// scans (closing and expiring windows) see everything it holds; its
+// changed entries are never in Kafka or Badger until then, so an abort or
+// a crash loses only what was not committed, as before.
+//
+// The cache also knows which keys the store cannot hold, so that a new
+// window or key costs no read of Badger: every key of the store greater
+// than bound is one of its entries. That holds from Open (bound is the
+// store's last key), as the cache writes only its own entries, and an
+// entry it evicts raises bound to its key. Time windows' keys begin with
+// their start, so a new window lies above bound as long as the cache has
+// evicted none of its start or later.
+type aggCache struct {
+	store *state.Store
+	// encode lays an entry's state out as the store keeps it.
+	encode  func(buf []byte, maxTs int64, accs []any) []byte
+	entries map[string]*aggEntry
+	// changed lists the entries folded into since the last WriteBack.
+	changed []*aggEntry
+	// queue holds the entries in the order the clock hand visits them
+	// when evicting: an entry used since its last visit gets a second
+	// round, so evictions take cold keys and old windows first.
+	queue []*aggEntry
+	bytes int64
+	limit int64
+	buf   []byte
+	// known says bound holds (the store's keys above it are all
+	// entries); a nil bound with known set means above every key.
+	bound []byte
+	known bool
+}
+
+// aggEntry is one key's (or window's) accumulators.
+type aggEntry struct {
+	key  string
+	keyB []byte // key, for the store
+	accs []any
+	// maxTs is the latest event time folded in.
+	maxTs int64
+	// existed says the store had the key, or the cache wrote it.
+	existed bool
+	changed bool
+	// used says the entry was looked up since the clock last passed it;
+	// gone that it left the cache (evicted or deleted).
+	used, gone bool
+	// size is what the entry counts toward the cache's bytes.
+	size int64
+}
+
+var _ state.WriteBack = (*aggCache)(nil)
+
+// newAggCache makes the cache of s and installs it as s's WriteBack.
+func newAggCache(s *state.Store, limit int64, encode func([]byte, int64, []any) []byte) (*aggCache, error) {
+	c := &aggCache{store: s, encode: encode, entries: make(map[string]*aggEntry), limit: limit}
+	last, ok, known, err := s.LastKey()
+	if err != nil {
+		return nil, err
+	}
+	c.known = known
+	if ok {
+		c.bound = last
+	}
+	s.SetWriteBack(c)
+	return c, nil
+}
+
+// get returns the entry of key, or nil.
+func (c *aggCache) get(key []byte) *aggEntry {
+	e := c.entries[string(key)]
+	if e != nil {
+		e.used = true
+	}
+	return e
+}
+
+// absent reports that the store cannot hold key, which the cache lacks.
+func (c *aggCache) absent(key []byte) bool {
+	return c.known && (c.bound == nil || bytes.Compare(key, c.bound) > 0)
+}
+
+// add makes an entry for key, read from the store (encLen: the size of
+// its encoded state), making room first if the cache is full.
+func (c *aggCache) add(key []byte, accs []any, maxTs int64, existed bool, encLen int) *aggEntry {
+	if c.bytes >= c.limit {
+		c.evict(c.limit / 2)
+	}
+	e := &aggEntry{key: string(key), keyB: bytes.Clone(key), accs: accs, maxTs: maxTs, existed: existed}
+	e.size = int64(len(e.key)+encLen) + aggEntryOverhead
+	c.bytes += e.size
+	c.entries[e.key] = e
+	c.queue = append(c.queue, e)
+	return e
+}
+
+// changedEntry marks e as folded into since the last WriteBack.
+func (c *aggCache) changedEntry(e *aggEntry) {
+	if !e.changed {
+		e.changed = true
+		c.changed = append(c.changed, e)
+	}
+}
+
+// drop forgets key: the aggregate deletes it from the store.
+func (c *aggCache) drop(key []byte) {
+	e, ok := c.entries[string(key)]
+	if !ok {
+		return
+	}
+	// Still on the changed list and in the queue, it must not be
+	// written back nor counted again.
+	e.changed, e.gone = false, true
+	c.bytes -= e.size
+	delete(c.entries, e.key)
+}
+
+// WriteBack encodes the changed entries into the store.
+func (c *aggCache) WriteBack() {
+	for _, e := range c.changed {
+		if e.changed {
+			c.write(e)
+		}
+	}
+	clear(c.changed)
+	c.changed = c.changed[:0]
+}
+
+// write puts e's state into the store.
+func (c *aggCache) write(e *aggEntry) {
+	e.changed = false
+	e.existed = true
+	c.buf = c.encode(c.buf[:0], e.maxTs, e.accs)
+	c.store.Put(e.keyB, c.buf)
+	size := int64(len(e.key)+len(c.buf)) + aggEntryOverhead
+	c.bytes += size - e.size
+	e.size = size
+}
+
+// Discard drops every entry: the store dropped its uncommitted writes.
+// What the store still holds of the written-back entries is no longer
+// in the cache, so the cache stops telling which keys are absent.
+func (c *aggCache) Discard() {
+	clear(c.entries)
+	clear(c.changed)
+	c.changed = c.changed[:0]
+	clear(c.queue)
+	c.queue = c.queue[:0]
+	c.bytes = 0
+	c.known = false
+}
+
+// evict drops entries until the cache holds at most target bytes, by the
+// clock: an entry used since the hand last passed it goes round again.
+// An entry changed since the last WriteBack is written to the store as it
+// leaves; the others stay changed until the commit.
+func (c *aggCache) evict(target int64) {
+	head := 0
+	for c.bytes > target && head < len(c.queue) {
+		e := c.queue[head]
+		c.queue[head] = nil
+		head++
+		switch {
+		case e.gone:
+		case e.used:
+			e.used = false
+			c.queue = append(c.queue, e)
+		default:
+			if e.changed {
+				c.write(e) // its place on the changed list is skipped
+			}
+			e.gone = true
+			c.bytes -= e.size
+			delete(c.entries, e.key)
+			if c.known && (c.bound == nil || bytes.Compare(e.keyB, c.bound) > 0) {
+				c.bound = e.keyB
+			}
+		}
+	}
+	c.queue = append(c.queue[:0], c.queue[head:]...)
+}
