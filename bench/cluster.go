@@ -3,6 +3,8 @@ package main
 import (
 	"context"
 	"fmt"
+	"os"
+	"path/filepath"
 	"strings"
 	"time"
 
@@ -55,3 +57,38 @@ func openCluster(ctx context.Context, brokers string) (*cluster, error) {
 func (c *cluster) connOpts() []kgo.Opt { return []kgo.Opt{kgo.SeedBrokers(c.Seeds...)} }
 
 func (c *cluster) Close() { c.close() }
+
+// benchEnv is what every harness command starts from: a scratch
+// directory, the sluice binary (built from this checkout unless given),
+// and the broker (embedded unless brokers are given).
+type benchEnv struct {
+	tmp string
+	cl  *cluster
+}
+
+// setUp makes a benchEnv for the command name; *sluice is set to the
+// binary built when it is empty. Close removes what it made.
+func setUp(ctx context.Context, name string, sluice *string, brokers string) (*benchEnv, error) {
+	tmp, err := os.MkdirTemp("", "bench-"+name+"-")
+	if err != nil {
+		return nil, err
+	}
+	if *sluice == "" {
+		*sluice = filepath.Join(tmp, "sluice")
+		if err := goBuild(ctx, "..", *sluice, "./cmd/sluice"); err != nil {
+			os.RemoveAll(tmp)
+			return nil, fmt.Errorf("build sluice: %w", err)
+		}
+	}
+	cl, err := openCluster(ctx, brokers)
+	if err != nil {
+		os.RemoveAll(tmp)
+		return nil, err
+	}
+	return &benchEnv{tmp: tmp, cl: cl}, nil
+}
+
+func (e *benchEnv) Close() {
+	e.cl.Close()
+	os.RemoveAll(e.tmp)
+}

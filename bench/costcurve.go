@@ -46,22 +46,12 @@ func (cc *costCurveCmd) Run(ctx context.Context, c *cli) error {
 	if len(cc.Keys) == 0 {
 		return errors.New("--keys: give at least one key count")
 	}
-	tmp, err := os.MkdirTemp("", "bench-costcurve-")
+	env, err := setUp(ctx, "costcurve", &cc.Sluice, c.Brokers)
 	if err != nil {
 		return err
 	}
-	defer os.RemoveAll(tmp)
-	if cc.Sluice == "" {
-		cc.Sluice = filepath.Join(tmp, "sluice")
-		if err := goBuild(ctx, "..", cc.Sluice, "./cmd/sluice"); err != nil {
-			return fmt.Errorf("build sluice: %w", err)
-		}
-	}
-	cl, err := openCluster(ctx, c.Brokers)
-	if err != nil {
-		return err
-	}
-	defer cl.Close()
+	defer env.Close()
+	tmp, cl := env.tmp, env.cl
 	brokers := strings.Join(cl.Seeds, ",")
 	fmt.Printf("costcurve: keys %v, %d partitions, broker %s\n", cc.Keys, cc.Partitions, cl.Name)
 	fmt.Printf("machine: %s\n", machine())

@@ -148,26 +148,16 @@ func (n *nexmarkCmd) Run(ctx context.Context, c *cli) error {
 	if n.Runs < 1 || n.Records < 1000 || n.Partitions < 1 {
 		return errors.New("--runs must be positive, --records at least 1000")
 	}
-	tmp, err := os.MkdirTemp("", "bench-nexmark-")
-	if err != nil {
-		return err
-	}
-	defer os.RemoveAll(tmp)
-	if n.Sluice == "" {
-		n.Sluice = filepath.Join(tmp, "sluice")
-		if err := goBuild(ctx, "..", n.Sluice, "./cmd/sluice"); err != nil {
-			return fmt.Errorf("build sluice: %w", err)
-		}
-	}
 	self, err := os.Executable()
 	if err != nil {
 		return err
 	}
-	cl, err := openCluster(ctx, c.Brokers)
+	env, err := setUp(ctx, "nexmark", &n.Sluice, c.Brokers)
 	if err != nil {
 		return err
 	}
-	defer cl.Close()
+	defer env.Close()
+	tmp, cl := env.tmp, env.cl
 	brokers := strings.Join(cl.Seeds, ",")
 	if c.Quick {
 		fmt.Println("nexmark: QUICK run (--quick), for iteration: results.json is left alone")

@@ -60,22 +60,12 @@ func (n *nexmarkSuiteCmd) Run(ctx context.Context, c *cli) error {
 			return fmt.Errorf("--queries: the suite has no query %s (it has %s)", name, strings.Join(nxQueryNames(), ","))
 		}
 	}
-	tmp, err := os.MkdirTemp("", "bench-nxsuite-")
+	be, err := setUp(ctx, "nxsuite", &n.Sluice, c.Brokers)
 	if err != nil {
 		return err
 	}
-	defer os.RemoveAll(tmp)
-	if n.Sluice == "" {
-		n.Sluice = filepath.Join(tmp, "sluice")
-		if err := goBuild(ctx, "..", n.Sluice, "./cmd/sluice"); err != nil {
-			return fmt.Errorf("build sluice: %w", err)
-		}
-	}
-	cl, err := openCluster(ctx, c.Brokers)
-	if err != nil {
-		return err
-	}
-	defer cl.Close()
+	defer be.Close()
+	tmp, cl := be.tmp, be.cl
 	brokers := strings.Join(cl.Seeds, ",")
 	if c.Quick {
 		fmt.Println("nexmark-suite: QUICK run (--quick), for iteration: results.json is left alone")

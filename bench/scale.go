@@ -44,24 +44,12 @@ func (s *scaleCmd) Run(ctx context.Context, c *cli) error {
 	if s.Runs < 1 || s.Records < 1 || s.Partitions < 2 {
 		return errors.New("--records and --runs must be positive, --partitions at least 2")
 	}
-	tmp, err := os.MkdirTemp("", "bench-scale-")
+	env, err := setUp(ctx, "scale", &s.Sluice, c.Brokers)
 	if err != nil {
 		return err
 	}
-	defer os.RemoveAll(tmp)
-	if s.Sluice == "" {
-		s.Sluice = filepath.Join(tmp, "sluice")
-		build := exec.CommandContext(ctx, "go", "build", "-o", s.Sluice, "./cmd/sluice")
-		build.Dir, build.Stdout, build.Stderr = "..", os.Stderr, os.Stderr
-		if err := build.Run(); err != nil {
-			return fmt.Errorf("build sluice: %w", err)
-		}
-	}
-	cl, err := openCluster(ctx, c.Brokers)
-	if err != nil {
-		return err
-	}
-	defer cl.Close()
+	defer env.Close()
+	tmp, cl := env.tmp, env.cl
 	fmt.Printf("scale: %d records into %d partitions, broker %s\n", s.Records, s.Partitions, cl.Name)
 	fmt.Printf("machine: %s\n\n", machine())
 
