@@ -1,7 +1,6 @@
 package exec
 
 import (
-	"io"
 	"log/slog"
 	"testing"
 
@@ -14,19 +13,9 @@ import (
 // SUM(PRICE) through the aggregate operator and its state store overlay:
 // the per-record cost of a stateful query without decoding or Kafka.
 func BenchmarkAggregateUpdate(b *testing.B) {
-	db, err := state.Open(state.Options{Logger: slog.New(slog.NewTextHandler(io.Discard, nil))})
-	if err != nil {
-		b.Fatal(err)
-	}
+	db := openState(b, "")
 	defer db.Close()
-	count, err := expr.BindAggregate("COUNT", nil, true)
-	if err != nil {
-		b.Fatal(err)
-	}
-	sum, err := expr.BindAggregate("SUM", []types.Type{types.DoubleType}, false)
-	if err != nil {
-		b.Fatal(err)
-	}
+	count, sum := countAndSum(b, types.DoubleType)
 	node := &AggregateNode{
 		Store: "bench", KeyCols: []int{0}, KeyNames: []string{"HOTEL"},
 		Aggs: []AggCall{
@@ -74,19 +63,9 @@ func BenchmarkAggregateWindowedCommit(b *testing.B) {
 }
 
 func benchWindowedCommit(b *testing.B, final bool) {
-	db, err := state.Open(state.Options{Logger: slog.New(slog.NewTextHandler(io.Discard, nil))})
-	if err != nil {
-		b.Fatal(err)
-	}
+	db := openState(b, "")
 	defer db.Close()
-	count, err := expr.BindAggregate("COUNT", nil, true)
-	if err != nil {
-		b.Fatal(err)
-	}
-	sum, err := expr.BindAggregate("SUM", []types.Type{types.BigIntType}, false)
-	if err != nil {
-		b.Fatal(err)
-	}
+	count, sum := countAndSum(b, types.BigIntType)
 	node := &AggregateNode{
 		Store: "bench", KeyCols: []int{0}, KeyNames: []string{"AUCTION"},
 		Aggs: []AggCall{

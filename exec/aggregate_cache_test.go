@@ -2,8 +2,6 @@ package exec
 
 import (
 	"fmt"
-	"io"
-	"log/slog"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
@@ -102,20 +100,9 @@ func TestAggregateCacheChangelog(t *testing.T) {
 func runAggregate(t *testing.T, final bool, stop string) (out, stored, changelog []string) {
 	t.Helper()
 	dir := t.TempDir()
-	logger := slog.New(slog.NewTextHandler(io.Discard, nil))
-	db, err := state.Open(state.Options{Dir: dir, Logger: logger})
-	if err != nil {
-		t.Fatal(err)
-	}
+	db := openState(t, dir)
 	defer func() { _ = db.Close() }()
-	count, err := expr.BindAggregate("COUNT", nil, true)
-	if err != nil {
-		t.Fatal(err)
-	}
-	sum, err := expr.BindAggregate("SUM", []types.Type{types.BigIntType}, false)
-	if err != nil {
-		t.Fatal(err)
-	}
+	count, sum := countAndSum(t, types.BigIntType)
 	node := &AggregateNode{
 		Store: "agg", KeyCols: []int{0}, KeyNames: []string{"K"},
 		Aggs: []AggCall{
@@ -128,8 +115,9 @@ func runAggregate(t *testing.T, final bool, stop string) (out, stored, changelog
 	sink := &countingOp{fn: func(r *Row) {
 		out = append(out, fmt.Sprintf("%v [%v] %v %v @%d", r.Cols[0], r.Cols[3], r.Cols[1], r.Cols[2], r.Ts))
 	}}
-	tc := &TaskContext{QueryID: "q", Metrics: &Metrics{}, Log: logger, stores: map[string]*state.Store{}}
+	tc := &TaskContext{QueryID: "q", Metrics: &Metrics{}, Log: quietLog, stores: map[string]*state.Store{}}
 	var op Operator
+	var err error
 	open := func() {
 		tc.stores["agg"] = db.Store("agg", 0)
 		if op, err = node.New(sink); err != nil {
@@ -203,18 +191,14 @@ func runAggregate(t *testing.T, final bool, stop string) (out, stored, changelog
 			if err := db.Close(); err != nil {
 				t.Fatal(err)
 			}
-			if db, err = state.Open(state.Options{Dir: dir, Logger: logger}); err != nil {
-				t.Fatal(err)
-			}
+			db = openState(t, dir)
 		case "restore":
 			process(aggCommitAfter, len(aggInput)-1)
 			if err := db.Close(); err != nil {
 				t.Fatal(err)
 			}
 			// Local state is gone: a fresh store takes the changelog.
-			if db, err = state.Open(state.Options{Dir: t.TempDir(), Logger: logger}); err != nil {
-				t.Fatal(err)
-			}
+			db = openState(t, t.TempDir())
 			fresh := db.Store("agg", 0)
 			for _, c := range pending {
 				fresh.Put(c.Key, c.Value)

@@ -2,13 +2,13 @@ package exec
 
 import (
 	"fmt"
-	"io"
 	"log/slog"
 	"math/rand/v2"
 	"testing"
 
-	"github.com/sluice-sql/sluice/expr"
 	"github.com/sluice-sql/sluice/state"
+
+	"github.com/sluice-sql/sluice/types"
 )
 
 // BenchmarkSessionAggregate counts rows into session windows (2 s gap, 2 s
@@ -34,15 +34,9 @@ func benchSessions(b *testing.B, final bool) {
 		gap, grace  = 2000, 2000
 		commitEvery = 1000
 	)
-	db, err := state.Open(state.Options{Dir: b.TempDir(), Logger: slog.New(slog.NewTextHandler(io.Discard, nil))})
-	if err != nil {
-		b.Fatal(err)
-	}
+	db := openState(b, b.TempDir())
 	defer db.Close()
-	count, err := expr.BindAggregate("COUNT", nil, true)
-	if err != nil {
-		b.Fatal(err)
-	}
+	count, _ := countAndSum(b, types.BigIntType)
 	node := &AggregateNode{
 		Store: "bench", KeyCols: []int{0}, KeyNames: []string{"BIDDER"},
 		Aggs:      []AggCall{{Agg: count, Text: "COUNT(*)"}},

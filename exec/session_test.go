@@ -2,12 +2,9 @@ package exec
 
 import (
 	"fmt"
-	"io"
-	"log/slog"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
-	"github.com/sluice-sql/sluice/expr"
 	"github.com/sluice-sql/sluice/state"
 	"github.com/sluice-sql/sluice/types"
 )
@@ -85,16 +82,9 @@ func TestSessionIndexFollowsStore(t *testing.T) {
 func runSessions(t *testing.T, final bool, stop string, retention int64) (out, stored []string) {
 	t.Helper()
 	dir := t.TempDir()
-	logger := slog.New(slog.NewTextHandler(io.Discard, nil))
-	db, err := state.Open(state.Options{Dir: dir, Logger: logger})
-	if err != nil {
-		t.Fatal(err)
-	}
+	db := openState(t, dir)
 	defer func() { _ = db.Close() }()
-	count, err := expr.BindAggregate("COUNT", nil, true)
-	if err != nil {
-		t.Fatal(err)
-	}
+	count, _ := countAndSum(t, types.BigIntType)
 	node := &AggregateNode{
 		Store: "sessions", KeyCols: []int{0}, KeyNames: []string{"K"},
 		Aggs:      []AggCall{{Agg: count, Text: "COUNT(*)"}},
@@ -109,8 +99,9 @@ func runSessions(t *testing.T, final bool, stop string, retention int64) (out, s
 		}
 		out = append(out, fmt.Sprintf("%v [%v,%v] %v @%d", k, start, end, r.Cols[1], r.Ts))
 	}}
-	tc := &TaskContext{QueryID: "q", Metrics: &Metrics{}, Log: logger, stores: map[string]*state.Store{}}
+	tc := &TaskContext{QueryID: "q", Metrics: &Metrics{}, Log: quietLog, stores: map[string]*state.Store{}}
 	var op Operator
+	var err error
 	open := func() {
 		tc.stores["sessions"] = db.Store("sessions", 0)
 		if op, err = node.New(sink); err != nil {
@@ -158,9 +149,7 @@ func runSessions(t *testing.T, final bool, stop string, retention int64) (out, s
 			if err := db.Close(); err != nil {
 				t.Fatal(err)
 			}
-			if db, err = state.Open(state.Options{Dir: dir, Logger: logger}); err != nil {
-				t.Fatal(err)
-			}
+			db = openState(t, dir)
 		}
 		// What was not committed is gone, output included; stream time
 		// comes back from the checkpoint.
