@@ -296,23 +296,7 @@ func avroType(t types.Type, name string) (any, error) {
 	return nil, fmt.Errorf("%w: AVRO cannot carry %s", ErrUnsupported, t)
 }
 
-func (c *avroCodec) Encode(vals []any) ([]byte, error) {
-	if vals == nil || len(c.cols) == 0 {
-		return nil, nil
-	}
-	if err := checkEncodeLen(vals, len(c.cols)); err != nil {
-		return nil, err
-	}
-	if c.write == nil {
-		return nil, fmt.Errorf("%w: no AVRO schema registered to write with", ErrEncode)
-	}
-	if c.writePrims != nil && !c.unwrapped {
-		if b, ok := c.encodePrims(nil, vals); ok {
-			return b, nil
-		}
-	}
-	return c.encodeGeneric(vals)
-}
+func (c *avroCodec) Encode(vals []any) ([]byte, error) { return c.AppendEncode(nil, vals) }
 
 // AppendEncode implements Appender: a record of primitive fields is
 // written straight into dst; any other is encoded and then copied there.
@@ -332,8 +316,8 @@ func (c *avroCodec) AppendEncode(dst []byte, vals []any) ([]byte, error) {
 		}
 	}
 	b, err := c.encodeGeneric(vals)
-	if b == nil || err != nil {
-		return nil, err
+	if b == nil || err != nil || dst == nil {
+		return b, err
 	}
 	return append(dst, b...), nil
 }
