@@ -174,9 +174,23 @@ type joinOp struct {
 	// learns them from the store, the truth; an aborted transaction
 	// closes the task and its successor opens a new operator.
 	nextPending, nextExpiry [2]int64
+	// tables holds, per table side, rows of its store decoded, by
+	// encoded key (see tableRow).
+	tables [2]map[string]tableEntry
 	// matches and kbuf are reused from record to record.
 	matches []joinMatch
 	kbuf    []byte
+}
+
+// tableCacheEntries bounds the decoded table rows a join keeps per side
+// and task: when full, the cache starts again empty.
+const tableCacheEntries = 1 << 15
+
+// tableEntry is a table side's row for a key as its store holds it: cols
+// nil when the store has none.
+type tableEntry struct {
+	cols []any
+	ts   int64
 }
 
 // joinMatch is a kept row of the other side that a stream row matches.
@@ -261,13 +275,37 @@ func (j *joinOp) ProcessSide(tc *TaskContext, side int, row *Row) error {
 	return j.emit(tc, side, row.Cols, other, key, row.Ts, false)
 }
 
-// tableRow reads a table side's current row for an encoded key.
+// tableRow reads a table side's current row for an encoded key. Rows
+// are read again and again (every stream row of a key looks its table row
+// up), so the operator keeps them decoded: the cache is never the truth,
+// but a copy of what the store holds, for tableChange, the only writer of
+// the store while the operator is open, drops a key's entry whenever it
+// writes the key. The operator starts with none when it opens (after a
+// restore, or when an aborted transaction reopened the task). Rows are
+// shared with the rows emitted, whose values nothing modifies.
 func (j *joinOp) tableRow(side int, key []byte) (cols []any, ts int64, ok bool, err error) {
+	c := j.tables[side]
+	if c == nil {
+		c = make(map[string]tableEntry)
+		j.tables[side] = c
+	}
+	if e, hit := c[string(key)]; hit {
+		return e.cols, e.ts, e.cols != nil, nil
+	}
 	v, ok, err := j.stores[side].Get(key)
-	if err != nil || !ok {
+	if err != nil {
 		return nil, 0, false, err
 	}
-	return decodeTableRow(v)
+	if ok {
+		if cols, ts, _, err = decodeTableRow(v); err != nil {
+			return nil, 0, false, err
+		}
+	}
+	if len(c) >= tableCacheEntries {
+		clear(c)
+	}
+	c[string(key)] = tableEntry{cols: cols, ts: ts}
+	return cols, ts, ok, nil
 }
 
 func decodeTableRow(v []byte) (cols []any, ts int64, ok bool, err error) {
@@ -300,7 +338,8 @@ func (j *joinOp) tableChange(tc *TaskContext, side int, row *Row) error {
 	if key == nil {
 		return nil
 	}
-	k := this.joinKey(nil, row.Cols)
+	k := this.joinKey(j.buf[:0], row.Cols)
+	j.buf = k
 	var old []any
 	var oldTs int64
 	both := n.Left.Table && n.Right.Table
@@ -313,8 +352,10 @@ func (j *joinOp) tableChange(tc *TaskContext, side int, row *Row) error {
 	if row.Tombstone {
 		j.stores[side].Delete(k)
 	} else {
-		j.stores[side].Put(k, EncodeTableRow(nil, row.Ts, row.Cols))
+		j.kbuf = EncodeTableRow(j.kbuf[:0], row.Ts, row.Cols)
+		j.stores[side].Put(k, j.kbuf)
 	}
+	delete(j.tables[side], string(k))
 	if !both {
 		return nil
 	}
