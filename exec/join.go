@@ -563,7 +563,7 @@ func (j *joinOp) closeWindows(tc *TaskContext) error {
 			limit := tc.StreamTime - j.lookback(side) - n.Grace
 			var due [][]byte
 			if limit > j.nextPending[side] {
-				next, err := scanDue(s, joinPendingTag, limit, func(k []byte) { due = append(due, k) })
+				next, err := scanDue(s, joinPendingTag, j.nextPending[side], limit, func(k []byte) { due = append(due, k) })
 				if err != nil {
 					return err
 				}
@@ -601,7 +601,7 @@ func (j *joinOp) closeWindows(tc *TaskContext) error {
 			continue // nothing kept is old enough to forget
 		}
 		var old [][]byte
-		next, err := scanDue(s, joinExpiryTag, limit, func(k []byte) { old = append(old, k) })
+		next, err := scanDue(s, joinExpiryTag, j.nextExpiry[side], limit, func(k []byte) { old = append(old, k) })
 		if err != nil {
 			return err
 		}
@@ -621,11 +621,17 @@ func (j *joinOp) closeWindows(tc *TaskContext) error {
 // by event time, then anything) whose time is below limit, and returns
 // the time of the first key at or above it: math.MaxInt64 when there is
 // none. One iterator serves both, so a caller can skip the next scans
-// until limit passes that time.
-func scanDue(s *state.Store, tag byte, limit int64, fn func(k []byte)) (int64, error) {
+// until limit passes that time. from is a lower bound of the keys' times
+// (math.MinInt64: none known): the scan starts there, so it does not step
+// again over the keys earlier scans deleted.
+func scanDue(s *state.Store, tag byte, from, limit int64, fn func(k []byte)) (int64, error) {
 	next := int64(math.MaxInt64)
 	var bad error
-	err := s.RangeBetween([]byte{tag}, []byte{tag + 1}, func(k, _ []byte) bool {
+	start := []byte{tag}
+	if from != math.MinInt64 {
+		start = appendTime(start, from)
+	}
+	err := s.RangeBetween(start, []byte{tag + 1}, func(k, _ []byte) bool {
 		if len(k) < 9 {
 			bad = fmt.Errorf("join store key %x: too short for a time", k)
 			return false

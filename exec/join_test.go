@@ -70,7 +70,7 @@ var joinCases = []struct {
 		{1, "a", "", 5, true}, {0, "a", "s4", 6, false},
 		{1, "b", "t3", 7, false}, {0, "b", "s5", 8, false}, {0, "b", "s6", 9, false},
 	},
-	want: []string{"s1 t1 @1", "s2 <nil> @2", "s3 t2 @4", "s4 <nil> @6", "s5 t3 @8", "s6 t3 @9"},
+	want:   []string{"s1 t1 @1", "s2 <nil> @2", "s3 t2 @4", "s4 <nil> @6", "s5 t3 @8", "s6 t3 @9"},
 	stored: map[string][]string{"T": {"b t3"}},
 }, {
 	// Two tables INNER JOINed: each change emits the key's new result, or a
