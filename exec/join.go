@@ -1,6 +1,7 @@
 package exec
 
 import (
+	"bytes"
 	"encoding/binary"
 	"fmt"
 	"math"
@@ -165,6 +166,38 @@ type joinOp struct {
 	// older than observed - (Before+After+Grace) and is searched no
 	// further back.
 	observed [2]int64
+	// nextPending and nextExpiry are, per stream side, lower bounds of
+	// the oldest event time among the side's pending and expiry keys
+	// (math.MaxInt64: it keeps none), so that closing windows opens an
+	// iterator only when a key is due, not once per record. They start
+	// unknown (math.MinInt64) when the operator opens, so its first scan
+	// learns them from the store, the truth; an aborted transaction
+	// closes the task and its successor opens a new operator.
+	nextPending, nextExpiry [2]int64
+	// tables holds, per table side, rows of its store decoded, by
+	// encoded key (see tableRow).
+	tables [2]map[string]tableEntry
+	// matches and kbuf are reused from record to record.
+	matches []joinMatch
+	kbuf    []byte
+}
+
+// tableCacheEntries bounds the decoded table rows a join keeps per side
+// and task: when full, the cache starts again empty.
+const tableCacheEntries = 1 << 15
+
+// tableEntry is a table side's row for a key as its store holds it: cols
+// nil when the store has none.
+type tableEntry struct {
+	cols []any
+	ts   int64
+}
+
+// joinMatch is a kept row of the other side that a stream row matches.
+type joinMatch struct {
+	off  [8]byte
+	cols []any
+	ts   int64
 }
 
 // Stream-stream store layout (one store per side and partition):
@@ -194,6 +227,7 @@ func (j *joinOp) Open(tc *TaskContext) error {
 		}
 		j.stores[i] = s
 		j.observed[i] = math.MinInt64
+		j.nextPending[i], j.nextExpiry[i] = math.MinInt64, math.MinInt64
 		if !side.Table {
 			v, ok, err := s.Get([]byte{joinObserved})
 			if err != nil {
@@ -241,13 +275,37 @@ func (j *joinOp) ProcessSide(tc *TaskContext, side int, row *Row) error {
 	return j.emit(tc, side, row.Cols, other, key, row.Ts, false)
 }
 
-// tableRow reads a table side's current row for an encoded key.
+// tableRow reads a table side's current row for an encoded key. Rows
+// are read again and again (every stream row of a key looks its table row
+// up), so the operator keeps them decoded: the cache is never the truth,
+// but a copy of what the store holds, for tableChange, the only writer of
+// the store while the operator is open, drops a key's entry whenever it
+// writes the key. The operator starts with none when it opens (after a
+// restore, or when an aborted transaction reopened the task). Rows are
+// shared with the rows emitted, whose values nothing modifies.
 func (j *joinOp) tableRow(side int, key []byte) (cols []any, ts int64, ok bool, err error) {
+	c := j.tables[side]
+	if c == nil {
+		c = make(map[string]tableEntry)
+		j.tables[side] = c
+	}
+	if e, hit := c[string(key)]; hit {
+		return e.cols, e.ts, e.cols != nil, nil
+	}
 	v, ok, err := j.stores[side].Get(key)
-	if err != nil || !ok {
+	if err != nil {
 		return nil, 0, false, err
 	}
-	return decodeTableRow(v)
+	if ok {
+		if cols, ts, _, err = decodeTableRow(v); err != nil {
+			return nil, 0, false, err
+		}
+	}
+	if len(c) >= tableCacheEntries {
+		clear(c)
+	}
+	c[string(key)] = tableEntry{cols: cols, ts: ts}
+	return cols, ts, ok, nil
 }
 
 func decodeTableRow(v []byte) (cols []any, ts int64, ok bool, err error) {
@@ -280,7 +338,8 @@ func (j *joinOp) tableChange(tc *TaskContext, side int, row *Row) error {
 	if key == nil {
 		return nil
 	}
-	k := this.joinKey(nil, row.Cols)
+	k := this.joinKey(j.buf[:0], row.Cols)
+	j.buf = k
 	var old []any
 	var oldTs int64
 	both := n.Left.Table && n.Right.Table
@@ -293,8 +352,10 @@ func (j *joinOp) tableChange(tc *TaskContext, side int, row *Row) error {
 	if row.Tombstone {
 		j.stores[side].Delete(k)
 	} else {
-		j.stores[side].Put(k, EncodeTableRow(nil, row.Ts, row.Cols))
+		j.kbuf = EncodeTableRow(j.kbuf[:0], row.Ts, row.Cols)
+		j.stores[side].Put(k, j.kbuf)
 	}
+	delete(j.tables[side], string(k))
 	if !both {
 		return nil
 	}
@@ -396,14 +457,12 @@ func (j *joinOp) streamStream(tc *TaskContext, side int, row *Row, key []byte) e
 	if o := j.observed[1-side]; o != math.MinInt64 {
 		from = max(from, o-j.retention()+1)
 	}
-	start := appendTime(append([]byte{joinDataTag}, key...), from)
-	end := appendTime(append([]byte{joinDataTag}, key...), satAdd(to, 1))
-	type match struct {
-		k    []byte
-		cols []any
-		ts   int64
-	}
-	var matches []match
+	kb := appendTime(append(append(j.kbuf[:0], joinDataTag), key...), from)
+	mid := len(kb)
+	kb = appendTime(append(append(kb, joinDataTag), key...), satAdd(to, 1))
+	j.kbuf = kb
+	start, end := kb[:mid], kb[mid:]
+	matches := j.matches[:0]
 	var derr error
 	err := otherStore.RangeBetween(start, end, func(k, v []byte) bool {
 		cols, _, err := types.DecodeValues(v)
@@ -411,21 +470,29 @@ func (j *joinOp) streamStream(tc *TaskContext, side int, row *Row, key []byte) e
 			derr = fmt.Errorf("join %s: stored row: %w", n.Text, err)
 			return false
 		}
-		mts := readTime(k[len(k)-16:])
-		matches = append(matches, match{append([]byte(nil), k...), cols, mts})
+		m := joinMatch{cols: cols, ts: readTime(k[len(k)-16:])}
+		copy(m.off[:], k[len(k)-8:])
+		matches = append(matches, m)
 		return true
 	})
+	defer func() {
+		// Forget the rows so the reused slice holds none past the record.
+		clear(matches)
+		j.matches = matches[:0]
+	}()
 	if err == nil {
 		err = derr
 	}
 	if err != nil {
 		return err
 	}
-	for _, m := range matches {
+	for i := range matches {
+		m := &matches[i]
 		// The other row found its match: it no longer waits to be
 		// emitted alone.
 		if n.Type.outer(1-side) && !n.Legacy {
-			otherStore.Delete(pendingKey(nil, m.ts, key, m.k[len(m.k)-8:]))
+			j.kbuf = pendingKey(j.kbuf[:0], m.ts, key, m.off[:])
+			otherStore.Delete(j.kbuf)
 		}
 		if err := j.emit(tc, side, row.Cols, m.cols, row.Cols[j.sideSpec(side).KeyCol], max(ts, m.ts), false); err != nil {
 			return err
@@ -439,17 +506,23 @@ func (j *joinOp) streamStream(tc *TaskContext, side int, row *Row, key []byte) e
 				return err
 			}
 		} else if kept {
-			j.stores[side].Put(pendingKey(nil, ts, key, off[:]), nil)
+			j.kbuf = pendingKey(j.kbuf[:0], ts, key, off[:])
+			j.stores[side].Put(j.kbuf, nil)
+			j.nextPending[side] = min(j.nextPending[side], ts)
 		}
 	}
 	if kept {
 		own := j.stores[side]
-		dk := appendTime(append([]byte{joinDataTag}, key...), ts)
-		dk = append(dk, off[:]...)
-		own.Put(dk, types.AppendValues(nil, row.Cols))
-		ek := appendTime([]byte{joinExpiryTag}, ts)
-		ek = append(append(ek, key...), off[:]...)
-		own.Put(ek, nil)
+		kb := appendTime(append(append(j.kbuf[:0], joinDataTag), key...), ts)
+		kb = append(kb, off[:]...)
+		mid := len(kb)
+		kb = types.AppendValues(kb, row.Cols)
+		own.Put(kb[:mid], kb[mid:])
+		kb = appendTime(append(kb[:0], joinExpiryTag), ts)
+		kb = append(append(kb, key...), off[:]...)
+		own.Put(kb, nil)
+		j.kbuf = kb
+		j.nextExpiry[side] = min(j.nextExpiry[side], ts)
 	}
 	return nil
 }
@@ -489,12 +562,12 @@ func (j *joinOp) closeWindows(tc *TaskContext) error {
 			// Rows whose window closed: ts + lookback + grace < stream time.
 			limit := tc.StreamTime - j.lookback(side) - n.Grace
 			var due [][]byte
-			err := s.RangeBetween([]byte{joinPendingTag}, appendTime([]byte{joinPendingTag}, limit), func(k, _ []byte) bool {
-				due = append(due, append([]byte(nil), k...))
-				return true
-			})
-			if err != nil {
-				return err
+			if limit > j.nextPending[side] {
+				next, err := scanDue(s, joinPendingTag, j.nextPending[side], limit, func(k []byte) { due = append(due, k) })
+				if err != nil {
+					return err
+				}
+				j.nextPending[side] = next
 			}
 			for _, pk := range due {
 				ts := readTime(pk[1:9])
@@ -524,14 +597,15 @@ func (j *joinOp) closeWindows(tc *TaskContext) error {
 			continue
 		}
 		limit := j.observed[side] - j.retention() + 1
+		if limit <= j.nextExpiry[side] {
+			continue // nothing kept is old enough to forget
+		}
 		var old [][]byte
-		err := s.RangeBetween([]byte{joinExpiryTag}, appendTime([]byte{joinExpiryTag}, limit), func(k, _ []byte) bool {
-			old = append(old, append([]byte(nil), k...))
-			return true
-		})
+		next, err := scanDue(s, joinExpiryTag, j.nextExpiry[side], limit, func(k []byte) { old = append(old, k) })
 		if err != nil {
 			return err
 		}
+		j.nextExpiry[side] = next
 		for _, ek := range old {
 			ts := readTime(ek[1:9])
 			rest := ek[9:]
@@ -541,6 +615,38 @@ func (j *joinOp) closeWindows(tc *TaskContext) error {
 		}
 	}
 	return nil
+}
+
+// scanDue calls fn with a copy of each key under tag (a prefix ordered
+// by event time, then anything) whose time is below limit, and returns
+// the time of the first key at or above it: math.MaxInt64 when there is
+// none. One iterator serves both, so a caller can skip the next scans
+// until limit passes that time. from is a lower bound of the keys' times
+// (math.MinInt64: none known): the scan starts there, so it does not step
+// again over the keys earlier scans deleted.
+func scanDue(s *state.Store, tag byte, from, limit int64, fn func(k []byte)) (int64, error) {
+	next := int64(math.MaxInt64)
+	var bad error
+	start := []byte{tag}
+	if from != math.MinInt64 {
+		start = appendTime(start, from)
+	}
+	err := s.RangeBetween(start, []byte{tag + 1}, func(k, _ []byte) bool {
+		if len(k) < 9 {
+			bad = fmt.Errorf("join store key %x: too short for a time", k)
+			return false
+		}
+		if ts := readTime(k[1:9]); ts >= limit {
+			next = ts
+			return false
+		}
+		fn(bytes.Clone(k))
+		return true
+	})
+	if err == nil {
+		err = bad
+	}
+	return next, err
 }
 
 func (j *joinOp) AdvanceTime(tc *TaskContext) error {

@@ -1,0 +1,240 @@
+package exec
+
+import (
+	"fmt"
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+	"github.com/sluice-sql/sluice/state"
+	"github.com/sluice-sql/sluice/types"
+)
+
+// joinIn is one record into a join: its side (0 left, 1 right), key,
+// value, event time, and whether it is a tombstone (tables only).
+type joinIn struct {
+	side int
+	key  string
+	val  string
+	ts   int64
+	tomb bool
+}
+
+// joinCommitAfter is how many records of each case the restarted runs
+// commit before they stop.
+const joinCommitAfter = 5
+
+var joinCases = []struct {
+	name string
+	node *JoinNode
+	in   []joinIn
+	want []string
+	// stored lists, per store, the rows (data keys) it holds at the end.
+	stored map[string][]string
+}{{
+	// A LEFT JOIN WITHIN 10 ms GRACE 5 ms: matches both ways, a left row
+	// whose window closes without a match (emitted when it is due), rows
+	// forgotten as their sides' event time moves on.
+	name: "stream-stream",
+	node: &JoinNode{
+		Type:   LeftJoin,
+		Left:   JoinSide{Name: "L", Width: 2, Store: "L"},
+		Right:  JoinSide{Name: "R", Width: 2, Store: "R"},
+		Before: 10, After: 10, Grace: 5,
+	},
+	in: []joinIn{
+		{0, "a", "l1", 0, false}, {1, "a", "r1", 5, false}, {0, "b", "l2", 6, false},
+		{1, "c", "r2", 8, false}, {0, "a", "l3", 12, false}, // commit after these
+		{0, "c", "l4", 30, false}, // l2's window closes; r2 is too old to match
+		{1, "a", "r3", 31, false}, // l1 is forgotten
+		{0, "a", "l5", 33, false},
+		{1, "x", "r4", 100, false}, // l4's window closes
+		{0, "y", "l6", 101, false},
+	},
+	want: []string{"l1 r1 @5", "l3 r1 @12", "l2 <nil> @6", "l5 r3 @33", "l4 <nil> @30"},
+	stored: map[string][]string{
+		"L": {"data y@101", "pending y@101"},
+		"R": {"data x@100"},
+	},
+}, {
+	// A stream LEFT JOIN a table: the table's row changes and goes between
+	// the stream's lookups of it.
+	name: "stream-table",
+	node: &JoinNode{
+		Type:  LeftJoin,
+		Left:  JoinSide{Name: "S", Width: 2},
+		Right: JoinSide{Name: "T", Width: 2, Table: true, Store: "T"},
+	},
+	in: []joinIn{
+		{1, "a", "t1", 0, false}, {0, "a", "s1", 1, false}, {0, "b", "s2", 2, false},
+		{1, "a", "t2", 3, false}, {0, "a", "s3", 4, false}, // commit after these
+		{1, "a", "", 5, true}, {0, "a", "s4", 6, false},
+		{1, "b", "t3", 7, false}, {0, "b", "s5", 8, false}, {0, "b", "s6", 9, false},
+	},
+	want:   []string{"s1 t1 @1", "s2 <nil> @2", "s3 t2 @4", "s4 <nil> @6", "s5 t3 @8", "s6 t3 @9"},
+	stored: map[string][]string{"T": {"b t3"}},
+}, {
+	// Two tables INNER JOINed: each change emits the key's new result, or a
+	// tombstone when a result existed and no longer does.
+	name: "table-table",
+	node: &JoinNode{
+		Type:  InnerJoin,
+		Left:  JoinSide{Name: "TL", Width: 2, Table: true, Store: "TL"},
+		Right: JoinSide{Name: "TR", Width: 2, Table: true, Store: "TR"},
+	},
+	in: []joinIn{
+		{0, "a", "x1", 0, false}, {1, "a", "y1", 1, false}, {0, "a", "x2", 2, false},
+		{1, "b", "y2", 3, false}, {0, "b", "x3", 4, false}, // commit after these
+		{1, "a", "", 5, true}, {0, "a", "x4", 6, false}, {1, "a", "y3", 7, false},
+		{0, "b", "", 8, true}, {1, "b", "y4", 9, false},
+	},
+	want: []string{
+		"x1 y1 @1", "x2 y1 @2", "x3 y2 @4",
+		"x2 y1 tombstone @5", "x4 y3 @7", "x3 y2 tombstone @8",
+	},
+	stored: map[string][]string{"TL": {"a x4"}, "TR": {"a y3", "b y4"}},
+}}
+
+// TestJoinAcrossStops runs each join kind straight, and with the task
+// stopped after a commit in three ways: closed and reopened on the same
+// store; the writes since the commit discarded (an aborted transaction)
+// and the records after it processed again; Badger closed without those
+// writes (a crash) and opened again. What the operator keeps in memory
+// (decoded table rows, the times of the next due rows) is rebuilt from
+// the store by each new operator: every run must give the same output and
+// leave the same rows in the stores.
+func TestJoinAcrossStops(t *testing.T) {
+	for _, c := range joinCases {
+		for _, stop := range []string{"", "reopen", "abort", "crash"} {
+			t.Run(c.name+"/"+stop, func(t *testing.T) {
+				got, stored := runJoin(t, c.node, c.in, stop)
+				if diff := cmp.Diff(c.want, got); diff != "" {
+					t.Fatalf("output (-want +got):\n%s", diff)
+				}
+				if diff := cmp.Diff(c.stored, stored); diff != "" {
+					t.Fatalf("stores (-want +got):\n%s", diff)
+				}
+			})
+		}
+	}
+}
+
+func runJoin(t *testing.T, node *JoinNode, in []joinIn, stop string) (out []string, stored map[string][]string) {
+	t.Helper()
+	dir := t.TempDir()
+	db := openState(t, dir)
+	defer func() { _ = db.Close() }()
+	base := node.Left.Width + node.Right.Width
+	sink := &countingOp{fn: func(r *Row) {
+		s := fmt.Sprintf("%v %v", r.Cols[1], r.Cols[3])
+		if r.Tombstone {
+			s += " tombstone"
+		}
+		if r.Cols[base+1] != r.Ts {
+			t.Errorf("row %s: ROWTIME %v, record time %d", s, r.Cols[base+1], r.Ts)
+		}
+		out = append(out, fmt.Sprintf("%s @%d", s, r.Ts))
+	}}
+	tc := &TaskContext{QueryID: "q", Metrics: &Metrics{}, Log: quietLog, stores: map[string]*state.Store{}}
+	var op SideOperator
+	open := func() {
+		for _, name := range node.StoreNames() {
+			tc.stores[name] = db.Store(name, 0)
+		}
+		o, err := node.New(sink)
+		if err != nil {
+			t.Fatal(err)
+		}
+		op = o.(SideOperator)
+		if err := op.Open(tc); err != nil {
+			t.Fatal(err)
+		}
+	}
+	process := func(from, to int) {
+		for _, r := range in[from:to] {
+			tc.StreamTime = max(tc.StreamTime, r.ts)
+			row := &Row{Cols: []any{r.key, r.val}, Ts: r.ts, Tombstone: r.tomb}
+			if r.tomb {
+				row.Cols[1] = nil
+			}
+			if err := op.ProcessSide(tc, r.side, row); err != nil {
+				t.Fatal(err)
+			}
+			if err := op.AdvanceTime(tc); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	each := func(fn func(*state.Store)) {
+		for _, name := range node.StoreNames() {
+			fn(tc.stores[name])
+		}
+	}
+	tc.StreamTime = -1 << 63
+	open()
+	if stop == "" {
+		process(0, len(in))
+	} else {
+		process(0, joinCommitAfter)
+		each(func(s *state.Store) {
+			if err := s.Commit(state.Checkpoint{}); err != nil {
+				t.Fatal(err)
+			}
+		})
+		committed, committedTime := len(out), tc.StreamTime
+		switch stop {
+		case "reopen":
+			if err := op.Close(); err != nil {
+				t.Fatal(err)
+			}
+		case "abort":
+			process(joinCommitAfter, len(in))
+			each(func(s *state.Store) { s.Discard() })
+		case "crash":
+			process(joinCommitAfter, len(in))
+			if err := db.Close(); err != nil {
+				t.Fatal(err)
+			}
+			db = openState(t, dir)
+		}
+		out, tc.StreamTime = out[:committed], committedTime
+		open()
+		process(joinCommitAfter, len(in))
+	}
+	stored = map[string][]string{}
+	for _, name := range node.StoreNames() {
+		table := name == node.Left.Store && node.Left.Table || name == node.Right.Store && node.Right.Table
+		err := tc.stores[name].Range(nil, func(k, v []byte) bool {
+			if table {
+				cols, _, _, err := decodeTableRow(v)
+				if err != nil {
+					t.Errorf("%s: %v", name, err)
+					return false
+				}
+				stored[name] = append(stored[name], fmt.Sprintf("%v %v", cols[0], cols[1]))
+				return true
+			}
+			var what string
+			var key []byte
+			var ts int64
+			switch k[0] {
+			case joinDataTag:
+				what, key, ts = "data", k[1:len(k)-16], readTime(k[len(k)-16:])
+			case joinPendingTag:
+				what, key, ts = "pending", k[9:len(k)-8], readTime(k[1:9])
+			default:
+				return true // the expiry index mirrors data; the newest time
+			}
+			kv, _, err := types.DecodeValue(key)
+			if err != nil {
+				t.Errorf("%s key %x: %v", name, k, err)
+				return false
+			}
+			stored[name] = append(stored[name], fmt.Sprintf("%s %v@%d", what, kv, ts))
+			return true
+		})
+		if err != nil {
+			t.Fatal(err)
+		}
+	}
+	return out, stored
+}
