@@ -53,13 +53,7 @@ func BenchmarkAggregateUpdate(b *testing.B) {
 // writes taken (Pending, as the changelog does) and committed every
 // 5,000 records, as a commit interval would.
 func BenchmarkAggregateWindowedCommit(b *testing.B) {
-	for _, final := range []bool{false, true} {
-		name := "changes"
-		if final {
-			name = "final"
-		}
-		b.Run(name, func(b *testing.B) { benchWindowedCommit(b, final) })
-	}
+	eachEmitMode(b, benchWindowedCommit)
 }
 
 func benchWindowedCommit(b *testing.B, final bool) {

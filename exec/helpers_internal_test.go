@@ -36,3 +36,15 @@ func countAndSum(tb testing.TB, sumType types.Type) (count, sum *expr.Aggregate)
 	}
 	return count, sum
 }
+
+// eachEmitMode runs bench under EMIT CHANGES ("changes") and EMIT FINAL
+// ("final").
+func eachEmitMode(b *testing.B, bench func(b *testing.B, final bool)) {
+	for _, final := range []bool{false, true} {
+		name := "changes"
+		if final {
+			name = "final"
+		}
+		b.Run(name, func(b *testing.B) { bench(b, final) })
+	}
+}

@@ -19,13 +19,7 @@ import (
 // Before each row's cost counts, the output is checked against a model
 // of the sessions kept apart from the operator.
 func BenchmarkSessionAggregate(b *testing.B) {
-	for _, final := range []bool{false, true} {
-		name := "changes"
-		if final {
-			name = "final"
-		}
-		b.Run(name, func(b *testing.B) { benchSessions(b, final) })
-	}
+	eachEmitMode(b, benchSessions)
 }
 
 func benchSessions(b *testing.B, final bool) {
