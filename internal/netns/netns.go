@@ -66,6 +66,14 @@ type Host struct {
 	ns   string // namespace name
 	veth string // bridge-side end, in the root namespace
 	ip   string
+
+	// cmds are the commands Command made. Cleanup kills each one that
+	// was started by its pid, not only what `ip netns pids` lists: a
+	// process started just before cleanup may still be `ip netns exec`
+	// in the root namespace, about to enter this one, and would escape a
+	// kill by namespace and outlive its deletion.
+	mu   sync.Mutex
+	cmds []*exec.Cmd
 }
 
 // New creates the bridge, brings it up and gives the root namespace
@@ -177,7 +185,30 @@ func (h *Host) IP() string { return h.ip }
 // program in place, so the Cmd's process is the program itself: its pid
 // is cmd.Process.Pid and signals sent to it reach the program.
 func (h *Host) Command(name string, args ...string) *exec.Cmd {
-	return exec.Command(ipPath(), append([]string{"netns", "exec", h.ns, name}, args...)...)
+	cmd := exec.Command(ipPath(), append([]string{"netns", "exec", h.ns, name}, args...)...)
+	h.mu.Lock()
+	h.cmds = append(h.cmds, cmd)
+	h.mu.Unlock()
+	return cmd
+}
+
+// killStarted SIGKILLs every command of the host's that was started.
+// Cleanup runs after the test function returns, so no Start races with
+// reading cmd.Process; a Wait may, which is why ProcessState is not read:
+// Kill on a waited-for process returns ErrProcessDone.
+func (h *Host) killStarted(t testing.TB) {
+	t.Helper()
+	h.mu.Lock()
+	cmds := h.cmds
+	h.mu.Unlock()
+	for _, cmd := range cmds {
+		if cmd.Process == nil {
+			continue
+		}
+		if err := cmd.Process.Kill(); err != nil && !errors.Is(err, os.ErrProcessDone) {
+			t.Errorf("netns: kill %d: %v", cmd.Process.Pid, err)
+		}
+	}
 }
 
 // CutOff sets the bridge side of the host's veth down: the host reaches
@@ -210,6 +241,7 @@ func (n *Net) close(t testing.TB) {
 	hosts := n.hosts
 	n.mu.Unlock()
 	for _, h := range hosts {
+		h.killStarted(t)
 		killAll(t, h.ns)
 		// Deleting the veth explicitly, rather than relying on the
 		// namespace taking it along, matters when a process outlives the
