@@ -27,11 +27,13 @@ import (
 // grace).
 type sessionIndex struct {
 	byKey map[string]*keySessions
-	// byEnd orders the sessions by end. Sessions ending at the same
-	// time are ordered by group key bytes, then start as 8 big-endian
-	// bytes, compared as one string (as the store's index by end ordered
-	// them when it held every session), so that EMIT FINAL emits sessions
-	// closing together in the order it always has.
+	// byEnd orders the sessions by the end they had when they were
+	// placed (byEnd), which records extending a session leave behind:
+	// popEnded moves a session it finds there to its end. Sessions ending
+	// at the same time are ordered by group key bytes, then start as 8
+	// big-endian bytes, compared as one string (as the store's index by
+	// end ordered them when it held every session), so that EMIT FINAL
+	// emits sessions closing together in the order it always has.
 	byEnd *btree.BTreeG[*sessionState]
 }
 
@@ -47,6 +49,9 @@ type keySessions struct {
 type sessionState struct {
 	ks         *keySessions
 	start, end int64
+	// byEnd is the end under which sessionIndex.byEnd holds the session:
+	// at most end.
+	byEnd int64
 	// maxTs is the latest event time folded in.
 	maxTs int64
 	accs  []any
@@ -65,8 +70,8 @@ func newSessionIndex() *sessionIndex {
 }
 
 func sessionEndLess(a, b *sessionState) bool {
-	if a.end != b.end {
-		return a.end < b.end
+	if a.byEnd != b.byEnd {
+		return a.byEnd < b.byEnd
 	}
 	if a.ks == b.ks {
 		return a.start < b.start
@@ -129,6 +134,7 @@ func (x *sessionIndex) add(s *sessionState) {
 	ks := s.ks
 	i, _ := slices.BinarySearchFunc(ks.spans, s.start, compareStart)
 	ks.spans = slices.Insert(ks.spans, i, s)
+	s.byEnd = s.end
 	x.byEnd.ReplaceOrInsert(s)
 }
 
@@ -153,14 +159,11 @@ func (x *sessionIndex) remove(s *sessionState) {
 	}
 }
 
-// setEnd moves session s, which stays indexed, to end.
+// setEnd extends session s, which stays indexed, to end (at least its
+// end). It stays where it is in byEnd, below its end, until popEnded
+// reaches it: a record extending a session costs no change to the tree.
 func (x *sessionIndex) setEnd(s *sessionState, end int64) {
-	if s.end == end {
-		return
-	}
-	x.byEnd.Delete(s)
 	s.end = end
-	x.byEnd.ReplaceOrInsert(s)
 }
 
 // forget drops the entry of a key left without sessions.
@@ -173,13 +176,23 @@ func (x *sessionIndex) forget(ks *keySessions) {
 // popEnded removes the first session in end order if it ends at or before
 // cutoff, and returns it.
 func (x *sessionIndex) popEnded(cutoff int64) (*sessionState, bool) {
-	s, ok := x.byEnd.Min()
-	if !ok || s.end > cutoff {
-		return nil, false
+	for {
+		s, ok := x.byEnd.Min()
+		if !ok || s.byEnd > cutoff {
+			return nil, false
+		}
+		if s.byEnd != s.end {
+			// Extended since it was placed: it goes to its end, which
+			// every session still before it is at or below.
+			x.byEnd.Delete(s)
+			s.byEnd = s.end
+			x.byEnd.ReplaceOrInsert(s)
+			continue
+		}
+		x.remove(s)
+		x.forget(s.ks)
+		return s, true
 	}
-	x.remove(s)
-	x.forget(s.ks)
-	return s, true
 }
 
 // len is the number of indexed sessions.

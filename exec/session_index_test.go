@@ -19,7 +19,8 @@ func TestSessionRefOrderIsStoreOrder(t *testing.T) {
 	for _, k := range keys {
 		ks := &keySessions{key: k}
 		for _, s := range starts {
-			refs = append(refs, &sessionState{end: int64(rng.IntN(2)), ks: ks, start: s})
+			end := int64(rng.IntN(2))
+			refs = append(refs, &sessionState{end: end, byEnd: end, ks: ks, start: s})
 		}
 	}
 	storeKey := func(r *sessionState) []byte { return sessionIndexKey(nil, r.end, []byte(r.ks.key), r.start) }
@@ -41,5 +42,51 @@ func TestSessionRefOrderIsStoreOrder(t *testing.T) {
 				}
 			}
 		}
+	}
+}
+
+// TestPopEndedFollowsExtendedEnds extends sessions after they were indexed
+// (setEnd leaves them where they were placed) and checks that popEnded
+// still gives every session ending at or before each cutoff, and only
+// those, in order of end, then group key and start as the store's index
+// keys order them.
+func TestPopEndedFollowsExtendedEnds(t *testing.T) {
+	rng := rand.New(rand.NewPCG(5, 6))
+	x := newSessionIndex()
+	var all []*sessionState
+	for k := range 20 {
+		key := []byte{byte(k)}
+		ks := x.entry(key, x.lookup(key))
+		for i := range 5 {
+			s := &sessionState{ks: ks, start: int64(i * 100), end: int64(i*100 + rng.IntN(20))}
+			x.add(s)
+			all = append(all, s)
+		}
+	}
+	for _, s := range all {
+		if rng.IntN(2) == 0 {
+			x.setEnd(s, s.end+int64(rng.IntN(80)))
+		}
+	}
+	storeKey := func(s *sessionState) []byte { return sessionIndexKey(nil, s.end, []byte(s.ks.key), s.start) }
+	slices.SortFunc(all, func(a, b *sessionState) int { return bytes.Compare(storeKey(a), storeKey(b)) })
+	next := 0
+	for cutoff := int64(0); cutoff <= 600; cutoff += 37 {
+		for {
+			s, ok := x.popEnded(cutoff)
+			if !ok {
+				break
+			}
+			if next == len(all) || s != all[next] {
+				t.Fatalf("cutoff %d: popped %q [%d,%d], want the %d-th session in order of end", cutoff, s.ks.key, s.start, s.end, next)
+			}
+			next++
+		}
+		if next < len(all) && all[next].end <= cutoff {
+			t.Fatalf("cutoff %d: session %q [%d,%d] not popped", cutoff, all[next].ks.key, all[next].start, all[next].end)
+		}
+	}
+	if next != len(all) || x.len() != 0 || len(x.byKey) != 0 {
+		t.Fatalf("popped %d of %d sessions; %d left indexed, %d keys", next, len(all), x.len(), len(x.byKey))
 	}
 }
