@@ -1,10 +1,12 @@
 package exec
 
 import (
+	"bytes"
 	"encoding/binary"
 	"fmt"
 	"math"
 
+	"github.com/sluice-sql/sluice/state"
 	"github.com/sluice-sql/sluice/types"
 )
 
@@ -21,31 +23,51 @@ import (
 //
 // State layout (one store per task partition):
 //
-//	0x00 ‖ group key ‖ start ‖ end  → maxTs ‖ accumulators
-//	0x01 ‖ end ‖ group key ‖ start  → empty: sessions in order of end,
-//	                                   read when the operator opens and
-//	                                   by expiry's scans of its gap
+//	0x02 ‖ group key ‖ start        → end ‖ maxTs ‖ accumulators
+//	0x01 ‖ end ‖ group key ‖ start  → empty: the closed sessions EMIT
+//	                                   CHANGES keeps until their retention
+//	                                   ends, in order of end, for expiry
 //
-// The sessions that can still change are also listed in memory
-// (sessionIndex), so that a record reads the one or two it touches with
-// point reads instead of a range scan, and EMIT FINAL finds those that
-// close without one; EMIT CHANGES queues the closed ones for expiry
-// (sessionExpiry).
+// A session keeps its key while records extend its end, the common case,
+// so it is written once per commit interval under one key. The sessions
+// that can still change live in memory with their accumulators
+// (sessionIndex), built from the store's data keys when the operator opens;
+// the operator is the store's state.WriteBack and writes the sessions
+// changed since the last write-back when the store's writes are taken.
+// EMIT FINAL emits closing sessions as they leave the index; EMIT CHANGES
+// writes a closed session's index key by end once, as it closes, and queues
+// it for expiry (sessionExpiry); one whose retention has ended by then is
+// deleted at once.
+//
+// Stores written before this layout (0x00 ‖ group key ‖ start ‖ end →
+// maxTs ‖ accumulators, and an index key by end for every session) are
+// rewritten when the operator opens (migrateSessions).
 type sessionAggregate struct {
 	*aggregate
 	index *sessionIndex
 	// expiry lists the closed sessions EMIT CHANGES keeps until their
 	// retention ends.
 	expiry sessionExpiry
-	// touched are the sessions the current record merges with; merging
-	// holds their accumulators. Both are reused from record to record.
-	touched []sessionSpan
-	merging [][]any
+	// changed lists the sessions changed since the last WriteBack.
+	changed []*sessionState
+	// stale says the store discarded its uncommitted writes, and the
+	// index and expiry with them: they are built again from the store
+	// before their next use.
+	stale bool
+	// touched are the sessions the current record merges with, reused
+	// from record to record.
+	touched []*sessionState
+	dataKey []byte
 }
 
+var _ state.WriteBack = (*sessionAggregate)(nil)
+
 const (
-	sessionDataTag  = 0x00
-	sessionIndexTag = 0x01
+	// sessionOldDataTag keyed a session by group key, start and end,
+	// before sessions kept one key as they extend (migrateSessions).
+	sessionOldDataTag = 0x00
+	sessionIndexTag   = 0x01
+	sessionDataTag    = 0x02
 )
 
 func appendTime(buf []byte, t int64) []byte {
@@ -54,9 +76,32 @@ func appendTime(buf []byte, t int64) []byte {
 
 func readTime(b []byte) int64 { return int64(binary.BigEndian.Uint64(b) ^ (1 << 63)) }
 
-func sessionKey(buf, groupKey []byte, start, end int64) []byte {
+// sessionKey is the data key of a group key's session starting at start.
+func sessionKey(buf, groupKey []byte, start int64) []byte {
 	buf = append(append(buf, sessionDataTag), groupKey...)
-	return appendTime(appendTime(buf, start), end)
+	return appendTime(buf, start)
+}
+
+// splitSessionKey returns group key and start of a data key.
+func splitSessionKey(k []byte) (groupKey []byte, start int64, ok bool) {
+	if len(k) < 9 || k[0] != sessionDataTag {
+		return nil, 0, false
+	}
+	return k[1 : len(k)-8], readTime(k[len(k)-8:]), true
+}
+
+// appendSessionState lays out a session's value: end ‖ maxTs ‖ accumulators.
+func appendSessionState(buf []byte, end, maxTs int64, accs []any) []byte {
+	return appendAggState(appendTime(buf, end), maxTs, accs)
+}
+
+// splitSessionState returns the end of a session's value and the rest,
+// maxTs ‖ accumulators as decodeAggState reads them.
+func splitSessionState(v []byte) (end int64, rest []byte, ok bool) {
+	if len(v) < 8 {
+		return 0, nil, false
+	}
+	return readTime(v), v[8:], true
 }
 
 func sessionIndexKey(buf []byte, end int64, groupKey []byte, start int64) []byte {
@@ -78,39 +123,182 @@ func (a *sessionAggregate) open(tc *TaskContext, end int64) bool {
 	return addSat(end, w.Size+w.Grace) > tc.StreamTime
 }
 
-// Open builds the session index from the store: the sessions still open
-// at the restored stream time or, under EMIT FINAL, every stored session,
-// since those are the ones yet to be emitted (AdvanceTime emits the closed
-// ones first thing).
+// Open rewrites a store of the old layout, builds the session index from
+// the store and becomes the store's write-back cache.
 func (a *sessionAggregate) Open(tc *TaskContext) error {
 	if err := a.aggregate.Open(tc); err != nil {
 		return err
 	}
-	a.index = newSessionIndex()
-	from := int64(math.MinInt64)
-	if !a.node.EmitFinal {
-		// The closed sessions the store holds are the expiry's gap, for
-		// it to read when their retention ends.
-		w := a.node.Window
-		from = addSat(subSat(tc.StreamTime, w.Size+w.Grace), 1)
-		a.expiry = newSessionExpiry(math.MinInt64, from-1)
+	if err := a.migrateSessions(tc); err != nil {
+		return err
 	}
-	err := a.store.RangeBetween(sessionIndexKey(nil, from, nil, math.MinInt64)[:9], []byte{sessionIndexTag + 1}, func(k, _ []byte) bool {
-		end, gk, start, ok := splitSessionIndexKey(k)
-		if ok {
-			a.index.add(gk, a.index.lookup(gk), start, end)
+	if err := a.load(tc); err != nil {
+		return err
+	}
+	a.store.SetWriteBack(a)
+	return nil
+}
+
+// load builds the index from the store's sessions: those still open at
+// stream time or, under EMIT FINAL, every stored session, since those are
+// the ones yet to be emitted (AdvanceTime emits the closed ones first
+// thing). Under EMIT CHANGES the closed ones are in the store's index by
+// end, the expiry's gap.
+func (a *sessionAggregate) load(tc *TaskContext) error {
+	a.index = newSessionIndex()
+	clear(a.changed)
+	a.changed = a.changed[:0]
+	a.stale = false
+	w := a.node.Window
+	closed := int64(math.MinInt64) // sessions ending at or before closed are left out
+	if !a.node.EmitFinal {
+		closed = subSat(tc.StreamTime, w.Size+w.Grace)
+		a.expiry = newSessionExpiry(math.MinInt64, closed)
+	}
+	var failed error
+	err := a.store.Range([]byte{sessionDataTag}, func(k, v []byte) bool {
+		gk, start, ok := splitSessionKey(k)
+		end, rest, okV := splitSessionState(v)
+		if !ok || !okV {
+			failed = fmt.Errorf("aggregate %s: malformed session %x", a.node.Store, k)
+			return false
 		}
+		if end <= closed {
+			return true
+		}
+		accs, maxTs, err := decodeAggState(rest, a.node.Store)
+		if err != nil {
+			failed = err
+			return false
+		}
+		ks := a.index.entry(gk, a.index.lookup(gk))
+		a.index.add(&sessionState{ks: ks, start: start, end: end, maxTs: maxTs, accs: accs, stored: true})
 		return true
 	})
+	if err == nil {
+		err = failed
+	}
 	if err != nil {
 		return fmt.Errorf("aggregate %s: index sessions: %w", a.node.Store, err)
 	}
 	return nil
 }
 
+// migrateSessions rewrites the sessions of a store written before sessions
+// kept their key as they extend: each moves from 0x00 ‖ group key ‖ start ‖
+// end to its data key (group key, start), its end into the value. The
+// index by end keeps only the closed sessions EMIT CHANGES retains. The
+// rewrite goes to the store's overlay, so the next commit makes it durable
+// along with the changelog; a crash before redoes it.
+func (a *sessionAggregate) migrateSessions(tc *TaskContext) error {
+	w := a.node.Window
+	closed := subSat(tc.StreamTime, w.Size+w.Grace)
+	type oldSession struct{ key, value []byte }
+	var batch []oldSession
+	from := []byte{sessionOldDataTag}
+	for {
+		batch = batch[:0]
+		err := a.store.RangeBetween(from, []byte{sessionOldDataTag + 1}, func(k, v []byte) bool {
+			batch = append(batch, oldSession{bytes.Clone(k), bytes.Clone(v)})
+			return len(batch) < expiryRefill
+		})
+		if err != nil {
+			return fmt.Errorf("aggregate %s: read sessions of the old layout: %w", a.node.Store, err)
+		}
+		if len(batch) == 0 {
+			return nil
+		}
+		for _, old := range batch {
+			k := old.key
+			if len(k) < 17 {
+				return fmt.Errorf("aggregate %s: malformed session %x", a.node.Store, k)
+			}
+			gk, start, end := k[1:len(k)-16], readTime(k[len(k)-16:]), readTime(k[len(k)-8:])
+			a.dataKey = sessionKey(a.dataKey[:0], gk, start)
+			a.valBuf = append(appendTime(a.valBuf[:0], end), old.value...)
+			a.store.Put(a.dataKey, a.valBuf)
+			a.store.Delete(k)
+			if a.node.EmitFinal || end > closed {
+				a.idxKey = sessionIndexKey(a.idxKey[:0], end, gk, start)
+				a.store.Delete(a.idxKey)
+			}
+		}
+		last := batch[len(batch)-1].key
+		from = append(last[:len(last):len(last)], 0)
+	}
+}
+
+// WriteBack puts the sessions changed since the last call into the store.
+func (a *sessionAggregate) WriteBack() {
+	for _, s := range a.changed {
+		if s.changed {
+			a.writeSession(s)
+		}
+	}
+	clear(a.changed)
+	a.changed = a.changed[:0]
+}
+
+// Discard drops the index: the store dropped the uncommitted writes it
+// holds changes beyond. It is built again from the store before its next
+// use.
+func (a *sessionAggregate) Discard() {
+	a.index = nil
+	clear(a.changed)
+	a.changed = a.changed[:0]
+	a.stale = true
+}
+
+// Close stops being the store's write-back cache: what it holds beyond the
+// last commit is uncommitted work, lost as in a crash.
+func (a *sessionAggregate) Close() error {
+	if a.store != nil {
+		a.store.DropWriteBack(a)
+	}
+	return a.aggregate.Close()
+}
+
+// writeSession puts session s into the store under its data key.
+func (a *sessionAggregate) writeSession(s *sessionState) {
+	s.changed, s.stored = false, true
+	a.dataKey = sessionKey(a.dataKey[:0], []byte(s.ks.key), s.start)
+	a.valBuf = appendSessionState(a.valBuf[:0], s.end, s.maxTs, s.accs)
+	a.store.Put(a.dataKey, a.valBuf)
+}
+
+// dropSession deletes session s, no longer indexed, from the store (if it
+// ever reached it) and from the sessions to write back.
+func (a *sessionAggregate) dropSession(s *sessionState) {
+	if s.stored {
+		a.dataKey = sessionKey(a.dataKey[:0], []byte(s.ks.key), s.start)
+		a.store.Delete(a.dataKey)
+	}
+	s.changed, s.stored, s.gone = false, false, true
+	s.accs = nil
+}
+
+// markChanged puts s on the list of sessions to write back.
+func (a *sessionAggregate) markChanged(s *sessionState) {
+	if !s.changed {
+		s.changed = true
+		a.changed = append(a.changed, s)
+	}
+}
+
+// ready builds the index again if the store discarded it.
+func (a *sessionAggregate) ready(tc *TaskContext) error {
+	if !a.stale {
+		return nil
+	}
+	return a.load(tc)
+}
+
 func (a *sessionAggregate) Process(tc *TaskContext, row *Row) error {
 	if row.Tombstone || !a.groupKey(tc, row) {
 		return nil
+	}
+	if err := a.ready(tc); err != nil {
+		return err
 	}
 	w := a.node.Window
 	t := row.Ts
@@ -119,7 +307,7 @@ func (a *sessionAggregate) Process(tc *TaskContext, row *Row) error {
 	// order the search ends at the first that starts beyond t + gap.
 	ks := a.index.lookup(a.keyBuf)
 	a.touched = a.touched[:0]
-	merged := sessionSpan{start: t, end: t}
+	mergedStart, mergedEnd := t, t
 	if ks != nil {
 		for _, s := range ks.spans {
 			if s.start > addSat(t, w.Size) {
@@ -129,69 +317,72 @@ func (a *sessionAggregate) Process(tc *TaskContext, row *Row) error {
 				continue
 			}
 			a.touched = append(a.touched, s)
-			merged.start, merged.end = min(merged.start, s.start), max(merged.end, s.end)
+			mergedStart, mergedEnd = min(mergedStart, s.start), max(mergedEnd, s.end)
 		}
 	}
-	if addSat(merged.end, w.Size+w.Grace) < tc.StreamTime {
-		a.late(tc, row, merged.start, merged.end)
+	if addSat(mergedEnd, w.Size+w.Grace) < tc.StreamTime {
+		a.late(tc, row, mergedStart, mergedEnd)
 		return nil
 	}
+	// The merged session keeps the key of the touched session that
+	// starts where it does, the first in start order, if any.
 	// Accumulators combine in time order; the new record is the latest
 	// by offset, so it is added last.
-	maxTs := t
-	a.merging = a.merging[:0]
-	for _, s := range a.touched {
-		a.stateKey = sessionKey(a.stateKey[:0], a.keyBuf, s.start, s.end)
-		v, ok, err := a.store.Get(a.stateKey)
-		if err != nil {
-			return fmt.Errorf("aggregate %s: read session: %w", a.node.Store, err)
+	var kept *sessionState
+	merging := a.touched
+	if len(a.touched) > 0 && a.touched[0].start == mergedStart {
+		kept, merging = a.touched[0], a.touched[1:]
+		if kept.end != mergedEnd && !a.node.EmitFinal {
+			// Its row changes bounds: the old one is retracted.
+			if err := a.emit(tc, a.tombstone(kept.maxTs, kept.start, kept.end)); err != nil {
+				return err
+			}
 		}
-		if !ok {
-			return fmt.Errorf("aggregate %s: session [%d, %d] of a key is indexed but not stored", a.node.Store, s.start, s.end)
+	} else {
+		ks = a.index.entry(a.keyBuf, ks)
+		kept = &sessionState{ks: ks, start: mergedStart, end: mergedEnd, maxTs: math.MinInt64}
+		if len(merging) > 0 {
+			// The first merged session's accumulators become the new
+			// session's: it is dropped below.
+			kept.accs, merging[0].accs = merging[0].accs, nil
+			kept.maxTs = merging[0].maxTs
+			if err := a.retract(tc, merging[0], kept.maxTs); err != nil {
+				return err
+			}
+			merging = merging[1:]
+		} else {
+			kept.accs = a.initAccs()
 		}
-		accs, sMaxTs, err := decodeAggState(v, a.node.Store)
-		if err != nil {
+		a.index.add(kept)
+	}
+	for _, s := range merging {
+		for i, call := range a.node.Aggs {
+			kept.accs[i] = call.Agg.Merge(kept.accs[i], s.accs[i])
+		}
+		kept.maxTs = max(kept.maxTs, s.maxTs)
+		if err := a.retract(tc, s, s.maxTs); err != nil {
 			return err
 		}
-		a.merging = append(a.merging, accs)
-		maxTs = max(maxTs, sMaxTs)
-		if s != merged {
-			a.store.Delete(a.stateKey)
-			a.idxKey = sessionIndexKey(a.idxKey[:0], s.end, a.keyBuf, s.start)
-			a.store.Delete(a.idxKey)
-			if !a.node.EmitFinal {
-				if err := a.emit(tc, a.tombstone(sMaxTs, s.start, s.end)); err != nil {
-					return err
-				}
-			}
-		}
 	}
-	var accs []any
-	if len(a.merging) == 0 {
-		accs = a.initAccs()
-	} else {
-		accs = a.merging[0]
-		for _, other := range a.merging[1:] {
-			for i, call := range a.node.Aggs {
-				accs[i] = call.Agg.Merge(accs[i], other[i])
-			}
-		}
-	}
-	a.fold(accs, row)
-	a.stateKey = sessionKey(a.stateKey[:0], a.keyBuf, merged.start, merged.end)
-	a.store.Put(a.stateKey, a.encodeAggState(maxTs, accs))
-	a.idxKey = sessionIndexKey(a.idxKey[:0], merged.end, a.keyBuf, merged.start)
-	a.store.Put(a.idxKey, nil)
-	if len(a.touched) != 1 || a.touched[0] != merged {
-		for _, s := range a.touched {
-			a.index.remove(ks, s.start, s.end)
-		}
-		a.index.add(a.keyBuf, ks, merged.start, merged.end)
-	}
+	a.index.setEnd(kept, mergedEnd)
+	a.fold(kept.accs, row)
+	kept.maxTs = max(kept.maxTs, t)
+	a.markChanged(kept)
 	if a.node.EmitFinal {
 		return nil
 	}
-	return a.emit(tc, a.result(accs, maxTs, merged.start, merged.end))
+	return a.emit(tc, a.result(kept.accs, kept.maxTs, kept.start, kept.end))
+}
+
+// retract takes session s, merged into another, out of the index and the
+// store, and under EMIT CHANGES retracts its row (event time maxTs).
+func (a *sessionAggregate) retract(tc *TaskContext, s *sessionState, maxTs int64) error {
+	a.index.remove(s)
+	a.dropSession(s)
+	if a.node.EmitFinal {
+		return nil
+	}
+	return a.emit(tc, a.tombstone(maxTs, s.start, s.end))
 }
 
 // emitStored emits the window stored under key (group key gk, bounds
@@ -244,6 +435,9 @@ func (a *aggregate) groupKey(tc *TaskContext, row *Row) bool {
 // each under EMIT FINAL; under EMIT CHANGES they wait in the expiry queue
 // until their retention ends and are deleted then.
 func (a *sessionAggregate) AdvanceTime(tc *TaskContext) error {
+	if err := a.ready(tc); err != nil {
+		return err
+	}
 	w := a.node.Window
 	closed := subSat(tc.StreamTime, w.Size+w.Grace) // sessions ending at or before closed are closed
 	if a.node.EmitFinal {
@@ -252,12 +446,28 @@ func (a *sessionAggregate) AdvanceTime(tc *TaskContext) error {
 		}
 		return a.forward.AdvanceTime(tc)
 	}
+	cutoff := subSat(tc.StreamTime, w.retention()) // sessions ending at or before cutoff are due
 	for {
-		ref, ok := a.index.popEnded(closed)
+		s, ok := a.index.popEnded(closed)
 		if !ok {
 			break
 		}
-		a.expiry.closed(ref.ks.key, ref.start, ref.end)
+		if s.end <= cutoff {
+			// Its retention ended as it closed (retention gap + grace).
+			a.dropSession(s)
+			tc.Metrics.Expired.Add(1)
+			continue
+		}
+		// Closed, it never changes again: written now, it needs no
+		// write-back, and its index key by end is written once.
+		if s.changed {
+			a.writeSession(s)
+		}
+		s.gone = true
+		s.accs = nil
+		a.idxKey = sessionIndexKey(a.idxKey[:0], s.end, []byte(s.ks.key), s.start)
+		a.store.Put(a.idxKey, nil)
+		a.expiry.closed(s.ks.key, s.start, s.end)
 	}
 	if err := a.expireSessions(tc, closed); err != nil {
 		return err
@@ -269,18 +479,19 @@ func (a *sessionAggregate) AdvanceTime(tc *TaskContext) error {
 // in order of end, as they leave the index.
 func (a *sessionAggregate) emitClosed(tc *TaskContext, closed int64) error {
 	for {
-		ref, ok := a.index.popEnded(closed)
+		s, ok := a.index.popEnded(closed)
 		if !ok {
 			return nil
 		}
-		a.keyBuf = append(a.keyBuf[:0], ref.ks.key...)
-		a.stateKey = sessionKey(a.stateKey[:0], a.keyBuf, ref.start, ref.end)
-		if err := a.emitStored(tc, a.stateKey, a.keyBuf, ref.start, ref.end); err != nil {
+		group, _, err := types.DecodeValues([]byte(s.ks.key))
+		if err != nil {
+			return fmt.Errorf("aggregate %s: decode session key: %w", a.node.Store, err)
+		}
+		copy(a.keyVals, group)
+		if err := a.emit(tc, a.result(s.accs, s.maxTs, s.start, s.end)); err != nil {
 			return err
 		}
-		a.idxKey = sessionIndexKey(a.idxKey[:0], ref.end, a.keyBuf, ref.start)
-		a.store.Delete(a.idxKey)
-		a.store.Delete(a.stateKey)
+		a.dropSession(s)
 	}
 }
 
@@ -306,10 +517,10 @@ func (a *sessionAggregate) expireSessions(tc *TaskContext, closed int64) error {
 		}
 		a.expiry.pop()
 		a.keyBuf = append(a.keyBuf[:0], s.key...)
-		a.stateKey = sessionKey(a.stateKey[:0], a.keyBuf, s.start, s.end)
+		a.dataKey = sessionKey(a.dataKey[:0], a.keyBuf, s.start)
 		a.idxKey = sessionIndexKey(a.idxKey[:0], s.end, a.keyBuf, s.start)
 		a.store.Delete(a.idxKey)
-		a.store.Delete(a.stateKey)
+		a.store.Delete(a.dataKey)
 		tc.Metrics.Expired.Add(1)
 	}
 }

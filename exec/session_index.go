@@ -8,57 +8,70 @@ import (
 	"github.com/google/btree"
 )
 
-// sessionIndex is a task's in-memory list of the sessions its store holds
-// that a record may still merge with (or, under EMIT FINAL, that are yet to
-// be emitted): per group key their bounds, and all of them in order of end.
-// It lets a record find the one or two sessions it touches with a map
-// lookup and read just those with point reads, where a range scan of the
-// key's sessions opened a Badger iterator per record (half the CPU of the
-// session benchmark, docs/benchmarks.md).
+// sessionIndex is a task's in-memory list of the sessions that a record may
+// still merge with (or, under EMIT FINAL, that are yet to be emitted): per
+// group key the sessions with their accumulators, and all of them in order
+// of end. A record finds the one or two sessions it touches with a map
+// lookup and folds into Go values; the store sees a session's state once
+// per commit interval (the operator is the store's state.WriteBack), where
+// a range scan per record opened a Badger iterator and every record wrote
+// the session under a new key.
 //
-// It holds bounds only; accumulators stay in the store. It is never the
-// truth: the operator builds it from the store when it opens, and every
-// change it makes to the index it makes to the store in the same Process
-// or AdvanceTime. A crash loses it with the store's uncommitted writes; an
-// aborted transaction discards the store's overlay and closes the task, and
-// the task that replaces it opens a new operator, which builds its index
-// from what the store then holds. Sessions leave it as they close, so it
-// is bounded by what can still change (by end + gap + grace).
+// It is never the truth: the operator builds it from the store when it
+// opens, and what it holds beyond the store is written back before the
+// store's writes are taken (changelog, commit, scan). A crash loses it with
+// the store's uncommitted writes; an aborted transaction discards the
+// store's overlay, and with it the index, which the operator builds again
+// from what the store then holds before it next uses it. Sessions leave it
+// as they close, so it is bounded by what can still change (by end + gap +
+// grace).
 type sessionIndex struct {
 	byKey map[string]*keySessions
-	byEnd *btree.BTreeG[sessionRef]
+	// byEnd orders the sessions by the end they had when they were
+	// placed (byEnd), which records extending a session leave behind:
+	// popEnded moves a session it finds there to its end. Sessions ending
+	// at the same time are ordered by group key bytes, then start as 8
+	// big-endian bytes, compared as one string (as the store's index by
+	// end ordered them when it held every session), so that EMIT FINAL
+	// emits sessions closing together in the order it always has.
+	byEnd *btree.BTreeG[*sessionState]
 }
 
 // keySessions are one group key's indexed sessions, in start order (the
 // sessions of a key never overlap).
 type keySessions struct {
 	key   string
-	spans []sessionSpan
+	spans []*sessionState
 }
 
-type sessionSpan struct{ start, end int64 }
-
-// sessionRef places one session in end order. Sessions ending at the same
-// time are ordered as the store's index keys order them (group key bytes,
-// then start as 8 big-endian bytes, compared as one string), so that EMIT
-// FINAL emits sessions closing together in the order it did when it read
-// them from the store.
-type sessionRef struct {
-	end   int64
-	ks    *keySessions
-	start int64
+// sessionState is one session: its bounds and accumulators, and how they
+// stand against the store.
+type sessionState struct {
+	ks         *keySessions
+	start, end int64
+	// byEnd is the end under which sessionIndex.byEnd holds the session:
+	// at most end.
+	byEnd int64
+	// maxTs is the latest event time folded in.
+	maxTs int64
+	accs  []any
+	// stored says the store holds the session's data key (group key,
+	// start); changed that it is on the operator's list of sessions to
+	// write back; gone that it was merged away, emitted or expired, so
+	// the write-back skips it.
+	stored, changed, gone bool
 }
 
 func newSessionIndex() *sessionIndex {
 	return &sessionIndex{
 		byKey: map[string]*keySessions{},
-		byEnd: btree.NewG(32, sessionRefLess),
+		byEnd: btree.NewG(32, sessionEndLess),
 	}
 }
 
-func sessionRefLess(a, b sessionRef) bool {
-	if a.end != b.end {
-		return a.end < b.end
+func sessionEndLess(a, b *sessionState) bool {
+	if a.byEnd != b.byEnd {
+		return a.byEnd < b.byEnd
 	}
 	if a.ks == b.ks {
 		return a.start < b.start
@@ -106,37 +119,51 @@ func (x *sessionIndex) lookup(gk []byte) *keySessions {
 	return x.byKey[string(gk)]
 }
 
-// add indexes session [start, end] of group key gk, whose entry is ks
-// (nil when it has none; lookup's answer, still held after remove).
-func (x *sessionIndex) add(gk []byte, ks *keySessions, start, end int64) {
+// entry returns the entry of group key gk, making it if need be (ks:
+// lookup's answer, nil when it had none).
+func (x *sessionIndex) entry(gk []byte, ks *keySessions) *keySessions {
 	if ks == nil {
 		ks = &keySessions{key: string(gk)}
 		x.byKey[ks.key] = ks
 	}
-	i, _ := slices.BinarySearchFunc(ks.spans, start, func(s sessionSpan, t int64) int {
-		switch {
-		case s.start < t:
-			return -1
-		case s.start > t:
-			return 1
-		}
-		return 0
-	})
-	ks.spans = slices.Insert(ks.spans, i, sessionSpan{start, end})
-	x.byEnd.ReplaceOrInsert(sessionRef{end: end, ks: ks, start: start})
+	return ks
 }
 
-// remove drops session [start, end] of ks from the index. The key keeps
-// its entry, empty or not, for the caller to add the merged session to
-// without a new one; forget drops it once empty.
-func (x *sessionIndex) remove(ks *keySessions, start, end int64) {
-	x.byEnd.Delete(sessionRef{end: end, ks: ks, start: start})
-	for i, s := range ks.spans {
-		if s.start == start && s.end == end {
-			ks.spans = slices.Delete(ks.spans, i, i+1)
-			break
-		}
+// add indexes session s of s.ks.
+func (x *sessionIndex) add(s *sessionState) {
+	ks := s.ks
+	i, _ := slices.BinarySearchFunc(ks.spans, s.start, compareStart)
+	ks.spans = slices.Insert(ks.spans, i, s)
+	s.byEnd = s.end
+	x.byEnd.ReplaceOrInsert(s)
+}
+
+func compareStart(s *sessionState, t int64) int {
+	switch {
+	case s.start < t:
+		return -1
+	case s.start > t:
+		return 1
 	}
+	return 0
+}
+
+// remove drops session s from the index. Its key keeps its entry, empty
+// or not, for the caller to add the merged session to without a new one;
+// forget drops it once empty.
+func (x *sessionIndex) remove(s *sessionState) {
+	ks := s.ks
+	x.byEnd.Delete(s)
+	if i, ok := slices.BinarySearchFunc(ks.spans, s.start, compareStart); ok {
+		ks.spans = slices.Delete(ks.spans, i, i+1)
+	}
+}
+
+// setEnd extends session s, which stays indexed, to end (at least its
+// end). It stays where it is in byEnd, below its end, until popEnded
+// reaches it: a record extending a session costs no change to the tree.
+func (x *sessionIndex) setEnd(s *sessionState, end int64) {
+	s.end = end
 }
 
 // forget drops the entry of a key left without sessions.
@@ -148,14 +175,24 @@ func (x *sessionIndex) forget(ks *keySessions) {
 
 // popEnded removes the first session in end order if it ends at or before
 // cutoff, and returns it.
-func (x *sessionIndex) popEnded(cutoff int64) (ref sessionRef, ok bool) {
-	ref, ok = x.byEnd.Min()
-	if !ok || ref.end > cutoff {
-		return sessionRef{}, false
+func (x *sessionIndex) popEnded(cutoff int64) (*sessionState, bool) {
+	for {
+		s, ok := x.byEnd.Min()
+		if !ok || s.byEnd > cutoff {
+			return nil, false
+		}
+		if s.byEnd != s.end {
+			// Extended since it was placed: it goes to its end, which
+			// every session still before it is at or below.
+			x.byEnd.Delete(s)
+			s.byEnd = s.end
+			x.byEnd.ReplaceOrInsert(s)
+			continue
+		}
+		x.remove(s)
+		x.forget(s.ks)
+		return s, true
 	}
-	x.remove(ref.ks, ref.start, ref.end)
-	x.forget(ref.ks)
-	return ref, true
 }
 
 // len is the number of indexed sessions.

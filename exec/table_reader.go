@@ -284,7 +284,7 @@ func (r *TableReader) scanPrefix(store *state.Store, partition int32, groupKey [
 	}
 	var failed error
 	err := store.RangeCommitted(prefix, func(k, v []byte) bool {
-		gk, start, end, ok := split(k)
+		gk, start, end, v, ok := split(k, v)
 		if !ok {
 			return true
 		}
@@ -321,32 +321,32 @@ func (r *TableReader) scanPrefix(store *state.Store, partition int32, groupKey [
 }
 
 // entryLayout says where an aggregate's result entries are in its store
-// and how to split their keys into group key and window bounds.
-func entryLayout(n *AggregateNode) (prefix []byte, split func(k []byte) (gk []byte, start, end int64, ok bool)) {
+// and how to split an entry into group key, window bounds and the state
+// decodeAggState reads.
+func entryLayout(n *AggregateNode) (prefix []byte, split func(k, v []byte) (gk []byte, start, end int64, state []byte, ok bool)) {
 	if n.Window == nil {
-		return []byte{tableDataTag}, func(k []byte) ([]byte, int64, int64, bool) { return k[1:], 0, 0, true }
+		return []byte{tableDataTag}, func(k, v []byte) ([]byte, int64, int64, []byte, bool) { return k[1:], 0, 0, v, true }
 	}
 	size := n.Window.Size
 	switch n.Window.Kind {
 	case Session:
-		return []byte{sessionDataTag}, func(k []byte) ([]byte, int64, int64, bool) {
-			if len(k) < 17 {
-				return nil, 0, 0, false
-			}
-			return k[1 : len(k)-16], readTime(k[len(k)-16:]), readTime(k[len(k)-8:]), true
+		return []byte{sessionDataTag}, func(k, v []byte) ([]byte, int64, int64, []byte, bool) {
+			gk, start, ok := splitSessionKey(k)
+			end, rest, okV := splitSessionState(v)
+			return gk, start, end, rest, ok && okV
 		}
 	case Sliding:
-		return []byte{slidingWindowTag}, func(k []byte) ([]byte, int64, int64, bool) {
+		return []byte{slidingWindowTag}, func(k, v []byte) ([]byte, int64, int64, []byte, bool) {
 			if len(k) < 9 {
-				return nil, 0, 0, false
+				return nil, 0, 0, nil, false
 			}
 			start := readTime(k[len(k)-8:])
-			return k[1 : len(k)-8], start, start + size, true
+			return k[1 : len(k)-8], start, start + size, v, true
 		}
 	}
-	return nil, func(k []byte) ([]byte, int64, int64, bool) {
+	return nil, func(k, v []byte) ([]byte, int64, int64, []byte, bool) {
 		start, gk, ok := splitWindowKey(k)
-		return gk, start, start + size, ok
+		return gk, start, start + size, v, ok
 	}
 }
 
