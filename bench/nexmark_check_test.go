@@ -1,6 +1,7 @@
 package main
 
 import (
+	"encoding/binary"
 	"strings"
 	"testing"
 
@@ -41,6 +42,34 @@ func TestNXVerify(t *testing.T) {
 		"extra column":   vals(flink, strings.Replace(sluice, `"EXTRA"`, `"X":1,"EXTRA"`, 1)),
 	} {
 		if err := e.verify(bad); err == nil {
+			t.Errorf("%s: accepted", name)
+		}
+	}
+}
+
+// TestVerifyFinalWindows: S-agg-final's check accepts every expected
+// window once, in any order, and rejects a changed count or sum, a
+// missing, duplicated or unexpected window, and a value without the
+// results.
+func TestVerifyFinalWindows(t *testing.T) {
+	want := map[windowKey]windowRow{{"1000", 10_000}: {2, 30}, {"1001", 20_000}: {1, 7}}
+	rec := func(key string, start int64, value string) *kgo.Record {
+		return &kgo.Record{Key: binary.BigEndian.AppendUint64([]byte(key), uint64(start)), Value: []byte(value)}
+	}
+	a, b := rec("1000", 10_000, `{"N":2,"TOTAL":30}`), rec("1001", 20_000, `{"N":1,"TOTAL":7}`)
+	verify := verifyFinalWindows(want)
+	if err := verify([]*kgo.Record{b, a}); err != nil {
+		t.Fatalf("equal output rejected: %v", err)
+	}
+	for name, bad := range map[string][]*kgo.Record{
+		"changed count":  {b, rec("1000", 10_000, `{"N":3,"TOTAL":30}`)},
+		"changed sum":    {b, rec("1000", 10_000, `{"N":2,"TOTAL":31}`)},
+		"missing window": {a},
+		"duplicated":     {a, b, b},
+		"other window":   {a, b, rec("1000", 20_000, `{"N":1,"TOTAL":1}`)},
+		"no results":     {b, rec("1000", 10_000, `{"N":2}`)},
+	} {
+		if err := verify(bad); err == nil {
 			t.Errorf("%s: accepted", name)
 		}
 	}
