@@ -37,6 +37,7 @@ type nexmarkCmd struct {
 	Late       float64       `default:"0.15" help:"Fraction of agg-late's bids that are late (by up to the 2 s grace)."`
 	Warmup     time.Duration `default:"2s" help:"Steady-state window: the rate is measured from this long after the first output record (at most from half the output) to the end."`
 	Profile    string        `type:"path" help:"Directory for a CPU profile of each sluice process (SLUICE_CPUPROFILE), named <contender>-<round>.prof."`
+	Set        []string      `help:"A property NAME=VALUE every sluice contender SETs first (its own SETs win; comma-separated or repeated), to measure a setting, e.g. --set statestore.cache.max.bytes=0; results.json is then left alone."`
 }
 
 // selected reports whether --only lets the contender with short name run.
@@ -209,7 +210,12 @@ func (n *nexmarkCmd) Run(ctx context.Context, c *cli) error {
 		return func(in, out, id, dir string) *exec.Cmd {
 			file := filepath.Join(dir, "q.sql")
 			avro := strings.HasSuffix(name, "-avro")
-			if err := os.WriteFile(file, []byte(sluiceSQL(wl, guarantee, in, out, gen.auctionsTopic, avro)), 0o644); err != nil {
+			sql := sluiceSQL(wl, guarantee, in, out, gen.auctionsTopic, avro)
+			for _, kv := range n.Set {
+				name, value, _ := strings.Cut(kv, "=")
+				sql = fmt.Sprintf("SET '%s'='%s';\n", name, value) + sql
+			}
+			if err := os.WriteFile(file, []byte(sql), 0o644); err != nil {
 				return nil
 			}
 			p := exec.Command(n.Sluice, "run", file, "--brokers", brokers, "--service-id", id, "--data-dir", filepath.Join(dir, "data"))
@@ -345,10 +351,10 @@ func (n *nexmarkCmd) Run(ctx context.Context, c *cli) error {
 	fmt.Println()
 	rep := nexReport{cts: cts, samples: samples, restore: rr, gen: gen, m1: m1}
 	entries := rep.print(os.Stdout, cl.Name, n)
-	if len(n.Only) > 0 || c.Quick {
-		// Only a full run writes results.json: --quick's smaller inputs
-		// and --only's partial set are for iteration.
-		fmt.Printf("\n%s left alone (--only or --quick)\n", c.Results)
+	if len(n.Only) > 0 || c.Quick || len(n.Set) > 0 {
+		// Only a full run writes results.json: --quick's smaller inputs,
+		// --only's partial set and --set's settings are for iteration.
+		fmt.Printf("\n%s left alone (--only, --quick or --set)\n", c.Results)
 		return nil
 	}
 	if err := mergeResults(c.Results, entries); err != nil {
