@@ -315,6 +315,7 @@ func (r nexReport) print(out io.Writer, brokerName string, n *nexmarkCmd) map[st
 		{"agg-late KS / agg KS", r.find("KS-agg-late"), r.find("KS-agg")},
 		{"agg CHANGES S / Flink SQL (EOS)", r.find("S-agg"), r.find("F-agg")}, // F2 before issue 35
 		{"agg FINAL S / agg CHANGES S", r.find("S-agg-final"), r.find("S-agg")},
+		{"agg-alo S/G (both at-least-once)", r.find("S-agg-alo"), r.find("G-agg")},
 	} {
 		if v, ok := ratio(x.a, x.b, rate); ok {
 			fmt.Fprintf(out, "%-4s %-34s %6.2f", "", x.what, v)
