@@ -290,12 +290,12 @@ func (n *nexmarkCmd) Run(ctx context.Context, c *cli) error {
 		if ct.wl != aggEmitFinal || ct.unavailable != "" {
 			continue
 		}
-		windows, err := finalWindows(ctx, cl.connOpts(), gen.bidsTopic)
+		windows, err := finalWindows(ctx, cl.connOpts(), gen.bidsTopic, sluiceClosed)
 		if err != nil {
 			ct.unavailable = "expected output: " + err.Error()
 			continue
 		}
-		expect[aggEmitFinal], ct.verify = int64(len(windows)), verifyFinalWindows(windows)
+		expect[aggEmitFinal], ct.verify = int64(len(windows)), verifyFinalWindows(windows, sluiceWindow)
 		fmt.Printf("%s: %d windows close by the end of the input; it writes those\n", short(ct.name), len(windows))
 	}
 	b := &nexBench{conn: cl.connOpts(), partitions: n.Partitions, tmp: tmp, in: gen.bidsTopic, bids: gen.bids, warmup: n.Warmup}

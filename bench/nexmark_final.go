@@ -8,6 +8,8 @@ import (
 	"maps"
 	"slices"
 	"strconv"
+	"strings"
+	"time"
 
 	"github.com/twmb/franz-go/pkg/kgo"
 )
@@ -23,8 +25,10 @@ import (
 // the bids' key, so a task is a partition of the bids topic and its
 // stream time the greatest timestamp read there: the windows written by
 // the end of the input are those ending at or before their partition's
-// last bid, and finalWindows computes them, with each one's COUNT and SUM,
-// from the topic.
+// last bid (sluiceClosed). Flink's close by its watermark (flinkClosed).
+// finalWindows computes either side's windows, with each one's COUNT and
+// SUM, from the topic, and each side's output is checked against them
+// window by window before its time counts.
 const aggEmitFinal workload = "agg-emit-final"
 
 // windowRow is one final window's result.
@@ -38,9 +42,25 @@ type windowKey struct {
 	start int64
 }
 
-// finalWindows reads the bids of topic and returns the windows S-agg-final
-// writes by the end of it.
-func finalWindows(ctx context.Context, conn []kgo.Opt, topic string) (map[windowKey]windowRow, error) {
+// windowClosed says whether the window ending at end (exclusive) of a
+// key in partition p has closed by the end of the input, given each
+// partition's greatest timestamp.
+type windowClosed func(p int32, end int64, maxTS map[int32]int64) bool
+
+// sluiceClosed is S-agg-final's rule: stream time (its partition's last
+// bid) has reached the window's end.
+func sluiceClosed(p int32, end int64, maxTS map[int32]int64) bool { return end <= maxTS[p] }
+
+// flinkClosed is F-agg's rule: the watermark, the least over the
+// partitions of the greatest timestamp less the delay, has reached the
+// window's last millisecond.
+func flinkClosed(_ int32, end int64, maxTS map[int32]int64) bool {
+	return end-1 <= finalWatermark(maxTS, flinkDelay)
+}
+
+// finalWindows reads the bids of topic and returns the windows a side
+// writes by the end of it, by that side's rule.
+func finalWindows(ctx context.Context, conn []kgo.Opt, topic string, closed windowClosed) (map[windowKey]windowRow, error) {
 	type partWindow struct {
 		p int32
 		windowKey
@@ -70,35 +90,63 @@ func finalWindows(ctx context.Context, conn []kgo.Opt, topic string) (map[window
 	}
 	out := map[windowKey]windowRow{}
 	for k, w := range rows {
-		if k.start+flinkWindowMs <= maxTS[k.p] {
+		if closed(k.p, k.start+flinkWindowMs, maxTS) {
 			out[k.windowKey] = w
 		}
 	}
 	return out, nil
 }
 
-// verifyFinalWindows checks S-agg-final's output against want: each
-// record's key is the auction key and the window start (8 bytes
-// big-endian, Kafka Streams' windowed key), its value {"N","TOTAL"}; every
-// window once, none missing, none extra.
-func verifyFinalWindows(want map[windowKey]windowRow) func([]*kgo.Record) error {
+// sluiceWindow reads an S-agg-final record: the key is the auction key
+// and the window start (8 bytes big-endian, Kafka Streams' windowed key),
+// the value {"N","TOTAL"}.
+func sluiceWindow(r *kgo.Record) (windowKey, windowRow, error) {
+	if len(r.Key) < 8 {
+		return windowKey{}, windowRow{}, fmt.Errorf("record key %q holds no window start", r.Key)
+	}
+	k := windowKey{string(r.Key[:len(r.Key)-8]), int64(binary.BigEndian.Uint64(r.Key[len(r.Key)-8:]))}
+	var v struct {
+		N, Total *int64
+	}
+	if err := json.Unmarshal(r.Value, &v); err != nil || v.N == nil || v.Total == nil {
+		return k, windowRow{}, fmt.Errorf("window %s@%d: value %q is not {\"N\",\"TOTAL\"} (%v)", k.key, k.start, r.Value, err)
+	}
+	return k, windowRow{*v.N, *v.Total}, nil
+}
+
+// flinkWindow reads an F-agg record: the key (raw) is the auction key,
+// '@' and the window start as Flink casts a TIMESTAMP(3) to text (the
+// job's local time zone is UTC), the value {"n","total"}.
+func flinkWindow(r *kgo.Record) (windowKey, windowRow, error) {
+	key, start, ok := strings.Cut(string(r.Key), "@")
+	t, err := time.Parse(time.DateTime, start) // the fraction, when there, parses too
+	if !ok || err != nil {
+		return windowKey{}, windowRow{}, fmt.Errorf("record key %q is not key@window start (%v)", r.Key, err)
+	}
+	k := windowKey{key, t.UnixMilli()}
+	var v struct {
+		N, Total *int64
+	}
+	if err := json.Unmarshal(r.Value, &v); err != nil || v.N == nil || v.Total == nil {
+		return k, windowRow{}, fmt.Errorf("window %s: value %q is not {\"n\",\"total\"} (%v)", r.Key, r.Value, err)
+	}
+	return k, windowRow{*v.N, *v.Total}, nil
+}
+
+// verifyFinalWindows checks a side's output against want, each record
+// read by parse: every window once, with its results, none missing, none
+// extra.
+func verifyFinalWindows(want map[windowKey]windowRow, parse func(*kgo.Record) (windowKey, windowRow, error)) func([]*kgo.Record) error {
 	return func(recs []*kgo.Record) error {
 		left := maps.Clone(want)
 		var extra []string
 		for _, r := range recs {
-			if len(r.Key) < 8 {
-				return fmt.Errorf("record key %q holds no window start", r.Key)
+			k, got, err := parse(r)
+			if err != nil {
+				return err
 			}
-			k := windowKey{string(r.Key[:len(r.Key)-8]), int64(binary.BigEndian.Uint64(r.Key[len(r.Key)-8:]))}
-			var v struct {
-				N, Total *int64
-			}
-			if err := json.Unmarshal(r.Value, &v); err != nil || v.N == nil || v.Total == nil {
-				return fmt.Errorf("window %s@%d: value %q is not {\"N\",\"TOTAL\"} (%v)", k.key, k.start, r.Value, err)
-			}
-			w, ok := left[k]
-			if !ok || w != (windowRow{*v.N, *v.Total}) {
-				extra = append(extra, fmt.Sprintf("%s@%d N=%d TOTAL=%d", k.key, k.start, *v.N, *v.Total))
+			if w, ok := left[k]; !ok || w != got {
+				extra = append(extra, fmt.Sprintf("%s@%d N=%d TOTAL=%d", k.key, k.start, got.n, got.total))
 				continue
 			}
 			delete(left, k)
