@@ -65,7 +65,9 @@
 //	H1     `bench worker h1`: q1 by hand, encoding/json into a map;
 //	HA     `bench worker ha`: agg by hand, Badger state, a changelog record
 //	       per update, exactly-once with a GroupTransactSession;
-//	S-…    `sluice run FILE.sql` (q0, q1, q2, agg exactly_once, agg-alo);
+//	S-…    `sluice run FILE.sql` (q0, q1, q2, agg exactly_once, agg-alo,
+//	       agg-final: agg with EMIT FINAL, its windows checked against the
+//	       bids topic (nexmark_final.go); F2 is its ratio to F-agg);
 //	S-q1-avro  q1 over the Avro copy of the bids, written as AVRO (issue 19);
 //	KS-…   bench/kstreams/run <q1|q2|agg|agg-late|session|join|restore> --brokers --in --out
 //	       --app-id [--state-dir] [--table], one stream thread per input partition;

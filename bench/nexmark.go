@@ -33,10 +33,11 @@ type nexmarkCmd struct {
 	Partitions int32         `default:"2" help:"Partitions of every topic."`
 	Seed       uint64        `default:"11" help:"Seed of the event generator."`
 	Sluice     string        `type:"path" help:"sluice binary (default: built from ../cmd/sluice into a temp dir)."`
-	Only       []string      `sep:"," help:"Run only these contenders (short names: P,S-q0,H1,S-q1,P-avro,S-q1-avro,KS-q1,G-q1,S-q2,KS-q2,HA,S-agg,S-agg-alo,KS-agg,G-agg,S-agg-late,KS-agg-late,S-session,KS-session,S-join,KS-join,F-q0,F-q1,F-q2,F-agg,F-agg-late,F-session,F-join, and M1, restore), for profiling and iteration; results.json is then left alone."`
+	Only       []string      `sep:"," help:"Run only these contenders (short names: P,S-q0,H1,S-q1,P-avro,S-q1-avro,KS-q1,G-q1,S-q2,KS-q2,HA,S-agg,S-agg-alo,S-agg-final,KS-agg,G-agg,S-agg-late,KS-agg-late,S-session,KS-session,S-join,KS-join,F-q0,F-q1,F-q2,F-agg,F-agg-late,F-session,F-join, and M1, restore), for profiling and iteration; results.json is then left alone."`
 	Late       float64       `default:"0.15" help:"Fraction of agg-late's bids that are late (by up to the 2 s grace)."`
 	Warmup     time.Duration `default:"2s" help:"Steady-state window: the rate is measured from this long after the first output record (at most from half the output) to the end."`
 	Profile    string        `type:"path" help:"Directory for a CPU profile of each sluice process (SLUICE_CPUPROFILE), named <contender>-<round>.prof."`
+	Set        []string      `help:"A property NAME=VALUE every sluice contender SETs first (its own SETs win; comma-separated or repeated), to measure a setting, e.g. --set statestore.cache.max.bytes=0; results.json is then left alone."`
 }
 
 // selected reports whether --only lets the contender with short name run.
@@ -209,7 +210,12 @@ func (n *nexmarkCmd) Run(ctx context.Context, c *cli) error {
 		return func(in, out, id, dir string) *exec.Cmd {
 			file := filepath.Join(dir, "q.sql")
 			avro := strings.HasSuffix(name, "-avro")
-			if err := os.WriteFile(file, []byte(sluiceSQL(wl, guarantee, in, out, gen.auctionsTopic, avro)), 0o644); err != nil {
+			sql := sluiceSQL(wl, guarantee, in, out, gen.auctionsTopic, avro)
+			for _, kv := range n.Set {
+				name, value, _ := strings.Cut(kv, "=")
+				sql = fmt.Sprintf("SET '%s'='%s';\n", name, value) + sql
+			}
+			if err := os.WriteFile(file, []byte(sql), 0o644); err != nil {
 				return nil
 			}
 			p := exec.Command(n.Sluice, "run", file, "--brokers", brokers, "--service-id", id, "--data-dir", filepath.Join(dir, "data"))
@@ -257,6 +263,8 @@ func (n *nexmarkCmd) Run(ctx context.Context, c *cli) error {
 		{name: "HA hand-written Go agg (Badger, EOS)", wl: agg, start: worker("ha")},
 		{name: "S-agg sluice agg exactly_once", wl: agg, start: sluice("S-agg", agg, "exactly_once")},
 		{name: "S-agg-alo sluice agg at_least_once", wl: agg, start: sluice("S-agg-alo", agg, "at_least_once")},
+		// Issue 35: agg with EMIT FINAL, F2's Sluice side (nexmark_final.go).
+		{name: "S-agg-final sluice agg EMIT FINAL exactly_once", wl: aggEmitFinal, start: sluice("S-agg-final", aggEmitFinal, "exactly_once")},
 		{name: "KS-agg Kafka Streams agg (exactly_once_v2)", wl: agg, start: ks("agg"), unavailable: ksWhy},
 		{name: "G-agg goka agg", wl: agg, start: goka("agg"), unavailable: gokaWhy},
 		// Issue 22's stateful workloads (nexmark_workloads.go).
@@ -278,6 +286,18 @@ func (n *nexmarkCmd) Run(ctx context.Context, c *cli) error {
 		expect[session] = x.sessionOut
 	}
 	flinkExpect(ctx, cl.connOpts(), gen.bidsTopic, gen.auctionsTopic, expect, cts) // final windows, sessions, watermark-passed bids
+	for _, ct := range cts {
+		if ct.wl != aggEmitFinal || ct.unavailable != "" {
+			continue
+		}
+		windows, err := finalWindows(ctx, cl.connOpts(), gen.bidsTopic, sluiceClosed)
+		if err != nil {
+			ct.unavailable = "expected output: " + err.Error()
+			continue
+		}
+		expect[aggEmitFinal], ct.verify = int64(len(windows)), verifyFinalWindows(windows, sluiceWindow)
+		fmt.Printf("%s: %d windows close by the end of the input; it writes those\n", short(ct.name), len(windows))
+	}
 	b := &nexBench{conn: cl.connOpts(), partitions: n.Partitions, tmp: tmp, in: gen.bidsTopic, bids: gen.bids, warmup: n.Warmup}
 	if av != nil {
 		b.avroIn = av.topic
@@ -331,10 +351,10 @@ func (n *nexmarkCmd) Run(ctx context.Context, c *cli) error {
 	fmt.Println()
 	rep := nexReport{cts: cts, samples: samples, restore: rr, gen: gen, m1: m1}
 	entries := rep.print(os.Stdout, cl.Name, n)
-	if len(n.Only) > 0 || c.Quick {
-		// Only a full run writes results.json: --quick's smaller inputs
-		// and --only's partial set are for iteration.
-		fmt.Printf("\n%s left alone (--only or --quick)\n", c.Results)
+	if len(n.Only) > 0 || c.Quick || len(n.Set) > 0 {
+		// Only a full run writes results.json: --quick's smaller inputs,
+		// --only's partial set and --set's settings are for iteration.
+		fmt.Printf("\n%s left alone (--only, --quick or --set)\n", c.Results)
 		return nil
 	}
 	if err := mergeResults(c.Results, entries); err != nil {
@@ -393,8 +413,12 @@ func sluiceSQL(wl workload, guarantee, in, out, table string, avro bool) string 
 		fmt.Fprintf(&b, "CREATE STREAM OUT WITH (KAFKA_TOPIC='%s', VALUE_FORMAT='%s') AS SELECT K, AUCTION, BIDDER, CAST(PRICE AS DOUBLE) * 0.908 AS PRICE, `dateTime` FROM BIDS;\n", out, format)
 	case q2:
 		fmt.Fprintf(&b, "CREATE STREAM OUT WITH (KAFKA_TOPIC='%s') AS SELECT K, AUCTION, PRICE FROM BIDS WHERE AUCTION %% 123 = 0;\n", out)
-	case agg:
-		fmt.Fprintf(&b, "CREATE TABLE OUT WITH (KAFKA_TOPIC='%s') AS SELECT K, COUNT(*) AS N, SUM(PRICE) AS TOTAL FROM BIDS WINDOW TUMBLING (SIZE 10 SECONDS) GROUP BY K EMIT CHANGES;\n", out)
+	case agg, aggEmitFinal:
+		emit := "CHANGES"
+		if wl == aggEmitFinal {
+			emit = "FINAL"
+		}
+		fmt.Fprintf(&b, "CREATE TABLE OUT WITH (KAFKA_TOPIC='%s') AS SELECT K, COUNT(*) AS N, SUM(PRICE) AS TOTAL FROM BIDS WINDOW TUMBLING (SIZE 10 SECONDS) GROUP BY K EMIT %s;\n", out, emit)
 	default:
 		statefulSQL(&b, wl, out, table)
 	}

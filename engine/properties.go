@@ -315,6 +315,9 @@ var (
 	propAssertSchemaTimeout = declare(AssertSchemaTimeoutProperty, nil, ScopeSession, "LONG",
 		fixed(strconv.FormatInt(defaultAssertTimeout.Milliseconds(), 10)), checkMillis,
 		"ASSERT SCHEMA's timeout, in milliseconds, when the statement gives none.").failsOnMalformed()
+	propStateCacheBytes = declare(planner.StateCacheBytesProperty, []string{"ksql.streams." + planner.StateCacheBytesProperty}, ScopeQuery, "LONG",
+		fixed(strconv.FormatInt(exec.DefaultAggCacheBytes, 10)), number(64, 0),
+		"Bytes of decoded state each partition of an aggregation (time windows or none) keeps cached, written to its store once per commit; 0 turns the cache off. Per partition, where Kafka Streams' bound is for all threads; it never holds an update back (nor does cache.max.bytes.buffering, which Sluice does not read).")
 	propMinFreeBytes = declare(MinFreeBytesProperty, nil, ScopeInstance, "LONG",
 		fixed(strconv.FormatInt(state.DefaultMinFreeBytes, 10)), checkMinFree,
 		"Free disk space state commits leave untouched; below it stateful queries fail with \"disk full\"; -1 turns the check off.").failsOnMalformed()
@@ -326,7 +329,7 @@ var propertyTable = sortedProperties(
 	propTableRetention, propIdleTimeout, propCompat, propTimestampThrow, propDefaultKeyFormat, propDefaultValueFormat,
 	propNewQueryPlanner, propPushV2Registry, propStallTimeout, propHotKeyShare, propPullTableScan, propPullLimit,
 	propPushV2Enabled, propPushV2Buffer, propStandbyReads, propMaxOffsetLag, propAssertTopicTimeout,
-	propAssertSchemaTimeout, propMinFreeBytes,
+	propAssertSchemaTimeout, propMinFreeBytes, propStateCacheBytes,
 )
 
 func sortedProperties(ps ...*PropertyDef) []*PropertyDef {
@@ -447,6 +450,17 @@ func streamThreads(props map[string]string) int {
 
 func autoOffsetReset(props map[string]string) string {
 	return strings.ToLower(propAutoOffsetReset.value(props))
+}
+
+// stateCacheBytes is the aggregate cache's bound as the planner takes
+// it (planner.Options.StateCacheBytes): the property's 0, no cache, is
+// below 0 there, where 0 is the default.
+func stateCacheBytes(props map[string]string) int64 {
+	n, _ := strconv.ParseInt(propStateCacheBytes.value(props), 10, 64)
+	if n == 0 {
+		return -1
+	}
+	return n
 }
 
 func standbyReplicas(props map[string]string) int {
@@ -587,6 +601,7 @@ func (e *Engine) planOptions(props map[string]string) planner.Options {
 		PullLimitDisabled:       !propBool(props, propPullLimit),
 		NoStreamScans:           !e.clu.scansTopics(),
 		TableStore:              e.tableStore,
+		StateCacheBytes:         stateCacheBytes(props),
 	}
 }
 

@@ -17,6 +17,8 @@ func TestShowPropertiesIsWhatRuns(t *testing.T) {
 		{"ksql.streams.processing.guarantee": "exactly_once"},
 		{"processing.guarantee": "exactly_once_v2", "ksql.streams.commit.interval.ms": "250"},
 		{"commit.interval.ms": "40", "auto.offset.reset": "earliest", "num.stream.threads": "3", "sluice.stall.timeout": "2s"},
+		{"statestore.cache.max.bytes": "0"},
+		{"ksql.streams.statestore.cache.max.bytes": "4096"},
 		// Malformed values from a request run, and show, as the defaults.
 		{"commit.interval.ms": "abc", "num.stream.threads": "0", "auto.offset.reset": "middle"},
 	} {
@@ -35,6 +37,10 @@ func TestShowPropertiesIsWhatRuns(t *testing.T) {
 			if shown[name] != v {
 				t.Errorf("%v: SHOW PROPERTIES says %s is %q, the runner has %q", props, name, shown[name], v)
 			}
+		}
+		// The planner takes the cache's 0 (off) as below 0.
+		if n := stateCacheBytes(props); strconv.FormatInt(max(n, 0), 10) != shown["statestore.cache.max.bytes"] {
+			t.Errorf("%v: SHOW PROPERTIES says statestore.cache.max.bytes is %q, the planner has %d", props, shown["statestore.cache.max.bytes"], n)
 		}
 		if eos := shown["processing.guarantee"] != "at_least_once"; eos != cfg.ExactlyOnce {
 			t.Errorf("%v: SHOW PROPERTIES says processing.guarantee is %q, the runner's exactly-once is %v", props, shown["processing.guarantee"], cfg.ExactlyOnce)

@@ -221,10 +221,10 @@ func TestSetAndShowProperties(t *testing.T) {
 			t.Errorf("%s is listed as %q, want %q", name, got[name], v)
 		}
 	}
-	if v, ok := got["statestore.cache.max.bytes"]; ok {
-		t.Errorf("statestore.cache.max.bytes is listed (%q) but was never set", v)
+	if v, ok := got["buffered.records.per.partition"]; ok {
+		t.Errorf("buffered.records.per.partition is listed (%q) but was never set", v)
 	}
-	want := map[string]string{"commit.interval.ms": "1000", "processing.guarantee": "at_least_once", "auto.offset.reset": "earliest", "sluice.stall.timeout": "30s"}
+	want := map[string]string{"commit.interval.ms": "1000", "processing.guarantee": "at_least_once", "auto.offset.reset": "earliest", "sluice.stall.timeout": "30s", "statestore.cache.max.bytes": "1048576"}
 	for name, v := range want {
 		if got[name] != v {
 			t.Errorf("at least once: %s is %q, want %q", name, got[name], v)

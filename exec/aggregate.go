@@ -53,6 +53,12 @@ type AggregateNode struct {
 	// Changes, when set, says the input rows are changes of an aggregated
 	// table (TableChangeNode) rather than stream records.
 	Changes *TableChanges
+	// CacheBytes bounds, per store partition, the cache of decoded
+	// accumulators of time-windowed and non-windowed aggregates
+	// (property statestore.cache.max.bytes): 0 is DefaultAggCacheBytes;
+	// below 0 turns the cache off, so that every record reads its key's
+	// state from the store and writes it back, as before the cache.
+	CacheBytes int64
 }
 
 // TableChanges says where a table change row keeps its parts: the
@@ -155,7 +161,7 @@ func (a *aggregate) Open(tc *TaskContext) error {
 	}
 	a.store = s
 	if w := a.node.Window; w == nil || (w.Kind != Session && w.Kind != Sliding) {
-		if a.cache, err = newAggCache(s, aggCacheBytes, appendAggState); err != nil {
+		if a.cache, err = newAggCache(s, a.node.cacheLimit(), appendAggState); err != nil {
 			return fmt.Errorf("aggregate %s: %w", a.node.Store, err)
 		}
 	}

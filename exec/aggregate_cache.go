@@ -6,14 +6,27 @@ import (
 	"github.com/sluice-sql/sluice/state"
 )
 
-// aggCacheBytes bounds what one aggregate's cache holds per store
+// DefaultAggCacheBytes bounds what one aggregate's cache holds per store
 // partition (its estimate of keys, encoded values and per-entry
-// overhead): the hot keys and windows, about 5,000 of COUNT and SUM.
-// Measured on the Nexmark aggregation (docs/benchmarks.md), 1 MB gave
-// the best rate per CPU-second and left peak RSS where it was; 4 MB
-// added about 10 MB of RSS and no speed, 256 KB lost a tenth of the
-// speed.
-const aggCacheBytes = 1 << 20
+// overhead) when the query sets no statestore.cache.max.bytes: the hot
+// keys and windows, about 5,000 of COUNT and SUM. Measured on the
+// Nexmark aggregation (docs/benchmarks.md), 1 MB gave the best rate per
+// CPU-second and left peak RSS where it was; 4 MB added about 10 MB of
+// RSS and no speed, 256 KB lost a tenth of the speed.
+const DefaultAggCacheBytes = 1 << 20
+
+// cacheLimit is the bound of the aggregate's cache: the node's, the
+// default when it sets none, 0 (no entry kept beyond the record being
+// folded) when it turns the cache off.
+func (n *AggregateNode) cacheLimit() int64 {
+	switch {
+	case n.CacheBytes == 0:
+		return DefaultAggCacheBytes
+	case n.CacheBytes < 0:
+		return 0
+	}
+	return n.CacheBytes
+}
 
 // aggEntryOverhead is what an entry costs beyond its key and encoded
 // value: the map slot, the entry, the accumulator slice and its boxed

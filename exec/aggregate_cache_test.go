@@ -39,8 +39,9 @@ const aggCommitAfter = 4
 // records after the commit processed again, by a new operator or by the
 // same one; Badger closed without those writes (a crash); local state
 // lost and rebuilt from the changelog the commit produced (a restore);
-// and with a cache of one byte, which writes back and evicts at every
-// record. Every run must give the same output and leave the same windows
+// with a cache of one byte, which writes back and evicts at every
+// record; and with the cache turned off (CacheBytes below 0, the property
+// statestore.cache.max.bytes at 0). Every run must give the same output and leave the same windows
 // with the same state in the store.
 func TestAggregateCacheFollowsStore(t *testing.T) {
 	wantChanges := []string{
@@ -61,7 +62,7 @@ func TestAggregateCacheFollowsStore(t *testing.T) {
 		if final {
 			want, wantStored = wantFinal, storedFinal
 		}
-		for _, stop := range []string{"", "reopen", "abort", "abort-same", "crash", "restore", "tiny-cache"} {
+		for _, stop := range []string{"", "reopen", "abort", "abort-same", "crash", "restore", "tiny-cache", "no-cache"} {
 			if final && stop == "abort-same" {
 				// EMIT FINAL's scan for closed windows has moved past
 				// [0,10) in the discarded work: the runner reopens its
@@ -94,6 +95,80 @@ func TestAggregateCacheChangelog(t *testing.T) {
 	}
 }
 
+// TestAggregateCacheBytes checks that the node's CacheBytes (the property
+// statestore.cache.max.bytes) bounds the cache: by default every window
+// of aggInput stays decoded between commits; below 0 the cache keeps no
+// entry beyond the record being folded, so the others are in the store's
+// overlay, encoded, as before the cache; a bound of a few entries keeps
+// at most that many.
+func TestAggregateCacheBytes(t *testing.T) {
+	for _, tc := range []struct {
+		bytes      int64
+		wantLimit  int64
+		maxEntries int // held after any record
+		entries    int // held after the last record
+	}{
+		{0, DefaultAggCacheBytes, 5, 4},
+		{-1, 0, 1, 1},
+		// Room for two entries (about 200 bytes each, their keys and
+		// values short): a third fits in while the two take less than
+		// the bound, and the next add evicts down to half of it.
+		{2 * (aggEntryOverhead + 40), 2 * (aggEntryOverhead + 40), 3, 2},
+	} {
+		t.Run(fmt.Sprint(tc.bytes), func(t *testing.T) {
+			db := openState(t, t.TempDir())
+			defer func() { _ = db.Close() }()
+			count, sum := countAndSum(t, types.BigIntType)
+			node := &AggregateNode{
+				Store: "agg", KeyCols: []int{0}, KeyNames: []string{"K"},
+				Aggs: []AggCall{
+					{Agg: count, Text: "COUNT(*)"},
+					{Agg: sum, Args: []expr.Eval{func(row []any) any { return row[1] }}, Text: "SUM(PRICE)"},
+				},
+				Window:     &WindowSpec{Kind: Tumbling, Size: 10, Grace: 5},
+				CacheBytes: tc.bytes,
+			}
+			var out []string
+			op, err := node.New(&countingOp{fn: func(r *Row) {
+				out = append(out, fmt.Sprintf("%v [%v] %v %v @%d", r.Cols[0], r.Cols[3], r.Cols[1], r.Cols[2], r.Ts))
+			}})
+			if err != nil {
+				t.Fatal(err)
+			}
+			ctx := &TaskContext{QueryID: "q", Metrics: &Metrics{}, Log: quietLog, stores: map[string]*state.Store{"agg": db.Store("agg", 0)}, StreamTime: -1 << 63}
+			if err := op.Open(ctx); err != nil {
+				t.Fatal(err)
+			}
+			cache := op.(*aggregate).cache
+			if cache.limit != tc.wantLimit {
+				t.Fatalf("cache limit %d, want %d", cache.limit, tc.wantLimit)
+			}
+			most := 0
+			for _, in := range aggInput {
+				ctx.StreamTime = max(ctx.StreamTime, in.ts)
+				if err := op.Process(ctx, &Row{Cols: []any{in.key, in.price}, Ts: in.ts}); err != nil {
+					t.Fatal(err)
+				}
+				if err := op.AdvanceTime(ctx); err != nil {
+					t.Fatal(err)
+				}
+				most = max(most, len(cache.entries))
+			}
+			if most != tc.maxEntries || len(cache.entries) != tc.entries {
+				t.Errorf("cache held up to %d entries, %d at the end; want %d and %d", most, len(cache.entries), tc.maxEntries, tc.entries)
+			}
+			want := []string{
+				"a [0] 1 1 @0", "b [0] 1 2 @3", "a [0] 2 4 @8", "a [10] 1 4 @12",
+				"b [10] 1 5 @14", "a [0] 3 10 @8", "c [10] 1 7 @16", "b [10] 2 14 @19",
+				"a [30] 1 10 @31",
+			}
+			if diff := cmp.Diff(want, out); diff != "" {
+				t.Fatalf("output (-want +got):\n%s", diff)
+			}
+		})
+	}
+}
+
 // runAggregate runs aggInput, stopping after aggCommitAfter records as
 // stop says ("" runs straight), and returns the output, the windows the
 // store holds at the end and the changelog records of the commit.
@@ -111,6 +186,9 @@ func runAggregate(t *testing.T, final bool, stop string) (out, stored, changelog
 		},
 		Window:    &WindowSpec{Kind: Tumbling, Size: 10, Grace: 5},
 		EmitFinal: final,
+	}
+	if stop == "no-cache" {
+		node.CacheBytes = -1
 	}
 	sink := &countingOp{fn: func(r *Row) {
 		out = append(out, fmt.Sprintf("%v [%v] %v %v @%d", r.Cols[0], r.Cols[3], r.Cols[1], r.Cols[2], r.Ts))
@@ -156,7 +234,7 @@ func runAggregate(t *testing.T, final bool, stop string) (out, stored, changelog
 	}
 	tc.StreamTime = -1 << 63
 	open()
-	if stop == "" || stop == "tiny-cache" {
+	if stop == "" || stop == "tiny-cache" || stop == "no-cache" {
 		process(0, len(aggInput))
 	} else {
 		process(0, aggCommitAfter)

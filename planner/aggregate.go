@@ -98,7 +98,7 @@ func (p *planning) planAggregate() error {
 	}
 
 	// The aggregate itself.
-	aggNode := &exec.AggregateNode{Store: p.q.ID + "-Aggregate-Materialize", KeyCols: seq(0, len(groupCols)), EmitFinal: sel.Emit == parser.EmitFinal, Changes: changes}
+	aggNode := &exec.AggregateNode{Store: p.q.ID + "-Aggregate-Materialize", KeyCols: seq(0, len(groupCols)), EmitFinal: sel.Emit == parser.EmitFinal, Changes: changes, CacheBytes: p.opts.StateCacheBytes}
 	for _, g := range p.cl.GroupBy {
 		aggNode.KeyNames = append(aggNode.KeyNames, g.String())
 	}

@@ -66,7 +66,16 @@ type Options struct {
 	// read names the store. Default nil: nothing is asked and the store
 	// read names no store.
 	TableStore func(table string) (store string, err error)
+	// StateCacheBytes is the property statestore.cache.max.bytes
+	// (StateCacheBytesProperty): how many bytes of decoded state an
+	// aggregate keeps cached per partition (exec.AggregateNode.CacheBytes).
+	// Default 0: exec.DefaultAggCacheBytes; below 0: no cache.
+	StateCacheBytes int64
 }
+
+// StateCacheBytesProperty names the property behind
+// Options.StateCacheBytes (Kafka Streams' name for its record cache).
+const StateCacheBytesProperty = "statestore.cache.max.bytes"
 
 // DefaultKeyFormatProperty and DefaultValueFormatProperty name the
 // session properties behind Options.DefaultKeyFormat and
