@@ -154,6 +154,9 @@ func (n *nexmarkSuiteCmd) Run(ctx context.Context, c *cli) error {
 			}
 			expect[wl] = e.n
 			ct := &contender{name: fmt.Sprintf("%s-nx-%s %s", side, q.name, what), wl: wl, records: events, start: start, verify: e.verify, unavailable: why, final: q.final}
+			if q.upsert {
+				ct.settle = e.settle
+			}
 			if ct.unavailable == "" && len(n.Only) > 0 && !slices.Contains(n.Only, short(ct.name)) {
 				ct.unavailable = "not selected (--only)"
 			}
