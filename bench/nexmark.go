@@ -585,6 +585,9 @@ func (b *nexBench) run(ctx context.Context, ct *contender, want int64) (procSamp
 	}
 	defer deleteTopic(b.conn, out)
 	defer deleteTopic(b.conn, out+"-changelog")
+	// A contender's topics of its own (a chain's intermediate tables, the
+	// suite's q4) are named after its output, so no later run reads them.
+	defer deleteTopicsPrefixed(b.conn, out+"-")
 
 	var kept []*kgo.Record
 	var keep func(*kgo.Record)
@@ -687,6 +690,31 @@ func (b *nexBench) run(ctx context.Context, ct *contender, want int64) (procSamp
 		}
 	}
 	return s, nil
+}
+
+// deleteTopicsPrefixed deletes every topic whose name starts with prefix.
+func deleteTopicsPrefixed(conn []kgo.Opt, prefix string) {
+	cl, err := kgo.NewClient(conn...)
+	if err != nil {
+		return
+	}
+	defer cl.Close()
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	adm := kadm.NewClient(cl)
+	topics, err := adm.ListTopics(ctx)
+	if err != nil {
+		return
+	}
+	var names []string
+	for _, t := range topics.Names() {
+		if strings.HasPrefix(t, prefix) {
+			names = append(names, t)
+		}
+	}
+	if len(names) > 0 {
+		_, _ = adm.DeleteTopics(ctx, names...)
+	}
 }
 
 // waitLeaders returns once every partition of a new topic has a leader.

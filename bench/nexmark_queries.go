@@ -26,7 +26,7 @@ import (
 type nxQuery struct {
 	name string
 	// sluice is the statements after the source streams (nxSources),
-	// with one %s for the output topic.
+	// %s the output topic (a chain's other tables name theirs after it).
 	sluice string
 	// inputs: the topics the query reads ("bid", "auction", "person");
 	// the rates count the events of these.

@@ -247,7 +247,9 @@ var nxDailyQueries = []*nxQuery{
 		// its old one out of the category's average and puts the new one
 		// in. The join is a regular join in the reference; as q20's, it is
 		// WITHIN 1 HOURS here, longer than any input the suite writes.
-		sluice: "CREATE TABLE NEXMARK_Q4_WINNING WITH (KEY_FORMAT='JSON') AS SELECT A.ID AS ID, A.CATEGORY AS CATEGORY, MAX(B.PRICE) AS FINAL\n" +
+		// The first table's topic is named after the output topic: one
+		// of its own per run.
+		sluice: "CREATE TABLE NEXMARK_Q4_WINNING WITH (KAFKA_TOPIC='%s-winning', KEY_FORMAT='JSON') AS SELECT A.ID AS ID, A.CATEGORY AS CATEGORY, MAX(B.PRICE) AS FINAL\n" +
 			"FROM AUCTION A INNER JOIN BID B WITHIN 1 HOURS ON A.ID = B.AUCTION\n" +
 			"WHERE B.`dateTime` BETWEEN A.`dateTime` AND A.EXPIRES\n" +
 			"GROUP BY A.ID, A.CATEGORY EMIT CHANGES;\n" +

@@ -92,7 +92,7 @@ func (n *nexmarkSuiteCmd) Run(ctx context.Context, c *cli) error {
 	sluice := func(q *nxQuery) func(in, out, id, dir string) *exec.Cmd {
 		return func(in, out, id, dir string) *exec.Cmd {
 			file := filepath.Join(dir, "q.sql")
-			sql := nxSources(personsTopic, gen.auctionsTopic, gen.bidsTopic) + strings.Replace(q.sluice, "%s", out, 1)
+			sql := nxSources(personsTopic, gen.auctionsTopic, gen.bidsTopic) + strings.ReplaceAll(q.sluice, "%s", out)
 			if err := os.WriteFile(file, []byte(sql), 0o644); err != nil {
 				return nil
 			}
