@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"math"
 	"math/rand/v2"
 	"os"
 	"os/exec"
@@ -71,6 +72,12 @@ type contender struct {
 	// output is complete: a run whose output it rejects is an error, not a
 	// figure (the Nexmark suite's independent check, nexmark_check.go).
 	verify func(records []*kgo.Record) error
+	// settle, when set, makes the run end when the output holds the
+	// expected result rather than a count of records (an updating table's
+	// changelog, whose count is each contender's own): it returns a fresh
+	// follower of the output, given every record in order, true once the
+	// output is complete. The rate is then timed as final's.
+	settle func() func(*kgo.Record) bool
 	// final: the contender writes final results only (EMIT FINAL, Flink's
 	// windows), which come out in bursts as time passes, so the rate is
 	// timed from the job's RUNNING line (flinkSteady) or, for a process
@@ -602,6 +609,9 @@ func (b *nexBench) run(ctx context.Context, ct *contender, want int64) (procSamp
 	}
 	defer deleteTopic(b.conn, out)
 	defer deleteTopic(b.conn, out+"-changelog")
+	// A contender's topics of its own (a chain's intermediate tables, the
+	// suite's q4) are named after its output, so no later run reads them.
+	defer deleteTopicsPrefixed(b.conn, out+"-")
 
 	var kept []*kgo.Record
 	var keep func(*kgo.Record)
@@ -610,7 +620,24 @@ func (b *nexBench) run(ctx context.Context, ct *contender, want int64) (procSamp
 		// has stopped.
 		keep = func(r *kgo.Record) { kept = append(kept, r) }
 	}
-	cnt, err := startCounter(b.conn, out, want, checkOf(ct.wl), keep)
+	// settled is closed, and settledAt set, by the counter's goroutine once
+	// ct.settle's follower says the output is complete; the counter itself
+	// then never reaches its count.
+	settled := make(chan struct{})
+	var settledAt time.Time
+	counted := want
+	if ct.settle != nil {
+		follow, keepAll := ct.settle(), keep
+		keep = func(r *kgo.Record) {
+			keepAll(r)
+			if settledAt.IsZero() && follow(r) {
+				settledAt = time.Now()
+				close(settled)
+			}
+		}
+		counted = math.MaxInt64
+	}
+	cnt, err := startCounter(b.conn, out, counted, checkOf(ct.wl), keep)
 	if err != nil {
 		return procSample{}, err
 	}
@@ -630,8 +657,13 @@ func (b *nexBench) run(ctx context.Context, ct *contender, want int64) (procSamp
 	if err != nil {
 		return procSample{}, err
 	}
+	// end: when the output was complete.
+	var end time.Time
 	select {
 	case <-cnt.done:
+		end = cnt.at100
+	case <-settled:
+		end = settledAt
 	case <-p.exited:
 		p.stop()
 		return procSample{}, fmt.Errorf("exited early (%v) after %d of %d records; stderr: %s", p.err, cnt.n.Load(), want, p.tail())
@@ -640,31 +672,39 @@ func (b *nexBench) run(ctx context.Context, ct *contender, want int64) (procSamp
 		return procSample{}, ctx.Err()
 	case <-time.After(5 * time.Minute):
 		p.stop()
+		if ct.settle != nil && ct.verify != nil {
+			cnt.stop()
+			return procSample{}, fmt.Errorf("the output (%d records) is not the expected table after 5 minutes: %v", len(kept), ct.verify(kept))
+		}
 		return procSample{}, fmt.Errorf("%d of %d records after 5 minutes", cnt.n.Load(), want)
 	}
-	s := procSample{Records: cmp.Or(ct.records, b.bids), Wall: cnt.at100.Sub(p.started)}
-	s.Steady, s.SteadyFrac = cnt.steady(b.warmup, want)
+	s := procSample{Records: cmp.Or(ct.records, b.bids), Wall: end.Sub(p.started)}
+	if ct.settle == nil {
+		// (With settle the counter is still running: its progress is not
+		// to be read, nor used.)
+		s.Steady, s.SteadyFrac = cnt.steady(b.warmup, want)
+	}
 	s.Flagged = cnt.flagged.Load()
 	if bursty(ct.wl) {
 		// Bursty output (a checkpoint's worth at a time): timed from the
 		// job's start instead (flink.go), nine tenths of the bids over
 		// nine tenths of that time.
-		s.Steady, s.SteadyFrac = flinkSteady(p, cnt.at100), 0.9
-	} else if ct.final {
-		if st := flinkSteady(p, cnt.at100); st > 0 {
+		s.Steady, s.SteadyFrac = flinkSteady(p, end), 0.9
+	} else if ct.final || ct.settle != nil {
+		if st := flinkSteady(p, end); st > 0 {
 			s.Steady, s.SteadyFrac = st, 0.9
 		} else {
 			s.Steady, s.SteadyFrac = s.Wall, 1
 		}
 	}
 	if s.Steady > 0 {
-		s.SteadyCPU = p.cpuAt(cnt.at100) - p.cpuAt(cnt.at100.Add(-s.Steady))
+		s.SteadyCPU = p.cpuAt(end) - p.cpuAt(end.Add(-s.Steady))
 	}
 	if err := p.stop(); err != nil {
 		return s, fmt.Errorf("stop: %w; stderr: %s", err, p.tail())
 	}
 	s.CPU, s.RSS = p.cpu, p.rss
-	if got := cnt.n.Load(); got != want {
+	if got := cnt.n.Load(); got != want && ct.settle == nil {
 		return s, fmt.Errorf("output holds %d records, want %d", got, want)
 	}
 	if ct.verify != nil {
@@ -674,6 +714,31 @@ func (b *nexBench) run(ctx context.Context, ct *contender, want int64) (procSamp
 		}
 	}
 	return s, nil
+}
+
+// deleteTopicsPrefixed deletes every topic whose name starts with prefix.
+func deleteTopicsPrefixed(conn []kgo.Opt, prefix string) {
+	cl, err := kgo.NewClient(conn...)
+	if err != nil {
+		return
+	}
+	defer cl.Close()
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	adm := kadm.NewClient(cl)
+	topics, err := adm.ListTopics(ctx)
+	if err != nil {
+		return
+	}
+	var names []string
+	for _, t := range topics.Names() {
+		if strings.HasPrefix(t, prefix) {
+			names = append(names, t)
+		}
+	}
+	if len(names) > 0 {
+		_, _ = adm.DeleteTopics(ctx, names...)
+	}
 }
 
 // waitLeaders returns once every partition of a new topic has a leader.

@@ -108,10 +108,13 @@ type nxExpected struct {
 	columns []string
 	times   []string
 	key     string // the query's keyColumn
+	// upsert, keyColumns: the query's (an updating table's output).
+	upsert     bool
+	keyColumns []string
 }
 
 func newNXExpected(q *nxQuery, nx *nxEvents, side string, env nxEnv) (*nxExpected, error) {
-	e := &nxExpected{rows: map[string]int{}, times: q.times, key: q.keyColumn}
+	e := &nxExpected{rows: map[string]int{}, times: q.times, key: q.keyColumn, upsert: q.upsert, keyColumns: q.keyColumns}
 	var rows []map[string]any
 	if q.expectFor != nil {
 		rows = q.expectFor(nx, side, env)
@@ -137,6 +140,9 @@ func newNXExpected(q *nxQuery, nx *nxEvents, side string, env nxEnv) (*nxExpecte
 // verify compares an output with the expected rows. Columns the output
 // has beyond the expected ones are an error; those it lacks are NULL.
 func (e *nxExpected) verify(records []*kgo.Record) error {
+	if e.upsert {
+		return e.verifyLatest(records)
+	}
 	if int64(len(records)) != e.n {
 		return fmt.Errorf("%d records, want %d", len(records), e.n)
 	}

@@ -26,7 +26,7 @@ import (
 type nxQuery struct {
 	name string
 	// sluice is the statements after the source streams (nxSources),
-	// with one %s for the output topic.
+	// %s the output topic (a chain's other tables name theirs after it).
 	sluice string
 	// inputs: the topics the query reads ("bid", "auction", "person");
 	// the rates count the events of these.
@@ -43,6 +43,14 @@ type nxQuery struct {
 	keyColumn string
 	// final: the query writes final windows only, in bursts (contender.final).
 	final bool
+	// upsert: the output is an updating table's changelog, its record key
+	// the table's key; the check compares the latest value of each key
+	// with the expected rows (nexmark_check_table.go), and the run ends
+	// once they are equal. keyColumns name the key's columns: a JSON key
+	// object's fields are read as columns, a JSON key that is one value is
+	// keyColumns[0].
+	upsert     bool
+	keyColumns []string
 	// expectFor, when set instead of expect, is the output of one side
 	// (S, F or KS), where the sides' outputs differ by their semantics.
 	expectFor func(nx *nxEvents, side string, env nxEnv) []map[string]any

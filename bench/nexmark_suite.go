@@ -92,7 +92,7 @@ func (n *nexmarkSuiteCmd) Run(ctx context.Context, c *cli) error {
 	sluice := func(q *nxQuery) func(in, out, id, dir string) *exec.Cmd {
 		return func(in, out, id, dir string) *exec.Cmd {
 			file := filepath.Join(dir, "q.sql")
-			sql := nxSources(personsTopic, gen.auctionsTopic, gen.bidsTopic) + strings.Replace(q.sluice, "%s", out, 1)
+			sql := nxSources(personsTopic, gen.auctionsTopic, gen.bidsTopic) + strings.ReplaceAll(q.sluice, "%s", out)
 			if err := os.WriteFile(file, []byte(sql), 0o644); err != nil {
 				return nil
 			}
@@ -154,6 +154,9 @@ func (n *nexmarkSuiteCmd) Run(ctx context.Context, c *cli) error {
 			}
 			expect[wl] = e.n
 			ct := &contender{name: fmt.Sprintf("%s-nx-%s %s", side, q.name, what), wl: wl, records: events, start: start, verify: e.verify, unavailable: why, final: q.final}
+			if q.upsert {
+				ct.settle = e.settle
+			}
 			if ct.unavailable == "" && len(n.Only) > 0 && !slices.Contains(n.Only, short(ct.name)) {
 				ct.unavailable = "not selected (--only)"
 			}

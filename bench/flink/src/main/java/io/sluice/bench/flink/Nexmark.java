@@ -13,7 +13,8 @@ import org.apache.flink.table.api.TableResult;
  * The Nexmark suite (issue 35): the reference query texts (resources nexmark/&lt;query&gt;.sql)
  * over the three tables of the reference model, person, auction and bid, each a Kafka table over
  * the harness's topics. Only the sink changes: the reference's blackhole connector becomes the
- * Kafka sink of the harness's output topic (JSON, no key, at-least-once, as Sluice's default).
+ * Kafka sink of the harness's output topic (JSON, no key, at-least-once, as Sluice's default), or,
+ * for a sink that declares a primary key (an updating query's), the upsert-kafka sink.
  *
  * <p>The topics hold the reference fields as JSON, dateTime in epoch milliseconds and also as
  * the record timestamp; the reference's dateTime is a TIMESTAMP(3) with a watermark, so here it
@@ -46,9 +47,18 @@ final class Nexmark {
                 + "  'properties.bootstrap.servers' = '" + brokers + "',\n"
                 + "  'value.format' = 'json',\n"
                 + "  'sink.delivery-guarantee' = 'at-least-once'";
+        // A sink that declares a primary key takes an updating query's changelog (q4, q15-q18):
+        // upsert-kafka writes the latest value per key (the key's columns as the JSON record key,
+        // all columns in the value), a deletion as a tombstone.
+        String upsert = "'connector' = 'upsert-kafka',\n"
+                + "  'topic' = '" + out + "',\n"
+                + "  'properties.bootstrap.servers' = '" + brokers + "',\n"
+                + "  'key.format' = 'json',\n"
+                + "  'value.format' = 'json'";
         TableResult insert = null;
         for (String stmt : statements(query)) {
-            String sql = stmt.replaceAll("'connector'\\s*=\\s*'blackhole'", java.util.regex.Matcher.quoteReplacement(sink));
+            String to = stmt.toUpperCase().contains("PRIMARY KEY") ? upsert : sink;
+            String sql = stmt.replaceAll("'connector'\\s*=\\s*'blackhole'", java.util.regex.Matcher.quoteReplacement(to));
             TableResult r = tenv.executeSql(sql);
             if (sql.stripLeading().toUpperCase().startsWith("INSERT")) {
                 insert = r;
