@@ -177,6 +177,10 @@ type joinOp struct {
 	// tables holds, per table side, rows of its store decoded, by
 	// encoded key (see tableRow).
 	tables [2]map[string]tableEntry
+	// kept indexes, per stream side, the rows its store keeps (nil: the
+	// side is a table, or keeps more rows than keptIndexRows, and its
+	// matches are scanned in the store).
+	kept [2]*keptIndex
 	// matches and kbuf are reused from record to record.
 	matches []joinMatch
 	kbuf    []byte
@@ -235,6 +239,9 @@ func (j *joinOp) Open(tc *TaskContext) error {
 			}
 			if ok && len(v) == 8 {
 				j.observed[i] = readTime(v)
+			}
+			if j.kept[i], err = buildKeptIndex(s); err != nil {
+				return err
 			}
 		}
 	}
@@ -457,32 +464,12 @@ func (j *joinOp) streamStream(tc *TaskContext, side int, row *Row, key []byte) e
 	if o := j.observed[1-side]; o != math.MinInt64 {
 		from = max(from, o-j.retention()+1)
 	}
-	kb := appendTime(append(append(j.kbuf[:0], joinDataTag), key...), from)
-	mid := len(kb)
-	kb = appendTime(append(append(kb, joinDataTag), key...), satAdd(to, 1))
-	j.kbuf = kb
-	start, end := kb[:mid], kb[mid:]
-	matches := j.matches[:0]
-	var derr error
-	err := otherStore.RangeBetween(start, end, func(k, v []byte) bool {
-		cols, _, err := types.DecodeValues(v)
-		if err != nil {
-			derr = fmt.Errorf("join %s: stored row: %w", n.Text, err)
-			return false
-		}
-		m := joinMatch{cols: cols, ts: readTime(k[len(k)-16:])}
-		copy(m.off[:], k[len(k)-8:])
-		matches = append(matches, m)
-		return true
-	})
+	matches, err := j.match(1-side, key, from, to)
 	defer func() {
 		// Forget the rows so the reused slice holds none past the record.
 		clear(matches)
 		j.matches = matches[:0]
 	}()
-	if err == nil {
-		err = derr
-	}
 	if err != nil {
 		return err
 	}
@@ -523,8 +510,57 @@ func (j *joinOp) streamStream(tc *TaskContext, side int, row *Row, key []byte) e
 		own.Put(kb, nil)
 		j.kbuf = kb
 		j.nextExpiry[side] = min(j.nextExpiry[side], ts)
+		if x := j.kept[side]; x != nil {
+			x.add(key, ts, off[:], row.Cols)
+			if x.rows > keptIndexRows {
+				// Past its bound the index costs more memory than the
+				// iterators it saves: the side's matches are scanned in
+				// the store until the operator opens again.
+				j.kept[side] = nil
+			}
+		}
 	}
 	return nil
+}
+
+// match returns the rows the other side keeps for key within [from, to],
+// in the store's order, from its index, or by a scan of its store when it
+// has none.
+func (j *joinOp) match(other int, key []byte, from, to int64) ([]joinMatch, error) {
+	matches := j.matches[:0]
+	s := j.stores[other]
+	if x := j.kept[other]; x != nil {
+		var err error
+		j.kbuf, err = x.between(s, key, from, to, j.kbuf, func(r *keptRow) error {
+			matches = append(matches, joinMatch{off: r.off, cols: r.cols, ts: r.ts})
+			return nil
+		})
+		if err != nil {
+			return matches, fmt.Errorf("join %s: %w", j.node.Text, err)
+		}
+		return matches, nil
+	}
+	kb := appendTime(append(append(j.kbuf[:0], joinDataTag), key...), from)
+	mid := len(kb)
+	kb = appendTime(append(append(kb, joinDataTag), key...), satAdd(to, 1))
+	j.kbuf = kb
+	start, end := kb[:mid], kb[mid:]
+	var derr error
+	err := s.RangeBetween(start, end, func(k, v []byte) bool {
+		cols, _, err := types.DecodeValues(v)
+		if err != nil {
+			derr = fmt.Errorf("join %s: stored row: %w", j.node.Text, err)
+			return false
+		}
+		m := joinMatch{cols: cols, ts: readTime(k[len(k)-16:])}
+		copy(m.off[:], k[len(k)-8:])
+		matches = append(matches, m)
+		return true
+	})
+	if err == nil {
+		err = derr
+	}
+	return matches, err
 }
 
 func (j *joinOp) sideSpec(side int) JoinSide {
@@ -609,9 +645,13 @@ func (j *joinOp) closeWindows(tc *TaskContext) error {
 		for _, ek := range old {
 			ts := readTime(ek[1:9])
 			rest := ek[9:]
-			dk := appendTime(append([]byte{joinDataTag}, rest[:len(rest)-8]...), ts)
-			s.Delete(append(dk, rest[len(rest)-8:]...))
+			key, off := rest[:len(rest)-8], rest[len(rest)-8:]
+			dk := appendTime(append([]byte{joinDataTag}, key...), ts)
+			s.Delete(append(dk, off...))
 			s.Delete(ek)
+			if x := j.kept[side]; x != nil {
+				x.remove(key, ts, off)
+			}
 		}
 	}
 	return nil

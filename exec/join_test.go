@@ -2,6 +2,7 @@ package exec
 
 import (
 	"fmt"
+	"slices"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
@@ -200,6 +201,9 @@ func runJoin(t *testing.T, node *JoinNode, in []joinIn, stop string) (out []stri
 		open()
 		process(joinCommitAfter, len(in))
 	}
+	if j := op.(*joinOp); node.streams() {
+		checkKeptIndex(t, j)
+	}
 	stored = map[string][]string{}
 	for _, name := range node.StoreNames() {
 		table := name == node.Left.Store && node.Left.Table || name == node.Right.Store && node.Right.Table
@@ -237,4 +241,79 @@ func runJoin(t *testing.T, node *JoinNode, in []joinIn, stop string) (out []stri
 		}
 	}
 	return out, stored
+}
+
+// TestJoinIndexBounds runs the stream-stream case across its stops with
+// the index's bounds at their edges: no row held decoded (every match read
+// from the store), and no index at all (every match scanned in the store,
+// the index dropped as the first row is kept).
+func TestJoinIndexBounds(t *testing.T) {
+	c := joinCases[0]
+	for _, bound := range []struct {
+		name          string
+		decoded, rows int
+	}{{"none decoded", 0, keptIndexRows}, {"one decoded", 1, keptIndexRows}, {"no index", 0, 0}} {
+		for _, stop := range []string{"", "reopen", "abort", "crash"} {
+			t.Run(bound.name+"/"+stop, func(t *testing.T) {
+				defer func(d, r int) { keptDecodedRows, keptIndexRows = d, r }(keptDecodedRows, keptIndexRows)
+				keptDecodedRows, keptIndexRows = bound.decoded, bound.rows
+				got, stored := runJoin(t, c.node, c.in, stop)
+				if diff := cmp.Diff(c.want, got); diff != "" {
+					t.Fatalf("output (-want +got):\n%s", diff)
+				}
+				if diff := cmp.Diff(c.stored, stored); diff != "" {
+					t.Fatalf("stores (-want +got):\n%s", diff)
+				}
+			})
+		}
+	}
+}
+
+// checkKeptIndex compares what a stream-stream join's indexes hold with
+// the data keys of its stores, and the rows they hold decoded with the
+// stored values: after a reopen, an abort or a crash, the index must be
+// the store's, not what the operator wrote before.
+func checkKeptIndex(t *testing.T, j *joinOp) {
+	t.Helper()
+	for side, s := range j.stores {
+		x := j.kept[side]
+		if x == nil {
+			if keptIndexRows > 0 {
+				t.Errorf("side %d: no index", side)
+			}
+			continue
+		}
+		var want, got []string
+		decoded := map[string]string{}
+		err := s.Range([]byte{joinDataTag}, func(k, v []byte) bool {
+			want = append(want, fmt.Sprintf("%x", k))
+			decoded[fmt.Sprintf("%x", k)] = fmt.Sprintf("%x", v)
+			return true
+		})
+		if err != nil {
+			t.Fatal(err)
+		}
+		n, d := 0, 0
+		for key, rows := range x.keys {
+			for _, r := range rows {
+				k := appendTime(append([]byte{joinDataTag}, key...), r.ts)
+				k = append(k, r.off[:]...)
+				got = append(got, fmt.Sprintf("%x", k))
+				n++
+				if r.cols != nil {
+					d++
+					if v := fmt.Sprintf("%x", types.AppendValues(nil, r.cols)); v != decoded[fmt.Sprintf("%x", k)] {
+						t.Errorf("side %d row %x: decoded %s, stored %s", side, k, v, decoded[fmt.Sprintf("%x", k)])
+					}
+				}
+			}
+		}
+		slices.Sort(got)
+		if diff := cmp.Diff(want, got); diff != "" {
+			t.Errorf("side %d index (-store +index):\n%s", side, diff)
+		}
+		if n != x.rows || d != x.decoded || d > keptDecodedRows {
+			t.Errorf("side %d: index counts %d rows, %d decoded; holds %d, %d decoded (bound %d)", side, x.rows, x.decoded, n, d, keptDecodedRows)
+		}
+	}
 }

@@ -1,0 +1,193 @@
+package exec
+
+import (
+	"bytes"
+	"fmt"
+	"slices"
+
+	"github.com/sluice-sql/sluice/state"
+	"github.com/sluice-sql/sluice/types"
+)
+
+// keptIndex is, for one side of a stream-stream join, the rows its store
+// keeps, by join key: so that a row of the other side finds its matches
+// with a map lookup instead of a Badger iterator, and a row whose key the
+// side does not keep (most rows of a join that matches few) reads nothing
+// at all.
+//
+// The index is never the truth, but a copy of the store's data keys: it
+// is built from the store when the operator opens (after a restore, or
+// when an aborted transaction reopened the task, so writes the store
+// discarded are never in it), and streamStream and closeWindows, the only
+// writers of the store's data keys while the operator is open, change
+// the index as they change the store. It holds each row's time and
+// offset; the row's values it holds decoded for at most keptDecodedRows
+// rows, and reads the others from the store when they match.
+type keptIndex struct {
+	keys map[string][]keptRow
+	// rows is how many rows the index holds; decoded how many of them
+	// with their values.
+	rows, decoded int
+}
+
+// keptRow is one row a stream side keeps: the time and offset of its data
+// key, and its values when the index holds them (nil: read the store).
+type keptRow struct {
+	ts   int64
+	off  [8]byte
+	cols []any
+}
+
+// keptDecodedRows bounds the rows a side's index holds decoded. Rows beyond
+// it cost a store read and a decode when they match; the index of times
+// and offsets itself is the size of the rows the side keeps.
+var keptDecodedRows = 1 << 16
+
+// keptIndexRows bounds the rows a side's index holds (some 48 bytes each
+// and their key's): a join whose window keeps more per side and task
+// drops its index and scans its store, as it did before it had one.
+var keptIndexRows = 1 << 21
+
+// before orders a key's rows as the store orders their data keys: by
+// time, then offset.
+func (r *keptRow) before(ts int64, off []byte) bool {
+	if r.ts != ts {
+		return r.ts < ts
+	}
+	return bytes.Compare(r.off[:], off) < 0
+}
+
+// buildKeptIndex reads the data keys of a stream side's store: nil when
+// they are more than keptIndexRows.
+func buildKeptIndex(s *state.Store) (*keptIndex, error) {
+	x := &keptIndex{keys: make(map[string][]keptRow)}
+	var bad error
+	err := s.Range([]byte{joinDataTag}, func(k, _ []byte) bool {
+		if len(k) < 17 {
+			bad = fmt.Errorf("join store data key %x: too short for a time and offset", k)
+			return false
+		}
+		key := k[1 : len(k)-16]
+		r := keptRow{ts: readTime(k[len(k)-16:])}
+		copy(r.off[:], k[len(k)-8:])
+		// The store's order is the index's: append.
+		x.keys[string(key)] = append(x.keys[string(key)], r)
+		x.rows++
+		return x.rows <= keptIndexRows
+	})
+	if err == nil {
+		err = bad
+	}
+	if err != nil {
+		return nil, fmt.Errorf("join index of %s: %w", s.ID(), err)
+	}
+	if x.rows > keptIndexRows {
+		return nil, nil // too many rows: the side's matches are scanned in the store
+	}
+	return x, nil
+}
+
+// add records a row the side now keeps. cols, when the index holds the
+// row decoded, must not be modified afterwards.
+func (x *keptIndex) add(key []byte, ts int64, off []byte, cols []any) {
+	rows := x.keys[string(key)]
+	i := len(rows)
+	for i > 0 && !rows[i-1].before(ts, off) {
+		i-- // rows come mostly in time order: search from the end
+	}
+	r := keptRow{ts: ts}
+	copy(r.off[:], off)
+	if x.decoded < keptDecodedRows {
+		r.cols = cols
+		x.decoded++
+	}
+	if i < len(rows) && rows[i].ts == ts && bytes.Equal(rows[i].off[:], off) {
+		// The store's Put replaced the row: so does the index.
+		if rows[i].cols != nil {
+			x.decoded--
+		}
+		rows[i] = r
+		return
+	}
+	x.keys[string(key)] = slices.Insert(rows, i, r)
+	x.rows++
+}
+
+// remove forgets a row the side no longer keeps.
+func (x *keptIndex) remove(key []byte, ts int64, off []byte) {
+	rows, ok := x.keys[string(key)]
+	if !ok {
+		return
+	}
+	i, found := slices.BinarySearchFunc(rows, keptRow{}, func(r keptRow, _ keptRow) int {
+		switch {
+		case r.ts != ts:
+			if r.ts < ts {
+				return -1
+			}
+			return 1
+		default:
+			return bytes.Compare(r.off[:], off)
+		}
+	})
+	if !found {
+		return
+	}
+	if rows[i].cols != nil {
+		x.decoded--
+	}
+	x.rows--
+	if len(rows) == 1 {
+		delete(x.keys, string(key))
+		return
+	}
+	rows = slices.Delete(rows, i, i+1)
+	x.keys[string(key)] = rows
+}
+
+// between calls fn with the key's rows whose time is in [from, to], in
+// the store's order, and their values: those the index holds, or read
+// from s and decoded (and then held, within keptDecodedRows). buf is
+// scratch for the data key; the last one built is returned.
+func (x *keptIndex) between(s *state.Store, key []byte, from, to int64, buf []byte, fn func(r *keptRow) error) ([]byte, error) {
+	rows := x.keys[string(key)]
+	if len(rows) == 0 {
+		return buf, nil
+	}
+	i, _ := slices.BinarySearchFunc(rows, from, func(r keptRow, t int64) int {
+		if r.ts < t {
+			return -1
+		}
+		return 1
+	})
+	for ; i < len(rows) && rows[i].ts <= to; i++ {
+		r := &rows[i]
+		if r.cols == nil {
+			buf = appendTime(append(append(buf[:0], joinDataTag), key...), r.ts)
+			buf = append(buf, r.off[:]...)
+			v, ok, err := s.Get(buf)
+			if err != nil {
+				return buf, err
+			}
+			if !ok {
+				return buf, fmt.Errorf("join index of %s: row %x is not in the store", s.ID(), buf)
+			}
+			cols, _, err := types.DecodeValues(v)
+			if err != nil {
+				return buf, fmt.Errorf("join store row %x: %w", buf, err)
+			}
+			if x.decoded < keptDecodedRows {
+				r.cols = cols
+				x.decoded++
+			}
+			if err := fn(&keptRow{ts: r.ts, off: r.off, cols: cols}); err != nil {
+				return buf, err
+			}
+			continue
+		}
+		if err := fn(r); err != nil {
+			return buf, err
+		}
+	}
+	return buf, nil
+}
