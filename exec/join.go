@@ -166,6 +166,9 @@ type joinOp struct {
 	// older than observed - (Before+After+Grace) and is searched no
 	// further back.
 	observed [2]int64
+	// observedOut writes observed to each stream side's store once per
+	// commit, not once per record that moves it.
+	observedOut [2]*observedWriteBack
 	// nextPending and nextExpiry are, per stream side, lower bounds of
 	// the oldest event time among the side's pending and expiry keys
 	// (math.MaxInt64: it keeps none), so that closing windows opens an
@@ -240,6 +243,8 @@ func (j *joinOp) Open(tc *TaskContext) error {
 			if ok && len(v) == 8 {
 				j.observed[i] = readTime(v)
 			}
+			j.observedOut[i] = &observedWriteBack{store: s}
+			s.SetWriteBack(j.observedOut[i])
 			if j.kept[i], err = buildKeptIndex(s); err != nil {
 				return err
 			}
@@ -247,6 +252,45 @@ func (j *joinOp) Open(tc *TaskContext) error {
 	}
 	return nil
 }
+
+// Close lets go of the stores: the newest event times written since the
+// last commit are written with the next one's, or lost with an abort.
+func (j *joinOp) Close() error {
+	for i, w := range j.observedOut {
+		if w != nil {
+			j.stores[i].DropWriteBack(w)
+		}
+	}
+	return j.forward.Close()
+}
+
+// observedWriteBack holds a stream side's newest event time until its
+// store hands out its writes (the changelog, a commit) or ranges over
+// them, and writes it then: one write per commit instead of one per
+// record in event-time order. It is the store's WriteBack (the join owns
+// the store's keys).
+type observedWriteBack struct {
+	store *state.Store
+	ts    int64
+	dirty bool
+	buf   [8]byte
+}
+
+var _ state.WriteBack = (*observedWriteBack)(nil)
+
+func (w *observedWriteBack) set(ts int64) { w.ts, w.dirty = ts, true }
+
+func (w *observedWriteBack) WriteBack() {
+	if w.dirty {
+		w.dirty = false
+		w.store.Put([]byte{joinObserved}, appendTime(w.buf[:0], w.ts))
+	}
+}
+
+// Discard forgets the time not yet written: the store drops its writes
+// since the commit (an abort), and the task's next operator reads the
+// time the store keeps.
+func (w *observedWriteBack) Discard() { w.dirty = false }
 
 func (j *joinOp) Process(tc *TaskContext, row *Row) error { return j.ProcessSide(tc, 0, row) }
 
@@ -454,7 +498,7 @@ func (j *joinOp) streamStream(tc *TaskContext, side int, row *Row, key []byte) e
 	}
 	if ts > j.observed[side] {
 		j.observed[side] = ts
-		j.stores[side].Put([]byte{joinObserved}, appendTime(nil, ts))
+		j.observedOut[side].set(ts)
 	}
 	kept := ts > j.observed[side]-j.retention()
 	if !kept {
