@@ -555,7 +555,7 @@ func (j *joinOp) streamStream(tc *TaskContext, side int, row *Row, key []byte) e
 		j.kbuf = kb
 		j.nextExpiry[side] = min(j.nextExpiry[side], ts)
 		if x := j.kept[side]; x != nil {
-			x.add(key, ts, off[:], row.Cols)
+			x.add(key, ts, off[:])
 			if x.rows > keptIndexRows {
 				// Past its bound the index costs more memory than the
 				// iterators it saves: the side's matches are scanned in

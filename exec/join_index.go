@@ -21,8 +21,9 @@ import (
 // discarded are never in it), and streamStream and closeWindows, the only
 // writers of the store's data keys while the operator is open, change
 // the index as they change the store. It holds each row's time and
-// offset; the row's values it holds decoded for at most keptDecodedRows
-// rows, and reads the others from the store when they match.
+// offset, and the values of the rows that matched (at most
+// keptDecodedRows of them): a row that matches once (an auction) tends to
+// match again (its next bids).
 type keptIndex struct {
 	keys map[string][]keptRow
 	// rows is how many rows the index holds; decoded how many of them
@@ -39,8 +40,9 @@ type keptRow struct {
 }
 
 // keptDecodedRows bounds the rows a side's index holds decoded. Rows beyond
-// it cost a store read and a decode when they match; the index of times
-// and offsets itself is the size of the rows the side keeps.
+// it cost a store read (most often of the overlay, in memory) and a
+// decode each time they match; the index of times and offsets itself is
+// the size of the rows the side keeps.
 var keptDecodedRows = 1 << 16
 
 // keptIndexRows bounds the rows a side's index holds (some 48 bytes each
@@ -87,9 +89,10 @@ func buildKeptIndex(s *state.Store) (*keptIndex, error) {
 	return x, nil
 }
 
-// add records a row the side now keeps. cols, when the index holds the
-// row decoded, must not be modified afterwards.
-func (x *keptIndex) add(key []byte, ts int64, off []byte, cols []any) {
+// add records a row the side now keeps. Its values are not held: most
+// kept rows of a join never match (a bid no auction comes for), and a row
+// that does is decoded when it first matches and held from then on.
+func (x *keptIndex) add(key []byte, ts int64, off []byte) {
 	rows := x.keys[string(key)]
 	i := len(rows)
 	for i > 0 && !rows[i-1].before(ts, off) {
@@ -97,10 +100,6 @@ func (x *keptIndex) add(key []byte, ts int64, off []byte, cols []any) {
 	}
 	r := keptRow{ts: ts}
 	copy(r.off[:], off)
-	if x.decoded < keptDecodedRows {
-		r.cols = cols
-		x.decoded++
-	}
 	if i < len(rows) && rows[i].ts == ts && bytes.Equal(rows[i].off[:], off) {
 		// The store's Put replaced the row: so does the index.
 		if rows[i].cols != nil {
