@@ -677,6 +677,18 @@ func (j *joinOp) closeWindows(tc *TaskContext) error {
 			continue
 		}
 		limit := j.observed[side] - j.retention() + 1
+		if x := j.kept[side]; x != nil {
+			// The index knows the rows by time: delete them where they
+			// are, with no scan of the expiry keys.
+			x.expire(limit, func(key string, ts int64, off []byte) {
+				kb := appendTime(append(append(j.kbuf[:0], joinDataTag), key...), ts)
+				s.Delete(append(kb, off...))
+				kb = appendTime(append(kb[:0], joinExpiryTag), ts)
+				s.Delete(append(append(kb, key...), off...))
+				j.kbuf = kb
+			})
+			continue
+		}
 		if limit <= j.nextExpiry[side] {
 			continue // nothing kept is old enough to forget
 		}
@@ -689,13 +701,9 @@ func (j *joinOp) closeWindows(tc *TaskContext) error {
 		for _, ek := range old {
 			ts := readTime(ek[1:9])
 			rest := ek[9:]
-			key, off := rest[:len(rest)-8], rest[len(rest)-8:]
-			dk := appendTime(append([]byte{joinDataTag}, key...), ts)
-			s.Delete(append(dk, off...))
+			dk := appendTime(append([]byte{joinDataTag}, rest[:len(rest)-8]...), ts)
+			s.Delete(append(dk, rest[len(rest)-8:]...))
 			s.Delete(ek)
-			if x := j.kept[side]; x != nil {
-				x.remove(key, ts, off)
-			}
 		}
 	}
 	return nil

@@ -2,6 +2,7 @@ package exec
 
 import (
 	"bytes"
+	"container/heap"
 	"fmt"
 	"slices"
 
@@ -10,10 +11,12 @@ import (
 )
 
 // keptIndex is, for one side of a stream-stream join, the rows its store
-// keeps, by join key: so that a row of the other side finds its matches
+// keeps: by join key, so that a row of the other side finds its matches
 // with a map lookup instead of a Badger iterator, and a row whose key the
 // side does not keep (most rows of a join that matches few) reads nothing
-// at all.
+// at all; and by time, so that forgetting the rows the side no longer
+// keeps deletes them where they are instead of scanning the store's
+// expiry keys for them.
 //
 // The index is never the truth, but a copy of the store's data keys: it
 // is built from the store when the operator opens (after a restore, or
@@ -25,10 +28,19 @@ import (
 // keptDecodedRows of them): a row that matches once (an auction) tends to
 // match again (its next bids).
 type keptIndex struct {
-	keys map[string][]keptRow
+	keys map[string]*keptKey
+	// byTime holds every row by time, oldest first, for expiry.
+	byTime keptHeap
 	// rows is how many rows the index holds; decoded how many of them
 	// with their values.
 	rows, decoded int
+}
+
+// keptKey is a join key's rows, in the store's order of their data keys:
+// by time, then offset.
+type keptKey struct {
+	key  string
+	rows []keptRow
 }
 
 // keptRow is one row a stream side keeps: the time and offset of its data
@@ -39,13 +51,34 @@ type keptRow struct {
 	cols []any
 }
 
+// keptTime is a row in keptIndex.byTime.
+type keptTime struct {
+	ts  int64
+	off [8]byte
+	k   *keptKey
+}
+
+type keptHeap []keptTime
+
+func (h keptHeap) Len() int           { return len(h) }
+func (h keptHeap) Less(a, b int) bool { return h[a].ts < h[b].ts }
+func (h keptHeap) Swap(a, b int)      { h[a], h[b] = h[b], h[a] }
+func (h *keptHeap) Push(x any)        { *h = append(*h, x.(keptTime)) }
+func (h *keptHeap) Pop() any {
+	old := *h
+	x := old[len(old)-1]
+	old[len(old)-1] = keptTime{}
+	*h = old[:len(old)-1]
+	return x
+}
+
 // keptDecodedRows bounds the rows a side's index holds decoded. Rows beyond
 // it cost a store read (most often of the overlay, in memory) and a
 // decode each time they match; the index of times and offsets itself is
 // the size of the rows the side keeps.
 var keptDecodedRows = 1 << 16
 
-// keptIndexRows bounds the rows a side's index holds (some 48 bytes each
+// keptIndexRows bounds the rows a side's index holds (some 80 bytes each
 // and their key's): a join whose window keeps more per side and task
 // drops its index and scans its store, as it did before it had one.
 var keptIndexRows = 1 << 21
@@ -62,19 +95,17 @@ func (r *keptRow) before(ts int64, off []byte) bool {
 // buildKeptIndex reads the data keys of a stream side's store: nil when
 // they are more than keptIndexRows.
 func buildKeptIndex(s *state.Store) (*keptIndex, error) {
-	x := &keptIndex{keys: make(map[string][]keptRow)}
+	x := &keptIndex{keys: make(map[string]*keptKey)}
 	var bad error
 	err := s.Range([]byte{joinDataTag}, func(k, _ []byte) bool {
 		if len(k) < 17 {
 			bad = fmt.Errorf("join store data key %x: too short for a time and offset", k)
 			return false
 		}
-		key := k[1 : len(k)-16]
-		r := keptRow{ts: readTime(k[len(k)-16:])}
-		copy(r.off[:], k[len(k)-8:])
-		// The store's order is the index's: append.
-		x.keys[string(key)] = append(x.keys[string(key)], r)
-		x.rows++
+		var off [8]byte
+		copy(off[:], k[len(k)-8:])
+		// The store's order is the index's: add appends.
+		x.add(k[1:len(k)-16], readTime(k[len(k)-16:]), off[:])
 		return x.rows <= keptIndexRows
 	})
 	if err == nil {
@@ -93,7 +124,12 @@ func buildKeptIndex(s *state.Store) (*keptIndex, error) {
 // kept rows of a join never match (a bid no auction comes for), and a row
 // that does is decoded when it first matches and held from then on.
 func (x *keptIndex) add(key []byte, ts int64, off []byte) {
-	rows := x.keys[string(key)]
+	k := x.keys[string(key)]
+	if k == nil {
+		k = &keptKey{key: string(key)}
+		x.keys[k.key] = k
+	}
+	rows := k.rows
 	i := len(rows)
 	for i > 0 && !rows[i-1].before(ts, off) {
 		i-- // rows come mostly in time order: search from the end
@@ -108,40 +144,40 @@ func (x *keptIndex) add(key []byte, ts int64, off []byte) {
 		rows[i] = r
 		return
 	}
-	x.keys[string(key)] = slices.Insert(rows, i, r)
+	k.rows = slices.Insert(rows, i, r)
+	heap.Push(&x.byTime, keptTime{ts: ts, off: r.off, k: k})
 	x.rows++
 }
 
-// remove forgets a row the side no longer keeps.
-func (x *keptIndex) remove(key []byte, ts int64, off []byte) {
-	rows, ok := x.keys[string(key)]
-	if !ok {
-		return
-	}
-	i, found := slices.BinarySearchFunc(rows, keptRow{}, func(r keptRow, _ keptRow) int {
-		switch {
-		case r.ts != ts:
-			if r.ts < ts {
-				return -1
+// expire forgets the rows older than limit and calls fn with each one's
+// key, time and offset, so the caller deletes it from the store.
+func (x *keptIndex) expire(limit int64, fn func(key string, ts int64, off []byte)) {
+	for len(x.byTime) > 0 && x.byTime[0].ts < limit {
+		t := heap.Pop(&x.byTime).(keptTime)
+		k := t.k
+		i, found := slices.BinarySearchFunc(k.rows, t, func(r keptRow, t keptTime) int {
+			if r.ts != t.ts {
+				if r.ts < t.ts {
+					return -1
+				}
+				return 1
 			}
-			return 1
-		default:
-			return bytes.Compare(r.off[:], off)
+			return bytes.Compare(r.off[:], t.off[:])
+		})
+		if !found {
+			continue // cannot happen: the two orders hold the same rows
 		}
-	})
-	if !found {
-		return
+		if k.rows[i].cols != nil {
+			x.decoded--
+		}
+		x.rows--
+		if len(k.rows) == 1 {
+			delete(x.keys, k.key)
+		} else {
+			k.rows = slices.Delete(k.rows, i, i+1)
+		}
+		fn(k.key, t.ts, t.off[:])
 	}
-	if rows[i].cols != nil {
-		x.decoded--
-	}
-	x.rows--
-	if len(rows) == 1 {
-		delete(x.keys, string(key))
-		return
-	}
-	rows = slices.Delete(rows, i, i+1)
-	x.keys[string(key)] = rows
 }
 
 // between calls fn with the key's rows whose time is in [from, to], in
@@ -149,10 +185,11 @@ func (x *keptIndex) remove(key []byte, ts int64, off []byte) {
 // from s and decoded (and then held, within keptDecodedRows). buf is
 // scratch for the data key; the last one built is returned.
 func (x *keptIndex) between(s *state.Store, key []byte, from, to int64, buf []byte, fn func(r *keptRow) error) ([]byte, error) {
-	rows := x.keys[string(key)]
-	if len(rows) == 0 {
+	k := x.keys[string(key)]
+	if k == nil {
 		return buf, nil
 	}
+	rows := k.rows
 	i, _ := slices.BinarySearchFunc(rows, from, func(r keptRow, t int64) int {
 		if r.ts < t {
 			return -1

@@ -300,8 +300,8 @@ func checkKeptIndex(t *testing.T, j *joinOp) {
 			t.Fatal(err)
 		}
 		n, d := 0, 0
-		for key, rows := range x.keys {
-			for _, r := range rows {
+		for key, kk := range x.keys {
+			for _, r := range kk.rows {
 				k := appendTime(append([]byte{joinDataTag}, key...), r.ts)
 				k = append(k, r.off[:]...)
 				got = append(got, fmt.Sprintf("%x", k))
@@ -317,6 +317,30 @@ func checkKeptIndex(t *testing.T, j *joinOp) {
 		slices.Sort(got)
 		if diff := cmp.Diff(want, got); diff != "" {
 			t.Errorf("side %d index (-store +index):\n%s", side, diff)
+		}
+		// The expiry keys name the same rows as the data keys, and so
+		// does the index by time.
+		var expiry, byTime []string
+		err = s.Range([]byte{joinExpiryTag}, func(k, _ []byte) bool {
+			dk := append([]byte{joinDataTag}, k[9:len(k)-8]...)
+			dk = append(dk, k[1:9]...)
+			expiry = append(expiry, fmt.Sprintf("%x", append(dk, k[len(k)-8:]...)))
+			return true
+		})
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, e := range x.byTime {
+			k := appendTime(append([]byte{joinDataTag}, e.k.key...), e.ts)
+			byTime = append(byTime, fmt.Sprintf("%x", append(k, e.off[:]...)))
+		}
+		slices.Sort(expiry)
+		slices.Sort(byTime)
+		if diff := cmp.Diff(want, expiry); diff != "" {
+			t.Errorf("side %d expiry keys (-data +expiry):\n%s", side, diff)
+		}
+		if diff := cmp.Diff(want, byTime); diff != "" {
+			t.Errorf("side %d index by time (-data +index):\n%s", side, diff)
 		}
 		if n != x.rows || d != x.decoded || d > keptDecodedRows {
 			t.Errorf("side %d: index counts %d rows, %d decoded; holds %d, %d decoded (bound %d)", side, x.rows, x.decoded, n, d, keptDecodedRows)
