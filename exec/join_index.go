@@ -2,7 +2,6 @@ package exec
 
 import (
 	"bytes"
-	"container/heap"
 	"fmt"
 	"slices"
 
@@ -58,18 +57,48 @@ type keptTime struct {
 	k   *keptKey
 }
 
+// keptHeap is a binary min-heap of rows by time. It is typed rather than
+// a container/heap, whose Push takes an interface and so allocates one
+// per kept row.
 type keptHeap []keptTime
 
-func (h keptHeap) Len() int           { return len(h) }
-func (h keptHeap) Less(a, b int) bool { return h[a].ts < h[b].ts }
-func (h keptHeap) Swap(a, b int)      { h[a], h[b] = h[b], h[a] }
-func (h *keptHeap) Push(x any)        { *h = append(*h, x.(keptTime)) }
-func (h *keptHeap) Pop() any {
-	old := *h
-	x := old[len(old)-1]
-	old[len(old)-1] = keptTime{}
-	*h = old[:len(old)-1]
-	return x
+func (h *keptHeap) push(t keptTime) {
+	*h = append(*h, t)
+	q := *h
+	for i := len(q) - 1; i > 0; {
+		p := (i - 1) / 2
+		if q[p].ts <= q[i].ts {
+			break
+		}
+		q[p], q[i] = q[i], q[p]
+		i = p
+	}
+}
+
+// pop removes and returns the oldest row; the heap must not be empty.
+func (h *keptHeap) pop() keptTime {
+	q := *h
+	top := q[0]
+	last := len(q) - 1
+	q[0] = q[last]
+	q[last] = keptTime{}
+	q = q[:last]
+	for i := 0; ; {
+		c := 2*i + 1
+		if c >= len(q) {
+			break
+		}
+		if c+1 < len(q) && q[c+1].ts < q[c].ts {
+			c++
+		}
+		if q[i].ts <= q[c].ts {
+			break
+		}
+		q[i], q[c] = q[c], q[i]
+		i = c
+	}
+	*h = q
+	return top
 }
 
 // keptDecodedRows bounds the rows a side's index holds decoded. Rows beyond
@@ -145,7 +174,7 @@ func (x *keptIndex) add(key []byte, ts int64, off []byte) {
 		return
 	}
 	k.rows = slices.Insert(rows, i, r)
-	heap.Push(&x.byTime, keptTime{ts: ts, off: r.off, k: k})
+	x.byTime.push(keptTime{ts: ts, off: r.off, k: k})
 	x.rows++
 }
 
@@ -153,7 +182,7 @@ func (x *keptIndex) add(key []byte, ts int64, off []byte) {
 // key, time and offset, so the caller deletes it from the store.
 func (x *keptIndex) expire(limit int64, fn func(key string, ts int64, off []byte)) {
 	for len(x.byTime) > 0 && x.byTime[0].ts < limit {
-		t := heap.Pop(&x.byTime).(keptTime)
+		t := x.byTime.pop()
 		k := t.k
 		i, found := slices.BinarySearchFunc(k.rows, t, func(r keptRow, t keptTime) int {
 			if r.ts != t.ts {

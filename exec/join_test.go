@@ -347,3 +347,34 @@ func checkKeptIndex(t *testing.T, j *joinOp) {
 		}
 	}
 }
+
+// TestKeptHeapOrder pushes rows in a scrambled order of time, with
+// repeats, popping some on the way, and checks every pop is the oldest
+// row left.
+func TestKeptHeapOrder(t *testing.T) {
+	var h keptHeap
+	var left []int64
+	popOldest := func() {
+		t.Helper()
+		slices.Sort(left)
+		got := h.pop().ts
+		if got != left[0] {
+			t.Fatalf("popped %d, oldest left %d (of %v)", got, left[0], left)
+		}
+		left = left[1:]
+	}
+	for i := int64(0); i < 200; i++ {
+		ts := (i * 7919) % 61 // a permutation of 0..60, repeated
+		h.push(keptTime{ts: ts})
+		left = append(left, ts)
+		if i%5 == 4 {
+			popOldest()
+		}
+	}
+	for len(left) > 0 {
+		popOldest()
+	}
+	if len(h) != 0 {
+		t.Fatalf("%d rows left in the heap", len(h))
+	}
+}
