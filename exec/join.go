@@ -210,7 +210,9 @@ type joinMatch struct {
 // Stream-stream store layout (one store per side and partition):
 //
 //	0x00 ‖ key ‖ ts ‖ offset  → row values
-//	0x01 ‖ ts ‖ key ‖ offset  → empty: every kept row by time, for expiry
+//	0x01 ‖ ts ‖ key ‖ offset  → empty: a kept row by time, for expiry,
+//	                            for the rows kept while the side had no
+//	                            index (see keptIndex)
 //	0x02 ‖ ts ‖ key ‖ offset  → empty: outer rows still without a match,
 //	                            emitted when their window closes
 //	0x03                      → the newest event time the side has seen
@@ -247,6 +249,11 @@ func (j *joinOp) Open(tc *TaskContext) error {
 			s.SetWriteBack(j.observedOut[i])
 			if j.kept[i], err = buildKeptIndex(s); err != nil {
 				return err
+			}
+			if j.kept[i] == nil {
+				if err := completeExpiryKeys(s, &j.kbuf); err != nil {
+					return err
+				}
 			}
 		}
 	}
@@ -549,22 +556,45 @@ func (j *joinOp) streamStream(tc *TaskContext, side int, row *Row, key []byte) e
 		mid := len(kb)
 		kb = types.AppendValues(kb, row.Cols)
 		own.Put(kb[:mid], kb[mid:])
-		kb = appendTime(append(kb[:0], joinExpiryTag), ts)
-		kb = append(append(kb, key...), off[:]...)
-		own.Put(kb, nil)
 		j.kbuf = kb
-		j.nextExpiry[side] = min(j.nextExpiry[side], ts)
-		if x := j.kept[side]; x != nil {
-			x.add(key, ts, off[:])
-			if x.rows > keptIndexRows {
-				// Past its bound the index costs more memory than the
-				// iterators it saves: the side's matches are scanned in
-				// the store until the operator opens again.
-				j.kept[side] = nil
-			}
+		x := j.kept[side]
+		if x == nil {
+			// No index to find the row by time: the store keeps its
+			// expiry key.
+			j.kbuf = joinExpiryKey(j.kbuf[:0], ts, key, off[:])
+			own.Put(j.kbuf, nil)
+			j.nextExpiry[side] = min(j.nextExpiry[side], ts)
+			return nil
+		}
+		x.add(key, ts, off[:], false)
+		if x.rows > keptIndexRows {
+			j.dropIndex(side)
 		}
 	}
 	return nil
+}
+
+func joinExpiryKey(buf []byte, ts int64, key, off []byte) []byte {
+	buf = appendTime(append(buf, joinExpiryTag), ts)
+	return append(append(buf, key...), off...)
+}
+
+// dropIndex lets go of a side's index past its bound, where it costs more
+// memory than the iterators it saves: the side's matches are scanned in
+// the store until the operator opens again, and its expiry scans the
+// expiry keys, so the rows kept without one get theirs now.
+func (j *joinOp) dropIndex(side int) {
+	s := j.stores[side]
+	for _, k := range j.kept[side].keys {
+		for _, r := range k.rows {
+			if !r.expiry {
+				j.kbuf = joinExpiryKey(j.kbuf[:0], r.ts, []byte(k.key), r.off[:])
+				s.Put(j.kbuf, nil)
+			}
+		}
+	}
+	j.kept[side] = nil
+	j.nextExpiry[side] = math.MinInt64 // learnt again by the next scan
 }
 
 // match returns the rows the other side keeps for key within [from, to],
@@ -680,11 +710,13 @@ func (j *joinOp) closeWindows(tc *TaskContext) error {
 		if x := j.kept[side]; x != nil {
 			// The index knows the rows by time: delete them where they
 			// are, with no scan of the expiry keys.
-			x.expire(limit, func(key string, ts int64, off []byte) {
+			x.expire(limit, func(key string, ts int64, off []byte, expiry bool) {
 				kb := appendTime(append(append(j.kbuf[:0], joinDataTag), key...), ts)
 				s.Delete(append(kb, off...))
-				kb = appendTime(append(kb[:0], joinExpiryTag), ts)
-				s.Delete(append(append(kb, key...), off...))
+				if expiry {
+					kb = joinExpiryKey(kb[:0], ts, []byte(key), off)
+					s.Delete(kb)
+				}
 				j.kbuf = kb
 			})
 			continue

@@ -48,6 +48,10 @@ type keptRow struct {
 	ts   int64
 	off  [8]byte
 	cols []any
+	// expiry is set when the store holds the row's expiry key (the row
+	// was kept while the side had no index, or by an older Sluice), to
+	// delete with it.
+	expiry bool
 }
 
 // keptTime is a row in keptIndex.byTime.
@@ -134,7 +138,7 @@ func buildKeptIndex(s *state.Store) (*keptIndex, error) {
 		var off [8]byte
 		copy(off[:], k[len(k)-8:])
 		// The store's order is the index's: add appends.
-		x.add(k[1:len(k)-16], readTime(k[len(k)-16:]), off[:])
+		x.add(k[1:len(k)-16], readTime(k[len(k)-16:]), off[:], false)
 		return x.rows <= keptIndexRows
 	})
 	if err == nil {
@@ -146,13 +150,82 @@ func buildKeptIndex(s *state.Store) (*keptIndex, error) {
 	if x.rows > keptIndexRows {
 		return nil, nil // too many rows: the side's matches are scanned in the store
 	}
+	// The rows that have an expiry key.
+	err = s.Range([]byte{joinExpiryTag}, func(k, _ []byte) bool {
+		if len(k) < 17 {
+			bad = fmt.Errorf("join store expiry key %x: too short for a time and offset", k)
+			return false
+		}
+		if r := x.find(k[9:len(k)-8], readTime(k[1:9]), k[len(k)-8:]); r != nil {
+			r.expiry = true
+		}
+		return true
+	})
+	if err == nil {
+		err = bad
+	}
+	if err != nil {
+		return nil, fmt.Errorf("join index of %s: %w", s.ID(), err)
+	}
 	return x, nil
+}
+
+// completeExpiryKeys gives every row of a stream side's store its expiry
+// key, for an operator that has no index of the side (it keeps more than
+// keptIndexRows): rows kept while it had one have none. One point read
+// per row, when the operator opens.
+func completeExpiryKeys(s *state.Store, buf *[]byte) error {
+	var bad error
+	err := s.Range([]byte{joinDataTag}, func(k, _ []byte) bool {
+		if len(k) < 17 {
+			bad = fmt.Errorf("join store data key %x: too short for a time and offset", k)
+			return false
+		}
+		*buf = joinExpiryKey((*buf)[:0], readTime(k[len(k)-16:]), k[1:len(k)-16], k[len(k)-8:])
+		_, ok, err := s.Get(*buf)
+		if err != nil {
+			bad = err
+			return false
+		}
+		if !ok {
+			s.Put(*buf, nil)
+		}
+		return true
+	})
+	if err == nil {
+		err = bad
+	}
+	if err != nil {
+		return fmt.Errorf("join expiry keys of %s: %w", s.ID(), err)
+	}
+	return nil
+}
+
+// find returns the index's row of key at ts and off, nil if it has none.
+func (x *keptIndex) find(key []byte, ts int64, off []byte) *keptRow {
+	k := x.keys[string(key)]
+	if k == nil {
+		return nil
+	}
+	i, found := slices.BinarySearchFunc(k.rows, ts, func(r keptRow, ts int64) int {
+		if r.ts != ts {
+			if r.ts < ts {
+				return -1
+			}
+			return 1
+		}
+		return bytes.Compare(r.off[:], off)
+	})
+	if !found {
+		return nil
+	}
+	return &k.rows[i]
 }
 
 // add records a row the side now keeps. Its values are not held: most
 // kept rows of a join never match (a bid no auction comes for), and a row
 // that does is decoded when it first matches and held from then on.
-func (x *keptIndex) add(key []byte, ts int64, off []byte) {
+func (x *keptIndex) add(key []byte, ts int64, off []byte, expiry bool) {
 	k := x.keys[string(key)]
 	if k == nil {
 		k = &keptKey{key: string(key)}
@@ -163,7 +236,7 @@ func (x *keptIndex) add(key []byte, ts int64, off []byte) {
 	for i > 0 && !rows[i-1].before(ts, off) {
 		i-- // rows come mostly in time order: search from the end
 	}
-	r := keptRow{ts: ts}
+	r := keptRow{ts: ts, expiry: expiry}
 	copy(r.off[:], off)
 	if i < len(rows) && rows[i].ts == ts && bytes.Equal(rows[i].off[:], off) {
 		// The store's Put replaced the row: so does the index.
@@ -179,8 +252,9 @@ func (x *keptIndex) add(key []byte, ts int64, off []byte) {
 }
 
 // expire forgets the rows older than limit and calls fn with each one's
-// key, time and offset, so the caller deletes it from the store.
-func (x *keptIndex) expire(limit int64, fn func(key string, ts int64, off []byte)) {
+// key, time and offset and whether it has an expiry key, so the caller
+// deletes it from the store.
+func (x *keptIndex) expire(limit int64, fn func(key string, ts int64, off []byte, expiry bool)) {
 	for len(x.byTime) > 0 && x.byTime[0].ts < limit {
 		t := x.byTime.pop()
 		k := t.k
@@ -199,13 +273,14 @@ func (x *keptIndex) expire(limit int64, fn func(key string, ts int64, off []byte
 		if k.rows[i].cols != nil {
 			x.decoded--
 		}
+		expiry := k.rows[i].expiry
 		x.rows--
 		if len(k.rows) == 1 {
 			delete(x.keys, k.key)
 		} else {
 			k.rows = slices.Delete(k.rows, i, i+1)
 		}
-		fn(k.key, t.ts, t.off[:])
+		fn(k.key, t.ts, t.off[:], expiry)
 	}
 }
 

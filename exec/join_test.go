@@ -119,6 +119,9 @@ func TestJoinAcrossStops(t *testing.T) {
 	}
 }
 
+// joinBeforeReopen, when set, runs before runJoin opens the operator again.
+var joinBeforeReopen func()
+
 func runJoin(t *testing.T, node *JoinNode, in []joinIn, stop string) (out []string, stored map[string][]string) {
 	t.Helper()
 	dir := t.TempDir()
@@ -201,6 +204,9 @@ func runJoin(t *testing.T, node *JoinNode, in []joinIn, stop string) (out []stri
 			db = openState(t, dir)
 		}
 		out, tc.StreamTime = out[:committed], committedTime
+		if joinBeforeReopen != nil {
+			joinBeforeReopen()
+		}
 		open()
 		process(joinCommitAfter, len(in))
 	}
@@ -251,18 +257,35 @@ func runJoin(t *testing.T, node *JoinNode, in []joinIn, stop string) (out []stri
 
 // TestJoinIndexBounds runs the stream-stream case across its stops with
 // the index's bounds at their edges: no row held decoded (every match read
-// from the store), and no index at all (every match scanned in the store,
-// the index dropped as the first row is kept).
+// from the store); no index at all (every match scanned in the store, the
+// index dropped as the first row is kept); the index dropped midway (the
+// rows it kept get their expiry keys then); rows kept with an index and
+// reopened without one, and the other way round.
 func TestJoinIndexBounds(t *testing.T) {
 	c := joinCases[0]
 	for _, bound := range []struct {
 		name          string
 		decoded, rows int
-	}{{"none decoded", 0, keptIndexRows}, {"one decoded", 1, keptIndexRows}, {"no index", 0, 0}} {
+		// reopenRows, when set, is the index's bound once the task
+		// reopens: its rows were kept with an index, without their
+		// expiry keys, and the side now has none, or the other way round.
+		reopenRows int
+	}{
+		{"none decoded", 0, keptIndexRows, 0},
+		{"one decoded", 1, keptIndexRows, 0},
+		{"no index", 0, 0, 0},
+		{"dropped at 2 rows", keptDecodedRows, 2, 0},
+		{"dropped on reopen", keptDecodedRows, keptIndexRows, 1},
+		{"index on reopen", keptDecodedRows, 0, keptIndexRows},
+	} {
 		for _, stop := range []string{"", "reopen", "abort", "crash"} {
 			t.Run(bound.name+"/"+stop, func(t *testing.T) {
 				defer func(d, r int) { keptDecodedRows, keptIndexRows = d, r }(keptDecodedRows, keptIndexRows)
 				keptDecodedRows, keptIndexRows = bound.decoded, bound.rows
+				defer func() { joinBeforeReopen = nil }()
+				if bound.reopenRows != 0 {
+					joinBeforeReopen = func() { keptIndexRows = bound.reopenRows }
+				}
 				got, stored := runJoin(t, c.node, c.in, stop)
 				if diff := cmp.Diff(c.want, got); diff != "" {
 					t.Fatalf("output (-want +got):\n%s", diff)
@@ -283,13 +306,7 @@ func checkKeptIndex(t *testing.T, j *joinOp) {
 	t.Helper()
 	for side, s := range j.stores {
 		x := j.kept[side]
-		if x == nil {
-			if keptIndexRows > 0 {
-				t.Errorf("side %d: no index", side)
-			}
-			continue
-		}
-		var want, got []string
+		var want, got, wantExpiry []string
 		decoded := map[string]string{}
 		err := s.Range([]byte{joinDataTag}, func(k, v []byte) bool {
 			want = append(want, fmt.Sprintf("%x", k))
@@ -299,12 +316,34 @@ func checkKeptIndex(t *testing.T, j *joinOp) {
 		if err != nil {
 			t.Fatal(err)
 		}
+		// The expiry keys name the rows the index knows to have one, or
+		// every row when the side has no index.
+		var expiry []string
+		err = s.Range([]byte{joinExpiryTag}, func(k, _ []byte) bool {
+			dk := append([]byte{joinDataTag}, k[9:len(k)-8]...)
+			dk = append(dk, k[1:9]...)
+			expiry = append(expiry, fmt.Sprintf("%x", append(dk, k[len(k)-8:]...)))
+			return true
+		})
+		if err != nil {
+			t.Fatal(err)
+		}
+		slices.Sort(expiry)
+		if x == nil {
+			if diff := cmp.Diff(want, expiry); diff != "" {
+				t.Errorf("side %d without an index: expiry keys (-data +expiry):\n%s", side, diff)
+			}
+			continue
+		}
 		n, d := 0, 0
 		for key, kk := range x.keys {
 			for _, r := range kk.rows {
 				k := appendTime(append([]byte{joinDataTag}, key...), r.ts)
 				k = append(k, r.off[:]...)
 				got = append(got, fmt.Sprintf("%x", k))
+				if r.expiry {
+					wantExpiry = append(wantExpiry, fmt.Sprintf("%x", k))
+				}
 				n++
 				if r.cols != nil {
 					d++
@@ -318,26 +357,15 @@ func checkKeptIndex(t *testing.T, j *joinOp) {
 		if diff := cmp.Diff(want, got); diff != "" {
 			t.Errorf("side %d index (-store +index):\n%s", side, diff)
 		}
-		// The expiry keys name the same rows as the data keys, and so
-		// does the index by time.
-		var expiry, byTime []string
-		err = s.Range([]byte{joinExpiryTag}, func(k, _ []byte) bool {
-			dk := append([]byte{joinDataTag}, k[9:len(k)-8]...)
-			dk = append(dk, k[1:9]...)
-			expiry = append(expiry, fmt.Sprintf("%x", append(dk, k[len(k)-8:]...)))
-			return true
-		})
-		if err != nil {
-			t.Fatal(err)
-		}
+		var byTime []string
 		for _, e := range x.byTime {
 			k := appendTime(append([]byte{joinDataTag}, e.k.key...), e.ts)
 			byTime = append(byTime, fmt.Sprintf("%x", append(k, e.off[:]...)))
 		}
-		slices.Sort(expiry)
 		slices.Sort(byTime)
-		if diff := cmp.Diff(want, expiry); diff != "" {
-			t.Errorf("side %d expiry keys (-data +expiry):\n%s", side, diff)
+		slices.Sort(wantExpiry)
+		if diff := cmp.Diff(wantExpiry, expiry); diff != "" {
+			t.Errorf("side %d expiry keys (-index's +store's):\n%s", side, diff)
 		}
 		if diff := cmp.Diff(want, byTime); diff != "" {
 			t.Errorf("side %d index by time (-data +index):\n%s", side, diff)
