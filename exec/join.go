@@ -166,6 +166,9 @@ type joinOp struct {
 	// older than observed - (Before+After+Grace) and is searched no
 	// further back.
 	observed [2]int64
+	// observedOut writes observed to each stream side's store once per
+	// commit, not once per record that moves it.
+	observedOut [2]*observedWriteBack
 	// nextPending and nextExpiry are, per stream side, lower bounds of
 	// the oldest event time among the side's pending and expiry keys
 	// (math.MaxInt64: it keeps none), so that closing windows opens an
@@ -177,6 +180,10 @@ type joinOp struct {
 	// tables holds, per table side, rows of its store decoded, by
 	// encoded key (see tableRow).
 	tables [2]map[string]tableEntry
+	// kept indexes, per stream side, the rows its store keeps (nil: the
+	// side is a table, or keeps more rows than keptIndexRows, and its
+	// matches are scanned in the store).
+	kept [2]*keptIndex
 	// matches and kbuf are reused from record to record.
 	matches []joinMatch
 	kbuf    []byte
@@ -203,7 +210,9 @@ type joinMatch struct {
 // Stream-stream store layout (one store per side and partition):
 //
 //	0x00 ‖ key ‖ ts ‖ offset  → row values
-//	0x01 ‖ ts ‖ key ‖ offset  → empty: every kept row by time, for expiry
+//	0x01 ‖ ts ‖ key ‖ offset  → empty: a kept row by time, for expiry,
+//	                            for the rows kept while the side had no
+//	                            index (see keptIndex)
 //	0x02 ‖ ts ‖ key ‖ offset  → empty: outer rows still without a match,
 //	                            emitted when their window closes
 //	0x03                      → the newest event time the side has seen
@@ -236,10 +245,59 @@ func (j *joinOp) Open(tc *TaskContext) error {
 			if ok && len(v) == 8 {
 				j.observed[i] = readTime(v)
 			}
+			j.observedOut[i] = &observedWriteBack{store: s}
+			s.SetWriteBack(j.observedOut[i])
+			if j.kept[i], err = buildKeptIndex(s); err != nil {
+				return err
+			}
+			if j.kept[i] == nil {
+				if err := completeExpiryKeys(s, &j.kbuf); err != nil {
+					return err
+				}
+			}
 		}
 	}
 	return nil
 }
+
+// Close lets go of the stores: the newest event times written since the
+// last commit are written with the next one's, or lost with an abort.
+func (j *joinOp) Close() error {
+	for i, w := range j.observedOut {
+		if w != nil {
+			j.stores[i].DropWriteBack(w)
+		}
+	}
+	return j.forward.Close()
+}
+
+// observedWriteBack holds a stream side's newest event time until its
+// store hands out its writes (the changelog, a commit) or ranges over
+// them, and writes it then: one write per commit instead of one per
+// record in event-time order. It is the store's WriteBack (the join owns
+// the store's keys).
+type observedWriteBack struct {
+	store *state.Store
+	ts    int64
+	dirty bool
+	buf   [8]byte
+}
+
+var _ state.WriteBack = (*observedWriteBack)(nil)
+
+func (w *observedWriteBack) set(ts int64) { w.ts, w.dirty = ts, true }
+
+func (w *observedWriteBack) WriteBack() {
+	if w.dirty {
+		w.dirty = false
+		w.store.Put([]byte{joinObserved}, appendTime(w.buf[:0], w.ts))
+	}
+}
+
+// Discard forgets the time not yet written: the store drops its writes
+// since the commit (an abort), and the task's next operator reads the
+// time the store keeps.
+func (w *observedWriteBack) Discard() { w.dirty = false }
 
 func (j *joinOp) Process(tc *TaskContext, row *Row) error { return j.ProcessSide(tc, 0, row) }
 
@@ -447,7 +505,7 @@ func (j *joinOp) streamStream(tc *TaskContext, side int, row *Row, key []byte) e
 	}
 	if ts > j.observed[side] {
 		j.observed[side] = ts
-		j.stores[side].Put([]byte{joinObserved}, appendTime(nil, ts))
+		j.observedOut[side].set(ts)
 	}
 	kept := ts > j.observed[side]-j.retention()
 	if !kept {
@@ -457,32 +515,12 @@ func (j *joinOp) streamStream(tc *TaskContext, side int, row *Row, key []byte) e
 	if o := j.observed[1-side]; o != math.MinInt64 {
 		from = max(from, o-j.retention()+1)
 	}
-	kb := appendTime(append(append(j.kbuf[:0], joinDataTag), key...), from)
-	mid := len(kb)
-	kb = appendTime(append(append(kb, joinDataTag), key...), satAdd(to, 1))
-	j.kbuf = kb
-	start, end := kb[:mid], kb[mid:]
-	matches := j.matches[:0]
-	var derr error
-	err := otherStore.RangeBetween(start, end, func(k, v []byte) bool {
-		cols, _, err := types.DecodeValues(v)
-		if err != nil {
-			derr = fmt.Errorf("join %s: stored row: %w", n.Text, err)
-			return false
-		}
-		m := joinMatch{cols: cols, ts: readTime(k[len(k)-16:])}
-		copy(m.off[:], k[len(k)-8:])
-		matches = append(matches, m)
-		return true
-	})
+	matches, err := j.match(1-side, key, from, to)
 	defer func() {
 		// Forget the rows so the reused slice holds none past the record.
 		clear(matches)
 		j.matches = matches[:0]
 	}()
-	if err == nil {
-		err = derr
-	}
 	if err != nil {
 		return err
 	}
@@ -518,13 +556,85 @@ func (j *joinOp) streamStream(tc *TaskContext, side int, row *Row, key []byte) e
 		mid := len(kb)
 		kb = types.AppendValues(kb, row.Cols)
 		own.Put(kb[:mid], kb[mid:])
-		kb = appendTime(append(kb[:0], joinExpiryTag), ts)
-		kb = append(append(kb, key...), off[:]...)
-		own.Put(kb, nil)
 		j.kbuf = kb
-		j.nextExpiry[side] = min(j.nextExpiry[side], ts)
+		x := j.kept[side]
+		if x == nil {
+			// No index to find the row by time: the store keeps its
+			// expiry key.
+			j.kbuf = joinExpiryKey(j.kbuf[:0], ts, key, off[:])
+			own.Put(j.kbuf, nil)
+			j.nextExpiry[side] = min(j.nextExpiry[side], ts)
+			return nil
+		}
+		x.add(key, ts, off[:], false)
+		if x.rows > keptIndexRows {
+			j.dropIndex(side)
+		}
 	}
 	return nil
+}
+
+func joinExpiryKey(buf []byte, ts int64, key, off []byte) []byte {
+	buf = appendTime(append(buf, joinExpiryTag), ts)
+	return append(append(buf, key...), off...)
+}
+
+// dropIndex lets go of a side's index past its bound, where it costs more
+// memory than the iterators it saves: the side's matches are scanned in
+// the store until the operator opens again, and its expiry scans the
+// expiry keys, so the rows kept without one get theirs now.
+func (j *joinOp) dropIndex(side int) {
+	s := j.stores[side]
+	for _, k := range j.kept[side].keys {
+		for _, r := range k.rows {
+			if !r.expiry {
+				j.kbuf = joinExpiryKey(j.kbuf[:0], r.ts, []byte(k.key), r.off[:])
+				s.Put(j.kbuf, nil)
+			}
+		}
+	}
+	j.kept[side] = nil
+	j.nextExpiry[side] = math.MinInt64 // learnt again by the next scan
+}
+
+// match returns the rows the other side keeps for key within [from, to],
+// in the store's order, from its index, or by a scan of its store when it
+// has none.
+func (j *joinOp) match(other int, key []byte, from, to int64) ([]joinMatch, error) {
+	matches := j.matches[:0]
+	s := j.stores[other]
+	if x := j.kept[other]; x != nil {
+		var err error
+		j.kbuf, err = x.between(s, key, from, to, j.kbuf, func(r *keptRow) error {
+			matches = append(matches, joinMatch{off: r.off, cols: r.cols, ts: r.ts})
+			return nil
+		})
+		if err != nil {
+			return matches, fmt.Errorf("join %s: %w", j.node.Text, err)
+		}
+		return matches, nil
+	}
+	kb := appendTime(append(append(j.kbuf[:0], joinDataTag), key...), from)
+	mid := len(kb)
+	kb = appendTime(append(append(kb, joinDataTag), key...), satAdd(to, 1))
+	j.kbuf = kb
+	start, end := kb[:mid], kb[mid:]
+	var derr error
+	err := s.RangeBetween(start, end, func(k, v []byte) bool {
+		cols, _, err := types.DecodeValues(v)
+		if err != nil {
+			derr = fmt.Errorf("join %s: stored row: %w", j.node.Text, err)
+			return false
+		}
+		m := joinMatch{cols: cols, ts: readTime(k[len(k)-16:])}
+		copy(m.off[:], k[len(k)-8:])
+		matches = append(matches, m)
+		return true
+	})
+	if err == nil {
+		err = derr
+	}
+	return matches, err
 }
 
 func (j *joinOp) sideSpec(side int) JoinSide {
@@ -597,6 +707,20 @@ func (j *joinOp) closeWindows(tc *TaskContext) error {
 			continue
 		}
 		limit := j.observed[side] - j.retention() + 1
+		if x := j.kept[side]; x != nil {
+			// The index knows the rows by time: delete them where they
+			// are, with no scan of the expiry keys.
+			x.expire(limit, func(key string, ts int64, off []byte, expiry bool) {
+				kb := appendTime(append(append(j.kbuf[:0], joinDataTag), key...), ts)
+				s.Delete(append(kb, off...))
+				if expiry {
+					kb = joinExpiryKey(kb[:0], ts, []byte(key), off)
+					s.Delete(kb)
+				}
+				j.kbuf = kb
+			})
+			continue
+		}
 		if limit <= j.nextExpiry[side] {
 			continue // nothing kept is old enough to forget
 		}

@@ -2,6 +2,7 @@ package exec
 
 import (
 	"fmt"
+	"slices"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
@@ -52,8 +53,8 @@ var joinCases = []struct {
 	},
 	want: []string{"l1 r1 @5", "l3 r1 @12", "l2 <nil> @6", "l5 r3 @33", "l4 <nil> @30"},
 	stored: map[string][]string{
-		"L": {"data y@101", "pending y@101"},
-		"R": {"data x@100"},
+		"L": {"data y@101", "pending y@101", "newest @101"},
+		"R": {"data x@100", "newest @100"},
 	},
 }, {
 	// A stream LEFT JOIN a table: the table's row changes and goes between
@@ -118,6 +119,9 @@ func TestJoinAcrossStops(t *testing.T) {
 	}
 }
 
+// joinBeforeReopen, when set, runs before runJoin opens the operator again.
+var joinBeforeReopen func()
+
 func runJoin(t *testing.T, node *JoinNode, in []joinIn, stop string) (out []string, stored map[string][]string) {
 	t.Helper()
 	dir := t.TempDir()
@@ -176,6 +180,9 @@ func runJoin(t *testing.T, node *JoinNode, in []joinIn, stop string) (out []stri
 	} else {
 		process(0, joinCommitAfter)
 		each(func(s *state.Store) {
+			// What the changelog takes first (a join's WriteBack writes
+			// then), then the commit.
+			_ = s.Pending()
 			if err := s.Commit(state.Checkpoint{}); err != nil {
 				t.Fatal(err)
 			}
@@ -197,8 +204,14 @@ func runJoin(t *testing.T, node *JoinNode, in []joinIn, stop string) (out []stri
 			db = openState(t, dir)
 		}
 		out, tc.StreamTime = out[:committed], committedTime
+		if joinBeforeReopen != nil {
+			joinBeforeReopen()
+		}
 		open()
 		process(joinCommitAfter, len(in))
+	}
+	if j := op.(*joinOp); node.streams() {
+		checkKeptIndex(t, j)
 	}
 	stored = map[string][]string{}
 	for _, name := range node.StoreNames() {
@@ -221,8 +234,11 @@ func runJoin(t *testing.T, node *JoinNode, in []joinIn, stop string) (out []stri
 				what, key, ts = "data", k[1:len(k)-16], readTime(k[len(k)-16:])
 			case joinPendingTag:
 				what, key, ts = "pending", k[9:len(k)-8], readTime(k[1:9])
+			case joinObserved:
+				stored[name] = append(stored[name], fmt.Sprintf("newest @%d", readTime(v)))
+				return true
 			default:
-				return true // the expiry index mirrors data; the newest time
+				return true // the expiry index mirrors data
 			}
 			kv, _, err := types.DecodeValue(key)
 			if err != nil {
@@ -237,4 +253,156 @@ func runJoin(t *testing.T, node *JoinNode, in []joinIn, stop string) (out []stri
 		}
 	}
 	return out, stored
+}
+
+// TestJoinIndexBounds runs the stream-stream case across its stops with
+// the index's bounds at their edges: no row held decoded (every match read
+// from the store); no index at all (every match scanned in the store, the
+// index dropped as the first row is kept); the index dropped midway (the
+// rows it kept get their expiry keys then); rows kept with an index and
+// reopened without one, and the other way round.
+func TestJoinIndexBounds(t *testing.T) {
+	c := joinCases[0]
+	for _, bound := range []struct {
+		name          string
+		decoded, rows int
+		// reopenRows, when set, is the index's bound once the task
+		// reopens: its rows were kept with an index, without their
+		// expiry keys, and the side now has none, or the other way round.
+		reopenRows int
+	}{
+		{"none decoded", 0, keptIndexRows, 0},
+		{"one decoded", 1, keptIndexRows, 0},
+		{"no index", 0, 0, 0},
+		{"dropped at 2 rows", keptDecodedRows, 2, 0},
+		{"dropped on reopen", keptDecodedRows, keptIndexRows, 1},
+		{"index on reopen", keptDecodedRows, 0, keptIndexRows},
+	} {
+		for _, stop := range []string{"", "reopen", "abort", "crash"} {
+			t.Run(bound.name+"/"+stop, func(t *testing.T) {
+				defer func(d, r int) { keptDecodedRows, keptIndexRows = d, r }(keptDecodedRows, keptIndexRows)
+				keptDecodedRows, keptIndexRows = bound.decoded, bound.rows
+				defer func() { joinBeforeReopen = nil }()
+				if bound.reopenRows != 0 {
+					joinBeforeReopen = func() { keptIndexRows = bound.reopenRows }
+				}
+				got, stored := runJoin(t, c.node, c.in, stop)
+				if diff := cmp.Diff(c.want, got); diff != "" {
+					t.Fatalf("output (-want +got):\n%s", diff)
+				}
+				if diff := cmp.Diff(c.stored, stored); diff != "" {
+					t.Fatalf("stores (-want +got):\n%s", diff)
+				}
+			})
+		}
+	}
+}
+
+// checkKeptIndex compares what a stream-stream join's indexes hold with
+// the data keys of its stores, and the rows they hold decoded with the
+// stored values: after a reopen, an abort or a crash, the index must be
+// the store's, not what the operator wrote before.
+func checkKeptIndex(t *testing.T, j *joinOp) {
+	t.Helper()
+	for side, s := range j.stores {
+		x := j.kept[side]
+		var want, got, wantExpiry []string
+		decoded := map[string]string{}
+		err := s.Range([]byte{joinDataTag}, func(k, v []byte) bool {
+			want = append(want, fmt.Sprintf("%x", k))
+			decoded[fmt.Sprintf("%x", k)] = fmt.Sprintf("%x", v)
+			return true
+		})
+		if err != nil {
+			t.Fatal(err)
+		}
+		// The expiry keys name the rows the index knows to have one, or
+		// every row when the side has no index.
+		var expiry []string
+		err = s.Range([]byte{joinExpiryTag}, func(k, _ []byte) bool {
+			dk := append([]byte{joinDataTag}, k[9:len(k)-8]...)
+			dk = append(dk, k[1:9]...)
+			expiry = append(expiry, fmt.Sprintf("%x", append(dk, k[len(k)-8:]...)))
+			return true
+		})
+		if err != nil {
+			t.Fatal(err)
+		}
+		slices.Sort(expiry)
+		if x == nil {
+			if diff := cmp.Diff(want, expiry); diff != "" {
+				t.Errorf("side %d without an index: expiry keys (-data +expiry):\n%s", side, diff)
+			}
+			continue
+		}
+		n, d := 0, 0
+		for key, kk := range x.keys {
+			for _, r := range kk.rows {
+				k := appendTime(append([]byte{joinDataTag}, key...), r.ts)
+				k = append(k, r.off[:]...)
+				got = append(got, fmt.Sprintf("%x", k))
+				if r.expiry {
+					wantExpiry = append(wantExpiry, fmt.Sprintf("%x", k))
+				}
+				n++
+				if r.cols != nil {
+					d++
+					if v := fmt.Sprintf("%x", types.AppendValues(nil, r.cols)); v != decoded[fmt.Sprintf("%x", k)] {
+						t.Errorf("side %d row %x: decoded %s, stored %s", side, k, v, decoded[fmt.Sprintf("%x", k)])
+					}
+				}
+			}
+		}
+		slices.Sort(got)
+		if diff := cmp.Diff(want, got); diff != "" {
+			t.Errorf("side %d index (-store +index):\n%s", side, diff)
+		}
+		var byTime []string
+		for _, e := range x.byTime {
+			k := appendTime(append([]byte{joinDataTag}, e.k.key...), e.ts)
+			byTime = append(byTime, fmt.Sprintf("%x", append(k, e.off[:]...)))
+		}
+		slices.Sort(byTime)
+		slices.Sort(wantExpiry)
+		if diff := cmp.Diff(wantExpiry, expiry); diff != "" {
+			t.Errorf("side %d expiry keys (-index's +store's):\n%s", side, diff)
+		}
+		if diff := cmp.Diff(want, byTime); diff != "" {
+			t.Errorf("side %d index by time (-data +index):\n%s", side, diff)
+		}
+		if n != x.rows || d != x.decoded || d > keptDecodedRows {
+			t.Errorf("side %d: index counts %d rows, %d decoded; holds %d, %d decoded (bound %d)", side, x.rows, x.decoded, n, d, keptDecodedRows)
+		}
+	}
+}
+
+// TestKeptHeapOrder pushes rows in a scrambled order of time, with
+// repeats, popping some on the way, and checks every pop is the oldest
+// row left.
+func TestKeptHeapOrder(t *testing.T) {
+	var h keptHeap
+	var left []int64
+	popOldest := func() {
+		t.Helper()
+		slices.Sort(left)
+		got := h.pop().ts
+		if got != left[0] {
+			t.Fatalf("popped %d, oldest left %d (of %v)", got, left[0], left)
+		}
+		left = left[1:]
+	}
+	for i := int64(0); i < 200; i++ {
+		ts := (i * 7919) % 61 // a permutation of 0..60, repeated
+		h.push(keptTime{ts: ts})
+		left = append(left, ts)
+		if i%5 == 4 {
+			popOldest()
+		}
+	}
+	for len(left) > 0 {
+		popOldest()
+	}
+	if len(h) != 0 {
+		t.Fatalf("%d rows left in the heap", len(h))
+	}
 }
