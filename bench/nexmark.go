@@ -578,6 +578,8 @@ func (b *nexBench) run(ctx context.Context, ct *contender, want int64) (procSamp
 	}
 	defer deleteTopic(b.conn, out)
 	defer deleteTopic(b.conn, out+"-changelog")
+	// A Sluice chain's intermediate topics (the suite's q5, q7, q8).
+	defer deleteTopicsPrefixed(b.conn, out+"-")
 
 	var kept []*kgo.Record
 	var keep func(*kgo.Record)

@@ -92,7 +92,9 @@ func (n *nexmarkSuiteCmd) Run(ctx context.Context, c *cli) error {
 	sluice := func(q *nxQuery) func(in, out, id, dir string) *exec.Cmd {
 		return func(in, out, id, dir string) *exec.Cmd {
 			file := filepath.Join(dir, "q.sql")
-			sql := nxSources(personsTopic, gen.auctionsTopic, gen.bidsTopic) + strings.Replace(q.sluice, "%s", out, 1)
+			// %s or %[1]s: the output topic; a chain's intermediate topics
+			// are named after it (%[1]s-max), so that each run has its own.
+			sql := nxSources(personsTopic, gen.auctionsTopic, gen.bidsTopic) + strings.NewReplacer("%[1]s", out, "%s", out).Replace(q.sluice)
 			if err := os.WriteFile(file, []byte(sql), 0o644); err != nil {
 				return nil
 			}
@@ -119,6 +121,13 @@ func (n *nexmarkSuiteCmd) Run(ctx context.Context, c *cli) error {
 		// Flink's final watermark: the greatest bid time per partition.
 		if env.bidsMaxTS, err = topicRecords(ctx, cl.connOpts(), gen.bidsTopic, func(*kgo.Record) {}); err != nil {
 			return fmt.Errorf("read the bids back: %w", err)
+		}
+		// And of the persons and auctions (q8).
+		if env.personsMaxTS, err = topicRecords(ctx, cl.connOpts(), personsTopic, func(*kgo.Record) {}); err != nil {
+			return fmt.Errorf("read the persons back: %w", err)
+		}
+		if env.auctionsMaxTS, err = topicRecords(ctx, cl.connOpts(), gen.auctionsTopic, func(*kgo.Record) {}); err != nil {
+			return fmt.Errorf("read the auctions back: %w", err)
 		}
 	}
 	expect := map[workload]int64{}

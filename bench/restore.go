@@ -13,6 +13,7 @@ import (
 	"path/filepath"
 	"runtime/pprof"
 	"slices"
+	"strings"
 	"time"
 
 	"github.com/twmb/franz-go/pkg/kadm"
@@ -354,6 +355,32 @@ func deleteTopic(conn []kgo.Opt, topic string) {
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
 	_, _ = kadm.NewClient(cl).DeleteTopics(ctx, topic)
+}
+
+// deleteTopicsPrefixed deletes every topic whose name starts with prefix,
+// as deleteTopic, errors ignored.
+func deleteTopicsPrefixed(conn []kgo.Opt, prefix string) {
+	cl, err := kgo.NewClient(conn...)
+	if err != nil {
+		return
+	}
+	defer cl.Close()
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	adm := kadm.NewClient(cl)
+	topics, err := adm.ListTopics(ctx)
+	if err != nil {
+		return
+	}
+	var names []string
+	for _, t := range topics.Names() {
+		if strings.HasPrefix(t, prefix) {
+			names = append(names, t)
+		}
+	}
+	if len(names) > 0 {
+		_, _ = adm.DeleteTopics(ctx, names...)
+	}
 }
 
 // scatter returns a bijection of [0, n): i ↦ (i·m + c) mod n with m coprime

@@ -14,10 +14,12 @@ import org.apache.kafka.streams.kstream.Consumed;
 import org.apache.kafka.streams.kstream.Grouped;
 import org.apache.kafka.streams.kstream.JoinWindows;
 import org.apache.kafka.streams.kstream.KStream;
+import org.apache.kafka.streams.kstream.Materialized;
 import org.apache.kafka.streams.kstream.Produced;
 import org.apache.kafka.streams.kstream.SessionWindows;
 import org.apache.kafka.streams.kstream.StreamJoined;
 import org.apache.kafka.streams.kstream.Suppressed;
+import org.apache.kafka.streams.kstream.TimeWindows;
 import org.apache.kafka.streams.kstream.Windowed;
 
 /**
@@ -186,6 +188,67 @@ final class Nexmark {
     b.stream(bids, Consumed.with(Main.STRING, Main.BID))
         .join(cat10, BidAuction::new, HOUR, StreamJoined.with(Main.STRING, Main.BID, AUCTION))
         .to(out, Produced.with(Main.STRING, Main.jsonSerde(BidAuction.class)));
+    return b.build();
+  }
+
+  /** q7's row: a bid whose price is the highest of its window. */
+  @JsonPropertyOrder({"auction", "price", "bidder", "dateTime", "extra"})
+  public static final class HighestBid {
+    public long auction;
+    public long price;
+    public long bidder;
+    public long dateTime;
+    public String extra;
+
+    public HighestBid() {}
+
+    HighestBid(Main.Bid b) {
+      auction = b.auction;
+      price = b.price;
+      bidder = b.bidder;
+      dateTime = b.dateTime;
+      extra = b.extra;
+    }
+  }
+
+  /**
+   * The 10 s tumbling windows of q7, closed (and written once) after the minute's grace Sluice
+   * uses too (bench/nexmark_winjoin.go: the repartition topic interleaves the source tasks' bids).
+   */
+  static final TimeWindows TUMBLE_10S = TimeWindows.ofSizeAndGrace(Duration.ofSeconds(10), Duration.ofSeconds(60));
+
+  /**
+   * The join of q7's bids with their window's highest price: the window result reaches the join
+   * well after the bids that closed it, so the join keeps both sides for an hour of event time,
+   * longer than any input the harness writes (as Sluice's GRACE PERIOD 1 HOURS).
+   */
+  static final JoinWindows WITHIN_10S_HOUR_GRACE =
+      JoinWindows.ofTimeDifferenceAndGrace(Duration.ofSeconds(10), Duration.ofHours(1));
+
+  /**
+   * q7: the highest price of each 10 s window (every bid under one key, suppressed until the
+   * window closes), re-keyed by that price and joined with the bids re-keyed by theirs; a bid
+   * matches when its time lies between the window's last millisecond (the reference's
+   * TUMBLE_ROWTIME) less 10 s and that millisecond.
+   */
+  static Topology q7(String bids, String out) {
+    StreamsBuilder b = new StreamsBuilder();
+    KStream<String, Main.Bid> all = b.stream(bids, Consumed.with(Main.STRING, Main.BID));
+    KStream<Long, Long> maxPrice = all
+        .groupBy((k, bid) -> 1, Grouped.with(Serdes.Integer(), Main.BID))
+        .windowedBy(TUMBLE_10S)
+        .aggregate(() -> Long.MIN_VALUE, (k, bid, m) -> Math.max(m, bid.price),
+            Materialized.with(Serdes.Integer(), Serdes.Long()))
+        .suppress(Suppressed.untilWindowCloses(Suppressed.BufferConfig.unbounded()))
+        .toStream()
+        // The price, and the window's rowtime (its end is exclusive).
+        .map((w, price) -> KeyValue.pair(price, w.window().end() - 1));
+    all.selectKey((k, bid) -> bid.price)
+        .join(maxPrice,
+            (bid, rowtime) -> bid.dateTime >= rowtime - 10_000 && bid.dateTime <= rowtime ? new HighestBid(bid) : null,
+            WITHIN_10S_HOUR_GRACE, StreamJoined.with(Serdes.Long(), Main.BID, Serdes.Long()))
+        .filter((price, row) -> row != null)
+        .to(out, Produced.with(Serdes.Long(), Main.jsonSerde(HighestBid.class)));
     return b.build();
   }
 }

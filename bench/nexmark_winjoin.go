@@ -1,0 +1,178 @@
+package main
+
+import (
+	"encoding/binary"
+
+	"github.com/twmb/franz-go/pkg/kgo"
+)
+
+// The Nexmark queries that aggregate per window and then join on the
+// window (issue 35): q7 highest bid, q8 monitor new users, q5 hot items.
+// The reference writes each with subqueries; Sluice runs each as a chain
+// of persistent queries in one file: a windowed aggregate EMIT FINAL with
+// its window bounds written into the value (WINDOWSTART, WINDOWEND), its
+// output topic declared again as a stream, and a stream-stream join of
+// those streams with the window condition as a WHERE. The intermediate
+// topics are named after the output topic (%[1]s-…), so each run has its
+// own and the harness deletes them with it.
+//
+// Which windows are written by the time the input ends is each side's
+// own, so the expected rows are computed per side (expectFor):
+//
+//   - Sluice and Kafka Streams close a window once the stream time of its
+//     task (the greatest record time in the partition of the repartition
+//     topic its key hashes to, murmur2 of the key's bytes) reaches its end
+//     + grace. The grace is q11's minute (nxSessionGraceMs) for the same
+//     reason: the repartition topic interleaves what the source tasks
+//     write more than the reference's 4 s of event time apart.
+//   - Flink closes a window [s, e) of a source once that source's
+//     watermark (the least over its topic's partitions of their greatest
+//     time, less 4 s) reaches e − 1 ms.
+//
+// The joins after the aggregates wait for nothing: Sluice's and Kafka
+// Streams' joins keep their inputs for an hour of event time (the grace
+// past the WITHIN), longer than any suite input spans, because a window's
+// result reaches the join well after the bids that closed it, and Flink's
+// are regular or interval joins on the windows' time attributes.
+
+// nxWindowMs is the tumbling windows' size (q7, q8) and q5's hopping
+// window's size; nxHopMs q5's advance.
+const (
+	nxWindowMs = 10_000
+	nxHopMs    = 2_000
+)
+
+// nxPartitioner is the partition a BIGINT key's 8 bytes hash to (murmur2,
+// as exec.Partitioner and Kafka Streams' Long serde).
+func nxPartitioner(partitions int32) func(key int64) int32 {
+	tp := kgo.StickyKeyPartitioner(nil).ForTopic("repartition")
+	return func(key int64) int32 {
+		return int32(tp.Partition(&kgo.Record{Key: binary.BigEndian.AppendUint64(nil, uint64(key))}, int(partitions)))
+	}
+}
+
+// nxWindowStart is the start of the tumbling window of size holding ts.
+func nxWindowStart(ts, size int64) int64 { return ts - ((ts%size)+size)%size }
+
+// q7, highest bid: the bids whose price is the highest of a 10 s tumbling
+// window, where the bid's time lies between the window's end − 1 ms (the
+// reference's TUMBLE_ROWTIME) less 10 s and that time. Sluice: the
+// window's MAX(PRICE) per window (GROUP BY 1: every bid to one task) with
+// its end in the value, declared again as a stream and joined with the
+// bids on the price, the time range a WHERE. The join's key, the price,
+// is Sluice's record key.
+var nxQ7 = &nxQuery{
+	name:   "q7",
+	inputs: []string{"bid"},
+	sluice: "CREATE TABLE NEXMARK_Q7_MAX WITH (KAFKA_TOPIC='%[1]s-max') AS SELECT 1 AS K, MAX(PRICE) AS MAXPRICE, WINDOWEND - 1 AS WTIME\n" +
+		"FROM BID WINDOW TUMBLING (SIZE 10 SECONDS, GRACE PERIOD 60 SECONDS) GROUP BY 1 EMIT FINAL;\n" +
+		"CREATE STREAM NEXMARK_Q7_MAXS (MAXPRICE BIGINT, WTIME BIGINT) WITH (KAFKA_TOPIC='%[1]s-max', VALUE_FORMAT='JSON');\n" +
+		"CREATE STREAM NEXMARK_Q7 WITH (KAFKA_TOPIC='%[1]s') AS SELECT B.AUCTION AS AUCTION, B.PRICE AS PRICE, B.BIDDER AS BIDDER, B.`dateTime` AS `dateTime`, B.EXTRA AS EXTRA\n" +
+		"FROM BID B INNER JOIN NEXMARK_Q7_MAXS M WITHIN 10 SECONDS GRACE PERIOD 1 HOURS ON B.PRICE = M.MAXPRICE\n" +
+		"WHERE B.ROWTIME BETWEEN M.WTIME - 10000 AND M.WTIME;\n",
+	flink:     true,
+	ks:        true,
+	final:     true,
+	keyColumn: "price",
+	times:     []string{"datetime"},
+	expectFor: func(nx *nxEvents, side string, env nxEnv) []map[string]any {
+		type window struct{ max, last int64 }
+		windows := map[int64]*window{}
+		var streamTime int64
+		for _, b := range nx.bids {
+			s := nxWindowStart(b.DateTime, nxWindowMs)
+			w := windows[s]
+			if w == nil {
+				w = &window{max: b.Price}
+				windows[s] = w
+			}
+			w.max = max(w.max, b.Price)
+			streamTime = max(streamTime, b.DateTime)
+		}
+		wm := finalWatermark(env.bidsMaxTS, nxWatermarkDelayMs)
+		closed := func(s int64) bool {
+			if side == "F" {
+				return s+nxWindowMs-1 <= wm
+			}
+			return s+nxWindowMs+nxSessionGraceMs <= streamTime
+		}
+		var out []map[string]any
+		for _, b := range nx.bids {
+			// The windows whose time range holds the bid: its own, and the
+			// next one when the bid is its window's last millisecond.
+			for _, s := range []int64{nxWindowStart(b.DateTime, nxWindowMs), nxWindowStart(b.DateTime, nxWindowMs) + nxWindowMs} {
+				w, rowtime := windows[s], s+nxWindowMs-1
+				if w == nil || !closed(s) || w.max != b.Price || b.DateTime < rowtime-nxWindowMs || b.DateTime > rowtime {
+					continue
+				}
+				out = append(out, map[string]any{"auction": b.Auction, "price": b.Price, "bidder": b.Bidder, "datetime": b.DateTime, "extra": b.Extra})
+			}
+		}
+		return out
+	},
+}
+
+// q8, monitor new users: the persons who created an auction in the 10 s
+// tumbling window they registered in, with that window's start. Sluice:
+// per person and per seller a windowed aggregate EMIT FINAL with the id
+// (AS_VALUE) and the window start in the value, each declared again as a
+// stream, joined on the id with the window starts equal as a WHERE (the
+// reference's join on id, start and end: the end follows from the start).
+// The reference groups persons by id and name; the id decides the name,
+// so Sluice groups by the id and takes LATEST_BY_OFFSET(NAME). The dialect
+// wants an aggregate in a GROUP BY (the reference groups the auctions
+// without one): the sellers' windows count their auctions, which the
+// stream declared again over their topic leaves unread.
+var nxQ8 = &nxQuery{
+	name:   "q8",
+	inputs: []string{"person", "auction"},
+	sluice: "CREATE TABLE NEXMARK_Q8_P WITH (KAFKA_TOPIC='%[1]s-p') AS SELECT ID, AS_VALUE(ID) AS PID, LATEST_BY_OFFSET(NAME) AS NAME, WINDOWSTART AS STARTTIME\n" +
+		"FROM PERSON WINDOW TUMBLING (SIZE 10 SECONDS, GRACE PERIOD 60 SECONDS) GROUP BY ID EMIT FINAL;\n" +
+		"CREATE TABLE NEXMARK_Q8_A WITH (KAFKA_TOPIC='%[1]s-a') AS SELECT SELLER, AS_VALUE(SELLER) AS SID, COUNT(*) AS AUCTIONS, WINDOWSTART AS STARTTIME\n" +
+		"FROM AUCTION WINDOW TUMBLING (SIZE 10 SECONDS, GRACE PERIOD 60 SECONDS) GROUP BY SELLER EMIT FINAL;\n" +
+		"CREATE STREAM NEXMARK_Q8_PS (PID BIGINT, NAME VARCHAR, STARTTIME BIGINT) WITH (KAFKA_TOPIC='%[1]s-p', VALUE_FORMAT='JSON');\n" +
+		"CREATE STREAM NEXMARK_Q8_AS (SID BIGINT, STARTTIME BIGINT) WITH (KAFKA_TOPIC='%[1]s-a', VALUE_FORMAT='JSON');\n" +
+		"CREATE STREAM NEXMARK_Q8 WITH (KAFKA_TOPIC='%[1]s') AS SELECT P.PID AS ID, P.NAME AS NAME, P.STARTTIME AS STIME\n" +
+		"FROM NEXMARK_Q8_PS P INNER JOIN NEXMARK_Q8_AS A WITHIN 10 SECONDS GRACE PERIOD 1 HOURS ON P.PID = A.SID\n" +
+		"WHERE P.STARTTIME = A.STARTTIME;\n",
+	flink:     true,
+	ks:        true,
+	final:     true,
+	keyColumn: "id",
+	times:     []string{"stime"},
+	expectFor: func(nx *nxEvents, side string, env nxEnv) []map[string]any {
+		part := nxPartitioner(env.partitions)
+		// Sluice and Kafka Streams: each repartition partition's stream
+		// time; Flink: each source's final watermark.
+		personsST, auctionsST := map[int32]int64{}, map[int32]int64{}
+		for _, p := range nx.persons {
+			personsST[part(p.ID)] = max(personsST[part(p.ID)], p.DateTime)
+		}
+		type sellerWindow struct{ seller, start int64 }
+		sold := map[sellerWindow]bool{}
+		for _, a := range nx.auctions {
+			auctionsST[part(a.Seller)] = max(auctionsST[part(a.Seller)], a.DateTime)
+			sold[sellerWindow{a.Seller, nxWindowStart(a.DateTime, nxWindowMs)}] = true
+		}
+		wmP, wmA := finalWatermark(env.personsMaxTS, nxWatermarkDelayMs), finalWatermark(env.auctionsMaxTS, nxWatermarkDelayMs)
+		closed := func(id, s int64) bool {
+			if side == "F" {
+				return s+nxWindowMs-1 <= min(wmP, wmA)
+			}
+			return s+nxWindowMs+nxSessionGraceMs <= min(personsST[part(id)], auctionsST[part(id)])
+		}
+		var out []map[string]any
+		for _, p := range nx.persons {
+			s := nxWindowStart(p.DateTime, nxWindowMs)
+			if sold[sellerWindow{p.ID, s}] && closed(p.ID, s) {
+				out = append(out, map[string]any{"id": p.ID, "name": p.Name, "stime": s})
+			}
+		}
+		return out
+	},
+}
+
+func init() {
+	nxQueries = append(nxQueries, nxQ7)
+	_ = nxQ8
+}
