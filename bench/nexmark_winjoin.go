@@ -169,6 +169,85 @@ var nxQ8 = &nxQuery{
 	},
 }
 
+// nxMaxGraceMs is the grace of q5's maximum per window. Its input, the
+// per-auction counts, arrives in bursts as the two count tasks close
+// their windows, each at its own stream time; they are at most a few
+// seconds of event time apart (the bids' repartition feeds both), less
+// than the bids' own skew, for which the counts keep q11's minute. A
+// shorter grace than the counts' leaves more windows closed at the end.
+const nxMaxGraceMs = 30_000
+
+// q5, hot items: per 10 s window sliding by 2 s, the auctions with the
+// most bids. Sluice: the counts per auction and hopping window EMIT FINAL
+// with the window start in the value; that topic declared again as a
+// stream whose time is the window start (TIMESTAMP='STARTTIME'), so that
+// the maximum per window is a tumbling window of the advance (2 s: one
+// window start each) GROUP BY the start EMIT FINAL; its topic declared
+// again the same way; the counts joined with the maxima on the start,
+// NUM >= MAXN as a WHERE (the reference's join on start, end and num >=
+// maxn; the end follows from the start). The join's key, the start, is
+// Sluice's record key.
+var nxQ5 = &nxQuery{
+	name:   "q5",
+	inputs: []string{"bid"},
+	sluice: "CREATE TABLE NEXMARK_Q5_COUNTS WITH (KAFKA_TOPIC='%[1]s-counts') AS SELECT AUCTION, AS_VALUE(AUCTION) AS AUCTION_ID, COUNT(*) AS NUM, WINDOWSTART AS STARTTIME\n" +
+		"FROM BID WINDOW HOPPING (SIZE 10 SECONDS, ADVANCE BY 2 SECONDS, GRACE PERIOD 60 SECONDS) GROUP BY AUCTION EMIT FINAL;\n" +
+		"CREATE STREAM NEXMARK_Q5_C (AUCTION_ID BIGINT, NUM BIGINT, STARTTIME BIGINT) WITH (KAFKA_TOPIC='%[1]s-counts', VALUE_FORMAT='JSON', TIMESTAMP='STARTTIME');\n" +
+		"CREATE TABLE NEXMARK_Q5_MAX WITH (KAFKA_TOPIC='%[1]s-max') AS SELECT STARTTIME, AS_VALUE(STARTTIME) AS START_ID, MAX(NUM) AS MAXN\n" +
+		"FROM NEXMARK_Q5_C WINDOW TUMBLING (SIZE 2 SECONDS, GRACE PERIOD 30 SECONDS) GROUP BY STARTTIME EMIT FINAL;\n" +
+		"CREATE STREAM NEXMARK_Q5_M (START_ID BIGINT, MAXN BIGINT) WITH (KAFKA_TOPIC='%[1]s-max', VALUE_FORMAT='JSON', TIMESTAMP='START_ID');\n" +
+		"CREATE STREAM NEXMARK_Q5 WITH (KAFKA_TOPIC='%[1]s') AS SELECT C.STARTTIME AS STARTTIME, C.AUCTION_ID AS AUCTION, C.NUM AS NUM\n" +
+		"FROM NEXMARK_Q5_C C INNER JOIN NEXMARK_Q5_M M WITHIN 1 SECONDS GRACE PERIOD 1 HOURS ON C.STARTTIME = M.START_ID\n" +
+		"WHERE C.NUM >= M.MAXN;\n",
+	flink:     true,
+	ks:        true,
+	final:     true,
+	keyColumn: "starttime",
+	expectFor: func(nx *nxEvents, side string, env nxEnv) []map[string]any {
+		part := nxPartitioner(env.partitions)
+		type auctionWindow struct{ auction, start int64 }
+		counts := map[auctionWindow]int64{}
+		countsST := map[int32]int64{} // the count tasks' stream time
+		for _, b := range nx.bids {
+			countsST[part(b.Auction)] = max(countsST[part(b.Auction)], b.DateTime)
+			// The windows holding the bid: starts on the advance, less
+			// than the size before it.
+			for s := nxWindowStart(b.DateTime, nxHopMs); s > b.DateTime-nxWindowMs; s -= nxHopMs {
+				counts[auctionWindow{b.Auction, s}]++
+			}
+		}
+		wm := finalWatermark(env.bidsMaxTS, nxWatermarkDelayMs)
+		// The counts each side has written, the greatest per window, and
+		// (Sluice, Kafka Streams) the maxima's task stream times: the
+		// greatest start written to each partition of their repartition
+		// topic.
+		written := map[auctionWindow]int64{}
+		maxn := map[int64]int64{}
+		maxST := map[int32]int64{}
+		for aw, n := range counts {
+			if side == "F" && aw.start+nxWindowMs-1 > wm ||
+				side != "F" && aw.start+nxWindowMs+nxSessionGraceMs > countsST[part(aw.auction)] {
+				continue
+			}
+			written[aw] = n
+			maxn[aw.start] = max(maxn[aw.start], n)
+			maxST[part(aw.start)] = max(maxST[part(aw.start)], aw.start)
+		}
+		var out []map[string]any
+		for aw, n := range written {
+			if side != "F" && aw.start+nxHopMs+nxMaxGraceMs > maxST[part(aw.start)] || n < maxn[aw.start] {
+				continue
+			}
+			row := map[string]any{"auction": aw.auction, "num": n}
+			if side != "F" {
+				row["starttime"] = aw.start
+			}
+			out = append(out, row)
+		}
+		return out
+	},
+}
+
 func init() {
-	nxQueries = append(nxQueries, nxQ7, nxQ8)
+	nxQueries = append(nxQueries, nxQ5, nxQ7, nxQ8)
 }

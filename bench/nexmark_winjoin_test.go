@@ -131,3 +131,71 @@ func TestNXVerifyQ8(t *testing.T) {
 		t.Error("F: a person twice accepted")
 	}
 }
+
+// TestNXVerifyQ5: q5's expected rows are, per 10 s window sliding by 2 s,
+// the auctions with the most bids (all of them on a tie), for the windows
+// each side has closed: Flink's by its watermark; Sluice's and Kafka
+// Streams' counts once their task's stream time passes end + a minute,
+// their maxima once the greatest start the counts wrote passes start + 2
+// s + 30 s, with the start (their join key) in the row. The check rejects
+// a changed, a missing and an extra row.
+func TestNXVerifyQ5(t *testing.T) {
+	nx := &nxEvents{bids: []bidAvro{
+		{Auction: 1000, DateTime: nxT + 100}, {Auction: 1000, DateTime: nxT + 200},
+		{Auction: 1001, DateTime: nxT + 300}, {Auction: 1001, DateTime: nxT + 400},
+		{Auction: 1002, DateTime: nxT + 500},
+		{Auction: 1003, DateTime: nxT + 5_000},
+		// Stream time for Sluice's counts (T + 200 s closes the windows
+		// starting up to T + 130 s), and a count at T + 100 s for the
+		// maxima (which closes their windows up to T + 68 s).
+		{Auction: 1004, DateTime: nxT + 100_000},
+		{Auction: 1005, DateTime: nxT + 200_000},
+	}}
+	// One partition; Flink's watermark T + 13 s: starts up to T + 2 s.
+	env := nxEnv{partitions: 1, bidsMaxTS: map[int32]int64{0: nxT + 17_000}}
+	type row struct{ start, auction, num int64 }
+	var want []row
+	for s := nxT - 8_000; s <= nxT; s += 2_000 {
+		want = append(want, row{s, 1000, 2}, row{s, 1001, 2}) // a tie: both
+	}
+	want = append(want, row{nxT + 2_000, 1003, 1}, row{nxT + 4_000, 1003, 1})
+	rec := func(r row) *kgo.Record {
+		return sluiceRecord(r.start, fmt.Sprintf(`{"AUCTION":%d,"NUM":%d}`, r.auction, r.num))
+	}
+	var out []*kgo.Record
+	for _, r := range want {
+		out = append(out, rec(r))
+	}
+	for _, side := range []string{"S", "KS"} {
+		e, err := newNXExpected(nxQ5, nx, side, env)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := e.verify(out); err != nil {
+			t.Fatalf("%s: expected output rejected: %v", side, err)
+		}
+		for name, bad := range map[string][]*kgo.Record{
+			"changed start": append(out[:len(out)-1:len(out)-1], rec(row{nxT + 6_000, 1003, 1})),
+			"missing row":   out[1:],
+			"extra row":     append(out[:len(out):len(out)], rec(row{nxT + 92_000, 1004, 1})),
+		} {
+			if err := e.verify(bad); err == nil {
+				t.Errorf("%s: %s accepted", side, name)
+			}
+		}
+	}
+	e, err := newNXExpected(nxQ5, nx, "F", env)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var flink []*kgo.Record
+	for _, r := range want[:len(want)-1] {
+		flink = append(flink, &kgo.Record{Value: []byte(fmt.Sprintf(`{"auction":%d,"num":%d}`, r.auction, r.num))})
+	}
+	if err := e.verify(flink); err != nil {
+		t.Fatalf("F: expected output rejected: %v", err)
+	}
+	if err := e.verify(flink[1:]); err == nil {
+		t.Error("F: a missing row accepted")
+	}
+}

@@ -52,7 +52,7 @@ import org.apache.kafka.streams.state.WindowStore;
  * Kafka Streams 4.4 implementations of the queries Sluice is benchmarked against.
  *
  * <pre>
- * run &lt;q1|q2|agg|agg-late|session|join|restore|nx-q0|nx-q1|nx-q2|nx-q3|nx-q7|nx-q8|nx-q11|nx-q20&gt; --brokers ADDR --in TOPIC --out TOPIC --app-id ID
+ * run &lt;q1|q2|agg|agg-late|session|join|restore|nx-q0|nx-q1|nx-q2|nx-q3|nx-q5|nx-q7|nx-q8|nx-q11|nx-q20&gt; --brokers ADDR --in TOPIC --out TOPIC --app-id ID
  *     [--state-dir DIR] [--table TOPIC]
  * </pre>
  *
@@ -397,6 +397,11 @@ public final class Main {
         stateful(props, StreamsConfig.AT_LEAST_ONCE);
         topology = Nexmark.q11(in, out);
       }
+      case "nx-q5" -> {
+        // Suppression forwards a window only once it closes; no record cache in front of it.
+        stateful(props, StreamsConfig.AT_LEAST_ONCE);
+        topology = Nexmark.q5(in, out);
+      }
       case "nx-q7" -> {
         // Suppression forwards a window only once it closes; no record cache in front of it.
         stateful(props, StreamsConfig.AT_LEAST_ONCE);
@@ -583,7 +588,7 @@ public final class Main {
   static void usage(String why) {
     System.err.println("kstreams-bench: " + why);
     System.err.println(
-        "usage: run <q1|q2|agg|agg-late|session|join|restore|nx-q0|nx-q1|nx-q2|nx-q3|nx-q7|nx-q8|nx-q11|nx-q20> --brokers ADDR --in TOPIC --out TOPIC"
+        "usage: run <q1|q2|agg|agg-late|session|join|restore|nx-q0|nx-q1|nx-q2|nx-q3|nx-q5|nx-q7|nx-q8|nx-q11|nx-q20> --brokers ADDR --in TOPIC --out TOPIC"
             + " --app-id ID [--state-dir DIR] [--table TOPIC]");
     System.exit(2);
   }

@@ -21,6 +21,9 @@ import org.apache.kafka.streams.kstream.StreamJoined;
 import org.apache.kafka.streams.kstream.Suppressed;
 import org.apache.kafka.streams.kstream.TimeWindows;
 import org.apache.kafka.streams.kstream.Windowed;
+import org.apache.kafka.streams.processor.api.Processor;
+import org.apache.kafka.streams.processor.api.ProcessorContext;
+import org.apache.kafka.streams.processor.api.Record;
 
 /**
  * The Nexmark suite's joins (issue 35) in the Kafka Streams DSL. The reference's q3 and q20 are
@@ -290,6 +293,90 @@ final class Nexmark {
             WITHIN_10S_HOUR_GRACE, StreamJoined.with(Serdes.Long(), PERSON, AUCTION))
         .filter((id, row) -> row != null)
         .to(out, Produced.with(Serdes.Long(), Main.jsonSerde(NewUser.class)));
+    return b.build();
+  }
+
+  /** q5's row: an auction's bid count in a window (by its start) where no auction has more. */
+  @JsonPropertyOrder({"starttime", "auction", "num"})
+  public static final class HotItem {
+    public long starttime;
+    public long auction;
+    public long num;
+
+    public HotItem() {}
+
+    HotItem(long starttime, long auction, long num) {
+      this.starttime = starttime;
+      this.auction = auction;
+      this.num = num;
+    }
+  }
+
+  /** q5's windows: 10 s sliding by 2 s, and a window per start (2 s) for their maxima. */
+  static final TimeWindows HOP_10S_2S =
+      TimeWindows.ofSizeAndGrace(Duration.ofSeconds(10), Duration.ofSeconds(60)).advanceBy(Duration.ofSeconds(2));
+  static final TimeWindows TUMBLE_2S = TimeWindows.ofSizeAndGrace(Duration.ofSeconds(2), Duration.ofSeconds(30));
+  static final JoinWindows WITHIN_1S_HOUR_GRACE =
+      JoinWindows.ofTimeDifferenceAndGrace(Duration.ofSeconds(1), Duration.ofHours(1));
+
+  /** A closed window's count as a HotItem keyed and timed by the window's start. */
+  static final class CountAtStart implements Processor<Windowed<Long>, Long, Long, HotItem> {
+    private ProcessorContext<Long, HotItem> ctx;
+
+    @Override
+    public void init(ProcessorContext<Long, HotItem> context) {
+      ctx = context;
+    }
+
+    @Override
+    public void process(Record<Windowed<Long>, Long> r) {
+      long start = r.key().window().start();
+      ctx.forward(new Record<>(start, new HotItem(start, r.key().key(), r.value()), start));
+    }
+  }
+
+  /** A closed window's maximum keyed and timed by the hop start it is the maximum of. */
+  static final class MaxAtStart implements Processor<Windowed<Long>, Long, Long, Long> {
+    private ProcessorContext<Long, Long> ctx;
+
+    @Override
+    public void init(ProcessorContext<Long, Long> context) {
+      ctx = context;
+    }
+
+    @Override
+    public void process(Record<Windowed<Long>, Long> r) {
+      ctx.forward(new Record<>(r.key().key(), r.value(), r.key().key()));
+    }
+  }
+
+  /**
+   * q5 as Sluice's chain (bench/nexmark_winjoin.go): the bids per auction and hopping window,
+   * suppressed until each window closes, re-keyed and timed by the window's start; their greatest
+   * count per start (a 2 s tumbling window holds one start), suppressed likewise; the counts joined
+   * with the maxima on the start, a count kept where it is the maximum.
+   */
+  static Topology q5(String bids, String out) {
+    StreamsBuilder b = new StreamsBuilder();
+    Serde<HotItem> item = Main.jsonSerde(HotItem.class);
+    KStream<Long, HotItem> counts = b.stream(bids, Consumed.with(Main.STRING, Main.BID))
+        .groupBy((k, bid) -> bid.auction, Grouped.with(Serdes.Long(), Main.BID))
+        .windowedBy(HOP_10S_2S)
+        .count()
+        .suppress(Suppressed.untilWindowCloses(Suppressed.BufferConfig.unbounded()))
+        .toStream()
+        .process(CountAtStart::new);
+    KStream<Long, Long> maxima = counts
+        .groupByKey(Grouped.with(Serdes.Long(), item))
+        .windowedBy(TUMBLE_2S)
+        .aggregate(() -> 0L, (start, c, m) -> Math.max(m, c.num), Materialized.with(Serdes.Long(), Serdes.Long()))
+        .suppress(Suppressed.untilWindowCloses(Suppressed.BufferConfig.unbounded()))
+        .toStream()
+        .process(MaxAtStart::new);
+    counts.join(maxima, (c, maxn) -> c.num >= maxn ? c : null, WITHIN_1S_HOUR_GRACE,
+            StreamJoined.with(Serdes.Long(), item, Serdes.Long()))
+        .filter((start, c) -> c != null)
+        .to(out, Produced.with(Serdes.Long(), item));
     return b.build();
   }
 }
