@@ -609,8 +609,9 @@ func (b *nexBench) run(ctx context.Context, ct *contender, want int64) (procSamp
 	}
 	defer deleteTopic(b.conn, out)
 	defer deleteTopic(b.conn, out+"-changelog")
-	// A contender's topics of its own (a chain's intermediate tables, the
-	// suite's q4) are named after its output, so no later run reads them.
+	// A contender's topics of its own (a chain's intermediate tables and
+	// streams: the suite's q4, q5, q7, q8) are named after its output, so
+	// no later run reads them.
 	defer deleteTopicsPrefixed(b.conn, out+"-")
 
 	var kept []*kgo.Record

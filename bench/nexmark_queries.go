@@ -60,11 +60,13 @@ type nxQuery struct {
 }
 
 // nxEnv is what a side's expected output can depend on beyond the events:
-// the topics' partitions, and the greatest bid time in each partition of
-// the bids topic (Flink's final watermark).
+// the topics' partitions, and the greatest event time in each partition of
+// the bids, persons and auctions topics (Flink's final watermarks).
 type nxEnv struct {
-	partitions int32
-	bidsMaxTS  map[int32]int64
+	partitions    int32
+	bidsMaxTS     map[int32]int64
+	personsMaxTS  map[int32]int64
+	auctionsMaxTS map[int32]int64
 }
 
 // nxSources declares the reference model's three streams over the

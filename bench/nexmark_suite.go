@@ -29,6 +29,7 @@ type nexmarkSuiteCmd struct {
 	Only       []string      `sep:"," help:"Run only these contenders (S-nx-q1, F-nx-q1, KS-nx-q1, …); results.json is then left alone."`
 	Warmup     time.Duration `default:"2s" help:"Steady-state window: the rate is measured from this long after the first output record (at most from half the output) to the end."`
 	Sluice     string        `type:"path" help:"sluice binary (default: built from ../cmd/sluice into a temp dir)."`
+	Profile    string        `type:"path" help:"Directory for a CPU profile of each sluice process (SLUICE_CPUPROFILE), named S-nx-<query>-<round>.prof (round 0 the warm-up)."`
 }
 
 // nxRow is one contender of the suite and its runs.
@@ -87,17 +88,29 @@ func (n *nexmarkSuiteCmd) Run(ctx context.Context, c *cli) error {
 	fmt.Printf("setup: %s (%d persons, %d auctions, %d bids) in %s\n", strings.Join(gen.topics, ", "),
 		gen.persons, gen.auctions, gen.bids, time.Since(t0).Round(time.Millisecond))
 
+	if n.Profile != "" {
+		if err := os.MkdirAll(n.Profile, 0o755); err != nil {
+			return err
+		}
+	}
+	profiles := map[string]int{}
 	flinkRun, flinkWhy := findFlink()
 	ksRun, ksWhy := findKStreams()
 	sluice := func(q *nxQuery) func(in, out, id, dir string) *exec.Cmd {
 		return func(in, out, id, dir string) *exec.Cmd {
 			file := filepath.Join(dir, "q.sql")
-			sql := nxSources(personsTopic, gen.auctionsTopic, gen.bidsTopic) + strings.ReplaceAll(q.sluice, "%s", out)
+			// %s or %[1]s: the output topic; a chain's intermediate topics
+			// are named after it (%[1]s-max), so that each run has its own.
+			sql := nxSources(personsTopic, gen.auctionsTopic, gen.bidsTopic) + strings.NewReplacer("%[1]s", out, "%s", out).Replace(q.sluice)
 			if err := os.WriteFile(file, []byte(sql), 0o644); err != nil {
 				return nil
 			}
 			p := exec.Command(n.Sluice, "run", file, "--brokers", brokers, "--service-id", id, "--data-dir", filepath.Join(dir, "data"))
 			p.Env = append(os.Environ(), "SLUICE_LOG_LEVEL=warn")
+			if n.Profile != "" {
+				p.Env = append(p.Env, fmt.Sprintf("SLUICE_CPUPROFILE=%s/S-nx-%s-%d.prof", n.Profile, q.name, profiles[q.name]))
+				profiles[q.name]++
+			}
 			return p
 		}
 	}
@@ -119,6 +132,13 @@ func (n *nexmarkSuiteCmd) Run(ctx context.Context, c *cli) error {
 		// Flink's final watermark: the greatest bid time per partition.
 		if env.bidsMaxTS, err = topicRecords(ctx, cl.connOpts(), gen.bidsTopic, func(*kgo.Record) {}); err != nil {
 			return fmt.Errorf("read the bids back: %w", err)
+		}
+		// And of the persons and auctions (q8).
+		if env.personsMaxTS, err = topicRecords(ctx, cl.connOpts(), personsTopic, func(*kgo.Record) {}); err != nil {
+			return fmt.Errorf("read the persons back: %w", err)
+		}
+		if env.auctionsMaxTS, err = topicRecords(ctx, cl.connOpts(), gen.auctionsTopic, func(*kgo.Record) {}); err != nil {
+			return fmt.Errorf("read the auctions back: %w", err)
 		}
 	}
 	expect := map[workload]int64{}

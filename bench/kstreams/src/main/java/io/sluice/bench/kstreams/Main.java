@@ -52,7 +52,7 @@ import org.apache.kafka.streams.state.WindowStore;
  * Kafka Streams 4.4 implementations of the queries Sluice is benchmarked against.
  *
  * <pre>
- * run &lt;q1|q2|agg|agg-late|session|join|restore|nx-q0|nx-q1|nx-q2|nx-q3|nx-q11|nx-q20&gt; --brokers ADDR --in TOPIC --out TOPIC --app-id ID
+ * run &lt;q1|q2|agg|agg-late|session|join|restore|nx-q0|nx-q1|nx-q2|nx-q3|nx-q5|nx-q7|nx-q8|nx-q11|nx-q20&gt; --brokers ADDR --in TOPIC --out TOPIC --app-id ID
  *     [--state-dir DIR] [--table TOPIC]
  * </pre>
  *
@@ -397,6 +397,25 @@ public final class Main {
         stateful(props, StreamsConfig.AT_LEAST_ONCE);
         topology = Nexmark.q11(in, out);
       }
+      case "nx-q5" -> {
+        // The record cache stays on: it folds a window's updates before the changelog and the
+        // suppression buffer (five hopping windows per bid), which forwards a window only once
+        // it closes; commits every 100 ms so that nothing waits long for a flush.
+        stateful(props, StreamsConfig.AT_LEAST_ONCE);
+        props.remove(StreamsConfig.STATESTORE_CACHE_MAX_BYTES_CONFIG);
+        topology = Nexmark.q5(in, out);
+      }
+      case "nx-q7" -> {
+        // As q5: the cache folds the one key's updates; commits every 100 ms.
+        stateful(props, StreamsConfig.AT_LEAST_ONCE);
+        props.remove(StreamsConfig.STATESTORE_CACHE_MAX_BYTES_CONFIG);
+        topology = Nexmark.q7(in, out);
+      }
+      case "nx-q8" -> {
+        if (persons == null || auctions == null) usage("nx-q8 needs --persons and --auctions");
+        props.put(StreamsConfig.PROCESSING_GUARANTEE_CONFIG, StreamsConfig.AT_LEAST_ONCE);
+        topology = Nexmark.q8(persons, auctions, out);
+      }
       case "nx-q20" -> {
         if (auctions == null) usage("nx-q20 needs --auctions");
         props.put(StreamsConfig.PROCESSING_GUARANTEE_CONFIG, StreamsConfig.AT_LEAST_ONCE);
@@ -573,7 +592,7 @@ public final class Main {
   static void usage(String why) {
     System.err.println("kstreams-bench: " + why);
     System.err.println(
-        "usage: run <q1|q2|agg|agg-late|session|join|restore|nx-q0|nx-q1|nx-q2|nx-q3|nx-q11|nx-q20> --brokers ADDR --in TOPIC --out TOPIC"
+        "usage: run <q1|q2|agg|agg-late|session|join|restore|nx-q0|nx-q1|nx-q2|nx-q3|nx-q5|nx-q7|nx-q8|nx-q11|nx-q20> --brokers ADDR --in TOPIC --out TOPIC"
             + " --app-id ID [--state-dir DIR] [--table TOPIC]");
     System.exit(2);
   }
