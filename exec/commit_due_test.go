@@ -8,7 +8,8 @@ import (
 // TestCommitDue checks when the loop commits: a query behind its input
 // processes at least commitWorkShare times as long as its last commit
 // took (so commits hold the loop at most a quarter of the time), never
-// stretching the interval past commitStretchMax; a query that has caught
+// stretching the interval past commitStretchMax intervals or a quarter of
+// the transaction timeout; a query that has caught
 // up commits at the interval, early under a transaction.
 func TestCommitDue(t *testing.T) {
 	const ms = time.Millisecond
@@ -26,6 +27,10 @@ func TestCommitDue(t *testing.T) {
 		{"behind, at-least-once after three commit durations", 1800 * ms, time.Second, 600 * ms, false, false, true},
 		{"behind, a stuck commit stretches at most four intervals", 400 * ms, 100 * ms, 5 * time.Second, true, false, true},
 		{"behind, a stuck commit: not before four intervals", 399 * ms, 100 * ms, 5 * time.Second, true, false, false},
+		{"behind, stretched at most to a quarter of the transaction timeout", transactionTimeout / 4, 2 * time.Second, 2 * time.Second, true, false, true},
+		{"behind, not before a quarter of the transaction timeout", transactionTimeout/4 - ms, 2 * time.Second, 2 * time.Second, true, false, false},
+		{"behind, a longer interval set is not shortened", 5 * time.Second, 5 * time.Second, 5 * time.Second, true, false, true},
+		{"behind, nor a longer interval's commit made early", 5*time.Second - ms, 5 * time.Second, 5 * time.Second, true, false, false},
 		{"caught up in a transaction: a quarter interval", 25 * ms, 100 * ms, 100 * ms, true, true, true},
 		{"caught up in a transaction: not before", 24 * ms, 100 * ms, 100 * ms, true, true, false},
 		{"caught up, no transaction: the interval", 999 * ms, time.Second, 600 * ms, false, true, false},

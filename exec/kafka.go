@@ -589,8 +589,9 @@ const (
 // interval itself), so a query behind its input commits no more often
 // than keeps commits to a quarter of the loop's time: the interval
 // stretches to commitWorkShare times the last commit's duration, at most
-// commitStretchMax intervals, which bounds how long a transaction holds
-// back rebalances and read_committed readers. A query that has caught up
+// commitStretchMax intervals (and a quarter of the transaction timeout),
+// which bounds how long a transaction holds back rebalances and
+// read_committed readers. A query that has caught up
 // commits at the interval, and under a transaction early (after a quarter
 // of it) rather than hold its last results back: there the latency of
 // results counts, not the throughput.
@@ -601,7 +602,11 @@ func commitDue(since, interval, lastTook time.Duration, holding, caughtUp bool) 
 		}
 		return since >= interval
 	}
-	return since >= min(max(interval, commitWorkShare*lastTook), commitStretchMax*interval)
+	// The stretch stays well inside the transaction timeout (a longer
+	// transaction would be aborted by the coordinator); an interval
+	// set longer than that is left as it is.
+	limit := min(commitStretchMax*interval, max(interval, transactionTimeout/4))
+	return since >= min(max(interval, commitWorkShare*lastTook), limit)
 }
 
 // taskBatch is one task's share of a fetch: the records of its input
