@@ -485,6 +485,8 @@ func (r *KafkaRunner) run(ctx context.Context) {
 	lag := map[topicPartition]int64{}
 	// caughtUp says the last fetch left no partition behind its end.
 	caughtUp := false
+	// commitTook is how long the last commit held the loop.
+	var commitTook time.Duration
 	r.watch.enter(phaseCommit)
 	if err := r.committer.start(ctx); err != nil {
 		r.fail(err)
@@ -546,18 +548,17 @@ func (r *KafkaRunner) run(ctx context.Context) {
 		}
 		// Under exactly-once, results are visible only once their
 		// transaction commits: a query that has caught up with its input
-		// commits early (after a quarter of the interval) rather than
-		// hold its last results back for the whole interval. A busy
-		// query, never caught up, commits at the interval as before.
+		// commits early (commitDue); a busy one, behind its input,
+		// commits at the interval or later, so that commits do not take
+		// most of its time.
 		caughtUp = total == 0
-		due := time.Since(lastCommit) >= r.cfg.CommitInterval
-		if r.committer.holding() && !due && caughtUp {
-			due = time.Since(lastCommit) >= r.cfg.CommitInterval/4
-		}
+		due := commitDue(time.Since(lastCommit), r.cfg.CommitInterval, commitTook, r.committer.holding(), caughtUp)
 		if procErr == nil && due {
 			r.watch.enter(phaseCommit)
+			began := time.Now()
 			procErr = r.commitDetached(false)
 			lastCommit = time.Now()
+			commitTook = lastCommit.Sub(began)
 		}
 		if !r.committer.holding() {
 			r.cl.AllowRebalance()
@@ -571,6 +572,41 @@ func (r *KafkaRunner) run(ctx context.Context) {
 			return
 		}
 	}
+}
+
+// commitWorkShare is how many times as long as a commit takes the loop
+// processes between commits while it is behind its input, and
+// commitStretchMax how far past the commit interval that may stretch it.
+const (
+	commitWorkShare  = 3
+	commitStretchMax = 4
+)
+
+// commitDue says whether the loop commits now, since the time since the
+// last commit ended. A commit holds the loop (an exactly-once commit
+// waits for its changelog produce and the transaction's end, about a
+// tenth of a second against a local broker, as long as the 100 ms
+// interval itself), so a query behind its input commits no more often
+// than keeps commits to a quarter of the loop's time: the interval
+// stretches to commitWorkShare times the last commit's duration, at most
+// commitStretchMax intervals (and a quarter of the transaction timeout),
+// which bounds how long a transaction holds back rebalances and
+// read_committed readers. A query that has caught up
+// commits at the interval, and under a transaction early (after a quarter
+// of it) rather than hold its last results back: there the latency of
+// results counts, not the throughput.
+func commitDue(since, interval, lastTook time.Duration, holding, caughtUp bool) bool {
+	if caughtUp {
+		if holding {
+			return since >= interval/4
+		}
+		return since >= interval
+	}
+	// The stretch stays well inside the transaction timeout (a longer
+	// transaction would be aborted by the coordinator); an interval
+	// set longer than that is left as it is.
+	limit := min(commitStretchMax*interval, max(interval, transactionTimeout/4))
+	return since >= min(max(interval, commitWorkShare*lastTook), limit)
 }
 
 // taskBatch is one task's share of a fetch: the records of its input
