@@ -719,27 +719,21 @@ func (b *nexBench) run(ctx context.Context, ct *contender, want int64) (procSamp
 
 // deleteTopicsPrefixed deletes every topic whose name starts with prefix.
 func deleteTopicsPrefixed(conn []kgo.Opt, prefix string) {
-	cl, err := kgo.NewClient(conn...)
-	if err != nil {
-		return
-	}
-	defer cl.Close()
-	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
-	defer cancel()
-	adm := kadm.NewClient(cl)
-	topics, err := adm.ListTopics(ctx)
-	if err != nil {
-		return
-	}
-	var names []string
-	for _, t := range topics.Names() {
-		if strings.HasPrefix(t, prefix) {
-			names = append(names, t)
+	withAdmin(conn, func(ctx context.Context, adm *kadm.Client) {
+		topics, err := adm.ListTopics(ctx)
+		if err != nil {
+			return
 		}
-	}
-	if len(names) > 0 {
-		_, _ = adm.DeleteTopics(ctx, names...)
-	}
+		var names []string
+		for _, t := range topics.Names() {
+			if strings.HasPrefix(t, prefix) {
+				names = append(names, t)
+			}
+		}
+		if len(names) > 0 {
+			_, _ = adm.DeleteTopics(ctx, names...)
+		}
+	})
 }
 
 // waitLeaders returns once every partition of a new topic has a leader.

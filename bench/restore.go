@@ -346,6 +346,15 @@ func fillChangelog(ctx context.Context, conn []kgo.Opt, log state.Changelog, key
 }
 
 func deleteTopic(conn []kgo.Opt, topic string) {
+	withAdmin(conn, func(ctx context.Context, adm *kadm.Client) {
+		_, _ = adm.DeleteTopics(ctx, topic)
+	})
+}
+
+// withAdmin runs fn with an admin client of its own and ten seconds;
+// the harness's clean-up calls ignore errors, so a client that cannot
+// be made runs nothing.
+func withAdmin(conn []kgo.Opt, fn func(context.Context, *kadm.Client)) {
 	cl, err := kgo.NewClient(conn...)
 	if err != nil {
 		return
@@ -353,7 +362,7 @@ func deleteTopic(conn []kgo.Opt, topic string) {
 	defer cl.Close()
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
-	_, _ = kadm.NewClient(cl).DeleteTopics(ctx, topic)
+	fn(ctx, kadm.NewClient(cl))
 }
 
 // scatter returns a bijection of [0, n): i ↦ (i·m + c) mod n with m coprime

@@ -118,16 +118,8 @@ func TestAggregateCacheBytes(t *testing.T) {
 		t.Run(fmt.Sprint(tc.bytes), func(t *testing.T) {
 			db := openState(t, t.TempDir())
 			defer func() { _ = db.Close() }()
-			count, sum := countAndSum(t, types.BigIntType)
-			node := &AggregateNode{
-				Store: "agg", KeyCols: []int{0}, KeyNames: []string{"K"},
-				Aggs: []AggCall{
-					{Agg: count, Text: "COUNT(*)"},
-					{Agg: sum, Args: []expr.Eval{func(row []any) any { return row[1] }}, Text: "SUM(PRICE)"},
-				},
-				Window:     &WindowSpec{Kind: Tumbling, Size: 10, Grace: 5},
-				CacheBytes: tc.bytes,
-			}
+			node := countSumNode(t, false)
+			node.CacheBytes = tc.bytes
 			var out []string
 			op, err := node.New(&countingOp{fn: func(r *Row) {
 				out = append(out, fmt.Sprintf("%v [%v] %v %v @%d", r.Cols[0], r.Cols[3], r.Cols[1], r.Cols[2], r.Ts))
@@ -169,16 +161,12 @@ func TestAggregateCacheBytes(t *testing.T) {
 	}
 }
 
-// runAggregate runs aggInput, stopping after aggCommitAfter records as
-// stop says ("" runs straight), and returns the output, the windows the
-// store holds at the end and the changelog records of the commit.
-func runAggregate(t *testing.T, final bool, stop string) (out, stored, changelog []string) {
+// countSumNode is the aggregate the cache tests run: COUNT(*) and
+// SUM(PRICE) per K over 10 ms tumbling windows with 5 ms of grace.
+func countSumNode(t *testing.T, final bool) *AggregateNode {
 	t.Helper()
-	dir := t.TempDir()
-	db := openState(t, dir)
-	defer func() { _ = db.Close() }()
 	count, sum := countAndSum(t, types.BigIntType)
-	node := &AggregateNode{
+	return &AggregateNode{
 		Store: "agg", KeyCols: []int{0}, KeyNames: []string{"K"},
 		Aggs: []AggCall{
 			{Agg: count, Text: "COUNT(*)"},
@@ -187,6 +175,17 @@ func runAggregate(t *testing.T, final bool, stop string) (out, stored, changelog
 		Window:    &WindowSpec{Kind: Tumbling, Size: 10, Grace: 5},
 		EmitFinal: final,
 	}
+}
+
+// runAggregate runs aggInput, stopping after aggCommitAfter records as
+// stop says ("" runs straight), and returns the output, the windows the
+// store holds at the end and the changelog records of the commit.
+func runAggregate(t *testing.T, final bool, stop string) (out, stored, changelog []string) {
+	t.Helper()
+	dir := t.TempDir()
+	db := openState(t, dir)
+	defer func() { _ = db.Close() }()
+	node := countSumNode(t, final)
 	if stop == "no-cache" {
 		node.CacheBytes = -1
 	}
