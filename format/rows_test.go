@@ -166,3 +166,40 @@ func TestRowsIsInternal(t *testing.T) {
 		t.Errorf("NewKeyCodec(%s) = %v, want ErrUnsupported", Rows, err)
 	}
 }
+
+// BenchmarkRepartitionRow writes and reads a Nexmark bid as a repartition
+// topic carries it, in the Rows format and in JSON (what it was before).
+func BenchmarkRepartitionRow(b *testing.B) {
+	cols := []types.Column{col("AUCTION", types.BigIntType), col("BIDDER", types.BigIntType), col("PRICE", types.BigIntType),
+		col("CHANNEL", types.StringType), col("URL", types.StringType), col("DATE_TIME", types.TimestampType), col("EXTRA", types.StringType)}
+	row := []any{int64(1000123), int64(2000456), int64(73512), "Google", "https://www.nexmark.com/gyl/uvc/item.htm?query=1&channel_id=1543503872",
+		int64(1700000000123), "aeiouaeiouaeiouaeiouaeiouaeiou"}
+	for _, f := range []string{Rows, JSON} {
+		c, err := NewValueCodec(f, cols, Props{})
+		if err != nil {
+			b.Fatal(err)
+		}
+		enc, err := c.Encode(row)
+		if err != nil {
+			b.Fatal(err)
+		}
+		b.Run(f+"/encode", func(b *testing.B) {
+			b.SetBytes(int64(len(enc)))
+			var buf []byte
+			for b.Loop() {
+				if buf, err = c.(Appender).AppendEncode(buf[:0], row); err != nil {
+					b.Fatal(err)
+				}
+			}
+		})
+		b.Run(f+"/decode", func(b *testing.B) {
+			b.SetBytes(int64(len(enc)))
+			dst := make([]any, len(cols))
+			for b.Loop() {
+				if err := c.Decode(enc, dst); err != nil {
+					b.Fatal(err)
+				}
+			}
+		})
+	}
+}
