@@ -40,7 +40,7 @@ type FKTopic struct {
 	KeyFormat  string
 	KeyCols    []types.Column
 	KeyProps   format.Props
-	ValueCols  []types.Column // JSON
+	ValueCols  []types.Column // in format.Rows: only Sluice reads these topics
 	Partitions int32
 }
 
@@ -48,7 +48,7 @@ func (t *FKTopic) codecs() (key, value format.Codec, err error) {
 	if key, err = format.NewKeyCodec(t.KeyFormat, t.KeyCols, t.KeyProps); err != nil {
 		return nil, nil, fmt.Errorf("%s key: %w", t.Topic, err)
 	}
-	if value, err = format.NewValueCodec("JSON", t.ValueCols, format.Props{}); err != nil {
+	if value, err = format.NewValueCodec(format.Rows, t.ValueCols, format.Props{}); err != nil {
 		return nil, nil, fmt.Errorf("%s value: %w", t.Topic, err)
 	}
 	return key, value, nil
@@ -56,7 +56,7 @@ func (t *FKTopic) codecs() (key, value format.Codec, err error) {
 
 // Spec is how a sub-topology reads the topic.
 func (t *FKTopic) Spec() *SourceSpec {
-	return &SourceSpec{Topic: t.Topic, KeyFormat: t.KeyFormat, ValueFormat: "JSON", KeyCols: t.KeyCols, ValueCols: t.ValueCols, KeyProps: t.KeyProps, TimestampCol: -1}
+	return &SourceSpec{Topic: t.Topic, KeyFormat: t.KeyFormat, ValueFormat: format.Rows, KeyCols: t.KeyCols, ValueCols: t.ValueCols, KeyProps: t.KeyProps, TimestampCol: -1}
 }
 
 func (t *FKTopic) produce(tc *TaskContext, key, value format.Codec, keyVals, vals []any, ts int64) error {

@@ -30,6 +30,14 @@
 //	PROTOBUF_NOSR  the bare message of the schema generated from the columns
 //	JSON_SR    the wire format around the JSON codec's payload
 //
+// and one internal value format, which the planner gives the topics Sluice
+// writes only for itself (repartition and foreign-key join topics) and
+// which no statement may name (IsInternal):
+//
+//	SLUICE_ROWS  the magic byte 0xB5, then the row in the state stores'
+//	             binary encoding (types.AppendValues); a record without the
+//	             magic byte is read as the JSON object an older Sluice wrote
+//
 // Reading JSON is lenient the way ksqlDB's deserializer is: numeric strings
 // are read as numbers, numbers and booleans as STRING text, "true"/"false"
 // as BOOLEAN; TIMESTAMP is epoch milliseconds (or ISO-8601 text); DATE is

@@ -183,6 +183,8 @@ func newCodec(format string, cols []types.Column, p Props, key bool) (Codec, err
 			return nil, fmt.Errorf("%w: format JSON_SR needs a Schema Registry, and none is configured", ErrUnsupported)
 		}
 		return newJSONSRCodec(cols, p, key)
+	case Rows:
+		return newRowsCodec(cols, key)
 	case None:
 		if len(cols) > 0 {
 			return nil, &SchemaError{Format: None, Reason: "The 'NONE' format can only be used when no columns are defined. Got: " + ColumnList(cols)}

@@ -8,6 +8,7 @@ import (
 
 	"github.com/sluice-sql/sluice/exec"
 	"github.com/sluice-sql/sluice/expr"
+	"github.com/sluice-sql/sluice/format"
 	"github.com/sluice-sql/sluice/parser"
 	"github.com/sluice-sql/sluice/planner/logical"
 	"github.com/sluice-sql/sluice/types"
@@ -85,13 +86,13 @@ func (p *planning) planAggregate() error {
 		}
 		values := prep.Columns[len(groupCols):]
 		pre = append(pre, &exec.SinkNode{
-			Topic: repart, KeyFormat: keyFormat, ValueFormat: "JSON",
+			Topic: repart, KeyFormat: keyFormat, ValueFormat: format.Rows,
 			KeyCols: groupCols, ValueCols: values, KeyIdx: seq(0, len(groupCols)), ValueIdx: seq(len(groupCols), len(prep.Columns)),
 			Internal: true,
 		})
 		p.addSub(p.spec, pre)
 		p.q.Topology.Internal = append(p.q.Topology.Internal, exec.TopicSpec{Name: repart, Partitions: partitions, Configs: map[string]string{"cleanup.policy": "delete"}})
-		aggSpec = &exec.SourceSpec{Topic: repart, KeyFormat: keyFormat, ValueFormat: "JSON", KeyCols: groupCols, ValueCols: values, TimestampCol: -1, Dedupe: true}
+		aggSpec = &exec.SourceSpec{Topic: repart, KeyFormat: keyFormat, ValueFormat: format.Rows, KeyCols: groupCols, ValueCols: values, TimestampCol: -1, Dedupe: true}
 		p.finalSpec = aggSpec
 	} else {
 		chain = pre

@@ -447,6 +447,14 @@ func resolveTimestampColumn(s *Source) error {
 // is reported as ksqlDB does: the format, the schema it was asked to
 // carry, and its reason.
 func validateFormats(s *Source) error {
+	// Sluice's internal formats exist for the topics it writes for itself;
+	// a statement naming one gets the answer an unknown name gets.
+	for _, f := range []struct{ prop, side, name string }{{"KEY_FORMAT", "Key", s.KeyFormat}, {"VALUE_FORMAT", "Value", s.ValueFormat}} {
+		if format.IsInternal(f.name) {
+			err := fmt.Errorf("%w: %s (supported formats are %s)", format.ErrUnknownFormat, f.name, strings.Join(format.Supported, ", "))
+			return propErr(f.prop, formatSchemaError(f.side, f.name, nil, format.Props{}, err))
+		}
+	}
 	if _, err := format.NewKeyCodec(s.KeyFormat, s.Schema.Keys(), s.KeyProps); err != nil {
 		return propErr("KEY_FORMAT", formatSchemaError("Key", s.KeyFormat, s.Schema.Keys(), s.KeyProps, err))
 	}

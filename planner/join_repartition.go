@@ -36,7 +36,7 @@ func (jb *joinBuilder) repartitionJoinInput(in *joinInput, name string, c expr.C
 	topic := jb.prefix + "-Join" + name + "-repartition"
 	nodes := []exec.Node{
 		&exec.ProjectNode{Exprs: exprs, Names: names},
-		&exec.SinkNode{Topic: topic, KeyFormat: keyFormat, KeyProps: keyProps, ValueFormat: "JSON", KeyCols: []types.Column{keyCol}, ValueCols: values,
+		&exec.SinkNode{Topic: topic, KeyFormat: keyFormat, KeyProps: keyProps, ValueFormat: format.Rows, KeyCols: []types.Column{keyCol}, ValueCols: values,
 			KeyIdx: []int{0}, ValueIdx: seq(1, 1+len(values)), Internal: true},
 	}
 	t := jb.topology
@@ -48,7 +48,7 @@ func (jb *joinBuilder) repartitionJoinInput(in *joinInput, name string, c expr.C
 			Nodes: append(append([]exec.Node{}, jb.join.nodes...), nodes...), Sides: jb.join.sides})
 	}
 	t.Internal = append(t.Internal, exec.TopicSpec{Name: topic, Partitions: partitions, Configs: map[string]string{"cleanup.policy": "delete"}})
-	in.spec = &exec.SourceSpec{Topic: topic, KeyFormat: keyFormat, KeyProps: keyProps, ValueFormat: "JSON", KeyCols: []types.Column{keyCol}, ValueCols: values, TimestampCol: -1, Dedupe: true}
+	in.spec = &exec.SourceSpec{Topic: topic, KeyFormat: keyFormat, KeyProps: keyProps, ValueFormat: format.Rows, KeyCols: []types.Column{keyCol}, ValueCols: values, TimestampCol: -1, Dedupe: true}
 	in.keyFormat, in.keyProps, in.partitions = keyFormat, keyProps, partitions
 	// The input's slots: the join key, its columns, then the pseudo
 	// columns of the repartition topic (a source's own under its names).

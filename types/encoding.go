@@ -174,3 +174,63 @@ func DecodeValue(buf []byte) (any, []byte, error) {
 	}
 	return nil, nil, ErrCorrupt
 }
+
+// SkipValue steps over one value written by AppendValue without building
+// it, returning the rest: a reader that needs only some columns of a row.
+func SkipValue(buf []byte) ([]byte, error) {
+	if len(buf) == 0 {
+		return nil, ErrCorrupt
+	}
+	tag, buf := buf[0], buf[1:]
+	switch tag {
+	case tagNull, tagFalse, tagTrue:
+		return buf, nil
+	case tagInt32:
+		if len(buf) < 4 {
+			return nil, ErrCorrupt
+		}
+		return buf[4:], nil
+	case tagInt64, tagFloat64:
+		if len(buf) < 8 {
+			return nil, ErrCorrupt
+		}
+		return buf[8:], nil
+	case tagString, tagBytes, tagDecimal:
+		n, w := binary.Uvarint(buf)
+		if w <= 0 || uint64(len(buf)-w) < n {
+			return nil, ErrCorrupt
+		}
+		return buf[w+int(n):], nil
+	case tagList:
+		n, w := binary.Uvarint(buf)
+		if w <= 0 || n > uint64(len(buf)) {
+			return nil, ErrCorrupt
+		}
+		buf = buf[w:]
+		var err error
+		for range n {
+			if buf, err = SkipValue(buf); err != nil {
+				return nil, err
+			}
+		}
+		return buf, nil
+	case tagMap:
+		n, w := binary.Uvarint(buf)
+		if w <= 0 || n > uint64(len(buf)) {
+			return nil, ErrCorrupt
+		}
+		buf = buf[w:]
+		var err error
+		for range n {
+			kl, kw := binary.Uvarint(buf)
+			if kw <= 0 || uint64(len(buf)-kw) < kl {
+				return nil, ErrCorrupt
+			}
+			if buf, err = SkipValue(buf[kw+int(kl):]); err != nil {
+				return nil, err
+			}
+		}
+		return buf, nil
+	}
+	return nil, ErrCorrupt
+}
