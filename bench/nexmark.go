@@ -613,6 +613,10 @@ func (b *nexBench) run(ctx context.Context, ct *contender, want int64) (procSamp
 	// streams: the suite's q4, q5, q7, q8) are named after its output, so
 	// no later run reads them.
 	defer deleteTopicsPrefixed(b.conn, out+"-")
+	// The contenders' own internal topics, named after id: Sluice's
+	// (_sluice-<service id>-…), Kafka Streams' and goka's (<app id>-…).
+	defer deleteTopicsPrefixed(b.conn, "_sluice-"+id+"-")
+	defer deleteTopicsPrefixed(b.conn, id+"-")
 
 	var kept []*kgo.Record
 	var keep func(*kgo.Record)

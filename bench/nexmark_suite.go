@@ -25,7 +25,7 @@ type nexmarkSuiteCmd struct {
 	Runs       int           `default:"3" help:"Timed runs of each contender; medians are reported."`
 	Partitions int32         `default:"2" help:"Partitions of every topic."`
 	Seed       uint64        `default:"11" help:"Seed of the event generator."`
-	Queries    []string      `sep:"," help:"Run only these queries (default: every query of the suite: q0,q1,q2,q14,q21,q22); results.json is then left alone."`
+	Queries    []string      `sep:"," help:"Run only these queries (default: every query of the suite, in its order); results.json is then left alone."`
 	Only       []string      `sep:"," help:"Run only these contenders (S-nx-q1, F-nx-q1, KS-nx-q1, …); results.json is then left alone."`
 	Warmup     time.Duration `default:"2s" help:"Steady-state window: the rate is measured from this long after the first output record (at most from half the output) to the end."`
 	Sluice     string        `type:"path" help:"sluice binary (default: built from ../cmd/sluice into a temp dir)."`
