@@ -181,7 +181,7 @@ func (jb *joinBuilder) planOneJoin(idx int, j *parser.Join, decided *logical.Joi
 		if other := ins[1-side]; keyed[1-side] && other.keyFormat == keyFormat {
 			keyProps = other.keyProps
 		}
-		jb.repartitionJoinInput(in, sfx+"-"+[2]string{"left", "right"}[side], keyExpr[side], partitions, keyFormat, keyProps)
+		jb.repartitionJoinInput(in, sfx+"-"+[2]string{"left", "right"}[side], keyExpr[side], partitions, keyFormat, keyProps, r.Carries, bases)
 	}
 
 	// The joined row.

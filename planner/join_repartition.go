@@ -10,27 +10,38 @@ import (
 )
 
 // repartitionJoinInput writes a stream input to a topic keyed by its join
-// expression, with all its columns in the value, and makes the join read
+// expression, with its columns in the value, and makes the join read
 // that topic instead.
 //
 // A source input keeps its key and value columns (its time comes with the
-// record); the result of earlier joins keeps every slot of its row. The
-// topic's key is written in keyFormat, the repartition rule's choice.
-func (jb *joinBuilder) repartitionJoinInput(in *joinInput, name string, c expr.Compiled, partitions int32, keyFormat string, keyProps format.Props) {
+// record); the result of earlier joins keeps every slot of its row. With
+// carries set (the join-column-pruning rule), the input columns of the
+// sources in bases that it does not list are left out; the hidden slots
+// of joins before stay. The topic's key is written in keyFormat, the
+// repartition rule's choice.
+func (jb *joinBuilder) repartitionJoinInput(in *joinInput, name string, c expr.Compiled, partitions int32, keyFormat string, keyProps format.Props, carries []string, bases []*joinInput) {
 	keyType := c.Type
 	ncols := len(in.names)
 	if in.prev == nil {
 		ncols = len(in.src.Schema.Columns) // key and value columns
 	}
+	dropped := droppedSlots(carries, bases)
 	exprs := []expr.Eval{c.Eval}
 	names := []string{"KSQL_INTERNAL_JOINKEY"}
 	var values []types.Column
+	var keptNames []string
+	var keptTypes []types.Type
 	for i := 0; i < ncols; i++ {
+		if dropped[in.names[i]] {
+			continue
+		}
 		i := i
 		exprs = append(exprs, func(r []any) any { return r[i] })
 		col := types.Column{Name: in.names[i], Type: in.types[i]}
 		values = append(values, col)
 		names = append(names, col.Name)
+		keptNames = append(keptNames, in.names[i])
+		keptTypes = append(keptTypes, in.types[i])
 	}
 	keyCol := types.Column{Name: "KSQL_INTERNAL_JOINKEY", Type: keyType, Key: true}
 	topic := jb.prefix + "-Join" + name + "-repartition"
@@ -55,8 +66,8 @@ func (jb *joinBuilder) repartitionJoinInput(in *joinInput, name string, c expr.C
 	hidden := "KSQL_INTERNAL_" + strings.ToUpper(in.alias) + name + "_"
 	newNames := []string{hidden + "JOINKEY"}
 	newTypes := []types.Type{keyType}
-	newNames = append(newNames, in.names[:ncols]...)
-	newTypes = append(newTypes, in.types[:ncols]...)
+	newNames = append(newNames, keptNames...)
+	newTypes = append(newTypes, keptTypes...)
 	for _, pc := range []string{exec.ColRowTime, exec.ColRowPartition, exec.ColRowOffset} {
 		if in.prev == nil {
 			newNames = append(newNames, strings.ToUpper(in.alias)+"_"+pc)
@@ -67,4 +78,28 @@ func (jb *joinBuilder) repartitionJoinInput(in *joinInput, name string, c expr.C
 	}
 	newTypes[len(newTypes)-2] = types.IntegerType
 	in.names, in.types, in.keyCol = newNames, newTypes, 0
+}
+
+// droppedSlots are the joined row's names of the sources' key and value
+// columns that carries leaves out (none when carries is nil).
+func droppedSlots(carries []string, bases []*joinInput) map[string]bool {
+	if carries == nil {
+		return nil
+	}
+	kept := map[string]bool{}
+	for _, n := range carries {
+		kept[n] = true
+	}
+	dropped := map[string]bool{}
+	for _, b := range bases {
+		if b.src == nil {
+			continue
+		}
+		for _, c := range b.src.Schema.Columns {
+			if n := strings.ToUpper(b.alias) + "_" + c.Name; !kept[n] {
+				dropped[n] = true
+			}
+		}
+	}
+	return dropped
 }

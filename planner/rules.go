@@ -40,6 +40,7 @@ var rules = []rule{
 	{name: "magic-timestamps", stage: onStatement, apply: (*planning).magicTimestampRule},
 	{name: "repartition", stage: onLogical, apply: (*planning).repartitionRule},
 	{name: "co-partitioning", stage: onLogical, apply: (*planning).coPartitioningRule},
+	{name: "join-column-pruning", stage: onLogical, apply: (*planning).joinColumnPruningRule},
 	{name: "constant-folding", stage: onLogical, apply: (*planning).constantFoldingRule},
 	{name: "column-pruning", stage: onPlan, apply: (*planning).columnPruningRule},
 	{name: "json-copy", stage: onPlan, apply: (*planning).jsonCopyRule},
