@@ -1,0 +1,76 @@
+package engine_test
+
+import (
+	"fmt"
+	"testing"
+	"time"
+
+	"github.com/google/go-cmp/cmp"
+	"github.com/twmb/franz-go/pkg/kgo"
+
+	"github.com/sluice-sql/sluice/format"
+	"github.com/sluice-sql/sluice/internal/testkafka"
+	"github.com/sluice-sql/sluice/types"
+)
+
+// TestJoinRepartitionCarriesUsedColumns: a stream re-keyed for its join
+// writes to its repartition topic only the columns the query reads (the
+// join-column-pruning rule): here USER_ID and URL, not CLICK_ID or
+// AGENT. The joined output is what it always was.
+func TestJoinRepartitionCarriesUsedColumns(t *testing.T) {
+	brokers := testkafka.Brokers(t)
+	svc, clicks, users, out := testkafka.Name(t, "svc"), testkafka.Name(t, "clicks"), testkafka.Name(t, "users"), testkafka.Name(t, "enriched")
+	repart := "_sluice-" + svc + "-query-CSAS_ENRICHED-Join-left-repartition"
+	testkafka.CreateTopic(t, brokers, clicks, 1)
+	testkafka.CreateTopic(t, brokers, users, 1)
+	user := func(id, name string) *kgo.Record {
+		return &kgo.Record{Topic: users, Key: []byte(id), Value: fmt.Appendf(nil, `{"NAME":%q}`, name), Timestamp: time.UnixMilli(1000)}
+	}
+	click := func(id, userID, url, agent string) *kgo.Record {
+		return &kgo.Record{Topic: clicks, Key: []byte(id), Value: fmt.Appendf(nil, `{"USER_ID":%q,"URL":%q,"AGENT":%q}`, userID, url, agent), Timestamp: time.UnixMilli(2000)}
+	}
+	testkafka.Produce(t, brokers, user("u1", "ann"), user("u2", "bob"))
+	testkafka.Produce(t, brokers, click("c1", "u1", "/a", "firefox"), click("c2", "u2", "/b", "curl"), click("c3", "u3", "/c", "curl"))
+
+	e := openEngine(t, brokers, t.TempDir(), svc)
+	execute(t, e, fmt.Sprintf(`
+		CREATE STREAM clicks (click_id VARCHAR KEY, user_id VARCHAR, url VARCHAR, agent VARCHAR) WITH (KAFKA_TOPIC='%s', VALUE_FORMAT='JSON');
+		CREATE TABLE users (id VARCHAR PRIMARY KEY, name VARCHAR) WITH (KAFKA_TOPIC='%s', VALUE_FORMAT='JSON');
+		CREATE STREAM enriched WITH (KAFKA_TOPIC='%s') AS SELECT c.user_id, url, name FROM clicks c LEFT JOIN users u ON c.user_id = u.id;`, clicks, users, out))
+	var got []string
+	testkafka.Await(t, 30*time.Second, "the three joined clicks", func() bool {
+		got = got[:0]
+		for _, r := range testkafka.ReadAll(t, brokers, out) {
+			got = append(got, string(r.Key)+" "+string(r.Value))
+		}
+		return len(got) >= 3
+	})
+	closeEngine(t, e)
+	want := []string{`u1 {"URL":"/a","NAME":"ann"}`, `u2 {"URL":"/b","NAME":"bob"}`, `u3 {"URL":"/c","NAME":null}`}
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Errorf("joined clicks (-want +got):\n%s", diff)
+	}
+	// Each repartition record is a binary row of two columns (the byte
+	// after the magic counts them), USER_ID and URL.
+	cols := []types.Column{{Name: "C_USER_ID", Type: types.StringType}, {Name: "C_URL", Type: types.StringType}}
+	codec, err := format.NewValueCodec(format.Rows, cols, format.Props{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var rows []string
+	for _, r := range testkafka.ReadAll(t, brokers, repart) {
+		if len(r.Value) < 2 || r.Value[1] != 2 {
+			t.Errorf("repartition record %x: want a row of 2 columns", r.Value)
+			continue
+		}
+		dst := make([]any, len(cols))
+		if err := codec.Decode(r.Value, dst); err != nil {
+			t.Fatalf("repartition record %x: %v", r.Value, err)
+		}
+		rows = append(rows, fmt.Sprintf("%s %v", r.Key, dst))
+	}
+	wantRows := []string{"u1 [u1 /a]", "u2 [u2 /b]", "u3 [u3 /c]"}
+	if diff := cmp.Diff(wantRows, rows); diff != "" {
+		t.Errorf("repartition rows (-want +got):\n%s", diff)
+	}
+}
