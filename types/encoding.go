@@ -4,7 +4,9 @@ import (
 	"encoding/binary"
 	"errors"
 	"fmt"
+	"maps"
 	"math"
+	"slices"
 
 	"github.com/cockroachdb/apd/v3"
 )
@@ -71,11 +73,14 @@ func AppendValue(buf []byte, v any) []byte {
 	case []any:
 		return AppendValues(append(buf, tagList), x)
 	case map[string]any:
+		// Keys in order: Go's map order is random, and equal values must
+		// encode to equal bytes (a repartition record, a state value and
+		// its changelog record are compared and replayed as bytes).
 		buf = binary.AppendUvarint(append(buf, tagMap), uint64(len(x)))
-		for k, e := range x {
+		for _, k := range slices.Sorted(maps.Keys(x)) {
 			buf = binary.AppendUvarint(buf, uint64(len(k)))
 			buf = append(buf, k...)
-			buf = AppendValue(buf, e)
+			buf = AppendValue(buf, x[k])
 		}
 		return buf
 	}

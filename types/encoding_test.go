@@ -1,8 +1,10 @@
 package types_test
 
 import (
+	"bytes"
 	"errors"
 	"math"
+	"slices"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
@@ -219,4 +221,30 @@ func FuzzDecodeValue(f *testing.F) {
 			t.Fatalf("re-encoded value differs (-first +second):\n%s", diff)
 		}
 	})
+}
+
+// TestMapEncodesKeysInOrder: a map's encoding does not depend on Go's
+// random iteration order, so equal maps encode to equal bytes, and the
+// keys come sorted.
+func TestMapEncodesKeysInOrder(t *testing.T) {
+	keys := []string{"q", "b", "z", "a", "m", "c", "y", "d"}
+	m := map[string]any{}
+	for _, k := range keys {
+		m[k] = true
+	}
+	first := types.AppendValue(nil, m)
+	for i := 0; i < 50; i++ {
+		if got := types.AppendValue(nil, m); string(got) != string(first) {
+			t.Fatalf("encoding %d differs: %q, first %q", i, got, first)
+		}
+	}
+	slices.Sort(keys)
+	at := -1
+	for _, k := range keys {
+		i := bytes.Index(first, []byte{1, k[0]}) // the key's length, then the key
+		if i <= at {
+			t.Fatalf("key %q at %d, after the previous key at %d: %q", k, i, at, first)
+		}
+		at = i
+	}
 }
