@@ -74,3 +74,60 @@ func TestJoinRepartitionCarriesUsedColumns(t *testing.T) {
 		t.Errorf("repartition rows (-want +got):\n%s", diff)
 	}
 }
+
+// TestJoinRepartitionReadsUnprunedRecords: a query started by a Sluice
+// before the join-column-pruning rule left full-width binary rows in its
+// join's repartition topic (every column of CLICKS); restarted on this
+// one, whose plan carries only USER_ID and URL, it reads those rows by
+// name alongside its own narrow ones: no record is lost as malformed.
+func TestJoinRepartitionReadsUnprunedRecords(t *testing.T) {
+	brokers := testkafka.Brokers(t)
+	svc, clicks, users, out := testkafka.Name(t, "svc"), testkafka.Name(t, "clicks"), testkafka.Name(t, "users"), testkafka.Name(t, "enriched")
+	repart := "_sluice-" + svc + "-query-CSAS_ENRICHED-Join-left-repartition"
+	testkafka.CreateTopic(t, brokers, clicks, 1)
+	testkafka.CreateTopic(t, brokers, users, 1)
+	testkafka.CreateTopic(t, brokers, repart, 1)
+	user := func(id, name string) *kgo.Record {
+		return &kgo.Record{Topic: users, Key: []byte(id), Value: fmt.Appendf(nil, `{"NAME":%q}`, name), Timestamp: time.UnixMilli(1000)}
+	}
+	testkafka.Produce(t, brokers, user("u1", "ann"), user("u2", "bob"))
+	// What the unpruned plan wrote: the Rows codec over the full layout.
+	full := []types.Column{{Name: "C_CLICK_ID", Type: types.StringType}, {Name: "C_USER_ID", Type: types.StringType},
+		{Name: "C_URL", Type: types.StringType}, {Name: "C_AGENT", Type: types.StringType}}
+	wide, err := format.NewValueCodec(format.Rows, full, format.Props{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	old := func(clickID, userID, url, agent string) *kgo.Record {
+		v, err := wide.Encode([]any{clickID, userID, url, agent})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return &kgo.Record{Topic: repart, Key: []byte(userID), Value: v, Timestamp: time.UnixMilli(2000)}
+	}
+	testkafka.Produce(t, brokers, old("c1", "u1", "/a", "firefox"), old("c2", "u2", "/b", "curl"))
+	testkafka.Produce(t, brokers, &kgo.Record{Topic: clicks, Key: []byte("c3"), Value: []byte(`{"USER_ID":"u3","URL":"/c","AGENT":"curl"}`), Timestamp: time.UnixMilli(3000)})
+
+	e := openEngine(t, brokers, t.TempDir(), svc)
+	res := execute(t, e, fmt.Sprintf(`
+		CREATE STREAM clicks (click_id VARCHAR KEY, user_id VARCHAR, url VARCHAR, agent VARCHAR) WITH (KAFKA_TOPIC='%s', VALUE_FORMAT='JSON');
+		CREATE TABLE users (id VARCHAR PRIMARY KEY, name VARCHAR) WITH (KAFKA_TOPIC='%s', VALUE_FORMAT='JSON');
+		CREATE STREAM enriched WITH (KAFKA_TOPIC='%s') AS SELECT c.user_id, url, name FROM clicks c LEFT JOIN users u ON c.user_id = u.id;`, clicks, users, out))
+	q := res[2].Query
+	var got []string
+	testkafka.Await(t, 30*time.Second, "the three joined clicks", func() bool {
+		got = got[:0]
+		for _, r := range testkafka.ReadAll(t, brokers, out) {
+			got = append(got, string(r.Key)+" "+string(r.Value))
+		}
+		return len(got) >= 3
+	})
+	closeEngine(t, e)
+	want := []string{`u1 {"URL":"/a","NAME":"ann"}`, `u2 {"URL":"/b","NAME":"bob"}`, `u3 {"URL":"/c","NAME":null}`}
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Errorf("joined clicks (-want +got):\n%s", diff)
+	}
+	if n := q.Metrics.Errors()["deserialize"]; n != 0 {
+		t.Errorf("deserialize errors %d, want 0", n)
+	}
+}

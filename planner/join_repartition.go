@@ -31,7 +31,12 @@ func (jb *joinBuilder) repartitionJoinInput(in *joinInput, name string, c expr.C
 	var values []types.Column
 	var keptNames []string
 	var keptTypes []types.Type
+	// full is what the unpruned plan carried: a query started by a
+	// Sluice before the rule may have left records of that width in the
+	// topic, which the reader maps onto the carried columns by name.
+	var full []types.Column
 	for i := 0; i < ncols; i++ {
+		full = append(full, types.Column{Name: in.names[i], Type: in.types[i]})
 		if dropped[in.names[i]] {
 			continue
 		}
@@ -60,6 +65,9 @@ func (jb *joinBuilder) repartitionJoinInput(in *joinInput, name string, c expr.C
 	}
 	t.Internal = append(t.Internal, exec.TopicSpec{Name: topic, Partitions: partitions, Configs: map[string]string{"cleanup.policy": "delete"}})
 	in.spec = &exec.SourceSpec{Topic: topic, KeyFormat: keyFormat, KeyProps: keyProps, ValueFormat: format.Rows, KeyCols: []types.Column{keyCol}, ValueCols: values, TimestampCol: -1, Dedupe: true}
+	if len(values) != len(full) {
+		in.spec.ValueProps = format.Props{RowsLegacy: full}
+	}
 	in.keyFormat, in.keyProps, in.partitions = keyFormat, keyProps, partitions
 	// The input's slots: the join key, its columns, then the pseudo
 	// columns of the repartition topic (a source's own under its names).
