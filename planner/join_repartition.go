@@ -1,6 +1,7 @@
 package planner
 
 import (
+	"slices"
 	"strings"
 
 	"github.com/sluice-sql/sluice/exec"
@@ -25,18 +26,26 @@ func (jb *joinBuilder) repartitionJoinInput(in *joinInput, name string, c expr.C
 	if in.prev == nil {
 		ncols = len(in.src.Schema.Columns) // key and value columns
 	}
+	// full is what a plan without the join-column-pruning rule carried:
+	// a query started by an older Sluice may have left records of that
+	// width in the topic, which the reader maps onto the carried columns
+	// by name.
+	fullNames, fullTypes := in.full()
+	nfull := ncols
+	if in.prev != nil {
+		nfull = len(fullNames)
+	}
+	var full []types.Column
+	for i := 0; i < nfull; i++ {
+		full = append(full, types.Column{Name: fullNames[i], Type: fullTypes[i]})
+	}
 	dropped := droppedSlots(carries, bases)
 	exprs := []expr.Eval{c.Eval}
 	names := []string{"KSQL_INTERNAL_JOINKEY"}
 	var values []types.Column
 	var keptNames []string
 	var keptTypes []types.Type
-	// full is what the unpruned plan carried: a query started by a
-	// Sluice before the rule may have left records of that width in the
-	// topic, which the reader maps onto the carried columns by name.
-	var full []types.Column
 	for i := 0; i < ncols; i++ {
-		full = append(full, types.Column{Name: in.names[i], Type: in.types[i]})
 		if dropped[in.names[i]] {
 			continue
 		}
@@ -85,6 +94,11 @@ func (jb *joinBuilder) repartitionJoinInput(in *joinInput, name string, c expr.C
 		newTypes = append(newTypes, types.BigIntType)
 	}
 	newTypes[len(newTypes)-2] = types.IntegerType
+	in.fullNames, in.fullTypes = nil, nil
+	if len(values) != len(full) {
+		in.fullNames = slices.Concat(newNames[:1], fullNames[:nfull], newNames[1+len(keptNames):])
+		in.fullTypes = slices.Concat(newTypes[:1], fullTypes[:nfull], newTypes[1+len(keptTypes):])
+	}
 	in.names, in.types, in.keyCol = newNames, newTypes, 0
 }
 

@@ -5,7 +5,10 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/google/go-cmp/cmp"
+
 	"github.com/sluice-sql/sluice/exec"
+	"github.com/sluice-sql/sluice/planner"
 	"github.com/sluice-sql/sluice/planner/logical"
 	"github.com/sluice-sql/sluice/types"
 )
@@ -103,4 +106,94 @@ func columnNames(cols []types.Column) []string {
 		out = append(out, c.Name)
 	}
 	return out
+}
+
+// TestJoinColumnPruningKnowsTheUnprunedLayout: what a pruned plan hands
+// its readers as the layout of an older Sluice's plan (a repartition
+// topic's RowsLegacy, a join side's LegacyColumns) is exactly what the
+// same query planned without the rule writes and keeps, so that a query
+// started before the rule reads its old records and store rows by name.
+func TestJoinColumnPruningKnowsTheUnprunedLayout(t *testing.T) {
+	cat := keyingCatalog(t)
+	if out := ddl(cat, `CREATE STREAM visits (visit_id INT KEY, user_id VARCHAR, page VARCHAR, region VARCHAR, ms BIGINT) WITH (KAFKA_TOPIC='visits', VALUE_FORMAT='JSON', PARTITIONS=2);`); strings.Contains(out, "rror") {
+		t.Fatal(out)
+	}
+	for _, sql := range []string{
+		`SELECT v.page, o.x FROM views v JOIN odd o WITHIN 1 MINUTE ON v.user_id = o.user_id EMIT CHANGES;`,
+		`SELECT v.page, o.x FROM views v FULL OUTER JOIN odd o WITHIN 1 MINUTE GRACE PERIOD 1 MINUTE ON v.user_id = o.user_id EMIT CHANGES;`,
+		`SELECT v.user_id, region FROM views v JOIN users u ON v.user_id = u.id EMIT CHANGES;`,
+		`SELECT c.user_id, boss FROM clicks c JOIN users u ON c.user_id = u.id JOIN regions r ON u.region = r.id EMIT CHANGES;`,
+		`SELECT v.page, boss FROM visits v JOIN users u ON v.user_id = u.id JOIN regions r ON v.region = r.id EMIT CHANGES;`,
+		`SELECT v.page, o.x, w.ms FROM views v JOIN odd o WITHIN 1 MINUTE ON v.user_id = o.user_id JOIN visits w WITHIN 1 MINUTE ON v.user_id = w.user_id EMIT CHANGES;`,
+		`SELECT v.page, w.ms FROM views v JOIN odd o WITHIN 1 MINUTE ON v.user_id = o.user_id JOIN visits w WITHIN 1 MINUTE ON v.page = w.page EMIT CHANGES;`,
+	} {
+		pruned, err := planQuery(t, cat, sql, planner.Options{ServiceID: "test"})
+		if err != nil {
+			t.Fatalf("%s: %v", sql, err)
+		}
+		if !slices.Contains(pruned.Rules, "join-column-pruning") {
+			t.Errorf("%s: the rule did not fire (rules %q)", sql, pruned.Rules)
+		}
+		old, err := planQuery(t, cat, sql, planner.Options{ServiceID: "test", SkipRules: []string{"join-column-pruning"}})
+		if err != nil {
+			t.Fatalf("%s, unpruned: %v", sql, err)
+		}
+		newSides, newSpecs := joinLayouts(pruned.Topology)
+		oldSides, oldSpecs := joinLayouts(old.Topology)
+		if len(newSides) != len(oldSides) || len(newSpecs) != len(oldSpecs) {
+			t.Fatalf("%s: %d join sides and %d repartition readers, unpruned %d and %d", sql, len(newSides), len(newSpecs), len(oldSides), len(oldSpecs))
+		}
+		legacies := 0
+		for i, s := range newSides {
+			if s.LegacyColumns != nil {
+				legacies++
+			}
+			legacy := s.LegacyColumns
+			if legacy == nil {
+				legacy = s.Columns
+			}
+			if o := oldSides[i]; !slices.Equal(legacy, o.Columns) || len(o.Columns) != o.Width || len(s.Columns) != s.Width {
+				t.Errorf("%s: join side %s: legacy layout %q (columns %q, width %d), unpruned %q (width %d)", sql, s.Name, legacy, s.Columns, s.Width, o.Columns, o.Width)
+			}
+		}
+		for i, spec := range newSpecs {
+			if spec.ValueProps.RowsLegacy != nil {
+				legacies++
+			}
+			legacy := spec.ValueProps.RowsLegacy
+			if legacy == nil {
+				legacy = spec.ValueCols
+			}
+			if o := oldSpecs[i]; !cmp.Equal(legacy, o.ValueCols) {
+				t.Errorf("%s: %s read with legacy layout %v, unpruned %v", sql, spec.Topic, legacy, o.ValueCols)
+			}
+		}
+		if legacies == 0 {
+			t.Errorf("%s: no join side or repartition reader knows a legacy layout", sql)
+		}
+	}
+}
+
+// joinLayouts lists a topology's join sides and the readers of its join
+// repartition topics, in topology order.
+func joinLayouts(top *exec.Topology) (sides []exec.JoinSide, specs []*exec.SourceSpec) {
+	for _, sub := range top.Subs {
+		for _, n := range sub.Nodes {
+			if j, ok := n.(*exec.JoinNode); ok {
+				sides = append(sides, j.Left, j.Right)
+			}
+		}
+		for _, spec := range append([]*exec.SourceSpec{sub.Source}, func() []*exec.SourceSpec {
+			var out []*exec.SourceSpec
+			for _, side := range sub.Sides {
+				out = append(out, side.Source)
+			}
+			return out
+		}()...) {
+			if strings.Contains(spec.Topic, "-Join") && strings.HasSuffix(spec.Topic, "-repartition") {
+				specs = append(specs, spec)
+			}
+		}
+	}
+	return sides, specs
 }

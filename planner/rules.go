@@ -1,5 +1,7 @@
 package planner
 
+import "slices"
+
 // A rule is one named rewrite of a query's plan. The list rules gives
 // the order they run in; each says whether it changed the plan, and
 // Query.Rules (what EXPLAIN prints) names those that did.
@@ -52,7 +54,7 @@ var rules = []rule{
 // changed the plan.
 func (p *planning) runRules(stage ruleStage) error {
 	for _, r := range rules {
-		if r.stage != stage {
+		if r.stage != stage || slices.Contains(p.opts.SkipRules, r.name) {
 			continue
 		}
 		changed, err := r.apply(p)
