@@ -2,6 +2,7 @@ package engine_test
 
 import (
 	"fmt"
+	"slices"
 	"testing"
 	"time"
 
@@ -126,6 +127,67 @@ func TestJoinRepartitionReadsUnprunedRecords(t *testing.T) {
 	want := []string{`u1 {"URL":"/a","NAME":"ann"}`, `u2 {"URL":"/b","NAME":"bob"}`, `u3 {"URL":"/c","NAME":null}`}
 	if diff := cmp.Diff(want, got); diff != "" {
 		t.Errorf("joined clicks (-want +got):\n%s", diff)
+	}
+	if n := q.Metrics.Errors()["deserialize"]; n != 0 {
+		t.Errorf("deserialize errors %d, want 0", n)
+	}
+}
+
+// TestJoinStoresOfTheUnprunedPlan: a stream-stream join run by a Sluice
+// before the join-column-pruning rule (the same query planned without
+// it) keeps full-width rows in its window stores; restarted on the plan
+// with the rule, whose rows carry only USER_ID, PAGE and ITEM, its new
+// rows match the old ones exactly: the stores' rows are rewritten by
+// name when the join opens.
+func TestJoinStoresOfTheUnprunedPlan(t *testing.T) {
+	brokers := testkafka.Brokers(t)
+	svc, views, buys, out := testkafka.Name(t, "svc"), testkafka.Name(t, "views"), testkafka.Name(t, "buys"), testkafka.Name(t, "joined")
+	testkafka.CreateTopic(t, brokers, views, 1)
+	testkafka.CreateTopic(t, brokers, buys, 1)
+	view := func(id, userID, page string, ms int64) *kgo.Record {
+		return &kgo.Record{Topic: views, Key: []byte(id), Value: fmt.Appendf(nil, `{"USER_ID":%q,"PAGE":%q,"AGENT":"curl"}`, userID, page), Timestamp: time.UnixMilli(ms)}
+	}
+	buy := func(id, userID, item string, ms int64) *kgo.Record {
+		return &kgo.Record{Topic: buys, Key: []byte(id), Value: fmt.Appendf(nil, `{"USER_ID":%q,"ITEM":%q,"PRICE":7}`, userID, item), Timestamp: time.UnixMilli(ms)}
+	}
+	sql := fmt.Sprintf(`
+		CREATE STREAM views (view_id VARCHAR KEY, user_id VARCHAR, page VARCHAR, agent VARCHAR) WITH (KAFKA_TOPIC='%s', VALUE_FORMAT='JSON');
+		CREATE STREAM buys (buy_id VARCHAR KEY, user_id VARCHAR, item VARCHAR, price INT) WITH (KAFKA_TOPIC='%s', VALUE_FORMAT='JSON');
+		CREATE STREAM joined WITH (KAFKA_TOPIC='%s') AS SELECT v.user_id, page, item FROM views v JOIN buys b WITHIN 1 HOUR ON v.user_id = b.user_id;`, views, buys, out)
+	var got []string
+	produceAndAwait := func(r *kgo.Record, want int) {
+		t.Helper()
+		testkafka.Produce(t, brokers, r)
+		testkafka.Await(t, 30*time.Second, fmt.Sprintf("%d joined rows", want), func() bool {
+			got = got[:0]
+			for _, r := range testkafka.ReadAll(t, brokers, out) {
+				got = append(got, string(r.Key)+" "+string(r.Value))
+			}
+			return len(got) >= want
+		})
+	}
+	dir := t.TempDir()
+	cfg := testConfig(brokers, dir, svc, quiet)
+	cfg.SkipPlannerRules = []string{"join-column-pruning"}
+	e := openConfig(t, cfg)
+	execute(t, e, sql)
+	testkafka.Produce(t, brokers, view("v1", "u1", "/a", 1000), view("v2", "u2", "/b", 1000))
+	produceAndAwait(buy("b1", "u1", "pen", 2000), 1)
+	produceAndAwait(buy("b2", "u2", "cup", 2000), 2)
+	closeEngine(t, e)
+
+	e = openEngine(t, brokers, dir, svc)
+	q := execute(t, e, sql)[2].Query
+	produceAndAwait(buy("b3", "u1", "ink", 3000), 3)
+	produceAndAwait(buy("b4", "u2", "mug", 3000), 4)
+	produceAndAwait(view("v3", "u1", "/c", 3500), 6)
+	closeEngine(t, e)
+	want := []string{`u1 {"PAGE":"/a","ITEM":"pen"}`, `u2 {"PAGE":"/b","ITEM":"cup"}`, `u1 {"PAGE":"/a","ITEM":"ink"}`, `u2 {"PAGE":"/b","ITEM":"mug"}`,
+		`u1 {"PAGE":"/c","ITEM":"ink"}`, `u1 {"PAGE":"/c","ITEM":"pen"}`}
+	slices.Sort(want[4:])
+	slices.Sort(got[min(4, len(got)):])
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Errorf("joined rows (-want +got):\n%s", diff)
 	}
 	if n := q.Metrics.Errors()["deserialize"]; n != 0 {
 		t.Errorf("deserialize errors %d, want 0", n)
