@@ -77,6 +77,10 @@ type Config struct {
 	// holds of a query (see Owner), for DESCRIBE … EXTENDED and SHOW
 	// QUERIES EXTENDED.
 	Owners func(queryID string) []Owner
+	// SkipPlannerRules names planner rules left out of every plan
+	// (planner.Options.SkipRules). Only tests set it: to run a query as a
+	// Sluice before a rule did, and restart it on the plan with the rule.
+	SkipPlannerRules []string
 }
 
 // Engine executes statements against one catalog.

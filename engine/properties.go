@@ -590,6 +590,7 @@ func checkMinFree(_, v string) error {
 func (e *Engine) planOptions(props map[string]string) planner.Options {
 	return planner.Options{
 		ServiceID:               e.cfg.ServiceID,
+		SkipRules:               e.cfg.SkipPlannerRules,
 		TableRetention:          propTableRetention.raw(props),
 		TimestampThrowOnInvalid: propBool(props, propTimestampThrow),
 		Compat:                  strings.ToLower(propCompat.value(props)),

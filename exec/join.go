@@ -5,6 +5,7 @@ import (
 	"encoding/binary"
 	"fmt"
 	"math"
+	"slices"
 
 	"github.com/sluice-sql/sluice/state"
 	"github.com/sluice-sql/sluice/types"
@@ -45,6 +46,13 @@ type JoinSide struct {
 	// stream side's rows within the join window ("" for the stream side of
 	// a stream-table join, which keeps nothing).
 	Store string
+	// Columns names the side's row slots; a stream side's store records
+	// them (joinLayoutKey), so that rows written in another layout are
+	// read by name. LegacyColumns is the layout of a store that records
+	// none: the side's slots in a plan before the join-column-pruning
+	// rule, whose stores were written by an older Sluice (nil: Columns).
+	// Nil Columns: the store's layout is not checked.
+	Columns, LegacyColumns []string
 }
 
 // JoinNode joins two co-partitioned inputs on their keys. Rows out are
@@ -216,6 +224,8 @@ type joinMatch struct {
 //	0x02 ‖ ts ‖ key ‖ offset  → empty: outer rows still without a match,
 //	                            emitted when their window closes
 //	0x03                      → the newest event time the side has seen
+//	0x04                      → the names of the row values' columns
+//	                            (none: JoinSide.LegacyColumns)
 //
 // Table stores map the encoded key to ts ‖ row values.
 const (
@@ -223,6 +233,7 @@ const (
 	joinExpiryTag  = 0x01
 	joinPendingTag = 0x02
 	joinObserved   = 0x03
+	joinLayoutKey  = 0x04
 )
 
 func (j *joinOp) Open(tc *TaskContext) error {
@@ -247,6 +258,9 @@ func (j *joinOp) Open(tc *TaskContext) error {
 			}
 			j.observedOut[i] = &observedWriteBack{store: s}
 			s.SetWriteBack(j.observedOut[i])
+			if err := migrateJoinRows(s, side); err != nil {
+				return err
+			}
 			if j.kept[i], err = buildKeptIndex(s); err != nil {
 				return err
 			}
@@ -258,6 +272,100 @@ func (j *joinOp) Open(tc *TaskContext) error {
 		}
 	}
 	return nil
+}
+
+// migrateJoinRows rewrites, by name, the rows of a stream side's store
+// that another layout wrote (a plan before the join-column-pruning rule
+// kept every column) into the side's, and records the side's layout
+// when it is not the one a store without a record has. The writes go out
+// with the task's first commit; an abort drops them, and the next open
+// repeats the rewrite.
+func migrateJoinRows(s *state.Store, side JoinSide) error {
+	if side.Columns == nil {
+		return nil
+	}
+	stored := side.LegacyColumns
+	v, recorded, err := s.Get([]byte{joinLayoutKey})
+	if err != nil {
+		return fmt.Errorf("join store %s: read its row layout: %w", side.Store, err)
+	}
+	if recorded {
+		stored = nil
+		names, rest, err := types.DecodeValues(v)
+		if err == nil && len(rest) != 0 {
+			err = fmt.Errorf("%d bytes after it", len(rest))
+		}
+		if err != nil {
+			return fmt.Errorf("join store %s: malformed row layout %x: %w", side.Store, v, err)
+		}
+		for _, n := range names {
+			name, ok := n.(string)
+			if !ok {
+				return fmt.Errorf("join store %s: malformed row layout %x", side.Store, v)
+			}
+			stored = append(stored, name)
+		}
+	}
+	if stored == nil {
+		stored = side.Columns
+	}
+	if recorded && slices.Equal(stored, side.Columns) {
+		return nil
+	}
+	if !recorded && side.LegacyColumns == nil {
+		return nil // the store and the side both have the unpruned layout
+	}
+	if !slices.Equal(stored, side.Columns) {
+		at := make([]int, len(side.Columns))
+		for i, c := range side.Columns {
+			if at[i] = slices.Index(stored, c); at[i] < 0 {
+				return fmt.Errorf("join store %s: its rows lack column %s", side.Store, c)
+			}
+		}
+		if err := rewriteJoinRows(s, side.Store, len(stored), at); err != nil {
+			return err
+		}
+	}
+	names := make([]any, len(side.Columns))
+	for i, c := range side.Columns {
+		names[i] = c
+	}
+	s.Put([]byte{joinLayoutKey}, types.AppendValues(nil, names))
+	return nil
+}
+
+// rewriteJoinRows puts every data row of s, of width columns, back as
+// the columns at the positions at.
+func rewriteJoinRows(s *state.Store, store string, width int, at []int) error {
+	type oldRow struct{ key, value []byte }
+	var batch []oldRow
+	from := []byte{joinDataTag}
+	row := make([]any, len(at))
+	for {
+		batch = batch[:0]
+		err := s.RangeBetween(from, []byte{joinDataTag + 1}, func(k, v []byte) bool {
+			batch = append(batch, oldRow{bytes.Clone(k), bytes.Clone(v)})
+			return len(batch) < expiryRefill
+		})
+		if err != nil {
+			return fmt.Errorf("join store %s: read rows of the old layout: %w", store, err)
+		}
+		if len(batch) == 0 {
+			return nil
+		}
+		for _, old := range batch {
+			vals, rest, err := types.DecodeValues(old.value)
+			if err != nil || len(rest) != 0 || len(vals) != width {
+				return fmt.Errorf("join store %s: row %x is not of its recorded layout (%d columns): %v", store, old.key, width, err)
+			}
+			for i, p := range at {
+				row[i] = vals[p]
+			}
+			s.Put(old.key, types.AppendValues(nil, row))
+		}
+		last := batch[len(batch)-1].key
+		from = append(last[:len(last):len(last)], 0)
+	}
 }
 
 // Close lets go of the stores: the newest event times written since the

@@ -406,3 +406,153 @@ func TestKeptHeapOrder(t *testing.T) {
 		t.Fatalf("%d rows left in the heap", len(h))
 	}
 }
+
+// TestJoinReadsRowsOfTheUnprunedLayout: a stream-stream join's stores
+// written by an operator whose rows had every column (a plan before the
+// join-column-pruning rule: [K, X, V], no layout recorded) are opened by
+// one whose rows are narrower ([K, V]): it rewrites the kept rows into
+// its layout by name and records it, so the new rows match the old ones
+// exactly. The rewrite is committed with the task's first commit; an
+// abort or a crash before it drops it and the next open makes it again.
+func TestJoinReadsRowsOfTheUnprunedLayout(t *testing.T) {
+	wide := []string{"K", "X", "V"}
+	narrow := []string{"K", "V"}
+	oldNode := &JoinNode{Type: InnerJoin, Before: 10, After: 10, Grace: 5,
+		Left:  JoinSide{Name: "L", Width: 3, Store: "L"},
+		Right: JoinSide{Name: "R", Width: 3, Store: "R"}}
+	newNode := &JoinNode{Type: InnerJoin, Before: 10, After: 10, Grace: 5,
+		Left:  JoinSide{Name: "L", Width: 2, Store: "L", Columns: narrow, LegacyColumns: wide},
+		Right: JoinSide{Name: "R", Width: 2, Store: "R", Columns: narrow, LegacyColumns: wide}}
+	type rec struct {
+		side int
+		cols []any
+		ts   int64
+	}
+	before := []rec{{0, []any{"a", "x1", "l1"}, 0}, {0, []any{"b", "x2", "l2"}, 1}, {1, []any{"c", "y", "r0"}, 2}}
+	after := []rec{{1, []any{"a", "r1"}, 5}, {0, []any{"c", "l3"}, 6}, {1, []any{"b", "r2"}, 7}}
+	want := []string{"l1 r1 @5", "l3 r0 @6", "l2 r2 @7"}
+	for _, stop := range []string{"open", "commit", "abort", "crash"} {
+		t.Run(stop, func(t *testing.T) {
+			dir := t.TempDir()
+			db := openState(t, dir)
+			defer func() { _ = db.Close() }()
+			var out []string
+			var node *JoinNode
+			sink := &countingOp{fn: func(r *Row) {
+				out = append(out, fmt.Sprintf("%v %v @%d", r.Cols[node.Left.Width-1], r.Cols[node.Left.Width+node.Right.Width-1], r.Ts))
+			}}
+			tc := &TaskContext{QueryID: "q", Metrics: &Metrics{}, Log: quietLog, stores: map[string]*state.Store{}, StreamTime: -1 << 63}
+			var op SideOperator
+			open := func(n *JoinNode) {
+				node = n
+				for _, name := range n.StoreNames() {
+					tc.stores[name] = db.Store(name, 0)
+				}
+				o, err := n.New(sink)
+				if err != nil {
+					t.Fatal(err)
+				}
+				op = o.(SideOperator)
+				if err := op.Open(tc); err != nil {
+					t.Fatal(err)
+				}
+			}
+			process := func(recs []rec) {
+				for _, r := range recs {
+					tc.StreamTime = max(tc.StreamTime, r.ts)
+					if err := op.ProcessSide(tc, r.side, &Row{Cols: slices.Clone(r.cols), Ts: r.ts}); err != nil {
+						t.Fatal(err)
+					}
+					if err := op.AdvanceTime(tc); err != nil {
+						t.Fatal(err)
+					}
+				}
+			}
+			commit := func() {
+				for _, name := range node.StoreNames() {
+					s := tc.stores[name]
+					_ = s.Pending()
+					if err := s.Commit(state.Checkpoint{}); err != nil {
+						t.Fatal(err)
+					}
+				}
+			}
+			open(oldNode)
+			process(before)
+			commit()
+			if err := op.Close(); err != nil {
+				t.Fatal(err)
+			}
+			if len(out) != 0 {
+				t.Fatalf("the unpruned operator emitted %q, want nothing", out)
+			}
+			committedTime := tc.StreamTime
+			open(newNode)
+			switch stop {
+			case "commit":
+				process(after[:1])
+				commit()
+				if err := op.Close(); err != nil {
+					t.Fatal(err)
+				}
+				open(newNode)
+				process(after[1:])
+			case "abort":
+				process(after[:1])
+				for _, name := range node.StoreNames() {
+					tc.stores[name].Discard()
+				}
+				out, tc.StreamTime = nil, committedTime
+				open(newNode)
+				process(after)
+			case "crash":
+				process(after[:1])
+				if err := db.Close(); err != nil {
+					t.Fatal(err)
+				}
+				db = openState(t, dir)
+				out, tc.StreamTime = nil, committedTime
+				open(newNode)
+				process(after)
+			default:
+				process(after)
+			}
+			if diff := cmp.Diff(want, out); diff != "" {
+				t.Fatalf("output (-want +got):\n%s", diff)
+			}
+			checkKeptIndex(t, op.(*joinOp))
+			// Every kept row is in the narrow layout, which the stores
+			// record.
+			for _, name := range node.StoreNames() {
+				var rows []string
+				err := tc.stores[name].Range(nil, func(k, v []byte) bool {
+					switch k[0] {
+					case joinDataTag:
+						vals, _, err := types.DecodeValues(v)
+						if err != nil {
+							t.Errorf("%s row %x: %v", name, k, err)
+						}
+						rows = append(rows, fmt.Sprint(vals))
+					case joinLayoutKey:
+						vals, _, err := types.DecodeValues(v)
+						if err != nil {
+							t.Errorf("%s layout %x: %v", name, v, err)
+						}
+						rows = append(rows, fmt.Sprint("layout ", vals))
+					}
+					return true
+				})
+				if err != nil {
+					t.Fatal(err)
+				}
+				wantRows := map[string][]string{
+					"L": {"[a l1]", "[b l2]", "[c l3]", "layout [K V]"},
+					"R": {"[a r1]", "[b r2]", "[c r0]", "layout [K V]"},
+				}[name]
+				if diff := cmp.Diff(wantRows, rows); diff != "" {
+					t.Errorf("store %s (-want +got):\n%s", name, diff)
+				}
+			}
+		})
+	}
+}

@@ -67,6 +67,12 @@ type Props struct {
 	// Nullable is KEY_/VALUE_PROTOBUF_NULLABLE_REPRESENTATION: OPTIONAL
 	// or WRAPPER give a generated schema's primitive fields presence.
 	Nullable string
+	// RowsLegacy is, for the Rows format, the wider layout an older plan
+	// wrote to the same topic (a join input's repartition before the
+	// join-column-pruning rule carried every column): a binary record of
+	// exactly its width is read by taking the codec's columns out of it
+	// by name. Nil: only records of the codec's own width are read.
+	RowsLegacy []types.Column
 }
 
 // Format names, as written in KEY_FORMAT / VALUE_FORMAT / FORMAT.
@@ -184,7 +190,7 @@ func newCodec(format string, cols []types.Column, p Props, key bool) (Codec, err
 		}
 		return newJSONSRCodec(cols, p, key)
 	case Rows:
-		return newRowsCodec(cols, key)
+		return newRowsCodec(cols, p, key)
 	case None:
 		if len(cols) > 0 {
 			return nil, &SchemaError{Format: None, Reason: "The 'NONE' format can only be used when no columns are defined. Got: " + ColumnList(cols)}

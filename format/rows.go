@@ -3,6 +3,7 @@ package format
 import (
 	"encoding/binary"
 	"fmt"
+	"slices"
 	"strings"
 
 	"github.com/sluice-sql/sluice/types"
@@ -37,6 +38,12 @@ type rowsCodec struct {
 	// what it reported for the last record (0 after a binary one).
 	legacy  *jsonCodec
 	missing int
+	// wide is the layout of an older plan's wider binary records
+	// (Props.RowsLegacy); wideAt maps each of cols to its position in
+	// it, wideRow is the scratch a wide record is decoded into.
+	wide    []types.Column
+	wideAt  []int
+	wideRow []any
 }
 
 var (
@@ -45,11 +52,22 @@ var (
 	_ Selective = (*rowsCodec)(nil)
 )
 
-func newRowsCodec(cols []types.Column, key bool) (*rowsCodec, error) {
+func newRowsCodec(cols []types.Column, p Props, key bool) (*rowsCodec, error) {
 	if key {
 		return nil, fmt.Errorf("%w: %s is a value format", ErrUnsupported, Rows)
 	}
-	return &rowsCodec{cols: cols}, nil
+	c := &rowsCodec{cols: cols}
+	if p.RowsLegacy != nil && len(p.RowsLegacy) != len(cols) {
+		at := make([]int, len(cols))
+		for i, col := range cols {
+			at[i] = slices.IndexFunc(p.RowsLegacy, func(w types.Column) bool { return w.Name == col.Name })
+			if at[i] < 0 {
+				return nil, fmt.Errorf("%w: %s column %s is not in the legacy layout", ErrUnsupported, Rows, col.Name)
+			}
+		}
+		c.wide, c.wideAt, c.wideRow = p.RowsLegacy, at, make([]any, len(p.RowsLegacy))
+	}
+	return c, nil
 }
 
 // Select makes Decode convert only the needed columns; the others are
@@ -91,6 +109,9 @@ func (c *rowsCodec) Decode(data []byte, dst []any) error {
 		return fmt.Errorf("%w: %s record: bad column count", ErrMalformed, Rows)
 	}
 	if n != uint64(len(c.cols)) {
+		if c.wide != nil && n == uint64(len(c.wide)) {
+			return c.decodeWide(data[1+w:], dst)
+		}
 		return fmt.Errorf("%w: %s record has %d columns, expected %d", ErrMalformed, Rows, n, len(c.cols))
 	}
 	buf := data[1+w:]
@@ -109,6 +130,31 @@ func (c *rowsCodec) Decode(data []byte, dst []any) error {
 	if len(buf) != 0 {
 		return fmt.Errorf("%w: %s record has %d bytes after its columns", ErrMalformed, Rows, len(buf))
 	}
+	return nil
+}
+
+// decodeWide reads the columns of a binary record of the legacy layout's
+// width (its count already read): each of the codec's columns is taken
+// from its place in the wider row by name.
+func (c *rowsCodec) decodeWide(buf []byte, dst []any) error {
+	var err error
+	for i := range c.wide {
+		c.wideRow[i], buf, err = types.DecodeValue(buf)
+		if err != nil {
+			return fmt.Errorf("%w: %s record of the legacy layout, column %s: %w", ErrMalformed, Rows, c.wide[i].Name, err)
+		}
+	}
+	if len(buf) != 0 {
+		return fmt.Errorf("%w: %s record has %d bytes after its columns", ErrMalformed, Rows, len(buf))
+	}
+	for i, at := range c.wideAt {
+		if c.needed != nil && !c.needed[i] {
+			dst[i] = nil
+		} else {
+			dst[i] = c.wideRow[at]
+		}
+	}
+	clear(c.wideRow)
 	return nil
 }
 

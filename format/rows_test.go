@@ -203,3 +203,62 @@ func BenchmarkRepartitionRow(b *testing.B) {
 		})
 	}
 }
+
+// TestRowsReadsLegacyLayout: a codec given the wider layout an older plan
+// wrote (Props.RowsLegacy) reads a record of exactly that width by taking
+// its own columns out of it by name, honours Select on it, and still
+// reads its own width; any other width is malformed.
+func TestRowsReadsLegacyLayout(t *testing.T) {
+	wideCols := []types.Column{col("A", types.StringType), col("B", types.BigIntType), col("C", types.StringType), col("D", types.DoubleType)}
+	narrowCols := []types.Column{col("D", types.DoubleType), col("B", types.BigIntType)}
+	wide, err := newRowsCodec(wideCols, Props{}, false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	old, err := wide.Encode([]any{"a", int64(7), "c", 2.5})
+	if err != nil {
+		t.Fatal(err)
+	}
+	narrow, err := newRowsCodec(narrowCols, Props{RowsLegacy: wideCols}, false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	own, err := narrow.Encode([]any{1.5, int64(3)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	dst := make([]any, 2)
+	if err := narrow.Decode(old, dst); err != nil {
+		t.Fatalf("legacy-width record: %v", err)
+	}
+	if want := []any{2.5, int64(7)}; !cmp.Equal(dst, want) {
+		t.Errorf("legacy-width record read %v, want %v", dst, want)
+	}
+	if err := narrow.Decode(own, dst); err != nil {
+		t.Fatalf("own-width record: %v", err)
+	}
+	if want := []any{1.5, int64(3)}; !cmp.Equal(dst, want) {
+		t.Errorf("own-width record read %v, want %v", dst, want)
+	}
+	narrow.Select([]bool{false, true})
+	if err := narrow.Decode(old, dst); err != nil {
+		t.Fatalf("legacy-width record, selected: %v", err)
+	}
+	if want := []any{nil, int64(7)}; !cmp.Equal(dst, want) {
+		t.Errorf("legacy-width record, selected, read %v, want %v", dst, want)
+	}
+	three, err := newRowsCodec(wideCols[:3], Props{}, false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	other, err := three.Encode([]any{"a", int64(7), "c"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := narrow.Decode(other, dst); !errors.Is(err, ErrMalformed) {
+		t.Errorf("a record of neither width: %v, want ErrMalformed", err)
+	}
+	if _, err := newRowsCodec([]types.Column{col("E", types.StringType)}, Props{RowsLegacy: wideCols}, false); !errors.Is(err, ErrUnsupported) {
+		t.Errorf("a column missing from the legacy layout: %v, want ErrUnsupported", err)
+	}
+}

@@ -17,6 +17,7 @@
 // (logical.Keying); the onLogical rules decide on that plan and may
 // rewrite any of it (repartition: where rows are re-keyed; co-
 // partitioning: ksqlDB's refusals of joins whose inputs cannot meet;
+// join-column-pruning: what a join input's repartition carries;
 // constant-folding: literal arithmetic computed once); the builder makes
 // the topology from the plan: lower.go reads back every clause it
 // compiles from the nodes, it dispatches on them (an aggregate, a

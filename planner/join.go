@@ -132,6 +132,14 @@ func intermediate(l *joinLayout, idx int) *joinInput {
 	for i := l.keySlot; i < len(in.names); i++ {
 		in.names[i] = fmt.Sprintf("KSQL_INTERNAL_J%d_%s", idx, in.names[i])
 	}
+	if l.fullNames != nil {
+		// The joined row's own slots are the last ones in both layouts.
+		in.fullNames = append([]string{}, l.fullNames...)
+		in.fullTypes = append([]types.Type{}, l.fullTypes...)
+		for i := len(in.fullNames) - (len(l.names) - l.keySlot); i < len(in.fullNames); i++ {
+			in.fullNames[i] = fmt.Sprintf("KSQL_INTERNAL_J%d_%s", idx, in.fullNames[i])
+		}
+	}
 	return in
 }
 
@@ -181,7 +189,7 @@ func (jb *joinBuilder) planOneJoin(idx int, j *parser.Join, decided *logical.Joi
 		if other := ins[1-side]; keyed[1-side] && other.keyFormat == keyFormat {
 			keyProps = other.keyProps
 		}
-		jb.repartitionJoinInput(in, sfx+"-"+[2]string{"left", "right"}[side], keyExpr[side], partitions, keyFormat, keyProps)
+		jb.repartitionJoinInput(in, sfx+"-"+[2]string{"left", "right"}[side], keyExpr[side], partitions, keyFormat, keyProps, r.Carries, bases)
 	}
 
 	// The joined row.
@@ -191,9 +199,18 @@ func (jb *joinBuilder) planOneJoin(idx int, j *parser.Join, decided *logical.Joi
 	if !keyed[0] {
 		l.keyFormat, l.keyProps = left.spec.KeyFormat, left.spec.KeyProps
 	}
+	pruned := false
 	for _, in := range ins {
 		l.names = append(l.names, in.names...)
 		l.types = append(l.types, in.types...)
+		pruned = pruned || in.fullNames != nil
+	}
+	if pruned {
+		for _, in := range ins {
+			fn, ft := in.full()
+			l.fullNames = append(l.fullNames, fn...)
+			l.fullTypes = append(l.fullTypes, ft...)
+		}
 	}
 	if chained && j.Type != parser.JoinFull {
 		// Joined on the same key as the joins before: their join columns
@@ -224,6 +241,10 @@ func (jb *joinBuilder) planOneJoin(idx int, j *parser.Join, decided *logical.Joi
 	if left.window != exec.NotWindowed {
 		l.names = append(l.names, exec.ColWindowStart, exec.ColWindowEnd)
 		l.types = append(l.types, types.BigIntType, types.BigIntType)
+	}
+	if pruned {
+		l.fullNames = append(l.fullNames, l.names[l.keySlot:]...)
+		l.fullTypes = append(l.fullTypes, l.types[l.keySlot:]...)
 	}
 
 	node := &exec.JoinNode{Type: exec.JoinType(j.Type), Text: parenthesized(j.On)}

@@ -33,8 +33,23 @@ type joinInput struct {
 	// names are the names of the input's row slots in the joined row.
 	names []string
 	types []types.Type
+	// fullNames and fullTypes are the slots the input had in a plan
+	// without the join-column-pruning rule, which a query started by an
+	// older Sluice wrote its join stores and repartition topics with (nil:
+	// names and types, nothing was pruned).
+	fullNames []string
+	fullTypes []types.Type
 	// keyCol is the position of the join key in the input's rows.
 	keyCol int
+}
+
+// full returns the input's slots in a plan without the
+// join-column-pruning rule.
+func (in *joinInput) full() ([]string, []types.Type) {
+	if in.fullNames == nil {
+		return in.names, in.types
+	}
+	return in.fullNames, in.fullTypes
 }
 
 // joinLayout names the slots of a joined row and resolves references.
@@ -45,6 +60,10 @@ type joinLayout struct {
 	sides  [2]*joinInput
 	names  []string
 	types  []types.Type
+	// fullNames and fullTypes: the joined row's slots in a plan without
+	// the join-column-pruning rule (nil: names and types).
+	fullNames []string
+	fullTypes []types.Type
 	// table, window, partitions and key format describe the result.
 	table      bool
 	window     exec.WindowType
@@ -177,7 +196,7 @@ func (in *joinInput) aliasOf(ref *parser.ColumnRef) string {
 
 // joinSide describes the input to the join operator.
 func (in *joinInput) joinSide() exec.JoinSide {
-	js := exec.JoinSide{Name: in.label, Width: len(in.names), KeyCol: in.keyCol, Table: in.table}
+	js := exec.JoinSide{Name: in.label, Width: len(in.names), KeyCol: in.keyCol, Table: in.table, Columns: in.names, LegacyColumns: in.fullNames}
 	if in.window != exec.NotWindowed {
 		ws, we := -1, -1
 		for i, n := range in.names {

@@ -58,6 +58,10 @@ type Options struct {
 	// stream is then a push query, which the pull checks leave alone.
 	// Default false: such a SELECT is a pull query scanning the topic.
 	NoStreamScans bool
+	// SkipRules names rules the planning leaves out. Only tests set it:
+	// to plan a query as an older Sluice did, before a rule existed, and
+	// check what the new plan does with what the old one left.
+	SkipRules []string
 	// TableStore, when set, names the state store keeping a table for
 	// pull queries (the store of the query keeping it, which only the
 	// engine knows), or refuses a pull query on a table no query keeps

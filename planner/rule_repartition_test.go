@@ -109,7 +109,7 @@ func TestRepartitionRule(t *testing.T) {
 		{sql: `SELECT v.user_id, page, region FROM views v JOIN users u ON v.user_id = u.id EMIT CHANGES;`, plan: `subscribe (rows to the client as they come)
 └─ project USER_ID, PAGE, REGION
    └─ join INNER ON V.USER_ID = U.ID
-      ├─ repartition by V.USER_ID
+      ├─ repartition by V.USER_ID (carries V_USER_ID, V_PAGE)
       │  └─ source VIEWS (stream, topic views)
       └─ source USERS (table, topic users)
 `, fired: true, topics: []string{"T-Join-left-repartition (key KAFKA, 2 partitions)"}},
@@ -130,7 +130,7 @@ func TestRepartitionRule(t *testing.T) {
 		{sql: `SELECT v.page, o.x FROM views v JOIN odd o WITHIN 1 MINUTE ON v.user_id = o.user_id EMIT CHANGES;`, plan: `subscribe (rows to the client as they come)
 └─ project PAGE, X
    └─ join INNER ON V.USER_ID = O.USER_ID
-      ├─ repartition by V.USER_ID
+      ├─ repartition by V.USER_ID (carries V_USER_ID, V_PAGE)
       │  └─ source VIEWS (stream, topic views)
       └─ source ODD (stream, topic odd)
 `, fired: true, topics: []string{"T-Join-left-repartition (key KAFKA, 3 partitions)"}},
@@ -147,7 +147,7 @@ func TestRepartitionRule(t *testing.T) {
 		{sql: `SELECT c.user_id, region, boss FROM clicks c JOIN users u ON c.user_id = u.id JOIN regions r ON u.region = r.id EMIT CHANGES;`, plan: `subscribe (rows to the client as they come)
 └─ project USER_ID, REGION, BOSS
    └─ join INNER ON U.REGION = R.ID
-      ├─ repartition by U.REGION
+      ├─ repartition by U.REGION (carries C_USER_ID, U_ID, U_REGION)
       │  └─ join INNER ON C.USER_ID = U.ID
       │     ├─ source CLICKS (stream, topic clicks)
       │     └─ source USERS (table, topic users)

@@ -1,5 +1,7 @@
 package planner
 
+import "slices"
+
 // A rule is one named rewrite of a query's plan. The list rules gives
 // the order they run in; each says whether it changed the plan, and
 // Query.Rules (what EXPLAIN prints) names those that did.
@@ -40,6 +42,7 @@ var rules = []rule{
 	{name: "magic-timestamps", stage: onStatement, apply: (*planning).magicTimestampRule},
 	{name: "repartition", stage: onLogical, apply: (*planning).repartitionRule},
 	{name: "co-partitioning", stage: onLogical, apply: (*planning).coPartitioningRule},
+	{name: "join-column-pruning", stage: onLogical, apply: (*planning).joinColumnPruningRule},
 	{name: "constant-folding", stage: onLogical, apply: (*planning).constantFoldingRule},
 	{name: "column-pruning", stage: onPlan, apply: (*planning).columnPruningRule},
 	{name: "json-copy", stage: onPlan, apply: (*planning).jsonCopyRule},
@@ -51,7 +54,7 @@ var rules = []rule{
 // changed the plan.
 func (p *planning) runRules(stage ruleStage) error {
 	for _, r := range rules {
-		if r.stage != stage {
+		if r.stage != stage || slices.Contains(p.opts.SkipRules, r.name) {
 			continue
 		}
 		changed, err := r.apply(p)
