@@ -9,6 +9,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 	"github.com/twmb/franz-go/pkg/kgo"
 
+	"github.com/sluice-sql/sluice/engine"
 	"github.com/sluice-sql/sluice/format"
 	"github.com/sluice-sql/sluice/internal/testkafka"
 	"github.com/sluice-sql/sluice/types"
@@ -33,24 +34,7 @@ func TestJoinRepartitionCarriesUsedColumns(t *testing.T) {
 	testkafka.Produce(t, brokers, user("u1", "ann"), user("u2", "bob"))
 	testkafka.Produce(t, brokers, click("c1", "u1", "/a", "firefox"), click("c2", "u2", "/b", "curl"), click("c3", "u3", "/c", "curl"))
 
-	e := openEngine(t, brokers, t.TempDir(), svc)
-	execute(t, e, fmt.Sprintf(`
-		CREATE STREAM clicks (click_id VARCHAR KEY, user_id VARCHAR, url VARCHAR, agent VARCHAR) WITH (KAFKA_TOPIC='%s', VALUE_FORMAT='JSON');
-		CREATE TABLE users (id VARCHAR PRIMARY KEY, name VARCHAR) WITH (KAFKA_TOPIC='%s', VALUE_FORMAT='JSON');
-		CREATE STREAM enriched WITH (KAFKA_TOPIC='%s') AS SELECT c.user_id, url, name FROM clicks c LEFT JOIN users u ON c.user_id = u.id;`, clicks, users, out))
-	var got []string
-	testkafka.Await(t, 30*time.Second, "the three joined clicks", func() bool {
-		got = got[:0]
-		for _, r := range testkafka.ReadAll(t, brokers, out) {
-			got = append(got, string(r.Key)+" "+string(r.Value))
-		}
-		return len(got) >= 3
-	})
-	closeEngine(t, e)
-	want := []string{`u1 {"URL":"/a","NAME":"ann"}`, `u2 {"URL":"/b","NAME":"bob"}`, `u3 {"URL":"/c","NAME":null}`}
-	if diff := cmp.Diff(want, got); diff != "" {
-		t.Errorf("joined clicks (-want +got):\n%s", diff)
-	}
+	runClicksJoin(t, brokers, svc, clicks, users, out)
 	// Each repartition record is a binary row of two columns (the byte
 	// after the magic counts them), USER_ID and URL.
 	cols := []types.Column{{Name: "C_USER_ID", Type: types.StringType}, {Name: "C_URL", Type: types.StringType}}
@@ -109,25 +93,7 @@ func TestJoinRepartitionReadsUnprunedRecords(t *testing.T) {
 	testkafka.Produce(t, brokers, old("c1", "u1", "/a", "firefox"), old("c2", "u2", "/b", "curl"))
 	testkafka.Produce(t, brokers, &kgo.Record{Topic: clicks, Key: []byte("c3"), Value: []byte(`{"USER_ID":"u3","URL":"/c","AGENT":"curl"}`), Timestamp: time.UnixMilli(3000)})
 
-	e := openEngine(t, brokers, t.TempDir(), svc)
-	res := execute(t, e, fmt.Sprintf(`
-		CREATE STREAM clicks (click_id VARCHAR KEY, user_id VARCHAR, url VARCHAR, agent VARCHAR) WITH (KAFKA_TOPIC='%s', VALUE_FORMAT='JSON');
-		CREATE TABLE users (id VARCHAR PRIMARY KEY, name VARCHAR) WITH (KAFKA_TOPIC='%s', VALUE_FORMAT='JSON');
-		CREATE STREAM enriched WITH (KAFKA_TOPIC='%s') AS SELECT c.user_id, url, name FROM clicks c LEFT JOIN users u ON c.user_id = u.id;`, clicks, users, out))
-	q := res[2].Query
-	var got []string
-	testkafka.Await(t, 30*time.Second, "the three joined clicks", func() bool {
-		got = got[:0]
-		for _, r := range testkafka.ReadAll(t, brokers, out) {
-			got = append(got, string(r.Key)+" "+string(r.Value))
-		}
-		return len(got) >= 3
-	})
-	closeEngine(t, e)
-	want := []string{`u1 {"URL":"/a","NAME":"ann"}`, `u2 {"URL":"/b","NAME":"bob"}`, `u3 {"URL":"/c","NAME":null}`}
-	if diff := cmp.Diff(want, got); diff != "" {
-		t.Errorf("joined clicks (-want +got):\n%s", diff)
-	}
+	q := runClicksJoin(t, brokers, svc, clicks, users, out)
 	if n := q.Metrics.Errors()["deserialize"]; n != 0 {
 		t.Errorf("deserialize errors %d, want 0", n)
 	}
@@ -192,4 +158,30 @@ func TestJoinStoresOfTheUnprunedPlan(t *testing.T) {
 	if n := q.Metrics.Errors()["deserialize"]; n != 0 {
 		t.Errorf("deserialize errors %d, want 0", n)
 	}
+}
+
+// runClicksJoin runs the clicks LEFT JOIN users query of the tests above
+// on a fresh engine until its three joined clicks are out, checks them
+// exactly and returns the query, its engine closed.
+func runClicksJoin(t *testing.T, brokers, svc, clicks, users, out string) *engine.Query {
+	t.Helper()
+	e := openEngine(t, brokers, t.TempDir(), svc)
+	res := execute(t, e, fmt.Sprintf(`
+		CREATE STREAM clicks (click_id VARCHAR KEY, user_id VARCHAR, url VARCHAR, agent VARCHAR) WITH (KAFKA_TOPIC='%s', VALUE_FORMAT='JSON');
+		CREATE TABLE users (id VARCHAR PRIMARY KEY, name VARCHAR) WITH (KAFKA_TOPIC='%s', VALUE_FORMAT='JSON');
+		CREATE STREAM enriched WITH (KAFKA_TOPIC='%s') AS SELECT c.user_id, url, name FROM clicks c LEFT JOIN users u ON c.user_id = u.id;`, clicks, users, out))
+	var got []string
+	testkafka.Await(t, 30*time.Second, "the three joined clicks", func() bool {
+		got = got[:0]
+		for _, r := range testkafka.ReadAll(t, brokers, out) {
+			got = append(got, string(r.Key)+" "+string(r.Value))
+		}
+		return len(got) >= 3
+	})
+	closeEngine(t, e)
+	want := []string{`u1 {"URL":"/a","NAME":"ann"}`, `u2 {"URL":"/b","NAME":"bob"}`, `u3 {"URL":"/c","NAME":null}`}
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Errorf("joined clicks (-want +got):\n%s", diff)
+	}
+	return res[2].Query
 }
