@@ -4,7 +4,10 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"net"
+	"strings"
 	"testing"
+	"time"
 
 	"github.com/google/go-cmp/cmp"
 
@@ -78,5 +81,31 @@ func TestConnectorWireEntities(t *testing.T) {
 		if diff := cmp.Diff(c.want, string(b)); diff != "" {
 			t.Errorf("%T (-want +got):\n%s", c.ent, diff)
 		}
+	}
+}
+
+// A Connect URL where nothing listens fails a connector statement at
+// once, saying so.
+func TestConnectorStatementUnreachableConnect(t *testing.T) {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	addr := ln.Addr().String()
+	ln.Close()
+	ctx := context.Background()
+	e, err := engine.Open(ctx, engine.Config{Memory: true, Log: quiet, ConnectURL: "http://" + addr})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer e.Close()
+	start := time.Now()
+	_, err = e.Execute(ctx, "SHOW CONNECTORS")
+	var ue *connect.UnreachableError
+	if !errors.As(err, &ue) || !strings.HasPrefix(err.Error(), "Kafka Connect at http://"+addr+" is not reachable: ") {
+		t.Errorf("err = %v (%T), want Kafka Connect at http://%s is not reachable: …", err, err, addr)
+	}
+	if d := time.Since(start); d > 5*time.Second {
+		t.Errorf("took %v", d)
 	}
 }
