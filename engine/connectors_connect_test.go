@@ -179,3 +179,40 @@ func pullRows(t *testing.T, e *engine.Engine, sql string) []string {
 		}
 	}
 }
+
+// TestFileStreamSinkConnector: a FileStream sink connector created from
+// Sluice writes the rows of a Sluice query's sink topic to a file, line
+// for line, and DESCRIBE CONNECTOR names the sink stream over its topic.
+func TestFileStreamSinkConnector(t *testing.T) {
+	brokers := testkafka.Brokers(t)
+	url := startConnect(t, brokers)
+	cfg := testConfig(brokers, t.TempDir(), testkafka.Name(t, "svc"), quiet)
+	cfg.ConnectURL = url
+	e := openConfig(t, cfg)
+	defer closeEngine(t, e)
+
+	in, out := testkafka.Name(t, "orders"), testkafka.Name(t, "big_orders")
+	name := strings.ToUpper(testkafka.Name(t, "file_sink"))
+	file := filepath.Join(t.TempDir(), "out.txt")
+	execute(t, e, fmt.Sprintf(`CREATE STREAM orders (id INT KEY, item VARCHAR, qty INT) WITH (KAFKA_TOPIC='%s', VALUE_FORMAT='JSON', PARTITIONS=1);
+		INSERT INTO orders (id, item, qty) VALUES (1, 'apple', 1);
+		INSERT INTO orders (id, item, qty) VALUES (2, 'pear', 5);
+		INSERT INTO orders (id, item, qty) VALUES (3, 'fig', 7);
+		CREATE STREAM big_orders WITH (KAFKA_TOPIC='%s', PARTITIONS=1) AS SELECT id, item, qty * 10 AS qty10 FROM orders WHERE qty > 1;`, in, out))
+	execute(t, e, fmt.Sprintf(`CREATE SINK CONNECTOR %s WITH ('connector.class'='FileStreamSink', 'file'='%s', 'topics'='%s',
+		'key.converter'='org.apache.kafka.connect.storage.StringConverter', 'value.converter'='org.apache.kafka.connect.storage.StringConverter')`, name, file, out))
+	want := `{"ITEM":"pear","QTY10":50}` + "\n" + `{"ITEM":"fig","QTY10":70}` + "\n"
+	var got []byte
+	testkafka.Await(t, 60*time.Second, "the sink's rows in the file", func() bool {
+		got, _ = os.ReadFile(file)
+		return len(got) >= len(want)
+	})
+	if diff := cmp.Diff(want, string(got)); diff != "" {
+		t.Errorf("file (-want +got):\n%s", diff)
+	}
+	d := execute(t, e, "DESCRIBE CONNECTOR "+name)[0].Entity.(*engine.ConnectorDescription)
+	if d.Status.Type != "sink" || len(d.Topics) != 1 || d.Topics[0] != out || len(d.Sources) != 1 || d.Sources[0].Name != "BIG_ORDERS" {
+		t.Errorf("description: type %s, topics %v, sources %+v", d.Status.Type, d.Topics, d.Sources)
+	}
+	execute(t, e, "DROP CONNECTOR "+name)
+}
