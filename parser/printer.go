@@ -395,6 +395,21 @@ func (s *CreateConnector) String() string {
 	return b.String()
 }
 
+// Masked is the statement with every WITH value but connector.class's
+// replaced by '[string]', as ksqlDB echoes a CREATE CONNECTOR in its
+// answers and logs: connector settings carry passwords.
+func (s *CreateConnector) Masked() string {
+	cp := *s
+	cp.Config = make([]ConnectorProperty, len(s.Config))
+	for i, p := range s.Config {
+		cp.Config[i] = p
+		if !strings.EqualFold(p.Key, "connector.class") {
+			cp.Config[i].Value = &Literal{Pos: p.Value.Pos, Kind: LitString, Str: "[string]"}
+		}
+	}
+	return cp.String()
+}
+
 func (s *ShowConnectors) String() string {
 	if s.Type == 0 {
 		return "SHOW CONNECTORS"

@@ -129,5 +129,11 @@ func (s *Server) resultEntity(p parser.Parsed, res *engine.Result) ksqlwire.Enti
 	return cs
 }
 
-// stmtText is a statement's text as ksqlDB echoes it: with its ';'.
-func stmtText(p parser.Parsed) string { return p.Text + ";" }
+// stmtText is a statement's text as ksqlDB echoes it: with its ';', and
+// a CREATE CONNECTOR's settings masked (they carry passwords).
+func stmtText(p parser.Parsed) string {
+	if cc, ok := p.Stmt.(*parser.CreateConnector); ok {
+		return cc.Masked() + ";"
+	}
+	return p.Text + ";"
+}
