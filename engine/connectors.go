@@ -86,7 +86,13 @@ type ConnectorError struct {
 
 func (e *ConnectorError) Error() string { return e.Message }
 
-func (e *ConnectorError) Unwrap() error { return e.Err }
+func (e *ConnectorError) Unwrap() error {
+	if e.Err == nil {
+		// Not a typed nil: errors.As would find a nil *connect.Error.
+		return nil
+	}
+	return e.Err
+}
 
 // connectorErr words err, from a call to Connect, as ksqlDB does: what
 // failed, then Connect's message. A Connect that did not answer is

@@ -1,10 +1,12 @@
 package engine
 
 import (
+	"errors"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
 
+	"github.com/sluice-sql/sluice/connect"
 	"github.com/sluice-sql/sluice/parser"
 )
 
@@ -19,5 +21,15 @@ func TestConnectorConfigValues(t *testing.T) {
 	want := map[string]string{"connector.class": "FileStreamSink", "tasks.max": "2", "x": "true", "y": "-1.50", "TOPICS": "t", "name": "OUT"}
 	if diff := cmp.Diff(want, connectorConfig(p.(*parser.CreateConnector))); diff != "" {
 		t.Errorf("config (-want +got):\n%s", diff)
+	}
+}
+
+// A refusal of Sluice's own (the connector exists) wraps no Connect
+// error: errors.As finds none rather than a nil one.
+func TestConnectorErrorWithoutConnectError(t *testing.T) {
+	var err error = &ConnectorError{Message: "Connector X already exists", Status: 409}
+	var ce *connect.Error
+	if errors.As(err, &ce) || connect.IsNotFound(err) {
+		t.Errorf("errors.As found %v", ce)
 	}
 }
