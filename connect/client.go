@@ -275,7 +275,7 @@ func (c *Client) do(ctx context.Context, method, path string, in, out any) error
 	resp, err := c.http.Do(req)
 	if err != nil {
 		if ctx.Err() != nil {
-			return ctx.Err()
+			return fmt.Errorf("Kafka Connect at %s: %s %s: %w", c.URL(), method, path, ctx.Err())
 		}
 		return &UnreachableError{URL: c.URL(), Err: unwrapURLError(err)}
 	}
