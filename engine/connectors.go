@@ -81,18 +81,17 @@ func (*StatementWarning) entity()     {}
 type ConnectorError struct {
 	Message string
 	Status  int
-	Err     *connect.Error
+	// Err is the cause: Connect's *connect.Error, or ErrConnectorExists.
+	Err error
 }
 
 func (e *ConnectorError) Error() string { return e.Message }
 
-func (e *ConnectorError) Unwrap() error {
-	if e.Err == nil {
-		// Not a typed nil: errors.As would find a nil *connect.Error.
-		return nil
-	}
-	return e.Err
-}
+func (e *ConnectorError) Unwrap() error { return e.Err }
+
+// ErrConnectorExists is CREATE … CONNECTOR (without IF NOT EXISTS) of a
+// connector Connect already has, whatever the case of its name.
+var ErrConnectorExists = errors.New("connector exists")
 
 // connectorErr words err, from a call to Connect, as ksqlDB does: what
 // failed, then Connect's message. A Connect that did not answer is
@@ -152,7 +151,7 @@ func (createConnectorStatement) execute(ctx context.Context, e *Engine, st *pars
 			if st.IfNotExists {
 				return &Result{Statement: c.text, Message: msg, Entity: &StatementWarning{Message: msg}}, nil
 			}
-			return nil, &ConnectorError{Message: msg, Status: 409}
+			return nil, &ConnectorError{Message: msg, Status: 409, Err: ErrConnectorExists}
 		}
 	}
 	info, err := cl.Create(ctx, st.Name, connectorConfig(st))

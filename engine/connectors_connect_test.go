@@ -62,7 +62,7 @@ func TestConnectorsOnKafkaConnect(t *testing.T) {
 	if diff := cmp.Diff(&engine.StatementWarning{Message: "Connector " + name + " already exists"}, res.Entity); diff != "" {
 		t.Errorf("IF NOT EXISTS (-want +got):\n%s", diff)
 	}
-	if _, err := e.Execute(ctx, fmt.Sprintf(create, "")); err == nil || err.Error() != "Connector "+name+" already exists" {
+	if _, err := e.Execute(ctx, fmt.Sprintf(create, "")); !errors.Is(err, engine.ErrConnectorExists) || err.Error() != "Connector "+name+" already exists" {
 		t.Errorf("second CREATE: err = %v", err)
 	}
 

@@ -24,12 +24,12 @@ func TestConnectorConfigValues(t *testing.T) {
 	}
 }
 
-// A refusal of Sluice's own (the connector exists) wraps no Connect
-// error: errors.As finds none rather than a nil one.
+// A refusal of Sluice's own (the connector exists) is ErrConnectorExists,
+// and no Connect error.
 func TestConnectorErrorWithoutConnectError(t *testing.T) {
-	var err error = &ConnectorError{Message: "Connector X already exists", Status: 409}
+	var err error = &ConnectorError{Message: "Connector X already exists", Status: 409, Err: ErrConnectorExists}
 	var ce *connect.Error
-	if errors.As(err, &ce) || connect.IsNotFound(err) {
-		t.Errorf("errors.As found %v", ce)
+	if errors.As(err, &ce) || connect.IsNotFound(err) || !errors.Is(err, ErrConnectorExists) {
+		t.Errorf("errors.As found %v, errors.Is(ErrConnectorExists) %v", ce, errors.Is(err, ErrConnectorExists))
 	}
 }

@@ -240,6 +240,10 @@ func runScript(ctx context.Context, e *engine.Engine, script string) error {
 				// process.
 				continue
 			}
+			if _, create := p.Stmt.(*parser.CreateConnector); create && errors.Is(err, engine.ErrConnectorExists) {
+				// Kafka Connect has it from an earlier start, likewise.
+				continue
+			}
 			return err
 		}
 	}
