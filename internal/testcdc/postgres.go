@@ -3,6 +3,7 @@ package testcdc
 import (
 	"fmt"
 	"net/url"
+	"strings"
 	"testing"
 )
 
@@ -39,13 +40,13 @@ func StartPostgres(t testing.TB) *Postgres {
 
 func parseDSN(dsn string) (*Postgres, error) {
 	u, err := url.Parse(dsn)
-	if err != nil || u.Scheme != "postgres" || u.User == nil {
+	if err != nil || u.Scheme != "postgres" || u.User == nil || len(u.Path) < 2 {
 		return nil, fmt.Errorf("want a DSN postgres://user:pass@host:port/db on the last line, got %q", dsn)
 	}
 	pass, _ := u.User.Password()
 	return &Postgres{
 		DSN: dsn, Host: u.Hostname(), Port: u.Port(), User: u.User.Username(), Password: pass,
-		Database: u.Path[1:],
+		Database: strings.TrimPrefix(u.Path, "/"),
 	}, nil
 }
 
