@@ -45,6 +45,12 @@ type MaterializeNode struct {
 	// writes a NULL scalar as proto3's default (0, ""), and ksqlDB's pull
 	// queries answer what the table's topic holds.
 	AsWritten AsWritten
+	// SameRow makes a row equal to the key's kept row (key and value
+	// columns), and the delete of a key the table does not hold, no
+	// change: nothing is kept or emitted. A query over a
+	// change-data-capture table gets it, since its connector re-sends
+	// events after a restart.
+	SameRow bool
 }
 
 // AsWritten names a value format that changes what it carries: the
@@ -111,6 +117,11 @@ func (o *materializeOp) Process(tc *TaskContext, row *Row) error {
 		return o.emit(tc, row)
 	}
 	k := joinTableKey(nil, o.cols, len(n.KeyIdx), nil)
+	if n.SameRow && row.Tombstone {
+		if _, held, err := o.store.Get(k); err != nil || !held {
+			return err
+		}
+	}
 	if row.Tombstone {
 		o.store.Delete(k)
 		return o.emit(tc, row)
@@ -133,6 +144,21 @@ func (o *materializeOp) Process(tc *TaskContext, row *Row) error {
 		}
 		if err != nil {
 			return o.emit(tc, row) // the sink cannot write it either
+		}
+	}
+	if n.SameRow {
+		v, held, err := o.store.Get(k)
+		if err != nil {
+			return err
+		}
+		if held {
+			kept, _, _, err := decodeTableRow(v)
+			if err != nil {
+				return err
+			}
+			if sameRow(kept, o.cols, len(o.cols)) {
+				return nil
+			}
 		}
 	}
 	o.store.Put(k, EncodeTableRow(nil, ts, o.cols))

@@ -5,8 +5,10 @@ import (
 	"fmt"
 	"math"
 	"strconv"
+	"slices"
 	"strings"
 
+	"github.com/sluice-sql/sluice/exec"
 	"github.com/sluice-sql/sluice/expr"
 	"github.com/sluice-sql/sluice/format"
 	"github.com/sluice-sql/sluice/parser"
@@ -27,6 +29,7 @@ var knownProps = map[string]bool{
 	"KEY_SCHEMA_FULL_NAME": true, "VALUE_SCHEMA_FULL_NAME": true,
 	"KEY_PROTOBUF_NULLABLE_REPRESENTATION": true, "VALUE_PROTOBUF_NULLABLE_REPRESENTATION": true,
 	"WINDOW_TYPE": true, "WINDOW_SIZE": true, "RETENTION_MS": true,
+	"VALUE_ENVELOPE": true,
 }
 
 // PropsOf converts a WITH clause, rejecting unknown names.
@@ -143,6 +146,8 @@ func CheckWritable(s *Source, values bool) error {
 	switch {
 	case !values && s.Kind == parser.KindTable:
 		return fmt.Errorf("%w: INSERT INTO can only be used to insert into a stream. %s is a table.", ErrInvalid, s.Name)
+	case s.ValueProps.Envelope != "":
+		return fmt.Errorf("%w: Cannot insert into %s %s: its records are change events (VALUE_ENVELOPE '%s') the database's connector writes", ErrInvalid, kind, s.Name, s.ValueProps.Envelope)
 	case s.ReadOnly && values:
 		return fmt.Errorf("%w: Cannot insert values into read-only %s: %s", ErrInvalid, kind, s.Name)
 	case s.ReadOnly:
@@ -211,9 +216,42 @@ func (p Props) formatProps() (key, value format.Props) {
 			side.p.SchemaID = id // a pinned schema: resolved when planned
 		}
 	}
+	if e := strings.ToUpper(strings.TrimSpace(p["VALUE_ENVELOPE"])); e != format.EnvelopeNone {
+		value.Envelope = e
+	}
 	key.Nullable = strings.ToUpper(p["KEY_PROTOBUF_NULLABLE_REPRESENTATION"])
 	value.Nullable = strings.ToUpper(p["VALUE_PROTOBUF_NULLABLE_REPRESENTATION"])
 	return key, value
+}
+
+// checkEnvelope checks VALUE_ENVELOPE: one of format.Envelopes, over a
+// value format that can carry it (JSON), on a source not windowed.
+// Reading, the envelope's change events become rows (a CREATE STREAM or
+// TABLE with columns); writing, rows become change events, which needs
+// the old row of each key: only a table's sink has one (out says the
+// statement writes: CREATE … AS SELECT).
+func (p Props) checkEnvelope(kind parser.SourceKind, valueFormat string, out bool) error {
+	e, ok := p["VALUE_ENVELOPE"]
+	if !ok {
+		return nil
+	}
+	e = strings.ToUpper(strings.TrimSpace(e))
+	if !slices.Contains(format.Envelopes, e) {
+		return propErr("VALUE_ENVELOPE", fmt.Errorf("%w: VALUE_ENVELOPE must be one of %s, not '%s'", ErrInvalid, strings.Join(format.Envelopes, ", "), p["VALUE_ENVELOPE"]))
+	}
+	if e == format.EnvelopeNone {
+		return nil
+	}
+	if !strings.EqualFold(valueFormat, format.JSON) {
+		return propErr("VALUE_ENVELOPE", fmt.Errorf("%w: VALUE_ENVELOPE '%s' needs VALUE_FORMAT 'JSON', not '%s'", ErrInvalid, e, valueFormat))
+	}
+	if _, ok := p["WINDOW_TYPE"]; ok {
+		return propErr("VALUE_ENVELOPE", fmt.Errorf("%w: VALUE_ENVELOPE '%s' reads change events of a database's rows, which have no window: remove WINDOW_TYPE", ErrInvalid, e))
+	}
+	if out {
+		return propErr("VALUE_ENVELOPE", fmt.Errorf("%w: VALUE_ENVELOPE '%s' is not supported on CREATE %s AS SELECT", ErrUnsupported, e, kind))
+	}
+	return nil
 }
 
 // headersType is the type of a HEADERS column: every header of the
@@ -333,6 +371,9 @@ func CreateSourceWith(cat *Catalog, st *parser.CreateSource, text string, opts O
 	if err := props.checkDelimiters(keyFormat, valueFormat); err != nil {
 		return nil, withErr(st.Pos, st.With, err)
 	}
+	if err := props.checkEnvelope(st.Kind, valueFormat, false); err != nil {
+		return nil, withErr(st.Pos, st.With, err)
+	}
 	if s.Window, s.WindowSize, err = sourceWindow(props); err != nil {
 		return nil, posErr(st.Pos, err)
 	}
@@ -344,7 +385,7 @@ func CreateSourceWith(cat *Catalog, st *parser.CreateSource, text string, opts O
 			return nil, posErr(c.Pos, fmt.Errorf("%w: duplicate column name %s", ErrInvalid, name))
 		}
 		seen[strings.ToUpper(name)] = true
-		if isReserved(name) {
+		if isReserved(name) || s.ValueProps.Envelope != "" && isCDCColumn(name) {
 			return nil, posErr(c.Pos, fmt.Errorf("%w: '%s' is a reserved column name. You cannot use it as a name for a column.", ErrInvalid, strings.ToUpper(name)))
 		}
 		t, err := expr.ResolveType(c.Type)
@@ -536,6 +577,16 @@ func checkOutputName(si parser.SelectItem, name string, persistent bool) error {
 		}
 	}
 	return nil
+}
+
+// isCDCColumn reports the pseudo-column names of a source read through
+// a change-data-capture envelope, which its columns may not take.
+func isCDCColumn(name string) bool {
+	switch strings.ToUpper(name) {
+	case exec.ColCDCOp, exec.ColCDCTsMs, exec.ColCDCBefore, exec.ColCDCSource:
+		return true
+	}
+	return false
 }
 
 // isReserved reports pseudo-column names users may not declare.

@@ -77,6 +77,9 @@ func (p *planning) sinkSource(keyCols, valCols []types.Column, win exec.WindowTy
 			keyFormat = "JSON"
 		}
 	}
+	if err := with.checkEnvelope(p.target.Kind, valueFormat, true); err != nil {
+		return nil, withErr(p.sel.Pos, p.target.WithClause, err)
+	}
 	parts, err := with.partitions()
 	if err != nil {
 		return nil, withErr(p.sel.Pos, p.target.WithClause, err)
