@@ -6,6 +6,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/sluice-sql/sluice/types"
 	"github.com/valyala/fastjson"
 )
 
@@ -161,4 +162,54 @@ func int64Of(v *fastjson.Value) any {
 		}
 	}
 	return nil
+}
+
+// DebeziumOutVersion is the source.version a Sluice sink writes: the
+// version of the change events it writes, not of a Debezium release.
+const DebeziumOutVersion = "sluice-1"
+
+// DebeziumOut writes the change events of one Sluice table in
+// Debezium's envelope, without schemas (JsonConverter's
+// schemas.enable=false): before and after are the JSON objects of the
+// table's rows (key and value columns), source names the writer.
+type DebeziumOut struct {
+	srcHead []byte // {"version":…,"connector":"sluice","name":…,"ts_ms":
+	srcTail []byte // ,"snapshot":"false","db":…,"table":…}
+}
+
+// NewDebeziumOut writes events whose source block names the service
+// (name and db, as Debezium names its logical server and database) and
+// the table.
+func NewDebeziumOut(service, table string) *DebeziumOut {
+	str := func(s string) string { return string(types.AppendJSONString(nil, s)) }
+	return &DebeziumOut{
+		srcHead: []byte(`{"version":` + str(DebeziumOutVersion) + `,"connector":"sluice","name":` + str(service) + `,"ts_ms":`),
+		srcTail: []byte(`,"snapshot":"false","db":` + str(service) + `,"table":` + str(table) + `}`),
+	}
+}
+
+// Append appends the change event of op with the row images before and
+// after (JSON objects; nil writes null) at time tsMs, which is both
+// source.ts_ms and the event's ts_ms: a change written again after a
+// crash is then the same bytes.
+func (w *DebeziumOut) Append(dst []byte, op byte, before, after []byte, tsMs int64) []byte {
+	img := func(dst, b []byte) []byte {
+		if b == nil {
+			return append(dst, "null"...)
+		}
+		return append(dst, b...)
+	}
+	dst = append(dst, `{"before":`...)
+	dst = img(dst, before)
+	dst = append(dst, `,"after":`...)
+	dst = img(dst, after)
+	dst = append(dst, `,"source":`...)
+	dst = append(dst, w.srcHead...)
+	dst = strconv.AppendInt(dst, tsMs, 10)
+	dst = append(dst, w.srcTail...)
+	dst = append(dst, `,"op":"`...)
+	dst = append(dst, op)
+	dst = append(dst, `","ts_ms":`...)
+	dst = strconv.AppendInt(dst, tsMs, 10)
+	return append(dst, '}')
 }

@@ -175,6 +175,8 @@ func (p *planning) planAggregate() error {
 		}
 		aggNode.Retention = d.Milliseconds()
 	}
+	// A sink of change events writes each result with the one before.
+	aggNode.WithOld = p.target.changesOut()
 	chain = append(chain, aggNode)
 	// The aggregate's store is the table pull queries read.
 	p.q.Topology.Table = aggNode
@@ -210,7 +212,7 @@ func (p *planning) planAggregate() error {
 			return err
 		}
 		chain = append(chain, &exec.FilterNode{Pred: c.Eval, Text: p.cl.Having.String(), TombstoneOnReject: p.target != nil})
-		aggNode.WithOld = p.target != nil
+		aggNode.WithOld = aggNode.WithOld || p.target != nil
 	}
 	compiled := make([]expr.Compiled, len(rewritten))
 	var loose []string // items neither grouped nor aggregated
@@ -337,6 +339,14 @@ func (p *planning) tableRetention() (time.Duration, error) {
 		return 0, posErr(p.sel.Pos, err)
 	}
 	return d, nil
+}
+
+// changesOut reports whether the target's sink writes change events
+// (VALUE_ENVELOPE other than NONE).
+func (t *Target) changesOut() bool {
+	e, _ := t.withProp("VALUE_ENVELOPE")
+	e = strings.ToUpper(strings.TrimSpace(e))
+	return e != "" && e != format.EnvelopeNone
 }
 
 // withProp reads a WITH property of the target; a transient query or an

@@ -248,8 +248,8 @@ func (p Props) checkEnvelope(kind parser.SourceKind, valueFormat string, out boo
 	if _, ok := p["WINDOW_TYPE"]; ok {
 		return propErr("VALUE_ENVELOPE", fmt.Errorf("%w: VALUE_ENVELOPE '%s' reads change events of a database's rows, which have no window: remove WINDOW_TYPE", ErrInvalid, e))
 	}
-	if out {
-		return propErr("VALUE_ENVELOPE", fmt.Errorf("%w: VALUE_ENVELOPE '%s' is not supported on CREATE %s AS SELECT", ErrUnsupported, e, kind))
+	if out && kind != parser.KindTable {
+		return propErr("VALUE_ENVELOPE", fmt.Errorf("%w: VALUE_ENVELOPE '%s' writes a table's changes: use CREATE TABLE … AS SELECT, a stream has no rows to change", ErrInvalid, e))
 	}
 	return nil
 }
