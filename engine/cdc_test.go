@@ -4,12 +4,18 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"slices"
 	"sort"
+	"strings"
 	"testing"
+	"time"
 
 	"github.com/google/go-cmp/cmp"
+	"github.com/twmb/franz-go/pkg/kgo"
+
 	"github.com/sluice-sql/sluice/engine"
 	"github.com/sluice-sql/sluice/exec"
+	"github.com/sluice-sql/sluice/internal/testkafka"
 )
 
 // debezium is a Debezium change event of the items table as
@@ -27,6 +33,12 @@ func debezium(op string, before, after map[string]any, tsMs int64, lsn int64) st
 		panic(err)
 	}
 	return string(b)
+}
+
+// sluiceEvent is the change event a Sluice sink of service svc writes.
+func sluiceEvent(svc, table, before, after, op string, ts int64) string {
+	return fmt.Sprintf(`{"before":%s,"after":%s,"source":{"version":"sluice-1","connector":"sluice","name":"%s","ts_ms":%d,"snapshot":"false","db":"%s","table":"%s"},"op":"%s","ts_ms":%d}`,
+		before, after, svc, ts, svc, table, op, ts)
 }
 
 func item(id int, name string, qty int) map[string]any {
@@ -227,11 +239,8 @@ func TestDebeziumSink(t *testing.T) {
 		sort.Strings(got)
 		return got
 	}
-	src := func(ts int64) string {
-		return fmt.Sprintf(`"source":{"version":"sluice-1","connector":"sluice","name":"shop","ts_ms":%d,"snapshot":"false","db":"shop","table":"%%s"}`, ts)
-	}
 	ev := func(table, before, after, op string, ts int64) string {
-		return fmt.Sprintf(`{"before":%s,"after":%s,`+fmt.Sprintf(src(ts), table)+`,"op":"%s","ts_ms":%d}`, before, after, op, ts)
+		return sluiceEvent("shop", table, before, after, op, ts)
 	}
 	steps := []struct {
 		what  string
@@ -281,4 +290,151 @@ func TestDebeziumSink(t *testing.T) {
 	if len(copied) != 6 {
 		t.Errorf("copy wrote %d records, want 6: %v", len(copied), copied)
 	}
+}
+
+// TestDebeziumTableRestart runs a Debezium table of two partitions, an
+// aggregation over it and a sink of its changes on a broker and Badger,
+// restarts the engine on the same state, re-sends the last events as
+// Connect does after a task restart and goes on: pull queries answer the
+// exact table and aggregate, the aggregate's topic holds one record per
+// change and none for the re-sent events, and the change-event sink
+// holds each key's exact changes.
+func TestDebeziumTableRestart(t *testing.T) {
+	brokers := testkafka.Brokers(t)
+	svc, topic := testkafka.Name(t, "svc"), testkafka.Name(t, "items")
+	testkafka.CreateTopic(t, brokers, topic, 2)
+	dir := t.TempDir()
+	e := openEngine(t, brokers, dir, svc)
+	statements := fmt.Sprintf(`
+		CREATE SOURCE TABLE items (id INT PRIMARY KEY, name STRING, qty BIGINT)
+		  WITH (KAFKA_TOPIC='%s', KEY_FORMAT='JSON', VALUE_FORMAT='JSON', VALUE_ENVELOPE='DEBEZIUM');
+		CREATE TABLE by_name AS SELECT name, COUNT(*) AS n, SUM(qty) AS total FROM items GROUP BY name;
+		CREATE TABLE items_cdc WITH (VALUE_ENVELOPE='DEBEZIUM') AS SELECT * FROM items;`, topic)
+	execute(t, e, statements)
+	change := func(id int, value string, ts int64) *kgo.Record {
+		r := &kgo.Record{Topic: topic, Key: debeziumKey(id), Timestamp: time.UnixMilli(ts)}
+		if value != "" {
+			r.Value = []byte(value)
+		}
+		return r
+	}
+	before := func() []*kgo.Record {
+		return []*kgo.Record{
+			change(1, debezium("r", nil, item(1, "anvil", 3), 100, 10), 1001),
+			change(2, debezium("c", nil, item(2, "anvil", 4), 200, 20), 1002),
+			change(1, debezium("u", item(1, "anvil", 3), item(1, "anvil", 5), 300, 30), 1003),
+			change(2, debezium("d", item(2, "anvil", 4), nil, 400, 40), 1004),
+			change(2, "", 1004),
+			change(3, debezium("c", nil, item(3, "anvil", 4), 400, 41), 1005),
+			change(4, debezium("c", nil, item(4, "bolt", 1), 500, 50), 1006),
+		}
+	}
+	testkafka.Produce(t, brokers, before()...)
+	pull := func(e *engine.Engine, sql string) string {
+		res, err := e.Execute(context.Background(), sql)
+		if err != nil {
+			return err.Error()
+		}
+		lines := strings.Split(rowsText(res[0].Rows), "\n")
+		slices.Sort(lines[1:]) // rows come store partition by store partition
+		return strings.Join(lines, "\n")
+	}
+	awaitPulls := func(e *engine.Engine, want map[string]string) {
+		t.Helper()
+		got := map[string]string{}
+		defer func() {
+			if t.Failed() {
+				t.Logf("pull queries (-want +got):\n%s", cmp.Diff(want, got))
+			}
+		}()
+		testkafka.Await(t, 30*time.Second, "pull queries", func() bool {
+			for sql := range want {
+				got[sql] = pull(e, sql)
+			}
+			return cmp.Equal(want, got)
+		})
+	}
+	awaitPulls(e, map[string]string{
+		"SELECT * FROM items;":            "ID NAME QTY\n1 anvil 5\n3 anvil 4\n4 bolt 1",
+		"SELECT * FROM items WHERE id=3;": "ID NAME QTY\n3 anvil 4",
+		"SELECT * FROM by_name;":          "NAME N TOTAL\nanvil 2 9\nbolt 1 1",
+		"SELECT * FROM items_cdc;":        "ID NAME QTY\n1 anvil 5\n3 anvil 4\n4 bolt 1",
+	})
+	closeEngine(t, e)
+
+	// The same statements resume the queries on their state.
+	e = openEngine(t, brokers, dir, svc)
+	execute(t, e, statements)
+	// Connect re-sends what follows its last committed offset: here the
+	// primary key change and the last insert, all already applied.
+	testkafka.Produce(t, brokers, before()[3:]...)
+	testkafka.Produce(t, brokers,
+		change(3, debezium("u", item(3, "anvil", 4), item(3, "bolt", 4), 600, 60), 1007),
+		change(4, debezium("d", item(4, "bolt", 1), nil, 700, 70), 1008),
+		change(4, "", 1008),
+	)
+	awaitPulls(e, map[string]string{
+		"SELECT * FROM items;":            "ID NAME QTY\n1 anvil 5\n3 bolt 4",
+		"SELECT * FROM items WHERE id=4;": "ID NAME QTY",
+		"SELECT * FROM by_name;":          "NAME N TOTAL\nanvil 1 5\nbolt 1 4",
+		"SELECT * FROM items_cdc;":        "ID NAME QTY\n1 anvil 5\n3 bolt 4",
+	})
+	// The aggregate's records: one per change of a group, whatever the
+	// order the two partitions' changes met in; none for the re-sent.
+	byKey := map[string][]string{}
+	testkafka.Await(t, 30*time.Second, "aggregate records", func() bool {
+		byKey = map[string][]string{}
+		for _, r := range testkafka.ReadAll(t, brokers, "BY_NAME") {
+			byKey[string(r.Key)] = append(byKey[string(r.Key)], string(r.Value))
+		}
+		return len(byKey[`"anvil"`]) >= 6 && len(byKey[`"bolt"`]) >= 3
+	})
+	if n := len(byKey[`"anvil"`]); n != 6 || byKey[`"anvil"`][5] != `{"N":1,"TOTAL":5}` {
+		t.Errorf("anvil: %d records, want 6 ending in N 1, TOTAL 5: %v", n, byKey[`"anvil"`])
+	}
+	if n := len(byKey[`"bolt"`]); n != 3 || byKey[`"bolt"`][2] != `{"N":1,"TOTAL":4}` {
+		t.Errorf("bolt: %d records, want 3 ending in N 1, TOTAL 4: %v", n, byKey[`"bolt"`])
+	}
+	// The change events, key by key (a key's changes are in order).
+	img := func(id int, name string, qty int) string {
+		return fmt.Sprintf(`{"ID":%d,"NAME":"%s","QTY":%d}`, id, name, qty)
+	}
+	ev := func(before, after, op string, ts int64) string {
+		return sluiceEvent(svc, "ITEMS_CDC", before, after, op, ts)
+	}
+	want := map[string][]string{
+		"1": {ev("null", img(1, "anvil", 3), "c", 1001), ev(img(1, "anvil", 3), img(1, "anvil", 5), "u", 1003)},
+		"2": {ev("null", img(2, "anvil", 4), "c", 1002), ev(img(2, "anvil", 4), "null", "d", 1004), "<tombstone>"},
+		"3": {ev("null", img(3, "anvil", 4), "c", 1005), ev(img(3, "anvil", 4), img(3, "bolt", 4), "u", 1007)},
+		"4": {ev("null", img(4, "bolt", 1), "c", 1006), ev(img(4, "bolt", 1), "null", "d", 1008), "<tombstone>"},
+	}
+	got := map[string][]string{}
+	testkafka.Await(t, 30*time.Second, "change events", func() bool {
+		got = map[string][]string{}
+		for _, r := range testkafka.ReadAll(t, brokers, "ITEMS_CDC") {
+			v := "<tombstone>"
+			if r.Value != nil {
+				v = string(r.Value)
+			}
+			got[string(r.Key)] = append(got[string(r.Key)], v)
+		}
+		return len(got["4"]) >= 3
+	})
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Errorf("change events (-want +got):\n%s", diff)
+	}
+
+	// On wiped state the stores are rebuilt from the table's topic and
+	// the changelogs: the same tables, and an update of a row restored
+	// from the topic retracts exactly.
+	closeEngine(t, e)
+	e = openEngine(t, brokers, t.TempDir(), svc)
+	defer closeEngine(t, e)
+	execute(t, e, statements)
+	testkafka.Produce(t, brokers, change(1, debezium("u", item(1, "anvil", 5), item(1, "bolt", 2), 800, 80), 1009))
+	awaitPulls(e, map[string]string{
+		"SELECT * FROM items;":     "ID NAME QTY\n1 bolt 2\n3 bolt 4",
+		"SELECT * FROM by_name;":   "NAME N TOTAL\nanvil 0 0\nbolt 2 6",
+		"SELECT * FROM items_cdc;": "ID NAME QTY\n1 bolt 2\n3 bolt 4",
+	})
 }
