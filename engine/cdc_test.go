@@ -60,7 +60,8 @@ const cdcStatements = `
 	CREATE STREAM item_changes (id INT KEY, name STRING, qty BIGINT)
 	  WITH (KAFKA_TOPIC='inv.public.items', KEY_FORMAT='JSON', VALUE_FORMAT='JSON', VALUE_ENVELOPE='debezium');
 	CREATE STREAM changes AS SELECT id, name, qty, CDC_OP AS op, CDC_TS_MS AS ts, CDC_BEFORE->qty AS old_qty,
-	  CDC_SOURCE['lsn'] AS lsn, CDC_SOURCE['snapshot'] AS snap FROM item_changes;`
+	  CDC_SOURCE['lsn'] AS lsn, CDC_SOURCE['snapshot'] AS snap FROM item_changes;
+	CREATE STREAM befores AS SELECT id, CDC_BEFORE AS b FROM item_changes WHERE CDC_OP = 'u';`
 
 // TestDebeziumTableChanges feeds a Debezium table the events of a
 // snapshot, inserts, updates (one of the primary key), deletes, the
@@ -91,7 +92,7 @@ func TestDebeziumTableChanges(t *testing.T) {
 		var got []string
 		for _, r := range out {
 			switch r.Topic {
-			case "BY_NAME", "ITEMS_COPY", "CHANGES":
+			case "BY_NAME", "ITEMS_COPY", "CHANGES", "BEFORES":
 				v := "<tombstone>"
 				if r.Value != nil {
 					v = string(r.Value)
@@ -127,9 +128,11 @@ func TestDebeziumTableChanges(t *testing.T) {
 			`BY_NAME "anvil" {"N":2,"TOTAL":9}`,
 			`ITEMS_COPY 1 {"NAME":"anvil","QTY":5}`,
 			`CHANGES 1 {"NAME":"anvil","QTY":5,"OP":"u","TS":300,"OLD_QTY":3,"LSN":"30","SNAP":"false"}`,
+			`BEFORES 1 {"B":{"ID":1,"NAME":"anvil","QTY":3}}`,
 		}},
 		{"update of row 1 re-sent", debeziumKey(1), debezium("u", item(1, "anvil", 3), item(1, "anvil", 5), 300, 30), []string{
 			`CHANGES 1 {"NAME":"anvil","QTY":5,"OP":"u","TS":300,"OLD_QTY":3,"LSN":"30","SNAP":"false"}`,
+			`BEFORES 1 {"B":{"ID":1,"NAME":"anvil","QTY":3}}`,
 		}},
 		{"primary key 2 becomes 3: delete", debeziumKey(2), debezium("d", item(2, "anvil", 4), nil, 400, 40), []string{
 			`BY_NAME "anvil" {"N":1,"TOTAL":5}`,
@@ -147,6 +150,7 @@ func TestDebeziumTableChanges(t *testing.T) {
 			`BY_NAME "bolt" {"N":1,"TOTAL":5}`,
 			`ITEMS_COPY 1 {"NAME":"bolt","QTY":5}`,
 			`CHANGES 1 {"NAME":"bolt","QTY":5,"OP":"u","TS":500,"OLD_QTY":5,"LSN":"50","SNAP":"false"}`,
+			`BEFORES 1 {"B":{"ID":1,"NAME":"anvil","QTY":5}}`,
 		}},
 		{"delete of row 1", debeziumKey(1), debezium("d", item(1, "bolt", 5), nil, 600, 60), []string{
 			`BY_NAME "bolt" {"N":0,"TOTAL":0}`,

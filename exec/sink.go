@@ -102,7 +102,11 @@ func (n *SinkNode) Describe() string {
 	if n.Timestamp != nil {
 		ts = ", timestamp " + n.Timestamp.Name
 	}
-	return fmt.Sprintf("%s %s (key %s [%s], value %s [%s]%s)", kind, n.Topic, n.KeyFormat, names(n.KeyCols), n.ValueFormat, names(n.ValueCols), ts)
+	value := n.ValueFormat
+	if n.Changes != nil {
+		value += " in " + n.ValueProps.Envelope + " change events"
+	}
+	return fmt.Sprintf("%s %s (key %s [%s], value %s [%s]%s)", kind, n.Topic, n.KeyFormat, names(n.KeyCols), value, names(n.ValueCols), ts)
 }
 func (n *SinkNode) Stateful() bool       { return false }
 func (n *SinkNode) StoreNames() []string { return nil }

@@ -180,7 +180,11 @@ func (s *SourceSpec) Describe() string {
 			reads = fmt.Sprintf(", reads none of %d value columns", len(s.ValueCols))
 		}
 	}
-	return fmt.Sprintf("source %s (key %s, value %s, event time %s%s)", s.Topic, s.KeyFormat, s.ValueFormat, ts, reads)
+	value := s.ValueFormat
+	if s.Enveloped() {
+		value += " in " + s.ValueProps.Envelope + " change events"
+	}
+	return fmt.Sprintf("source %s (key %s, value %s, event time %s%s)", s.Topic, s.KeyFormat, value, ts, reads)
 }
 
 // headerValue is a header column's value: with key, the last value of
@@ -218,8 +222,9 @@ type decoder struct {
 	// image, for an enveloped source, reads a change event's row image
 	// into the key and value columns, by name; cdc is the position of
 	// the first envelope pseudo column.
-	image format.Codec
-	cdc   int
+	image  format.Codec
+	before format.Codec
+	cdc    int
 }
 
 func newDecoder(s *SourceSpec) (*decoder, error) {
@@ -252,6 +257,11 @@ func newDecoder(s *SourceSpec) (*decoder, error) {
 			sel.Select(needed)
 		}
 		d.image = ic
+		// CDC_BEFORE holds every column, whichever the query reads of
+		// the row itself.
+		if d.before, err = format.NewValueCodec(format.JSON, cols, format.Props{}); err != nil {
+			return nil, fmt.Errorf("source %s change events: %w", s.Topic, err)
+		}
 		d.cdc = -1
 		if !s.NoCDCColumns {
 			d.cdc = d.width - len(CDCColumns(nil, nil))
@@ -367,7 +377,7 @@ func (d *decoder) decodeChange(rec *Record, row *Row, cols []any) error {
 	var before []any
 	if ch.Before != nil {
 		before = make([]any, d.nk+d.nv)
-		if err := d.image.Decode(ch.Before, before); err != nil {
+		if err := d.before.Decode(ch.Before, before); err != nil {
 			return &decodeError{ErrKindDeserialize, fmt.Errorf("value: before: %w", err)}
 		}
 	}
