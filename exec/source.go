@@ -219,12 +219,11 @@ type decoder struct {
 	key, val format.Codec
 	nk, nv   int
 	width    int
-	// image, for an enveloped source, reads a change event's row image
-	// into the key and value columns, by name; cdc is the position of
-	// the first envelope pseudo column.
-	image  format.Codec
-	before format.Codec
-	cdc    int
+	// changes, for an enveloped source, reads a change event's row into
+	// the key and value columns, by name; cdc is the position of the
+	// first envelope pseudo column (-1: none).
+	changes *format.ChangeCodec
+	cdc     int
 }
 
 func newDecoder(s *SourceSpec) (*decoder, error) {
@@ -241,27 +240,18 @@ func newDecoder(s *SourceSpec) (*decoder, error) {
 	}
 	d := &decoder{spec: s, key: kc, val: vc, nk: len(s.KeyCols), nv: len(s.ValueCols), width: len(s.RowSchema().Columns)}
 	if s.Enveloped() {
-		cols := append(append([]types.Column(nil), s.KeyCols...), s.ValueCols...)
-		for i := range cols {
-			cols[i].Key = false
-		}
-		ic, err := format.NewValueCodec(format.JSON, cols, format.Props{})
+		cc, err := format.NewChangeCodec(s.ValueProps.Envelope, s.ValueFormat, append(append([]types.Column(nil), s.KeyCols...), s.ValueCols...), s.ValueProps)
 		if err != nil {
 			return nil, fmt.Errorf("source %s change events: %w", s.Topic, err)
 		}
-		if sel, ok := ic.(format.Selective); ok && s.Needed != nil {
-			needed := make([]bool, len(cols))
+		if s.Needed != nil {
+			needed := make([]bool, d.nk+d.nv)
 			for i := range needed {
 				needed[i] = i < d.nk || s.Needed[i-d.nk]
 			}
-			sel.Select(needed)
+			cc.Select(needed)
 		}
-		d.image = ic
-		// CDC_BEFORE holds every column, whichever the query reads of
-		// the row itself.
-		if d.before, err = format.NewValueCodec(format.JSON, cols, format.Props{}); err != nil {
-			return nil, fmt.Errorf("source %s change events: %w", s.Topic, err)
-		}
+		d.changes = cc
 		d.cdc = -1
 		if !s.NoCDCColumns {
 			d.cdc = d.width - len(CDCColumns(nil, nil))
@@ -273,8 +263,8 @@ func newDecoder(s *SourceSpec) (*decoder, error) {
 // missingColumns reports how many value columns the last record lacked
 // (0 when the format cannot tell).
 func (d *decoder) missingColumns() int {
-	if mr, ok := d.image.(format.MissingReporter); ok {
-		return mr.Missing()
+	if d.changes != nil {
+		return d.changes.Missing()
 	}
 	if mr, ok := d.val.(format.MissingReporter); ok {
 		return mr.Missing()
@@ -312,7 +302,7 @@ func (d *decoder) decode(rec *Record, row *Row) error {
 		}
 		key, wstart, wend = k, start, end
 	}
-	if d.image != nil {
+	if d.changes != nil {
 		if err := d.decodeChange(rec, row, cols); err != nil {
 			return err
 		}
@@ -370,21 +360,9 @@ func (d *decoder) decodeChange(rec *Record, row *Row, cols []any) error {
 	if rec.Value == nil {
 		return errNoChange
 	}
-	ch, err := format.ReadDebeziumJSON(rec.Value)
+	ch, err := d.changes.Read(rec.Value, cols[:d.nk+d.nv])
 	if err != nil {
 		return &decodeError{ErrKindDeserialize, fmt.Errorf("value: %w", err)}
-	}
-	var before []any
-	if ch.Before != nil {
-		before = make([]any, d.nk+d.nv)
-		if err := d.before.Decode(ch.Before, before); err != nil {
-			return &decodeError{ErrKindDeserialize, fmt.Errorf("value: before: %w", err)}
-		}
-	}
-	if ch.Op == format.OpDelete && before != nil {
-		copy(cols, before)
-	} else if err := d.image.Decode(ch.Image(), cols[:d.nk+d.nv]); err != nil {
-		return &decodeError{ErrKindDeserialize, fmt.Errorf("value: after: %w", err)}
 	}
 	row.Tombstone = ch.Op == format.OpDelete && d.spec.Table
 	if d.cdc < 0 {
@@ -392,8 +370,8 @@ func (d *decoder) decodeChange(rec *Record, row *Row, cols []any) error {
 	}
 	cols[d.cdc] = string(ch.Op)
 	cols[d.cdc+1] = ch.TsMs
-	if before != nil {
-		cols[d.cdc+2] = before
+	if ch.Before != nil {
+		cols[d.cdc+2] = ch.Before
 	}
 	if ch.Source != nil {
 		cols[d.cdc+3] = ch.Source

@@ -6,6 +6,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/hamba/avro/v2"
 	"github.com/sluice-sql/sluice/types"
 	"github.com/valyala/fastjson"
 )
@@ -212,4 +213,199 @@ func (w *DebeziumOut) Append(dst []byte, op byte, before, after []byte, tsMs int
 	dst = append(dst, `","ts_ms":`...)
 	dst = strconv.AppendInt(dst, tsMs, 10)
 	return append(dst, '}')
+}
+
+// ChangeCodec reads the change events of one envelope and value format
+// into a table's columns (its key columns, then its value columns), by
+// name. The record's key plays no part: the row image holds the primary
+// key.
+type ChangeCodec struct {
+	cols []types.Column
+	// image and before read a JSON event's row images (image may leave
+	// columns undecoded: Select).
+	image, before Codec
+	// avro reads an AVRO event, an Envelope record as Debezium's
+	// AvroConverter registers it.
+	avro    *avroCodec
+	rowType types.Type
+}
+
+// Event is what a change event says besides the row: the op, the row
+// before the change (nil when the event has none), the database's time
+// of the change and its source block as text.
+type Event struct {
+	Op     byte
+	Before []any
+	TsMs   any
+	Source map[string]any
+}
+
+// NewChangeCodec reads change events of envelope (EnvelopeDebezium) in
+// valueFormat (JSON or AVRO, whose registry p names) into cols.
+func NewChangeCodec(envelope, valueFormat string, cols []types.Column, p Props) (*ChangeCodec, error) {
+	if envelope != EnvelopeDebezium {
+		return nil, fmt.Errorf("%w: VALUE_ENVELOPE %s (supported are %s)", ErrUnsupported, envelope, strings.Join(Envelopes, ", "))
+	}
+	cols = append([]types.Column(nil), cols...)
+	fields := make([]types.Field, len(cols))
+	for i := range cols {
+		cols[i].Key = false
+		fields[i] = types.Field{Name: cols[i].Name, Type: cols[i].Type}
+	}
+	c := &ChangeCodec{cols: cols, rowType: types.Type{Kind: types.Struct, Fields: fields}}
+	switch strings.ToUpper(valueFormat) {
+	case JSON:
+		c.image, c.before = newJSONCodec(cols, Props{}, false), newJSONCodec(cols, Props{}, false)
+	case Avro:
+		if p.Registry == nil {
+			return nil, fmt.Errorf("%w: format AVRO needs a Schema Registry, and none is configured", ErrUnsupported)
+		}
+		ac, err := newAvroCodec(nil, Props{Registry: p.Registry}, false)
+		if err != nil {
+			return nil, err
+		}
+		c.avro = ac.(*avroCodec)
+	default:
+		return nil, fmt.Errorf("%w: VALUE_ENVELOPE %s reads JSON or AVRO values, not %s", ErrUnsupported, envelope, valueFormat)
+	}
+	return c, nil
+}
+
+// Select makes Read convert only the needed columns of the row (the
+// before image is read whole).
+func (c *ChangeCodec) Select(needed []bool) {
+	if sel, ok := c.image.(Selective); ok {
+		sel.Select(needed)
+	}
+}
+
+// Missing is the number of columns the last row image lacked.
+func (c *ChangeCodec) Missing() int {
+	if mr, ok := c.image.(MissingReporter); ok {
+		return mr.Missing()
+	}
+	return 0
+}
+
+// Read fills row with the row the event's op makes current (after for
+// c, r and u; before for d) and returns the rest of the event.
+func (c *ChangeCodec) Read(data []byte, row []any) (Event, error) {
+	if c.avro != nil {
+		return c.readAvro(data, row)
+	}
+	ch, err := ReadDebeziumJSON(data)
+	if err != nil {
+		return Event{}, err
+	}
+	ev := Event{Op: ch.Op, TsMs: ch.TsMs, Source: ch.Source}
+	if ch.Before != nil {
+		ev.Before = make([]any, len(c.cols))
+		if err := c.before.Decode(ch.Before, ev.Before); err != nil {
+			return ev, fmt.Errorf("before: %w", err)
+		}
+	}
+	if ch.Op == OpDelete {
+		copy(row, ev.Before)
+		return ev, nil
+	}
+	if err := c.image.Decode(ch.After, row); err != nil {
+		return ev, fmt.Errorf("after: %w", err)
+	}
+	return ev, nil
+}
+
+// readAvro reads an Envelope record: before and after unions of null
+// and the table's Value record, op, ts_ms and the source record.
+func (c *ChangeCodec) readAvro(data []byte, row []any) (Event, error) {
+	var ev Event
+	rec, rs, err := c.avro.decodeRecord(data)
+	if err != nil {
+		return ev, err
+	}
+	schemas := make(map[string]avro.Schema, len(rs.Fields()))
+	for _, f := range rs.Fields() {
+		schemas[f.Name()] = f.Type()
+	}
+	op, err := fromAvro(rec["op"], types.StringType, schemas["op"])
+	if s, ok := op.(string); err != nil || !ok {
+		return ev, fmt.Errorf("%w: %w: no op field", ErrMalformed, ErrEnvelope)
+	} else if len(s) != 1 || !strings.ContainsRune("crud", rune(s[0])) {
+		return ev, fmt.Errorf("%w: %w: unknown op %q (Debezium writes c, r, u or d)", ErrMalformed, ErrEnvelope, s)
+	} else {
+		ev.Op = s[0]
+	}
+	image := func(name string) ([]any, error) {
+		v, err := fromAvro(rec[name], c.rowType, schemas[name])
+		if err != nil {
+			return nil, fmt.Errorf("%w: %w: %s: %v", ErrMalformed, ErrEnvelope, name, err)
+		}
+		vals, _ := v.([]any)
+		return vals, nil
+	}
+	if ev.Before, err = image("before"); err != nil {
+		return ev, err
+	}
+	after, err := image("after")
+	if err != nil {
+		return ev, err
+	}
+	switch {
+	case ev.Op == OpDelete && ev.Before == nil:
+		return ev, fmt.Errorf("%w: %w: op d without a before image (set the table's REPLICA IDENTITY so the database logs the deleted row's key)", ErrMalformed, ErrEnvelope)
+	case ev.Op == OpDelete:
+		copy(row, ev.Before)
+	case after == nil:
+		return ev, fmt.Errorf("%w: %w: op %c without an after image", ErrMalformed, ErrEnvelope, ev.Op)
+	default:
+		copy(row, after)
+	}
+	if src, ok := avroRecordValue(rec["source"], schemas["source"]); ok {
+		ev.Source = make(map[string]any, len(src))
+		for k, v := range src {
+			ev.Source[k] = avroText(v)
+		}
+		if n, ok := avroInt(src["ts_ms"]); ok {
+			ev.TsMs = n
+		}
+	}
+	if ev.TsMs == nil {
+		if v, _ := unionValue(rec["ts_ms"], schemas["ts_ms"]); v != nil {
+			if n, ok := avroInt(v); ok {
+				ev.TsMs = n
+			}
+		}
+	}
+	return ev, nil
+}
+
+// unionValue takes a decoded value out of its union branch, if s is a
+// union.
+func unionValue(v any, s avro.Schema) (any, avro.Schema) {
+	if u, ok := s.(*avro.UnionSchema); ok && v != nil {
+		return unionBranch(v, u)
+	}
+	return v, s
+}
+
+// avroRecordValue is a decoded record's fields (out of a union with null).
+func avroRecordValue(v any, s avro.Schema) (map[string]any, bool) {
+	v, _ = unionValue(v, s)
+	m, ok := v.(map[string]any)
+	return m, ok
+}
+
+// avroText is a source field as MAP<STRING,STRING> holds it.
+func avroText(v any) any {
+	switch x := v.(type) {
+	case nil:
+		return nil
+	case string:
+		return x
+	case map[string]any:
+		for _, inner := range x { // a union branch {type: value}
+			return avroText(inner)
+		}
+		return nil
+	}
+	return fmt.Sprint(v)
 }

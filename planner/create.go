@@ -242,8 +242,12 @@ func (p Props) checkEnvelope(kind parser.SourceKind, valueFormat string, out boo
 	if e == format.EnvelopeNone {
 		return nil
 	}
-	if !strings.EqualFold(valueFormat, format.JSON) {
-		return propErr("VALUE_ENVELOPE", fmt.Errorf("%w: VALUE_ENVELOPE '%s' needs VALUE_FORMAT 'JSON', not '%s'", ErrInvalid, e, valueFormat))
+	if f := strings.ToUpper(valueFormat); f != format.JSON && (out || f != format.Avro) {
+		formats := "'JSON' or 'AVRO'"
+		if out {
+			formats = "'JSON'"
+		}
+		return propErr("VALUE_ENVELOPE", fmt.Errorf("%w: VALUE_ENVELOPE '%s' needs VALUE_FORMAT %s, not '%s'", ErrInvalid, e, formats, valueFormat))
 	}
 	if _, ok := p["WINDOW_TYPE"]; ok {
 		return propErr("VALUE_ENVELOPE", fmt.Errorf("%w: VALUE_ENVELOPE '%s' reads change events of a database's rows, which have no window: remove WINDOW_TYPE", ErrInvalid, e))
@@ -252,6 +256,26 @@ func (p Props) checkEnvelope(kind parser.SourceKind, valueFormat string, out boo
 		return propErr("VALUE_ENVELOPE", fmt.Errorf("%w: VALUE_ENVELOPE '%s' writes a table's changes: use CREATE TABLE … AS SELECT, a stream has no rows to change", ErrInvalid, e))
 	}
 	return nil
+}
+
+// envelopeRowColumns are the columns of a change-data-capture table
+// whose value columns come from the registry: the fields of the
+// envelope's after record (Debezium's Value record), less the key
+// columns, which the row image holds too.
+func envelopeRowColumns(envelope, keys []types.Column) ([]types.Column, error) {
+	for _, c := range envelope {
+		if !strings.EqualFold(c.Name, "after") || c.Type.Kind != types.Struct {
+			continue
+		}
+		var cols []types.Column
+		for _, f := range c.Type.Fields {
+			if !slices.ContainsFunc(keys, func(k types.Column) bool { return strings.EqualFold(k.Name, f.Name) }) {
+				cols = append(cols, types.Column{Name: f.Name, Type: f.Type})
+			}
+		}
+		return cols, nil
+	}
+	return nil, fmt.Errorf("%w: the registered value schema is not a Debezium change event: it has no after record", ErrInvalid)
 }
 
 // headersType is the type of a HEADERS column: every header of the
@@ -422,7 +446,8 @@ func CreateSourceWith(cat *Catalog, st *parser.CreateSource, text string, opts O
 	if err := cat.useRegistry(valueFormat, &s.ValueProps); err != nil {
 		return nil, posErr(st.Pos, err)
 	}
-	if len(values) == 0 && format.UsesRegistry(valueFormat) {
+	inferred := len(values) == 0 && format.UsesRegistry(valueFormat)
+	if inferred {
 		cols, _, found, err := cat.registryColumns(topic, false, valueFormat, props["VALUE_SCHEMA_ID"], &s.ValueProps)
 		if err != nil {
 			return nil, posErr(st.Pos, err)
@@ -438,13 +463,30 @@ func CreateSourceWith(cat *Catalog, st *parser.CreateSource, text string, opts O
 			return nil, posErr(st.Pos, err)
 		}
 		keys = cols
+		if s.ValueProps.Envelope != "" && len(keys) == 1 && keys[0].Type.Kind == types.Struct {
+			// A connector's key is a record of the primary key's
+			// columns, which the row image holds by name: they are the
+			// table's key columns.
+			keys = keys[:0:0]
+			for _, f := range cols[0].Type.Fields {
+				keys = append(keys, types.Column{Name: f.Name, Type: f.Type, Key: true})
+			}
+		}
+	}
+	if s.ValueProps.Envelope != "" && inferred {
+		if values, err = envelopeRowColumns(values, keys); err != nil {
+			return nil, posErr(st.Pos, err)
+		}
 	}
 	if len(st.Columns) > 0 {
 		if err := cat.sourceWriteSchema(topic, true, keyFormat, keys, &s.KeyProps); err != nil {
 			return nil, posErr(st.Pos, err)
 		}
-		if err := cat.sourceWriteSchema(topic, false, valueFormat, values, &s.ValueProps); err != nil {
-			return nil, posErr(st.Pos, err)
+		// A change-data-capture topic's schema is its connector's.
+		if s.ValueProps.Envelope == "" {
+			if err := cat.sourceWriteSchema(topic, false, valueFormat, values, &s.ValueProps); err != nil {
+				return nil, posErr(st.Pos, err)
+			}
 		}
 	}
 	if st.Kind == parser.KindTable && len(keys) == 0 && len(st.Columns) > 0 {
