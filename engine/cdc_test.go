@@ -442,3 +442,47 @@ func TestDebeziumTableRestart(t *testing.T) {
 		"SELECT * FROM items_cdc;": "ID NAME QTY\n1 bolt 2\n3 bolt 4",
 	})
 }
+
+// TestDebeziumSinkRetention: an aggregate's key that expires (RETENTION)
+// leaves the table as a d event with its last row, then a tombstone.
+func TestDebeziumSinkRetention(t *testing.T) {
+	e, err := engine.Open(context.Background(), engine.Config{Memory: true, Log: quiet, ServiceID: "shop"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer e.Close()
+	execute(t, e, `
+	CREATE STREAM sales (k STRING KEY, v INT) WITH (KAFKA_TOPIC='sales', VALUE_FORMAT='JSON');
+	CREATE TABLE totals WITH (VALUE_ENVELOPE='DEBEZIUM', RETENTION='1 SECOND') AS SELECT k, SUM(v) AS total FROM sales GROUP BY k;`)
+	var got []string
+	for _, r := range []exec.Record{
+		{Topic: "sales", Key: []byte("a"), Value: []byte(`{"v":1}`), Timestamp: 1000},
+		{Topic: "sales", Key: []byte("a"), Value: []byte(`{"v":2}`), Timestamp: 1500},
+		{Topic: "sales", Key: []byte("b"), Value: []byte(`{"v":5}`), Timestamp: 5000},
+	} {
+		out, err := e.Memory().Send(r)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, o := range out {
+			if o.Topic == "TOTALS" {
+				v := "<tombstone>"
+				if o.Value != nil {
+					v = string(o.Value)
+				}
+				got = append(got, fmt.Sprintf("%s %s", o.Key, v))
+			}
+		}
+	}
+	ev := func(before, after, op string, ts int64) string { return sluiceEvent("shop", "TOTALS", before, after, op, ts) }
+	want := []string{
+		`a ` + ev("null", `{"K":"a","TOTAL":1}`, "c", 1000),
+		`a ` + ev(`{"K":"a","TOTAL":1}`, `{"K":"a","TOTAL":3}`, "u", 1500),
+		`b ` + ev("null", `{"K":"b","TOTAL":5}`, "c", 5000),
+		`a ` + ev(`{"K":"a","TOTAL":3}`, "null", "d", 5000),
+		`a <tombstone>`,
+	}
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Errorf("change events (-want +got):\n%s", diff)
+	}
+}
