@@ -474,7 +474,9 @@ func TestDebeziumSinkRetention(t *testing.T) {
 			}
 		}
 	}
-	ev := func(before, after, op string, ts int64) string { return sluiceEvent("shop", "TOTALS", before, after, op, ts) }
+	ev := func(before, after, op string, ts int64) string {
+		return sluiceEvent("shop", "TOTALS", before, after, op, ts)
+	}
 	want := []string{
 		`a ` + ev("null", `{"K":"a","TOTAL":1}`, "c", 1000),
 		`a ` + ev(`{"K":"a","TOTAL":1}`, `{"K":"a","TOTAL":3}`, "u", 1500),
