@@ -361,6 +361,9 @@ func (d *decoder) decodeChange(rec *Record, row *Row, cols []any) error {
 		return errNoChange
 	}
 	ch, err := d.changes.Read(rec.Value, cols[:d.nk+d.nv])
+	if errors.Is(err, format.ErrNoChange) {
+		return errNoChange
+	}
 	if err != nil {
 		return &decodeError{ErrKindDeserialize, fmt.Errorf("value: %w", err)}
 	}
