@@ -50,7 +50,7 @@
 // A change-data-capture envelope (Props.Envelope, VALUE_ENVELOPE) wraps a
 // row in a change event: ChangeCodec reads Debezium's events (JSON with or
 // without JsonConverter's schema wrapper, AVRO in AvroConverter's Envelope
-// record) into a table's columns, by name, with the op, the before image
+// record) and Maxwell's (JSON) into a table's columns, by name, with the op, the before image
 // and the source block beside them; DebeziumOut writes a table's changes as
 // such events. A malformed event wraps ErrMalformed and ErrEnvelope.
 //
