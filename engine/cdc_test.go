@@ -4,6 +4,8 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"os"
+	"path/filepath"
 	"slices"
 	"sort"
 	"strings"
@@ -559,5 +561,75 @@ func TestDebeziumTableJoin(t *testing.T) {
 		if diff := cmp.Diff(s.want, send(s.rec)); diff != "" {
 			t.Errorf("%s (-want +got):\n%s", s.what, diff)
 		}
+	}
+}
+
+// TestDebeziumRealRecords feeds a table the real Debezium records in
+// format/testdata/debezium (Postgres through Kafka Connect: JsonConverter
+// with and without schemas, REPLICA IDENTITY FULL and DEFAULT), each
+// record twice as Connect may deliver it: an aggregation over the table
+// and a copy of it change exactly once per change.
+func TestDebeziumRealRecords(t *testing.T) {
+	seq := []string{"r", "c", "u", "pk-change-d", "pk-change-tombstone", "pk-change-c", "d", "tombstone"}
+	want := [][]string{
+		{`COPY 1 {"OWNER":"ann","BALANCE":100}`, `PER_OWNER "ann" {"N":1,"TOTAL":100}`},
+		{`COPY 3 {"OWNER":"cat","BALANCE":10}`, `PER_OWNER "cat" {"N":1,"TOTAL":10}`},
+		{`COPY 2 {"OWNER":"bob","BALANCE":60}`, `PER_OWNER "bob" {"N":1,"TOTAL":60}`},
+		{`COPY 2 <tombstone>`, `PER_OWNER "bob" {"N":0,"TOTAL":0}`},
+		nil,
+		{`COPY 20 {"OWNER":"bob","BALANCE":60}`, `PER_OWNER "bob" {"N":1,"TOTAL":60}`},
+		{`COPY 1 <tombstone>`, `PER_OWNER "ann" {"N":0,"TOTAL":0}`},
+		nil,
+	}
+	for _, dir := range []string{"plain", "schemas", "replica-identity-default"} {
+		t.Run(dir, func(t *testing.T) {
+			e, err := engine.Open(context.Background(), engine.Config{Memory: true, Log: quiet})
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer e.Close()
+			execute(t, e, `
+			CREATE TABLE accounts (id INT PRIMARY KEY, owner STRING, balance INT)
+			  WITH (KAFKA_TOPIC='accounts', KEY_FORMAT='JSON', VALUE_FORMAT='JSON', VALUE_ENVELOPE='DEBEZIUM');
+			CREATE TABLE per_owner AS SELECT owner, COUNT(*) AS n, SUM(balance) AS total FROM accounts GROUP BY owner;
+			CREATE TABLE copy AS SELECT * FROM accounts;`)
+			for i, name := range seq {
+				read := func(part string) []byte {
+					b, err := os.ReadFile(filepath.Join("..", "format", "testdata", "debezium", dir, name+"."+part+".json"))
+					if err != nil {
+						t.Fatal(err)
+					}
+					return b
+				}
+				rec := exec.Record{Topic: "accounts", Key: read("key"), Timestamp: int64(i + 1)}
+				if v := read("value"); len(v) > 0 {
+					rec.Value = v
+				}
+				for n, what := range []string{"", " again"} {
+					out, err := e.Memory().Send(rec)
+					if err != nil {
+						t.Fatal(err)
+					}
+					var got []string
+					for _, r := range out {
+						if r.Topic == "COPY" || r.Topic == "PER_OWNER" {
+							v := "<tombstone>"
+							if r.Value != nil {
+								v = string(r.Value)
+							}
+							got = append(got, fmt.Sprintf("%s %s %s", r.Topic, r.Key, v))
+						}
+					}
+					sort.Strings(got)
+					w := want[i]
+					if n > 0 {
+						w = nil
+					}
+					if diff := cmp.Diff(w, got); diff != "" {
+						t.Errorf("%s%s (-want +got):\n%s", name, what, diff)
+					}
+				}
+			}
+		})
 	}
 }
