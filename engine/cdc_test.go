@@ -175,6 +175,13 @@ func TestDebeziumTableChanges(t *testing.T) {
 			`ITEMS_COPY 4 {"NAME":"bolt","QTY":1}`,
 			`CHANGES 4 {"NAME":"bolt","QTY":1,"OP":"c","TS":700,"OLD_QTY":null,"LSN":"70","SNAP":"false"}`,
 		}},
+		// A table without a primary key in the database has null record
+		// keys; the declared key comes from the row image all the same.
+		{"insert with a null record key", nil, debezium("c", nil, item(5, "cog", 2), 800, 80), []string{
+			`BY_NAME "cog" {"N":1,"TOTAL":2}`,
+			`ITEMS_COPY 5 {"NAME":"cog","QTY":2}`,
+			`CHANGES 5 {"NAME":"cog","QTY":2,"OP":"c","TS":800,"OLD_QTY":null,"LSN":"80","SNAP":"false"}`,
+		}},
 	}
 	for _, s := range steps {
 		got := send(s.key, s.value)
