@@ -304,14 +304,20 @@ func (t *Task) Process(rec *Record) (err error) {
 			return nil
 		}
 	}
-	if in.spec.Table && in.side == nil && rec.Key == nil && len(in.spec.KeyCols) > 0 {
+	if in.spec.Table && in.side == nil && rec.Key == nil && len(in.spec.KeyCols) > 0 && !in.spec.Enveloped() {
 		// A table row needs a key to be a row: like a Kafka Streams
-		// KTable source, a record with a null key is skipped.
+		// KTable source, a record with a null key is skipped. (A change
+		// event's row image holds its key: its record key only
+		// partitions.)
 		t.observe(in, rec.Timestamp)
 		return nil
 	}
 	t.row = Row{}
 	if err := in.dec.decode(rec, &t.row); err != nil {
+		if err == errNoChange {
+			t.observe(in, rec.Timestamp)
+			return nil
+		}
 		if errors.Is(err, format.ErrRegistryUnavailable) {
 			// Not a bad record: its schema cannot be fetched now. The
 			// record is not applied; the runner reads it again later.

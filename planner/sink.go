@@ -77,6 +77,9 @@ func (p *planning) sinkSource(keyCols, valCols []types.Column, win exec.WindowTy
 			keyFormat = "JSON"
 		}
 	}
+	if err := with.checkEnvelope(p.target.Kind, valueFormat, true); err != nil {
+		return nil, withErr(p.sel.Pos, p.target.WithClause, err)
+	}
 	parts, err := with.partitions()
 	if err != nil {
 		return nil, withErr(p.sel.Pos, p.target.WithClause, err)
@@ -103,6 +106,9 @@ func (p *planning) sinkSource(keyCols, valCols []types.Column, win exec.WindowTy
 	if err := with.checkDelimiters(keyFormat, valueFormat); err != nil {
 		return nil, withErr(p.sel.Pos, p.target.WithClause, err)
 	}
+	if s.ValueProps.Envelope != "" && win != exec.NotWindowed {
+		return nil, withErr(p.sel.Pos, p.target.WithClause, propErr("VALUE_ENVELOPE", fmt.Errorf("%w: VALUE_ENVELOPE '%s' writes the changes of a database-like table, keyed by its primary key: a windowed result's key has a window", ErrUnsupported, s.ValueProps.Envelope)))
+	}
 	with.inheritDelimiters(p.src, s)
 	if err := p.registerSinkSchemas(s); err != nil {
 		return nil, err
@@ -126,7 +132,12 @@ func (p *planning) registerSinkSchemas(s *Source) error {
 	if err := p.cat.registerSink(s.Topic, true, s.KeyFormat, s.Schema.Keys(), &s.KeyProps); err != nil {
 		return posErr(p.sel.Pos, err)
 	}
-	if err := p.cat.registerSink(s.Topic, false, s.ValueFormat, s.Schema.Values(), &s.ValueProps); err != nil {
+	values := s.Schema.Values()
+	if s.ValueProps.Envelope != "" {
+		// The topic holds change events of the table's rows.
+		values = format.DebeziumEnvelopeColumns(s.Schema.Columns)
+	}
+	if err := p.cat.registerSink(s.Topic, false, s.ValueFormat, values, &s.ValueProps); err != nil {
 		return posErr(p.sel.Pos, err)
 	}
 	return nil
