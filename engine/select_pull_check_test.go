@@ -24,6 +24,12 @@ func TestPullQueryRules(t *testing.T) {
 		{"SELECT * FROM agg WHERE id = 1 GROUP BY id;", "not supported: Pull queries don't support GROUP BY clauses." + pullHint},
 		{"SELECT * FROM plain a JOIN plain b ON a.id = b.id;", "not supported: Pull queries don't support JOIN clauses." + pullHint},
 		{"SELECT id, ROWPARTITION FROM plain;", "not supported: Pull queries don't support the following columns in SELECT clauses: `ROWPARTITION`"},
+		// A CDC table's store keeps rows, not the changes that made them.
+		{"SELECT id, CDC_OP, CDC_SOURCE['lsn'] FROM cdc;", "not supported: Pull queries don't support the following columns in SELECT clauses: `CDC_OP`, `CDC_SOURCE`"},
+		{"SELECT * FROM cdc WHERE CDC_TS_MS > 0;", "not supported: Pull queries don't support the following columns in WHERE clauses: `CDC_TS_MS`"},
+		{"SELECT * FROM cdc WHERE id = 1;", ""},
+		// A column of that name on a table without an envelope is a column.
+		{"SELECT id, cdc_op FROM plain_cdc_named;", ""},
 		{"SELECT * FROM plain WHERE id = 1;", "The `PLAIN` table isn't queryable. To derive a queryable table, you can do 'CREATE TABLE QUERYABLE_PLAIN AS SELECT * FROM PLAIN'." + pullHint},
 		{"SELECT * FROM agg WHERE id IN (NULL);", "invalid statement: Primary key columns can not be NULL: (ID = null)"},
 		{noScan + "SELECT * FROM agg WHERE n = 1;", "not supported: WHERE clause missing key column for disjunct: (N = 1)"},
@@ -110,7 +116,9 @@ func pullRulesEngine(t *testing.T) *engine.Engine {
 	execute(t, e, `
 		CREATE STREAM s (id INT KEY, v INT) WITH (KAFKA_TOPIC='s', VALUE_FORMAT='JSON', PARTITIONS=1);
 		CREATE TABLE agg AS SELECT id, COUNT(*) AS n FROM s GROUP BY id;
-		CREATE TABLE plain (id INT PRIMARY KEY, n INT) WITH (KAFKA_TOPIC='plain', VALUE_FORMAT='JSON', PARTITIONS=1);`)
+		CREATE TABLE plain (id INT PRIMARY KEY, n INT) WITH (KAFKA_TOPIC='plain', VALUE_FORMAT='JSON', PARTITIONS=1);
+		CREATE SOURCE TABLE cdc (id INT PRIMARY KEY, n INT) WITH (KAFKA_TOPIC='cdc', KEY_FORMAT='JSON', VALUE_FORMAT='JSON', VALUE_ENVELOPE='DEBEZIUM', PARTITIONS=1);
+		CREATE SOURCE TABLE plain_cdc_named (id INT PRIMARY KEY, cdc_op STRING) WITH (KAFKA_TOPIC='named', VALUE_FORMAT='JSON', PARTITIONS=1);`)
 	return e
 }
 

@@ -2,6 +2,7 @@ package planner
 
 import (
 	"fmt"
+	"slices"
 	"strings"
 
 	"github.com/sluice-sql/sluice/exec"
@@ -127,30 +128,41 @@ func (c *pullCheck) clauses() error {
 	return nil
 }
 
-// pseudoColumns refuses ROWPARTITION and ROWOFFSET in SELECT and WHERE.
+// pullCDCColumns are the change-event pseudo columns a pull query on a
+// table with a VALUE_ENVELOPE may not read: the table's store keeps each
+// key's row, not the change that made it (a scan of a stream decodes the
+// events and has them).
+var pullCDCColumns = []string{exec.ColCDCOp, exec.ColCDCTsMs, exec.ColCDCBefore, exec.ColCDCSource}
+
+// pseudoColumns refuses ROWPARTITION and ROWOFFSET in SELECT and WHERE,
+// and a CDC table's CDC_* columns.
 func (c *pullCheck) pseudoColumns() error {
+	refused := pullPseudoColumns
+	if c.src.Kind == parser.KindTable && c.src.ValueProps.Envelope != "" {
+		refused = append(slices.Clip(refused), pullCDCColumns...)
+	}
 	var selected []parser.Expr
 	for _, it := range c.sel.Items {
 		if it.Expr != nil {
 			selected = append(selected, it.Expr)
 		}
 	}
-	if err := refusePseudo("SELECT", selected...); err != nil {
+	if err := refusePseudo(refused, "SELECT", selected...); err != nil {
 		return err
 	}
 	if c.sel.Where != nil {
-		return refusePseudo("WHERE", c.sel.Where)
+		return refusePseudo(refused, "WHERE", c.sel.Where)
 	}
 	return nil
 }
 
-func refusePseudo(clause string, es ...parser.Expr) error {
+func refusePseudo(refused []string, clause string, es ...parser.Expr) error {
 	var found []string
 	seen := map[string]bool{}
 	for _, e := range es {
 		walkColumns(e, func(ref *parser.ColumnRef) {
 			n := strings.ToUpper(ref.Name)
-			for _, p := range pullPseudoColumns {
+			for _, p := range refused {
 				if n == p && !seen[n] {
 					seen[n] = true
 					found = append(found, "`"+n+"`")
