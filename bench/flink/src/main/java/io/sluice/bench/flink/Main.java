@@ -256,7 +256,7 @@ public final class Main {
     }
 
     static void usage(String why) {
-        System.err.println("flink: " + why + "\nusage: run <q0|q1|q2|agg|agg-late|session|join> --brokers ADDR --in TOPIC --out TOPIC --app-id ID [--table TOPIC] [--parallelism N] [--checkpoint-ms MS]\n       run nx-<query> --brokers ADDR --in BIDS --persons TOPIC --auctions TOPIC --out TOPIC --app-id ID");
+        System.err.println("flink: " + why + "\nusage: run <q0|q1|q2|agg|agg-late|session|join> --brokers ADDR --in TOPIC --out TOPIC --app-id ID [--table TOPIC] [--parallelism N] [--checkpoint-ms MS]\n       run nx-<query> --brokers ADDR --in BIDS --persons TOPIC --auctions TOPIC --out TOPIC --app-id ID\n       run cdc-read --brokers ADDR --topic TOPIC --columns COLUMNS [--key COLUMNS] [--query SQL] [--parallelism N]\n       run build");
         System.exit(2);
     }
 }
