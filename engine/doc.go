@@ -12,7 +12,9 @@
 // DROP, ALTER, CREATE TYPE, DROP TYPE) has check (no side effects),
 // apply and its REST status id; any other statement executes in a
 // session (SET, DEFINE, SELECT, SHOW, DESCRIBE, EXPLAIN, INSERT …
-// VALUES, ASSERT). ExecuteStatement, the command topic, IsCommand and
+// VALUES, ASSERT, and the connector statements of connectors.go, which
+// Kafka Connect carries out through package connect: Connect keeps the
+// connectors, so they are never commands). ExecuteStatement, the command topic, IsCommand and
 // the server's command ids all look the kind up. To add a statement:
 // give the parser its AST type, write its kind in a file of its own
 // (create_source.go, custom_type.go, alter.go are small examples), add

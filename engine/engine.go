@@ -17,6 +17,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kadm"
 	"github.com/twmb/franz-go/pkg/kgo"
 
+	"github.com/sluice-sql/sluice/connect"
 	"github.com/sluice-sql/sluice/exec"
 	"github.com/sluice-sql/sluice/planner"
 	"github.com/sluice-sql/sluice/state"
@@ -77,6 +78,12 @@ type Config struct {
 	// holds of a query (see Owner), for DESCRIBE … EXTENDED and SHOW
 	// QUERIES EXTENDED.
 	Owners func(queryID string) []Owner
+	// ConnectURL is the Kafka Connect REST API the connector statements
+	// (CREATE SOURCE|SINK CONNECTOR, SHOW CONNECTORS, DESCRIBE CONNECTOR,
+	// DROP CONNECTOR, SHOW CONNECTOR PLUGINS) call, as ksqlDB's
+	// ksql.connect.url; user info in it is sent as Basic authentication.
+	// Default "": those statements fail saying no Connect is configured.
+	ConnectURL string
 	// SkipPlannerRules names planner rules left out of every plan
 	// (planner.Options.SkipRules). Only tests set it: to run a query as a
 	// Sluice before a rule did, and restart it on the plan with the rule.
@@ -97,6 +104,8 @@ type Engine struct {
 	adm *kadm.Client
 	// sess holds the session properties of Execute and ExecuteStatement.
 	sess *session
+	// connect reaches Kafka Connect (nil without Config.ConnectURL).
+	connect *connect.Client
 
 	// instanceID names this process's data directory; with the query id
 	// it makes a transactional id that survives restarts.
@@ -171,6 +180,13 @@ func Open(ctx context.Context, cfg Config) (*Engine, error) {
 	e := &Engine{cfg: cfg, log: cfg.Log, cat: planner.NewCatalog(), sess: &session{props: map[string]string{}}, queries: map[string]*Query{}, insertSeq: map[string]int{}}
 	if cfg.SchemaRegistry != nil {
 		e.cat.SetRegistry(cfg.SchemaRegistry)
+	}
+	if cfg.ConnectURL != "" {
+		cl, err := connect.New(cfg.ConnectURL)
+		if err != nil {
+			return nil, fmt.Errorf("open engine: %w", err)
+		}
+		e.connect = cl
 	}
 	for k, v := range cfg.Properties {
 		e.sess.set(k, v)

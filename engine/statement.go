@@ -113,6 +113,11 @@ var kinds = register(
 	asSession[*parser.AssertTopic](assertTopicStatement{}, KSQLRun),
 	asSession[*parser.AssertSchema](assertSchemaStatement{}, KSQLRun),
 	asSession[*parser.RunScript](runScriptStatement{}, KSQLRun),
+	asSession[*parser.CreateConnector](createConnectorStatement{}, KSQLRun),
+	asSession[*parser.DropConnector](dropConnectorStatement{}, KSQLRun),
+	asSession[*parser.ShowConnectors](showConnectorsStatement{}, KSQLRun),
+	asSession[*parser.DescribeConnector](describeConnectorStatement{}, KSQLRun),
+	asSession[*parser.ShowConnectorPlugins](showConnectorPluginsStatement{}, KSQLRun),
 )
 
 type registered struct {

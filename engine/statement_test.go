@@ -47,6 +47,13 @@ func TestStatementKinds(t *testing.T) {
 		{"ASSERT TOPIC s", kind{false, engine.GenericCommandID, false, engine.KSQLRun}},
 		{"PRINT s", kind{false, engine.GenericCommandID, false, engine.KSQLQuery}},
 		{"RUN SCRIPT '/tmp/x.sql'", kind{false, engine.GenericCommandID, false, engine.KSQLRun}},
+		// Connect keeps connectors: their statements never enter the
+		// command topic.
+		{"CREATE SOURCE CONNECTOR c WITH ('connector.class'='x')", kind{false, engine.GenericCommandID, false, engine.KSQLRun}},
+		{"DROP CONNECTOR c", kind{false, engine.GenericCommandID, false, engine.KSQLRun}},
+		{"SHOW SINK CONNECTORS", kind{false, engine.GenericCommandID, false, engine.KSQLRun}},
+		{"DESCRIBE CONNECTOR c", kind{false, engine.GenericCommandID, false, engine.KSQLRun}},
+		{"SHOW CONNECTOR PLUGINS", kind{false, engine.GenericCommandID, false, engine.KSQLRun}},
 	}
 	for _, c := range cases {
 		p, err := parser.ParseOne(c.sql)

@@ -66,13 +66,7 @@ func WireEntity(stmt string, ent Entity) ksqlwire.Entity {
 		}
 		return e
 	case *SourceDescription:
-		d := ksqlwire.SourceDescription{Name: x.Name, ReadQueries: wireQueryInfos(x.ReadQueries), WriteQueries: wireQueryInfos(x.WriteQueries),
-			Fields: wireFields(x.Fields), Type: x.Kind.String(), Timestamp: x.TimestampColumn, Statistics: x.Statistics, ErrorStats: x.ErrorStats,
-			Extended: x.Extended, KeyFormat: x.KeyFormat, ValueFormat: x.ValueFormat, Topic: x.Topic, Partitions: x.Partitions,
-			Replication: 1, Statement: x.Statement}
-		if x.WindowType != "" {
-			d.WindowType = &x.WindowType
-		}
+		d := wireSourceDescription(x)
 		warnings := []ksqlwire.Warning{}
 		for _, w := range x.Warnings {
 			warnings = append(warnings, ksqlwire.Warning{Message: w})
@@ -93,8 +87,64 @@ func WireEntity(stmt string, ent Entity) ksqlwire.Entity {
 			warnings = append(warnings, ksqlwire.Warning{Message: w})
 		}
 		return &ksqlwire.QueryDescriptionEntity{Type: ksqlwire.TypeQueryDescription, StatementText: stmt, QueryDescription: d, Warnings: nonNilWarnings(warnings)}
+	case *ConnectorInfo:
+		info := ksqlwire.ConnectorInfo{Name: x.Info.Name, Config: x.Info.Config, Tasks: []ksqlwire.ConnectorTaskID{}, Type: x.Info.Type}
+		if info.Config == nil {
+			info.Config = map[string]string{}
+		}
+		for _, t := range x.Info.Tasks {
+			info.Tasks = append(info.Tasks, ksqlwire.ConnectorTaskID{Connector: t.Connector, Task: t.Task})
+		}
+		return &ksqlwire.ConnectorInfoEntity{Type: ksqlwire.TypeConnectorInfo, StatementText: stmt, Info: info, Warnings: []ksqlwire.Warning{}}
+	case *ConnectorList:
+		list := make([]ksqlwire.SimpleConnectorInfo, 0, len(x.Connectors))
+		for _, c := range x.Connectors {
+			list = append(list, ksqlwire.SimpleConnectorInfo{Name: c.Name, Type: c.Type, ClassName: c.ClassName, State: c.State})
+		}
+		return &ksqlwire.ConnectorList{Type: ksqlwire.TypeConnectorList, StatementText: stmt, Warnings: wireWarnings(x.Warnings), Connectors: list}
+	case *ConnectorDescription:
+		st := ksqlwire.ConnectorStateInfo{Name: x.Status.Name, Type: x.Status.Type, Tasks: []ksqlwire.ConnectorTask{},
+			Connector: ksqlwire.ConnectorState{State: x.Status.Connector.State, WorkerID: x.Status.Connector.WorkerID, Trace: x.Status.Connector.Trace}}
+		for _, t := range x.Status.Tasks {
+			st.Tasks = append(st.Tasks, ksqlwire.ConnectorTask{ID: t.ID, State: t.State.State, WorkerID: t.WorkerID, Trace: t.Trace})
+		}
+		sources := make([]ksqlwire.SourceDescription, 0, len(x.Sources))
+		for _, s := range x.Sources {
+			sources = append(sources, wireSourceDescription(s))
+		}
+		return &ksqlwire.ConnectorDescription{Type: ksqlwire.TypeConnectorDescription, StatementText: stmt, ConnectorClass: x.Class, Status: st,
+			Sources: sources, Topics: nonNilStrings(x.Topics), Warnings: wireWarnings(x.Warnings)}
+	case *ConnectorPluginList:
+		list := make([]ksqlwire.SimpleConnectorPluginInfo, 0, len(x.Plugins))
+		for _, p := range x.Plugins {
+			list = append(list, ksqlwire.SimpleConnectorPluginInfo{ClassName: p.Class, Type: p.Type, Version: p.Version})
+		}
+		return &ksqlwire.ConnectorPluginsList{Type: ksqlwire.TypeConnectorPlugins, StatementText: stmt, Warnings: []ksqlwire.Warning{}, ConnectorPlugins: list}
+	case *DroppedConnector:
+		return &ksqlwire.DropConnectorEntity{Type: ksqlwire.TypeDropConnector, StatementText: stmt, ConnectorName: x.Name, Warnings: []ksqlwire.Warning{}}
+	case *StatementWarning:
+		return &ksqlwire.WarningEntity{Type: ksqlwire.TypeWarning, StatementText: stmt, Message: x.Message, Warnings: []ksqlwire.Warning{}}
 	}
 	return nil
+}
+
+func wireWarnings(ws []string) []ksqlwire.Warning {
+	out := make([]ksqlwire.Warning, 0, len(ws))
+	for _, w := range ws {
+		out = append(out, ksqlwire.Warning{Message: w})
+	}
+	return out
+}
+
+func wireSourceDescription(x *SourceDescription) ksqlwire.SourceDescription {
+	d := ksqlwire.SourceDescription{Name: x.Name, ReadQueries: wireQueryInfos(x.ReadQueries), WriteQueries: wireQueryInfos(x.WriteQueries),
+		Fields: wireFields(x.Fields), Type: x.Kind.String(), Timestamp: x.TimestampColumn, Statistics: x.Statistics, ErrorStats: x.ErrorStats,
+		Extended: x.Extended, KeyFormat: x.KeyFormat, ValueFormat: x.ValueFormat, Topic: x.Topic, Partitions: x.Partitions,
+		Replication: 1, Statement: x.Statement}
+	if x.WindowType != "" {
+		d.WindowType = &x.WindowType
+	}
+	return d
 }
 
 func wireSourceInfo(s SourceSummary) ksqlwire.SourceInfo {

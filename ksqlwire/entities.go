@@ -24,6 +24,13 @@ const (
 	TypeProperties        = "properties"
 	TypeSourceDescription = "sourceDescription"
 	TypeQueryDescription  = "queryDescription"
+
+	TypeConnectorInfo        = "connector_info"
+	TypeConnectorList        = "connector_list"
+	TypeConnectorDescription = "connector_description"
+	TypeConnectorPlugins     = "connector_plugins_list"
+	TypeDropConnector        = "drop_connector"
+	TypeWarning              = "warning_entity"
 )
 
 // CurrentStatus answers a statement that changed the catalog or the
@@ -250,6 +257,117 @@ type QueryDescription struct {
 	State                string            `json:"state"`
 }
 
+// ConnectorInfoEntity answers CREATE SOURCE|SINK CONNECTOR.
+type ConnectorInfoEntity struct {
+	Type          string        `json:"@type"`
+	StatementText string        `json:"statementText"`
+	Info          ConnectorInfo `json:"info"`
+	Warnings      []Warning     `json:"warnings"`
+}
+
+// ConnectorInfo is a connector as Kafka Connect describes it.
+type ConnectorInfo struct {
+	Name   string            `json:"name"`
+	Config map[string]string `json:"config"`
+	Tasks  []ConnectorTaskID `json:"tasks"`
+	// Type is "source", "sink" or "unknown".
+	Type string `json:"type"`
+}
+
+// ConnectorTaskID names a task of a connector.
+type ConnectorTaskID struct {
+	Connector string `json:"connector"`
+	Task      int    `json:"task"`
+}
+
+// ConnectorList answers SHOW [SOURCE|SINK] CONNECTORS.
+type ConnectorList struct {
+	Type          string                `json:"@type"`
+	StatementText string                `json:"statementText"`
+	Warnings      []Warning             `json:"warnings"`
+	Connectors    []SimpleConnectorInfo `json:"connectors"`
+}
+
+// SimpleConnectorInfo is one connector of a ConnectorList; ksqlDB leaves
+// out what it could not learn.
+type SimpleConnectorInfo struct {
+	Name      string `json:"name"`
+	Type      string `json:"type,omitempty"`
+	ClassName string `json:"className,omitempty"`
+	// State is e.g. "RUNNING (1/1 tasks RUNNING)".
+	State string `json:"state,omitempty"`
+}
+
+// ConnectorDescription answers DESCRIBE CONNECTOR.
+type ConnectorDescription struct {
+	Type           string              `json:"@type"`
+	StatementText  string              `json:"statementText"`
+	ConnectorClass string              `json:"connectorClass"`
+	Status         ConnectorStateInfo  `json:"status"`
+	Sources        []SourceDescription `json:"sources"`
+	Topics         []string            `json:"topics"`
+	Warnings       []Warning           `json:"warnings"`
+}
+
+// ConnectorStateInfo is a connector's and its tasks' states, as Kafka
+// Connect's status endpoint gives them.
+type ConnectorStateInfo struct {
+	Name      string          `json:"name"`
+	Connector ConnectorState  `json:"connector"`
+	Tasks     []ConnectorTask `json:"tasks"`
+	Type      string          `json:"type"`
+}
+
+// ConnectorState is the state of a connector on a worker, with the
+// failure's trace when it FAILED.
+type ConnectorState struct {
+	State    string `json:"state"`
+	WorkerID string `json:"worker_id"`
+	Trace    string `json:"trace,omitempty"`
+}
+
+// ConnectorTask is a task's state.
+type ConnectorTask struct {
+	ID       int    `json:"id"`
+	State    string `json:"state"`
+	WorkerID string `json:"worker_id"`
+	Trace    string `json:"trace,omitempty"`
+}
+
+// ConnectorPluginsList answers SHOW CONNECTOR PLUGINS. ksqlDB spells the
+// list "connectorsPlugins".
+type ConnectorPluginsList struct {
+	Type             string                      `json:"@type"`
+	StatementText    string                      `json:"statementText"`
+	Warnings         []Warning                   `json:"warnings"`
+	ConnectorPlugins []SimpleConnectorPluginInfo `json:"connectorsPlugins"`
+}
+
+// SimpleConnectorPluginInfo is one installed connector class.
+type SimpleConnectorPluginInfo struct {
+	ClassName string `json:"className"`
+	// Type is "source" or "sink".
+	Type    string `json:"type,omitempty"`
+	Version string `json:"version,omitempty"`
+}
+
+// DropConnectorEntity answers DROP CONNECTOR.
+type DropConnectorEntity struct {
+	Type          string    `json:"@type"`
+	StatementText string    `json:"statementText"`
+	ConnectorName string    `json:"connectorName"`
+	Warnings      []Warning `json:"warnings"`
+}
+
+// WarningEntity answers a statement that did nothing, saying why
+// (CREATE … CONNECTOR IF NOT EXISTS of an existing connector).
+type WarningEntity struct {
+	Type          string    `json:"@type"`
+	StatementText string    `json:"statementText"`
+	Message       string    `json:"message"`
+	Warnings      []Warning `json:"warnings"`
+}
+
 // Unknown is an entity whose "@type" this package does not know.
 type Unknown struct {
 	Type string `json:"@type"`
@@ -305,6 +423,18 @@ func DecodeEntity(raw []byte) (Entity, error) {
 		e = &SourceDescriptionEntity{}
 	case TypeQueryDescription:
 		e = &QueryDescriptionEntity{}
+	case TypeConnectorInfo:
+		e = &ConnectorInfoEntity{}
+	case TypeConnectorList:
+		e = &ConnectorList{}
+	case TypeConnectorDescription:
+		e = &ConnectorDescription{}
+	case TypeConnectorPlugins:
+		e = &ConnectorPluginsList{}
+	case TypeDropConnector:
+		e = &DropConnectorEntity{}
+	case TypeWarning:
+		e = &WarningEntity{}
 	default:
 		return &head, nil
 	}

@@ -42,7 +42,22 @@ func TestDecodeEntities(t *testing.T) {
 		&ksqlwire.QueryDescriptionEntity{Type: ksqlwire.TypeQueryDescription, QueryDescription: ksqlwire.QueryDescription{ID: qid,
 			Sources: []string{"S"}, Sinks: []string{"T"}, Topology: "…", OverriddenProperties: map[string]string{}, QueryType: "PERSISTENT",
 			QueryErrors: []string{}, State: "RUNNING"}, Warnings: []ksqlwire.Warning{{Message: "hot key"}}},
-		&ksqlwire.Unknown{Type: "connector_list"},
+		&ksqlwire.ConnectorInfoEntity{Type: ksqlwire.TypeConnectorInfo, StatementText: "CREATE SOURCE CONNECTOR …;", Info: ksqlwire.ConnectorInfo{
+			Name: "SRC", Config: map[string]string{"connector.class": "FileStreamSource"}, Tasks: []ksqlwire.ConnectorTaskID{{Connector: "SRC", Task: 0}}, Type: "source"},
+			Warnings: []ksqlwire.Warning{}},
+		&ksqlwire.ConnectorList{Type: ksqlwire.TypeConnectorList, Warnings: []ksqlwire.Warning{}, Connectors: []ksqlwire.SimpleConnectorInfo{
+			{Name: "SRC", Type: "source", ClassName: "FileStreamSource", State: "RUNNING (1/1 tasks RUNNING)"}, {Name: "BROKEN"}}},
+		&ksqlwire.ConnectorDescription{Type: ksqlwire.TypeConnectorDescription, ConnectorClass: "FileStreamSource", Status: ksqlwire.ConnectorStateInfo{
+			Name: "SRC", Connector: ksqlwire.ConnectorState{State: "RUNNING", WorkerID: "127.0.0.1:8083"},
+			Tasks: []ksqlwire.ConnectorTask{{ID: 0, State: "FAILED", WorkerID: "127.0.0.1:8083", Trace: "java.lang.Exception"}}, Type: "source"},
+			Sources: []ksqlwire.SourceDescription{{Name: "LINES", ReadQueries: []ksqlwire.QueryInfo{}, WriteQueries: []ksqlwire.QueryInfo{}, Fields: []ksqlwire.FieldInfo{},
+				Type: "STREAM", KeyFormat: "KAFKA", ValueFormat: "KAFKA", Topic: "lines", Partitions: 1, Replication: 1}},
+			Topics: []string{"lines"}, Warnings: []ksqlwire.Warning{}},
+		&ksqlwire.ConnectorPluginsList{Type: ksqlwire.TypeConnectorPlugins, Warnings: []ksqlwire.Warning{}, ConnectorPlugins: []ksqlwire.SimpleConnectorPluginInfo{
+			{ClassName: "org.apache.kafka.connect.file.FileStreamSourceConnector", Type: "source", Version: "4.3.1"}}},
+		&ksqlwire.DropConnectorEntity{Type: ksqlwire.TypeDropConnector, ConnectorName: "SRC", Warnings: []ksqlwire.Warning{}},
+		&ksqlwire.WarningEntity{Type: ksqlwire.TypeWarning, Message: "Connector SRC already exists", Warnings: []ksqlwire.Warning{}},
+		&ksqlwire.Unknown{Type: "expression_evaluation"},
 	}
 	body, err := json.Marshal(want)
 	if err != nil {

@@ -311,6 +311,67 @@ type DropType struct {
 	IfExists bool
 }
 
+// ConnectorType says whether a connector is a SOURCE (into Kafka) or a
+// SINK (out of Kafka) connector.
+type ConnectorType int
+
+const (
+	ConnectorSource ConnectorType = iota + 1
+	ConnectorSink
+)
+
+func (t ConnectorType) String() string {
+	if t == ConnectorSink {
+		return "SINK"
+	}
+	return "SOURCE"
+}
+
+// ConnectorProperty is one 'key'=value entry of a connector's WITH (…).
+// Key is as written when quoted ('connector.class'), upper-cased when an
+// unquoted identifier, as ksqlDB reads it; Value is a *Literal.
+type ConnectorProperty struct {
+	Pos   Pos
+	Key   string
+	Value *Literal
+}
+
+// CreateConnector is CREATE SOURCE|SINK CONNECTOR [IF NOT EXISTS] name
+// WITH (…): a connector Kafka Connect runs. Name is upper-cased unless
+// it was quoted, as ksqlDB names the connector.
+type CreateConnector struct {
+	Pos         Pos
+	Type        ConnectorType
+	IfNotExists bool
+	Name        string
+	Config      []ConnectorProperty
+}
+
+// ShowConnectors is SHOW|LIST [SOURCE|SINK] CONNECTORS; Type 0 lists
+// every connector.
+type ShowConnectors struct {
+	Pos  Pos
+	Type ConnectorType
+}
+
+// ShowConnectorPlugins is SHOW|LIST CONNECTOR PLUGINS.
+type ShowConnectorPlugins struct {
+	Pos Pos
+}
+
+// DescribeConnector is DESCRIBE CONNECTOR name.
+type DescribeConnector struct {
+	Pos  Pos
+	Name string
+}
+
+// DropConnector is DROP CONNECTOR [IF EXISTS] name.
+type DropConnector struct {
+	Pos      Pos
+	Name     string
+	IfExists bool
+}
+
 // AlterSource is ALTER STREAM|TABLE name ADD [COLUMN] name type [, …]:
 // value columns appended to a source's schema.
 type AlterSource struct {
@@ -400,6 +461,12 @@ func (*Define) statement()        {}
 func (*Undefine) statement()      {}
 func (*AssertTopic) statement()   {}
 func (*AssertSchema) statement()  {}
+
+func (*CreateConnector) statement()      {}
+func (*ShowConnectors) statement()       {}
+func (*ShowConnectorPlugins) statement() {}
+func (*DescribeConnector) statement()    {}
+func (*DropConnector) statement()        {}
 
 // ---- expressions ----
 

@@ -36,6 +36,17 @@ func (c *converter) statement(g *gStatement) Statement {
 			IfNotExists: g.CreateTyp.IfNotExists, Type: c.typeName(g.CreateTyp.Type)}
 	case g.DropType != nil:
 		return &DropType{Pos: pos(g.DropType.Pos), Name: g.DropType.Name.Value, IfExists: g.DropType.IfExists}
+	case g.CreateCon != nil:
+		return c.createConnector(g.CreateCon)
+	case g.DropConn != nil:
+		return &DropConnector{Pos: pos(g.DropConn.Pos), Name: g.DropConn.Name.Value, IfExists: g.DropConn.IfExists}
+	case g.ShowConn != nil:
+		if g.ShowConn.Plugins {
+			return &ShowConnectorPlugins{Pos: pos(g.ShowConn.Pos)}
+		}
+		return &ShowConnectors{Pos: pos(g.ShowConn.Pos), Type: connectorType(g.ShowConn.Scope)}
+	case g.DescConn != nil:
+		return &DescribeConnector{Pos: pos(g.DescConn.Pos), Name: g.DescConn.Name.Value}
 	case g.Create != nil:
 		return c.create(g.Create)
 	case g.Insert != nil:
@@ -137,21 +148,55 @@ func (c *converter) create(g *gCreate) *CreateSource {
 func (c *converter) props(gs []*gProp) []Property {
 	var out []Property
 	for _, g := range gs {
-		lit := &Literal{Pos: pos(g.Value.Pos)}
-		v := g.Value
-		switch {
-		case v.String != nil:
-			lit.Kind, lit.Str = LitString, unquoteString(*v.String)
-		case v.Bool != nil:
-			lit.Kind, lit.Bool = LitBool, strings.EqualFold(*v.Bool, "TRUE")
-		case v.Neg != nil:
-			lit.Kind, lit.Text = numberKind(*v.Neg), "-"+*v.Neg
-		default:
-			lit.Kind, lit.Text = numberKind(*v.Number), *v.Number
-		}
-		out = append(out, Property{Pos: pos(g.Pos), Name: strings.ToUpper(g.Name.Value), Value: lit})
+		out = append(out, Property{Pos: pos(g.Pos), Name: strings.ToUpper(g.Name.Value), Value: propLiteral(g.Value)})
 	}
 	return out
+}
+
+func propLiteral(v *gPropValue) *Literal {
+	lit := &Literal{Pos: pos(v.Pos)}
+	switch {
+	case v.String != nil:
+		lit.Kind, lit.Str = LitString, unquoteString(*v.String)
+	case v.Bool != nil:
+		lit.Kind, lit.Bool = LitBool, strings.EqualFold(*v.Bool, "TRUE")
+	case v.Neg != nil:
+		lit.Kind, lit.Text = numberKind(*v.Neg), "-"+*v.Neg
+	default:
+		lit.Kind, lit.Text = numberKind(*v.Number), *v.Number
+	}
+	return lit
+}
+
+func connectorType(s string) ConnectorType {
+	switch strings.ToUpper(s) {
+	case "SOURCE":
+		return ConnectorSource
+	case "SINK":
+		return ConnectorSink
+	}
+	return 0
+}
+
+func (c *converter) createConnector(g *gCreateConn) *CreateConnector {
+	s := &CreateConnector{Pos: pos(g.Pos), Type: connectorType(g.Type), IfNotExists: g.IfNotExists, Name: g.Name.Value}
+	seen := map[string]bool{}
+	for _, p := range g.With {
+		key := ""
+		if p.Key != nil {
+			key = unquoteString(*p.Key)
+		} else {
+			key = p.Name.Value
+		}
+		if seen[key] {
+			// Connect takes a JSON object: a second value would silently
+			// win, so say which key is doubled.
+			c.fail(p.Pos, key, "duplicate connector property '%s'", key)
+		}
+		seen[key] = true
+		s.Config = append(s.Config, ConnectorProperty{Pos: pos(p.Pos), Key: key, Value: propLiteral(p.Value)})
+	}
+	return s
 }
 
 func (c *converter) insert(g *gInsert) Statement {

@@ -103,6 +103,10 @@ type gStatement struct {
 
 	CreateTyp *gCreateType `parser:"  @@"`
 	DropType  *gDropType   `parser:"| @@"`
+	CreateCon *gCreateConn `parser:"| @@"`
+	DropConn  *gDropConn   `parser:"| @@"`
+	ShowConn  *gShowConn   `parser:"| @@"`
+	DescConn  *gDescConn   `parser:"| @@"`
 	Create    *gCreate     `parser:"| @@"`
 	Insert    *gInsert     `parser:"| @@"`
 	Select    *gSelect     `parser:"| @@"`
@@ -147,6 +151,47 @@ type gDropType struct {
 	Pos      lexer.Position
 	IfExists bool    `parser:"'DROP' 'TYPE' ( @'IF' 'EXISTS' )?"`
 	Name     *gIdent `parser:"@@"`
+}
+
+// gCreateConn is CREATE SOURCE|SINK CONNECTOR [IF NOT EXISTS] name
+// WITH (…): a Kafka Connect connector, its WITH entries passed to Connect.
+type gCreateConn struct {
+	Pos         lexer.Position
+	Type        string       `parser:"'CREATE' @( 'SOURCE' | 'SINK' ) 'CONNECTOR'"`
+	IfNotExists bool         `parser:"( @'IF' 'NOT' 'EXISTS' )?"`
+	Name        *gIdent      `parser:"@@"`
+	With        []*gConnProp `parser:"'WITH' '(' @@ ( ',' @@ )* ')'"`
+}
+
+// gConnProp is one entry of a connector's WITH: its key a quoted string
+// ('connector.class', as Connect spells it) or an identifier, as ksqlDB
+// accepts both.
+type gConnProp struct {
+	Pos   lexer.Position
+	Key   *string     `parser:"( @String"`
+	Name  *gIdent     `parser:"| @@ ) '='"`
+	Value *gPropValue `parser:"@@"`
+}
+
+// gDropConn is DROP CONNECTOR [IF EXISTS] name.
+type gDropConn struct {
+	Pos      lexer.Position
+	IfExists bool    `parser:"'DROP' 'CONNECTOR' ( @'IF' 'EXISTS' )?"`
+	Name     *gIdent `parser:"@@"`
+}
+
+// gShowConn is SHOW|LIST [SOURCE|SINK] CONNECTORS and SHOW|LIST
+// CONNECTOR PLUGINS.
+type gShowConn struct {
+	Pos     lexer.Position
+	Plugins bool   `parser:"( 'SHOW' | 'LIST' ) ( @'CONNECTOR' 'PLUGINS'"`
+	Scope   string `parser:"| @( 'SOURCE' | 'SINK' )? 'CONNECTORS' )"`
+}
+
+// gDescConn is DESCRIBE CONNECTOR name.
+type gDescConn struct {
+	Pos  lexer.Position
+	Name *gIdent `parser:"'DESCRIBE' 'CONNECTOR' @@"`
 }
 
 type gColumn struct {

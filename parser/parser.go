@@ -603,6 +603,7 @@ var productionNames = map[string]string{
 	"GJoin": `"JOIN"`, "GWindow": `"TUMBLING", "HOPPING", "SESSION" or "SLIDING"`, "GColumn": "column definition", "GProp": "property",
 	"GPropValue": "string, number, TRUE or FALSE", "GSelectItem": "select item", "GWithin": "duration", "GCmpTail": "comparison",
 	"GWindowParam": "window parameter", "GWindowCompact": `"GRACE"`, "GValues": "expression",
+	"GCreateConn": `"CREATE"`, "GConnProp": "property", "GDropConn": `"DROP"`, "GShowConn": `"SHOW"`, "GDescConn": `"DESCRIBE"`,
 	"GCreate": `"CREATE"`, "GInsert": `"INSERT"`, "GSet": `"SET"`, "GUnset": `"UNSET"`,
 	"GShow": `"SHOW"`, "GDescribe": `"DESCRIBE"`, "GExplain": `"EXPLAIN"`, "GTerminate": `"TERMINATE"`,
 	"GDrop": `"DROP"`, "GAlter": `"ALTER"`, "GAlterAdd": `"ADD"`, "GPrint": `"PRINT"`, "GRunScript": `"RUN"`, "GDefine": `"DEFINE"`, "GUndefine": `"UNDEFINE"`,

@@ -299,3 +299,19 @@ func TestClientOnly(t *testing.T) {
 		}
 	}
 }
+
+// A CREATE CONNECTOR echoes with every setting but connector.class
+// masked, as ksqlDB answers it: settings carry passwords.
+func TestCreateConnectorMasked(t *testing.T) {
+	st, err := ParseOne(`create source connector pg with ('connector.class'='io.debezium.connector.postgresql.PostgresConnector', 'database.password'='s3cret', tasks_max=1)`)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := "CREATE SOURCE CONNECTOR PG WITH ('connector.class'='io.debezium.connector.postgresql.PostgresConnector', 'database.password'='[string]', 'TASKS_MAX'='[string]')"
+	if got := st.(*CreateConnector).Masked(); got != want {
+		t.Errorf("Masked() = %q\nwant        %q", got, want)
+	}
+	if !strings.Contains(st.String(), "'s3cret'") {
+		t.Errorf("String() lost the value: %s", st)
+	}
+}

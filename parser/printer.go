@@ -13,8 +13,9 @@ import (
 
 // quoteAlso are words that are not reserved for the parser but would
 // change the meaning of a printed statement if written bare (for example
-// a query named ALL in TERMINATE ALL).
-var quoteAlso = map[string]bool{"ALL": true, "FUNCTION": true, "ARRAY": true}
+// a query named ALL in TERMINATE ALL, a stream named CONNECTOR in
+// DESCRIBE CONNECTOR EXTENDED).
+var quoteAlso = map[string]bool{"ALL": true, "FUNCTION": true, "ARRAY": true, "CONNECTOR": true}
 
 // ctorNames are function names that would print as constructors
 // (`MAP()` is an empty map).
@@ -375,6 +376,59 @@ func (s *Drop) String() string {
 	return out
 }
 
+func (s *CreateConnector) String() string {
+	var b strings.Builder
+	b.WriteString("CREATE " + s.Type.String() + " CONNECTOR ")
+	if s.IfNotExists {
+		b.WriteString("IF NOT EXISTS ")
+	}
+	b.WriteString(ident(s.Name) + " WITH (")
+	for i, p := range s.Config {
+		if i > 0 {
+			b.WriteString(", ")
+		}
+		// The key prints quoted: an identifier's key was upper-cased
+		// when read, so quoting keeps it as it is.
+		b.WriteString(quote(p.Key) + "=" + p.Value.String())
+	}
+	b.WriteString(")")
+	return b.String()
+}
+
+// Masked is the statement with every WITH value but connector.class's
+// replaced by '[string]', as ksqlDB echoes a CREATE CONNECTOR in its
+// answers and logs: connector settings carry passwords.
+func (s *CreateConnector) Masked() string {
+	cp := *s
+	cp.Config = make([]ConnectorProperty, len(s.Config))
+	for i, p := range s.Config {
+		cp.Config[i] = p
+		if !strings.EqualFold(p.Key, "connector.class") {
+			cp.Config[i].Value = &Literal{Pos: p.Value.Pos, Kind: LitString, Str: "[string]"}
+		}
+	}
+	return cp.String()
+}
+
+func (s *ShowConnectors) String() string {
+	if s.Type == 0 {
+		return "SHOW CONNECTORS"
+	}
+	return "SHOW " + s.Type.String() + " CONNECTORS"
+}
+
+func (s *ShowConnectorPlugins) String() string { return "SHOW CONNECTOR PLUGINS" }
+
+func (s *DescribeConnector) String() string { return "DESCRIBE CONNECTOR " + ident(s.Name) }
+
+func (s *DropConnector) String() string {
+	out := "DROP CONNECTOR "
+	if s.IfExists {
+		out += "IF EXISTS "
+	}
+	return out + ident(s.Name)
+}
+
 func (s *Print) String() string {
 	out := "PRINT " + quote(s.Topic)
 	if s.FromBeginning {
@@ -655,32 +709,38 @@ func (s *Explain) Position() Pos       { return s.Pos }
 func (s *Terminate) Position() Pos     { return s.Pos }
 func (s *PauseQuery) Position() Pos    { return s.Pos }
 func (s *Drop) Position() Pos          { return s.Pos }
-func (s *AlterSource) Position() Pos   { return s.Pos }
-func (s *CreateType) Position() Pos    { return s.Pos }
-func (s *DropType) Position() Pos      { return s.Pos }
-func (s *Print) Position() Pos         { return s.Pos }
-func (s *RunScript) Position() Pos     { return s.Pos }
-func (s *Define) Position() Pos        { return s.Pos }
-func (s *Undefine) Position() Pos      { return s.Pos }
-func (s *AssertTopic) Position() Pos   { return s.Pos }
-func (s *AssertSchema) Position() Pos  { return s.Pos }
-func (l *Literal) Position() Pos       { return l.Pos }
-func (c *ColumnRef) Position() Pos     { return c.Pos }
-func (b *Binary) Position() Pos        { return b.Pos }
-func (u *Unary) Position() Pos         { return u.Pos }
-func (f *FuncCall) Position() Pos      { return f.Pos }
-func (l *Lambda) Position() Pos        { return l.Pos }
-func (c *Case) Position() Pos          { return c.Pos }
-func (c *Cast) Position() Pos          { return c.Pos }
-func (n *IsNull) Position() Pos        { return n.Pos }
-func (n *In) Position() Pos            { return n.Pos }
-func (n *Between) Position() Pos       { return n.Pos }
-func (n *Like) Position() Pos          { return n.Pos }
-func (s *Subscript) Position() Pos     { return s.Pos }
-func (d *Dereference) Position() Pos   { return d.Pos }
-func (a *ArrayCtor) Position() Pos     { return a.Pos }
-func (m *MapCtor) Position() Pos       { return m.Pos }
-func (s *StructCtor) Position() Pos    { return s.Pos }
+
+func (s *CreateConnector) Position() Pos      { return s.Pos }
+func (s *ShowConnectors) Position() Pos       { return s.Pos }
+func (s *ShowConnectorPlugins) Position() Pos { return s.Pos }
+func (s *DescribeConnector) Position() Pos    { return s.Pos }
+func (s *DropConnector) Position() Pos        { return s.Pos }
+func (s *AlterSource) Position() Pos          { return s.Pos }
+func (s *CreateType) Position() Pos           { return s.Pos }
+func (s *DropType) Position() Pos             { return s.Pos }
+func (s *Print) Position() Pos                { return s.Pos }
+func (s *RunScript) Position() Pos            { return s.Pos }
+func (s *Define) Position() Pos               { return s.Pos }
+func (s *Undefine) Position() Pos             { return s.Pos }
+func (s *AssertTopic) Position() Pos          { return s.Pos }
+func (s *AssertSchema) Position() Pos         { return s.Pos }
+func (l *Literal) Position() Pos              { return l.Pos }
+func (c *ColumnRef) Position() Pos            { return c.Pos }
+func (b *Binary) Position() Pos               { return b.Pos }
+func (u *Unary) Position() Pos                { return u.Pos }
+func (f *FuncCall) Position() Pos             { return f.Pos }
+func (l *Lambda) Position() Pos               { return l.Pos }
+func (c *Case) Position() Pos                 { return c.Pos }
+func (c *Cast) Position() Pos                 { return c.Pos }
+func (n *IsNull) Position() Pos               { return n.Pos }
+func (n *In) Position() Pos                   { return n.Pos }
+func (n *Between) Position() Pos              { return n.Pos }
+func (n *Like) Position() Pos                 { return n.Pos }
+func (s *Subscript) Position() Pos            { return s.Pos }
+func (d *Dereference) Position() Pos          { return d.Pos }
+func (a *ArrayCtor) Position() Pos            { return a.Pos }
+func (m *MapCtor) Position() Pos              { return m.Pos }
+func (s *StructCtor) Position() Pos           { return s.Pos }
 
 // KsqlText prints e as ksqlDB's errors quote expressions: every binary
 // operation in parentheses, so that users see the same text ksqlDB would

@@ -2,6 +2,7 @@ package server
 
 import (
 	"encoding/json"
+	"errors"
 	"fmt"
 	"net/http"
 	"strings"
@@ -81,6 +82,13 @@ func (s *Server) handleKSQL(w http.ResponseWriter, r *http.Request) {
 			return
 		}
 		res, err := s.eng.ExecuteStatement(engine.WithProperties(r.Context(), props), p)
+		var ce *engine.ConnectorError
+		if errors.As(err, &ce) && ce.Status >= 400 {
+			// As ksqlDB: Kafka Connect's refusal answers with Connect's
+			// HTTP status, its error code that status × 100.
+			genericError(w, ce.Status, ce.Status*100, ce.Message)
+			return
+		}
 		if err != nil {
 			statementError(w, codeBadStatement, engine.FormatError(text, err), stmtText(p), done)
 			return
@@ -121,5 +129,11 @@ func (s *Server) resultEntity(p parser.Parsed, res *engine.Result) ksqlwire.Enti
 	return cs
 }
 
-// stmtText is a statement's text as ksqlDB echoes it: with its ';'.
-func stmtText(p parser.Parsed) string { return p.Text + ";" }
+// stmtText is a statement's text as ksqlDB echoes it: with its ';', and
+// a CREATE CONNECTOR's settings masked (they carry passwords).
+func stmtText(p parser.Parsed) string {
+	if cc, ok := p.Stmt.(*parser.CreateConnector); ok {
+		return cc.Masked() + ";"
+	}
+	return p.Text + ";"
+}

@@ -20,6 +20,7 @@ func TestComplete(t *testing.T) {
 		{"keyword", "", "SEL", []string{"SELECT "}, "SEL"},
 		{"lower-case keyword", "", "sel", []string{"select "}, "sel"},
 		{"show what", "", "SHOW STR", []string{"STREAMS "}, "STR"},
+		{"show connectors", "", "SHOW CONN", []string{"CONNECTORS "}, "CONN"},
 		{"after FROM only sources", "", "SELECT * FROM CL", []string{"CLICKS ", "CLICK_COUNTS ", "`clicks_raw` "}, "CL"},
 		{"after FROM, nothing typed", "", "SELECT * FROM ", []string{"CLICKS ", "CLICK_COUNTS ", "PAGES ", "`Mixed``Name` ", "`clicks_raw` "}, ""},
 		{"FROM on an earlier line keeps the catalog's case", "SELECT *\n  FROM\n", "pa", []string{"PAGES "}, "pa"},

@@ -5,6 +5,7 @@ import (
 	"sort"
 	"strings"
 
+	"github.com/sluice-sql/sluice/ksqlwire"
 	"github.com/sluice-sql/sluice/parser"
 )
 
@@ -138,4 +139,83 @@ type functionDescription struct{ Name, Type, Overview string }
 func (d functionDescription) result() *Result {
 	return &Result{Text: fmt.Sprintf("%-14s: %s\n%-14s: %s\n%-14s: %s\n",
 		"Name", d.Name, "Type", strings.ToUpper(d.Type), "Overview", d.Overview)}
+}
+
+// connectorListTable lays out SHOW CONNECTORS as ksqlDB's CLI does.
+func connectorListTable(e *ksqlwire.ConnectorList) *Result {
+	t := &Table{Columns: []string{"Connector Name", "Type", "Class", "Status"}}
+	for _, c := range e.Connectors {
+		typ := strings.ToUpper(c.Type)
+		if typ == "" {
+			typ = "UNKNOWN"
+		}
+		t.Rows = append(t.Rows, []string{c.Name, typ, c.ClassName, c.State})
+	}
+	return &Result{Table: t, After: warningLines(e.Warnings)}
+}
+
+// connectorPluginsTable lays out SHOW CONNECTOR PLUGINS as ksqlDB's CLI
+// does.
+func connectorPluginsTable(e *ksqlwire.ConnectorPluginsList) *Result {
+	t := &Table{Columns: []string{"Class", "Type", "Version"}}
+	for _, p := range e.ConnectorPlugins {
+		typ := strings.ToUpper(p.Type)
+		if typ == "" {
+			typ = "UNKNOWN"
+		}
+		t.Rows = append(t.Rows, []string{p.ClassName, typ, p.Version})
+	}
+	return &Result{Table: t}
+}
+
+// connectorDescription lays out DESCRIBE CONNECTOR as ksqlDB's CLI does:
+// the connector's lines, its tasks, the streams and tables over its
+// topics, and the topics.
+func connectorDescription(e *ksqlwire.ConnectorDescription) *Result {
+	var b strings.Builder
+	line := func(k, v string) { fmt.Fprintf(&b, "%-20s : %s\n", k, v) }
+	st := e.Status
+	line("Name", st.Name)
+	line("Class", e.ConnectorClass)
+	line("Type", st.Type)
+	line("State", st.Connector.State)
+	line("WorkerId", st.Connector.WorkerID)
+	if st.Connector.Trace != "" {
+		line("Trace", st.Connector.Trace)
+	}
+	res := &Result{Text: b.String()}
+	if len(st.Tasks) > 0 {
+		res.Table = &Table{Columns: []string{"Task ID", "State", "Error Trace"}}
+		for _, t := range st.Tasks {
+			res.Table.Rows = append(res.Table.Rows, []string{fmt.Sprint(t.ID), t.State, t.Trace})
+		}
+	}
+	var after strings.Builder
+	if len(e.Sources) > 0 {
+		t := &Table{Columns: []string{"KSQL Source Name", "Kafka Topic", "Type"}}
+		for _, s := range e.Sources {
+			t.Rows = append(t.Rows, []string{s.Name, s.Topic, s.Type})
+		}
+		after.WriteString("\n")
+		writeTable(&after, FormatTable, t)
+	}
+	if len(e.Topics) > 0 {
+		t := &Table{Columns: []string{"Related Topics"}}
+		for _, topic := range e.Topics {
+			t.Rows = append(t.Rows, []string{topic})
+		}
+		after.WriteString("\n")
+		writeTable(&after, FormatTable, t)
+	}
+	after.WriteString(warningLines(e.Warnings))
+	res.After = after.String()
+	return res
+}
+
+func warningLines(ws []ksqlwire.Warning) string {
+	var b strings.Builder
+	for _, w := range ws {
+		b.WriteString(w.Message + "\n")
+	}
+	return b.String()
 }

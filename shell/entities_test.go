@@ -75,8 +75,8 @@ func TestFunctionResults(t *testing.T) {
 			Name: "SUM", Type: "AGGREGATE", Category: "AGGREGATE", Description: "The sum of the non-NULL values."}}), sum},
 		{"remote describe", remote(`{"@type":"describe_function","statementText":"DESCRIBE FUNCTION sum;","name":"SUM",
 			"description":"The sum of the non-NULL values.","author":"sluice","version":"","path":"internal","type":"aggregate","functions":[],"warnings":[]}`), sum},
-		{"remote, unknown entity", remote(`{"@type":"connector_list","statementText":"SHOW CONNECTORS;","warnings":[]}`),
-			&Result{Message: `(the server answered a "connector_list" entity, which this shell cannot print)`}},
+		{"remote, unknown entity", remote(`{"@type":"expression_evaluation","statementText":"x;","warnings":[]}`),
+			&Result{Message: `(the server answered a "expression_evaluation" entity, which this shell cannot print)`}},
 	} {
 		if diff := cmp.Diff(tc.want, tc.got); diff != "" {
 			t.Errorf("%s (-want +got):\n%s", tc.name, diff)

@@ -575,6 +575,18 @@ func wireResult(ent ksqlwire.Entity, p parser.Parsed) *Result {
 		return functionDescription{e.Name, e.FunctionType, e.Description}.result()
 	case *ksqlwire.CurrentStatus:
 		return &Result{Message: e.CommandStatus.Message}
+	case *ksqlwire.ConnectorInfoEntity:
+		return &Result{Message: "Created connector " + e.Info.Name}
+	case *ksqlwire.DropConnectorEntity:
+		return &Result{Message: `Dropped connector "` + e.ConnectorName + `"`}
+	case *ksqlwire.WarningEntity:
+		return &Result{Message: e.Message}
+	case *ksqlwire.ConnectorList:
+		return connectorListTable(e)
+	case *ksqlwire.ConnectorPluginsList:
+		return connectorPluginsTable(e)
+	case *ksqlwire.ConnectorDescription:
+		return connectorDescription(e)
 	case *ksqlwire.Unknown:
 		// Saying what came is better than printing nothing, as the shell
 		// did for function lists before it knew them.

@@ -75,9 +75,11 @@ func registryClient(raw string) (*registry.Client, error) {
 	return registry.NewClient(u.String(), opts...)
 }
 
-// configRegistryURL reads ksqlDB's ksql.schema.registry.url from a
-// server's --config file.
-func configRegistryURL(file string) string {
+// configString reads a string setting of ksqlDB's name (for example
+// ksql.schema.registry.url or ksql.connect.url) from a server's --config
+// file: "" when the file or the setting is missing. Kong reads the
+// file's flag names itself; these are the names a ksqlDB user brings.
+func configString(file, key string) string {
 	b, err := os.ReadFile(file)
 	if err != nil {
 		return ""
@@ -86,6 +88,6 @@ func configRegistryURL(file string) string {
 	if json.Unmarshal(b, &m) != nil {
 		return ""
 	}
-	s, _ := m["ksql.schema.registry.url"].(string)
+	s, _ := m[key].(string)
 	return s
 }

@@ -27,6 +27,7 @@ type runCmd struct {
 	ServiceID string   `name:"service-id" default:"default" env:"SLUICE_SERVICE_ID" help:"Service id: instances with the same id share queries."`
 	embeddedBrokerFlags
 	registryFlags
+	connectFlags
 }
 
 func (c *runCmd) Run(log *slog.Logger) error {
@@ -59,8 +60,9 @@ func (c *runCmd) Run(log *slog.Logger) error {
 	}
 	defer closeReg()
 	announceRegistry(log, served)
+	c.announceConnect(log)
 	e, err := engine.Open(ctx, engine.Config{ConnOpts: []kgo.Opt{kgo.SeedBrokers(brokers...)}, DataDir: c.DataDir, ServiceID: c.ServiceID, Log: log,
-		OnRestoreProgress: restoreProgress(), SchemaRegistry: reg})
+		OnRestoreProgress: restoreProgress(), SchemaRegistry: reg, ConnectURL: c.ConnectURL})
 	if err != nil {
 		return err
 	}

@@ -47,6 +47,7 @@ type serverCmd struct {
 	SASLPassword  string `name:"sasl-password" env:"SLUICE_SASL_PASSWORD" help:"SASL password."`
 	embeddedBrokerFlags
 	registryFlags
+	connectFlags
 }
 
 func (c *serverCmd) Run(log *slog.Logger) error {
@@ -87,8 +88,12 @@ func (c *serverCmd) Run(log *slog.Logger) error {
 	}
 	connOpts = append(connOpts, kgo.SeedBrokers(brokers...))
 	if c.SchemaRegistry == "" && c.Config != "" {
-		c.SchemaRegistry = configRegistryURL(string(c.Config))
+		c.SchemaRegistry = configString(string(c.Config), "ksql.schema.registry.url")
 	}
+	if c.ConnectURL == "" && c.Config != "" {
+		c.ConnectURL = configString(string(c.Config), "ksql.connect.url")
+	}
+	c.announceConnect(log)
 	schemas, served, closeSchemas, err := c.schemaRegistry(len(c.Brokers) == 0, c.DataDir, log)
 	if err != nil {
 		return err
@@ -111,7 +116,7 @@ func (c *serverCmd) Run(log *slog.Logger) error {
 		return 1
 	}
 	e, err := engine.Open(ctx, engine.Config{ConnOpts: connOpts, DataDir: c.DataDir, ServiceID: c.ServiceID, Log: log, ClientOpts: reg.ClientOpts, CommandTopic: true,
-		SchemaRegistry:     schemas,
+		SchemaRegistry: schemas, ConnectURL: c.ConnectURL,
 		OnPartitionsChange: changed, LiveInstances: live, Owners: func(id string) []engine.Owner {
 			if r := instances.Load(); r != nil {
 				return ownersOf(r, id)
@@ -233,6 +238,10 @@ func runScript(ctx context.Context, e *engine.Engine, script string) error {
 				// The catalog kept in the command topic has it from an
 				// earlier start: --file runs once per service, not per
 				// process.
+				continue
+			}
+			if _, create := p.Stmt.(*parser.CreateConnector); create && errors.Is(err, engine.ErrConnectorExists) {
+				// Kafka Connect has it from an earlier start, likewise.
 				continue
 			}
 			return err

@@ -25,6 +25,7 @@ type shellCmd struct {
 	ServiceID string   `name:"service-id" default:"default" env:"SLUICE_SERVICE_ID" help:"Service id of the embedded engine."`
 	embeddedBrokerFlags
 	registryFlags
+	connectFlags
 	Execute string `short:"e" placeholder:"STATEMENTS" help:"Run these statements and exit (non-zero on the first error)."`
 }
 
@@ -123,7 +124,7 @@ func (c *shellCmd) backend(ctx context.Context, log *slog.Logger, interactive bo
 		where += ", schema registry on " + served
 	}
 	cfg := engine.Config{ConnOpts: []kgo.Opt{kgo.SeedBrokers(brokers...)}, DataDir: c.DataDir, ServiceID: c.ServiceID, Log: log, CommandTopic: true,
-		SchemaRegistry: schemas}
+		SchemaRegistry: schemas, ConnectURL: c.ConnectURL}
 	if interactive {
 		cfg.OnRestoreProgress = restoreProgress()
 	}
