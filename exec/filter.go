@@ -11,6 +11,12 @@ type FilterNode struct {
 	// key, since it leaves the result table; a row that never passed
 	// emits nothing.
 	TombstoneOnReject bool
+	// RejectDeletes makes every rejected row of a table a deletion of its
+	// key, as a Kafka Streams KTable filter forwards one: the key's row
+	// may have passed before. A table result keeping its rows
+	// (MaterializeNode.SameRow) drops the deletion of a key it does not
+	// hold.
+	RejectDeletes bool
 }
 
 var _ Node = (*FilterNode)(nil)
@@ -32,12 +38,24 @@ func (f *filter) Process(tc *TaskContext, row *Row) error {
 		return f.emit(tc, row)
 	}
 	if b, _ := f.node.Pred(row.Cols).(bool); b {
+		if f.node.TombstoneOnReject && row.Old != nil {
+			if was, _ := f.node.Pred(row.Old).(bool); !was {
+				// The old result was not in the table: for what comes
+				// after (a sink of change events), the key is new.
+				r := *row
+				r.Old = nil
+				return f.emit(tc, &r)
+			}
+		}
 		return f.emit(tc, row)
 	}
 	if f.node.TombstoneOnReject && row.Old != nil {
 		if was, _ := f.node.Pred(row.Old).(bool); was {
-			return f.emit(tc, &Row{Cols: row.Cols, Ts: row.Ts, Tombstone: true})
+			return f.emit(tc, &Row{Cols: row.Cols, Ts: row.Ts, Tombstone: true, Old: row.Old})
 		}
+	}
+	if f.node.RejectDeletes {
+		return f.emit(tc, &Row{Cols: row.Cols, Ts: row.Ts, Tombstone: true})
 	}
 	return nil
 }

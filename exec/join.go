@@ -53,6 +53,11 @@ type JoinSide struct {
 	// rule, whose stores were written by an older Sluice (nil: Columns).
 	// Nil Columns: the store's layout is not checked.
 	Columns, LegacyColumns []string
+	// SameRow, when above 0, makes a table side's row whose first
+	// SameRow columns equal the kept row's no change in a table-table
+	// join: nothing is kept or emitted (a change-data-capture table,
+	// whose connector re-sends events after a restart).
+	SameRow int
 }
 
 // JoinNode joins two co-partitioned inputs on their keys. Rows out are
@@ -514,6 +519,9 @@ func (j *joinOp) tableChange(tc *TaskContext, side int, row *Row) error {
 		if old, oldTs, _, err = j.tableRow(side, k); err != nil {
 			return err
 		}
+	}
+	if both && this.SameRow > 0 && (row.Tombstone && old == nil || !row.Tombstone && sameRow(old, row.Cols, this.SameRow)) {
+		return nil
 	}
 	if row.Tombstone {
 		j.stores[side].Delete(k)

@@ -45,6 +45,16 @@ type MaterializeNode struct {
 	// writes a NULL scalar as proto3's default (0, ""), and ksqlDB's pull
 	// queries answer what the table's topic holds.
 	AsWritten AsWritten
+	// SameRow makes a row equal to the key's kept row (key and value
+	// columns), and the delete of a key the table does not hold, no
+	// change: nothing is kept or emitted. A query over a
+	// change-data-capture table gets it, since its connector re-sends
+	// events after a restart.
+	SameRow bool
+	// WithOld attaches the key's kept row to each row passed on (Row.Old,
+	// in the incoming row's layout; nil for a key the table did not
+	// hold), for a sink writing change events.
+	WithOld bool
 }
 
 // AsWritten names a value format that changes what it carries: the
@@ -111,7 +121,33 @@ func (o *materializeOp) Process(tc *TaskContext, row *Row) error {
 		return o.emit(tc, row)
 	}
 	k := joinTableKey(nil, o.cols, len(n.KeyIdx), nil)
+	var kept []any
+	if n.SameRow || n.WithOld {
+		v, held, err := o.store.Get(k)
+		if err != nil {
+			return err
+		}
+		if held {
+			if kept, _, _, err = decodeTableRow(v); err != nil {
+				return err
+			}
+		}
+	}
+	if n.WithOld && kept != nil {
+		r := *row
+		r.Old = make([]any, len(row.Cols))
+		for i, c := range n.KeyIdx {
+			r.Old[c] = kept[i]
+		}
+		for i, c := range n.ValueIdx {
+			r.Old[c] = kept[len(n.KeyIdx)+i]
+		}
+		row = &r
+	}
 	if row.Tombstone {
+		if n.SameRow && kept == nil {
+			return nil
+		}
 		o.store.Delete(k)
 		return o.emit(tc, row)
 	}
@@ -134,6 +170,9 @@ func (o *materializeOp) Process(tc *TaskContext, row *Row) error {
 		if err != nil {
 			return o.emit(tc, row) // the sink cannot write it either
 		}
+	}
+	if n.SameRow && kept != nil && sameRow(kept, o.cols, len(o.cols)) {
+		return nil
 	}
 	o.store.Put(k, EncodeTableRow(nil, ts, o.cols))
 	return o.emit(tc, row)

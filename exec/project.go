@@ -74,5 +74,14 @@ func (p *project) Process(tc *TaskContext, row *Row) error {
 			out[i] = e(row.Cols)
 		}
 	}
-	return p.emit(tc, &Row{Cols: out, Ts: row.Ts, Tombstone: row.Tombstone, NullKey: row.NullKey && p.node.KeepsKey})
+	var old []any
+	if row.Old != nil {
+		// The previous result of the same key (an aggregate's, for a
+		// HAVING or a sink of change events) is projected alike.
+		old = make([]any, len(p.node.Exprs))
+		for i, e := range p.node.Exprs {
+			old[i] = e(row.Old)
+		}
+	}
+	return p.emit(tc, &Row{Cols: out, Ts: row.Ts, Tombstone: row.Tombstone, NullKey: row.NullKey && p.node.KeepsKey, Old: old})
 }

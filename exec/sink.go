@@ -1,6 +1,7 @@
 package exec
 
 import (
+	"bytes"
 	"fmt"
 	"strings"
 
@@ -33,6 +34,18 @@ type SinkNode struct {
 	// Timestamp, when set, takes record timestamps from a column of the
 	// row (the sink's TIMESTAMP property) instead of the row's event time.
 	Timestamp *SinkTimestamp
+	// Changes, when set, makes the sink write the table's changes as
+	// change events of a change-data-capture envelope (VALUE_ENVELOPE)
+	// instead of its rows: each row needs the key's previous row
+	// (Row.Old, nil for a new key), which the node before the sink keeps.
+	Changes *ChangesOut
+}
+
+// ChangesOut names the writer of a sink's change events (Debezium's
+// source block): the service and the table.
+type ChangesOut struct {
+	Service string
+	Table   string
 }
 
 // SinkTimestamp is the column a sink's record timestamps come from.
@@ -59,6 +72,17 @@ func (n *SinkNode) New(Operator) (Operator, error) {
 		keyVals: make([]any, len(n.KeyIdx)), valVals: make([]any, len(n.ValueIdx))}
 	s.keyApp, _ = kc.(format.Appender)
 	s.valApp, _ = vc.(format.Appender)
+	if c := n.Changes; c != nil {
+		cols := append(append([]types.Column(nil), n.KeyCols...), n.ValueCols...)
+		for i := range cols {
+			cols[i].Key = false
+		}
+		if s.image, err = format.NewValueCodec(format.JSON, cols, format.Props{}); err != nil {
+			return nil, fmt.Errorf("sink %s change events: %w", n.Topic, err)
+		}
+		s.changes = format.NewDebeziumOut(c.Service, c.Table)
+		s.imgVals = make([]any, len(cols))
+	}
 	return s, nil
 }
 
@@ -78,7 +102,11 @@ func (n *SinkNode) Describe() string {
 	if n.Timestamp != nil {
 		ts = ", timestamp " + n.Timestamp.Name
 	}
-	return fmt.Sprintf("%s %s (key %s [%s], value %s [%s]%s)", kind, n.Topic, n.KeyFormat, names(n.KeyCols), n.ValueFormat, names(n.ValueCols), ts)
+	value := n.ValueFormat
+	if n.Changes != nil {
+		value += " in " + n.ValueProps.Envelope + " change events"
+	}
+	return fmt.Sprintf("%s %s (key %s [%s], value %s [%s]%s)", kind, n.Topic, n.KeyFormat, names(n.KeyCols), value, names(n.ValueCols), ts)
 }
 func (n *SinkNode) Stateful() bool       { return false }
 func (n *SinkNode) StoreNames() []string { return nil }
@@ -90,6 +118,11 @@ type sink struct {
 	// keyApp and valApp are key and val when they can append to the
 	// task's arena (nil: they allocate each record's bytes).
 	keyApp, valApp format.Appender
+	// image and changes write change events (SinkNode.Changes): image
+	// encodes a row's key and value columns as one JSON object.
+	image   format.Codec
+	changes *format.DebeziumOut
+	imgVals []any
 }
 
 // sinkValueHint is the room a value encoding is given in the arena: a
@@ -145,6 +178,9 @@ func (s *sink) Process(tc *TaskContext, row *Row) error {
 		end, _ := row.Cols[s.node.WindowEndIdx].(int64)
 		key = format.EncodeSessionWindowedKey(key, start, end)
 	}
+	if s.changes != nil {
+		return s.change(tc, row, key, ts)
+	}
 	var value []byte
 	if !row.Tombstone {
 		for i, c := range s.node.ValueIdx {
@@ -158,6 +194,12 @@ func (s *sink) Process(tc *TaskContext, row *Row) error {
 			value = []byte{} // an empty value is not a tombstone
 		}
 	}
+	s.produce(tc, key, value, ts)
+	return nil
+}
+
+// produce writes one record of the sink.
+func (s *sink) produce(tc *TaskContext, key, value []byte, ts int64) {
 	if !s.node.Internal {
 		tc.Metrics.RecordsOut.Add(1)
 	}
@@ -177,7 +219,61 @@ func (s *sink) Process(tc *TaskContext, row *Row) error {
 		}
 	}
 	tc.Out.Produce(out)
+}
+
+// change writes the change a row makes to the sink's table as a change
+// event: c for a key the table did not hold, u with the old row as
+// before, d with the old row as before followed by a tombstone (as
+// Debezium writes one, so that compaction can drop the key). A row equal
+// to the old one, or the deletion of a key the table did not hold,
+// changes nothing and writes nothing.
+func (s *sink) change(tc *TaskContext, row *Row, key []byte, ts int64) error {
+	var before, after []byte
+	var err error
+	if row.Old != nil {
+		if before, err = s.imageOf(row.Old); err != nil {
+			return s.fail(tc, "value", err)
+		}
+	}
+	if !row.Tombstone {
+		if after, err = s.imageOf(row.Cols); err != nil {
+			return s.fail(tc, "value", err)
+		}
+	}
+	var op byte
+	switch {
+	case row.Tombstone && before == nil:
+		return nil
+	case row.Tombstone:
+		op = format.OpDelete
+	case before == nil:
+		op = format.OpCreate
+	case bytes.Equal(before, after):
+		return nil
+	default:
+		op = format.OpUpdate
+	}
+	value := tc.arena.end(s.changes.Append(tc.arena.begin(len(before)+len(after)+256), op, before, after, ts))
+	s.produce(tc, key, value, ts)
+	if op == format.OpDelete {
+		s.produce(tc, key, nil, ts)
+	}
 	return nil
+}
+
+// imageOf encodes a row's key and value columns as a change event's
+// row image.
+func (s *sink) imageOf(cols []any) ([]byte, error) {
+	n := 0
+	for _, c := range s.node.KeyIdx {
+		s.imgVals[n] = cols[c]
+		n++
+	}
+	for _, c := range s.node.ValueIdx {
+		s.imgVals[n] = cols[c]
+		n++
+	}
+	return s.image.Encode(s.imgVals)
 }
 
 // fail counts a row that cannot be serialised and drops it: one bad row

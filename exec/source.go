@@ -33,9 +33,47 @@ const (
 	ColWindowEnd    = "WINDOWEND"
 )
 
+// Pseudo-column names a source read through a change-data-capture
+// envelope (VALUE_ENVELOPE) adds after the others: the change's op (c,
+// r, u, d), the database's time of the change (source.ts_ms), the row
+// before the change (NULL when the event has none) and the envelope's
+// source block. On a table they describe the change that made the
+// current row.
+const (
+	ColCDCOp     = "CDC_OP"
+	ColCDCTsMs   = "CDC_TS_MS"
+	ColCDCBefore = "CDC_BEFORE"
+	ColCDCSource = "CDC_SOURCE"
+)
+
+// CDCColumns are the envelope's pseudo columns for a source of the
+// given key and value columns.
+func CDCColumns(keys, values []types.Column) []types.Column {
+	fields := make([]types.Field, 0, len(keys)+len(values))
+	for _, c := range append(append([]types.Column(nil), keys...), values...) {
+		fields = append(fields, types.Field{Name: c.Name, Type: c.Type})
+	}
+	return []types.Column{
+		{Name: ColCDCOp, Type: types.StringType},
+		{Name: ColCDCTsMs, Type: types.BigIntType},
+		{Name: ColCDCBefore, Type: types.Type{Kind: types.Struct, Fields: fields}},
+		{Name: ColCDCSource, Type: types.MapOf(types.StringType, types.StringType)},
+	}
+}
+
+// errNoChange says a record of an enveloped source is no change at all:
+// the tombstone Debezium writes after a delete so that compaction can
+// drop the key. It is skipped without being counted as bad.
+var errNoChange = errors.New("no change")
+
 // SourceSpec decodes the records of one topic into rows laid out as
 //
-//	[key columns…, value columns…, ROWTIME, ROWPARTITION, ROWOFFSET, (WINDOWSTART, WINDOWEND)]
+//	[key columns…, value columns…, ROWTIME, ROWPARTITION, ROWOFFSET, (WINDOWSTART, WINDOWEND), (CDC_OP, CDC_TS_MS, CDC_BEFORE, CDC_SOURCE)]
+//
+// A source whose ValueProps name an Envelope reads each record's value
+// as a change event: its row image (after; before for a delete) gives
+// the key and value columns by name, the record's key serving only to
+// partition, and a delete is a row deletion on a table.
 type SourceSpec struct {
 	Topic       string
 	KeyFormat   string
@@ -87,6 +125,10 @@ type SourceSpec struct {
 	// at-least-once crash the upstream task writes some records again;
 	// this keeps them from being counted twice.
 	Dedupe bool
+	// NoCDCColumns leaves an enveloped source's rows without the
+	// envelope's pseudo columns: a join's rows end with the join's own
+	// pseudo columns, so its inputs carry none of their own.
+	NoCDCColumns bool
 }
 
 // RowSchema is the layout of the rows the source produces.
@@ -106,7 +148,16 @@ func (s *SourceSpec) RowSchema() types.Schema {
 			types.Column{Name: ColWindowEnd, Type: types.BigIntType},
 		)
 	}
+	if s.Enveloped() && !s.NoCDCColumns {
+		cols = append(cols, CDCColumns(s.KeyCols, s.ValueCols)...)
+	}
 	return types.Schema{Columns: cols}
+}
+
+// Enveloped reports whether the source's values are change events
+// (VALUE_ENVELOPE other than NONE).
+func (s *SourceSpec) Enveloped() bool {
+	return s.ValueProps.Envelope != "" && s.ValueProps.Envelope != format.EnvelopeNone
 }
 
 // Describe is the line EXPLAIN prints.
@@ -129,7 +180,11 @@ func (s *SourceSpec) Describe() string {
 			reads = fmt.Sprintf(", reads none of %d value columns", len(s.ValueCols))
 		}
 	}
-	return fmt.Sprintf("source %s (key %s, value %s, event time %s%s)", s.Topic, s.KeyFormat, s.ValueFormat, ts, reads)
+	value := s.ValueFormat
+	if s.Enveloped() {
+		value += " in " + s.ValueProps.Envelope + " change events"
+	}
+	return fmt.Sprintf("source %s (key %s, value %s, event time %s%s)", s.Topic, s.KeyFormat, value, ts, reads)
 }
 
 // headerValue is a header column's value: with key, the last value of
@@ -164,6 +219,11 @@ type decoder struct {
 	key, val format.Codec
 	nk, nv   int
 	width    int
+	// changes, for an enveloped source, reads a change event's row into
+	// the key and value columns, by name; cdc is the position of the
+	// first envelope pseudo column (-1: none).
+	changes *format.ChangeCodec
+	cdc     int
 }
 
 func newDecoder(s *SourceSpec) (*decoder, error) {
@@ -178,12 +238,34 @@ func newDecoder(s *SourceSpec) (*decoder, error) {
 	if sel, ok := vc.(format.Selective); ok && s.Needed != nil {
 		sel.Select(s.Needed)
 	}
-	return &decoder{spec: s, key: kc, val: vc, nk: len(s.KeyCols), nv: len(s.ValueCols), width: len(s.RowSchema().Columns)}, nil
+	d := &decoder{spec: s, key: kc, val: vc, nk: len(s.KeyCols), nv: len(s.ValueCols), width: len(s.RowSchema().Columns)}
+	if s.Enveloped() {
+		cc, err := format.NewChangeCodec(s.ValueProps.Envelope, s.ValueFormat, append(append([]types.Column(nil), s.KeyCols...), s.ValueCols...), s.ValueProps)
+		if err != nil {
+			return nil, fmt.Errorf("source %s change events: %w", s.Topic, err)
+		}
+		if s.Needed != nil {
+			needed := make([]bool, d.nk+d.nv)
+			for i := range needed {
+				needed[i] = i < d.nk || s.Needed[i-d.nk]
+			}
+			cc.Select(needed)
+		}
+		d.changes = cc
+		d.cdc = -1
+		if !s.NoCDCColumns {
+			d.cdc = d.width - len(CDCColumns(nil, nil))
+		}
+	}
+	return d, nil
 }
 
 // missingColumns reports how many value columns the last record lacked
 // (0 when the format cannot tell).
 func (d *decoder) missingColumns() int {
+	if d.changes != nil {
+		return d.changes.Missing()
+	}
 	if mr, ok := d.val.(format.MissingReporter); ok {
 		return mr.Missing()
 	}
@@ -220,17 +302,23 @@ func (d *decoder) decode(rec *Record, row *Row) error {
 		}
 		key, wstart, wend = k, start, end
 	}
-	row.NullKey = d.nk > 0 && rec.Key == nil
-	if d.nk > 0 {
-		if err := d.key.Decode(key, cols[:d.nk]); err != nil {
-			return &decodeError{ErrKindDeserialize, fmt.Errorf("key: %w", err)}
+	if d.changes != nil {
+		if err := d.decodeChange(rec, row, cols); err != nil {
+			return err
 		}
-	}
-	if rec.Value == nil {
-		row.Tombstone = true
-	} else if d.nv > 0 {
-		if err := d.val.Decode(rec.Value, cols[d.nk:d.nk+d.nv]); err != nil {
-			return &decodeError{ErrKindDeserialize, fmt.Errorf("value: %w", err)}
+	} else {
+		row.NullKey = d.nk > 0 && rec.Key == nil
+		if d.nk > 0 {
+			if err := d.key.Decode(key, cols[:d.nk]); err != nil {
+				return &decodeError{ErrKindDeserialize, fmt.Errorf("key: %w", err)}
+			}
+		}
+		if rec.Value == nil {
+			row.Tombstone = true
+		} else if d.nv > 0 {
+			if err := d.val.Decode(rec.Value, cols[d.nk:d.nk+d.nv]); err != nil {
+				return &decodeError{ErrKindDeserialize, fmt.Errorf("value: %w", err)}
+			}
 		}
 	}
 	for j, hc := range d.spec.HeaderCols {
@@ -256,6 +344,37 @@ func (d *decoder) decode(rec *Record, row *Row) error {
 		}
 		row.Ts = ts
 		cols[base] = ts
+	}
+	return nil
+}
+
+// decodeChange fills the key and value columns and the envelope's
+// pseudo columns from a change event. The key columns come from the row
+// image by name, not from the record's key: Debezium's key is a struct
+// of the primary key's columns in its converter's shape (schema wrapper
+// or not), which no ksqlDB key format reads as the bare value a single
+// key column is, while the image always holds the primary key. A
+// delete on a table is a row deletion of before's key; on a stream it is
+// a row of before's columns.
+func (d *decoder) decodeChange(rec *Record, row *Row, cols []any) error {
+	if rec.Value == nil {
+		return errNoChange
+	}
+	ch, err := d.changes.Read(rec.Value, cols[:d.nk+d.nv])
+	if err != nil {
+		return &decodeError{ErrKindDeserialize, fmt.Errorf("value: %w", err)}
+	}
+	row.Tombstone = ch.Op == format.OpDelete && d.spec.Table
+	if d.cdc < 0 {
+		return nil
+	}
+	cols[d.cdc] = string(ch.Op)
+	cols[d.cdc+1] = ch.TsMs
+	if ch.Before != nil {
+		cols[d.cdc+2] = ch.Before
+	}
+	if ch.Source != nil {
+		cols[d.cdc+3] = ch.Source
 	}
 	return nil
 }

@@ -312,6 +312,10 @@ func (t *Task) Process(rec *Record) (err error) {
 	}
 	t.row = Row{}
 	if err := in.dec.decode(rec, &t.row); err != nil {
+		if err == errNoChange {
+			t.observe(in, rec.Timestamp)
+			return nil
+		}
 		if errors.Is(err, format.ErrRegistryUnavailable) {
 			// Not a bad record: its schema cannot be fetched now. The
 			// record is not applied; the runner reads it again later.

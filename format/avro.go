@@ -641,6 +641,35 @@ func (c *avroCodec) Decode(data []byte, dst []any) error {
 	return c.fromRecord(m, rs, rd.cols, dst)
 }
 
+// decodeRecord reads a record with its writer schema into hamba/avro's
+// generic form: the fields by name, and the record's schema.
+func (c *avroCodec) decodeRecord(data []byte) (map[string]any, *avro.RecordSchema, error) {
+	id, body, err := readWireHeader(data)
+	if err != nil {
+		return nil, nil, err
+	}
+	rd, err := c.reader(id)
+	if err != nil {
+		return nil, nil, err
+	}
+	rs, ok := rd.schema.(*avro.RecordSchema)
+	if !ok {
+		return nil, nil, fmt.Errorf("%w: AVRO schema id %d is not a record", ErrMalformed, id)
+	}
+	r := avroReaders.Get().(*avro.Reader)
+	r.Reset(body)
+	var v any
+	r.ReadVal(rs, &v)
+	err = r.Error
+	r.Error = nil
+	avroReaders.Put(r)
+	if err != nil {
+		return nil, nil, fmt.Errorf("%w: AVRO payload for schema id %d: %v", ErrMalformed, id, err)
+	}
+	m, _ := v.(map[string]any)
+	return m, rs, nil
+}
+
 // decodePrims reads a record of avroPrim fields into dst, as the generic
 // path and fromRecord do: it reads the whole record (a payload error, in
 // r.Error, goes before a column's), and returns the first field's
@@ -803,7 +832,7 @@ func unionBranch(v any, u *avro.UnionSchema) (any, avro.Schema) {
 // branchName is how hamba/avro names a union branch: a named type by its
 // full name, others by their type.
 func branchName(s avro.Schema) string {
-	if n, ok := s.(avro.NamedSchema); ok {
+	if n, ok := deref(s).(avro.NamedSchema); ok {
 		return n.FullName()
 	}
 	return string(s.Type())
@@ -821,6 +850,7 @@ func fromAvro(v any, t types.Type, s avro.Schema) (any, error) {
 			return nil, nil
 		}
 	}
+	s = deref(s)
 	switch t.Kind {
 	case types.Boolean:
 		if b, ok := v.(bool); ok {

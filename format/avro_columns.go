@@ -74,6 +74,7 @@ func sqlType(s avro.Schema) (types.Type, error) {
 		}
 		s = b
 	}
+	s = deref(s)
 	if ls, ok := s.(avro.LogicalTypeSchema); ok && ls.Logical() != nil {
 		switch l := ls.Logical().(type) {
 		case *avro.DecimalLogicalSchema:
@@ -126,4 +127,13 @@ func sqlType(s avro.Schema) (types.Type, error) {
 		return types.Type{Kind: types.Struct, Fields: fields}, nil
 	}
 	return types.Type{}, fmt.Errorf("%w: Avro type %s", ErrUnsupported, s.Type())
+}
+
+// deref is the schema a reference to a named type (a record used again
+// by name, as Debezium's Envelope does with its Value record) names.
+func deref(s avro.Schema) avro.Schema {
+	if r, ok := s.(*avro.RefSchema); ok {
+		return r.Schema()
+	}
+	return s
 }

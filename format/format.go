@@ -73,6 +73,11 @@ type Props struct {
 	// exactly its width is read by taking the codec's columns out of it
 	// by name. Nil: only records of the codec's own width are read.
 	RowsLegacy []types.Column
+	// Envelope is VALUE_ENVELOPE: the change-data-capture envelope the
+	// value's row comes in (EnvelopeDebezium), empty for none. The
+	// codec reads and writes the row itself; exec takes it out of, and
+	// puts it into, its envelope (ReadDebeziumJSON, DebeziumWriter).
+	Envelope string
 }
 
 // Format names, as written in KEY_FORMAT / VALUE_FORMAT / FORMAT.

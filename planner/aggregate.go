@@ -175,6 +175,8 @@ func (p *planning) planAggregate() error {
 		}
 		aggNode.Retention = d.Milliseconds()
 	}
+	// A sink of change events writes each result with the one before.
+	aggNode.WithOld = p.target.changesOut()
 	chain = append(chain, aggNode)
 	// The aggregate's store is the table pull queries read.
 	p.q.Topology.Table = aggNode
@@ -210,7 +212,7 @@ func (p *planning) planAggregate() error {
 			return err
 		}
 		chain = append(chain, &exec.FilterNode{Pred: c.Eval, Text: p.cl.Having.String(), TombstoneOnReject: p.target != nil})
-		aggNode.WithOld = p.target != nil
+		aggNode.WithOld = aggNode.WithOld || p.target != nil
 	}
 	compiled := make([]expr.Compiled, len(rewritten))
 	var loose []string // items neither grouped nor aggregated
@@ -339,6 +341,14 @@ func (p *planning) tableRetention() (time.Duration, error) {
 	return d, nil
 }
 
+// changesOut reports whether the target's sink writes change events
+// (VALUE_ENVELOPE other than NONE).
+func (t *Target) changesOut() bool {
+	e, _ := t.withProp("VALUE_ENVELOPE")
+	e = strings.ToUpper(strings.TrimSpace(e))
+	return e != "" && e != format.EnvelopeNone
+}
+
 // withProp reads a WITH property of the target; a transient query or an
 // INSERT INTO has none.
 func (t *Target) withProp(name string) (string, bool) {
@@ -450,6 +460,11 @@ func (p *planning) prepRefs(e parser.Expr) parser.Expr {
 // arguments and the change's mode.
 func (p *planning) tableChanges(prep *types.Schema, group, args []expr.Eval) (exec.Node, *exec.TableChanges, error) {
 	node := &exec.TableChangeNode{Store: p.q.ID + "-Aggregate-Source", NKeys: len(p.src.Schema.Keys()), Group: group, Args: args}
+	if p.spec.Enveloped() {
+		// A change-data-capture connector re-sends events after a
+		// restart: one repeating the row's key and values is no change.
+		node.SameRow = len(p.spec.KeyCols) + len(p.spec.ValueCols)
+	}
 	var texts []string
 	for _, g := range p.cl.GroupBy {
 		texts = append(texts, g.String())

@@ -4,9 +4,11 @@ import (
 	"errors"
 	"fmt"
 	"math"
+	"slices"
 	"strconv"
 	"strings"
 
+	"github.com/sluice-sql/sluice/exec"
 	"github.com/sluice-sql/sluice/expr"
 	"github.com/sluice-sql/sluice/format"
 	"github.com/sluice-sql/sluice/parser"
@@ -27,6 +29,7 @@ var knownProps = map[string]bool{
 	"KEY_SCHEMA_FULL_NAME": true, "VALUE_SCHEMA_FULL_NAME": true,
 	"KEY_PROTOBUF_NULLABLE_REPRESENTATION": true, "VALUE_PROTOBUF_NULLABLE_REPRESENTATION": true,
 	"WINDOW_TYPE": true, "WINDOW_SIZE": true, "RETENTION_MS": true,
+	"VALUE_ENVELOPE": true,
 }
 
 // PropsOf converts a WITH clause, rejecting unknown names.
@@ -143,6 +146,8 @@ func CheckWritable(s *Source, values bool) error {
 	switch {
 	case !values && s.Kind == parser.KindTable:
 		return fmt.Errorf("%w: INSERT INTO can only be used to insert into a stream. %s is a table.", ErrInvalid, s.Name)
+	case s.ValueProps.Envelope != "":
+		return fmt.Errorf("%w: Cannot insert into %s %s: its records are change events (VALUE_ENVELOPE '%s') the database's connector writes", ErrInvalid, kind, s.Name, s.ValueProps.Envelope)
 	case s.ReadOnly && values:
 		return fmt.Errorf("%w: Cannot insert values into read-only %s: %s", ErrInvalid, kind, s.Name)
 	case s.ReadOnly:
@@ -211,9 +216,66 @@ func (p Props) formatProps() (key, value format.Props) {
 			side.p.SchemaID = id // a pinned schema: resolved when planned
 		}
 	}
+	if e := strings.ToUpper(strings.TrimSpace(p["VALUE_ENVELOPE"])); e != format.EnvelopeNone {
+		value.Envelope = e
+	}
 	key.Nullable = strings.ToUpper(p["KEY_PROTOBUF_NULLABLE_REPRESENTATION"])
 	value.Nullable = strings.ToUpper(p["VALUE_PROTOBUF_NULLABLE_REPRESENTATION"])
 	return key, value
+}
+
+// checkEnvelope checks VALUE_ENVELOPE: one of format.Envelopes, over a
+// value format that can carry it (JSON), on a source not windowed.
+// Reading, the envelope's change events become rows (a CREATE STREAM or
+// TABLE with columns); writing, rows become change events, which needs
+// the old row of each key: only a table's sink has one (out says the
+// statement writes: CREATE … AS SELECT).
+func (p Props) checkEnvelope(kind parser.SourceKind, valueFormat string, out bool) error {
+	e, ok := p["VALUE_ENVELOPE"]
+	if !ok {
+		return nil
+	}
+	e = strings.ToUpper(strings.TrimSpace(e))
+	if !slices.Contains(format.Envelopes, e) {
+		return propErr("VALUE_ENVELOPE", fmt.Errorf("%w: VALUE_ENVELOPE must be one of %s, not '%s'", ErrInvalid, strings.Join(format.Envelopes, ", "), p["VALUE_ENVELOPE"]))
+	}
+	if e == format.EnvelopeNone {
+		return nil
+	}
+	if f := strings.ToUpper(valueFormat); f != format.JSON && (out || f != format.Avro) {
+		formats := "'JSON' or 'AVRO'"
+		if out {
+			formats = "'JSON'"
+		}
+		return propErr("VALUE_ENVELOPE", fmt.Errorf("%w: VALUE_ENVELOPE '%s' needs VALUE_FORMAT %s, not '%s'", ErrInvalid, e, formats, valueFormat))
+	}
+	if _, ok := p["WINDOW_TYPE"]; ok {
+		return propErr("VALUE_ENVELOPE", fmt.Errorf("%w: VALUE_ENVELOPE '%s' reads change events of a database's rows, which have no window: remove WINDOW_TYPE", ErrInvalid, e))
+	}
+	if out && kind != parser.KindTable {
+		return propErr("VALUE_ENVELOPE", fmt.Errorf("%w: VALUE_ENVELOPE '%s' writes a table's changes: use CREATE TABLE … AS SELECT, a stream has no rows to change", ErrInvalid, e))
+	}
+	return nil
+}
+
+// envelopeRowColumns are the columns of a change-data-capture table
+// whose value columns come from the registry: the fields of the
+// envelope's after record (Debezium's Value record), less the key
+// columns, which the row image holds too.
+func envelopeRowColumns(envelope, keys []types.Column) ([]types.Column, error) {
+	for _, c := range envelope {
+		if !strings.EqualFold(c.Name, "after") || c.Type.Kind != types.Struct {
+			continue
+		}
+		var cols []types.Column
+		for _, f := range c.Type.Fields {
+			if !slices.ContainsFunc(keys, func(k types.Column) bool { return strings.EqualFold(k.Name, f.Name) }) {
+				cols = append(cols, types.Column{Name: f.Name, Type: f.Type})
+			}
+		}
+		return cols, nil
+	}
+	return nil, fmt.Errorf("%w: the registered value schema is not a Debezium change event: it has no after record", ErrInvalid)
 }
 
 // headersType is the type of a HEADERS column: every header of the
@@ -333,6 +395,9 @@ func CreateSourceWith(cat *Catalog, st *parser.CreateSource, text string, opts O
 	if err := props.checkDelimiters(keyFormat, valueFormat); err != nil {
 		return nil, withErr(st.Pos, st.With, err)
 	}
+	if err := props.checkEnvelope(st.Kind, valueFormat, false); err != nil {
+		return nil, withErr(st.Pos, st.With, err)
+	}
 	if s.Window, s.WindowSize, err = sourceWindow(props); err != nil {
 		return nil, posErr(st.Pos, err)
 	}
@@ -344,7 +409,7 @@ func CreateSourceWith(cat *Catalog, st *parser.CreateSource, text string, opts O
 			return nil, posErr(c.Pos, fmt.Errorf("%w: duplicate column name %s", ErrInvalid, name))
 		}
 		seen[strings.ToUpper(name)] = true
-		if isReserved(name) {
+		if isReserved(name) || s.ValueProps.Envelope != "" && isCDCColumn(name) {
 			return nil, posErr(c.Pos, fmt.Errorf("%w: '%s' is a reserved column name. You cannot use it as a name for a column.", ErrInvalid, strings.ToUpper(name)))
 		}
 		t, err := expr.ResolveType(c.Type)
@@ -381,7 +446,8 @@ func CreateSourceWith(cat *Catalog, st *parser.CreateSource, text string, opts O
 	if err := cat.useRegistry(valueFormat, &s.ValueProps); err != nil {
 		return nil, posErr(st.Pos, err)
 	}
-	if len(values) == 0 && format.UsesRegistry(valueFormat) {
+	inferred := len(values) == 0 && format.UsesRegistry(valueFormat)
+	if inferred {
 		cols, _, found, err := cat.registryColumns(topic, false, valueFormat, props["VALUE_SCHEMA_ID"], &s.ValueProps)
 		if err != nil {
 			return nil, posErr(st.Pos, err)
@@ -397,13 +463,30 @@ func CreateSourceWith(cat *Catalog, st *parser.CreateSource, text string, opts O
 			return nil, posErr(st.Pos, err)
 		}
 		keys = cols
+		if s.ValueProps.Envelope != "" && len(keys) == 1 && keys[0].Type.Kind == types.Struct {
+			// A connector's key is a record of the primary key's
+			// columns, which the row image holds by name: they are the
+			// table's key columns.
+			keys = keys[:0:0]
+			for _, f := range cols[0].Type.Fields {
+				keys = append(keys, types.Column{Name: f.Name, Type: f.Type, Key: true})
+			}
+		}
+	}
+	if s.ValueProps.Envelope != "" && inferred {
+		if values, err = envelopeRowColumns(values, keys); err != nil {
+			return nil, posErr(st.Pos, err)
+		}
 	}
 	if len(st.Columns) > 0 {
 		if err := cat.sourceWriteSchema(topic, true, keyFormat, keys, &s.KeyProps); err != nil {
 			return nil, posErr(st.Pos, err)
 		}
-		if err := cat.sourceWriteSchema(topic, false, valueFormat, values, &s.ValueProps); err != nil {
-			return nil, posErr(st.Pos, err)
+		// A change-data-capture topic's schema is its connector's.
+		if s.ValueProps.Envelope == "" {
+			if err := cat.sourceWriteSchema(topic, false, valueFormat, values, &s.ValueProps); err != nil {
+				return nil, posErr(st.Pos, err)
+			}
 		}
 	}
 	if st.Kind == parser.KindTable && len(keys) == 0 && len(st.Columns) > 0 {
@@ -536,6 +619,16 @@ func checkOutputName(si parser.SelectItem, name string, persistent bool) error {
 		}
 	}
 	return nil
+}
+
+// isCDCColumn reports the pseudo-column names of a source read through
+// a change-data-capture envelope, which its columns may not take.
+func isCDCColumn(name string) bool {
+	switch strings.ToUpper(name) {
+	case exec.ColCDCOp, exec.ColCDCTsMs, exec.ColCDCBefore, exec.ColCDCSource:
+		return true
+	}
+	return false
 }
 
 // isReserved reports pseudo-column names users may not declare.

@@ -75,6 +75,7 @@ func fkVirtual(l *joinLayout) *Source {
 		Name: left.src.Name, Kind: parser.KindTable, Topic: left.src.Topic, KeyFormat: left.src.KeyFormat, ValueFormat: left.src.ValueFormat,
 		KeyProps: left.src.KeyProps, ValueProps: left.src.ValueProps, Partitions: left.src.Partitions,
 	}
+	virtual.ValueProps.Envelope = "" // joined rows are rows, not change events
 	var cols []types.Column
 	for i := range leftKeys {
 		cols = append(cols, types.Column{Name: l.names[i], Type: l.types[i], Key: true})

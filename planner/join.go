@@ -92,6 +92,7 @@ func (jb *joinBuilder) build() (*Source, *scope, error) {
 		Name: first.Name, Kind: kind, Topic: first.Topic, KeyFormat: first.KeyFormat, ValueFormat: first.ValueFormat,
 		KeyProps: first.KeyProps, ValueProps: first.ValueProps, Partitions: l.partitions, Window: l.window, WindowSize: l.windowSize,
 	}
+	virtual.ValueProps.Envelope = "" // joined rows are rows, not change events
 	cols := []types.Column{{Name: l.keyName, Type: l.types[l.keySlot], Key: true}}
 	for _, in := range bases {
 		for i, n := range in.names {
@@ -114,6 +115,7 @@ func baseInput(cat *Catalog, rel *parser.Relation, opts Options) (*joinInput, er
 		window: src.Window, windowSize: src.WindowSize, partitions: src.Partitions, keyFormat: src.KeyFormat, keyProps: src.KeyProps, label: src.Name}
 	in.spec.Table = in.table
 	in.spec.FailOnBadTimestamp = opts.TimestampThrowOnInvalid
+	in.spec.NoCDCColumns = true
 	for _, c := range in.spec.RowSchema().Columns {
 		in.names = append(in.names, strings.ToUpper(in.alias)+"_"+c.Name)
 		in.types = append(in.types, c.Type)

@@ -197,6 +197,11 @@ func (in *joinInput) aliasOf(ref *parser.ColumnRef) string {
 // joinSide describes the input to the join operator.
 func (in *joinInput) joinSide() exec.JoinSide {
 	js := exec.JoinSide{Name: in.label, Width: len(in.names), KeyCol: in.keyCol, Table: in.table, Columns: in.names, LegacyColumns: in.fullNames}
+	if in.table && in.spec != nil && in.spec.Enveloped() {
+		// Read from its own topic, the side's rows begin with its key and
+		// value columns; a change repeating them is a connector's re-send.
+		js.SameRow = len(in.spec.KeyCols) + len(in.spec.ValueCols)
+	}
 	if in.window != exec.NotWindowed {
 		ws, we := -1, -1
 		for i, n := range in.names {

@@ -70,7 +70,14 @@ func (p *planning) materialize(sink *Source, keyIdx, valIdx []int, keyInputs map
 			}
 		}
 	}
+	// A change event's record key is the connector's (Debezium's struct
+	// of the primary key), not the key serialised in the table's key
+	// format: its partition is not one Sluice can compute.
+	byKey = byKey && !in.Enveloped()
 	node := &exec.MaterializeNode{Store: p.q.ID + "-Materialize", KeyIdx: keyIdx, ValueIdx: valIdx, Timestamp: sinkTimestamp(sink), ByInputKey: byKey, Text: sink.Name}
+	// A change-data-capture connector re-sends events after a restart:
+	// a result row repeating the kept one is no change to pass on.
+	node.SameRow = p.spec != nil && p.spec.Enveloped()
 	if f := strings.ToUpper(sink.ValueFormat); f == format.Protobuf || f == format.ProtobufNoSR {
 		// proto3 has no NULL scalars: keep what the topic's readers get.
 		// The framing-free codec writes the same message without a
@@ -101,6 +108,8 @@ func PlanMaterialize(src *Source) (*Query, error) {
 	spec := src.sourceSpec()
 	spec.Table = true // a null value deletes the key's row
 	node := exec.NewSourceMaterialize(id+"-Materialize", src.Name, spec)
+	node.SameRow = spec.Enveloped()
+	node.ByInputKey = !spec.Enveloped() // see materialize
 	topo := &exec.Topology{QueryID: id,
 		Subs:   []*exec.SubTopology{{ID: 0, Source: spec, Nodes: []exec.Node{node}}},
 		Stores: []exec.StoreSpec{{Name: node.Store, Changelog: src.Topic, FromSource: spec, Partitions: src.Partitions}},

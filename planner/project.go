@@ -105,6 +105,16 @@ func (p *planning) finish(nodes []exec.Node, compiled []expr.Compiled, keyItems 
 		KeyIdx: keyIdx, ValueIdx: valIdx, Window: win, WindowStartIdx: winStart, WindowEndIdx: winEnd,
 		Timestamp: sinkTimestamp(sink),
 	}
+	if sink.ValueProps.Envelope != "" {
+		svc := p.opts.ServiceID
+		if svc == "" {
+			svc = "default"
+		}
+		sinkNode.Changes = &exec.ChangesOut{Service: svc, Table: sink.Name}
+		if m, ok := nodes[len(nodes)-1].(*exec.MaterializeNode); ok {
+			m.WithOld = true
+		}
+	}
 	nodes = append(nodes, sinkNode)
 	p.addSub(p.lastSpec(), nodes)
 	p.final.sub, p.final.project, p.final.sink = p.q.Topology.Subs[len(p.q.Topology.Subs)-1], project, sinkNode

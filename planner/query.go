@@ -239,7 +239,10 @@ func (p *planning) whereNode(sc expr.Scope) (*exec.FilterNode, error) {
 	if err := mustBeBoolean(p.cl.Where, c, "WHERE"); err != nil {
 		return nil, err
 	}
-	return &exec.FilterNode{Pred: c.Eval, Text: p.cl.Where.String()}, nil
+	// A change-data-capture table's row that stops passing leaves the
+	// result table: the database changed it, the result must follow.
+	deletes := p.target != nil && p.spec != nil && p.spec.Table && p.spec.Enveloped()
+	return &exec.FilterNode{Pred: c.Eval, Text: p.cl.Where.String(), RejectDeletes: deletes}, nil
 }
 
 func (p *planning) addSub(spec *exec.SourceSpec, nodes []exec.Node) {

@@ -59,7 +59,7 @@ func (p *planning) chainCopy() *exec.JSONCopy {
 	}
 	sub, proj, sink := chain.sub, chain.project, chain.sink
 	src := sub.Source
-	if len(sub.Sides) > 0 || src != p.spec || src.Window != exec.NotWindowed || src.Dedupe || src.Table || len(src.HeaderCols) > 0 {
+	if len(sub.Sides) > 0 || src != p.spec || src.Window != exec.NotWindowed || src.Dedupe || src.Table || len(src.HeaderCols) > 0 || src.Enveloped() {
 		return nil
 	}
 	// The chain must be exactly these nodes: nothing else (a
@@ -77,7 +77,7 @@ func (p *planning) chainCopy() *exec.JSONCopy {
 	if proj.TombstoneKeys > 0 || len(proj.Inputs) != len(proj.Exprs) {
 		return nil
 	}
-	if sink.Internal || sink.Timestamp != nil || sink.Window != exec.NotWindowed {
+	if sink.Internal || sink.Timestamp != nil || sink.Window != exec.NotWindowed || sink.ValueProps.Envelope != "" {
 		return nil
 	}
 	if !strings.EqualFold(src.ValueFormat, format.JSON) || !strings.EqualFold(sink.ValueFormat, format.JSON) {

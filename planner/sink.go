@@ -77,6 +77,9 @@ func (p *planning) sinkSource(keyCols, valCols []types.Column, win exec.WindowTy
 			keyFormat = "JSON"
 		}
 	}
+	if err := with.checkEnvelope(p.target.Kind, valueFormat, true); err != nil {
+		return nil, withErr(p.sel.Pos, p.target.WithClause, err)
+	}
 	parts, err := with.partitions()
 	if err != nil {
 		return nil, withErr(p.sel.Pos, p.target.WithClause, err)
@@ -102,6 +105,9 @@ func (p *planning) sinkSource(keyCols, valCols []types.Column, win exec.WindowTy
 	}
 	if err := with.checkDelimiters(keyFormat, valueFormat); err != nil {
 		return nil, withErr(p.sel.Pos, p.target.WithClause, err)
+	}
+	if s.ValueProps.Envelope != "" && win != exec.NotWindowed {
+		return nil, withErr(p.sel.Pos, p.target.WithClause, propErr("VALUE_ENVELOPE", fmt.Errorf("%w: VALUE_ENVELOPE '%s' writes the changes of a database-like table, keyed by its primary key: a windowed result's key has a window", ErrUnsupported, s.ValueProps.Envelope)))
 	}
 	with.inheritDelimiters(p.src, s)
 	if err := p.registerSinkSchemas(s); err != nil {
