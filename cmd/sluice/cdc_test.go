@@ -577,3 +577,40 @@ func deleteTopics(t *testing.T, adm *kadm.Client, topics ...string) {
 	}
 	testkafka.Await(t, 30*time.Second, fmt.Sprintf("topics %v deleted", names), func() bool { return len(existing()) == 0 })
 }
+
+// TestCDCPseudoColumnsPull reads a Debezium table's pseudo columns with a
+// pull query: on a table they describe the change that made the current
+// row (exec.ColCDCOp's doc), so the row Debezium inserted answers op c,
+// the database's time and its source position. The server answers and
+// stays up.
+func TestCDCPseudoColumnsPull(t *testing.T) {
+	brokers := testkafka.Brokers(t)
+	topic := testkafka.Name(t, "accounts")
+	srv := startServer(t, "--brokers", brokers, "--data-dir", t.TempDir(), "--service-id", testkafka.Name(t, "svc"))
+	defer srv.stop(t, 30*time.Second)
+	create := `{"ksql":"CREATE SOURCE TABLE accounts (id INT PRIMARY KEY, owner STRING, balance INT) WITH (KAFKA_TOPIC='` + topic +
+		`', KEY_FORMAT='JSON', VALUE_FORMAT='JSON', VALUE_ENVELOPE='DEBEZIUM', PARTITIONS=1);"}`
+	if code, body := srv.post(t, "/ksql", create); code != 200 {
+		t.Fatalf("create: %d %s", code, body)
+	}
+	sample := func(name string) []byte {
+		b, err := os.ReadFile(filepath.Join(repoRoot, "format", "testdata", "debezium", "plain", name))
+		if err != nil {
+			t.Fatal(err)
+		}
+		return []byte(strings.TrimSpace(string(b)))
+	}
+	// Debezium's insert of (3, 'cat', 10), as JsonConverter wrote it
+	// without schemas: source.ts_ms 1796537292994, lsn 26389328.
+	testkafka.Produce(t, brokers, &kgo.Record{Topic: topic, Key: sample("c.key.json"), Value: sample("c.value.json")})
+	srv.pullUntil(t, "SELECT * FROM accounts;", `[3,"cat",10]`)
+	code, body := srv.post(t, "/query-stream", `{"sql":"SELECT id, CDC_OP, CDC_TS_MS, CDC_SOURCE['lsn'] AS lsn FROM accounts;"}`)
+	want := `{"queryId":"pull_ACCOUNTS_…","columnNames":["ID","CDC_OP","CDC_TS_MS","LSN"],"columnTypes":["INTEGER","STRING","BIGINT","STRING"]}` + "\n" +
+		`[3,"c",1796537292994,"26389328"]` + "\n"
+	if got := cdcQueryID.ReplaceAllString(body, `"queryId":"${1}…"`); code != 200 || got != want {
+		t.Errorf("pull query of the pseudo columns: %d (-want +got):\n%s", code, cmp.Diff(want, got))
+	}
+	if code, body := srv.post(t, "/ksql", `{"ksql":"SHOW TABLES;"}`); code != 200 {
+		t.Errorf("after the pull query the server answers %d %s", code, body)
+	}
+}
