@@ -13,6 +13,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 
 	"github.com/sluice-sql/sluice/engine"
+	"github.com/sluice-sql/sluice/internal/testcdc"
 	"github.com/sluice-sql/sluice/internal/testkafka"
 )
 
@@ -24,8 +25,9 @@ import (
 // make re-running harmless, Connect's own errors reach the user, and DROP
 // CONNECTOR removes it.
 func TestConnectorsOnKafkaConnect(t *testing.T) {
+	testcdc.Require(t)
 	brokers := testkafka.Brokers(t)
-	url := startConnect(t, brokers)
+	url := testcdc.StartConnect(t, brokers).URL
 	cfg := testConfig(brokers, t.TempDir(), testkafka.Name(t, "svc"), quiet)
 	cfg.ConnectURL = url
 	e := openConfig(t, cfg)
@@ -184,8 +186,9 @@ func pullRows(t *testing.T, e *engine.Engine, sql string) []string {
 // Sluice writes the rows of a Sluice query's sink topic to a file, line
 // for line, and DESCRIBE CONNECTOR names the sink stream over its topic.
 func TestFileStreamSinkConnector(t *testing.T) {
+	testcdc.Require(t)
 	brokers := testkafka.Brokers(t)
-	url := startConnect(t, brokers)
+	url := testcdc.StartConnect(t, brokers).URL
 	cfg := testConfig(brokers, t.TempDir(), testkafka.Name(t, "svc"), quiet)
 	cfg.ConnectURL = url
 	e := openConfig(t, cfg)

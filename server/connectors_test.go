@@ -13,6 +13,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 
 	"github.com/sluice-sql/sluice/engine"
+	"github.com/sluice-sql/sluice/internal/testcdc"
 	"github.com/sluice-sql/sluice/internal/testkafka"
 )
 
@@ -23,8 +24,9 @@ import (
 // warning_entity, drop_connector, and Connect's refusals as ksqlDB
 // answers them (Connect's HTTP status, error code × 100).
 func TestConnectorEntities(t *testing.T) {
+	testcdc.Require(t)
 	brokers := testkafka.Brokers(t)
-	connectURL := startConnect(t, brokers)
+	connectURL := testcdc.StartConnect(t, brokers).URL
 	u, err := url.Parse(connectURL)
 	if err != nil {
 		t.Fatal(err)

@@ -10,6 +10,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/sluice-sql/sluice/internal/testcdc"
 	"github.com/sluice-sql/sluice/internal/testkafka"
 )
 
@@ -22,8 +23,9 @@ import (
 // skips the CREATE of its --file for the connector Connect has, and
 // drops the connector.
 func TestConnectorFileReruns(t *testing.T) {
+	testcdc.Require(t)
 	brokers := testkafka.Brokers(t)
-	url := startConnect(t, brokers)
+	url := testcdc.StartConnect(t, brokers).URL
 	topic := testkafka.Name(t, "lines")
 	testkafka.CreateTopic(t, brokers, topic, 1)
 	name := strings.ToUpper(testkafka.Name(t, "file_src"))

@@ -123,6 +123,9 @@ func (c *shellCmd) backend(ctx context.Context, log *slog.Logger, interactive bo
 	if served != "" {
 		where += ", schema registry on " + served
 	}
+	if c.ConnectURL != "" {
+		where += ", Kafka Connect at " + c.shownConnect()
+	}
 	cfg := engine.Config{ConnOpts: []kgo.Opt{kgo.SeedBrokers(brokers...)}, DataDir: c.DataDir, ServiceID: c.ServiceID, Log: log, CommandTopic: true,
 		SchemaRegistry: schemas, ConnectURL: c.ConnectURL}
 	if interactive {
