@@ -598,12 +598,25 @@ func (a *aggregate) expireKeys(tc *TaskContext) error {
 		}
 		a.store.Delete(k)
 		a.stateKey = tableKey(a.stateKey[:0], gk)
+		var old []any
+		if a.node.WithOld {
+			// The row leaving the table, for HAVING and a sink of
+			// change events.
+			e, err := a.entry(a.stateKey)
+			if err != nil {
+				return fmt.Errorf("aggregate %s: expire keys: %w", a.node.Store, err)
+			}
+			if e.existed {
+				old = a.result(e.accs, e.maxTs, 0, 0).Cols
+				copy(old, group) // result's key columns are the last record's
+			}
+		}
 		a.deleteState(a.stateKey)
 		tc.Metrics.Expired.Add(1)
 		// Values stay NULL: a tombstone carries only its key columns.
 		cols := make([]any, len(a.node.KeyCols)+len(a.node.Aggs))
 		copy(cols, group)
-		if err := a.emit(tc, &Row{Cols: cols, Ts: tc.StreamTime, Tombstone: true}); err != nil {
+		if err := a.emit(tc, &Row{Cols: cols, Ts: tc.StreamTime, Tombstone: true, Old: old}); err != nil {
 			return err
 		}
 	}

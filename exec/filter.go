@@ -35,6 +35,14 @@ type filter struct {
 
 func (f *filter) Process(tc *TaskContext, row *Row) error {
 	if row.Tombstone {
+		if f.node.TombstoneOnReject && row.Old != nil {
+			if was, _ := f.node.Pred(row.Old).(bool); !was {
+				// The old result was not in the table: nothing leaves it.
+				r := *row
+				r.Old = nil
+				return f.emit(tc, &r)
+			}
+		}
 		return f.emit(tc, row)
 	}
 	if b, _ := f.node.Pred(row.Cols).(bool); b {

@@ -36,6 +36,9 @@ type ProjectNode struct {
 	// value. A chain of such a projection into a sink may copy a record's
 	// text instead of decoding it (see recordCopy).
 	Inputs []int
+	// KeepOld projects the key's previous row (Row.Old, an aggregate's
+	// previous result) alike, for a sink writing change events.
+	KeepOld bool
 }
 
 var _ Node = (*ProjectNode)(nil)
@@ -75,9 +78,7 @@ func (p *project) Process(tc *TaskContext, row *Row) error {
 		}
 	}
 	var old []any
-	if row.Old != nil {
-		// The previous result of the same key (an aggregate's, for a
-		// HAVING or a sink of change events) is projected alike.
+	if row.Old != nil && p.node.KeepOld {
 		old = make([]any, len(p.node.Exprs))
 		for i, e := range p.node.Exprs {
 			old[i] = e(row.Old)

@@ -361,8 +361,20 @@ func (d *decoder) decodeChange(rec *Record, row *Row, cols []any) error {
 		return errNoChange
 	}
 	ch, err := d.changes.Read(rec.Value, cols[:d.nk+d.nv])
+	if errors.Is(err, format.ErrNoChange) {
+		return errNoChange
+	}
 	if err != nil {
 		return &decodeError{ErrKindDeserialize, fmt.Errorf("value: %w", err)}
+	}
+	if d.spec.Table {
+		// A table's row needs its key: an image without it names other
+		// columns than the table declares, which must not pass unseen.
+		for i, c := range d.spec.KeyCols {
+			if cols[i] == nil {
+				return &decodeError{ErrKindDeserialize, fmt.Errorf("value: %w: the row image has no value for key column %s", format.ErrEnvelope, c.Name)}
+			}
+		}
 	}
 	row.Tombstone = ch.Op == format.OpDelete && d.spec.Table
 	if d.cdc < 0 {

@@ -304,9 +304,11 @@ func (t *Task) Process(rec *Record) (err error) {
 			return nil
 		}
 	}
-	if in.spec.Table && in.side == nil && rec.Key == nil && len(in.spec.KeyCols) > 0 {
+	if in.spec.Table && in.side == nil && rec.Key == nil && len(in.spec.KeyCols) > 0 && !in.spec.Enveloped() {
 		// A table row needs a key to be a row: like a Kafka Streams
-		// KTable source, a record with a null key is skipped.
+		// KTable source, a record with a null key is skipped. (A change
+		// event's row image holds its key: its record key only
+		// partitions.)
 		t.observe(in, rec.Timestamp)
 		return nil
 	}

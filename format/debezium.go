@@ -20,7 +20,7 @@ const (
 )
 
 // Envelopes lists the VALUE_ENVELOPE values Sluice implements.
-var Envelopes = []string{EnvelopeNone, EnvelopeDebezium}
+var Envelopes = []string{EnvelopeNone, EnvelopeDebezium, EnvelopeMaxwell}
 
 // ErrEnvelope: a record's value is not a change event of its envelope
 // (no op, an op the envelope does not define, no row image where the op
@@ -228,6 +228,8 @@ type ChangeCodec struct {
 	// AvroConverter registers it.
 	avro    *avroCodec
 	rowType types.Type
+	// read takes a JSON event out of its envelope.
+	read func([]byte) (Change, error)
 }
 
 // Event is what a change event says besides the row: the op, the row
@@ -240,11 +242,12 @@ type Event struct {
 	Source map[string]any
 }
 
-// NewChangeCodec reads change events of envelope (EnvelopeDebezium) in
-// valueFormat (JSON or AVRO, whose registry p names) into cols.
+// NewChangeCodec reads change events of envelope in valueFormat into
+// cols: EnvelopeDebezium in JSON or AVRO (whose registry p names),
+// EnvelopeMaxwell in JSON.
 func NewChangeCodec(envelope, valueFormat string, cols []types.Column, p Props) (*ChangeCodec, error) {
-	if envelope != EnvelopeDebezium {
-		return nil, fmt.Errorf("%w: VALUE_ENVELOPE %s (supported are %s)", ErrUnsupported, envelope, strings.Join(Envelopes, ", "))
+	if envelope != EnvelopeDebezium && (envelope != EnvelopeMaxwell || !strings.EqualFold(valueFormat, JSON)) {
+		return nil, fmt.Errorf("%w: VALUE_ENVELOPE %s with VALUE_FORMAT %s (supported are DEBEZIUM in JSON or AVRO, MAXWELL in JSON)", ErrUnsupported, envelope, valueFormat)
 	}
 	cols = append([]types.Column(nil), cols...)
 	fields := make([]types.Field, len(cols))
@@ -252,7 +255,10 @@ func NewChangeCodec(envelope, valueFormat string, cols []types.Column, p Props) 
 		cols[i].Key = false
 		fields[i] = types.Field{Name: cols[i].Name, Type: cols[i].Type}
 	}
-	c := &ChangeCodec{cols: cols, rowType: types.Type{Kind: types.Struct, Fields: fields}}
+	c := &ChangeCodec{cols: cols, rowType: types.Type{Kind: types.Struct, Fields: fields}, read: ReadDebeziumJSON}
+	if envelope == EnvelopeMaxwell {
+		c.read = ReadMaxwellJSON
+	}
 	switch strings.ToUpper(valueFormat) {
 	case JSON:
 		c.image, c.before = newJSONCodec(cols, Props{}, false), newJSONCodec(cols, Props{}, false)
@@ -293,7 +299,7 @@ func (c *ChangeCodec) Read(data []byte, row []any) (Event, error) {
 	if c.avro != nil {
 		return c.readAvro(data, row)
 	}
-	ch, err := ReadDebeziumJSON(data)
+	ch, err := c.read(data)
 	if err != nil {
 		return Event{}, err
 	}

@@ -47,6 +47,13 @@
 // DOUBLE is written like Java's Double.toString (125.0, 1.0E7) so that a
 // consumer always sees a double.
 //
+// A change-data-capture envelope (Props.Envelope, VALUE_ENVELOPE) wraps a
+// row in a change event: ChangeCodec reads Debezium's events (JSON with or
+// without JsonConverter's schema wrapper, AVRO in AvroConverter's Envelope
+// record) and Maxwell's (JSON) into a table's columns, by name, with the op, the before image
+// and the source block beside them; DebeziumOut writes a table's changes as
+// such events. A malformed event wraps ErrMalformed and ErrEnvelope.
+//
 // Errors wrap ErrUnknownFormat, ErrUnsupported (at codec construction),
 // ErrMalformed (Decode: exec counts and skips the record),
 // ErrRegistryUnavailable (Decode: the record's schema cannot be fetched now;

@@ -242,15 +242,18 @@ func (p Props) checkEnvelope(kind parser.SourceKind, valueFormat string, out boo
 	if e == format.EnvelopeNone {
 		return nil
 	}
-	if f := strings.ToUpper(valueFormat); f != format.JSON && (out || f != format.Avro) {
+	if f := strings.ToUpper(valueFormat); f != format.JSON && (out || f != format.Avro || e != format.EnvelopeDebezium) {
 		formats := "'JSON' or 'AVRO'"
-		if out {
+		if out || e != format.EnvelopeDebezium {
 			formats = "'JSON'"
 		}
 		return propErr("VALUE_ENVELOPE", fmt.Errorf("%w: VALUE_ENVELOPE '%s' needs VALUE_FORMAT %s, not '%s'", ErrInvalid, e, formats, valueFormat))
 	}
 	if _, ok := p["WINDOW_TYPE"]; ok {
 		return propErr("VALUE_ENVELOPE", fmt.Errorf("%w: VALUE_ENVELOPE '%s' reads change events of a database's rows, which have no window: remove WINDOW_TYPE", ErrInvalid, e))
+	}
+	if out && e != format.EnvelopeDebezium {
+		return propErr("VALUE_ENVELOPE", fmt.Errorf("%w: VALUE_ENVELOPE '%s' is read, not written: a sink writes 'DEBEZIUM' change events", ErrUnsupported, e))
 	}
 	if out && kind != parser.KindTable {
 		return propErr("VALUE_ENVELOPE", fmt.Errorf("%w: VALUE_ENVELOPE '%s' writes a table's changes: use CREATE TABLE … AS SELECT, a stream has no rows to change", ErrInvalid, e))

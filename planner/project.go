@@ -111,6 +111,7 @@ func (p *planning) finish(nodes []exec.Node, compiled []expr.Compiled, keyItems 
 			svc = "default"
 		}
 		sinkNode.Changes = &exec.ChangesOut{Service: svc, Table: sink.Name}
+		project.KeepOld = true
 		if m, ok := nodes[len(nodes)-1].(*exec.MaterializeNode); ok {
 			m.WithOld = true
 		}
