@@ -1,7 +1,6 @@
 package exec
 
 import (
-	"bytes"
 	"fmt"
 	"strings"
 
@@ -74,14 +73,9 @@ func (n *SinkNode) New(Operator) (Operator, error) {
 	s.valApp, _ = vc.(format.Appender)
 	if c := n.Changes; c != nil {
 		cols := append(append([]types.Column(nil), n.KeyCols...), n.ValueCols...)
-		for i := range cols {
-			cols[i].Key = false
-		}
-		if s.image, err = format.NewValueCodec(format.JSON, cols, format.Props{}); err != nil {
+		if s.changes, err = format.NewDebeziumOut(c.Service, c.Table, cols, n.ValueFormat, n.ValueProps); err != nil {
 			return nil, fmt.Errorf("sink %s change events: %w", n.Topic, err)
 		}
-		s.changes = format.NewDebeziumOut(c.Service, c.Table)
-		s.imgVals = make([]any, len(cols))
 	}
 	return s, nil
 }
@@ -118,11 +112,8 @@ type sink struct {
 	// keyApp and valApp are key and val when they can append to the
 	// task's arena (nil: they allocate each record's bytes).
 	keyApp, valApp format.Appender
-	// image and changes write change events (SinkNode.Changes): image
-	// encodes a row's key and value columns as one JSON object.
-	image   format.Codec
+	// changes writes change events (SinkNode.Changes).
 	changes *format.DebeziumOut
-	imgVals []any
 }
 
 // sinkValueHint is the room a value encoding is given in the arena: a
@@ -228,17 +219,12 @@ func (s *sink) produce(tc *TaskContext, key, value []byte, ts int64) {
 // to the old one, or the deletion of a key the table did not hold,
 // changes nothing and writes nothing.
 func (s *sink) change(tc *TaskContext, row *Row, key []byte, ts int64) error {
-	var before, after []byte
-	var err error
+	var before, after []any
 	if row.Old != nil {
-		if before, err = s.imageOf(row.Old); err != nil {
-			return s.fail(tc, "value", err)
-		}
+		before = s.image(row.Old)
 	}
 	if !row.Tombstone {
-		if after, err = s.imageOf(row.Cols); err != nil {
-			return s.fail(tc, "value", err)
-		}
+		after = s.image(row.Cols)
 	}
 	var op byte
 	switch {
@@ -248,32 +234,32 @@ func (s *sink) change(tc *TaskContext, row *Row, key []byte, ts int64) error {
 		op = format.OpDelete
 	case before == nil:
 		op = format.OpCreate
-	case bytes.Equal(before, after):
+	case sameRow(before, after, len(after)):
 		return nil
 	default:
 		op = format.OpUpdate
 	}
-	value := tc.arena.end(s.changes.Append(tc.arena.begin(len(before)+len(after)+256), op, before, after, ts))
-	s.produce(tc, key, value, ts)
+	value, err := s.changes.Append(tc.arena.begin(sinkValueHint), op, before, after, ts)
+	if err != nil {
+		return s.fail(tc, "value", err)
+	}
+	s.produce(tc, key, tc.arena.end(value), ts)
 	if op == format.OpDelete {
 		s.produce(tc, key, nil, ts)
 	}
 	return nil
 }
 
-// imageOf encodes a row's key and value columns as a change event's
-// row image.
-func (s *sink) imageOf(cols []any) ([]byte, error) {
-	n := 0
+// image is a row's key and value columns: a change event's row image.
+func (s *sink) image(cols []any) []any {
+	out := make([]any, 0, len(s.node.KeyIdx)+len(s.node.ValueIdx))
 	for _, c := range s.node.KeyIdx {
-		s.imgVals[n] = cols[c]
-		n++
+		out = append(out, cols[c])
 	}
 	for _, c := range s.node.ValueIdx {
-		s.imgVals[n] = cols[c]
-		n++
+		out = append(out, cols[c])
 	}
-	return s.image.Encode(s.imgVals)
+	return out
 }
 
 // fail counts a row that cannot be serialised and drops it: one bad row

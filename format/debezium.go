@@ -170,40 +170,101 @@ func int64Of(v *fastjson.Value) any {
 const DebeziumOutVersion = "sluice-1"
 
 // DebeziumOut writes the change events of one Sluice table in
-// Debezium's envelope, without schemas (JsonConverter's
-// schemas.enable=false): before and after are the JSON objects of the
-// table's rows (key and value columns), source names the writer.
+// Debezium's envelope: in JSON as JsonConverter writes them without
+// schemas, in AVRO as the record DebeziumEnvelopeColumns describe,
+// registered for the topic. The row images hold the table's key and
+// value columns; source names the writer.
 type DebeziumOut struct {
+	image   Codec  // JSON: a row image
+	avro    Codec  // AVRO: the whole event
 	srcHead []byte // {"version":…,"connector":"sluice","name":…,"ts_ms":
 	srcTail []byte // ,"snapshot":"false","db":…,"table":…}
+	service string
+	table   string
 }
 
-// NewDebeziumOut writes events whose source block names the service
-// (name and db, as Debezium names its logical server and database) and
-// the table.
-func NewDebeziumOut(service, table string) *DebeziumOut {
+// DebeziumEnvelopeColumns are the fields of a change event of a table of
+// cols, as an AVRO sink's generated schema has them.
+func DebeziumEnvelopeColumns(cols []types.Column) []types.Column {
+	fields := make([]types.Field, len(cols))
+	for i, c := range cols {
+		fields[i] = types.Field{Name: c.Name, Type: c.Type}
+	}
+	row := types.Type{Kind: types.Struct, Fields: fields}
+	source := types.Type{Kind: types.Struct, Fields: []types.Field{
+		{Name: "version", Type: types.StringType}, {Name: "connector", Type: types.StringType},
+		{Name: "name", Type: types.StringType}, {Name: "ts_ms", Type: types.BigIntType},
+		{Name: "snapshot", Type: types.StringType}, {Name: "db", Type: types.StringType},
+		{Name: "table", Type: types.StringType},
+	}}
+	return []types.Column{
+		{Name: "before", Type: row}, {Name: "after", Type: row}, {Name: "source", Type: source},
+		{Name: "op", Type: types.StringType}, {Name: "ts_ms", Type: types.BigIntType},
+	}
+}
+
+// NewDebeziumOut writes events of a table of cols in valueFormat (JSON,
+// or AVRO with p holding the registered envelope schema) whose source
+// block names the service (name and db, as Debezium names its logical
+// server and database) and the table.
+func NewDebeziumOut(service, table string, cols []types.Column, valueFormat string, p Props) (*DebeziumOut, error) {
+	cols = append([]types.Column(nil), cols...)
+	for i := range cols {
+		cols[i].Key = false
+	}
 	str := func(s string) string { return string(types.AppendJSONString(nil, s)) }
-	return &DebeziumOut{
+	w := &DebeziumOut{
 		srcHead: []byte(`{"version":` + str(DebeziumOutVersion) + `,"connector":"sluice","name":` + str(service) + `,"ts_ms":`),
 		srcTail: []byte(`,"snapshot":"false","db":` + str(service) + `,"table":` + str(table) + `}`),
+		service: service, table: table,
 	}
+	switch strings.ToUpper(valueFormat) {
+	case JSON:
+		w.image = newJSONCodec(cols, Props{}, false)
+	case Avro:
+		c, err := NewValueCodec(Avro, DebeziumEnvelopeColumns(cols), p)
+		if err != nil {
+			return nil, err
+		}
+		w.avro = c
+	default:
+		return nil, fmt.Errorf("%w: Debezium change events are written in JSON or AVRO, not %s", ErrUnsupported, valueFormat)
+	}
+	return w, nil
 }
 
-// Append appends the change event of op with the row images before and
-// after (JSON objects; nil writes null) at time tsMs, which is both
+// Append appends the change event of op with the rows before and after
+// (the table's columns' values; nil: none) at time tsMs, which is both
 // source.ts_ms and the event's ts_ms: a change written again after a
 // crash is then the same bytes.
-func (w *DebeziumOut) Append(dst []byte, op byte, before, after []byte, tsMs int64) []byte {
-	img := func(dst, b []byte) []byte {
-		if b == nil {
-			return append(dst, "null"...)
+func (w *DebeziumOut) Append(dst []byte, op byte, before, after []any, tsMs int64) ([]byte, error) {
+	if w.avro != nil {
+		src := []any{DebeziumOutVersion, "sluice", w.service, tsMs, "false", w.service, w.table}
+		var b, a any
+		if before != nil {
+			b = before
 		}
-		return append(dst, b...)
+		if after != nil {
+			a = after
+		}
+		ev, err := w.avro.Encode([]any{b, a, src, string(op), tsMs})
+		return append(dst, ev...), err
 	}
+	img := func(dst []byte, row []any) ([]byte, error) {
+		if row == nil {
+			return append(dst, "null"...), nil
+		}
+		return w.image.(Appender).AppendEncode(dst, row)
+	}
+	var err error
 	dst = append(dst, `{"before":`...)
-	dst = img(dst, before)
+	if dst, err = img(dst, before); err != nil {
+		return nil, err
+	}
 	dst = append(dst, `,"after":`...)
-	dst = img(dst, after)
+	if dst, err = img(dst, after); err != nil {
+		return nil, err
+	}
 	dst = append(dst, `,"source":`...)
 	dst = append(dst, w.srcHead...)
 	dst = strconv.AppendInt(dst, tsMs, 10)
@@ -212,7 +273,7 @@ func (w *DebeziumOut) Append(dst []byte, op byte, before, after []byte, tsMs int
 	dst = append(dst, op)
 	dst = append(dst, `","ts_ms":`...)
 	dst = strconv.AppendInt(dst, tsMs, 10)
-	return append(dst, '}')
+	return append(dst, '}'), nil
 }
 
 // ChangeCodec reads the change events of one envelope and value format

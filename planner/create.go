@@ -242,9 +242,9 @@ func (p Props) checkEnvelope(kind parser.SourceKind, valueFormat string, out boo
 	if e == format.EnvelopeNone {
 		return nil
 	}
-	if f := strings.ToUpper(valueFormat); f != format.JSON && (out || f != format.Avro || e != format.EnvelopeDebezium) {
+	if f := strings.ToUpper(valueFormat); f != format.JSON && (f != format.Avro || e != format.EnvelopeDebezium) {
 		formats := "'JSON' or 'AVRO'"
-		if out || e != format.EnvelopeDebezium {
+		if e != format.EnvelopeDebezium {
 			formats = "'JSON'"
 		}
 		return propErr("VALUE_ENVELOPE", fmt.Errorf("%w: VALUE_ENVELOPE '%s' needs VALUE_FORMAT %s, not '%s'", ErrInvalid, e, formats, valueFormat))

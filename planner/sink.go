@@ -132,7 +132,12 @@ func (p *planning) registerSinkSchemas(s *Source) error {
 	if err := p.cat.registerSink(s.Topic, true, s.KeyFormat, s.Schema.Keys(), &s.KeyProps); err != nil {
 		return posErr(p.sel.Pos, err)
 	}
-	if err := p.cat.registerSink(s.Topic, false, s.ValueFormat, s.Schema.Values(), &s.ValueProps); err != nil {
+	values := s.Schema.Values()
+	if s.ValueProps.Envelope != "" {
+		// The topic holds change events of the table's rows.
+		values = format.DebeziumEnvelopeColumns(s.Schema.Columns)
+	}
+	if err := p.cat.registerSink(s.Topic, false, s.ValueFormat, values, &s.ValueProps); err != nil {
 		return posErr(p.sel.Pos, err)
 	}
 	return nil
