@@ -315,8 +315,9 @@ func TestDebeziumSink(t *testing.T) {
 
 // TestDebeziumTableRestart runs, at least once and exactly once, a
 // Debezium table of two partitions, an aggregation over it and a sink of
-// its changes on a broker and Badger, restarts the engine on the same state, re-sends the last events as
-// Connect does after a task restart and goes on: pull queries answer the
+// its changes on a broker and Badger, restarts the engine on the same
+// state, re-sends the last events as Connect does after a task restart
+// and goes on: pull queries answer the
 // exact table and aggregate, the aggregate's topic holds one record per
 // change and none for the re-sent events, and the change-event sink
 // holds each key's exact changes.
@@ -329,14 +330,19 @@ func TestDebeziumTableRestart(t *testing.T) {
 func debeziumTableRestart(t *testing.T, guarantee string) {
 	brokers := testkafka.Brokers(t)
 	svc, topic := testkafka.Name(t, "svc"), testkafka.Name(t, "items")
+	byName, itemsCDC := testkafka.Name(t, "by_name"), testkafka.Name(t, "items_cdc")
 	testkafka.CreateTopic(t, brokers, topic, 2)
 	dir := t.TempDir()
+	// Records of this hour: the sinks' topics are compacted, and a broker
+	// rolls (and so compacts) a segment whose records are older than
+	// segment.ms as soon as a transaction marker of today lands in it.
+	base := time.Now().Add(-time.Hour).UnixMilli()
 	e := openEngineLog(t, brokers, dir, svc, quiet, "processing.guarantee", guarantee)
 	statements := fmt.Sprintf(`
 		CREATE SOURCE TABLE items (id INT PRIMARY KEY, name STRING, qty BIGINT)
-		  WITH (KAFKA_TOPIC='%s', KEY_FORMAT='JSON', VALUE_FORMAT='JSON', VALUE_ENVELOPE='DEBEZIUM');
-		CREATE TABLE by_name AS SELECT name, COUNT(*) AS n, SUM(qty) AS total FROM items GROUP BY name;
-		CREATE TABLE items_cdc WITH (VALUE_ENVELOPE='DEBEZIUM') AS SELECT * FROM items;`, topic)
+		  WITH (KAFKA_TOPIC='%[1]s', KEY_FORMAT='JSON', VALUE_FORMAT='JSON', VALUE_ENVELOPE='DEBEZIUM');
+		CREATE TABLE by_name WITH (KAFKA_TOPIC='%[2]s') AS SELECT name, COUNT(*) AS n, SUM(qty) AS total FROM items GROUP BY name;
+		CREATE TABLE items_cdc WITH (KAFKA_TOPIC='%[3]s', VALUE_ENVELOPE='DEBEZIUM') AS SELECT * FROM items;`, topic, byName, itemsCDC)
 	execute(t, e, statements)
 	change := func(id int, value string, ts int64) *kgo.Record {
 		r := &kgo.Record{Topic: topic, Key: debeziumKey(id), Timestamp: time.UnixMilli(ts)}
@@ -347,13 +353,13 @@ func debeziumTableRestart(t *testing.T, guarantee string) {
 	}
 	before := func() []*kgo.Record {
 		return []*kgo.Record{
-			change(1, debezium("r", nil, item(1, "anvil", 3), 100, 10), 1001),
-			change(2, debezium("c", nil, item(2, "anvil", 4), 200, 20), 1002),
-			change(1, debezium("u", item(1, "anvil", 3), item(1, "anvil", 5), 300, 30), 1003),
-			change(2, debezium("d", item(2, "anvil", 4), nil, 400, 40), 1004),
-			change(2, "", 1004),
-			change(3, debezium("c", nil, item(3, "anvil", 4), 400, 41), 1005),
-			change(4, debezium("c", nil, item(4, "bolt", 1), 500, 50), 1006),
+			change(1, debezium("r", nil, item(1, "anvil", 3), 100, 10), base+1001),
+			change(2, debezium("c", nil, item(2, "anvil", 4), 200, 20), base+1002),
+			change(1, debezium("u", item(1, "anvil", 3), item(1, "anvil", 5), 300, 30), base+1003),
+			change(2, debezium("d", item(2, "anvil", 4), nil, 400, 40), base+1004),
+			change(2, "", base+1004),
+			change(3, debezium("c", nil, item(3, "anvil", 4), 400, 41), base+1005),
+			change(4, debezium("c", nil, item(4, "bolt", 1), 500, 50), base+1006),
 		}
 	}
 	testkafka.Produce(t, brokers, before()...)
@@ -396,9 +402,9 @@ func debeziumTableRestart(t *testing.T, guarantee string) {
 	// primary key change and the last insert, all already applied.
 	testkafka.Produce(t, brokers, before()[3:]...)
 	testkafka.Produce(t, brokers,
-		change(3, debezium("u", item(3, "anvil", 4), item(3, "bolt", 4), 600, 60), 1007),
-		change(4, debezium("d", item(4, "bolt", 1), nil, 700, 70), 1008),
-		change(4, "", 1008),
+		change(3, debezium("u", item(3, "anvil", 4), item(3, "bolt", 4), 600, 60), base+1007),
+		change(4, debezium("d", item(4, "bolt", 1), nil, 700, 70), base+1008),
+		change(4, "", base+1008),
 	)
 	awaitPulls(e, map[string]string{
 		"SELECT * FROM items;":            "ID NAME QTY\n1 anvil 5\n3 bolt 4",
@@ -409,9 +415,14 @@ func debeziumTableRestart(t *testing.T, guarantee string) {
 	// The aggregate's records: one per change of a group, whatever the
 	// order the two partitions' changes met in; none for the re-sent.
 	byKey := map[string][]string{}
+	defer func() {
+		if t.Failed() {
+			t.Logf("aggregate records by key: %v", byKey)
+		}
+	}()
 	testkafka.Await(t, 30*time.Second, "aggregate records", func() bool {
 		byKey = map[string][]string{}
-		for _, r := range testkafka.ReadAll(t, brokers, "BY_NAME") {
+		for _, r := range testkafka.ReadAll(t, brokers, byName) {
 			byKey[string(r.Key)] = append(byKey[string(r.Key)], string(r.Value))
 		}
 		return len(byKey[`"anvil"`]) >= 6 && len(byKey[`"bolt"`]) >= 3
@@ -427,18 +438,18 @@ func debeziumTableRestart(t *testing.T, guarantee string) {
 		return fmt.Sprintf(`{"ID":%d,"NAME":"%s","QTY":%d}`, id, name, qty)
 	}
 	ev := func(before, after, op string, ts int64) string {
-		return sluiceEvent(svc, "ITEMS_CDC", before, after, op, ts)
+		return sluiceEvent(svc, "ITEMS_CDC", before, after, op, ts) // source.table is the table's name
 	}
 	want := map[string][]string{
-		"1": {ev("null", img(1, "anvil", 3), "c", 1001), ev(img(1, "anvil", 3), img(1, "anvil", 5), "u", 1003)},
-		"2": {ev("null", img(2, "anvil", 4), "c", 1002), ev(img(2, "anvil", 4), "null", "d", 1004), "<tombstone>"},
-		"3": {ev("null", img(3, "anvil", 4), "c", 1005), ev(img(3, "anvil", 4), img(3, "bolt", 4), "u", 1007)},
-		"4": {ev("null", img(4, "bolt", 1), "c", 1006), ev(img(4, "bolt", 1), "null", "d", 1008), "<tombstone>"},
+		"1": {ev("null", img(1, "anvil", 3), "c", base+1001), ev(img(1, "anvil", 3), img(1, "anvil", 5), "u", base+1003)},
+		"2": {ev("null", img(2, "anvil", 4), "c", base+1002), ev(img(2, "anvil", 4), "null", "d", base+1004), "<tombstone>"},
+		"3": {ev("null", img(3, "anvil", 4), "c", base+1005), ev(img(3, "anvil", 4), img(3, "bolt", 4), "u", base+1007)},
+		"4": {ev("null", img(4, "bolt", 1), "c", base+1006), ev(img(4, "bolt", 1), "null", "d", base+1008), "<tombstone>"},
 	}
 	got := map[string][]string{}
 	testkafka.Await(t, 30*time.Second, "change events", func() bool {
 		got = map[string][]string{}
-		for _, r := range testkafka.ReadAll(t, brokers, "ITEMS_CDC") {
+		for _, r := range testkafka.ReadAll(t, brokers, itemsCDC) {
 			v := "<tombstone>"
 			if r.Value != nil {
 				v = string(r.Value)
@@ -458,7 +469,7 @@ func debeziumTableRestart(t *testing.T, guarantee string) {
 	e = openEngineLog(t, brokers, t.TempDir(), svc, quiet, "processing.guarantee", guarantee)
 	defer closeEngine(t, e)
 	execute(t, e, statements)
-	testkafka.Produce(t, brokers, change(1, debezium("u", item(1, "anvil", 5), item(1, "bolt", 2), 800, 80), 1009))
+	testkafka.Produce(t, brokers, change(1, debezium("u", item(1, "anvil", 5), item(1, "bolt", 2), 800, 80), base+1009))
 	awaitPulls(e, map[string]string{
 		"SELECT * FROM items;":     "ID NAME QTY\n1 bolt 2\n3 bolt 4",
 		"SELECT * FROM by_name;":   "NAME N TOTAL\nanvil 0 0\nbolt 2 6",
