@@ -51,7 +51,7 @@ var (
 	cdcFence    = regexp.MustCompile("(?ms)^```([a-z]*)\n(.*?)^```\n")
 	cdcShellCmd = regexp.MustCompile(`^\./sluice shell --server ` + regexp.QuoteMeta(cdcDocServer) + ` -e "([^"]*)"$`)
 	cdcRESTCmd  = regexp.MustCompile(`^curl -sS ` + regexp.QuoteMeta(cdcDocServer) + `/query-stream --data-binary @- <<'JSON'$`)
-	cdcQueryID  = regexp.MustCompile(`"queryId":"(pull_[A-Z_]+_)[0-9]+"`)
+	cdcQueryID  = regexp.MustCompile(`"queryId":"((?:pull|transient)_[A-Z_]+_)[0-9]+"`)
 )
 
 // cdcDocSteps reads the steps out of docs/cdc.md's code blocks: in sh
@@ -578,11 +578,12 @@ func deleteTopics(t *testing.T, adm *kadm.Client, topics ...string) {
 	testkafka.Await(t, 30*time.Second, fmt.Sprintf("topics %v deleted", names), func() bool { return len(existing()) == 0 })
 }
 
-// TestCDCPseudoColumnsPull reads a Debezium table's pseudo columns with a
-// pull query: on a table they describe the change that made the current
-// row (exec.ColCDCOp's doc), so the row Debezium inserted answers op c,
-// the database's time and its source position. The server answers and
-// stays up.
+// TestCDCPseudoColumnsPull: a Debezium table's pseudo columns describe
+// the change that made the current row in the queries that read the
+// table's changes, so a push query answers the inserted row's op c, the
+// database's time and its source position; a pull query, which reads the
+// table's store of rows, refuses them as it refuses ROWPARTITION. The
+// server answers both and stays up.
 func TestCDCPseudoColumnsPull(t *testing.T) {
 	brokers := testkafka.Brokers(t)
 	topic := testkafka.Name(t, "accounts")
@@ -604,11 +605,16 @@ func TestCDCPseudoColumnsPull(t *testing.T) {
 	// without schemas: source.ts_ms 1796537292994, lsn 26389328.
 	testkafka.Produce(t, brokers, &kgo.Record{Topic: topic, Key: sample("c.key.json"), Value: sample("c.value.json")})
 	srv.pullUntil(t, "SELECT * FROM accounts;", `[3,"cat",10]`)
-	code, body := srv.post(t, "/query-stream", `{"sql":"SELECT id, CDC_OP, CDC_TS_MS, CDC_SOURCE['lsn'] AS lsn FROM accounts;"}`)
-	want := `{"queryId":"pull_ACCOUNTS_…","columnNames":["ID","CDC_OP","CDC_TS_MS","LSN"],"columnTypes":["INTEGER","STRING","BIGINT","STRING"]}` + "\n" +
+	code, body := srv.post(t, "/query-stream", `{"sql":"SELECT id, CDC_OP, CDC_TS_MS, CDC_SOURCE['lsn'] AS lsn FROM accounts EMIT CHANGES LIMIT 1;",`+
+		`"properties":{"auto.offset.reset":"earliest"}}`)
+	want := `{"queryId":"transient_ACCOUNTS_…","columnNames":["ID","CDC_OP","CDC_TS_MS","LSN"],"columnTypes":["INTEGER","STRING","BIGINT","STRING"]}` + "\n" +
 		`[3,"c",1796537292994,"26389328"]` + "\n"
 	if got := cdcQueryID.ReplaceAllString(body, `"queryId":"${1}…"`); code != 200 || got != want {
-		t.Errorf("pull query of the pseudo columns: %d (-want +got):\n%s", code, cmp.Diff(want, got))
+		t.Errorf("push query of the pseudo columns: %d (-want +got):\n%s", code, cmp.Diff(want, got))
+	}
+	code, body = srv.post(t, "/query-stream", `{"sql":"SELECT id, CDC_OP, CDC_SOURCE['lsn'] AS lsn FROM accounts;"}`)
+	if want := "Pull queries don't support the following columns in SELECT clauses: `CDC_OP`, `CDC_SOURCE`"; code != 400 || !strings.Contains(body, want) {
+		t.Errorf("pull query of the pseudo columns: %d %s, want 400 with %q", code, body, want)
 	}
 	if code, body := srv.post(t, "/ksql", `{"ksql":"SHOW TABLES;"}`); code != 200 {
 		t.Errorf("after the pull query the server answers %d %s", code, body)
