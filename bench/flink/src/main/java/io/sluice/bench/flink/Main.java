@@ -25,6 +25,7 @@ import org.apache.kafka.clients.admin.AdminClientConfig;
  * <pre>
  * run &lt;q0|q1|q2|agg|agg-late|session|join&gt; --brokers ADDR --in TOPIC --out TOPIC --app-id ID [--table TOPIC] [--parallelism N] [--checkpoint-ms MS]
  * run nx-&lt;query&gt; --brokers ADDR --in BIDS --persons TOPIC --auctions TOPIC --out TOPIC --app-id ID
+ * run cdc-read --brokers ADDR --topic TOPIC --columns COLUMNS [--key COLUMNS] [--query SQL] (CdcRead)
  * </pre>
  */
 public final class Main {
@@ -39,6 +40,11 @@ public final class Main {
             usage("no workload");
         }
         String workload = args[0];
+        if (workload.equals("cdc-read")) {
+            // Not a benchmark: a bounded read of a topic of Debezium change events (CdcRead).
+            CdcRead.run(args);
+            return;
+        }
         String brokers = null, in = null, out = null, appId = null, table = null, persons = null, auctions = null;
         int parallelism = 0;
         long checkpointMs = 1000;
@@ -250,7 +256,7 @@ public final class Main {
     }
 
     static void usage(String why) {
-        System.err.println("flink: " + why + "\nusage: run <q0|q1|q2|agg|agg-late|session|join> --brokers ADDR --in TOPIC --out TOPIC --app-id ID [--table TOPIC] [--parallelism N] [--checkpoint-ms MS]\n       run nx-<query> --brokers ADDR --in BIDS --persons TOPIC --auctions TOPIC --out TOPIC --app-id ID");
+        System.err.println("flink: " + why + "\nusage: run <q0|q1|q2|agg|agg-late|session|join> --brokers ADDR --in TOPIC --out TOPIC --app-id ID [--table TOPIC] [--parallelism N] [--checkpoint-ms MS]\n       run nx-<query> --brokers ADDR --in BIDS --persons TOPIC --auctions TOPIC --out TOPIC --app-id ID\n       run cdc-read --brokers ADDR --topic TOPIC --columns COLUMNS [--key COLUMNS] [--query SQL] [--parallelism N]\n       run build");
         System.exit(2);
     }
 }
