@@ -162,9 +162,9 @@ func (t *memtable) len() int { return len(t.m) }
 // and its value's: the map slot and its share of the map's spare room,
 // the B-tree's string header and its share of the nodes, the store's
 // dirty list, and the rounding of the key's and the value's allocations
-// up to a size class. Measured with 30-byte keys and 18-byte values
+// up to a size class. Measured with 26-byte keys and 18-byte values
 // (TestMemtableMemoryHonest): about 190 bytes a key on the heap, of
-// which the bytes themselves are 48.
+// which the bytes themselves are 44.
 const memtableEntryOverhead = 144
 
 // memory estimates what the table holds on the Go heap: its keys and
