@@ -37,7 +37,7 @@ type nexmarkCmd struct {
 	Only       []string      `sep:"," help:"Run only these contenders (short names: P,S-q0,H1,S-q1,P-avro,S-q1-avro,KS-q1,G-q1,S-q2,KS-q2,HA,S-agg,S-agg-alo,S-agg-final,KS-agg,G-agg,S-agg-late,KS-agg-late,S-session,KS-session,S-join,KS-join,F-q0,F-q1,F-q2,F-agg,F-agg-late,F-session,F-join, and M1, restore), for profiling and iteration; results.json is then left alone."`
 	Late       float64       `default:"0.15" help:"Fraction of agg-late's bids that are late (by up to the 2 s grace)."`
 	Warmup     time.Duration `default:"2s" help:"Steady-state window: the rate is measured from this long after the first output record (at most from half the output) to the end."`
-	Profile    string        `type:"path" help:"Directory for a CPU profile of each sluice process (SLUICE_CPUPROFILE), named <contender>-<round>.prof."`
+	Profile    string        `type:"path" help:"Directory for a CPU profile of each sluice process (SLUICE_CPUPROFILE), named <contender>-<round>.prof, and a heap profile at its largest live heap (SLUICE_MEMPROFILE), <contender>-<round>.heap.prof."`
 	Set        []string      `help:"A property NAME=VALUE every sluice contender SETs first (its own SETs win; comma-separated or repeated), to measure a setting, e.g. --set statestore.cache.max.bytes=0; results.json is then left alone."`
 }
 
@@ -231,7 +231,8 @@ func (n *nexmarkCmd) Run(ctx context.Context, c *cli) error {
 			}
 			p.Env = append(os.Environ(), "SLUICE_LOG_LEVEL=warn")
 			if n.Profile != "" {
-				p.Env = append(p.Env, fmt.Sprintf("SLUICE_CPUPROFILE=%s/%s-%d.prof", n.Profile, name, profiles[name]))
+				p.Env = append(p.Env, fmt.Sprintf("SLUICE_CPUPROFILE=%s/%s-%d.prof", n.Profile, name, profiles[name]),
+					fmt.Sprintf("SLUICE_MEMPROFILE=%s/%s-%d.heap.prof", n.Profile, name, profiles[name]))
 				profiles[name]++
 			}
 			return p

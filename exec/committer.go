@@ -67,10 +67,18 @@ const endStuckAfter = 5 * time.Second
 // At-least-once commits once a second already and writes at each commit.
 const stateWriteInterval = time.Second
 
-// heldBytesLimit bounds the keys and values a store partition holds in
-// memory between Badger writes (several times that in Go's heap), so a
-// fast query with many keys writes sooner rather than grow the heap.
-const heldBytesLimit = 4 << 20
+// overlayMemoryLimit bounds what a store partition's overlay holds on the
+// Go heap (state.Store.OverlayMemory: keys, values and each key's
+// overhead), the open transaction's writes and the committed ones held
+// for Badger alike: once a store passes it the loop commits without
+// waiting for the interval (KafkaRunner.overlayFull), and that commit
+// writes Badger. The heap then holds at most about twice the bound per
+// store partition (the overlay and the commit on its way to Badger),
+// plus one poll's writes, however far a query runs behind its input and
+// however many distinct keys it writes: a million-key aggregation,
+// every record a new key, grew its peak RSS with the commit interval's
+// stretch (docs/benchmarks.md, "Memory: M1 and M2").
+const overlayMemoryLimit = 8 << 20
 
 // commitDetached commits with a context of its own: a stop requested
 // while a commit is under way must let it finish, or an exactly-once
@@ -304,15 +312,10 @@ func (c *exactlyOnce) commit(ctx context.Context, tasks []*Task, final bool) (bo
 }
 
 // commitState commits a committed transaction's state: to Badger at most
-// once a second (or as the query stops, or once a store holds
-// heldBytesLimit), and in between held in the stores' overlays.
+// once a second (or as the query stops, or once a store's overlay holds
+// overlayMemoryLimit), and in between held in the stores' overlays.
 func (c *exactlyOnce) commitState(tasks []*Task, pending [][]state.Checkpoint, final bool) error {
-	write := final || time.Since(c.stateWritten) >= stateWriteInterval
-	for _, t := range tasks {
-		for _, s := range t.stores {
-			write = write || s.store.OverlayBytes() >= heldBytesLimit
-		}
-	}
+	write := final || time.Since(c.stateWritten) >= stateWriteInterval || storesFull(tasks)
 	if write {
 		c.stateWritten = time.Now()
 	}
@@ -378,4 +381,17 @@ func (r *KafkaRunner) stillRunning(tasks []*Task, pending [][]state.Checkpoint) 
 		}
 	}
 	return ts, ps
+}
+
+// storesFull reports whether a store partition of tasks holds
+// overlayMemoryLimit or more in its overlay.
+func storesFull(tasks []*Task) bool {
+	for _, t := range tasks {
+		for _, s := range t.stores {
+			if s.store.OverlayMemory() >= overlayMemoryLimit {
+				return true
+			}
+		}
+	}
+	return false
 }

@@ -552,7 +552,8 @@ func (r *KafkaRunner) run(ctx context.Context) {
 		// commits at the interval or later, so that commits do not take
 		// most of its time.
 		caughtUp = total == 0
-		due := commitDue(time.Since(lastCommit), r.cfg.CommitInterval, commitTook, r.committer.holding(), caughtUp)
+		due := commitDue(time.Since(lastCommit), r.cfg.CommitInterval, commitTook, r.committer.holding(), caughtUp) ||
+			r.overlayFull()
 		if procErr == nil && due {
 			r.watch.enter(phaseCommit)
 			began := time.Now()
@@ -572,6 +573,24 @@ func (r *KafkaRunner) run(ctx context.Context) {
 			return
 		}
 	}
+}
+
+// overlayFull reports whether a task's store partition holds
+// overlayMemoryLimit or more in its overlay: the loop then commits at
+// once, whatever the interval says, so that the state a commit interval
+// writes is bounded by memory, not only by time. The tasks are not
+// processing: the loop asks between polls.
+func (r *KafkaRunner) overlayFull() bool {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	for _, t := range r.tasks {
+		for _, s := range t.stores {
+			if s.store.OverlayMemory() >= overlayMemoryLimit {
+				return true
+			}
+		}
+	}
+	return false
 }
 
 // commitWorkShare is how many times as long as a commit takes the loop

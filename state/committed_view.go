@@ -17,9 +17,20 @@ import (
 // publishes the writes the changelog took for it (ProduceChangelog's
 // delta) here; once the Badger write that holds them is done they are
 // forgotten, so the view stays the size of at most a second of commits.
+//
+// A commit that writes Badger hands the view its whole overlay (Commit's
+// flush table, which nothing writes any more) instead of a copy: that
+// table holds every write held so far and the commit's own, so the
+// entries published before it go, and the view costs the heap only the
+// held deltas since. A copy of a million-key aggregation's commit was an
+// eighth of its live heap (docs/benchmarks.md, "Memory: M1 and M2").
 type committedView struct {
 	mu sync.RWMutex
 	m  map[string]viewEntry
+	// flushing is the overlay of the commit being written to Badger, if
+	// any, published as flushSeq: entries of m are newer.
+	flushing *memtable
+	flushSeq uint64
 	// seq numbers the publications: a Badger write forgets what was
 	// published up to the commit it wrote, not what came later.
 	seq uint64
@@ -48,6 +59,20 @@ func (v *committedView) publish(delta []Change) uint64 {
 	return v.seq
 }
 
+// publishFlush publishes t, a commit's whole overlay on its way to
+// Badger, and returns its number. Every entry published before is in t
+// (held writes stay in the overlay until a commit writes them) or, from
+// an earlier commit, in Badger already (Commit waits for the previous
+// write first), so they are dropped.
+func (v *committedView) publishFlush(t *memtable) uint64 {
+	v.mu.Lock()
+	defer v.mu.Unlock()
+	v.seq++
+	v.m = nil
+	v.flushing, v.flushSeq = t, v.seq
+	return v.seq
+}
+
 // forget drops what was published up to seq: Badger holds it now.
 func (v *committedView) forget(seq uint64) {
 	v.mu.Lock()
@@ -57,13 +82,20 @@ func (v *committedView) forget(seq uint64) {
 			delete(v.m, k)
 		}
 	}
+	if len(v.m) == 0 {
+		// A map keeps its largest size: a fresh one costs nothing.
+		v.m = nil
+	}
+	if v.flushing != nil && v.flushSeq <= seq {
+		v.flushing = nil
+	}
 }
 
 // holds reports whether the view has writes Badger may not have.
 func (v *committedView) holds() bool {
 	v.mu.RLock()
 	defer v.mu.RUnlock()
-	return len(v.m) > 0
+	return len(v.m) > 0 || v.flushing != nil
 }
 
 // clear drops everything (the store partition was wiped).
@@ -71,6 +103,7 @@ func (v *committedView) clear() {
 	v.mu.Lock()
 	defer v.mu.Unlock()
 	v.m = nil
+	v.flushing = nil
 }
 
 // snapshot returns the entries under prefix in key order and a Badger
@@ -81,13 +114,23 @@ func (v *committedView) snapshot(db *badger.DB, prefix []byte) ([]string, map[st
 	v.mu.RLock()
 	defer v.mu.RUnlock()
 	var keys []string
-	var entries map[string]viewEntry
+	entries := map[string]viewEntry{}
+	if t := v.flushing; t != nil && t.order != nil {
+		t.order.AscendGreaterOrEqual(string(prefix), func(k string) bool {
+			if !strings.HasPrefix(k, string(prefix)) {
+				return false
+			}
+			e := t.m[k]
+			keys = append(keys, k)
+			entries[k] = viewEntry{value: e.value, del: e.del, seq: v.flushSeq}
+			return true
+		})
+	}
 	for k, e := range v.m {
 		if strings.HasPrefix(k, string(prefix)) {
-			if entries == nil {
-				entries = map[string]viewEntry{}
+			if _, dup := entries[k]; !dup {
+				keys = append(keys, k)
 			}
-			keys = append(keys, k)
 			entries[k] = e
 		}
 	}

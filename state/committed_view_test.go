@@ -94,3 +94,66 @@ func TestStoresListsHeldCommits(t *testing.T) {
 		t.Errorf("Stores (-want +got):\n%s", diff)
 	}
 }
+
+// TestCommittedViewFlushTable follows the view through a commit that
+// writes Badger: the commit's flush table stands in for every entry
+// published before it (no copy of it is kept), held deltas published
+// after it are read over it, forgetting an older write leaves it, and
+// forgetting its own write drops it and lets the map go.
+func TestCommittedViewFlushTable(t *testing.T) {
+	var v committedView
+	type got struct {
+		Keys    []string
+		Entries map[string]viewEntry
+	}
+	read := func(prefix string) got {
+		keys, entries, txn := v.snapshot(openDB(t, "").bdb, []byte(prefix))
+		txn.Discard()
+		return got{keys, entries}
+	}
+	held := v.publish([]Change{{Key: []byte("a1"), Value: []byte("1")}, {Key: []byte("b1"), Value: []byte("1")}})
+	if held != 1 {
+		t.Fatalf("first publication numbered %d, want 1", held)
+	}
+	table := newMemtable()
+	table.set([]byte("a1"), entry{value: []byte("1")})
+	table.set([]byte("a2"), entry{del: true})
+	table.set([]byte("b1"), entry{value: []byte("2")})
+	flushed := v.publishFlush(&table)
+	if v.m != nil {
+		t.Errorf("after publishFlush the view still copies %d entries", len(v.m))
+	}
+	v.publish([]Change{{Key: []byte("a1"), Value: []byte("3")}, {Key: []byte("a3"), Value: []byte("1")}})
+	want := got{
+		Keys: []string{"a1", "a2", "a3"},
+		Entries: map[string]viewEntry{
+			"a1": {value: []byte("3"), seq: 3},
+			"a2": {del: true, seq: flushed},
+			"a3": {value: []byte("1"), seq: 3},
+		},
+	}
+	if diff := cmp.Diff(want, read("a"), cmp.AllowUnexported(viewEntry{})); diff != "" {
+		t.Errorf("snapshot of a (-want +got):\n%s", diff)
+	}
+	// An earlier write finishing (its goroutine forgets after the next
+	// commit began) must not drop the table being written now.
+	v.forget(held)
+	if !v.holds() || v.flushing != &table {
+		t.Errorf("forget(%d) dropped the flush table published as %d", held, flushed)
+	}
+	v.forget(flushed)
+	if v.flushing != nil {
+		t.Errorf("forget(%d) kept the flush table", flushed)
+	}
+	want = got{Keys: []string{"a1", "a3"}, Entries: map[string]viewEntry{
+		"a1": {value: []byte("3"), seq: 3},
+		"a3": {value: []byte("1"), seq: 3},
+	}}
+	if diff := cmp.Diff(want, read("a"), cmp.AllowUnexported(viewEntry{})); diff != "" {
+		t.Errorf("snapshot of a after the write (-want +got):\n%s", diff)
+	}
+	v.forget(3)
+	if v.m != nil || v.holds() {
+		t.Errorf("view after forgetting everything: map %v, holds %v; want nil, false", v.m, v.holds())
+	}
+}

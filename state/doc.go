@@ -40,8 +40,12 @@
 //     only what is new next time) until a later Commit or CommitHeld writes
 //     them to Badger, at most once a second; Discard if the transaction
 //     aborts. Pull queries read committed state only (RangeCommitted): each
-//     Hold or Commit publishes the changelog's delta to a view merged over
-//     Badger, forgotten once the Badger write holding it is done.
+//     Hold publishes the changelog's delta to a view merged over Badger, a
+//     Commit its whole overlay (the table on its way to Badger, not a
+//     copy), forgotten once the Badger write holding it is done.
+//     OverlayMemory estimates what the overlay takes on the Go heap (keys'
+//     overhead included), which exec bounds: a store past its bound
+//     commits at once and writes Badger.
 //
 // Badger never holds a write the changelog lacks, so a crash at any point
 // is repaired by replaying the changelog from the last checkpoint. The source

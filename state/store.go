@@ -390,9 +390,12 @@ func (s *Store) Hold(cp Checkpoint) {
 	s.nextGen()
 }
 
-// OverlayBytes is the size of the keys and values in the overlay: held
-// writes and those since.
-func (s *Store) OverlayBytes() int64 { return s.overlay.bytes }
+// OverlayMemory estimates what the overlay (held writes and those since)
+// holds on the Go heap, keys' overheads included: what a bound on the
+// process's memory must count. The commit's copies of the writes the
+// changelog takes (Pending, its records, the committed view) are at most
+// one each per overlay key, so they grow and shrink with it.
+func (s *Store) OverlayMemory() int64 { return s.overlay.memory() }
 
 // CommitHeld writes the held writes to Badger (Commit with the held
 // checkpoint), before the store changes hands or closes. Writes not yet
@@ -435,11 +438,9 @@ func (s *Store) Commit(cp Checkpoint) error {
 	if err := s.db.checkSpace(s.overlay.bytes); err != nil {
 		return s.errorf("commit", err)
 	}
-	// Published before the write starts, forgotten once it is done:
-	// RangeCommitted sees the commit all along.
-	published := s.view.publish(s.produced)
-	s.produced = nil
 	if r := s.restored.Load(); r != nil {
+		s.view.publish(s.produced)
+		s.produced = nil
 		handled, err := r.commit(&s.overlay, cp)
 		if err != nil {
 			return s.errorf("commit", err)
@@ -449,6 +450,7 @@ func (s *Store) Commit(cp Checkpoint) error {
 			return nil
 		}
 	}
+	s.produced = nil
 	// The commit's data goes to Badger in the background: Kafka already
 	// holds it (the changelog, and under exactly-once the committed
 	// transaction), so a crash before the write ends is a restore of the
@@ -457,6 +459,9 @@ func (s *Store) Commit(cp Checkpoint) error {
 	// aggregation, this write took 20–55 ms of every 100 ms commit
 	// interval (docs/benchmarks.md).
 	f := &flush{table: s.overlay, cp: cp, done: make(chan struct{})}
+	// Published before the write starts, forgotten once it is done:
+	// RangeCommitted sees the commit all along.
+	published := s.view.publishFlush(&f.table)
 	s.overlay = newMemtable()
 	s.nextGen()
 	s.held = nil

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"runtime"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
@@ -590,4 +591,34 @@ func TestRangeLongOverlayIsStableUnderWrites(t *testing.T) {
 	if diff := cmp.Diff([]kv{{"k040", "o"}, {"k040x", "new"}, {"k041", "o"}}, got); diff != "" {
 		t.Errorf("early stop mismatch (-want +got):\n%s", diff)
 	}
+}
+
+// TestMemtableMemoryHonest: what the overlay says it holds
+// (OverlayMemory) is its keys and values plus memtableEntryOverhead a
+// key, and that is within a fifth of what its entries cost the Go heap
+// (keys of 26 bytes and values of 18, as a windowed COUNT and SUM's).
+// Counting the bytes alone, a bound on it let the heap grow four times
+// past what it meant.
+func TestMemtableMemoryHonest(t *testing.T) {
+	const n = 50_000
+	s := openDB(t, "").Store("agg", 0)
+	value := make([]byte, 18)
+	var before, after runtime.MemStats
+	runtime.GC()
+	runtime.ReadMemStats(&before)
+	for i := range n {
+		s.Put(fmt.Appendf(nil, "\x00\x00\x01\x8c%08dauction-%06d", i, i), value)
+	}
+	runtime.GC()
+	runtime.ReadMemStats(&after)
+	if want := int64(n*(26+18) + n*memtableEntryOverhead); s.OverlayMemory() != want {
+		t.Errorf("OverlayMemory = %d, want %d (keys and values, and the overhead of %d keys)", s.OverlayMemory(), want, n)
+	}
+	heap := int64(after.HeapAlloc) - int64(before.HeapAlloc)
+	if ratio := float64(s.OverlayMemory()) / float64(heap); ratio < 0.8 || ratio > 1.2 {
+		t.Errorf("OverlayMemory %d against %d bytes of heap (%.2f); want within a fifth", s.OverlayMemory(), heap, ratio)
+	} else {
+		t.Logf("OverlayMemory %d, heap %d (%d a key)", s.OverlayMemory(), heap, heap/n)
+	}
+	runtime.KeepAlive(s)
 }

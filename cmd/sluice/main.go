@@ -21,6 +21,7 @@ type cli struct {
 	LogLevel   string `name:"log-level" env:"SLUICE_LOG_LEVEL" default:"warn" enum:"debug,info,warn,error" help:"Log level (${enum})."`
 	LogFormat  string `name:"log-format" env:"SLUICE_LOG_FORMAT" default:"text" enum:"text,json" help:"Log format (${enum}): json writes one object a line, with the query id as a field, for log pipelines."`
 	CPUProfile string `name:"cpuprofile" env:"SLUICE_CPUPROFILE" type:"path" help:"Write a pprof CPU profile of the whole process to this file (for docs/benchmarks.md and the bench harness)."`
+	MemProfile string `name:"memprofile" env:"SLUICE_MEMPROFILE" type:"path" help:"Write a pprof heap profile to this file each time the live heap reaches a new high, so it shows the process at its largest (for the memory targets in docs/benchmarks.md)."`
 
 	Shell  shellCmd  `cmd:"" default:"withargs" help:"The interactive SQL shell (the default command): an engine in this process, or a client of a sluice server with --server."`
 	Run    runCmd    `cmd:"" help:"Run the statements of a SQL file and keep its queries running until Ctrl-C."`
@@ -67,7 +68,14 @@ func main() {
 		fmt.Fprintln(os.Stderr, "sluice:", err)
 		os.Exit(2)
 	}
+	stopHeapProfile, err := startHeapProfile(c.MemProfile)
+	if err != nil {
+		stopProfile()
+		fmt.Fprintln(os.Stderr, "sluice:", err)
+		os.Exit(2)
+	}
 	err = ctx.Run(log)
+	stopHeapProfile()
 	stopProfile()
 	if err != nil {
 		var ee *exitError
