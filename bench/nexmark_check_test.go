@@ -5,6 +5,7 @@ import (
 	"slices"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/twmb/franz-go/pkg/kgo"
 )
@@ -243,5 +244,34 @@ func TestNXDailyQueries(t *testing.T) {
 		if err := e.verify(bad); err == nil {
 			t.Errorf("%s: a changed value accepted", tc.q)
 		}
+	}
+}
+
+// TestRatioSkipsUnmeasuredRuns: a per-CPU figure of 0 (a steady window
+// too short to sample the CPU) gives no ratio, so results.json gets no
+// 0 for a query that was merely too short; the runs that measured
+// something still give their median.
+func TestRatioSkipsUnmeasuredRuns(t *testing.T) {
+	s := func(steadyCPU time.Duration) procSample {
+		return procSample{Records: 1000, Steady: time.Second, SteadyFrac: 0.5, SteadyCPU: steadyCPU}
+	}
+	tests := []struct {
+		name   string
+		a, b   []procSample
+		want   float64
+		wantOK bool
+	}{
+		{"every run measured", []procSample{s(time.Second), s(2 * time.Second), s(time.Second)}, []procSample{s(2 * time.Second), s(2 * time.Second), s(4 * time.Second)}, 2, true},
+		{"no run measured", []procSample{s(0), s(0)}, []procSample{s(time.Second), s(time.Second)}, 0, false},
+		{"one run measured", []procSample{s(0), s(time.Second)}, []procSample{s(time.Second), s(3 * time.Second)}, 3, true},
+		{"unequal runs", []procSample{s(time.Second)}, nil, 0, false},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			got, ok := ratio(tt.a, tt.b, procSample.PerCPU)
+			if got != tt.want || ok != tt.wantOK {
+				t.Fatalf("ratio = %v, %v; want %v, %v", got, ok, tt.want, tt.wantOK)
+			}
+		})
 	}
 }

@@ -176,9 +176,18 @@ func ratio(a, b []procSample, f func(procSample) float64) (float64, bool) {
 	if len(a) == 0 || len(a) != len(b) {
 		return 0, false
 	}
-	rs := make([]float64, len(a))
+	// A run whose figure is not positive measured nothing (a per-CPU
+	// figure of a steady window too short to sample): it has no ratio,
+	// and with no run left there is none to report, rather than a 0.
+	var rs []float64
 	for i := range a {
-		rs[i] = f(a[i]) / f(b[i])
+		x, y := f(a[i]), f(b[i])
+		if x > 0 && y > 0 {
+			rs = append(rs, x/y)
+		}
+	}
+	if len(rs) == 0 {
+		return 0, false
 	}
 	return median(rs), true
 }
