@@ -160,28 +160,6 @@ func TestConnectorsOnKafkaConnect(t *testing.T) {
 	}
 }
 
-// pullRows runs a pull query and gives its rows' columns, joined.
-func pullRows(t *testing.T, e *engine.Engine, sql string) []string {
-	t.Helper()
-	res := execute(t, e, sql)[0]
-	if res.Rows == nil || !res.Rows.Pull {
-		t.Fatalf("%s: not answered as a pull query", sql)
-	}
-	var out []string
-	timeout := time.After(30 * time.Second)
-	for {
-		select {
-		case r, ok := <-res.Rows.C:
-			if !ok {
-				return out
-			}
-			out = append(out, fmt.Sprint(r.Cols...))
-		case <-timeout:
-			t.Fatalf("%s: rows did not end", sql)
-		}
-	}
-}
-
 // TestFileStreamSinkConnector: a FileStream sink connector created from
 // Sluice writes the rows of a Sluice query's sink topic to a file, line
 // for line, and DESCRIBE CONNECTOR names the sink stream over its topic.

@@ -68,6 +68,28 @@ func execute(t *testing.T, e *engine.Engine, sql string) []*engine.Result {
 	return res
 }
 
+// pullRows runs a pull query and gives its rows' columns, joined.
+func pullRows(t *testing.T, e *engine.Engine, sql string) []string {
+	t.Helper()
+	res := execute(t, e, sql)[0]
+	if res.Rows == nil || !res.Rows.Pull {
+		t.Fatalf("%s: not answered as a pull query", sql)
+	}
+	var out []string
+	timeout := time.After(30 * time.Second)
+	for {
+		select {
+		case r, ok := <-res.Rows.C:
+			if !ok {
+				return out
+			}
+			out = append(out, fmt.Sprint(r.Cols...))
+		case <-timeout:
+			t.Fatalf("%s: rows did not end", sql)
+		}
+	}
+}
+
 func closeEngine(t *testing.T, e *engine.Engine) {
 	t.Helper()
 	if err := e.Close(); err != nil {

@@ -3,7 +3,6 @@ package engine_test
 import (
 	"fmt"
 	"testing"
-	"time"
 
 	"github.com/google/go-cmp/cmp"
 	"github.com/twmb/franz-go/pkg/kgo"
@@ -27,23 +26,7 @@ func TestPullQueryOnStream(t *testing.T) {
 	execute(t, e, fmt.Sprintf(`CREATE STREAM s (k VARCHAR KEY, v INT) WITH (KAFKA_TOPIC='%s', VALUE_FORMAT='JSON');`, in))
 	rows := func(sql string) []string {
 		t.Helper()
-		res := execute(t, e, sql)[0]
-		if res.Rows == nil || !res.Rows.Pull {
-			t.Fatalf("%s: not answered as a pull query", sql)
-		}
-		var out []string
-		timeout := time.After(30 * time.Second)
-		for {
-			select {
-			case r, ok := <-res.Rows.C:
-				if !ok {
-					return out
-				}
-				out = append(out, fmt.Sprint(r.Cols...))
-			case <-timeout:
-				t.Fatalf("%s: rows did not end", sql)
-			}
-		}
+		return pullRows(t, e, sql)
 	}
 	// Rows come partition by partition, so only their set is fixed.
 	got := rows("SELECT k, v * 10 AS v10 FROM s WHERE v > 1;")
