@@ -57,22 +57,12 @@ func TestAvroThroughRegistry(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	var hdr sr.ConfluentHeader
-	encode := func(id int, schema string, v map[string]any) []byte {
-		t.Helper()
-		b, _ := hdr.AppendEncode(nil, id, nil)
-		body, err := avro.Marshal(avro.MustParse(schema), v)
-		if err != nil {
-			t.Fatal(err)
-		}
-		return append(b, body...)
-	}
 	testkafka.Produce(t, brokers,
-		&kgo.Record{Topic: in, Key: []byte("o1"), Value: encode(id2, v2, map[string]any{"id": int64(1), "item": "pen", "price": map[string]any{"double": 2.5}})},
-		&kgo.Record{Topic: in, Key: []byte("o2"), Value: encode(id1, v1, map[string]any{"id": int64(2), "item": "ink"})}, // no price: NULL, filtered out
-		&kgo.Record{Topic: in, Key: []byte("o3"), Value: []byte(`{"id":3}`)},                                             // not the wire format
-		&kgo.Record{Topic: in, Key: []byte("o4"), Value: encode(999, v1, map[string]any{"id": int64(4), "item": "x"})},   // unknown schema id
-		&kgo.Record{Topic: in, Key: []byte("o5"), Value: encode(id2, v2, map[string]any{"id": int64(5), "item": "box", "price": map[string]any{"double": 7.0}})},
+		&kgo.Record{Topic: in, Key: []byte("o1"), Value: confluentAvro(t, id2, v2, map[string]any{"id": int64(1), "item": "pen", "price": map[string]any{"double": 2.5}})},
+		&kgo.Record{Topic: in, Key: []byte("o2"), Value: confluentAvro(t, id1, v1, map[string]any{"id": int64(2), "item": "ink"})}, // no price: NULL, filtered out
+		&kgo.Record{Topic: in, Key: []byte("o3"), Value: []byte(`{"id":3}`)},                                                       // not the wire format
+		&kgo.Record{Topic: in, Key: []byte("o4"), Value: confluentAvro(t, 999, v1, map[string]any{"id": int64(4), "item": "x"})},   // unknown schema id
+		&kgo.Record{Topic: in, Key: []byte("o5"), Value: confluentAvro(t, id2, v2, map[string]any{"id": int64(5), "item": "box", "price": map[string]any{"double": 7.0}})},
 	)
 
 	cfg := testConfig(brokers, t.TempDir(), testkafka.Name(t, "svc"), quiet)
@@ -112,6 +102,7 @@ func TestAvroThroughRegistry(t *testing.T) {
 		t.Errorf("registered sink schema\n got %s\nwant %s", schema, want)
 	}
 	var got []string
+	var hdr sr.ConfluentHeader
 	for _, r := range testkafka.ReadAll(t, brokers, out) {
 		id, body, err := hdr.DecodeID(r.Value)
 		if err != nil || id != sinkID {
@@ -299,4 +290,17 @@ func TestProtobufBadRecords(t *testing.T) {
 	if n := len(testkafka.ReadAll(t, brokers, dead)); n != 3 {
 		t.Errorf("%d records in the error topic, want 3", n)
 	}
+}
+
+// confluentAvro is v in Avro under schema, in the Confluent wire format
+// with the registry's id.
+func confluentAvro(t *testing.T, id int, schema string, v map[string]any) []byte {
+	t.Helper()
+	var hdr sr.ConfluentHeader
+	b, _ := hdr.AppendEncode(nil, id, nil)
+	body, err := avro.Marshal(avro.MustParse(schema), v)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return append(b, body...)
 }

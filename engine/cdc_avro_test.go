@@ -69,16 +69,6 @@ func TestDebeziumAvroTable(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	var hdr sr.ConfluentHeader
-	encode := func(id int, schema string, v map[string]any) []byte {
-		t.Helper()
-		b, _ := hdr.AppendEncode(nil, id, nil)
-		body, err := avro.Marshal(avro.MustParse(schema), v)
-		if err != nil {
-			t.Fatal(err)
-		}
-		return append(b, body...)
-	}
 	row := func(id int, name string, qty int64) any {
 		if id == 0 {
 			return nil
@@ -92,12 +82,12 @@ func TestDebeziumAvroTable(t *testing.T) {
 			"source": map[string]any{"version": "3.6.1.Final", "connector": "postgresql", "name": "inv", "ts_ms": 100 * lsn,
 				"snapshot": map[string]any{"string": "false"}, "db": "shop", "sequence": nil, "schema": "public", "table": "items",
 				"txId": map[string]any{"long": 700 + lsn}, "lsn": map[string]any{"long": lsn}, "xmin": nil}}
-		return &kgo.Record{Topic: topic, Key: encode(keyID, debeziumAvroKey, map[string]any{"id": key}),
-			Value: encode(valueID, debeziumAvroValue, v), Timestamp: time.UnixMilli(1000 + ts)}
+		return &kgo.Record{Topic: topic, Key: confluentAvro(t, keyID, debeziumAvroKey, map[string]any{"id": key}),
+			Value: confluentAvro(t, valueID, debeziumAvroValue, v), Timestamp: time.UnixMilli(1000 + ts)}
 	}
 	tombstone := func(key int) *kgo.Record {
 		ts++
-		return &kgo.Record{Topic: topic, Key: encode(keyID, debeziumAvroKey, map[string]any{"id": key}), Timestamp: time.UnixMilli(1000 + ts)}
+		return &kgo.Record{Topic: topic, Key: confluentAvro(t, keyID, debeziumAvroKey, map[string]any{"id": key}), Timestamp: time.UnixMilli(1000 + ts)}
 	}
 	testkafka.Produce(t, brokers,
 		change(1, "r", nil, row(1, "anvil", 3), 1),
