@@ -83,23 +83,11 @@ func TestDebeziumTableChanges(t *testing.T) {
 	send := func(key []byte, value string) []string {
 		t.Helper()
 		ts++
-		r := exec.Record{Topic: "inv.public.items", Key: key, Timestamp: ts}
-		if value != "" {
-			r.Value = []byte(value)
-		}
-		out, err := mem.Send(r)
-		if err != nil {
-			t.Fatal(err)
-		}
 		var got []string
-		for _, r := range out {
+		for _, r := range sendChange(t, mem, key, value, ts) {
 			switch r.Topic {
 			case "BY_NAME", "ITEMS_COPY", "CHANGES", "BEFORES":
-				v := "<tombstone>"
-				if r.Value != nil {
-					v = string(r.Value)
-				}
-				got = append(got, r.Topic+" "+string(r.Key)+" "+v)
+				got = append(got, r.Topic+" "+string(r.Key)+" "+recordValue(r))
 			}
 		}
 		// The aggregation's results come through its repartition topic,
@@ -233,20 +221,9 @@ func TestDebeziumSink(t *testing.T) {
 	send := func(key []byte, value string) []string {
 		t.Helper()
 		ts++
-		r := exec.Record{Topic: "inv.public.items", Key: key, Timestamp: ts}
-		if value != "" {
-			r.Value = []byte(value)
-		}
-		out, err := mem.Send(r)
-		if err != nil {
-			t.Fatal(err)
-		}
 		var got []string
-		for _, r := range out {
-			v := "<tombstone>"
-			if r.Value != nil {
-				v = string(r.Value)
-			}
+		for _, r := range sendChange(t, mem, key, value, ts) {
+			v := recordValue(r)
 			line := fmt.Sprintf("%s %s %s @%d", r.Topic, r.Key, v, r.Timestamp)
 			switch r.Topic {
 			case "ITEMS_CDC", "by_name_cdc":
@@ -545,11 +522,7 @@ func TestDebeziumTableJoin(t *testing.T) {
 		var got []string
 		for _, o := range out {
 			if o.Topic == "PRICED" {
-				v := "<tombstone>"
-				if o.Value != nil {
-					v = string(o.Value)
-				}
-				got = append(got, fmt.Sprintf("%s %s", o.Key, v))
+				got = append(got, fmt.Sprintf("%s %s", o.Key, recordValue(o)))
 			}
 		}
 		return got
@@ -650,4 +623,28 @@ func TestDebeziumRealRecords(t *testing.T) {
 			}
 		})
 	}
+}
+
+// sendChange sends one change event of inv.public.items (an empty value
+// is Debezium's tombstone) through the in-memory engine and gives the
+// records the queries wrote.
+func sendChange(t *testing.T, mem *exec.MemoryRunner, key []byte, value string, ts int64) []*exec.Record {
+	t.Helper()
+	r := exec.Record{Topic: "inv.public.items", Key: key, Timestamp: ts}
+	if value != "" {
+		r.Value = []byte(value)
+	}
+	out, err := mem.Send(r)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return out
+}
+
+// recordValue is a written record's value as text, a tombstone named.
+func recordValue(r *exec.Record) string {
+	if r.Value == nil {
+		return "<tombstone>"
+	}
+	return string(r.Value)
 }
