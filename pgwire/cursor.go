@@ -83,8 +83,8 @@ type declareStatement struct {
 	query *sluiceStatement
 }
 
-func (d *declareStatement) paramOIDs() []uint32                               { return d.query.paramOIDs() }
-func (d *declareStatement) empty() bool                                       { return false }
+func (d *declareStatement) paramOIDs() []uint32                                 { return d.query.paramOIDs() }
+func (d *declareStatement) empty() bool                                         { return false }
 func (d *declareStatement) columns(context.Context, *session) ([]column, error) { return nil, nil }
 
 func (d *declareStatement) run(ctx context.Context, ss *session, params []any) (*outcome, error) {
@@ -180,8 +180,8 @@ type closeStatement struct {
 	all  bool
 }
 
-func (c *closeStatement) paramOIDs() []uint32                               { return nil }
-func (c *closeStatement) empty() bool                                       { return false }
+func (c *closeStatement) paramOIDs() []uint32                                 { return nil }
+func (c *closeStatement) empty() bool                                         { return false }
 func (c *closeStatement) columns(context.Context, *session) ([]column, error) { return nil, nil }
 
 func (c *closeStatement) run(_ context.Context, ss *session, _ []any) (*outcome, error) {

@@ -75,9 +75,9 @@ func (ss *session) prepare(text string, declared []uint32) (statement, error) {
 
 type emptyStatement struct{}
 
-func (emptyStatement) paramOIDs() []uint32                               { return nil }
+func (emptyStatement) paramOIDs() []uint32                                 { return nil }
 func (emptyStatement) columns(context.Context, *session) ([]column, error) { return nil, nil }
-func (emptyStatement) empty() bool                                       { return true }
+func (emptyStatement) empty() bool                                         { return true }
 func (emptyStatement) run(context.Context, *session, []any) (*outcome, error) {
 	return &outcome{empty: true}, nil
 }
