@@ -94,6 +94,12 @@ func start(t *testing.T) *fixture {
 // server on a loopback port of its own, shut down at cleanup.
 func (f *fixture) listen(opts pgwire.Options) string {
 	f.t.Helper()
+	_, addr := f.listenServer(opts)
+	return addr
+}
+
+func (f *fixture) listenServer(opts pgwire.Options) (*pgwire.Server, string) {
+	f.t.Helper()
 	if opts.Log == nil {
 		opts.Log = quiet
 	}
@@ -117,7 +123,7 @@ func (f *fixture) listen(opts pgwire.Options) string {
 			f.t.Errorf("postgres serve: %v", err)
 		}
 	})
-	return ln.Addr().String()
+	return pg, ln.Addr().String()
 }
 
 func connString(addr, user, pass, sslmode string) string {
@@ -563,6 +569,48 @@ func TestConcurrentSessions(t *testing.T) {
 	close(errs)
 	for err := range errs {
 		t.Error(err)
+	}
+}
+
+// TestShutdown: a server shutting down ends its sessions, a running push
+// query's and an idle one's, with FATAL 57P01.
+func TestShutdown(t *testing.T) {
+	f := start(t)
+	pg, addr := f.listenServer(pgwire.Options{Users: map[string]string{"alice": "secret"}})
+	busy := connect(t, connString(addr, "alice", "secret", "disable"))
+	idle := connect(t, connString(addr, "alice", "secret", "disable"))
+	st := testkafka.Name(t, "S")
+	exec(t, busy, fmt.Sprintf("CREATE STREAM %s (V INT) WITH (KAFKA_TOPIC='%s', PARTITIONS=1, VALUE_FORMAT='JSON')", st, testkafka.Name(t, "s")))
+	exec(t, idle, "INSERT INTO "+st+" (V) VALUES (1)")
+	exec(t, busy, "SET 'auto.offset.reset'='earliest'")
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	defer cancel()
+	// pgx's Query returns with the first row; the query then waits for
+	// more that never come.
+	rows, err := busy.Query(ctx, "SELECT V FROM "+st+" EMIT CHANGES")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !rows.Next() {
+		t.Fatalf("no first row: %v", rows.Err())
+	}
+	ended := make(chan error, 1)
+	go func() {
+		for rows.Next() {
+		}
+		ended <- rows.Err()
+	}()
+	if err := pg.Shutdown(ctx); err != nil {
+		t.Fatalf("shutdown: %v", err)
+	}
+	if err := <-ended; pgCode(err) != "57P01" {
+		t.Errorf("push query at shutdown: %v", err)
+	}
+	if _, err := idle.Exec(ctx, "SHOW STREAMS"); err == nil {
+		t.Errorf("idle session still served after shutdown")
+	}
+	if _, err := connectErr(connString(addr, "alice", "secret", "disable")); err == nil {
+		t.Errorf("connected after shutdown")
 	}
 }
 

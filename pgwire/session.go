@@ -490,6 +490,14 @@ func (ss *session) drain(p *portal, maxRows int) error {
 	}
 	ctx, done := ss.statementContext()
 	defer done()
+	if out.push {
+		// What came before the rows (BindComplete, RowDescription) goes
+		// out now: a push query may wait long for its first row.
+		if err := ss.be.Flush(); err != nil {
+			p.close()
+			return fatal(codeProtocolViolation, "client went away")
+		}
+	}
 	sent := 0
 	for maxRows <= 0 || sent < maxRows {
 		row, ok, err := out.rows.Next(ctx)
