@@ -292,7 +292,7 @@ func (ss *session) simpleQuery(sql string) error {
 // statements by Sluice's lexing rules (backquoted names, which
 // Postgres's scanner does not know, leave such parts whole).
 func (ss *session) splitSluice(part string) []string {
-	if _, cursor, _ := ss.prepareCursor(part, nil); cursor || ss.cat.Claims(part) {
+	if ss.cat.Claims(part) {
 		return []string{part}
 	}
 	texts, rest := parser.SplitStatements(part)
