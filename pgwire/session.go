@@ -3,6 +3,8 @@ package pgwire
 import (
 	"context"
 	"errors"
+	"io"
+	"net"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -134,7 +136,8 @@ func (ss *session) run() {
 				return
 			}
 			var pe *pgError
-			if !errors.As(err, &pe) && !errors.Is(err, errClientGone) && ss.ctx.Err() == nil && !isEOF(err) {
+			if !errors.As(err, &pe) && ss.ctx.Err() == nil && !isEOF(err) {
+				ss.srv.log.Info("postgres: invalid message; connection closed", "user", ss.user, "pid", ss.pid, "err", err)
 				ss.sendFatal(protocolErrorf("invalid message: %v", err))
 			}
 			return
@@ -197,8 +200,9 @@ func (ss *session) run() {
 	}
 }
 
+// isEOF reports a read that ended because the connection did.
 func isEOF(err error) bool {
-	return err != nil && (errors.Is(err, errClientGone) || strings.Contains(err.Error(), "EOF") || strings.Contains(err.Error(), "closed"))
+	return errors.Is(err, io.EOF) || errors.Is(err, io.ErrUnexpectedEOF) || errors.Is(err, net.ErrClosed) || errors.Is(err, errClientGone)
 }
 
 func (ss *session) sendFatal(pe *pgError) {
