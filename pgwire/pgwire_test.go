@@ -249,6 +249,9 @@ func TestTypes(t *testing.T) {
 	if tag := exec(t, conn, fmt.Sprintf("CREATE TABLE %s (%s) WITH (KAFKA_TOPIC='%s', PARTITIONS=2, VALUE_FORMAT='JSON')", tbl, allTypes, topic)); tag.String() != "CREATE TABLE" {
 		t.Fatalf("tag %q", tag)
 	}
+	// The query reads the table's topic from its start, whenever its
+	// consumer joins.
+	exec(t, conn, "SET 'auto.offset.reset'='earliest'")
 	exec(t, conn, fmt.Sprintf("CREATE TABLE %s AS SELECT * FROM %s", q, tbl))
 	ts := time.Date(2024, 1, 2, 3, 4, 5, 678e6, time.UTC)
 	insert := fmt.Sprintf(`INSERT INTO %s (ID, B, I, L, D, N, S, Y, TS, DT, TM, A, AI, M, ST)
@@ -532,6 +535,7 @@ func TestConcurrentSessions(t *testing.T) {
 	conn := connect(t, connString(f.pgAddr, "alice", "secret", "disable"))
 	tbl, q := testkafka.Name(t, "T"), testkafka.Name(t, "Q")
 	exec(t, conn, fmt.Sprintf("CREATE TABLE %s (ID INT PRIMARY KEY, V STRING) WITH (KAFKA_TOPIC='%s', PARTITIONS=4, VALUE_FORMAT='JSON')", tbl, testkafka.Name(t, "t")))
+	exec(t, conn, "SET 'auto.offset.reset'='earliest'")
 	exec(t, conn, fmt.Sprintf("CREATE TABLE %s AS SELECT * FROM %s", q, tbl))
 	const sessions = 20
 	for i := range sessions {
