@@ -427,13 +427,22 @@ func TestProtocol(t *testing.T) {
 	}
 
 	// A cursor over a push query pages it.
+	exec(t, conn, fmt.Sprintf("INSERT INTO %s (K, V) VALUES ('c', 3)", st))
 	exec(t, conn, fmt.Sprintf("DECLARE c NO SCROLL CURSOR WITHOUT HOLD FOR SELECT K, V FROM %s EMIT CHANGES", st))
 	if got := textRows(t, conn, "FETCH 1 FROM c"); !cmp.Equal(got, [][]string{{"a", "1"}}) {
 		t.Errorf("FETCH 1: %q", got)
 	}
-	exec(t, conn, fmt.Sprintf("INSERT INTO %s (K, V) VALUES ('c', 3)", st))
+	if tag := exec(t, conn, "MOVE 1 IN c"); tag.String() != "MOVE 1" {
+		t.Errorf("MOVE tag %q", tag)
+	}
+	if got := textRows(t, conn, "FETCH NEXT FROM c"); !cmp.Equal(got, [][]string{{"c", "3"}}) {
+		t.Errorf("FETCH NEXT: %q", got)
+	}
+	// FETCH on a push query waits for a row as long as it takes, then
+	// returns what came within the linger: here the one new row.
+	exec(t, conn, fmt.Sprintf("INSERT INTO %s (K, V) VALUES ('d', 4)", st))
 	r := conn.PgConn().ExecParams(ctx, "FETCH FORWARD 5 IN c", nil, nil, nil, nil).Read()
-	if r.Err != nil || r.CommandTag.String() != "FETCH 2" || len(r.Rows) != 2 || string(r.Rows[1][0]) != "c" {
+	if r.Err != nil || r.CommandTag.String() != "FETCH 1" || len(r.Rows) != 1 || string(r.Rows[0][0]) != "d" {
 		t.Errorf("FETCH 5: tag %q rows %q err %v", r.CommandTag, r.Rows, r.Err)
 	}
 	if tag := exec(t, conn, "CLOSE c"); tag.String() != "CLOSE CURSOR" {

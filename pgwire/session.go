@@ -476,6 +476,9 @@ func (ss *session) start(p *portal) error {
 	return nil
 }
 
+// flushRows is how many rows of a finite answer are written at a time.
+const flushRows = 512
+
 // drain sends a started portal's rows, up to maxRows (0: all), then
 // CommandComplete, or PortalSuspended when rows remain. A push query's
 // rows are flushed as they come.
@@ -522,7 +525,9 @@ func (ss *session) drain(p *portal, maxRows int) error {
 		}
 		ss.be.Send(&pgproto3.DataRow{Values: vals})
 		sent++
-		if out.push {
+		if out.push || sent%flushRows == 0 {
+			// A push query's rows go as they come; a long answer's in
+			// batches, so its rows are never all held here.
 			if err := ss.be.Flush(); err != nil {
 				p.close()
 				return fatal(codeProtocolViolation, "client went away")
