@@ -389,9 +389,10 @@ func TestProtocol(t *testing.T) {
 	if pgCode(err) != "42P01" {
 		t.Errorf("unknown source: %v", err)
 	}
+	// Through the extended protocol (pgx prepares it), positioned too.
 	_, err = conn.Exec(ctx, fmt.Sprintf("SELECT NOPE FROM %s EMIT CHANGES", st))
-	if pgCode(err) != "42703" {
-		t.Errorf("unknown column: %v", err)
+	if !errors.As(err, &pe) || pe.Code != "42703" || pe.Position != 8 {
+		t.Errorf("unknown column: %v (%+v)", err, pe)
 	}
 
 	// Push queries start from the earliest offset with this session's

@@ -390,7 +390,7 @@ func (ss *session) describe(m *pgproto3.Describe) error {
 		defer done()
 		cols, err := st.columns(ctx, ss)
 		if err != nil {
-			return canceled(ctx, err)
+			return toPG(canceled(ctx, err), statementText(st), 0)
 		}
 		ss.be.Send(&pgproto3.ParameterDescription{ParameterOIDs: st.paramOIDs()})
 		if cols == nil {
@@ -413,7 +413,7 @@ func (ss *session) describe(m *pgproto3.Describe) error {
 		cols, err = p.stmt.columns(ctx, ss)
 		done()
 		if err != nil {
-			return canceled(ctx, err)
+			return toPG(canceled(ctx, err), statementText(p.stmt), 0)
 		}
 		if cols != nil {
 			if cols, err = withFormats(cols, p.formats); err != nil {
@@ -444,7 +444,7 @@ func (ss *session) execute(m *pgproto3.Execute) error {
 	}
 	if p.out == nil {
 		if err := ss.start(p); err != nil {
-			return err
+			return toPG(err, statementText(p.stmt), 0)
 		}
 	}
 	return ss.drain(p, int(m.MaxRows))
@@ -558,6 +558,15 @@ func (ss *session) sync() {
 		p.close()
 		delete(ss.portals, name)
 	}
+}
+
+// statementText is the text a Sluice statement's error positions point
+// into; "" for other statements.
+func statementText(st statement) string {
+	if s, ok := st.(*sluiceStatement); ok {
+		return s.text
+	}
+	return ""
 }
 
 func rowDescription(cols []column) *pgproto3.RowDescription {
