@@ -427,6 +427,49 @@ func TestProtocol(t *testing.T) {
 		t.Errorf("after cancel: %q", got)
 	}
 
+	// A CancelRequest with a wrong key does nothing: the push query goes
+	// on and gets the next row.
+	w := testkafka.Name(t, "W")
+	exec(t, conn, fmt.Sprintf("CREATE STREAM %s (V INT) WITH (KAFKA_TOPIC='%s', PARTITIONS=1, VALUE_FORMAT='JSON')", w, testkafka.Name(t, "w")))
+	exec(t, conn, "INSERT INTO "+w+" (V) VALUES (1)")
+	other := connect(t, connString(f.pgAddr, "alice", "secret", "disable"))
+	wctx, wcancel := context.WithCancel(ctx)
+	defer wcancel()
+	wrows, err := conn.Query(wctx, "SELECT V FROM "+w+" EMIT CHANGES")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var v int32
+	if !wrows.Next() || wrows.Scan(&v) != nil || v != 1 {
+		t.Fatalf("first row %d, %v", v, wrows.Err())
+	}
+	cc, err := net.Dial("tcp", f.pgAddr)
+	if err != nil {
+		t.Fatal(err)
+	}
+	wrong := append([]byte(nil), conn.PgConn().SecretKey()...)
+	wrong[0] ^= 0xff
+	cfe := pgproto3.NewFrontend(cc, cc)
+	cfe.Send(&pgproto3.CancelRequest{ProcessID: conn.PgConn().PID(), SecretKey: wrong})
+	if err := cfe.Flush(); err != nil {
+		t.Fatal(err)
+	}
+	// The server closes a cancel connection once it has acted on it.
+	if _, err := io.ReadAll(cc); err != nil {
+		t.Fatal(err)
+	}
+	_ = cc.Close()
+	exec(t, other, "INSERT INTO "+w+" (V) VALUES (2)")
+	if !wrows.Next() || wrows.Scan(&v) != nil || v != 2 {
+		t.Fatalf("after a wrong cancel key: %d, %v", v, wrows.Err())
+	}
+	wcancel()
+	for wrows.Next() {
+	}
+	if pgCode(wrows.Err()) != "57014" {
+		t.Errorf("canceled: %v", wrows.Err())
+	}
+
 	// A cursor over a push query pages it.
 	exec(t, conn, fmt.Sprintf("INSERT INTO %s (K, V) VALUES ('c', 3)", st))
 	exec(t, conn, fmt.Sprintf("DECLARE c NO SCROLL CURSOR WITHOUT HOLD FOR SELECT K, V FROM %s EMIT CHANGES", st))
@@ -690,6 +733,18 @@ func TestExtendedProtocol(t *testing.T) {
 			default:
 				out = append(out, strings.TrimPrefix(fmt.Sprintf("%T", msg), "*pgproto3."))
 			}
+		}
+	}
+	// No GSSAPI encryption, and no TLS on a server without it: 'N' to
+	// each, then the startup goes on in the clear.
+	for _, req := range []pgproto3.FrontendMessage{&pgproto3.GSSEncRequest{}, &pgproto3.SSLRequest{}} {
+		fe.Send(req)
+		if err := fe.Flush(); err != nil {
+			t.Fatal(err)
+		}
+		b := make([]byte, 1)
+		if _, err := io.ReadFull(c, b); err != nil || b[0] != 'N' {
+			t.Fatalf("%T answered %q, %v", req, b, err)
 		}
 	}
 	if got := exchange(&pgproto3.StartupMessage{ProtocolVersion: pgproto3.ProtocolVersionNumber, Parameters: map[string]string{"user": "u", "database": "sluice"}}); !cmp.Equal(got, []string{"AuthenticationOk", "ReadyForQuery I"}) {

@@ -155,8 +155,9 @@ func (ss *session) run() {
 		var stepErr error
 		switch m := msg.(type) {
 		case *pgproto3.Query:
-			stepErr = ss.simpleQuery(m.String)
-			ss.ready()
+			if stepErr = ss.simpleQuery(m.String); stepErr == nil {
+				ss.ready()
+			}
 		case *pgproto3.Parse:
 			stepErr = ss.parse(m)
 		case *pgproto3.Bind:
