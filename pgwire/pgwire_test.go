@@ -495,6 +495,25 @@ func TestProtocol(t *testing.T) {
 	if _, err := conn.Exec(ctx, "FETCH 1 FROM c"); pgCode(err) != "34000" {
 		t.Errorf("FETCH from a closed cursor: %v", err)
 	}
+	// A cursor over a pull query (a scan of the stream) gives what there
+	// is at once; a BINARY cursor's rows come in binary.
+	mr = conn.PgConn().Exec(ctx, fmt.Sprintf(`DECLARE "Pull" CURSOR FOR SELECT V FROM %s; FETCH ALL FROM "Pull"; FETCH 1 FROM "Pull"; DECLARE b BINARY CURSOR FOR SELECT V FROM %s; FETCH 1 b; CLOSE ALL`, st, st))
+	results, err = mr.ReadAll()
+	if err != nil {
+		t.Fatal(err)
+	}
+	tags = nil
+	var vals []string
+	for _, r := range results {
+		tags = append(tags, r.CommandTag.String())
+		for _, row := range r.Rows {
+			vals = append(vals, fmt.Sprintf("%q", row[0]))
+		}
+	}
+	if !cmp.Equal(tags, []string{"DECLARE CURSOR", "FETCH 4", "FETCH 0", "DECLARE CURSOR", "FETCH 1", "CLOSE CURSOR ALL"}) ||
+		!cmp.Equal(vals, []string{`"1"`, `"2"`, `"3"`, `"4"`, `"\x00\x00\x00\x01"`}) {
+		t.Errorf("pull cursors: tags %q values %s", tags, vals)
+	}
 
 	// SHOW and DESCRIBE as rows, as the shell's tables.
 	var found bool

@@ -465,7 +465,11 @@ func (ss *session) start(p *portal) error {
 	}
 	p.out = out
 	if out.cols != nil {
-		if p.cols, err = withFormats(out.cols, p.formats); err != nil {
+		formats := p.formats
+		if len(formats) == 0 && out.binary {
+			formats = []int16{binaryFormat}
+		}
+		if p.cols, err = withFormats(out.cols, formats); err != nil {
 			out.close()
 			p.out = nil
 			return err
