@@ -404,6 +404,20 @@ func TestProtocol(t *testing.T) {
 	if !cmp.Equal(got, [][]string{{"a", "1"}, {"b", "2"}}) {
 		t.Errorf("push LIMIT 2: %q", got)
 	}
+	// A parameter where the grammar wants a number, typed so.
+	sd, err := conn.Prepare(ctx, "limited", fmt.Sprintf("SELECT K, V FROM %s WHERE K <> $1 EMIT CHANGES LIMIT $2", st))
+	if err != nil || !cmp.Equal(sd.ParamOIDs, []uint32{25, 20}) {
+		t.Fatalf("prepare with LIMIT $2: %v %v", sd, err)
+	}
+	got = textRows(t, conn, fmt.Sprintf("SELECT K, V FROM %s WHERE K <> $1 EMIT CHANGES LIMIT $2", st), "a", "1")
+	if !cmp.Equal(got, [][]string{{"b", "2"}}) {
+		t.Errorf("push LIMIT $2: %q", got)
+	}
+	// A syntax error's position is in the text as sent, $n and all.
+	_, err = conn.Exec(ctx, fmt.Sprintf("SELECT K FROM %s WHERE K = $1 EMIT CHANGES LIMT 2", st), "a")
+	if !errors.As(err, &pe) || pe.Code != "42601" || int(pe.Position) != len("SELECT K FROM "+st+" WHERE K = $1 EMIT CHANGES ")+1 {
+		t.Errorf("syntax error after a parameter: %v (%+v)", err, pe)
+	}
 
 	// A push query without LIMIT, canceled by pgx's context (a
 	// CancelRequest): 57014, and the session serves the next statement.

@@ -175,7 +175,7 @@ func (ss *session) prepareSluice(text string, declared []uint32) (*sluiceStateme
 	for _, r := range refs {
 		count = max(count, r.n)
 	}
-	stmts, err := parser.ParseScript(substitute(text, refs, placeholder))
+	stmts, numeric, err := parseWithParams(text, refs)
 	if err != nil {
 		return nil, err
 	}
@@ -184,6 +184,11 @@ func (ss *session) prepareSluice(text string, declared []uint32) (*sluiceStateme
 	}
 	st := &sluiceStatement{text: text, refs: refs, parsed: stmts[0]}
 	st.types = inferParams(stmts[0].Stmt, count, ss.srv.be.Source)
+	for n := range numeric {
+		if n <= len(st.types) {
+			st.types[n-1] = &types.BigIntType
+		}
+	}
 	// A declared type says how the client sends the value; the column's
 	// type still says which literal it becomes.
 	st.oids = paramOIDs(declared, st.types)
