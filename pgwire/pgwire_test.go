@@ -718,7 +718,8 @@ func TestExtendedProtocol(t *testing.T) {
 	}
 	poll(t, "the stream's rows", func() bool { return rowCount(conn, "SELECT * FROM "+st) == 3 })
 
-	c, err := net.Dial("tcp", f.listen(pgwire.Options{}))
+	trust := f.listen(pgwire.Options{})
+	c, err := net.Dial("tcp", trust)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -810,6 +811,38 @@ func TestExtendedProtocol(t *testing.T) {
 	got = exchange()
 	if want := []string{"RowDescription V:23/0", "DataRow 1", "CommandComplete SELECT 1", "ReadyForQuery I"}; !cmp.Equal(got, want) {
 		t.Errorf("the query after: %q", got)
+	}
+
+	// After the startup, a message of no known type, or one longer than
+	// the limit, ends that connection with FATAL 08P01.
+	for name, raw := range map[string][]byte{"unknown type": {'z', 0, 0, 0, 4}, "oversized": {'Q', 0x7f, 0xff, 0xff, 0xff}} {
+		c, err := net.Dial("tcp", trust)
+		if err != nil {
+			t.Fatal(err)
+		}
+		_ = c.SetDeadline(time.Now().Add(30 * time.Second))
+		fe := pgproto3.NewFrontend(c, c)
+		fe.Send(&pgproto3.StartupMessage{ProtocolVersion: pgproto3.ProtocolVersionNumber, Parameters: map[string]string{"user": "u"}})
+		if err := fe.Flush(); err != nil {
+			t.Fatal(err)
+		}
+		for {
+			msg, err := fe.Receive()
+			if err != nil {
+				t.Fatal(err)
+			}
+			if _, ok := msg.(*pgproto3.ReadyForQuery); ok {
+				break
+			}
+		}
+		if _, err := c.Write(raw); err != nil {
+			t.Fatal(err)
+		}
+		msg, err := fe.Receive()
+		if er, ok := msg.(*pgproto3.ErrorResponse); err != nil || !ok || er.Code != "08P01" || er.Severity != "FATAL" {
+			t.Errorf("%s message: %#v %v", name, msg, err)
+		}
+		_ = c.Close()
 	}
 }
 
