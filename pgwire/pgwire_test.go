@@ -529,13 +529,15 @@ func TestProtocol(t *testing.T) {
 		t.Errorf("pull cursors: tags %q values %s", tags, vals)
 	}
 
-	// SHOW and DESCRIBE as rows, as the shell's tables.
+	// SHOW and DESCRIBE as rows, as the shell's tables, tagged as
+	// Postgres tags SHOW.
 	var found bool
-	for _, row := range textRows(t, conn, "SHOW STREAMS") {
-		found = found || row[0] == st
+	show := conn.PgConn().ExecParams(ctx, "SHOW STREAMS", nil, nil, nil, nil).Read()
+	for _, row := range show.Rows {
+		found = found || string(row[0]) == st
 	}
-	if !found {
-		t.Errorf("SHOW STREAMS lacks %s", st)
+	if show.Err != nil || !found || show.CommandTag.String() != "SHOW" {
+		t.Errorf("SHOW STREAMS: tag %q, %s among %q, %v", show.CommandTag, st, show.Rows, show.Err)
 	}
 	if got := textRows(t, conn, "DESCRIBE "+st); !cmp.Equal(got, [][]string{{"K", "STRING (key)"}, {"V", "INTEGER"}}) {
 		t.Errorf("DESCRIBE: %q", got)
