@@ -66,7 +66,19 @@ type aggCache struct {
 	// entries); a nil bound with known set means above every key.
 	bound []byte
 	known bool
+	// members holds member entries (aggregate_members.go) known to be in
+	// the store, so a value a group has seen costs no read of it. It is
+	// bounded apart from the accumulators, by the same limit: members are
+	// all small and alike, so when full it forgets half of them, whichever
+	// the map yields first, and a forgotten one costs one read of the
+	// store when it comes again.
+	members     map[string]struct{}
+	memberBytes int64
 }
+
+// memberOverhead is what a known member costs beyond its key: the map
+// slot and the string header.
+const memberOverhead = 48
 
 // aggEntry is one key's (or window's) accumulators.
 type aggEntry struct {
@@ -89,7 +101,7 @@ var _ state.WriteBack = (*aggCache)(nil)
 
 // newAggCache makes the cache of s and installs it as s's WriteBack.
 func newAggCache(s *state.Store, limit int64, encode func([]byte, int64, []any) []byte) (*aggCache, error) {
-	c := &aggCache{store: s, encode: encode, entries: make(map[string]*aggEntry), limit: limit}
+	c := &aggCache{store: s, encode: encode, entries: make(map[string]*aggEntry), members: make(map[string]struct{}), limit: limit}
 	last, ok, known, err := s.LastKey()
 	if err != nil {
 		return nil, err
@@ -151,6 +163,38 @@ func (c *aggCache) drop(key []byte) {
 	delete(c.entries, e.key)
 }
 
+// hasMember reports whether the member entry key is known to be in the
+// store.
+func (c *aggCache) hasMember(key []byte) bool {
+	_, ok := c.members[string(key)]
+	return ok
+}
+
+// addMember notes that the member entry key is in the store (or its
+// overlay), forgetting half of the members known first if they fill the
+// bound.
+func (c *aggCache) addMember(key []byte) {
+	if c.memberBytes >= c.limit {
+		for k := range c.members {
+			if c.memberBytes <= c.limit/2 {
+				break
+			}
+			delete(c.members, k)
+			c.memberBytes -= int64(len(k)) + memberOverhead
+		}
+	}
+	c.members[string(key)] = struct{}{}
+	c.memberBytes += int64(len(key)) + memberOverhead
+}
+
+// forgetMember drops key, a member entry the aggregate deletes.
+func (c *aggCache) forgetMember(key []byte) {
+	if _, ok := c.members[string(key)]; ok {
+		delete(c.members, string(key))
+		c.memberBytes -= int64(len(key)) + memberOverhead
+	}
+}
+
 // WriteBack encodes the changed entries into the store.
 func (c *aggCache) WriteBack() {
 	for _, e := range c.changed {
@@ -184,6 +228,8 @@ func (c *aggCache) Discard() {
 	c.queue = c.queue[:0]
 	c.bytes = 0
 	c.known = false
+	clear(c.members) // their writes may be among those dropped
+	c.memberBytes = 0
 }
 
 // evict drops entries until the cache holds at most target bytes, by the
