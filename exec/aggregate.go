@@ -282,7 +282,7 @@ func (a *aggregate) update(tc *TaskContext, row *Row, key []byte, start, end int
 	}
 	a.fold(e.accs, row)
 	if a.members != nil {
-		if err := a.addMembers(key, e.accs, row.Cols); err != nil {
+		if err := a.addMembers(e, key, row.Cols); err != nil {
 			return err
 		}
 	}

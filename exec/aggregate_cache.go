@@ -68,17 +68,37 @@ type aggCache struct {
 	known bool
 	// members holds member entries (aggregate_members.go) known to be in
 	// the store, so a value a group has seen costs no read of it. It is
-	// bounded apart from the accumulators, by the same limit: members are
-	// all small and alike, so when full it forgets half of them, whichever
-	// the map yields first, and a forgotten one costs one read of the
-	// store when it comes again.
+	// bounded apart from the accumulators (memberLimit): members are all
+	// small and alike, so when full it forgets half of them, whichever the
+	// map yields first, and a forgotten one costs one read of the store
+	// when it comes again.
 	members     map[string]struct{}
 	memberBytes int64
+	memberLimit int64
+	// memberEpoch counts the times members forgot some: an entry whose
+	// group had no state when it came in knows every member of its group
+	// (each one added since is in members) until the epoch moves on.
+	memberEpoch int64
+	// complete remembers, by state key, the entries evicted while they
+	// knew all their group's members, with the epoch they knew it in, so
+	// the entry read back knows it again: members outlive the entries.
+	// Its bytes count toward memberLimit with the members'.
+	complete      map[string]int64
+	completeBytes int64
+	// keepsMembers says the aggregate keeps member entries: only then is
+	// complete worth keeping.
+	keepsMembers bool
 }
 
 // memberOverhead is what a known member costs beyond its key: the map
 // slot and the string header.
 const memberOverhead = 48
+
+// memberLimitFactor sizes the set of known members against the cache's
+// bound: a member costs some 60 bytes where an accumulator costs hundreds,
+// and a group's members outnumber its accumulators by thousands (Nexmark
+// q16: four hot channels, each with thousands of bidders and auctions).
+const memberLimitFactor = 16
 
 // aggEntry is one key's (or window's) accumulators.
 type aggEntry struct {
@@ -93,6 +113,11 @@ type aggEntry struct {
 	// used says the entry was looked up since the clock last passed it;
 	// gone that it left the cache (evicted or deleted).
 	used, gone bool
+	// allMembers says every member entry of the group is in the cache's
+	// members while memberEpoch is the cache's: the group had no state
+	// when the entry came in, so it had no members either.
+	allMembers  bool
+	memberEpoch int64
 	// size is what the entry counts toward the cache's bytes.
 	size int64
 }
@@ -101,7 +126,8 @@ var _ state.WriteBack = (*aggCache)(nil)
 
 // newAggCache makes the cache of s and installs it as s's WriteBack.
 func newAggCache(s *state.Store, limit int64, encode func([]byte, int64, []any) []byte) (*aggCache, error) {
-	c := &aggCache{store: s, encode: encode, entries: make(map[string]*aggEntry), members: make(map[string]struct{}), limit: limit}
+	c := &aggCache{store: s, encode: encode, entries: make(map[string]*aggEntry), members: make(map[string]struct{}), complete: make(map[string]int64),
+		limit: limit, memberLimit: limit * memberLimitFactor}
 	last, ok, known, err := s.LastKey()
 	if err != nil {
 		return nil, err
@@ -134,7 +160,12 @@ func (c *aggCache) add(key []byte, accs []any, maxTs int64, existed bool, encLen
 	if c.bytes >= c.limit {
 		c.evict(c.limit / 2)
 	}
-	e := &aggEntry{key: string(key), keyB: bytes.Clone(key), accs: accs, maxTs: maxTs, existed: existed}
+	e := &aggEntry{key: string(key), keyB: bytes.Clone(key), accs: accs, maxTs: maxTs, existed: existed,
+		allMembers: !existed, memberEpoch: c.memberEpoch}
+	if epoch, ok := c.complete[e.key]; ok {
+		c.forgetComplete(e.key)
+		e.allMembers = e.allMembers || epoch == c.memberEpoch
+	}
 	e.size = int64(len(e.key)+encLen) + aggEntryOverhead
 	c.bytes += e.size
 	c.entries[e.key] = e
@@ -152,6 +183,9 @@ func (c *aggCache) changedEntry(e *aggEntry) {
 
 // drop forgets key: the aggregate deletes it from the store.
 func (c *aggCache) drop(key []byte) {
+	if _, ok := c.complete[string(key)]; ok {
+		c.forgetComplete(string(key))
+	}
 	e, ok := c.entries[string(key)]
 	if !ok {
 		return
@@ -163,20 +197,27 @@ func (c *aggCache) drop(key []byte) {
 	delete(c.entries, e.key)
 }
 
-// hasMember reports whether the member entry key is known to be in the
-// store.
-func (c *aggCache) hasMember(key []byte) bool {
-	_, ok := c.members[string(key)]
-	return ok
+// hasMember reports whether the member entry key of e's group is in the
+// store (known), or cannot be (absent).
+func (c *aggCache) hasMember(e *aggEntry, key []byte) (known, absent bool) {
+	if _, ok := c.members[string(key)]; ok {
+		return true, false
+	}
+	return false, e.allMembers && e.memberEpoch == c.memberEpoch
 }
 
 // addMember notes that the member entry key is in the store (or its
 // overlay), forgetting half of the members known first if they fill the
 // bound.
 func (c *aggCache) addMember(key []byte) {
-	if c.memberBytes >= c.limit {
+	if c.memberBytes+c.completeBytes >= c.memberLimit {
+		// Some member is forgotten: no entry knows all of its group's
+		// any longer.
+		c.memberEpoch++
+		clear(c.complete)
+		c.completeBytes = 0
 		for k := range c.members {
-			if c.memberBytes <= c.limit/2 {
+			if c.memberBytes <= c.memberLimit/2 {
 				break
 			}
 			delete(c.members, k)
@@ -193,6 +234,12 @@ func (c *aggCache) forgetMember(key []byte) {
 		delete(c.members, string(key))
 		c.memberBytes -= int64(len(key)) + memberOverhead
 	}
+}
+
+// forgetComplete drops what complete remembers of the entry key.
+func (c *aggCache) forgetComplete(key string) {
+	delete(c.complete, key)
+	c.completeBytes -= int64(len(key)) + memberOverhead
 }
 
 // WriteBack encodes the changed entries into the store.
@@ -230,6 +277,9 @@ func (c *aggCache) Discard() {
 	c.known = false
 	clear(c.members) // their writes may be among those dropped
 	c.memberBytes = 0
+	c.memberEpoch++
+	clear(c.complete)
+	c.completeBytes = 0
 }
 
 // evict drops entries until the cache holds at most target bytes, by the
@@ -254,6 +304,10 @@ func (c *aggCache) evict(target int64) {
 			e.gone = true
 			c.bytes -= e.size
 			delete(c.entries, e.key)
+			if c.keepsMembers && e.allMembers && e.memberEpoch == c.memberEpoch {
+				c.complete[e.key] = e.memberEpoch
+				c.completeBytes += int64(len(e.key)) + memberOverhead
+			}
 			if c.known && (c.bound == nil || bytes.Compare(e.keyB, c.bound) > 0) {
 				c.bound = e.keyB
 			}

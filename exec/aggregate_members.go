@@ -84,15 +84,18 @@ func (a *aggregate) setMembers() {
 		}
 		if a.members == nil {
 			a.members = make([]bool, len(n.Aggs))
+			a.cache.keepsMembers = true
 		}
 		a.members[i] = true
 	}
 }
 
-// addMembers adds the members row brings to the groups' counts: a member
-// the group has is found in the cache's set or the store, a new one is
-// written as an entry and counted.
-func (a *aggregate) addMembers(stateKey []byte, accs []any, cols []any) error {
+// addMembers adds the members row brings to the group's counts: a member
+// the group has is found in the cache's set or the store (unless the cache
+// knows all the group's members), a new one is written as an entry and
+// counted.
+func (a *aggregate) addMembers(e *aggEntry, stateKey []byte, cols []any) error {
+	accs := e.accs
 	for i, call := range a.node.Aggs {
 		if !a.members[i] {
 			continue
@@ -106,12 +109,16 @@ func (a *aggregate) addMembers(stateKey []byte, accs []any, cols []any) error {
 		if !ok {
 			continue
 		}
-		if a.cache.hasMember(key) {
+		known, absent := a.cache.hasMember(e, key)
+		if known {
 			continue
 		}
-		_, found, err := a.store.Get(key)
-		if err != nil {
-			return fmt.Errorf("aggregate %s: read member: %w", a.node.Store, err)
+		found := false
+		if !absent {
+			var err error
+			if _, found, err = a.store.Get(key); err != nil {
+				return fmt.Errorf("aggregate %s: read member: %w", a.node.Store, err)
+			}
 		}
 		if !found {
 			a.store.Put(key, nil)

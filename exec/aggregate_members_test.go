@@ -105,8 +105,9 @@ func showDistinctEntry(t *testing.T, windowed bool, k, v []byte) string {
 
 // runDistinct runs input through node, stopping after commitAfter records
 // as stop says (as runAggregate does: "" runs straight; reopen, abort,
-// abort-same, crash, restore; tiny-cache and no-cache run straight with a
-// cache of one byte or none), and returns the output, the store's entries
+// abort-same, crash, restore; evicting, tiny-cache and no-cache run
+// straight with a cache of one byte for accumulators, one byte for them
+// and the known members, or none), and returns the output, the store's entries
 // at the end and the changelog records of the commit, sorted.
 func runDistinct(t *testing.T, node *AggregateNode, input []distinctRecord, commitAfter int, stop string) (out, stored, changelog []string) {
 	t.Helper()
@@ -128,8 +129,16 @@ func runDistinct(t *testing.T, node *AggregateNode, input []distinctRecord, comm
 		if err := op.Open(tc); err != nil {
 			t.Fatal(err)
 		}
-		if stop == "tiny-cache" {
+		if stop == "evicting" {
+			// Accumulators evicted at every record, the members they
+			// knew kept.
 			op.(*aggregate).cache.limit = 1
+		}
+		if stop == "tiny-cache" {
+			// Accumulators and known members both forgotten at
+			// every record: each member is looked up in the store.
+			op.(*aggregate).cache.limit = 1
+			op.(*aggregate).cache.memberLimit = 1
 		}
 	}
 	process := func(from, to int) {
@@ -146,7 +155,7 @@ func runDistinct(t *testing.T, node *AggregateNode, input []distinctRecord, comm
 	windowed := node.Window != nil
 	tc.StreamTime = -1 << 63
 	open()
-	if stop == "" || stop == "tiny-cache" || stop == "no-cache" {
+	if stop == "" || stop == "evicting" || stop == "tiny-cache" || stop == "no-cache" {
 		process(0, len(input))
 	} else {
 		process(0, commitAfter)
@@ -218,7 +227,7 @@ func runDistinct(t *testing.T, node *AggregateNode, input []distinctRecord, comm
 	return out, stored, changelog
 }
 
-var distinctStops = []string{"", "reopen", "abort", "abort-same", "crash", "restore", "tiny-cache", "no-cache"}
+var distinctStops = []string{"", "reopen", "abort", "abort-same", "crash", "restore", "evicting", "tiny-cache", "no-cache"}
 
 // TestCountDistinctMembersTumbling runs COUNT_DISTINCT in 10 ms tumbling
 // windows with 5 ms of grace, straight and stopped after a commit in
