@@ -193,6 +193,14 @@ func TestCountDistinctChangelogRestores(t *testing.T) {
 		rec(in, "ritz", v("bob", 6*m), 7),  // a new window counts anew
 	)
 	testkafka.Await(t, 30*time.Second, "3 more results", func() bool { return q.Metrics.RecordsOut.Load() >= 3 })
+	// A pull query scans the windows and passes over their members.
+	scan := fmt.Sprintf("SELECT hotel, WINDOWSTART, guests, stays FROM %s;", out)
+	wantRows := []string{"ritz0 2 4", "savoy0 2 2", fmt.Sprintf("ritz%d 1 1", 5*m)}
+	var rows []string
+	testkafka.Await(t, 30*time.Second, "the pull query's rows", func() bool {
+		rows = pullRows(t, e, scan)
+		return cmp.Equal(wantRows, rows)
+	})
 	closeEngine(t, e)
 	want := []windowedOutput{
 		{"ritz", 0, `{"GUESTS":1,"STAYS":1}`, 0},
