@@ -345,12 +345,10 @@ func (a *aggregate) entry(key []byte) (*aggEntry, error) {
 }
 
 // deleteState deletes key, a group's state or a member entry, from the
-// store and the cache.
+// store and the cache. A member goes only with its group's state, so the
+// cache forgets members by group.
 func (a *aggregate) deleteState(key []byte) {
-	a.cache.drop(key)
-	if a.members != nil {
-		a.cache.forgetMember(key)
-	}
+	a.cache.drop(key) // with what it knows of the group's members
 	a.store.Delete(key)
 }
 

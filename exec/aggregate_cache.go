@@ -66,39 +66,41 @@ type aggCache struct {
 	// entries); a nil bound with known set means above every key.
 	bound []byte
 	known bool
-	// members holds member entries (aggregate_members.go) known to be in
-	// the store, so a value a group has seen costs no read of it. It is
-	// bounded apart from the accumulators (memberLimit): members are all
-	// small and alike, so when full it forgets half of them, whichever the
-	// map yields first, and a forgotten one costs one read of the store
-	// when it comes again.
-	members     map[string]struct{}
+	// groups holds, by state key, what the cache knows of each group's
+	// member entries (aggregate_members.go), kept while its entry comes and
+	// goes: members are small, so a group's outlive its accumulators in
+	// the cache. memberBytes is what they hold, bounded by memberLimit.
+	groups      map[string]*groupMembers
 	memberBytes int64
 	memberLimit int64
-	// memberEpoch counts the times members forgot some: an entry whose
-	// group had no state when it came in knows every member of its group
-	// (each one added since is in members) until the epoch moves on.
-	memberEpoch int64
-	// complete remembers, by state key, the entries evicted while they
-	// knew all their group's members, with the epoch they knew it in, so
-	// the entry read back knows it again: members outlive the entries.
-	// Its bytes count toward memberLimit with the members'.
-	complete      map[string]int64
-	completeBytes int64
-	// keepsMembers says the aggregate keeps member entries: only then is
-	// complete worth keeping.
-	keepsMembers bool
 }
 
-// memberOverhead is what a known member costs beyond its key: the map
-// slot and the string header.
-const memberOverhead = 48
+// memberOverhead is what a known member costs beyond its bytes: its map
+// slot and string header.
+const memberOverhead = 40
 
-// memberLimitFactor sizes the set of known members against the cache's
-// bound: a member costs some 60 bytes where an accumulator costs hundreds,
-// and a group's members outnumber its accumulators by thousands (Nexmark
-// q16: four hot channels, each with thousands of bidders and auctions).
+// groupOverhead is what a group's members cost beyond themselves: the
+// groups map's slot, the key and the set.
+const groupOverhead = 120
+
+// memberLimitFactor sizes what the cache knows of members against its
+// bound for accumulators: a member costs some 50 bytes where an
+// accumulator costs hundreds, and members outnumber accumulators by
+// hundreds (Nexmark q16: each hot channel has thousands of bidders and
+// auctions, each cold one tens).
 const memberLimitFactor = 16
+
+// groupMembers is what the cache knows of one group's member entries.
+type groupMembers struct {
+	// known holds member entries in the store (or its overlay), by their
+	// key after the group's prefix (aggregate index and member).
+	known map[string]struct{}
+	// all says known holds every member entry of the group: the group had
+	// no state when its entry came in, so it had no members, and every
+	// one added since is known.
+	all   bool
+	bytes int64
+}
 
 // aggEntry is one key's (or window's) accumulators.
 type aggEntry struct {
@@ -113,11 +115,11 @@ type aggEntry struct {
 	// used says the entry was looked up since the clock last passed it;
 	// gone that it left the cache (evicted or deleted).
 	used, gone bool
-	// allMembers says every member entry of the group is in the cache's
-	// members while memberEpoch is the cache's: the group had no state
-	// when the entry came in, so it had no members either.
-	allMembers  bool
-	memberEpoch int64
+	// members is what the cache knows of the group's member entries (nil
+	// until the aggregate asks); forgotMembers says the cache forgot some
+	// of them since the entry came in.
+	members       *groupMembers
+	forgotMembers bool
 	// size is what the entry counts toward the cache's bytes.
 	size int64
 }
@@ -126,7 +128,7 @@ var _ state.WriteBack = (*aggCache)(nil)
 
 // newAggCache makes the cache of s and installs it as s's WriteBack.
 func newAggCache(s *state.Store, limit int64, encode func([]byte, int64, []any) []byte) (*aggCache, error) {
-	c := &aggCache{store: s, encode: encode, entries: make(map[string]*aggEntry), members: make(map[string]struct{}), complete: make(map[string]int64),
+	c := &aggCache{store: s, encode: encode, entries: make(map[string]*aggEntry), groups: make(map[string]*groupMembers),
 		limit: limit, memberLimit: limit * memberLimitFactor}
 	last, ok, known, err := s.LastKey()
 	if err != nil {
@@ -160,12 +162,7 @@ func (c *aggCache) add(key []byte, accs []any, maxTs int64, existed bool, encLen
 	if c.bytes >= c.limit {
 		c.evict(c.limit / 2)
 	}
-	e := &aggEntry{key: string(key), keyB: bytes.Clone(key), accs: accs, maxTs: maxTs, existed: existed,
-		allMembers: !existed, memberEpoch: c.memberEpoch}
-	if epoch, ok := c.complete[e.key]; ok {
-		c.forgetComplete(e.key)
-		e.allMembers = e.allMembers || epoch == c.memberEpoch
-	}
+	e := &aggEntry{key: string(key), keyB: bytes.Clone(key), accs: accs, maxTs: maxTs, existed: existed}
 	e.size = int64(len(e.key)+encLen) + aggEntryOverhead
 	c.bytes += e.size
 	c.entries[e.key] = e
@@ -183,8 +180,8 @@ func (c *aggCache) changedEntry(e *aggEntry) {
 
 // drop forgets key: the aggregate deletes it from the store.
 func (c *aggCache) drop(key []byte) {
-	if _, ok := c.complete[string(key)]; ok {
-		c.forgetComplete(string(key))
+	if g, ok := c.groups[string(key)]; ok {
+		c.forgetGroup(string(key), g)
 	}
 	e, ok := c.entries[string(key)]
 	if !ok {
@@ -197,49 +194,69 @@ func (c *aggCache) drop(key []byte) {
 	delete(c.entries, e.key)
 }
 
-// hasMember reports whether the member entry key of e's group is in the
-// store (known), or cannot be (absent).
-func (c *aggCache) hasMember(e *aggEntry, key []byte) (known, absent bool) {
-	if _, ok := c.members[string(key)]; ok {
-		return true, false
+// groupMembers returns what the cache knows of the members of e's group,
+// starting from nothing (or, for a group without state, from knowing all)
+// if it knows nothing yet.
+func (c *aggCache) groupMembers(e *aggEntry) *groupMembers {
+	if e.members != nil {
+		return e.members
 	}
-	return false, e.allMembers && e.memberEpoch == c.memberEpoch
+	// A group without state when its entry came in had no members, and
+	// every one since went through here.
+	all := !e.existed && !e.forgotMembers
+	g := c.groups[e.key]
+	if g == nil || all {
+		if g != nil {
+			c.forgetGroup(e.key, g) // kept from before the group was deleted
+		}
+		g = &groupMembers{known: make(map[string]struct{}), all: all}
+		g.bytes = int64(len(e.key)) + groupOverhead
+		c.memberBytes += g.bytes
+		c.groups[e.key] = g
+	}
+	e.members = g
+	return g
 }
 
-// addMember notes that the member entry key is in the store (or its
-// overlay), forgetting half of the members known first if they fill the
-// bound.
-func (c *aggCache) addMember(key []byte) {
-	if c.memberBytes+c.completeBytes >= c.memberLimit {
-		// Some member is forgotten: no entry knows all of its group's
-		// any longer.
-		c.memberEpoch++
-		clear(c.complete)
-		c.completeBytes = 0
-		for k := range c.members {
+// hasMember reports whether the member entry of e's group whose key
+// after the group's prefix is m is in the store (known) or cannot be
+// (absent).
+func (c *aggCache) hasMember(e *aggEntry, m []byte) (known, absent bool) {
+	g := c.groupMembers(e)
+	if _, ok := g.known[string(m)]; ok {
+		return true, false
+	}
+	return false, g.all
+}
+
+// addMember notes that the member entry m of e's group is in the store
+// (or its overlay). When the members known fill their bound, the cache
+// forgets whole groups', whichever the map yields first, down to half.
+func (c *aggCache) addMember(e *aggEntry, m []byte) {
+	g := c.groupMembers(e)
+	if c.memberBytes >= c.memberLimit {
+		for k, other := range c.groups {
 			if c.memberBytes <= c.memberLimit/2 {
 				break
 			}
-			delete(c.members, k)
-			c.memberBytes -= int64(len(k)) + memberOverhead
+			c.forgetGroup(k, other)
 		}
+		g = c.groupMembers(e) // a new one if its own was forgotten
 	}
-	c.members[string(key)] = struct{}{}
-	c.memberBytes += int64(len(key)) + memberOverhead
+	g.known[string(m)] = struct{}{}
+	size := int64(len(m)) + memberOverhead
+	g.bytes += size
+	c.memberBytes += size
 }
 
-// forgetMember drops key, a member entry the aggregate deletes.
-func (c *aggCache) forgetMember(key []byte) {
-	if _, ok := c.members[string(key)]; ok {
-		delete(c.members, string(key))
-		c.memberBytes -= int64(len(key)) + memberOverhead
+// forgetGroup drops what the cache knows of group key's members; its
+// entry, if cached, starts again from nothing.
+func (c *aggCache) forgetGroup(key string, g *groupMembers) {
+	delete(c.groups, key)
+	c.memberBytes -= g.bytes
+	if e := c.entries[key]; e != nil && e.members == g {
+		e.members, e.forgotMembers = nil, true
 	}
-}
-
-// forgetComplete drops what complete remembers of the entry key.
-func (c *aggCache) forgetComplete(key string) {
-	delete(c.complete, key)
-	c.completeBytes -= int64(len(key)) + memberOverhead
 }
 
 // WriteBack encodes the changed entries into the store.
@@ -275,11 +292,8 @@ func (c *aggCache) Discard() {
 	c.queue = c.queue[:0]
 	c.bytes = 0
 	c.known = false
-	clear(c.members) // their writes may be among those dropped
+	clear(c.groups) // their writes may be among those dropped
 	c.memberBytes = 0
-	c.memberEpoch++
-	clear(c.complete)
-	c.completeBytes = 0
 }
 
 // evict drops entries until the cache holds at most target bytes, by the
@@ -304,10 +318,6 @@ func (c *aggCache) evict(target int64) {
 			e.gone = true
 			c.bytes -= e.size
 			delete(c.entries, e.key)
-			if c.keepsMembers && e.allMembers && e.memberEpoch == c.memberEpoch {
-				c.complete[e.key] = e.memberEpoch
-				c.completeBytes += int64(len(e.key)) + memberOverhead
-			}
 			if c.known && (c.bound == nil || bytes.Compare(e.keyB, c.bound) > 0) {
 				c.bound = e.keyB
 			}

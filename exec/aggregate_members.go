@@ -84,7 +84,6 @@ func (a *aggregate) setMembers() {
 		}
 		if a.members == nil {
 			a.members = make([]bool, len(n.Aggs))
-			a.cache.keepsMembers = true
 		}
 		a.members[i] = true
 	}
@@ -109,7 +108,8 @@ func (a *aggregate) addMembers(e *aggEntry, stateKey []byte, cols []any) error {
 		if !ok {
 			continue
 		}
-		known, absent := a.cache.hasMember(e, key)
+		m := key[a.groupPrefixLen(stateKey):]
+		known, absent := a.cache.hasMember(e, m)
 		if known {
 			continue
 		}
@@ -125,9 +125,18 @@ func (a *aggregate) addMembers(e *aggEntry, stateKey []byte, cols []any) error {
 			n, _ := accs[i].(int64)
 			accs[i] = n + 1
 		}
-		a.cache.addMember(key)
+		a.cache.addMember(e, m)
 	}
 	return nil
+}
+
+// groupPrefixLen is the length of the prefix every member entry of the
+// group whose state key is stateKey starts with.
+func (a *aggregate) groupPrefixLen(stateKey []byte) int {
+	if a.node.Window == nil {
+		return len(stateKey) // tableMemberTag for tableDataTag
+	}
+	return len(stateKey) + 1 // windowMemberTag after the start
 }
 
 // migrateMembers turns the sets an earlier version kept in accs into
