@@ -86,11 +86,8 @@ func bindCountDistinct(args []types.Type, _ bool) (*Aggregate, error) {
 			return set
 		},
 		Result: func(acc any) any {
-			switch acc := acc.(type) {
-			case int64: // the count beside per-value entries (Member)
-				return acc
-			case []any:
-				return int64(len(distinctSet(acc)))
+			if n, ok := acc.(int64); ok {
+				return n // the count beside per-value entries (Member)
 			}
 			return int64(len(distinctSet(acc)))
 		},
