@@ -105,9 +105,9 @@ func showDistinctEntry(t *testing.T, windowed bool, k, v []byte) string {
 
 // runDistinct runs input through node, stopping after commitAfter records
 // as stop says (as runAggregate does: "" runs straight; reopen, abort,
-// abort-same, crash, restore; evicting, tiny-cache and no-cache run
-// straight with a cache of one byte for accumulators, one byte for them
-// and the known members, or none), and returns the output, the store's entries
+// abort-same, crash, restore; few-members, evicting, tiny-cache and
+// no-cache run straight with a cache of one byte for the known members,
+// for accumulators, for both, or none), and returns the output, the store's entries
 // at the end and the changelog records of the commit, sorted.
 func runDistinct(t *testing.T, node *AggregateNode, input []distinctRecord, commitAfter int, stop string) (out, stored, changelog []string) {
 	t.Helper()
@@ -128,6 +128,11 @@ func runDistinct(t *testing.T, node *AggregateNode, input []distinctRecord, comm
 		}
 		if err := op.Open(tc); err != nil {
 			t.Fatal(err)
+		}
+		if stop == "few-members" {
+			// Accumulators kept, the members known forgotten at
+			// every new one.
+			op.(*aggregate).cache.memberLimit = 1
 		}
 		if stop == "evicting" {
 			// Accumulators evicted at every record, the members they
@@ -155,7 +160,7 @@ func runDistinct(t *testing.T, node *AggregateNode, input []distinctRecord, comm
 	windowed := node.Window != nil
 	tc.StreamTime = -1 << 63
 	open()
-	if stop == "" || stop == "evicting" || stop == "tiny-cache" || stop == "no-cache" {
+	if stop == "" || stop == "few-members" || stop == "evicting" || stop == "tiny-cache" || stop == "no-cache" {
 		process(0, len(input))
 	} else {
 		process(0, commitAfter)
@@ -227,7 +232,7 @@ func runDistinct(t *testing.T, node *AggregateNode, input []distinctRecord, comm
 	return out, stored, changelog
 }
 
-var distinctStops = []string{"", "reopen", "abort", "abort-same", "crash", "restore", "evicting", "tiny-cache", "no-cache"}
+var distinctStops = []string{"", "reopen", "abort", "abort-same", "crash", "restore", "few-members", "evicting", "tiny-cache", "no-cache"}
 
 // TestCountDistinctMembersTumbling runs COUNT_DISTINCT in 10 ms tumbling
 // windows with 5 ms of grace, straight and stopped after a commit in
