@@ -201,6 +201,11 @@ func TestCountDistinctChangelogRestores(t *testing.T) {
 		rows = pullRows(t, e, scan)
 		return cmp.Equal(wantRows, rows)
 	})
+	// DESCRIBE EXTENDED counts the three windows, not their five values.
+	testkafka.Await(t, 30*time.Second, "3 windows in the state report", func() bool {
+		st, err := e.QueryState(q.ID)
+		return err == nil && len(st) == 1 && st[0].Entries == 3
+	})
 	closeEngine(t, e)
 	want := []windowedOutput{
 		{"ritz", 0, `{"GUESTS":1,"STAYS":1}`, 0},

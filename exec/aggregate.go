@@ -121,6 +121,13 @@ func (n *AggregateNode) EntryPrefix() []byte {
 	return nil // time windows: every key is a window
 }
 
+// IsEntry reports whether a key under EntryPrefix is a window (or key)
+// rather than one of the values a time window's COUNT_DISTINCT keeps
+// among its windows (aggregate_members.go).
+func (n *AggregateNode) IsEntry(key []byte) bool {
+	return n.Window == nil || n.Window.Kind == Session || n.Window.Kind == Sliding || !isWindowMember(key)
+}
+
 func (n *AggregateNode) Stateful() bool       { return true }
 func (n *AggregateNode) StoreNames() []string { return []string{n.Store} }
 
