@@ -43,6 +43,17 @@ func (s *Session) SetBackendPID(pid int) { s.pid = pid }
 // since), for ReadyForQuery's status byte.
 func (s *Session) InTransaction() bool { return s.inTx }
 
+// RelationOID is the oid pg_class gives the Sluice source name (0 when
+// there is none): what a RowDescription's table OID should carry for a
+// column read from that source, so that a client (the JDBC driver) that
+// asks the catalog about the columns of a result finds them.
+func (s *Session) RelationOID(name string) uint32 {
+	if r := newCatalog(s).lookup("public", name); r != nil {
+		return r.oid
+	}
+	return 0
+}
+
 func (s *Session) nextXid() uint64 { return 1000 + s.xid.Add(1) }
 
 func (s *Session) hasSetting(name string) bool {

@@ -86,6 +86,7 @@ var sysDecls = []sysDecl{
 	{"pg_catalog", "pg_tables", 'v', 0, "schemaname name, tablename name, tableowner name, tablespace name, hasindexes bool, hasrules bool, hastriggers bool, rowsecurity bool", rowsTables},
 	{"pg_catalog", "pg_views", 'v', 0, "schemaname name, viewname name, viewowner name, definition text", rowsViews},
 	{"pg_catalog", "pg_indexes", 'v', 0, "schemaname name, tablename name, indexname name, tablespace name, indexdef text", rowsIndexes},
+	{"pg_catalog", "pg_stat_user_tables", 'v', 0, "relid oid, schemaname name, relname name, seq_scan int8, seq_tup_read int8, idx_scan int8, idx_tup_fetch int8, n_tup_ins int8, n_tup_upd int8, n_tup_del int8, n_live_tup int8, n_dead_tup int8, last_vacuum timestamptz, last_analyze timestamptz", rowsStatUserTables},
 	{"pg_catalog", "pg_stat_activity", 'v', 0, "datid oid, datname name, pid int4, usesysid oid, usename name, application_name text, client_addr text, client_port int4, backend_start timestamptz, state text, query text", nil},
 	{"information_schema", "tables", 'v', 0, "table_catalog name, table_schema name, table_name name, table_type varchar, self_referencing_column_name name, reference_generation varchar, user_defined_type_catalog name, user_defined_type_schema name, user_defined_type_name name, is_insertable_into varchar, is_typed varchar, commit_action varchar", rowsISTables},
 	{"information_schema", "columns", 'v', 0, "table_catalog name, table_schema name, table_name name, column_name name, ordinal_position int4, column_default varchar, is_nullable varchar, data_type varchar, character_maximum_length int4, character_octet_length int4, numeric_precision int4, numeric_precision_radix int4, numeric_scale int4, datetime_precision int4, interval_type varchar, interval_precision int4, character_set_catalog name, character_set_schema name, character_set_name name, collation_catalog name, collation_schema name, collation_name name, domain_catalog name, domain_schema name, domain_name name, udt_catalog name, udt_schema name, udt_name name, scope_catalog name, scope_schema name, scope_name name, maximum_cardinality int4, dtd_identifier name, is_self_referencing varchar, is_identity varchar, identity_generation varchar, identity_start varchar, identity_increment varchar, identity_maximum varchar, identity_minimum varchar, identity_cycle varchar, is_generated varchar, generation_expression varchar, is_updatable varchar", rowsISColumns},
@@ -534,6 +535,16 @@ func rowsISKeyColumnUsage(c *catalog, cols []vcol) [][]any {
 				"ordinal_position": n,
 			}))
 		}
+	}
+	return rows
+}
+
+// rowsStatUserTables has a row per Sluice source with zero counts: the
+// rows live in Kafka and state stores, which this catalog does not count.
+func rowsStatUserTables(c *catalog, cols []vcol) [][]any {
+	var rows [][]any
+	for _, r := range c.user {
+		rows = append(rows, fill(cols, map[string]any{"relid": r.oid, "schemaname": "public", "relname": r.name}))
 	}
 	return rows
 }
