@@ -289,7 +289,7 @@ func (cp *compiler) compileConst(c *pg.A_Const) (*expr, error) {
 		return e, nil
 	case *pg.A_Const_Boolval:
 		e := constExpr(OIDBool, v.Boolval.Boolval)
-		e.name, e.weak = "bool", true
+		e.name = "?column?"
 		return e, nil
 	case *pg.A_Const_Sval:
 		text := v.Sval.Sval
@@ -455,6 +455,10 @@ func likeRegex(pattern string) string {
 
 // binaryOp is a strict operator over two non-NULL values.
 func (cp *compiler) binaryOp(op string, l, r *expr, loc int32) (*expr, error) {
+	if op == "||" && !isArrayType(l.typ) && !isArrayType(r.typ) {
+		// text || anything: the untyped side is text, not the other's type.
+		l, r = cp.resolveUnknown(l, OIDText), cp.resolveUnknown(r, OIDText)
+	}
 	l, r = cp.unify(l, r)
 	var typ uint32 = OIDBool
 	var f func(c *evalCtx, a, b any) (any, error)
@@ -1012,8 +1016,10 @@ func (cp *compiler) compileTypeCast(tc *pg.TypeCast, sc *scope) (*expr, error) {
 	if err != nil {
 		return nil, err
 	}
+	// A cast keeps its argument's name unless that is only a literal's
+	// or another cast's: then the type names the column, as in Postgres.
 	name, weak := arg.name, arg.weak
-	if arg.lit != nil || arg.name == "?column?" || arg.name == "" {
+	if arg.weak || arg.lit != nil || arg.name == "?column?" || arg.name == "" {
 		name, weak = formatNameForCast(to), true
 	}
 	if arg.param > 0 && cp.params[arg.param-1] == 0 {
@@ -1029,6 +1035,11 @@ func (cp *compiler) compileTypeCast(tc *pg.TypeCast, sc *scope) (*expr, error) {
 		out, err := c.x.cast(v, from, to)
 		if e, ok := err.(*Error); ok && e.Position == 0 {
 			e.Position = cp.position(tc.Location)
+		}
+		if str, ok := out.(string); ok && (to == OIDBpchar || to == OIDVarchar) && typmod >= 4 {
+			if r := []rune(str); len(r) > int(typmod-4) {
+				out = string(r[:typmod-4])
+			}
 		}
 		return out, err
 	}}, nil
@@ -1268,7 +1279,7 @@ func (cp *compiler) compileSQLValueFunction(f *pg.SQLValueFunction) (*expr, erro
 	case pg.SQLValueFunctionOp_SVFOP_CURRENT_USER, pg.SQLValueFunctionOp_SVFOP_CURRENT_ROLE, pg.SQLValueFunctionOp_SVFOP_USER, pg.SQLValueFunctionOp_SVFOP_SESSION_USER:
 		names := map[pg.SQLValueFunctionOp]string{
 			pg.SQLValueFunctionOp_SVFOP_CURRENT_USER: "current_user", pg.SQLValueFunctionOp_SVFOP_CURRENT_ROLE: "current_role",
-			pg.SQLValueFunctionOp_SVFOP_USER: "current_user", pg.SQLValueFunctionOp_SVFOP_SESSION_USER: "session_user",
+			pg.SQLValueFunctionOp_SVFOP_USER: "user", pg.SQLValueFunctionOp_SVFOP_SESSION_USER: "session_user",
 		}
 		return &expr{typ: OIDName, typmod: -1, name: names[f.Op], eval: func(c *evalCtx) (any, error) { return c.x.sess.user, nil }}, nil
 	case pg.SQLValueFunctionOp_SVFOP_CURRENT_CATALOG:

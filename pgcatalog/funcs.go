@@ -166,7 +166,11 @@ func init() {
 								return keyColumnName(r, int(col)), nil
 							}
 						}
-						return x.cat.indexDef(r), nil
+						pretty := false
+						if len(args) == 3 {
+							pretty, _ = truth(args[2])
+						}
+						return x.cat.indexDef(r, pretty), nil
 					}
 				}
 				return nil, nil
