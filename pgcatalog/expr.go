@@ -1027,6 +1027,11 @@ func (cp *compiler) compileTypeCast(tc *pg.TypeCast, sc *scope) (*expr, error) {
 		return &expr{typ: to, typmod: typmod, eval: arg.eval, name: name, weak: weak}, nil
 	}
 	from := arg.typ
+	// A literal that does not read as the type is the literal's fault.
+	loc := tc.Location
+	if c := tc.Arg.GetAConst(); c != nil {
+		loc = c.Location
+	}
 	return &expr{typ: to, typmod: typmod, name: name, weak: weak, eval: func(c *evalCtx) (any, error) {
 		v, err := arg.eval(c)
 		if err != nil {
@@ -1034,7 +1039,7 @@ func (cp *compiler) compileTypeCast(tc *pg.TypeCast, sc *scope) (*expr, error) {
 		}
 		out, err := c.x.cast(v, from, to)
 		if e, ok := err.(*Error); ok && e.Position == 0 {
-			e.Position = cp.position(tc.Location)
+			e.Position = cp.position(loc)
 		}
 		if str, ok := out.(string); ok && (to == OIDBpchar || to == OIDVarchar) && typmod >= 4 {
 			if r := []rune(str); len(r) > int(typmod-4) {

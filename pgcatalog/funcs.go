@@ -834,8 +834,8 @@ func (cp *compiler) compileSubLink(sl *pg.SubLink, sc *scope) (*expr, error) {
 	return nil, cp.errAt(CodeFeatureUnsupported, sl.Location, "this subquery form is not supported by Sluice's Postgres catalog")
 }
 
-// pid is a session's number for pg_backend_pid: the process id unless the
-// server gives it its own (BackendKeyData's).
+// defaultPID is what pg_backend_pid() returns until the server gives the
+// session its BackendKeyData process id (Session.SetBackendPID).
 var defaultPID = os.Getpid()
 
 // compileSetInSelectList compiles a set-returning function called in a
