@@ -503,7 +503,7 @@ func (cp *compiler) binaryOp(op string, l, r *expr, loc int32) (*expr, error) {
 				typ = r.typ
 			}
 			f = func(_ *evalCtx, a, b any) (any, error) {
-				var out []any
+				out := []any{}
 				for _, v := range []any{a, b} {
 					if arr, ok := v.([]any); ok {
 						out = append(out, arr...)
@@ -530,14 +530,25 @@ func (cp *compiler) binaryOp(op string, l, r *expr, loc int32) (*expr, error) {
 	default:
 		return nil, cp.errAt(CodeUndefinedFunction, loc, "operator does not exist: %s %s %s", formatType(l.typ, -1), op, formatType(r.typ, -1))
 	}
+	// Concatenating arrays is not strict: a NULL array is an empty one.
+	arrayCat := op == "||" && isArrayType(typ)
 	return &expr{typ: typ, typmod: -1, name: "?column?", eval: func(c *evalCtx) (any, error) {
 		a, err := l.eval(c)
-		if err != nil || a == nil {
+		if err != nil || a == nil && !arrayCat {
 			return nil, err
 		}
 		b, err := r.eval(c)
-		if err != nil || b == nil {
+		if err != nil || b == nil && !arrayCat {
 			return nil, err
+		}
+		if a == nil && b == nil {
+			return nil, nil
+		}
+		if a == nil && isArrayType(l.typ) {
+			a = []any{}
+		}
+		if b == nil && isArrayType(r.typ) {
+			b = []any{}
 		}
 		return f(c, a, b)
 	}}, nil

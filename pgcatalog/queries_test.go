@@ -145,7 +145,7 @@ COMMENT ON TABLE "PAGEVIEWS" IS 'Sluice STREAM over topic pageviews';`)
 				if res.Fields[j].Type.OID == OIDOid && isUserOID(a) && isUserOID(b) {
 					continue
 				}
-				if a != b {
+				if a != b && !mayDiffer[res.Fields[j].Name] {
 					t.Errorf("%s\nrow %d column %s: ours %q, PostgreSQL %q", sql, i+1, res.Fields[j].Name, a, b)
 				}
 			}
@@ -156,15 +156,18 @@ COMMENT ON TABLE "PAGEVIEWS" IS 'Sluice STREAM over topic pageviews';`)
 	}
 	// The client captures whose answers depend only on the two tables
 	// (not on what else each server holds: its types, databases, views).
-	for _, file := range []string{"psql-dt", "psql-d", "psql-d_table", "psql-dv", "psql-df", "psql-dT", "jdbc-getColumns", "jdbc-getPrimaryKeys", "jdbc-getTables-TABLE", "grafana", "metabase-sync"} {
+	theirOIDs := map[string]string{}
+	for _, name := range []string{"orders", "PAGEVIEWS"} {
+		theirOIDs[name] = pg.csv(t, fmt.Sprintf("SELECT '%s'::regclass::oid", quoteIdent(name)))[1][0]
+	}
+	for _, file := range []string{"psql-dt", "psql-d", "psql-d_table", "psql-dv", "psql-df", "psql-dT", "psql-more", "jdbc-getColumns", "jdbc-getPrimaryKeys", "jdbc-getTables-TABLE", "grafana", "metabase-sync"} {
 		t.Run(file, func(t *testing.T) {
-			ordersOID := pg.csv(t, "SELECT 'orders'::regclass::oid")[1][0]
-			for _, st := range readCapture(t, filepath.Join("testdata/clients", file+".sql")) {
+			path := filepath.Join("testdata/clients", file+".sql")
+			for _, st := range readCapture(t, path) {
 				if !s.Claims(st.sql) || strings.HasPrefix(strings.ToUpper(st.sql), "SET ") || strings.HasPrefix(strings.ToUpper(st.sql), "SHOW ") {
 					continue
 				}
-				ours := pgOIDRe.ReplaceAllString(st.sql, fmt.Sprint(s.RelationOID("orders")))
-				theirs := pgOIDRe.ReplaceAllString(st.sql, ordersOID)
+				ours, theirs := ourOIDs(t, path, st.sql, s, theirOIDs)
 				compare(t, ours, theirs, st.paramOIDs, st.params)
 			}
 		})
@@ -243,3 +246,8 @@ func (p *testPostgres) csv(t *testing.T, sql string) [][]string {
 func sortRows(rows [][]string) {
 	sort.Slice(rows, func(i, j int) bool { return strings.Join(rows[i], "\x00") < strings.Join(rows[j], "\x00") })
 }
+
+// mayDiffer are result columns whose values differ between Sluice and a
+// PostgreSQL by construction: sizes (Sluice keeps no Postgres pages, its
+// relations are 0 bytes).
+var mayDiffer = map[string]bool{"Size": true}
