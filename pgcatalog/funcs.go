@@ -175,7 +175,7 @@ func init() {
 				}
 				return nil, nil
 			}},
-		"pg_get_viewdef":                     nothing(1, 2, OIDText),
+		"pg_get_viewdef": nothing(1, 2, OIDText),
 		"pg_tablespace_location": {minArgs: 1, maxArgs: 1, strict: true, ret: returns(OIDText), argType: argsAre(OIDOid),
 			call: func(*execCtx, []any, []uint32) (any, error) { return "", nil }},
 		"pg_get_triggerdef":                  nothing(1, 2, OIDText),
