@@ -91,7 +91,7 @@ func (cp *compiler) compileSelect(stmt *pg.SelectStmt, outer *scope) (*plan, err
 	var src *source
 	if len(stmt.FromClause) > 0 {
 		var err error
-		if src, err = cp.compileFrom(stmt.FromClause, outer); err != nil {
+		if src, err = cp.compileFrom(stmt.FromClause, outer, stmt.WhereClause); err != nil {
 			return nil, err
 		}
 		sc.cols = src.cols
