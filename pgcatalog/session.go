@@ -25,7 +25,14 @@ type Session struct {
 	changed  map[string]string
 	inTx     bool
 	xid      atomic.Uint64
+	// sluiceVersion goes into version()'s text.
+	sluiceVersion string
 }
+
+// SetSluiceVersion names the Sluice version in version()'s text:
+// "PostgreSQL 15.0 (Sluice VERSION) on ...". Clients parse the leading
+// "PostgreSQL 15.0"; the rest is for people.
+func (s *Session) SetSluiceVersion(v string) { s.sluiceVersion = v }
 
 // NewSession starts a session for user on database over src.
 func NewSession(src Source, user, database string) *Session {

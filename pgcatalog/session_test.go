@@ -145,6 +145,14 @@ func TestSettings(t *testing.T) {
 	if rep["server_version"] != "15.0" || rep["application_name"] != "x" || rep["integer_datetimes"] != "on" || rep["session_authorization"] != "alice" {
 		t.Errorf("Reported() = %v", rep)
 	}
+	s.SetSluiceVersion("0.29.0-sluice")
+	if got := formatResult(exec(s, "SELECT version() ~ '^PostgreSQL 15\\.0 \\(Sluice 0\\.29\\.0-sluice\\) on ', pg_backend_pid() = 77")); got != "?column?:16, ?column?:16\ntrue | false\nSELECT 1\n" {
+		t.Errorf("version(): %q", got)
+	}
+	s.SetBackendPID(77)
+	if got := formatResult(exec(s, "SELECT pg_backend_pid()")); got != "pg_backend_pid:23\n77\nSELECT 1\n" {
+		t.Errorf("pg_backend_pid(): %q", got)
+	}
 	exec(s, "BEGIN")
 	if !s.InTransaction() {
 		t.Error("BEGIN: not in a transaction")
