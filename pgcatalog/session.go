@@ -117,7 +117,7 @@ func onlyComments(sql string) bool {
 func parseOne(sql string) (*pg.Node, error) {
 	tree, err := pg.Parse(sql)
 	if err != nil {
-		return nil, syntaxError(sql, err)
+		return nil, syntaxError(err)
 	}
 	if len(tree.Stmts) != 1 {
 		return nil, &Error{Code: CodeSyntaxError, Message: fmt.Sprintf("expected one statement, got %d", len(tree.Stmts))}
@@ -125,7 +125,7 @@ func parseOne(sql string) (*pg.Node, error) {
 	return tree.Stmts[0].Stmt, nil
 }
 
-func syntaxError(sql string, err error) *Error {
+func syntaxError(err error) *Error {
 	var pe *parser.Error
 	if errors.As(err, &pe) {
 		return &Error{Code: CodeSyntaxError, Message: pe.Message, Position: pe.Cursorpos}
@@ -285,6 +285,7 @@ func (s *Session) prepare(sql string, paramOIDs []uint32) (*Statement, error) {
 				for name := range s.settings {
 					s.reset(name)
 				}
+				s.inTx = false
 				return &Result{Tag: "DISCARD ALL"}, nil
 			}
 			return &Result{Tag: "DISCARD"}, nil
