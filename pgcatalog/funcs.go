@@ -107,7 +107,11 @@ func init() {
 				if err := x.sess.checkSettable(name); err != nil {
 					return nil, err
 				}
-				x.sess.set(name, x.textOf(args[1], types[1]))
+				v, err := x.sess.normalizeSetting(name, x.textOf(args[1], types[1]))
+				if err != nil {
+					return nil, err
+				}
+				x.sess.set(name, v)
 				return x.sess.setting(name), nil
 			}},
 		"format_type": {minArgs: 2, maxArgs: 2, ret: returns(OIDText), argType: func(i int) uint32 { return []uint32{OIDOid, OIDInt4}[i] },

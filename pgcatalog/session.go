@@ -439,7 +439,11 @@ func (s *Session) prepareSet(vs *pg.VariableSetStmt) (func(*execCtx) (*Result, e
 		value = "UTC"
 	}
 	return func(*execCtx) (*Result, error) {
-		s.set(name, value)
+		v, err := s.normalizeSetting(name, value)
+		if err != nil {
+			return nil, err
+		}
+		s.set(name, v)
 		return &Result{Tag: "SET"}, nil
 	}, nil
 }

@@ -133,13 +133,35 @@ func TestSettings(t *testing.T) {
 	s.Changed()
 	exec(s, "SET application_name = 'x'")
 	exec(s, "SET TimeZone = 'UTC'") // unchanged: DISCARD ALL reset it
-	exec(s, "SET DateStyle = 'ISO'")
+	exec(s, "SET DateStyle = 'German'")
 	exec(s, "SET extra_float_digits = 3") // not a GUC_REPORT parameter
-	if got, want := s.Changed(), map[string]string{"application_name": "x", "DateStyle": "ISO"}; !reflect.DeepEqual(got, want) {
+	if got, want := s.Changed(), map[string]string{"application_name": "x", "DateStyle": "German, MDY"}; !reflect.DeepEqual(got, want) {
 		t.Errorf("Changed() = %v, want %v", got, want)
 	}
 	if got := s.Changed(); got != nil {
 		t.Errorf("Changed() again = %v, want nil", got)
+	}
+	for _, st := range []struct{ sql, want string }{
+		{"SET DateStyle = ISO, DMY", "DateStyle:25\n\"ISO, DMY\"\nSHOW\n"},
+		{"SET client_encoding = 'utf-8'", "client_encoding:25\n\"UTF8\"\nSHOW\n"},
+		{"SET standard_conforming_strings = true", "standard_conforming_strings:25\n\"on\"\nSHOW\n"},
+	} {
+		exec(s, st.sql)
+		name := strings.Fields(st.sql)[1]
+		if got := formatResult(exec(s, "SHOW "+name)); got != st.want {
+			t.Errorf("%s, then SHOW: %q, want %q", st.sql, got, st.want)
+		}
+	}
+	if _, err := run(s, "SET client_encoding = 'LATIN1'", nil, nil); err == nil || err.(*Error).Code != CodeFeatureUnsupported {
+		t.Errorf("SET client_encoding = 'LATIN1': %v, want 0A000", err)
+	}
+	other.SetStartupParameter("DateStyle", "ISO")
+	other.SetStartupParameter("client_encoding", "UTF8")
+	if got := other.Reported()["DateStyle"]; got != "ISO, MDY" {
+		t.Errorf("startup DateStyle=ISO: reported %q, want ISO, MDY", got)
+	}
+	if got := other.Changed(); got != nil {
+		t.Errorf("startup parameters: Changed() = %v, want nil (the server reports them all after authentication)", got)
 	}
 	rep := s.Reported()
 	if rep["server_version"] != "15.0" || rep["application_name"] != "x" || rep["integer_datetimes"] != "on" || rep["session_authorization"] != "alice" {
