@@ -33,7 +33,9 @@ type evalCtx struct {
 	aggs  []any
 	wins  []any
 	srfs  []any
-	x     *execCtx
+	// out is the current output row, for DISTINCT ON's output columns.
+	out []any
+	x   *execCtx
 }
 
 // expr is a compiled expression: its static type (the RowDescription's)
