@@ -305,6 +305,10 @@ func (cp *compiler) compileJoin(j *pg.JoinExpr, outer *scope) (*source, error) {
 	return s, nil
 }
 
+// maxJoinRows bounds a join's result, so that a careless cross join of
+// catalog relations fails alone instead of exhausting the server.
+const maxJoinRows = 1_000_000
+
 // joinSources joins two FROM items: by hashing the right rows on keys
 // when the condition has column = column parts, else by trying each pair.
 func joinSources(l, r *source, kind pg.JoinType, cond *expr, keys []equiKey) *source {
@@ -372,6 +376,9 @@ func joinSources(l, r *source, kind pg.JoinType, cond *expr, keys []equiKey) *so
 				matched = true
 				rightMatched[ri] = true
 				out = append(out, row)
+				if len(out) > maxJoinRows {
+					return nil, &Error{Code: "54000", Message: fmt.Sprintf("a join of more than %d rows: too large for Sluice's Postgres catalog", maxJoinRows)}
+				}
 			}
 			if !matched && (kind == pg.JoinType_JOIN_LEFT || kind == pg.JoinType_JOIN_FULL) {
 				out = append(out, append(append(make([]any, 0, lw+rw), padRow(lr, lw)...), make([]any, rw)...))

@@ -283,3 +283,17 @@ func FuzzPrepare(f *testing.F) {
 		st.execute(ctx, params)
 	})
 }
+
+// TestRowBudget: a cross join too large to answer fails alone (54000),
+// and the session answers the next statement.
+func TestRowBudget(t *testing.T) {
+	s := NewSession(manySources(200), "sluice", "sluice")
+	_, err := run(s, "SELECT count(*) FROM pg_attribute a, pg_attribute b", nil, nil)
+	var e *Error
+	if !errors.As(err, &e) || e.Code != "54000" {
+		t.Fatalf("a cross join of %s: %v, want 54000", "pg_attribute", err)
+	}
+	if res, err := run(s, "SELECT 1", nil, nil); err != nil || formatResult(res) != "?column?:23\n1\nSELECT 1\n" {
+		t.Errorf("next statement: %v %v", res, err)
+	}
+}
