@@ -58,6 +58,10 @@ SELECT a, (SELECT max(b) FROM (VALUES (1), (5)) u(b) WHERE b > a) FROM (VALUES (
 SELECT a FROM (VALUES (1), (2)) t(a) WHERE a IN (SELECT 2) AND a = ANY (SELECT 2)
 WITH x AS (SELECT 1 AS a), y AS (SELECT a + 1 AS b FROM x) SELECT a, b FROM x, y
 SELECT array(SELECT unnest(ARRAY[3,1,2]) ORDER BY 1)
+SELECT c.relname, k.attnum, a.attname FROM pg_index i JOIN pg_class c ON c.oid = i.indexrelid CROSS JOIN unnest(i.indkey) AS k(attnum) JOIN pg_attribute a ON a.attrelid = i.indrelid AND a.attnum = k.attnum WHERE c.relname = 'orders_pkey'
+SELECT t.a, s.n FROM (VALUES (2), (3)) t(a) CROSS JOIN LATERAL (SELECT count(*) AS n FROM generate_series(1, t.a)) s ORDER BY 1
+SELECT t.a, g FROM (VALUES (1), (2)) t(a) LEFT JOIN LATERAL generate_series(2, t.a) g ON true ORDER BY 1, 2
+SELECT t.a, u FROM (VALUES (ARRAY[1, 2]), (ARRAY[3])) t(a), unnest(t.a) u ORDER BY 2
 SELECT 1 WHERE NULL
 SELECT relname, relkind, relnatts, relhasindex, relpersistence, reltuples FROM pg_class WHERE relnamespace = 'public'::regnamespace ORDER BY relname
 SELECT 'orders'::regclass::oid = (SELECT oid FROM pg_class WHERE relname = 'orders'), 'public.orders'::regclass, '"PAGEVIEWS"'::regclass, 'pg_class'::regclass, 'pg_catalog.pg_type'::regclass::oid
