@@ -202,6 +202,10 @@ func (s *Session) catalogOnly(n *pg.Node, ctes map[string]bool) bool {
 				}
 				for _, c := range sel.WithClause.Ctes {
 					cte := c.GetCommonTableExpr()
+					if sel.WithClause.Recursive {
+						// A recursive query reads itself.
+						inner[cte.Ctename] = true
+					}
 					walk(cte.Ctequery, inner)
 					inner[cte.Ctename] = true
 				}

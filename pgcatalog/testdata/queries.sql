@@ -56,6 +56,8 @@ SELECT l.a, r.a FROM (VALUES (1), (2)) l(a), (VALUES (3), (4)) r(a) WHERE l.a + 
 SELECT a FROM (VALUES (1), (2)) t(a) WHERE EXISTS (SELECT 1 FROM (VALUES (2)) u(b) WHERE u.b = t.a)
 SELECT a, (SELECT max(b) FROM (VALUES (1), (5)) u(b) WHERE b > a) FROM (VALUES (1), (5)) t(a) ORDER BY a
 SELECT a FROM (VALUES (1), (2)) t(a) WHERE a IN (SELECT 2) AND a = ANY (SELECT 2)
+WITH RECURSIVE n(i) AS (SELECT 1 UNION ALL SELECT i + 1 FROM n WHERE i < 5) SELECT sum(i), count(*) FROM n
+WITH RECURSIVE t(oid, elem) AS (SELECT oid, typelem FROM pg_type WHERE typname = '_int4' UNION SELECT p.oid, p.typelem FROM pg_type p JOIN t ON p.oid = t.elem) SELECT oid::regtype FROM t ORDER BY 1
 WITH x AS (SELECT 1 AS a), y AS (SELECT a + 1 AS b FROM x) SELECT a, b FROM x, y
 SELECT array(SELECT unnest(ARRAY[3,1,2]) ORDER BY 1)
 SELECT c.relname, k.attnum, a.attname FROM pg_index i JOIN pg_class c ON c.oid = i.indexrelid CROSS JOIN unnest(i.indkey) AS k(attnum) JOIN pg_attribute a ON a.attrelid = i.indrelid AND a.attnum = k.attnum WHERE c.relname = 'orders_pkey'
