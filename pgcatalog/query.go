@@ -62,7 +62,7 @@ func (cp *compiler) compileSelect(stmt *pg.SelectStmt, outer *scope) (*plan, err
 			cte := n.GetCommonTableExpr()
 			var p *plan
 			var err error
-			if stmt.WithClause.Recursive && cte.Ctequery.GetSelectStmt() != nil && cte.Ctequery.GetSelectStmt().Op == pg.SetOperation_SETOP_UNION {
+			if stmt.WithClause.Recursive && cte.Ctequery.GetSelectStmt() != nil && cte.Ctequery.GetSelectStmt().Op == pg.SetOperation_SETOP_UNION && readsRelation(cte.Ctequery, cte.Ctename) {
 				p, err = cp.compileRecursive(cte, outer)
 			} else {
 				p, err = cp.compileQuery(cte.Ctequery, outer)
@@ -942,4 +942,23 @@ func (cp *compiler) compileRecursive(cte *pg.CommonTableExpr, outer *scope) (*pl
 		}
 		return out, nil
 	}}, nil
+}
+
+// readsRelation reports whether a query names the relation name (a WITH
+// RECURSIVE query is recursive only if it reads itself).
+func readsRelation(n *pg.Node, name string) bool {
+	found := false
+	var walk func(n *pg.Node)
+	walk = func(n *pg.Node) {
+		if found || n == nil {
+			return
+		}
+		if rv := n.GetRangeVar(); rv != nil && rv.Schemaname == "" && rv.Relname == name {
+			found = true
+			return
+		}
+		visitChildren(n, walk)
+	}
+	walk(n)
+	return found
 }
