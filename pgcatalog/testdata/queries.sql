@@ -28,6 +28,8 @@ SELECT pg_is_in_recovery(), has_table_privilege('orders', 'SELECT'), has_schema_
 SELECT x FROM generate_series(1, 3) AS x
 SELECT * FROM generate_series(1, 5, 2) WITH ORDINALITY
 SELECT * FROM generate_series(3, 1, -1) g
+SELECT generate_subscripts(ARRAY['a','b','c'], 1), octet_length('héllo')
+SELECT pg_catalog.pg_attribute.attname FROM pg_catalog.pg_index, pg_catalog.pg_attribute WHERE pg_catalog.pg_index.indrelid = 'orders'::regclass AND pg_catalog.pg_attribute.attrelid = pg_catalog.pg_index.indrelid AND pg_catalog.pg_attribute.attnum = ANY (pg_catalog.pg_index.indkey)
 SELECT unnest(ARRAY[1,2]), unnest(ARRAY['a','b','c'])
 SELECT * FROM unnest(ARRAY['a','b']) u(v)
 SELECT a, count(*), min(b), max(b), string_agg(b, ',' ORDER BY b), array_agg(b ORDER BY b DESC), bool_and(b > 'a'), bool_or(b > 'b'), count(DISTINCT a), sum(a) FROM (VALUES (1, 'a'), (1, 'b'), (2, 'c')) t(a, b) GROUP BY a ORDER BY a
