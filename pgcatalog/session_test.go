@@ -33,6 +33,7 @@ func TestErrors(t *testing.T) {
 		{"SHOW nope", "42704", `unrecognized configuration parameter "nope"`, 0},
 		{"SET nope = 1", "42704", `unrecognized configuration parameter "nope"`, 0},
 		{"SET server_version = '1'", "55P02", `parameter "server_version" cannot be changed`, 0},
+		{"SET SESSION AUTHORIZATION bob", "55P02", `parameter "session_authorization" cannot be changed`, 0},
 		{"SELECT current_setting('nope')", "42704", `unrecognized configuration parameter "nope"`, 0},
 		{"SELECT é FROM pg_class WHERE nope", "42703", `column "é" does not exist`, 8},
 		{"SELECT 1 FROM pg_class WHERE 'é' = nope", "42703", `column "nope" does not exist`, 36},
