@@ -750,15 +750,20 @@ func windows(ctxs []*evalCtx, wins []*winSpec) error {
 // compute folds one aggregate over a group's rows.
 func (a *aggSpec) compute(rows []*evalCtx) (any, error) {
 	if len(a.order) > 0 {
-		rows = append([]*evalCtx(nil), rows...)
-		keyOf := func(c *evalCtx) []any {
-			out := make([]any, len(a.order))
+		keys := make(map[*evalCtx][]any, len(rows))
+		for _, c := range rows {
+			kv := make([]any, len(a.order))
 			for i, k := range a.order {
-				out[i], _ = k.e.eval(c)
+				v, err := k.e.eval(c)
+				if err != nil {
+					return nil, err
+				}
+				kv[i] = v
 			}
-			return out
+			keys[c] = kv
 		}
-		sort.SliceStable(rows, func(i, j int) bool { return lessKeys(keyOf(rows[i]), keyOf(rows[j]), a.order) })
+		rows = append([]*evalCtx(nil), rows...)
+		sort.SliceStable(rows, func(i, j int) bool { return lessKeys(keys[rows[i]], keys[rows[j]], a.order) })
 	}
 	var vals [][]any
 	seen := map[string]bool{}
