@@ -304,3 +304,33 @@ func TestRowBudget(t *testing.T) {
 		t.Errorf("next statement: %v %v", res, err)
 	}
 }
+
+// TestConcurrentSessions: sessions share nothing mutable (the regexp
+// cache, the declarations): many at once give each its own answers (run
+// with -race).
+func TestConcurrentSessions(t *testing.T) {
+	src := fixture()
+	errs := make(chan error, 20)
+	for i := 0; i < 20; i++ {
+		go func(i int) {
+			s := NewSession(src, "sluice", "sluice")
+			name := strings.Repeat("x", i+1)
+			for _, sql := range []string{"SET application_name = '" + name + "'", "SELECT relname FROM pg_class WHERE relname ~ '^(orders|PAGEVIEWS)$' ORDER BY 1"} {
+				if _, err := run(s, sql, nil, nil); err != nil {
+					errs <- err
+					return
+				}
+			}
+			res, err := run(s, "SELECT current_setting('application_name')", nil, nil)
+			if err == nil && res.Rows[0][0] != name {
+				err = errors.New("another session's application_name: " + res.Rows[0][0].(string))
+			}
+			errs <- err
+		}(i)
+	}
+	for i := 0; i < 20; i++ {
+		if err := <-errs; err != nil {
+			t.Error(err)
+		}
+	}
+}
