@@ -587,11 +587,19 @@ func init() {
 		}},
 		"min": extreme(-1),
 		"max": extreme(1),
+		// Postgres's result types: sum of int2/int4 is int8, of int8 and
+		// numeric numeric, of floats float8; avg of floats float8, of the
+		// rest numeric.
 		"sum": {ret: func(args []uint32) uint32 {
-			if len(args) > 0 && (args[0] == OIDFloat8 || args[0] == OIDFloat4) {
+			switch {
+			case len(args) == 0:
+				return OIDNumeric
+			case args[0] == OIDFloat8 || args[0] == OIDFloat4:
 				return OIDFloat8
+			case args[0] == OIDInt2 || args[0] == OIDInt4:
+				return OIDInt8
 			}
-			return OIDInt8
+			return OIDNumeric
 		}, fold: func(_ *aggSpec, rows [][]any) (any, error) {
 			vals := nonNull(rows)
 			if len(vals) == 0 {
@@ -607,7 +615,12 @@ func init() {
 			}
 			return sum, nil
 		}},
-		"avg": {ret: returns(OIDFloat8), fold: func(_ *aggSpec, rows [][]any) (any, error) {
+		"avg": {ret: func(args []uint32) uint32 {
+			if len(args) > 0 && (args[0] == OIDFloat8 || args[0] == OIDFloat4) {
+				return OIDFloat8
+			}
+			return OIDNumeric
+		}, fold: func(_ *aggSpec, rows [][]any) (any, error) {
 			vals := nonNull(rows)
 			if len(vals) == 0 {
 				return nil, nil

@@ -34,6 +34,7 @@ SELECT unnest(ARRAY[1,2]), unnest(ARRAY['a','b','c'])
 SELECT * FROM unnest(ARRAY['a','b']) u(v)
 SELECT a, count(*), min(b), max(b), string_agg(b, ',' ORDER BY b), array_agg(b ORDER BY b DESC), bool_and(b > 'a'), bool_or(b > 'b'), count(DISTINCT a), sum(a) FROM (VALUES (1, 'a'), (1, 'b'), (2, 'c')) t(a, b) GROUP BY a ORDER BY a
 SELECT a, count(*) FROM (VALUES (1), (1), (2)) t(a) GROUP BY a HAVING count(*) > 1
+SELECT pg_typeof(sum(a)), pg_typeof(sum(a::int8)), pg_typeof(sum(a::float8)), pg_typeof(avg(a)), pg_typeof(avg(a::float8)), pg_typeof(min(a::int2)), pg_typeof(count(a)), sum(a::float8), avg(a::float8) FROM (VALUES (1), (2)) t(a)
 SELECT count(*), max(a), string_agg(a::text, ',') FROM (VALUES (1)) t(a) WHERE false
 SELECT a % 2 AS parity, count(*) FROM (VALUES (1), (2), (3)) t(a) GROUP BY 1 ORDER BY 1
 SELECT DISTINCT a FROM (VALUES (2), (1), (2)) t(a) ORDER BY a DESC
