@@ -317,7 +317,7 @@ var (
 		"ASSERT SCHEMA's timeout, in milliseconds, when the statement gives none.").failsOnMalformed()
 	propStateCacheBytes = declare(planner.StateCacheBytesProperty, []string{"ksql.streams." + planner.StateCacheBytesProperty}, ScopeQuery, "LONG",
 		fixed(strconv.FormatInt(exec.DefaultAggCacheBytes, 10)), number(64, 0),
-		"Bytes of decoded state each partition of an aggregation (time windows or none) keeps cached, written to its store once per commit; 0 turns the cache off. Per partition, where Kafka Streams' bound is for all threads; it never holds an update back (nor does cache.max.bytes.buffering, which Sluice does not read).")
+		"Bytes of decoded state each partition of an aggregation (time windows or none) keeps cached, written to its store once per commit; 0 turns the cache off. A COUNT_DISTINCT's values, each a state entry of its own, are remembered as stored in up to 16 times as many bytes beside it. Per partition, where Kafka Streams' bound is for all threads; it never holds an update back (nor does cache.max.bytes.buffering, which Sluice does not read).")
 	propMinFreeBytes = declare(MinFreeBytesProperty, nil, ScopeInstance, "LONG",
 		fixed(strconv.FormatInt(state.DefaultMinFreeBytes, 10)), checkMinFree,
 		"Free disk space state commits leave untouched; below it stateful queries fail with \"disk full\"; -1 turns the check off.").failsOnMalformed()

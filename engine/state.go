@@ -23,10 +23,12 @@ func (e *Engine) QueryState(queryID string) ([]StoreState, error) {
 		return nil, fmt.Errorf("no query %s", queryID)
 	}
 	prefixes := map[string][]byte{}
+	entries := map[string]func([]byte) bool{}
 	for _, sub := range q.Plan.Topology.Subs {
 		for _, n := range sub.Nodes {
 			if agg, ok := n.(*exec.AggregateNode); ok {
 				prefixes[agg.Store] = agg.EntryPrefix()
+				entries[agg.Store] = agg.IsEntry
 			}
 		}
 	}
@@ -42,7 +44,7 @@ func (e *Engine) QueryState(queryID string) ([]StoreState, error) {
 				continue
 			}
 			s := e.db.Store(id.Name, id.Partition)
-			entries, _, err := s.CommittedStats(prefixes[spec.Name])
+			n, _, err := s.CommittedStatsOf(prefixes[spec.Name], entries[spec.Name])
 			if err != nil {
 				return nil, fmt.Errorf("state of %s: %w", queryID, err)
 			}
@@ -50,7 +52,7 @@ func (e *Engine) QueryState(queryID string) ([]StoreState, error) {
 			if err != nil {
 				return nil, fmt.Errorf("state of %s: %w", queryID, err)
 			}
-			st.Entries += entries
+			st.Entries += n
 			st.Bytes += bytes
 		}
 		out = append(out, st)

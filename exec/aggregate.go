@@ -121,6 +121,13 @@ func (n *AggregateNode) EntryPrefix() []byte {
 	return nil // time windows: every key is a window
 }
 
+// IsEntry reports whether a key under EntryPrefix is a window (or key)
+// rather than one of the values a time window's COUNT_DISTINCT keeps
+// among its windows (aggregate_members.go).
+func (n *AggregateNode) IsEntry(key []byte) bool {
+	return n.Window == nil || n.Window.Kind == Session || n.Window.Kind == Sliding || !isWindowMember(key)
+}
+
 func (n *AggregateNode) Stateful() bool       { return true }
 func (n *AggregateNode) StoreNames() []string { return []string{n.Store} }
 
@@ -132,6 +139,11 @@ type aggregate struct {
 	// (time windows and non-windowed aggregates; session and sliding
 	// windows keep theirs in the store).
 	cache *aggCache
+	// members says which aggregate calls keep their members as state
+	// entries of their own (aggregate_members.go); nil: none.
+	members []bool
+
+	memberKey []byte
 
 	keyBuf, stateKey, valBuf, idxKey []byte
 	keyVals                          []any
@@ -164,6 +176,7 @@ func (a *aggregate) Open(tc *TaskContext) error {
 		if a.cache, err = newAggCache(s, a.node.cacheLimit(), appendAggState); err != nil {
 			return fmt.Errorf("aggregate %s: %w", a.node.Store, err)
 		}
+		a.setMembers()
 	}
 	a.keyVals = make([]any, len(a.node.KeyCols))
 	a.nextClose, a.nextExpire = math.MinInt64, math.MinInt64
@@ -275,6 +288,11 @@ func (a *aggregate) update(tc *TaskContext, row *Row, key []byte, start, end int
 		old = a.result(e.accs, e.maxTs, start, end).Cols
 	}
 	a.fold(e.accs, row)
+	if a.members != nil {
+		if err := a.addMembers(e, key, row.Cols); err != nil {
+			return err
+		}
+	}
 	oldTs := e.maxTs
 	e.maxTs = max(e.maxTs, row.Ts)
 	e.existed = true
@@ -320,12 +338,24 @@ func (a *aggregate) entry(key []byte) (*aggEntry, error) {
 	if err != nil {
 		return nil, err
 	}
-	return a.cache.add(key, accs, maxTs, true, len(v)), nil
+	migrated := false
+	if a.members != nil {
+		if migrated, err = a.migrateMembers(key, accs); err != nil {
+			return nil, err
+		}
+	}
+	e := a.cache.add(key, accs, maxTs, true, len(v))
+	if migrated {
+		a.cache.changedEntry(e) // the group's state now holds counts
+	}
+	return e, nil
 }
 
-// deleteState deletes key from the store and the cache.
+// deleteState deletes key, a group's state or a member entry, from the
+// store and the cache. A member goes only with its group's state, so the
+// cache forgets members by group.
 func (a *aggregate) deleteState(key []byte) {
-	a.cache.drop(key)
+	a.cache.drop(key) // with what it knows of the group's members
 	a.store.Delete(key)
 }
 
@@ -348,6 +378,9 @@ func (a *aggregate) fold(accs []any, row *Row) {
 
 func (a *aggregate) apply(accs []any, cols []any, undo bool) {
 	for i, call := range a.node.Aggs {
+		if a.members != nil && a.members[i] {
+			continue // addMembers counts them
+		}
 		a.args = a.args[:0]
 		for _, e := range call.Args {
 			a.args = append(a.args, e(cols))
@@ -364,6 +397,10 @@ func (a *aggregate) apply(accs []any, cols []any, undo bool) {
 func (a *aggregate) initAccs() []any {
 	accs := make([]any, len(a.node.Aggs))
 	for i, call := range a.node.Aggs {
+		if a.members != nil && a.members[i] {
+			accs[i] = int64(0)
+			continue
+		}
 		accs[i] = call.Agg.Init()
 	}
 	return accs
@@ -454,6 +491,7 @@ func (a *aggregate) closeWindows(tc *TaskContext) error {
 		group      []any
 	}
 	var done []closed
+	var members [][]byte // of the closed windows
 	// Windows are stored in start order; all windows of one size close in
 	// that order too, so the scan stops at the first open one. Windows
 	// starting at or before stream time - size - grace are closed now
@@ -469,6 +507,10 @@ func (a *aggregate) closeWindows(tc *TaskContext) error {
 		if end+w.Grace > tc.StreamTime {
 			a.nextClose = end + w.Grace
 			return false
+		}
+		if isWindowMember(k) {
+			members = append(members, bytes.Clone(k))
+			return true
 		}
 		accs, maxTs, err := decodeAggState(v, a.node.Store)
 		if err != nil {
@@ -496,6 +538,9 @@ func (a *aggregate) closeWindows(tc *TaskContext) error {
 		}
 		a.deleteState(c.key)
 	}
+	for _, k := range members {
+		a.deleteState(k)
+	}
 	return nil
 }
 
@@ -505,6 +550,7 @@ func (a *aggregate) expire(tc *TaskContext) error {
 	cutoff := tc.StreamTime - ret // windows ending at or before cutoff are gone
 	a.nextExpire = math.MaxInt64
 	var old [][]byte
+	windows := 0
 	// Windows ending at or before cutoff are deleted below and closed for
 	// good (retention >= size + grace): the next scan starts after them.
 	from := a.expireFrom
@@ -519,15 +565,18 @@ func (a *aggregate) expire(tc *TaskContext) error {
 			return false
 		}
 		old = append(old, append([]byte(nil), k...))
+		if !isWindowMember(k) {
+			windows++
+		}
 		return true
 	})
 	if err != nil {
 		return fmt.Errorf("aggregate %s: expire windows: %w", a.node.Store, err)
 	}
 	for _, k := range old {
-		a.deleteState(k)
+		a.deleteState(k) // the windows' members too
 	}
-	tc.Metrics.Expired.Add(int64(len(old)))
+	tc.Metrics.Expired.Add(int64(windows))
 	return nil
 }
 
@@ -612,6 +661,11 @@ func (a *aggregate) expireKeys(tc *TaskContext) error {
 			}
 		}
 		a.deleteState(a.stateKey)
+		if a.members != nil {
+			if err := a.deleteMembers(gk); err != nil {
+				return err
+			}
+		}
 		tc.Metrics.Expired.Add(1)
 		// Values stay NULL: a tombstone carries only its key columns.
 		cols := make([]any, len(a.node.KeyCols)+len(a.node.Aggs))

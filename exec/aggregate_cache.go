@@ -66,6 +66,40 @@ type aggCache struct {
 	// entries); a nil bound with known set means above every key.
 	bound []byte
 	known bool
+	// groups holds, by state key, what the cache knows of each group's
+	// member entries (aggregate_members.go), kept while its entry comes and
+	// goes: members are small, so a group's outlive its accumulators in
+	// the cache. memberBytes is what they hold, bounded by memberLimit.
+	groups      map[string]*groupMembers
+	memberBytes int64
+	memberLimit int64
+}
+
+// memberOverhead is what a known member costs beyond its bytes: its map
+// slot and string header.
+const memberOverhead = 40
+
+// groupOverhead is what a group's members cost beyond themselves: the
+// groups map's slot, the key and the set.
+const groupOverhead = 120
+
+// memberLimitFactor sizes what the cache knows of members against its
+// bound for accumulators: a member costs some 50 bytes where an
+// accumulator costs hundreds, and members outnumber accumulators by
+// hundreds (Nexmark q16: each hot channel has thousands of bidders and
+// auctions, each cold one tens).
+const memberLimitFactor = 16
+
+// groupMembers is what the cache knows of one group's member entries.
+type groupMembers struct {
+	// known holds member entries in the store (or its overlay), by their
+	// key after the group's prefix (aggregate index and member).
+	known map[string]struct{}
+	// all says known holds every member entry of the group: the group had
+	// no state when its entry came in, so it had no members, and every
+	// one added since is known.
+	all   bool
+	bytes int64
 }
 
 // aggEntry is one key's (or window's) accumulators.
@@ -81,6 +115,11 @@ type aggEntry struct {
 	// used says the entry was looked up since the clock last passed it;
 	// gone that it left the cache (evicted or deleted).
 	used, gone bool
+	// members is what the cache knows of the group's member entries (nil
+	// until the aggregate asks); forgotMembers says the cache forgot some
+	// of them since the entry came in.
+	members       *groupMembers
+	forgotMembers bool
 	// size is what the entry counts toward the cache's bytes.
 	size int64
 }
@@ -89,7 +128,8 @@ var _ state.WriteBack = (*aggCache)(nil)
 
 // newAggCache makes the cache of s and installs it as s's WriteBack.
 func newAggCache(s *state.Store, limit int64, encode func([]byte, int64, []any) []byte) (*aggCache, error) {
-	c := &aggCache{store: s, encode: encode, entries: make(map[string]*aggEntry), limit: limit}
+	c := &aggCache{store: s, encode: encode, entries: make(map[string]*aggEntry), groups: make(map[string]*groupMembers),
+		limit: limit, memberLimit: limit * memberLimitFactor}
 	last, ok, known, err := s.LastKey()
 	if err != nil {
 		return nil, err
@@ -140,6 +180,9 @@ func (c *aggCache) changedEntry(e *aggEntry) {
 
 // drop forgets key: the aggregate deletes it from the store.
 func (c *aggCache) drop(key []byte) {
+	if g, ok := c.groups[string(key)]; ok {
+		c.forgetGroup(string(key), g)
+	}
 	e, ok := c.entries[string(key)]
 	if !ok {
 		return
@@ -149,6 +192,71 @@ func (c *aggCache) drop(key []byte) {
 	e.changed, e.gone = false, true
 	c.bytes -= e.size
 	delete(c.entries, e.key)
+}
+
+// groupMembers returns what the cache knows of the members of e's group,
+// starting from nothing (or, for a group without state, from knowing all)
+// if it knows nothing yet.
+func (c *aggCache) groupMembers(e *aggEntry) *groupMembers {
+	if e.members != nil {
+		return e.members
+	}
+	// A group without state when its entry came in had no members, and
+	// every one since went through here.
+	all := !e.existed && !e.forgotMembers
+	g := c.groups[e.key]
+	if g == nil || all {
+		if g != nil {
+			c.forgetGroup(e.key, g) // kept from before the group was deleted
+		}
+		g = &groupMembers{known: make(map[string]struct{}), all: all}
+		g.bytes = int64(len(e.key)) + groupOverhead
+		c.memberBytes += g.bytes
+		c.groups[e.key] = g
+	}
+	e.members = g
+	return g
+}
+
+// hasMember reports whether the member entry of e's group whose key
+// after the group's prefix is m is in the store (known) or cannot be
+// (absent).
+func (c *aggCache) hasMember(e *aggEntry, m []byte) (known, absent bool) {
+	g := c.groupMembers(e)
+	if _, ok := g.known[string(m)]; ok {
+		return true, false
+	}
+	return false, g.all
+}
+
+// addMember notes that the member entry m of e's group is in the store
+// (or its overlay). When the members known fill their bound, the cache
+// forgets whole groups', whichever the map yields first, down to half.
+func (c *aggCache) addMember(e *aggEntry, m []byte) {
+	g := c.groupMembers(e)
+	if c.memberBytes >= c.memberLimit {
+		for k, other := range c.groups {
+			if c.memberBytes <= c.memberLimit/2 {
+				break
+			}
+			c.forgetGroup(k, other)
+		}
+		g = c.groupMembers(e) // a new one if its own was forgotten
+	}
+	g.known[string(m)] = struct{}{}
+	size := int64(len(m)) + memberOverhead
+	g.bytes += size
+	c.memberBytes += size
+}
+
+// forgetGroup drops what the cache knows of group key's members; its
+// entry, if cached, starts again from nothing.
+func (c *aggCache) forgetGroup(key string, g *groupMembers) {
+	delete(c.groups, key)
+	c.memberBytes -= g.bytes
+	if e := c.entries[key]; e != nil && e.members == g {
+		e.members, e.forgotMembers = nil, true
+	}
 }
 
 // WriteBack encodes the changed entries into the store.
@@ -184,6 +292,8 @@ func (c *aggCache) Discard() {
 	c.queue = c.queue[:0]
 	c.bytes = 0
 	c.known = false
+	clear(c.groups) // their writes may be among those dropped
+	c.memberBytes = 0
 }
 
 // evict drops entries until the cache holds at most target bytes, by the

@@ -345,6 +345,9 @@ func entryLayout(n *AggregateNode) (prefix []byte, split func(k, v []byte) (gk [
 		}
 	}
 	return nil, func(k, v []byte) ([]byte, int64, int64, []byte, bool) {
+		if isWindowMember(k) {
+			return nil, 0, 0, nil, false // a COUNT_DISTINCT value, not a window
+		}
 		start, gk, ok := splitWindowKey(k)
 		return gk, start, start + size, v, ok
 	}

@@ -30,6 +30,20 @@ type Aggregate struct {
 	// is deleted. Nil when the function cannot undo (MIN, MAX, …): such
 	// functions are refused over tables, as in ksqlDB.
 	Undo func(acc any, args []any) any
+	// Member, when set, says the accumulator is a set whose result
+	// depends on its size alone, so an operator may keep it as one state
+	// entry per member beside a count instead of one value holding the
+	// set (a fold then reads and writes one small entry, never the set):
+	// Member appends to buf the encoding of the member a row's argument
+	// values add, equal members encoding to equal bytes, and reports
+	// false when the row adds none (NULL). Result must then take the
+	// count, an int64, as the accumulator; Init and Add still keep the
+	// set for operators that keep accumulators whole (session windows).
+	Member func(buf []byte, args []any) ([]byte, bool)
+	// Members lists, as Member encodes them, the members of a whole
+	// accumulator (what Init and Add keep, an earlier version's stored
+	// state included), so that a set kept whole can move to entries.
+	Members func(acc any) [][]byte
 	// StateType is the type ksqlDB declares for the accumulator when it
 	// differs from ResultType (AVG keeps a STRUCT of sum and count). Sluice
 	// encodes accumulators its own way, but the planner checks this type

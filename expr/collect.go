@@ -2,7 +2,9 @@ package expr
 
 import (
 	"fmt"
+	"maps"
 	"reflect"
+	"slices"
 
 	"github.com/cockroachdb/apd/v3"
 
@@ -65,7 +67,9 @@ func bindCollect(name string, distinct bool) aggBinder {
 // values seen, a MAP from each value's encoding to NULL: a lookup per row
 // rather than a scan, and no cap (COLLECT_SET's thousand values would cap
 // the count). A set written by an earlier version, a list of the values,
-// becomes a MAP when next added to.
+// becomes a MAP when next added to. It declares Member, so the time-window
+// and unwindowed aggregations keep each value as a state entry of its own
+// and the count as the accumulator, which Result takes too.
 func bindCountDistinct(args []types.Type, _ bool) (*Aggregate, error) {
 	if len(args) != 1 {
 		return nil, fmt.Errorf("%w: COUNT_DISTINCT takes one argument", ErrType)
@@ -82,10 +86,24 @@ func bindCountDistinct(args []types.Type, _ bool) (*Aggregate, error) {
 			return set
 		},
 		Result: func(acc any) any {
-			if list, ok := acc.([]any); ok {
-				return int64(len(distinctSet(list)))
+			if n, ok := acc.(int64); ok {
+				return n // the count beside per-value entries (Member)
 			}
-			return int64(len(acc.(map[string]any)))
+			return int64(len(distinctSet(acc)))
+		},
+		Member: func(buf []byte, a []any) ([]byte, bool) {
+			if a[0] == nil {
+				return buf, false
+			}
+			return appendDistinct(buf, a[0]), true
+		},
+		Members: func(acc any) [][]byte {
+			set := distinctSet(acc)
+			out := make([][]byte, 0, len(set))
+			for _, k := range slices.Sorted(maps.Keys(set)) {
+				out = append(out, []byte(k))
+			}
+			return out
 		},
 		Merge: func(earlier, later any) any {
 			set := distinctSet(earlier)
@@ -120,6 +138,11 @@ func distinctSet(acc any) map[string]any {
 // without trailing zeros (1.0 and 1.00 are one value) and a DOUBLE's
 // zero without its sign, as comparison has them equal.
 func distinctKey(v any) string {
+	return string(appendDistinct(nil, v))
+}
+
+// appendDistinct appends distinctKey's bytes for v to buf.
+func appendDistinct(buf []byte, v any) []byte {
 	switch x := v.(type) {
 	case *apd.Decimal:
 		var r apd.Decimal
@@ -130,7 +153,7 @@ func distinctKey(v any) string {
 			v = float64(0)
 		}
 	}
-	return string(types.AppendValue(nil, v))
+	return types.AppendValue(buf, v)
 }
 
 func containsValue(list []any, v any) bool {

@@ -79,3 +79,45 @@ func TestCountDistinctExact(t *testing.T) {
 		t.Errorf("DOUBLEs 0, -0, 1.5: %v, want 2; 0 and -0: %v, want 1", got, got2)
 	}
 }
+
+// TestCountDistinctMembers: COUNT_DISTINCT's members, as operators that
+// keep one state entry per value see them: equal values (DECIMALs of
+// different scales, a DOUBLE's two zeros) are one member, NULL none; a
+// whole set (an earlier version's MAP or list) lists the same members in
+// order; Result takes the count kept beside them.
+func TestCountDistinctMembers(t *testing.T) {
+	dec, err := expr.BindAggregate("COUNT_DISTINCT", []types.Type{types.DecimalOf(4, 2)}, false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	member := func(v any) string {
+		m, ok := dec.Member([]byte("p"), []any{v})
+		if !ok {
+			return "none"
+		}
+		return string(m)
+	}
+	one, _, _ := apd.NewFromString("1.0")
+	oneOO, _, _ := apd.NewFromString("1.00")
+	if a, b := member(one), member(oneOO); a != b || a[:1] != "p" {
+		t.Errorf("members of 1.0 and 1.00: %q and %q, want one, after the prefix", a, b)
+	}
+	if got := member(nil); got != "none" {
+		t.Errorf("member of NULL: %q, want none", got)
+	}
+	agg, err := expr.BindAggregate("COUNT_DISTINCT", []types.Type{tBig}, false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := [][]byte{types.AppendValue(nil, int64(1)), types.AppendValue(nil, int64(2))}
+	set := agg.Add(agg.Add(agg.Add(agg.Init(), []any{int64(2)}), []any{int64(1)}), []any{int64(2)})
+	for _, acc := range []any{set, []any{int64(2), int64(1), nil}} {
+		got := agg.Members(acc)
+		if len(got) != len(want) || string(got[0]) != string(want[0]) || string(got[1]) != string(want[1]) {
+			t.Errorf("members of %v: %x, want %x", acc, got, want)
+		}
+	}
+	if got := agg.Result(int64(7)); got != int64(7) {
+		t.Errorf("Result of the count 7: %v", got)
+	}
+}

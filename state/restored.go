@@ -259,9 +259,9 @@ func (r *restored) view() (v view, ok bool) {
 	return view{snap: r.snap, sorted: r.sorted, after: r.after.m, afterKeys: r.after.sortedKeys()}, true
 }
 
-// stats counts the live keys starting with prefix and their bytes, as
-// CommittedStats does for Badger.
-func (r *restored) stats(prefix []byte) (keys, size int64, ok bool) {
+// stats counts the live keys starting with prefix that keep accepts
+// (nil: all) and their bytes, as CommittedStatsOf does for Badger.
+func (r *restored) stats(prefix []byte, keep func(key []byte) bool) (keys, size int64, ok bool) {
 	<-r.ready
 	r.mu.Lock()
 	defer r.mu.Unlock()
@@ -273,11 +273,14 @@ func (r *restored) stats(prefix []byte) (keys, size int64, ok bool) {
 		if !bytes.HasPrefix(k, prefix) {
 			break
 		}
+		if keep != nil && !keep(k) {
+			continue
+		}
 		keys++
 		size += int64(len(k) + len(v))
 	}
 	for k, e := range r.after.m {
-		if !strings.HasPrefix(k, string(prefix)) {
+		if !strings.HasPrefix(k, string(prefix)) || (keep != nil && !keep([]byte(k))) {
 			continue
 		}
 		if old, hit := r.snap.get([]byte(k)); hit {
