@@ -66,6 +66,10 @@ func (s *Server) serveConn(conn net.Conn) {
 		return
 	}
 	defer s.unregister(ss)
+	if err := ss.startup(); err != nil {
+		s.send(be, toPG(err, "", 0))
+		return
+	}
 	ss.run()
 }
 

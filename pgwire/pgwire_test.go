@@ -861,6 +861,64 @@ func TestExtendedProtocol(t *testing.T) {
 	}
 }
 
+// TestCatalogSession: what pgcatalog keeps for a session reaches the
+// client — startup parameters (one refused ends the connection),
+// ParameterStatus after SET, the transaction status of BEGIN/COMMIT,
+// pg_backend_pid() as BackendKeyData says, and a Sluice query's columns
+// pointing at their source's pg_class/pg_attribute entries.
+func TestCatalogSession(t *testing.T) {
+	f := start(t)
+	dsn := connString(f.pgAddr, "alice", "secret", "disable")
+	conn := connect(t, dsn+" application_name=probe")
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	defer cancel()
+	if got := conn.PgConn().ParameterStatus("application_name"); got != "probe" {
+		t.Errorf("application_name at startup: %q", got)
+	}
+	if got := conn.PgConn().ParameterStatus("server_version"); got != "15.0" {
+		t.Errorf("server_version: %q", got)
+	}
+	exec(t, conn, "SET application_name = 'other'")
+	if got := conn.PgConn().ParameterStatus("application_name"); got != "other" {
+		t.Errorf("application_name after SET: %q", got)
+	}
+	exec(t, conn, "BEGIN")
+	if got := conn.PgConn().TxStatus(); got != 'T' {
+		t.Errorf("after BEGIN: %c", got)
+	}
+	exec(t, conn, "COMMIT")
+	if got := conn.PgConn().TxStatus(); got != 'I' {
+		t.Errorf("after COMMIT: %c", got)
+	}
+	var pid int64
+	if err := conn.QueryRow(ctx, "SELECT pg_backend_pid()").Scan(&pid); err != nil || uint32(pid) != conn.PgConn().PID() {
+		t.Errorf("pg_backend_pid() = %d, %v; BackendKeyData %d", pid, err, conn.PgConn().PID())
+	}
+
+	st := testkafka.Name(t, "S")
+	exec(t, conn, fmt.Sprintf("CREATE STREAM %s (K STRING KEY, V INT) WITH (KAFKA_TOPIC='%s', PARTITIONS=1, VALUE_FORMAT='JSON')", st, testkafka.Name(t, "s")))
+	var oid uint32
+	if err := conn.QueryRow(ctx, "SELECT oid FROM pg_class WHERE relname = $1", st).Scan(&oid); err != nil || oid == 0 {
+		t.Fatalf("pg_class oid of %s: %d, %v", st, oid, err)
+	}
+	rows, err := conn.Query(ctx, fmt.Sprintf("SELECT V, K, V * 2 AS W FROM %s EMIT CHANGES LIMIT 0", st))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var origins []string
+	for _, fd := range rows.FieldDescriptions() {
+		origins = append(origins, fmt.Sprintf("%s:%d/%d", fd.Name, fd.TableOID, fd.TableAttributeNumber))
+	}
+	rows.Close()
+	if want := []string{fmt.Sprintf("V:%d/2", oid), fmt.Sprintf("K:%d/1", oid), "W:0/0"}; !cmp.Equal(origins, want) {
+		t.Errorf("column origins %q, want %q", origins, want)
+	}
+
+	if _, err := connectErr(dsn + " client_encoding=LATIN1"); pgCode(err) != "0A000" {
+		t.Errorf("client_encoding LATIN1: %v", err)
+	}
+}
+
 // selfSigned is a TLS configuration with a certificate for 127.0.0.1.
 func selfSigned(t *testing.T) *tls.Config {
 	t.Helper()

@@ -34,10 +34,7 @@ type Options struct {
 	// client that does not ask is refused, as the REST API serves only
 	// TLS then.
 	TLS *tls.Config
-	// ServerVersion is the server_version reported to clients. Default
-	// "15.0".
-	ServerVersion string
-	Log           *slog.Logger
+	Log *slog.Logger
 }
 
 // Server serves the Postgres protocol over a Backend.
@@ -62,9 +59,6 @@ func New(be Backend, opts Options) (*Server, error) {
 	}
 	if opts.AuthMethod != AuthSCRAM && opts.AuthMethod != AuthPassword {
 		return nil, fmt.Errorf("postgres auth method %q: want %s or %s", opts.AuthMethod, AuthSCRAM, AuthPassword)
-	}
-	if opts.ServerVersion == "" {
-		opts.ServerVersion = "15.0"
 	}
 	if opts.Log == nil {
 		opts.Log = slog.Default()

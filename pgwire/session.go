@@ -5,6 +5,7 @@ import (
 	"errors"
 	"io"
 	"net"
+	"sort"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -33,9 +34,6 @@ type session struct {
 	stmts   map[string]statement
 	portals map[string]*portal
 	cursors map[string]*cursor
-	// tx is the transaction status ReadyForQuery reports: pgcatalog
-	// answers BEGIN, COMMIT and ROLLBACK, which only clients see.
-	tx byte
 
 	// ctx ends when the client goes away or the server shuts down.
 	ctx  context.Context
@@ -56,7 +54,7 @@ func newSession(srv *Server, be *pgproto3.Backend, in *pump, params map[string]s
 	ctx, stop := context.WithCancelCause(context.Background())
 	ss := &session{srv: srv, be: be, in: in, enc: newEncoder(), params: params, user: params["user"],
 		props: map[string]string{}, stmts: map[string]statement{}, portals: map[string]*portal{}, cursors: map[string]*cursor{},
-		tx: 'I', ctx: ctx, stop: stop}
+		ctx: ctx, stop: stop}
 	db := params["database"]
 	if db == "" {
 		db = ss.user
@@ -213,40 +211,60 @@ func (ss *session) sendFatal(pe *pgError) {
 	_ = ss.be.Flush()
 }
 
-// greet sends what a client learns after authentication.
+// start applies the startup packet's parameters (application_name,
+// client_encoding, DateStyle, …) as pgcatalog checks them: one it
+// refuses (a client_encoding other than UTF8) ends the connection.
+func (ss *session) startup() error {
+	names := make([]string, 0, len(ss.params))
+	for k := range ss.params {
+		names = append(names, k)
+	}
+	sort.Strings(names)
+	for _, k := range names {
+		if k == "user" || k == "database" {
+			continue
+		}
+		if err := ss.cat.SetStartupParameter(k, ss.params[k]); err != nil {
+			pe := toPG(err, "", 0)
+			pe.severity = "FATAL"
+			return pe
+		}
+	}
+	ss.cat.SetBackendPID(int(ss.pid))
+	return nil
+}
+
+// greet sends what a client learns after authentication: the reported
+// parameters, its cancel key, and that it may send queries.
 func (ss *session) greet() {
 	ss.be.Send(&pgproto3.AuthenticationOk{})
-	app := ss.params["application_name"]
-	for _, p := range [][2]string{
-		{"server_version", ss.srv.opts.ServerVersion},
-		{"server_encoding", "UTF8"},
-		{"client_encoding", "UTF8"},
-		{"DateStyle", "ISO, MDY"},
-		{"TimeZone", "UTC"},
-		{"integer_datetimes", "on"},
-		{"standard_conforming_strings", "on"},
-		{"IntervalStyle", "postgres"},
-		{"application_name", app},
-		{"is_superuser", "off"},
-		{"session_authorization", ss.user},
-	} {
-		ss.be.Send(&pgproto3.ParameterStatus{Name: p[0], Value: p[1]})
-	}
+	ss.sendParameters(ss.cat.Reported())
 	ss.be.Send(&pgproto3.BackendKeyData{ProcessID: ss.pid, SecretKey: ss.secret})
 	ss.ready()
 }
 
-func (ss *session) ready() { ss.be.Send(&pgproto3.ReadyForQuery{TxStatus: ss.tx}) }
-
-// noteTag follows the transaction status from the tags of BEGIN,
-// COMMIT and ROLLBACK.
-func (ss *session) noteTag(tag string) {
-	switch tag {
-	case "BEGIN", "START TRANSACTION":
-		ss.tx = 'T'
-	case "COMMIT", "ROLLBACK":
-		ss.tx = 'I'
+// sendParameters sends ParameterStatus for each parameter, by name.
+func (ss *session) sendParameters(m map[string]string) {
+	names := make([]string, 0, len(m))
+	for k := range m {
+		names = append(names, k)
 	}
+	sort.Strings(names)
+	for _, k := range names {
+		ss.be.Send(&pgproto3.ParameterStatus{Name: k, Value: m[k]})
+	}
+}
+
+// ready ends a query cycle: the parameters its statements changed
+// (SET application_name, …), then ReadyForQuery with the transaction
+// status pgcatalog keeps (BEGIN, COMMIT, ROLLBACK).
+func (ss *session) ready() {
+	ss.sendParameters(ss.cat.Changed())
+	tx := byte('I')
+	if ss.cat.InTransaction() {
+		tx = 'T'
+	}
+	ss.be.Send(&pgproto3.ReadyForQuery{TxStatus: tx})
 }
 
 // closeAll ends what the session still runs: portals and cursors.
@@ -511,7 +529,6 @@ func (ss *session) drain(p *portal, maxRows int) error {
 	}
 	if out.rows == nil {
 		p.done = true
-		ss.noteTag(out.fixedTag)
 		ss.be.Send(&pgproto3.CommandComplete{CommandTag: []byte(out.tag(0))})
 		return nil
 	}
@@ -571,7 +588,7 @@ func (ss *session) closeObject(m *pgproto3.Close) {
 // sync ends the implicit transaction of the extended protocol: its
 // portals go, as in Postgres outside a transaction block.
 func (ss *session) sync() {
-	if ss.tx == 'T' {
+	if ss.cat.InTransaction() {
 		return
 	}
 	for name, p := range ss.portals {
@@ -592,7 +609,8 @@ func statementText(st statement) string {
 func rowDescription(cols []column) *pgproto3.RowDescription {
 	fs := make([]pgproto3.FieldDescription, len(cols))
 	for i, c := range cols {
-		fs[i] = pgproto3.FieldDescription{Name: []byte(c.name), DataTypeOID: c.pg.OID, DataTypeSize: c.pg.Size, TypeModifier: c.pg.TypeMod, Format: c.format}
+		fs[i] = pgproto3.FieldDescription{Name: []byte(c.name), TableOID: c.tableOID, TableAttributeNumber: uint16(c.attnum),
+			DataTypeOID: c.pg.OID, DataTypeSize: c.pg.Size, TypeModifier: c.pg.TypeMod, Format: c.format}
 	}
 	return &pgproto3.RowDescription{Fields: fs}
 }

@@ -200,6 +200,20 @@ func (ss *session) prepareSluice(text string, declared []uint32) (*sluiceStateme
 func (st *sluiceStatement) paramOIDs() []uint32 { return st.oids }
 func (st *sluiceStatement) empty() bool         { return false }
 
+// originate marks the columns a query on one source reads as they are
+// from that source's columns (pgcatalog's oid and attnum), so a client
+// that asks the catalog about a result's columns (the JDBC driver's
+// ResultSetMetaData) finds them; a name the source lacks stays 0.
+func (ss *session) originate(cols []column, sel *parser.Select) []column {
+	if sel.From == nil || len(sel.Joins) > 0 {
+		return cols
+	}
+	for i := range cols {
+		cols[i].tableOID, cols[i].attnum = ss.cat.ColumnOrigin(sel.From.Name, cols[i].name)
+	}
+	return cols
+}
+
 // readOnly reports statements that only read the catalog, which
 // Describe may run to learn their columns.
 func readOnly(s parser.Statement) bool {
@@ -227,7 +241,7 @@ func (st *sluiceStatement) columns(ctx context.Context, ss *session) ([]column, 
 		if err != nil {
 			return nil, err
 		}
-		return sluiceColumns(schema), nil
+		return ss.originate(sluiceColumns(schema), sel), nil
 	}
 	if readOnly(st.parsed.Stmt) {
 		out, err := st.run(ctx, ss, make([]any, len(st.oids)))
@@ -319,7 +333,7 @@ func (st *sluiceStatement) run(ctx context.Context, ss *session, params []any) (
 		if err != nil {
 			return nil, err
 		}
-		return &outcome{cols: sluiceColumns(rows.Columns()), rows: rows, push: rows.Push()}, nil
+		return &outcome{cols: ss.originate(sluiceColumns(rows.Columns()), s), rows: rows, push: rows.Push()}, nil
 	case *parser.SetProperty, *parser.UnsetProperty:
 		if err := engine.SetRequestProperty(s, ss.props); err != nil {
 			return nil, err

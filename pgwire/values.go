@@ -33,6 +33,10 @@ type column struct {
 	pg     pgcatalog.PGType
 	sluice *types.Type
 	format int16
+	// tableOID and attnum say which source column this one is, as
+	// pgcatalog numbers them; 0 for a computed one.
+	tableOID uint32
+	attnum   int16
 }
 
 // sluiceColumns are the columns of a Sluice query's schema, as TypeOf
