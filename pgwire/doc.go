@@ -15,7 +15,10 @@
 // paths as its REST API (/ksql for statements, pull queries routed to
 // the instances owning their partitions, push queries). Rows come back
 // typed by pgcatalog.TypeOf and written in text or binary per the
-// client's Bind.
+// client's Bind. The session's Postgres state is pgcatalog's: the startup
+// parameters it checks, the ParameterStatus it reports (at the start and
+// after a statement changes one), the transaction status ReadyForQuery
+// carries, and the source oid and attnum a query's columns point at.
 //
 // Parameters ($1, $2, …) in Sluice SQL are typed by what they are
 // compared with or inserted into (a column, a literal; a client's
