@@ -98,17 +98,28 @@ func (s *Session) checkSettable(name string) error {
 // Split cuts a simple-query text into its statements with Postgres's own
 // scanner, so semicolons inside quotes, dollar quotes and comments stay
 // where they are. A text the scanner cannot read is one statement.
+// It cuts at the scanner's ';' tokens itself: pg_query's
+// SplitWithScanner drops a statement whose first word is no Postgres
+// keyword, which most of Sluice's (DESCRIBE, LIST, TERMINATE) are.
 func Split(sql string) []string {
-	parts, err := pg.SplitWithScanner(sql, true)
+	res, err := pg.Scan(sql)
 	if err != nil {
 		return []string{sql}
 	}
 	var out []string
-	for _, p := range parts {
-		if !onlyComments(p) {
+	start := 0
+	cut := func(end int) {
+		if p := strings.TrimSpace(sql[start:end]); !onlyComments(p) {
 			out = append(out, p)
 		}
 	}
+	for _, tok := range res.Tokens {
+		if tok.Token == pg.Token_ASCII_59 {
+			cut(int(tok.Start))
+			start = int(tok.End)
+		}
+	}
+	cut(len(sql))
 	return out
 }
 

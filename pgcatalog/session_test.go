@@ -262,6 +262,10 @@ func TestSplit(t *testing.T) {
 	if got := Split("SELECT * FROM s EMIT CHANGES; SHOW STREAMS"); strings.Join(got, "|") != "SELECT * FROM s EMIT CHANGES|SHOW STREAMS" {
 		t.Errorf("Split(Sluice SQL) = %q", got)
 	}
+	// Statements whose first word is no Postgres keyword are kept.
+	if got := Split("DESCRIBE s; LIST STREAMS;\nTERMINATE q1 ; describe 'x;y'"); strings.Join(got, "|") != "DESCRIBE s|LIST STREAMS|TERMINATE q1|describe 'x;y'" {
+		t.Errorf("Split(Sluice statements) = %q", got)
+	}
 }
 
 // FuzzPrepare: no statement text makes the catalog panic (Prepare and
