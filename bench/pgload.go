@@ -185,21 +185,21 @@ func (p *pgloadCmd) fill(ctx context.Context, addr string) (string, error) {
 	defer conn.Close(context.Background())
 	suffix := time.Now().UnixNano()
 	src, table := fmt.Sprintf("PGLOAD_SRC_%d", suffix), fmt.Sprintf("PGLOAD_%d", suffix)
-	ddl := fmt.Sprintf(`CREATE STREAM %[1]s (ID INT KEY, NAME STRING, AMOUNT DOUBLE) WITH (KAFKA_TOPIC='%[1]s', VALUE_FORMAT='JSON', PARTITIONS=2);
-CREATE SOURCE TABLE %[2]s (ID INT PRIMARY KEY, NAME STRING, AMOUNT DOUBLE) WITH (KAFKA_TOPIC='%[1]s', VALUE_FORMAT='JSON');`, src, table)
-	// Exec without arguments sends the simple protocol: several statements in one message.
-	if _, err := conn.Exec(ctx, ddl); err != nil {
-		return "", fmt.Errorf("create the table: %w", err)
+	ddl := []string{
+		fmt.Sprintf(`CREATE STREAM %[1]s (ID INT KEY, NAME STRING, AMOUNT DOUBLE) WITH (KAFKA_TOPIC='%[1]s', VALUE_FORMAT='JSON', PARTITIONS=2);`, src),
+		fmt.Sprintf(`CREATE SOURCE TABLE %[2]s (ID INT PRIMARY KEY, NAME STRING, AMOUNT DOUBLE) WITH (KAFKA_TOPIC='%[1]s', VALUE_FORMAT='JSON');`, src, table),
+	}
+	// Exec without arguments sends a simple Query, one statement each.
+	for _, st := range ddl {
+		if _, err := conn.Exec(ctx, st); err != nil {
+			return "", fmt.Errorf("%s: %w", st, err)
+		}
 	}
 	start := time.Now()
-	const batch = 100
-	for lo := 0; lo < p.Keys; lo += batch {
-		var sb strings.Builder
-		for k := lo; k < min(lo+batch, p.Keys); k++ {
-			fmt.Fprintf(&sb, "INSERT INTO %s (ID, NAME, AMOUNT) VALUES (%d, '%s', %s);\n", src, k, pgloadName(k), pgloadAmount(k))
-		}
-		if _, err := conn.Exec(ctx, sb.String()); err != nil {
-			return "", fmt.Errorf("insert keys %d..: %w", lo, err)
+	for k := range p.Keys {
+		st := fmt.Sprintf("INSERT INTO %s (ID, NAME, AMOUNT) VALUES (%d, '%s', %s);", src, k, pgloadName(k), pgloadAmount(k))
+		if _, err := conn.Exec(ctx, st); err != nil {
+			return "", fmt.Errorf("%s: %w", st, err)
 		}
 	}
 	fmt.Printf("filled %d keys in %s; ", p.Keys, time.Since(start).Round(time.Millisecond))
