@@ -22,8 +22,10 @@ import java.util.HexFormat;
  *
  * <pre>
  * java -jar pgclients-jdbc.jar URL USER PASSWORD COMMAND [ARGS]
- *   tables [TYPE,...]   getTables(null, "public", "%", types): TABLE_SCHEM TABLE_NAME TABLE_TYPE;
- *                       no TYPE means the types {"TABLE"}, ALL means null (every type)
+ *   tables [TYPE,...|ALL [SCHEMA|ALL]]
+ *                       getTables(null, schema, "%", types): TABLE_SCHEM TABLE_NAME TABLE_TYPE;
+ *                       no TYPE means the types {"TABLE"}, ALL means null (every type); the
+ *                       schema is "public" unless given, ALL means null (every schema)
  *   columns TABLE       getColumns(null, "public", TABLE, "%"): COLUMN_NAME DATA_TYPE
  *                       TYPE_NAME COLUMN_SIZE NULLABLE ORDINAL_POSITION (TABLE may be %)
  *   pk TABLE            getPrimaryKeys(null, "public", TABLE): COLUMN_NAME KEY_SEQ
@@ -67,7 +69,11 @@ public final class Jdbc {
         if (args.length > 0) {
           types = args[0].equals("ALL") ? null : args[0].split(",");
         }
-        try (ResultSet rs = md.getTables(null, "public", "%", types)) {
+        String schema = "public";
+        if (args.length > 1) {
+          schema = args[1].equals("ALL") ? null : args[1];
+        }
+        try (ResultSet rs = md.getTables(null, schema, "%", types)) {
           print(rs, "TABLE_SCHEM", "TABLE_NAME", "TABLE_TYPE");
         }
         break;
