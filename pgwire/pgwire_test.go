@@ -442,7 +442,7 @@ func TestProtocol(t *testing.T) {
 	if !found {
 		t.Errorf("SHOW STREAMS lacks %s", st)
 	}
-	if got := textRows(t, conn, "DESCRIBE "+st); !cmp.Equal(got, [][]string{{"K", "VARCHAR(STRING) (key)"}, {"V", "INTEGER"}}) {
+	if got := textRows(t, conn, "DESCRIBE "+st); !cmp.Equal(got, [][]string{{"K", "STRING (key)"}, {"V", "INTEGER"}}) {
 		t.Errorf("DESCRIBE: %q", got)
 	}
 }

@@ -9,6 +9,7 @@ import (
 
 	"github.com/jackc/pgx/v5/pgproto3"
 
+	"github.com/sluice-sql/sluice/parser"
 	"github.com/sluice-sql/sluice/pgcatalog"
 )
 
@@ -257,7 +258,10 @@ func (ss *session) closeAll() {
 // simpleQuery runs each statement of a Query message in turn, stopping
 // at the first error.
 func (ss *session) simpleQuery(sql string) error {
-	stmts := pgcatalog.Split(sql)
+	var stmts []string
+	for _, part := range pgcatalog.Split(sql) {
+		stmts = append(stmts, ss.splitSluice(part)...)
+	}
 	if len(stmts) == 0 || strings.TrimSpace(strings.Join(stmts, "")) == "" {
 		ss.be.Send(&pgproto3.EmptyQueryResponse{})
 		return nil
@@ -282,6 +286,23 @@ func (ss *session) simpleQuery(sql string) error {
 		}
 	}
 	return nil
+}
+
+// splitSluice cuts a part of a simple query that is Sluice SQL at its
+// statements by Sluice's lexing rules (backquoted names, which
+// Postgres's scanner does not know, leave such parts whole).
+func (ss *session) splitSluice(part string) []string {
+	if _, cursor, _ := ss.prepareCursor(part, nil); cursor || ss.cat.Claims(part) {
+		return []string{part}
+	}
+	texts, rest := parser.SplitStatements(part)
+	if strings.TrimSpace(rest) != "" {
+		texts = append(texts, rest)
+	}
+	if len(texts) == 0 {
+		return []string{part}
+	}
+	return texts
 }
 
 func (ss *session) simpleStatement(text, sql string, offset int) error {
