@@ -88,17 +88,19 @@ func (p *pgTarget) jdbcURL() string {
 // both servers.
 const pgOrdersPostgres = `CREATE TABLE "PG_ORDERS" ("ID" integer PRIMARY KEY, "QTY" integer, "TOTAL" bigint,
   "PRICE" double precision, "AMOUNT" numeric(10,2), "CUSTOMER" text, "SHIPPED" boolean, "PAYLOAD" bytea,
-  "DAY" date, "AT_TIME" time, "TS" timestamp, "TAGS" text[], "ATTRS" jsonb);
+  "DAY" date, "AT_TIME" time, "TS" timestamp, "TAGS" text[], "NUMS" integer[], "ATTRS" jsonb, "INFO" jsonb);
 INSERT INTO "PG_ORDERS" VALUES
-  (1, 3, 9000000000, 2.5, 12.34, 'alice', true, '\x0102', '2024-01-02', '03:04:05', '2024-01-02 03:04:05.123', '{a,b}', '{"k":1}'),
-  (2, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL);
+  (1, 3, 9000000000, 2.5, 12.34, 'alice', true, '\x0102', '2024-01-02', '03:04:05', '2024-01-02 03:04:05.123', '{a,b}', '{1,2}',
+   '{"k":1}', '{"A":1,"B":"x"}'),
+  (2, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL);
 `
 
 // pgOrdersSluice declares the same table in Sluice over topic %s; its MAP
-// is jsonb to Postgres clients. The rows are pgOrdersRecords.
+// and STRUCT are jsonb to Postgres clients, its arrays Postgres arrays. The
+// rows are pgOrdersRecords.
 const pgOrdersSluice = `CREATE SOURCE TABLE pg_orders (id INT PRIMARY KEY, qty INT, total BIGINT, price DOUBLE,
   amount DECIMAL(10,2), customer STRING, shipped BOOLEAN, payload BYTES, day DATE, at_time TIME, ts TIMESTAMP,
-  tags ARRAY<STRING>, attrs MAP<STRING, INT>) WITH (KAFKA_TOPIC='%s', VALUE_FORMAT='JSON');`
+  tags ARRAY<STRING>, nums ARRAY<INT>, attrs MAP<STRING, INT>, info STRUCT<a INT, b STRING>) WITH (KAFKA_TOPIC='%s', VALUE_FORMAT='JSON');`
 
 // pgOrdersRecords are the fixture's rows as JSON values keyed by the
 // KAFKA-format INT: DATE in days, TIME in ms of the day, TIMESTAMP in epoch
@@ -107,9 +109,9 @@ func pgOrdersRecords(topic string) []*kgo.Record {
 	key := func(id int32) []byte { return binary.BigEndian.AppendUint32(nil, uint32(id)) }
 	return []*kgo.Record{
 		{Topic: topic, Key: key(1), Value: []byte(`{"QTY":3,"TOTAL":9000000000,"PRICE":2.5,"AMOUNT":12.34,"CUSTOMER":"alice","SHIPPED":true,` +
-			`"PAYLOAD":"AQI=","DAY":19724,"AT_TIME":11045000,"TS":1704164645123,"TAGS":["a","b"],"ATTRS":{"k":1}}`)},
+			`"PAYLOAD":"AQI=","DAY":19724,"AT_TIME":11045000,"TS":1704164645123,"TAGS":["a","b"],"NUMS":[1,2],"ATTRS":{"k":1},"INFO":{"A":1,"B":"x"}}`)},
 		{Topic: topic, Key: key(2), Value: []byte(`{"QTY":null,"TOTAL":null,"PRICE":null,"AMOUNT":null,"CUSTOMER":null,"SHIPPED":null,` +
-			`"PAYLOAD":null,"DAY":null,"AT_TIME":null,"TS":null,"TAGS":null,"ATTRS":null}`)},
+			`"PAYLOAD":null,"DAY":null,"AT_TIME":null,"TS":null,"TAGS":null,"NUMS":null,"ATTRS":null,"INFO":null}`)},
 	}
 }
 
@@ -195,20 +197,22 @@ func checkPsql(t *testing.T, c *pgClients, target *pgTarget) {
  AT_TIME  | time without time zone      |           |          | 
  TS       | timestamp without time zone |           |          | 
  TAGS     | text[]                      |           |          | 
+ NUMS     | integer[]                   |           |          | 
  ATTRS    | jsonb                       |           |          | 
+ INFO     | jsonb                       |           |          | 
 Indexes:
     "PG_ORDERS_pkey" PRIMARY KEY, btree ("ID")
 
 `},
 		{"pull", []string{"-c", `SELECT * FROM "PG_ORDERS" WHERE "ID" = 1;`, "-c", `SELECT * FROM "PG_ORDERS" WHERE "ID" = 2;`},
-			` ID | QTY |   TOTAL    | PRICE | AMOUNT | CUSTOMER | SHIPPED | PAYLOAD |    DAY     | AT_TIME  |           TS            | TAGS  |  ATTRS   
-----+-----+------------+-------+--------+----------+---------+---------+------------+----------+-------------------------+-------+----------
-  1 |   3 | 9000000000 |   2.5 |  12.34 | alice    | t       | \x0102  | 2024-01-02 | 03:04:05 | 2024-01-02 03:04:05.123 | {a,b} | {"k": 1}
+			` ID | QTY |   TOTAL    | PRICE | AMOUNT | CUSTOMER | SHIPPED | PAYLOAD |    DAY     | AT_TIME  |           TS            | TAGS  | NUMS  |  ATTRS   |        INFO        
+----+-----+------------+-------+--------+----------+---------+---------+------------+----------+-------------------------+-------+-------+----------+--------------------
+  1 |   3 | 9000000000 |   2.5 |  12.34 | alice    | t       | \x0102  | 2024-01-02 | 03:04:05 | 2024-01-02 03:04:05.123 | {a,b} | {1,2} | {"k": 1} | {"A": 1, "B": "x"}
 (1 row)
 
- ID | QTY | TOTAL | PRICE | AMOUNT | CUSTOMER | SHIPPED | PAYLOAD | DAY | AT_TIME | TS | TAGS | ATTRS 
-----+-----+-------+-------+--------+----------+---------+---------+-----+---------+----+------+-------
-  2 |     |       |       |        |          |         |         |     |         |    |      | 
+ ID | QTY | TOTAL | PRICE | AMOUNT | CUSTOMER | SHIPPED | PAYLOAD | DAY | AT_TIME | TS | TAGS | NUMS | ATTRS | INFO 
+----+-----+-------+-------+--------+----------+---------+---------+-----+---------+----+------+------+-------+------
+  2 |     |       |       |        |          |         |         |     |         |    |      |      |       | 
 (1 row)
 
 `},
@@ -286,10 +290,10 @@ func waitingInPoll(pid int) bool {
 // results in text and in binary, as Python sees them.
 func checkPsycopg(t *testing.T, c *pgClients, target *pgTarget) {
 	const desc = `{"description": [["ID", 23], ["QTY", 23], ["TOTAL", 20], ["PRICE", 701], ["AMOUNT", 1700], ["CUSTOMER", 25], ` +
-		`["SHIPPED", 16], ["PAYLOAD", 17], ["DAY", 1082], ["AT_TIME", 1083], ["TS", 1114], ["TAGS", 1009], ["ATTRS", 3802]]}`
+		`["SHIPPED", 16], ["PAYLOAD", 17], ["DAY", 1082], ["AT_TIME", 1083], ["TS", 1114], ["TAGS", 1009], ["NUMS", 1007], ["ATTRS", 3802], ["INFO", 3802]]}`
 	const row1 = `["1", "3", "9000000000", "2.5", "Decimal('12.34')", "'alice'", "True", "bytes.fromhex('0102')", ` +
-		`"datetime.date(2024, 1, 2)", "datetime.time(3, 4, 5)", "datetime.datetime(2024, 1, 2, 3, 4, 5, 123000)", "['a', 'b']", "{'k': 1}"]`
-	const row2 = `["2", null, null, null, null, null, null, null, null, null, null, null, null]`
+		`"datetime.date(2024, 1, 2)", "datetime.time(3, 4, 5)", "datetime.datetime(2024, 1, 2, 3, 4, 5, 123000)", "['a', 'b']", "[1, 2]", "{'k': 1}", "{'A': 1, 'B': 'x'}"]`
+	const row2 = `["2", null, null, null, null, null, null, null, null, null, null, null, null, null, null]`
 	const idDesc = `{"description": [["ID", 23]]}`
 	for _, tc := range []struct {
 		name   string
@@ -354,7 +358,9 @@ func checkJDBC(t *testing.T, c *pgClients, target *pgTarget) {
 			"AT_TIME\t92\ttime\t15\t1\t10",
 			"TS\t93\ttimestamp\t29\t1\t11",
 			"TAGS\t2003\t_text\t2147483647\t1\t12",
-			"ATTRS\t1111\tjsonb\t2147483647\t1\t13",
+			"NUMS\t2003\t_int4\t10\t1\t13",
+			"ATTRS\t1111\tjsonb\t2147483647\t1\t14",
+			"INFO\t1111\tjsonb\t2147483647\t1\t15",
 		}},
 		{"pk", []string{"pk", "PG_ORDERS"}, []string{"ID\t1"}},
 		{"query", []string{"query", `SELECT * FROM "PG_ORDERS" WHERE "ID" = ?`, "int:1"}, []string{
@@ -370,9 +376,11 @@ func checkJDBC(t *testing.T, c *pgClients, target *pgTarget) {
 			"COLUMN\tAT_TIME\tTIME\ttime",
 			"COLUMN\tTS\tTIMESTAMP\ttimestamp",
 			"COLUMN\tTAGS\tARRAY\t_text",
+			"COLUMN\tNUMS\tARRAY\t_int4",
 			"COLUMN\tATTRS\tOTHER\tjsonb",
+			"COLUMN\tINFO\tOTHER\tjsonb",
 			"ROW\tInteger:1\tInteger:3\tLong:9000000000\tDouble:2.5\tBigDecimal:12.34\tString:alice\tBoolean:t\tbyte[]:\\\\x0102\t" +
-				"Date:2024-01-02\tTime:03:04:05\tTimestamp:2024-01-02 03:04:05.123\tPgArray:{a,b}\tPGobject:{\"k\": 1}",
+				"Date:2024-01-02\tTime:03:04:05\tTimestamp:2024-01-02 03:04:05.123\tPgArray:{a,b}\tPgArray:{1,2}\tPGobject:{\"k\": 1}\tPGobject:{\"A\": 1, \"B\": \"x\"}",
 		}},
 		{"query-nulls", []string{"query", `SELECT "ID", "CUSTOMER", "TS" FROM "PG_ORDERS" WHERE "ID" = ? OR "CUSTOMER" = ?`, "bigint:2", "null:string"}, []string{
 			"COLUMN\tID\tINTEGER\tint4",
