@@ -166,6 +166,36 @@ func runPGClientChecks(t *testing.T, c *pgClients, target *pgTarget) {
 	t.Run("psql-cancel", func(t *testing.T) { checkPsqlCancel(t, c, target) })
 	t.Run("psycopg", func(t *testing.T) { checkPsycopg(t, c, target) })
 	t.Run("jdbc", func(t *testing.T) { checkJDBC(t, c, target) })
+	t.Run("grafana", func(t *testing.T) { checkGrafana(t, c, target) })
+}
+
+// checkGrafana sends the statements of Grafana's PostgreSQL data source
+// (testdata/pgclients/grafana.sql, separated by lines "-- next"): its Test
+// button's "-- ping", the version and TimescaleDB checks, and the schema,
+// table and column pickers' catalog queries, texts as Grafana builds them
+// for the table "PG_ORDERS". Grafana sends each as a simple Query, as psql
+// -c does; the answers, unaligned, are testdata/pgclients/grafana.golden
+// (what PostgreSQL 15 answers).
+func checkGrafana(t *testing.T, c *pgClients, target *pgTarget) {
+	sql, err := os.ReadFile(filepath.Join("testdata", "pgclients", "grafana.sql"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	want, err := os.ReadFile(filepath.Join("testdata", "pgclients", "grafana.golden"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var got []string
+	for _, st := range strings.Split(strings.TrimSuffix(string(sql), "\n"), "\n-- next\n") {
+		stdout, stderr, code := runClient(t, c.psql, psqlEnv(target), "-X", "-A", "-t", "-v", "ON_ERROR_STOP=1", "-c", st)
+		if code != 0 {
+			t.Errorf("Grafana's statement failed (exit %d):\n%s\nstderr:\n%s", code, st, stderr)
+		}
+		got = append(got, stdout)
+	}
+	if diff := cmp.Diff(string(want), strings.Join(got, "-- next\n")); diff != "" {
+		t.Errorf("answers to Grafana's statements (-want +got):\n%s", diff)
+	}
 }
 
 // checkPsql: \dt, \d TABLE and pull queries, as psql prints them.
