@@ -158,7 +158,32 @@ func TestPGClientsOnSluice(t *testing.T) {
 	target := &pgTarget{host: host, port: port, user: "sluice", password: "sluice", database: "sluice",
 		push: `SELECT "ID" FROM "PG_ORDERS" EMIT CHANGES;`}
 	runPGClientChecks(t, c, target)
+	t.Run("psql-push", func(t *testing.T) { checkPsqlPush(t, c, target) })
 	s.proc.stop(t, 30*time.Second)
+}
+
+// checkPsqlPush runs a push query to its LIMIT in psql, from the table's
+// first change (ksqlDB's SET of auto.offset.reset), as psql sends it and,
+// with FETCH_COUNT, through a cursor psql declares and fetches from.
+func checkPsqlPush(t *testing.T, c *pgClients, target *pgTarget) {
+	const want = `SET
+ ID | CUSTOMER 
+----+----------
+  1 | alice
+  2 | 
+(2 rows)
+
+`
+	for _, fetch := range []string{"0", "1"} {
+		stdout, stderr, code := runClient(t, c.psql, psqlEnv(target), "-X", "-v", "ON_ERROR_STOP=1", "-v", "FETCH_COUNT="+fetch,
+			"-c", "SET 'auto.offset.reset'='earliest';", "-c", `SELECT "ID", "CUSTOMER" FROM "PG_ORDERS" EMIT CHANGES LIMIT 2;`)
+		if code != 0 {
+			t.Fatalf("psql FETCH_COUNT=%s: exit %d\nstderr:\n%s", fetch, code, stderr)
+		}
+		if diff := cmp.Diff(want, stdout); diff != "" {
+			t.Errorf("psql FETCH_COUNT=%s (-want +got):\n%s\nstderr:\n%s", fetch, diff, stderr)
+		}
+	}
 }
 
 func runPGClientChecks(t *testing.T, c *pgClients, target *pgTarget) {
