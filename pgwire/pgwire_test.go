@@ -94,6 +94,12 @@ func start(t *testing.T) *fixture {
 // server on a loopback port of its own, shut down at cleanup.
 func (f *fixture) listen(opts pgwire.Options) string {
 	f.t.Helper()
+	_, addr := f.listenServer(opts)
+	return addr
+}
+
+func (f *fixture) listenServer(opts pgwire.Options) (*pgwire.Server, string) {
+	f.t.Helper()
 	if opts.Log == nil {
 		opts.Log = quiet
 	}
@@ -117,7 +123,7 @@ func (f *fixture) listen(opts pgwire.Options) string {
 			f.t.Errorf("postgres serve: %v", err)
 		}
 	})
-	return ln.Addr().String()
+	return pg, ln.Addr().String()
 }
 
 func connString(addr, user, pass, sslmode string) string {
@@ -563,6 +569,145 @@ func TestConcurrentSessions(t *testing.T) {
 	close(errs)
 	for err := range errs {
 		t.Error(err)
+	}
+}
+
+// TestShutdown: a server shutting down ends its sessions, a running push
+// query's and an idle one's, with FATAL 57P01.
+func TestShutdown(t *testing.T) {
+	f := start(t)
+	pg, addr := f.listenServer(pgwire.Options{Users: map[string]string{"alice": "secret"}})
+	busy := connect(t, connString(addr, "alice", "secret", "disable"))
+	idle := connect(t, connString(addr, "alice", "secret", "disable"))
+	st := testkafka.Name(t, "S")
+	exec(t, busy, fmt.Sprintf("CREATE STREAM %s (V INT) WITH (KAFKA_TOPIC='%s', PARTITIONS=1, VALUE_FORMAT='JSON')", st, testkafka.Name(t, "s")))
+	exec(t, idle, "INSERT INTO "+st+" (V) VALUES (1)")
+	exec(t, busy, "SET 'auto.offset.reset'='earliest'")
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	defer cancel()
+	// pgx's Query returns with the first row; the query then waits for
+	// more that never come.
+	rows, err := busy.Query(ctx, "SELECT V FROM "+st+" EMIT CHANGES")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !rows.Next() {
+		t.Fatalf("no first row: %v", rows.Err())
+	}
+	ended := make(chan error, 1)
+	go func() {
+		for rows.Next() {
+		}
+		ended <- rows.Err()
+	}()
+	if err := pg.Shutdown(ctx); err != nil {
+		t.Fatalf("shutdown: %v", err)
+	}
+	if err := <-ended; pgCode(err) != "57P01" {
+		t.Errorf("push query at shutdown: %v", err)
+	}
+	if _, err := idle.Exec(ctx, "SHOW STREAMS"); err == nil {
+		t.Errorf("idle session still served after shutdown")
+	}
+	if _, err := connectErr(connString(addr, "alice", "secret", "disable")); err == nil {
+		t.Errorf("connected after shutdown")
+	}
+}
+
+// TestExtendedProtocol speaks the protocol's messages itself: a named
+// statement's parameter and row descriptions, Execute with a row limit
+// (PortalSuspended, then the rest), and after an error every message
+// skipped until Sync.
+func TestExtendedProtocol(t *testing.T) {
+	f := start(t)
+	conn := connect(t, connString(f.pgAddr, "alice", "secret", "disable"))
+	st := testkafka.Name(t, "S")
+	exec(t, conn, fmt.Sprintf("CREATE STREAM %s (K STRING KEY, V INT) WITH (KAFKA_TOPIC='%s', PARTITIONS=1, VALUE_FORMAT='JSON')", st, testkafka.Name(t, "s")))
+	for i := 1; i <= 3; i++ {
+		exec(t, conn, fmt.Sprintf("INSERT INTO %s (K, V) VALUES ('k%d', %d)", st, i, i))
+	}
+	poll(t, "the stream's rows", func() bool { return rowCount(conn, "SELECT * FROM "+st) == 3 })
+
+	c, err := net.Dial("tcp", f.listen(pgwire.Options{}))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	_ = c.SetDeadline(time.Now().Add(60 * time.Second))
+	fe := pgproto3.NewFrontend(c, c)
+	// exchange sends msgs and summarizes the answers up to ReadyForQuery.
+	exchange := func(msgs ...pgproto3.FrontendMessage) []string {
+		t.Helper()
+		for _, m := range msgs {
+			fe.Send(m)
+		}
+		if err := fe.Flush(); err != nil {
+			t.Fatal(err)
+		}
+		var out []string
+		for {
+			msg, err := fe.Receive()
+			if err != nil {
+				t.Fatalf("receive after %q: %v", out, err)
+			}
+			switch m := msg.(type) {
+			case *pgproto3.ParameterStatus, *pgproto3.BackendKeyData, *pgproto3.NoticeResponse:
+				continue
+			case *pgproto3.ParameterDescription:
+				out = append(out, fmt.Sprintf("ParameterDescription %v", m.ParameterOIDs))
+			case *pgproto3.RowDescription:
+				var fs []string
+				for _, fd := range m.Fields {
+					fs = append(fs, fmt.Sprintf("%s:%d/%d", fd.Name, fd.DataTypeOID, fd.Format))
+				}
+				out = append(out, "RowDescription "+strings.Join(fs, " "))
+			case *pgproto3.DataRow:
+				var vs []string
+				for _, v := range m.Values {
+					vs = append(vs, string(v))
+				}
+				out = append(out, "DataRow "+strings.Join(vs, " "))
+			case *pgproto3.CommandComplete:
+				out = append(out, "CommandComplete "+string(m.CommandTag))
+			case *pgproto3.ErrorResponse:
+				out = append(out, "ErrorResponse "+m.Code)
+			case *pgproto3.ReadyForQuery:
+				return append(out, "ReadyForQuery "+string(m.TxStatus))
+			default:
+				out = append(out, strings.TrimPrefix(fmt.Sprintf("%T", msg), "*pgproto3."))
+			}
+		}
+	}
+	if got := exchange(&pgproto3.StartupMessage{ProtocolVersion: pgproto3.ProtocolVersionNumber, Parameters: map[string]string{"user": "u", "database": "sluice"}}); !cmp.Equal(got, []string{"AuthenticationOk", "ReadyForQuery I"}) {
+		t.Errorf("startup: %q", got)
+	}
+	got := exchange(
+		&pgproto3.Parse{Name: "s1", Query: "SELECT K, V FROM " + st + " WHERE V >= $1"},
+		&pgproto3.Describe{ObjectType: 'S', Name: "s1"},
+		&pgproto3.Bind{PreparedStatement: "s1", Parameters: [][]byte{[]byte("2")}, ResultFormatCodes: []int16{0, 1}},
+		&pgproto3.Describe{ObjectType: 'P'},
+		&pgproto3.Execute{MaxRows: 1},
+		&pgproto3.Execute{MaxRows: 5},
+		&pgproto3.Sync{},
+	)
+	want := []string{"ParseComplete", "ParameterDescription [23]", "RowDescription K:25/0 V:23/0", "BindComplete", "RowDescription K:25/0 V:23/1",
+		"DataRow k2 \x00\x00\x00\x02", "PortalSuspended", "DataRow k3 \x00\x00\x00\x03", "CommandComplete SELECT 1", "ReadyForQuery I"}
+	if !cmp.Equal(got, want) {
+		t.Errorf("extended query:\n got %q\nwant %q", got, want)
+	}
+	got = exchange(
+		&pgproto3.Parse{Query: "SELECT * FORM " + st},
+		&pgproto3.Bind{},
+		&pgproto3.Execute{},
+		&pgproto3.Sync{},
+		&pgproto3.Query{String: "SELECT V FROM " + st + " WHERE V = 1"},
+	)
+	if want := []string{"ErrorResponse 42601", "ReadyForQuery I"}; !cmp.Equal(got, want) {
+		t.Errorf("error until Sync: %q", got)
+	}
+	got = exchange()
+	if want := []string{"RowDescription V:23/0", "DataRow 1", "CommandComplete SELECT 1", "ReadyForQuery I"}; !cmp.Equal(got, want) {
+		t.Errorf("the query after: %q", got)
 	}
 }
 

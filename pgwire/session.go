@@ -292,7 +292,7 @@ func (ss *session) simpleQuery(sql string) error {
 // statements by Sluice's lexing rules (backquoted names, which
 // Postgres's scanner does not know, leave such parts whole).
 func (ss *session) splitSluice(part string) []string {
-	if _, cursor, _ := ss.prepareCursor(part, nil); cursor || ss.cat.Claims(part) {
+	if ss.cat.Claims(part) {
 		return []string{part}
 	}
 	texts, rest := parser.SplitStatements(part)
@@ -490,6 +490,14 @@ func (ss *session) drain(p *portal, maxRows int) error {
 	}
 	ctx, done := ss.statementContext()
 	defer done()
+	if out.push {
+		// What came before the rows (BindComplete, RowDescription) goes
+		// out now: a push query may wait long for its first row.
+		if err := ss.be.Flush(); err != nil {
+			p.close()
+			return fatal(codeProtocolViolation, "client went away")
+		}
+	}
 	sent := 0
 	for maxRows <= 0 || sent < maxRows {
 		row, ok, err := out.rows.Next(ctx)
