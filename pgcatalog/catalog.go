@@ -27,8 +27,9 @@ const (
 
 // vcol is one column of a virtual relation.
 type vcol struct {
-	name string
-	typ  uint32
+	name   string
+	typ    uint32
+	typmod int32
 }
 
 // vrel is a relation this package serves: a catalog relation (its rows
@@ -56,11 +57,17 @@ func parseCols(decl string) []vcol {
 		if len(f) < 2 {
 			continue
 		}
-		oid, ok := lookupTypeName(strings.Join(f[1:], " "))
+		decl := strings.Join(f[1:], " ")
+		oid, ok := lookupTypeName(decl)
 		if !ok {
 			panic("pgcatalog: unknown column type in declaration: " + part)
 		}
-		cols = append(cols, vcol{f[0], oid})
+		typmod := int32(-1)
+		var n int32
+		if _, err := fmt.Sscanf(decl, "varchar(%d)", &n); err == nil {
+			typmod = n + 4
+		}
+		cols = append(cols, vcol{f[0], oid, typmod})
 	}
 	return cols
 }
@@ -105,7 +112,8 @@ func newCatalog(s *Session) *catalog {
 		r := &rels[i]
 		v := &vrel{schema: "public", name: r.Name, kind: 'r', src: r, oid: stableOID("relation:"+r.Name, taken)}
 		for _, col := range r.Columns {
-			v.cols = append(v.cols, vcol{col.Name, TypeOf(col.Type).OID})
+			t := TypeOf(col.Type)
+			v.cols = append(v.cols, vcol{col.Name, t.OID, t.TypeMod})
 		}
 		c.user = append(c.user, v)
 		c.byOID[v.oid] = v

@@ -289,7 +289,7 @@ func (cp *compiler) compileConst(c *pg.A_Const) (*expr, error) {
 		return e, nil
 	case *pg.A_Const_Boolval:
 		e := constExpr(OIDBool, v.Boolval.Boolval)
-		e.name, e.weak = "bool", true
+		e.name = "?column?"
 		return e, nil
 	case *pg.A_Const_Sval:
 		text := v.Sval.Sval
@@ -455,6 +455,10 @@ func likeRegex(pattern string) string {
 
 // binaryOp is a strict operator over two non-NULL values.
 func (cp *compiler) binaryOp(op string, l, r *expr, loc int32) (*expr, error) {
+	if op == "||" && !isArrayType(l.typ) && !isArrayType(r.typ) {
+		// text || anything: the untyped side is text, not the other's type.
+		l, r = cp.resolveUnknown(l, OIDText), cp.resolveUnknown(r, OIDText)
+	}
 	l, r = cp.unify(l, r)
 	var typ uint32 = OIDBool
 	var f func(c *evalCtx, a, b any) (any, error)
@@ -499,7 +503,7 @@ func (cp *compiler) binaryOp(op string, l, r *expr, loc int32) (*expr, error) {
 				typ = r.typ
 			}
 			f = func(_ *evalCtx, a, b any) (any, error) {
-				var out []any
+				out := []any{}
 				for _, v := range []any{a, b} {
 					if arr, ok := v.([]any); ok {
 						out = append(out, arr...)
@@ -526,14 +530,25 @@ func (cp *compiler) binaryOp(op string, l, r *expr, loc int32) (*expr, error) {
 	default:
 		return nil, cp.errAt(CodeUndefinedFunction, loc, "operator does not exist: %s %s %s", formatType(l.typ, -1), op, formatType(r.typ, -1))
 	}
+	// Concatenating arrays is not strict: a NULL array is an empty one.
+	arrayCat := op == "||" && isArrayType(typ)
 	return &expr{typ: typ, typmod: -1, name: "?column?", eval: func(c *evalCtx) (any, error) {
 		a, err := l.eval(c)
-		if err != nil || a == nil {
+		if err != nil || a == nil && !arrayCat {
 			return nil, err
 		}
 		b, err := r.eval(c)
-		if err != nil || b == nil {
+		if err != nil || b == nil && !arrayCat {
 			return nil, err
+		}
+		if a == nil && b == nil {
+			return nil, nil
+		}
+		if a == nil && isArrayType(l.typ) {
+			a = []any{}
+		}
+		if b == nil && isArrayType(r.typ) {
+			b = []any{}
 		}
 		return f(c, a, b)
 	}}, nil
@@ -1012,8 +1027,10 @@ func (cp *compiler) compileTypeCast(tc *pg.TypeCast, sc *scope) (*expr, error) {
 	if err != nil {
 		return nil, err
 	}
+	// A cast keeps its argument's name unless that is only a literal's
+	// or another cast's: then the type names the column, as in Postgres.
 	name, weak := arg.name, arg.weak
-	if arg.lit != nil || arg.name == "?column?" || arg.name == "" {
+	if arg.weak || arg.lit != nil || arg.name == "?column?" || arg.name == "" {
 		name, weak = formatNameForCast(to), true
 	}
 	if arg.param > 0 && cp.params[arg.param-1] == 0 {
@@ -1021,6 +1038,11 @@ func (cp *compiler) compileTypeCast(tc *pg.TypeCast, sc *scope) (*expr, error) {
 		return &expr{typ: to, typmod: typmod, eval: arg.eval, name: name, weak: weak}, nil
 	}
 	from := arg.typ
+	// A literal that does not read as the type is the literal's fault.
+	loc := tc.Location
+	if c := tc.Arg.GetAConst(); c != nil {
+		loc = c.Location
+	}
 	return &expr{typ: to, typmod: typmod, name: name, weak: weak, eval: func(c *evalCtx) (any, error) {
 		v, err := arg.eval(c)
 		if err != nil {
@@ -1028,7 +1050,12 @@ func (cp *compiler) compileTypeCast(tc *pg.TypeCast, sc *scope) (*expr, error) {
 		}
 		out, err := c.x.cast(v, from, to)
 		if e, ok := err.(*Error); ok && e.Position == 0 {
-			e.Position = cp.position(tc.Location)
+			e.Position = cp.position(loc)
+		}
+		if str, ok := out.(string); ok && (to == OIDBpchar || to == OIDVarchar) && typmod >= 4 {
+			if r := []rune(str); len(r) > int(typmod-4) {
+				out = string(r[:typmod-4])
+			}
 		}
 		return out, err
 	}}, nil
@@ -1268,7 +1295,7 @@ func (cp *compiler) compileSQLValueFunction(f *pg.SQLValueFunction) (*expr, erro
 	case pg.SQLValueFunctionOp_SVFOP_CURRENT_USER, pg.SQLValueFunctionOp_SVFOP_CURRENT_ROLE, pg.SQLValueFunctionOp_SVFOP_USER, pg.SQLValueFunctionOp_SVFOP_SESSION_USER:
 		names := map[pg.SQLValueFunctionOp]string{
 			pg.SQLValueFunctionOp_SVFOP_CURRENT_USER: "current_user", pg.SQLValueFunctionOp_SVFOP_CURRENT_ROLE: "current_role",
-			pg.SQLValueFunctionOp_SVFOP_USER: "current_user", pg.SQLValueFunctionOp_SVFOP_SESSION_USER: "session_user",
+			pg.SQLValueFunctionOp_SVFOP_USER: "user", pg.SQLValueFunctionOp_SVFOP_SESSION_USER: "session_user",
 		}
 		return &expr{typ: OIDName, typmod: -1, name: names[f.Op], eval: func(c *evalCtx) (any, error) { return c.x.sess.user, nil }}, nil
 	case pg.SQLValueFunctionOp_SVFOP_CURRENT_CATALOG:

@@ -84,7 +84,7 @@ func (cp *compiler) compileRangeVar(rv *pg.RangeVar) (*source, error) {
 	}
 	cols := make([]scopeCol, len(r.cols))
 	for i, c := range r.cols {
-		cols[i] = scopeCol{name: c.name, typ: c.typ, typmod: -1}
+		cols[i] = scopeCol{name: c.name, typ: c.typ, typmod: c.typmod}
 	}
 	return &source{cols: aliasCols(cols, rv.Alias, rv.Relname), rows: func(outer *evalCtx) ([][]any, error) {
 		return outer.x.relationRows(r), nil

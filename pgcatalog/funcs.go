@@ -166,12 +166,18 @@ func init() {
 								return keyColumnName(r, int(col)), nil
 							}
 						}
-						return x.cat.indexDef(r), nil
+						pretty := false
+						if len(args) == 3 {
+							pretty, _ = truth(args[2])
+						}
+						return x.cat.indexDef(r, pretty), nil
 					}
 				}
 				return nil, nil
 			}},
-		"pg_get_viewdef":                     nothing(1, 2, OIDText),
+		"pg_get_viewdef": nothing(1, 2, OIDText),
+		"pg_tablespace_location": {minArgs: 1, maxArgs: 1, strict: true, ret: returns(OIDText), argType: argsAre(OIDOid),
+			call: func(*execCtx, []any, []uint32) (any, error) { return "", nil }},
 		"pg_get_triggerdef":                  nothing(1, 2, OIDText),
 		"pg_get_functiondef":                 nothing(1, 1, OIDText),
 		"pg_get_function_result":             nothing(1, 1, OIDText),
@@ -830,8 +836,8 @@ func (cp *compiler) compileSubLink(sl *pg.SubLink, sc *scope) (*expr, error) {
 	return nil, cp.errAt(CodeFeatureUnsupported, sl.Location, "this subquery form is not supported by Sluice's Postgres catalog")
 }
 
-// pid is a session's number for pg_backend_pid: the process id unless the
-// server gives it its own (BackendKeyData's).
+// defaultPID is what pg_backend_pid() returns until the server gives the
+// session its BackendKeyData process id (Session.SetBackendPID).
 var defaultPID = os.Getpid()
 
 // compileSetInSelectList compiles a set-returning function called in a

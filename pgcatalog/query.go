@@ -96,16 +96,6 @@ func (cp *compiler) compileSelect(stmt *pg.SelectStmt, outer *scope) (*plan, err
 		}
 		sc.cols = src.cols
 	}
-	var where *expr
-	if stmt.WhereClause != nil {
-		st.noAgg = "WHERE"
-		w, err := cp.compileExpr(stmt.WhereClause, sc)
-		if err != nil {
-			return nil, err
-		}
-		where = cp.resolveUnknown(w, OIDBool)
-		st.noAgg = ""
-	}
 	// The select list, with * expanded.
 	var targets []*expr
 	var names []string
@@ -152,6 +142,17 @@ func (cp *compiler) compileSelect(stmt *pg.SelectStmt, outer *scope) (*plan, err
 		}
 		targets = append(targets, e)
 		names = append(names, name)
+	}
+	// Postgres resolves the select list before WHERE; errors come in that order.
+	var where *expr
+	if stmt.WhereClause != nil {
+		st.noAgg = "WHERE"
+		w, err := cp.compileExpr(stmt.WhereClause, sc)
+		if err != nil {
+			return nil, err
+		}
+		where = cp.resolveUnknown(w, OIDBool)
+		st.noAgg = ""
 	}
 	var groups []*expr
 	for _, g := range stmt.GroupClause {

@@ -81,14 +81,29 @@ func Split(sql string) []string {
 	}
 	var out []string
 	for _, p := range parts {
-		if strings.TrimSpace(p) != "" {
+		if !onlyComments(p) {
 			out = append(out, p)
 		}
 	}
-	if len(out) == 0 && strings.TrimSpace(sql) != "" {
-		return []string{sql}
-	}
 	return out
+}
+
+// onlyComments reports whether a statement text holds nothing but
+// comments and space (Postgres answers it with EmptyQueryResponse).
+func onlyComments(sql string) bool {
+	if strings.TrimSpace(sql) == "" {
+		return true
+	}
+	res, err := pg.Scan(sql)
+	if err != nil {
+		return false
+	}
+	for _, tok := range res.Tokens {
+		if tok.Token != pg.Token_SQL_COMMENT && tok.Token != pg.Token_C_COMMENT {
+			return false
+		}
+	}
+	return true
 }
 
 // parseOne parses sql as exactly one Postgres statement.

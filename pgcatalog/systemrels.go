@@ -15,6 +15,18 @@ type sysDecl struct {
 	rows         func(c *catalog, cols []vcol) [][]any
 }
 
+// fillView makes a row of a view from the values given by column name;
+// the others are NULL, as information_schema's are.
+func fillView(cols []vcol, kv map[string]any) []any {
+	row := make([]any, len(cols))
+	for i, col := range cols {
+		if v, ok := kv[col.name]; ok {
+			row[i] = fill([]vcol{col}, map[string]any{col.name: v})[0]
+		}
+	}
+	return row
+}
+
 // fill makes a row from the values given by column name; the others get
 // the value an absent thing has in Postgres's catalogs: 0 for numbers and
 // oids, false, "" for "char", NULL for text, arrays and expressions.
@@ -88,11 +100,11 @@ var sysDecls = []sysDecl{
 	{"pg_catalog", "pg_indexes", 'v', 0, "schemaname name, tablename name, indexname name, tablespace name, indexdef text", rowsIndexes},
 	{"pg_catalog", "pg_stat_user_tables", 'v', 0, "relid oid, schemaname name, relname name, seq_scan int8, seq_tup_read int8, idx_scan int8, idx_tup_fetch int8, n_tup_ins int8, n_tup_upd int8, n_tup_del int8, n_live_tup int8, n_dead_tup int8, last_vacuum timestamptz, last_analyze timestamptz", rowsStatUserTables},
 	{"pg_catalog", "pg_stat_activity", 'v', 0, "datid oid, datname name, pid int4, usesysid oid, usename name, application_name text, client_addr text, client_port int4, backend_start timestamptz, state text, query text", nil},
-	{"information_schema", "tables", 'v', 0, "table_catalog name, table_schema name, table_name name, table_type varchar, self_referencing_column_name name, reference_generation varchar, user_defined_type_catalog name, user_defined_type_schema name, user_defined_type_name name, is_insertable_into varchar, is_typed varchar, commit_action varchar", rowsISTables},
-	{"information_schema", "columns", 'v', 0, "table_catalog name, table_schema name, table_name name, column_name name, ordinal_position int4, column_default varchar, is_nullable varchar, data_type varchar, character_maximum_length int4, character_octet_length int4, numeric_precision int4, numeric_precision_radix int4, numeric_scale int4, datetime_precision int4, interval_type varchar, interval_precision int4, character_set_catalog name, character_set_schema name, character_set_name name, collation_catalog name, collation_schema name, collation_name name, domain_catalog name, domain_schema name, domain_name name, udt_catalog name, udt_schema name, udt_name name, scope_catalog name, scope_schema name, scope_name name, maximum_cardinality int4, dtd_identifier name, is_self_referencing varchar, is_identity varchar, identity_generation varchar, identity_start varchar, identity_increment varchar, identity_maximum varchar, identity_minimum varchar, identity_cycle varchar, is_generated varchar, generation_expression varchar, is_updatable varchar", rowsISColumns},
+	{"information_schema", "tables", 'v', 0, "table_catalog name, table_schema name, table_name name, table_type varchar, self_referencing_column_name name, reference_generation varchar, user_defined_type_catalog name, user_defined_type_schema name, user_defined_type_name name, is_insertable_into varchar(3), is_typed varchar(3), commit_action varchar", rowsISTables},
+	{"information_schema", "columns", 'v', 0, "table_catalog name, table_schema name, table_name name, column_name name, ordinal_position int4, column_default varchar, is_nullable varchar(3), data_type varchar, character_maximum_length int4, character_octet_length int4, numeric_precision int4, numeric_precision_radix int4, numeric_scale int4, datetime_precision int4, interval_type varchar, interval_precision int4, character_set_catalog name, character_set_schema name, character_set_name name, collation_catalog name, collation_schema name, collation_name name, domain_catalog name, domain_schema name, domain_name name, udt_catalog name, udt_schema name, udt_name name, scope_catalog name, scope_schema name, scope_name name, maximum_cardinality int4, dtd_identifier name, is_self_referencing varchar(3), is_identity varchar(3), identity_generation varchar, identity_start varchar, identity_increment varchar, identity_maximum varchar, identity_minimum varchar, identity_cycle varchar(3), is_generated varchar, generation_expression varchar, is_updatable varchar(3)", rowsISColumns},
 	{"information_schema", "schemata", 'v', 0, "catalog_name name, schema_name name, schema_owner name, default_character_set_catalog name, default_character_set_schema name, default_character_set_name name, sql_path varchar", rowsISSchemata},
-	{"information_schema", "views", 'v', 0, "table_catalog name, table_schema name, table_name name, view_definition varchar, check_option varchar, is_updatable varchar, is_insertable_into varchar, is_trigger_updatable varchar, is_trigger_deletable varchar, is_trigger_insertable_into varchar", rowsISViews},
-	{"information_schema", "table_constraints", 'v', 0, "constraint_catalog name, constraint_schema name, constraint_name name, table_catalog name, table_schema name, table_name name, constraint_type varchar, is_deferrable varchar, initially_deferred varchar, enforced varchar, nulls_distinct varchar", rowsISTableConstraints},
+	{"information_schema", "views", 'v', 0, "table_catalog name, table_schema name, table_name name, view_definition varchar, check_option varchar, is_updatable varchar(3), is_insertable_into varchar(3), is_trigger_updatable varchar(3), is_trigger_deletable varchar(3), is_trigger_insertable_into varchar(3)", rowsISViews},
+	{"information_schema", "table_constraints", 'v', 0, "constraint_catalog name, constraint_schema name, constraint_name name, table_catalog name, table_schema name, table_name name, constraint_type varchar, is_deferrable varchar(3), initially_deferred varchar(3), enforced varchar(3), nulls_distinct varchar(3)", rowsISTableConstraints},
 	{"information_schema", "key_column_usage", 'v', 0, "constraint_catalog name, constraint_schema name, constraint_name name, table_catalog name, table_schema name, table_name name, column_name name, ordinal_position int4, position_in_unique_constraint int4", rowsISKeyColumnUsage},
 	{"information_schema", "routines", 'v', 0, "specific_catalog name, specific_schema name, specific_name name, routine_catalog name, routine_schema name, routine_name name, routine_type varchar, data_type varchar", nil},
 }
@@ -150,7 +162,7 @@ func rowsClass(c *catalog, cols []vcol) [][]any {
 		if r.pkey != 0 {
 			rows = append(rows, fill(cols, map[string]any{
 				"oid": r.pkey, "relname": c.indexName[r.pkey], "relnamespace": nsPublic, "relowner": ownerOID,
-				"relam": amBtree, "relfilenode": r.pkey, "reltuples": float64(-1), "relpersistence": "p",
+				"relam": amBtree, "relfilenode": r.pkey, "reltuples": float64(0), "relpersistence": "p",
 				"relkind": "i", "relnatts": len(keyAttnums(r.src)), "relispopulated": true, "relreplident": "n",
 			}))
 		}
@@ -167,15 +179,8 @@ func attributeRow(cols []vcol, rel uint32, num int, name string, typ PGType, not
 	if t != nil {
 		align = string(t.align)
 		byval = t.size > 0 && t.size <= 8
-		if t.size > 0 {
-			storage = "p"
-		}
-		if t.category == 'S' && t.oid != OIDName {
-			coll = collDefault
-		}
-		if t.oid == OIDName {
-			coll = 950
-		}
+		storage = storageOf(t)
+		coll = collationOf(t)
 	}
 	return fill(cols, map[string]any{
 		"attrelid": rel, "attname": name, "atttypid": typ.OID, "attstattarget": -1, "attlen": int(typ.Size),
@@ -219,15 +224,12 @@ func rowsType(c *catalog, cols []vcol) [][]any {
 	var rows [][]any
 	for _, oid := range oids {
 		t := pgTypes[oid]
-		coll := uint32(0)
-		if t.category == 'S' && t.oid != OIDName {
-			coll = collDefault
-		}
+		coll := collationOf(t)
 		rows = append(rows, fill(cols, map[string]any{
 			"oid": oid, "typname": t.name, "typnamespace": nsPgCatalog, "typowner": ownerOID, "typlen": int(t.size),
 			"typbyval": t.size > 0 && t.size <= 8, "typtype": string(t.kind), "typcategory": string(t.category),
 			"typisdefined": true, "typdelim": ",", "typelem": t.elem, "typarray": t.array, "typalign": string(t.align),
-			"typstorage": map[bool]string{true: "p", false: "x"}[t.size > 0], "typtypmod": -1, "typcollation": coll,
+			"typstorage": storageOf(t), "typtypmod": -1, "typcollation": coll,
 		}))
 	}
 	return rows
@@ -375,15 +377,20 @@ func rowsIndexes(c *catalog, cols []vcol) [][]any {
 	var rows [][]any
 	for _, r := range c.user {
 		if r.pkey != 0 {
-			rows = append(rows, fill(cols, map[string]any{"schemaname": "public", "tablename": r.name, "indexname": c.indexName[r.pkey], "indexdef": c.indexDef(r)}))
+			rows = append(rows, fill(cols, map[string]any{"schemaname": "public", "tablename": r.name, "indexname": c.indexName[r.pkey], "indexdef": c.indexDef(r, false)}))
 		}
 	}
 	return rows
 }
 
-// indexDef is pg_get_indexdef of a TABLE's primary-key index.
-func (c *catalog) indexDef(r *vrel) string {
-	return fmt.Sprintf("CREATE UNIQUE INDEX %s ON public.%s USING btree (%s)", quoteIdent(c.indexName[r.pkey]), quoteIdent(r.name), keyColumnList(r))
+// indexDef is pg_get_indexdef of a TABLE's primary-key index; pretty
+// leaves the table's schema out, as Postgres does.
+func (c *catalog) indexDef(r *vrel, pretty bool) string {
+	table := "public." + quoteIdent(r.name)
+	if pretty {
+		table = quoteIdent(r.name)
+	}
+	return fmt.Sprintf("CREATE UNIQUE INDEX %s ON %s USING btree (%s)", quoteIdent(c.indexName[r.pkey]), table, keyColumnList(r))
 }
 
 func keyColumnList(r *vrel) string {
@@ -413,7 +420,7 @@ func rowsISTables(c *catalog, cols []vcol) [][]any {
 		if r.kind == 'v' {
 			typ = "VIEW"
 		}
-		rows = append(rows, fill(cols, map[string]any{
+		rows = append(rows, fillView(cols, map[string]any{
 			"table_catalog": c.sess.database, "table_schema": r.schema, "table_name": r.name, "table_type": typ,
 			"is_insertable_into": yesNo(r.src != nil), "is_typed": "NO",
 		}))
@@ -475,7 +482,7 @@ func rowsISColumns(c *catalog, cols []vcol) [][]any {
 			} {
 				kv[k] = v
 			}
-			rows = append(rows, fill(cols, kv))
+			rows = append(rows, fillView(cols, kv))
 		}
 	}
 	return rows
@@ -484,7 +491,7 @@ func rowsISColumns(c *catalog, cols []vcol) [][]any {
 func rowsISSchemata(c *catalog, cols []vcol) [][]any {
 	var rows [][]any
 	for _, ns := range []string{"pg_catalog", "public", "information_schema", "pg_toast"} {
-		rows = append(rows, fill(cols, map[string]any{"catalog_name": c.sess.database, "schema_name": ns, "schema_owner": c.sess.user}))
+		rows = append(rows, fillView(cols, map[string]any{"catalog_name": c.sess.database, "schema_name": ns, "schema_owner": c.sess.user}))
 	}
 	return rows
 }
@@ -493,7 +500,7 @@ func rowsISViews(c *catalog, cols []vcol) [][]any {
 	var rows [][]any
 	for _, r := range c.all() {
 		if r.kind == 'v' {
-			rows = append(rows, fill(cols, map[string]any{
+			rows = append(rows, fillView(cols, map[string]any{
 				"table_catalog": c.sess.database, "table_schema": r.schema, "table_name": r.name, "check_option": "NONE",
 				"is_updatable": "NO", "is_insertable_into": "NO", "is_trigger_updatable": "NO", "is_trigger_deletable": "NO",
 				"is_trigger_insertable_into": "NO",
@@ -506,12 +513,25 @@ func rowsISViews(c *catalog, cols []vcol) [][]any {
 func rowsISTableConstraints(c *catalog, cols []vcol) [][]any {
 	var rows [][]any
 	for _, r := range c.user {
-		if r.pkey != 0 {
-			rows = append(rows, fill(cols, map[string]any{
-				"constraint_catalog": c.sess.database, "constraint_schema": "public", "constraint_name": c.indexName[r.pkey],
-				"table_catalog": c.sess.database, "table_schema": "public", "table_name": r.name, "constraint_type": "PRIMARY KEY",
-				"is_deferrable": "NO", "initially_deferred": "NO", "enforced": "YES", "nulls_distinct": "YES",
-			}))
+		if r.pkey == 0 {
+			continue
+		}
+		common := func(kv map[string]any) map[string]any {
+			for k, v := range map[string]any{
+				"constraint_catalog": c.sess.database, "constraint_schema": "public", "table_catalog": c.sess.database,
+				"table_schema": "public", "table_name": r.name, "is_deferrable": "NO", "initially_deferred": "NO", "enforced": "YES",
+			} {
+				kv[k] = v
+			}
+			return kv
+		}
+		rows = append(rows, fillView(cols, common(map[string]any{"constraint_name": c.indexName[r.pkey], "constraint_type": "PRIMARY KEY"})))
+		// Postgres lists each NOT NULL column as a CHECK constraint too.
+		for i, col := range r.src.Columns {
+			if col.Key {
+				name := fmt.Sprintf("%d_%d_%d_not_null", nsPublic, r.oid, i+1)
+				rows = append(rows, fillView(cols, common(map[string]any{"constraint_name": name, "constraint_type": "CHECK"})))
+			}
 		}
 	}
 	return rows
@@ -529,7 +549,7 @@ func rowsISKeyColumnUsage(c *catalog, cols []vcol) [][]any {
 				continue
 			}
 			n++
-			rows = append(rows, fill(cols, map[string]any{
+			rows = append(rows, fillView(cols, map[string]any{
 				"constraint_catalog": c.sess.database, "constraint_schema": "public", "constraint_name": c.indexName[r.pkey],
 				"table_catalog": c.sess.database, "table_schema": "public", "table_name": r.name, "column_name": col.Name,
 				"ordinal_position": n,
@@ -547,4 +567,37 @@ func rowsStatUserTables(c *catalog, cols []vcol) [][]any {
 		rows = append(rows, fill(cols, map[string]any{"relid": r.oid, "schemaname": "public", "relname": r.name}))
 	}
 	return rows
+}
+
+// storageOf is typstorage: plain for fixed-width types, main for numeric,
+// extended for the other variable-width ones.
+func storageOf(t *pgType) string {
+	switch {
+	case t.size > 0 || t.size == -2:
+		return "p"
+	case t.oid == OIDNumeric:
+		return "m"
+	}
+	return "x"
+}
+
+// collationOf is the collation of a type's values: the default one for
+// text types and arrays of them, C for name.
+func collationOf(t *pgType) uint32 {
+	if t.elem != 0 && t.category == 'A' {
+		if e := pgTypes[t.elem]; e != nil && e.oid != OIDName && e.category == 'S' {
+			return collDefault
+		}
+		if t.elem == OIDName {
+			return 950
+		}
+		return 0
+	}
+	switch {
+	case t.oid == OIDName:
+		return 950
+	case t.category == 'S':
+		return collDefault
+	}
+	return 0
 }
