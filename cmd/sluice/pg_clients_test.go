@@ -20,6 +20,8 @@ import (
 
 	"github.com/creack/pty"
 	"github.com/google/go-cmp/cmp"
+	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgtype"
 	"github.com/twmb/franz-go/pkg/kgo"
 
 	"github.com/sluice-sql/sluice/internal/testkafka"
@@ -191,6 +193,7 @@ func runPGClientChecks(t *testing.T, c *pgClients, target *pgTarget) {
 	t.Run("psql-cancel", func(t *testing.T) { checkPsqlCancel(t, c, target) })
 	t.Run("psycopg", func(t *testing.T) { checkPsycopg(t, c, target) })
 	t.Run("jdbc", func(t *testing.T) { checkJDBC(t, c, target) })
+	t.Run("pgx", func(t *testing.T) { checkPgx(t, target) })
 	t.Run("grafana", func(t *testing.T) { checkGrafana(t, c, target) })
 }
 
@@ -579,4 +582,103 @@ func restAs(t *testing.T, s *serverProc, user, password, path, body string) (int
 func jsonString(s string) string {
 	b, _ := json.Marshal(s) // a string always marshals
 	return string(b)
+}
+
+// checkPgx: pgx (in this process) runs the pull queries with a parameter of
+// every mapped type, in its default mode (a named prepared statement,
+// binary parameters and results) and in its simple-protocol mode (pgx
+// writes each value into the text as a quoted literal, '1', which
+// PostgreSQL reads as the type the comparison needs, as PgBouncer set-ups
+// and every client that interpolates rely on), and sees each row's values
+// as Go values.
+func checkPgx(t *testing.T, target *pgTarget) {
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	conn, err := pgx.Connect(ctx, target.dsn()+" application_name=pgx")
+	if err != nil {
+		t.Fatalf("pgx connect: %v", err)
+	}
+	defer conn.Close(context.Background())
+	day := time.Date(2024, 1, 2, 0, 0, 0, 0, time.UTC)
+	ts := time.Date(2024, 1, 2, 3, 4, 5, 123_000_000, time.UTC)
+	row1 := []string{
+		"int32(1)", "int32(3)", "int64(9000000000)", "float64(2.5)", "12.34", `"alice"`, "bool(true)", `[]byte{0x1, 0x2}`,
+		"2024-01-02", "03:04:05", "2024-01-02 03:04:05.123", `[]interface {}{"a", "b"}`, "[]interface {}{1, 2}",
+		`map[string]interface {}{"k":1}`, `map[string]interface {}{"A":1, "B":"x"}`,
+	}
+	row2 := []string{"int32(2)", "<nil>", "<nil>", "<nil>", "<nil>", "<nil>", "<nil>", "<nil>", "<nil>", "<nil>", "<nil>", "<nil>", "<nil>", "<nil>", "<nil>"}
+	for _, m := range []struct {
+		name string
+		mode pgx.QueryExecMode
+	}{{"prepared", pgx.QueryExecModeCacheStatement}, {"simple", pgx.QueryExecModeSimpleProtocol}} {
+		for _, tc := range []struct {
+			name  string
+			sql   string
+			param any
+			want  [][]string
+		}{
+			{"row", `SELECT * FROM "PG_ORDERS" WHERE "ID" = $1`, int32(1), [][]string{row1}},
+			{"nulls", `SELECT * FROM "PG_ORDERS" WHERE "ID" = $1`, int64(2), [][]string{row2}},
+			{"bigint", `SELECT "ID" FROM "PG_ORDERS" WHERE "TOTAL" = $1`, int64(9000000000), [][]string{{"int32(1)"}}},
+			{"double", `SELECT "ID" FROM "PG_ORDERS" WHERE "PRICE" = $1`, 2.5, [][]string{{"int32(1)"}}},
+			{"decimal", `SELECT "ID" FROM "PG_ORDERS" WHERE "AMOUNT" = $1`, "12.34", [][]string{{"int32(1)"}}},
+			{"string", `SELECT "ID" FROM "PG_ORDERS" WHERE "CUSTOMER" = $1`, "alice", [][]string{{"int32(1)"}}},
+			{"bool", `SELECT "ID" FROM "PG_ORDERS" WHERE "SHIPPED" = $1`, true, [][]string{{"int32(1)"}}},
+			{"bytes", `SELECT "ID" FROM "PG_ORDERS" WHERE "PAYLOAD" = $1`, []byte{1, 2}, [][]string{{"int32(1)"}}},
+			{"date", `SELECT "ID" FROM "PG_ORDERS" WHERE "DAY" = $1`, day, [][]string{{"int32(1)"}}},
+			{"time", `SELECT "ID" FROM "PG_ORDERS" WHERE "AT_TIME" = $1`, pgtype.Time{Microseconds: 11_045_000_000, Valid: true}, [][]string{{"int32(1)"}}},
+			{"timestamp", `SELECT "ID" FROM "PG_ORDERS" WHERE "TS" = $1`, ts, [][]string{{"int32(1)"}}},
+			{"null", `SELECT "ID" FROM "PG_ORDERS" WHERE "CUSTOMER" = $1`, nil, nil},
+		} {
+			t.Run(m.name+"-"+tc.name, func(t *testing.T) {
+				rows, err := conn.Query(ctx, tc.sql, m.mode, tc.param)
+				if err != nil {
+					t.Fatalf("%s with %#v: %v", tc.sql, tc.param, err)
+				}
+				var got [][]string
+				for rows.Next() {
+					vals, err := rows.Values()
+					if err != nil {
+						t.Fatalf("values: %v", err)
+					}
+					got = append(got, pgxShow(vals))
+				}
+				if err := rows.Err(); err != nil {
+					t.Fatalf("%s with %#v: %v", tc.sql, tc.param, err)
+				}
+				if diff := cmp.Diff(tc.want, got); diff != "" {
+					t.Errorf("%s with %#v (-want +got):\n%s", tc.sql, tc.param, diff)
+				}
+			})
+		}
+	}
+}
+
+// pgxShow prints the values pgx decoded: numbers and booleans with their
+// Go type, numerics, dates, times and timestamps in Postgres's text form,
+// the rest in Go syntax.
+func pgxShow(vals []any) []string {
+	out := make([]string, len(vals))
+	for i, v := range vals {
+		switch x := v.(type) {
+		case pgtype.Numeric:
+			f, _ := x.Value()
+			out[i] = fmt.Sprint(f)
+		case pgtype.Time:
+			out[i] = time.UnixMicro(x.Microseconds).UTC().Format("15:04:05.999999")
+		case time.Time:
+			if x.Hour() == 0 && x.Minute() == 0 && x.Second() == 0 && x.Nanosecond() == 0 {
+				out[i] = x.Format("2006-01-02")
+			} else {
+				out[i] = x.Format("2006-01-02 15:04:05.999999")
+			}
+		case nil:
+			out[i] = "<nil>"
+		case int16, int32, int64, float32, float64, bool:
+			out[i] = fmt.Sprintf("%T(%v)", v, v)
+		default:
+			out[i] = fmt.Sprintf("%#v", v)
+		}
+	}
+	return out
 }
