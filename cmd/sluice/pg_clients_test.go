@@ -191,6 +191,7 @@ func checkPsqlPush(t *testing.T, c *pgClients, target *pgTarget) {
 func runPGClientChecks(t *testing.T, c *pgClients, target *pgTarget) {
 	t.Run("psql", func(t *testing.T) { checkPsql(t, c, target) })
 	t.Run("psql-cancel", func(t *testing.T) { checkPsqlCancel(t, c, target) })
+	t.Run("psql-wrong-password", func(t *testing.T) { checkPsqlWrongPassword(t, c, target) })
 	t.Run("psycopg", func(t *testing.T) { checkPsycopg(t, c, target) })
 	t.Run("jdbc", func(t *testing.T) { checkJDBC(t, c, target) })
 	t.Run("pgx", func(t *testing.T) { checkPgx(t, target) })
@@ -335,6 +336,20 @@ func checkPsqlCancel(t *testing.T, c *pgClients, target *pgTarget) {
 	want := "started\nCancel request sent\nERROR:  canceling statement due to user request\n"
 	if diff := cmp.Diff(want, strings.ReplaceAll(out.String(), "\r", "")); diff != "" {
 		t.Errorf("psql output (-want +got):\n%s", diff)
+	}
+}
+
+// checkPsqlWrongPassword: a wrong password ends the connection with
+// PostgreSQL's FATAL 28P01 message, which psql prints after where it
+// connected.
+func checkPsqlWrongPassword(t *testing.T, c *pgClients, target *pgTarget) {
+	wrong := *target
+	wrong.password = "not-" + target.password
+	_, stderr, code := runClient(t, c.psql, psqlEnv(&wrong), "-X", "-c", "SELECT 1;")
+	want := fmt.Sprintf("psql: error: connection to server at \"%s\", port %s failed: FATAL:  password authentication failed for user \"%s\"\n",
+		target.host, target.port, target.user)
+	if code != 2 || stderr != want {
+		t.Errorf("psql with a wrong password: exit %d, stderr\n%s\nwant exit 2, stderr\n%s", code, stderr, want)
 	}
 }
 
