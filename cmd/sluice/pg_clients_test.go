@@ -84,7 +84,8 @@ func (p *pgTarget) jdbcURL() string {
 }
 
 // The fixture: PG_ORDERS, keyed by ID, a column of every type Sluice maps
-// to Postgres, one row with values and one with NULLs. The quoted upper-case
+// to Postgres, one row with values and one with NULLs; and PG_EVENTS, a
+// stream in Sluice (a plain table in PostgreSQL), two rows. The quoted upper-case
 // names are Sluice's (unquoted names are upper-cased there) and read the
 // same in Postgres, so one set of statements and expected outputs holds for
 // both servers.
@@ -95,6 +96,8 @@ INSERT INTO "PG_ORDERS" VALUES
   (1, 3, 9000000000, 2.5, 12.34, 'alice', true, '\x0102', '2024-01-02', '03:04:05', '2024-01-02 03:04:05.123', '{a,b}', '{1,2}',
    '{"k":1}', '{"A":1,"B":"x"}'),
   (2, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL);
+CREATE TABLE "PG_EVENTS" ("ID" integer, "NAME" text);
+INSERT INTO "PG_EVENTS" VALUES (1, 'signup'), (2, NULL);
 `
 
 // pgOrdersSluice declares the same table in Sluice over topic %s; its MAP
@@ -103,6 +106,19 @@ INSERT INTO "PG_ORDERS" VALUES
 const pgOrdersSluice = `CREATE SOURCE TABLE pg_orders (id INT PRIMARY KEY, qty INT, total BIGINT, price DOUBLE,
   amount DECIMAL(10,2), customer STRING, shipped BOOLEAN, payload BYTES, day DATE, at_time TIME, ts TIMESTAMP,
   tags ARRAY<STRING>, nums ARRAY<INT>, attrs MAP<STRING, INT>, info STRUCT<a INT, b STRING>) WITH (KAFKA_TOPIC='%s', VALUE_FORMAT='JSON');`
+
+// pgEventsSluice is the fixture's stream, PG_EVENTS, over topic %s; to
+// Postgres clients a stream is a table too (relkind 'r'). Its records are
+// pgEventsRecords.
+const pgEventsSluice = `CREATE STREAM pg_events (id INT KEY, name STRING) WITH (KAFKA_TOPIC='%s', VALUE_FORMAT='JSON');`
+
+func pgEventsRecords(topic string) []*kgo.Record {
+	key := func(id int32) []byte { return binary.BigEndian.AppendUint32(nil, uint32(id)) }
+	return []*kgo.Record{
+		{Topic: topic, Key: key(1), Value: []byte(`{"NAME":"signup"}`)},
+		{Topic: topic, Key: key(2), Value: []byte(`{"NAME":null}`)},
+	}
+}
 
 // pgOrdersRecords are the fixture's rows as JSON values keyed by the
 // KAFKA-format INT: DATE in days, TIME in ms of the day, TIMESTAMP in epoch
@@ -136,6 +152,9 @@ func TestPGClientsOnSluice(t *testing.T) {
 	topic := testkafka.Name(t, "pg_orders")
 	testkafka.CreateTopic(t, brokers, topic, 1)
 	testkafka.Produce(t, brokers, pgOrdersRecords(topic)...)
+	events := testkafka.Name(t, "pg_events")
+	testkafka.CreateTopic(t, brokers, events, 1)
+	testkafka.Produce(t, brokers, pgEventsRecords(events)...)
 
 	pgAddr := freeLoopbackAddr(t)
 	s := startServer(t, "--brokers", brokers, "--service-id", testkafka.Name(t, "svc"), "--data-dir", t.TempDir(),
@@ -145,7 +164,7 @@ func TestPGClientsOnSluice(t *testing.T) {
 			t.Logf("sluice server stderr:\n%s", s.proc.stderr.String())
 		}
 	}()
-	create := fmt.Sprintf(pgOrdersSluice, topic)
+	create := fmt.Sprintf(pgOrdersSluice, topic) + "\n" + fmt.Sprintf(pgEventsSluice, events)
 	if code, body := restAs(t, s, "sluice", "sluice", "/ksql", `{"ksql":`+jsonString(create)+`,"streamsProperties":{"auto.offset.reset":"earliest"}}`); code != 200 {
 		t.Fatalf("create: %d %s", code, body)
 	}
@@ -237,8 +256,9 @@ func checkPsql(t *testing.T, c *pgClients, target *pgTarget) {
 		{"dt", []string{"-c", `\dt`}, `          List of relations
  Schema |   Name    | Type  | Owner  
 --------+-----------+-------+--------
+ public | PG_EVENTS | table | sluice
  public | PG_ORDERS | table | sluice
-(1 row)
+(2 rows)
 
 `},
 		{"d", []string{"-c", `\d "PG_ORDERS"`}, `                        Table "public.PG_ORDERS"
@@ -273,6 +293,13 @@ Indexes:
 ----+-----+-------+-------+--------+----------+---------+---------+-----+---------+----+------+------+-------+------
   2 |     |       |       |        |          |         |         |     |         |    |      |      |       | 
 (1 row)
+
+`},
+		{"stream", []string{"-c", `SELECT * FROM "PG_EVENTS";`}, ` ID |  NAME  
+----+--------
+  1 | signup
+  2 | 
+(2 rows)
 
 `},
 		{"pull-unaligned", []string{"-A", "-t", "-c", `SELECT "ID", "CUSTOMER", "AMOUNT", "TS" FROM "PG_ORDERS" WHERE "ID" = 1;`},
@@ -417,7 +444,8 @@ func checkJDBC(t *testing.T, c *pgClients, target *pgTarget) {
 		args []string
 		want []string
 	}{
-		{"tables", []string{"tables"}, []string{"public\tPG_ORDERS\tTABLE"}},
+		{"tables", []string{"tables"}, []string{"public\tPG_EVENTS\tTABLE", "public\tPG_ORDERS\tTABLE"}},
+		{"stream-columns", []string{"columns", "PG_EVENTS"}, []string{"ID\t4\tint4\t10\t1\t1", "NAME\t12\ttext\t2147483647\t1\t2"}},
 		{"columns", []string{"columns", "PG_ORDERS"}, []string{
 			"ID\t4\tint4\t10\t0\t1",
 			"QTY\t4\tint4\t10\t1\t2",
