@@ -129,7 +129,8 @@
 // (30 s), each running SELECT … WHERE ID = $1 for random keys back to back
 // (pgx's cached prepared statement) and checking the row. It prints p50,
 // p99 and max latency, queries/s, errors and the machine's load before and
-// after; a full run (the defaults, its own server, not --quick) merges
+// after, and drops what it made; a full run (the defaults, its own server,
+// not --quick) merges
 // PG-pull-p50-ms, PG-pull-p99-ms, PG-pull-max-ms, PG-pull-qps and
 // PG-pull-errors into results.json:
 //

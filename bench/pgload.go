@@ -71,10 +71,16 @@ func (p *pgloadCmd) Run(ctx context.Context, c *cli) error {
 	fmt.Printf("machine: %s\n", machine())
 	fmt.Printf("load before: %s\n\n", loadAvg())
 
-	table, err := p.fill(ctx, addr)
+	src, table, err := p.fill(ctx, addr)
 	if err != nil {
 		return err
 	}
+	// A running server keeps what a run made unless it is dropped.
+	defer func() {
+		if err := p.drop(addr, src, table); err != nil {
+			fmt.Fprintln(os.Stderr, "pgload:", err)
+		}
+	}()
 	rep, err := p.load(ctx, addr, table)
 	if err != nil {
 		return err
@@ -175,16 +181,16 @@ func (p *pgloadCmd) connString(addr string) string {
 // fill creates, over the Postgres protocol, a stream to insert into and a
 // source table over the same topic (materialised from the topic's start,
 // as a table's changelog is), inserts one row per key and waits until a
-// pull query reads every key back with its values. It returns the table's
-// name.
-func (p *pgloadCmd) fill(ctx context.Context, addr string) (string, error) {
+// pull query reads every key back with its values. It returns the
+// stream's and the table's names.
+func (p *pgloadCmd) fill(ctx context.Context, addr string) (src, table string, err error) {
 	conn, err := pgx.Connect(ctx, p.connString(addr))
 	if err != nil {
-		return "", fmt.Errorf("connect to %s: %w", addr, err)
+		return "", "", fmt.Errorf("connect to %s: %w", addr, err)
 	}
 	defer conn.Close(context.Background())
 	suffix := time.Now().UnixNano()
-	src, table := fmt.Sprintf("PGLOAD_SRC_%d", suffix), fmt.Sprintf("PGLOAD_%d", suffix)
+	src, table = fmt.Sprintf("PGLOAD_SRC_%d", suffix), fmt.Sprintf("PGLOAD_%d", suffix)
 	ddl := []string{
 		fmt.Sprintf(`CREATE STREAM %[1]s (ID INT KEY, NAME STRING, AMOUNT DOUBLE) WITH (KAFKA_TOPIC='%[1]s', VALUE_FORMAT='JSON', PARTITIONS=2);`, src),
 		fmt.Sprintf(`CREATE SOURCE TABLE %[2]s (ID INT PRIMARY KEY, NAME STRING, AMOUNT DOUBLE) WITH (KAFKA_TOPIC='%[1]s', VALUE_FORMAT='JSON');`, src, table),
@@ -192,14 +198,14 @@ func (p *pgloadCmd) fill(ctx context.Context, addr string) (string, error) {
 	// Exec without arguments sends a simple Query, one statement each.
 	for _, st := range ddl {
 		if _, err := conn.Exec(ctx, st); err != nil {
-			return "", fmt.Errorf("%s: %w", st, err)
+			return "", "", fmt.Errorf("%s: %w", st, err)
 		}
 	}
 	start := time.Now()
 	for k := range p.Keys {
 		st := fmt.Sprintf("INSERT INTO %s (ID, NAME, AMOUNT) VALUES (%d, '%s', %s);", src, k, pgloadName(k), pgloadAmount(k))
 		if _, err := conn.Exec(ctx, st); err != nil {
-			return "", fmt.Errorf("%s: %w", st, err)
+			return "", "", fmt.Errorf("%s: %w", st, err)
 		}
 	}
 	fmt.Printf("filled %d keys in %s; ", p.Keys, time.Since(start).Round(time.Millisecond))
@@ -214,18 +220,35 @@ func (p *pgloadCmd) fill(ctx context.Context, addr string) (string, error) {
 			k++
 			continue
 		case !errors.Is(err, errNoRow):
-			return "", fmt.Errorf("reading key %d back: %w", k, err)
+			return "", "", fmt.Errorf("reading key %d back: %w", k, err)
 		case time.Now().After(deadline):
-			return "", fmt.Errorf("key %d is not in %s two minutes after the inserts", k, table)
+			return "", "", fmt.Errorf("key %d is not in %s two minutes after the inserts", k, table)
 		}
 		select {
 		case <-ctx.Done():
-			return "", ctx.Err()
+			return "", "", ctx.Err()
 		case <-time.After(100 * time.Millisecond):
 		}
 	}
 	fmt.Printf("every key read back after %s\n", time.Since(start).Round(time.Millisecond))
-	return table, nil
+	return src, table, nil
+}
+
+// drop removes the table and the stream with its topic.
+func (p *pgloadCmd) drop(addr, src, table string) error {
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	conn, err := pgx.Connect(ctx, p.connString(addr))
+	if err != nil {
+		return fmt.Errorf("connect to %s to drop %s and %s: %w", addr, table, src, err)
+	}
+	defer conn.Close(context.Background())
+	for _, st := range []string{"DROP TABLE " + table + ";", "DROP STREAM " + src + " DELETE TOPIC;"} {
+		if _, err := conn.Exec(ctx, st); err != nil {
+			return fmt.Errorf("%s: %w", st, err)
+		}
+	}
+	return nil
 }
 
 func pgloadName(k int) string   { return fmt.Sprintf("name-%d", k) }
