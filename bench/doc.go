@@ -130,9 +130,8 @@
 // (pgx's cached prepared statement) and checking the row. It prints p50,
 // p99 and max latency, queries/s, errors and the machine's load before and
 // after, and drops what it made; a full run (the defaults, its own server,
-// not --quick) merges
-// PG-pull-p50-ms, PG-pull-p99-ms, PG-pull-max-ms, PG-pull-qps and
-// PG-pull-errors into results.json:
+// not --quick) merges PG-pull-p50-ms, PG-pull-p99-ms, PG-pull-max-ms,
+// PG-pull-qps and PG-pull-errors into results.json:
 //
 //	cd bench && go run . pgload
 //
