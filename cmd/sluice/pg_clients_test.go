@@ -380,10 +380,23 @@ func checkPsqlWrongPassword(t *testing.T, c *pgClients, target *pgTarget) {
 	}
 }
 
-// waitingInPoll reports whether process pid sleeps in poll(2).
+// waitingInPoll reports whether process pid sleeps in poll(2); where the
+// kernel hides wait channels (wchan reads "0"), whether it sleeps at all.
 func waitingInPoll(pid int) bool {
 	wchan, err := os.ReadFile(fmt.Sprintf("/proc/%d/wchan", pid))
-	return err == nil && strings.Contains(string(wchan), "poll")
+	if err != nil {
+		return false
+	}
+	if string(wchan) != "0" {
+		return strings.Contains(string(wchan), "poll")
+	}
+	stat, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
+	if err != nil {
+		return false
+	}
+	// pid (comm) state …: comm may hold spaces, so the state follows the last ')'.
+	i := bytes.LastIndexByte(stat, ')')
+	return i >= 0 && i+2 < len(stat) && stat[i+2] == 'S'
 }
 
 // checkPsycopg: parameterised pull queries with every mapped type and NULLs,
