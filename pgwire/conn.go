@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"net"
+	"runtime/debug"
 	"sync"
 	"time"
 
@@ -23,6 +24,12 @@ const maxMessageLen = 64 << 20
 // serveConn runs one connection: its startup (TLS, the startup message
 // or a CancelRequest, authentication), then its session.
 func (s *Server) serveConn(conn net.Conn) {
+	defer func() {
+		// A fault in one session ends that connection, never the server.
+		if r := recover(); r != nil {
+			s.log.Error("postgres: session failed", "remote", conn.RemoteAddr().String(), "panic", r, "stack", string(debug.Stack()))
+		}
+	}()
 	_ = conn.SetDeadline(time.Now().Add(startupTimeout))
 	conn, startup, err := s.negotiate(conn)
 	if err != nil {

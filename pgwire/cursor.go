@@ -18,17 +18,18 @@ const fetchLinger = 100 * time.Millisecond
 
 // cursor is a DECLAREd query the session reads with FETCH.
 type cursor struct {
-	name string
-	rows Rows
-	cols []column
-	push bool
-	done bool
+	name   string
+	rows   Rows
+	cols   []column
+	push   bool
+	binary bool
+	done   bool
 }
 
 // Cursor statements, as Postgres spells them. A name is an identifier,
 // folded to lower case, or a quoted one.
 var (
-	declareRE = regexp.MustCompile(`(?is)^\s*DECLARE\s+("(?:[^"]|"")+"|[\p{L}_][\p{L}\p{N}_$]*)\s+(?:BINARY\s+)?(?:INSENSITIVE\s+)?(?:NO\s+SCROLL\s+|SCROLL\s+)?CURSOR\s+(?:(?:WITH|WITHOUT)\s+HOLD\s+)?FOR\s+(.+?)\s*;?\s*$`)
+	declareRE = regexp.MustCompile(`(?is)^\s*DECLARE\s+("(?:[^"]|"")+"|[\p{L}_][\p{L}\p{N}_$]*)\s+(BINARY\s+)?(?:INSENSITIVE\s+)?(?:NO\s+SCROLL\s+|SCROLL\s+)?CURSOR\s+(?:(?:WITH|WITHOUT)\s+HOLD\s+)?FOR\s+(.+?)\s*;?\s*$`)
 	fetchRE   = regexp.MustCompile(`(?is)^\s*(FETCH|MOVE)\s+(?:(FORWARD)\s+)?(?:(ALL|NEXT|[+]?\d+)\s+)?(?:(?:FROM|IN)\s+)?("(?:[^"]|"")+"|[\p{L}_][\p{L}\p{N}_$]*)\s*;?\s*$`)
 	closeRE   = regexp.MustCompile(`(?is)^\s*CLOSE\s+("(?:[^"]|"")+"|[\p{L}_][\p{L}\p{N}_$]*)\s*;?\s*$`)
 )
@@ -45,11 +46,11 @@ func cursorName(s string) string {
 // for any other statement.
 func (ss *session) prepareCursor(text string, declared []uint32) (statement, bool, error) {
 	if m := declareRE.FindStringSubmatch(text); m != nil {
-		inner, err := ss.prepareSluice(m[2], declared)
+		inner, err := ss.prepareSluice(m[3], declared)
 		if err != nil {
 			return nil, true, err
 		}
-		return &declareStatement{name: cursorName(m[1]), query: inner}, true, nil
+		return &declareStatement{name: cursorName(m[1]), binary: m[2] != "", query: inner}, true, nil
 	}
 	if m := fetchRE.FindStringSubmatch(text); m != nil {
 		// Without a count (FETCH c, FETCH FORWARD c, FETCH NEXT c): one row.
@@ -79,8 +80,11 @@ func (ss *session) prepareCursor(text string, declared []uint32) (statement, boo
 
 // declareStatement starts a query as a cursor.
 type declareStatement struct {
-	name  string
-	query *sluiceStatement
+	name string
+	// binary is DECLARE … BINARY CURSOR: FETCH answers in binary unless
+	// a Bind asks otherwise.
+	binary bool
+	query  *sluiceStatement
 }
 
 func (d *declareStatement) paramOIDs() []uint32                                 { return d.query.paramOIDs() }
@@ -99,7 +103,7 @@ func (d *declareStatement) run(ctx context.Context, ss *session, params []any) (
 		out.close()
 		return nil, &pgError{code: "42P11", message: "cursor can only scan a query that returns rows"}
 	}
-	ss.cursors[d.name] = &cursor{name: d.name, rows: out.rows, cols: out.cols, push: out.push}
+	ss.cursors[d.name] = &cursor{name: d.name, rows: out.rows, cols: out.cols, push: out.push, binary: d.binary}
 	return &outcome{fixedTag: "DECLARE CURSOR"}, nil
 }
 
@@ -142,7 +146,7 @@ func (f *fetchStatement) run(ctx context.Context, ss *session, _ []any) (*outcom
 	if f.move {
 		return &outcome{fixedTag: "MOVE " + strconv.Itoa(len(rows))}, nil
 	}
-	return &outcome{cols: c.cols, rows: &anyRows{rows: rows}, tagPrefix: "FETCH"}, nil
+	return &outcome{cols: c.cols, rows: &anyRows{rows: rows}, tagPrefix: "FETCH", binary: c.binary}, nil
 }
 
 // fetch reads up to n rows (n < 0: all). A pull query's rows are all

@@ -72,7 +72,14 @@ func toPG(err error, sql string, offset int) *pgError {
 	}
 	var ce *pgcatalog.Error
 	if errors.As(err, &ce) {
-		return &pgError{code: ce.Code, message: ce.Message, position: int32(ce.Position)}
+		out := &pgError{code: ce.Code, message: ce.Message}
+		if ce.Position > 0 && sql != "" {
+			// pgcatalog counts in its statement; the client in its text.
+			out.position = charPosition(sql, offset) - 1 + int32(ce.Position)
+		} else {
+			out.position = int32(ce.Position)
+		}
+		return out
 	}
 	var parseErr *parser.Error
 	if errors.As(err, &parseErr) {
@@ -113,7 +120,7 @@ func codeOf(err error) string {
 // charPosition turns a byte offset into sql into the 1-based character
 // position Postgres's ErrorResponse carries.
 func charPosition(sql string, byteOffset int) int32 {
-	if byteOffset < 0 {
+	if byteOffset < 0 || sql == "" {
 		return 0
 	}
 	if byteOffset > len(sql) {

@@ -249,6 +249,9 @@ func TestTypes(t *testing.T) {
 	if tag := exec(t, conn, fmt.Sprintf("CREATE TABLE %s (%s) WITH (KAFKA_TOPIC='%s', PARTITIONS=2, VALUE_FORMAT='JSON')", tbl, allTypes, topic)); tag.String() != "CREATE TABLE" {
 		t.Fatalf("tag %q", tag)
 	}
+	// The query reads the table's topic from its start, whenever its
+	// consumer joins.
+	exec(t, conn, "SET 'auto.offset.reset'='earliest'")
 	exec(t, conn, fmt.Sprintf("CREATE TABLE %s AS SELECT * FROM %s", q, tbl))
 	ts := time.Date(2024, 1, 2, 3, 4, 5, 678e6, time.UTC)
 	insert := fmt.Sprintf(`INSERT INTO %s (ID, B, I, L, D, N, S, Y, TS, DT, TM, A, AI, M, ST)
@@ -386,9 +389,10 @@ func TestProtocol(t *testing.T) {
 	if pgCode(err) != "42P01" {
 		t.Errorf("unknown source: %v", err)
 	}
+	// Through the extended protocol (pgx prepares it), positioned too.
 	_, err = conn.Exec(ctx, fmt.Sprintf("SELECT NOPE FROM %s EMIT CHANGES", st))
-	if pgCode(err) != "42703" {
-		t.Errorf("unknown column: %v", err)
+	if !errors.As(err, &pe) || pe.Code != "42703" || pe.Position != 8 {
+		t.Errorf("unknown column: %v (%+v)", err, pe)
 	}
 
 	// Push queries start from the earliest offset with this session's
@@ -423,14 +427,66 @@ func TestProtocol(t *testing.T) {
 		t.Errorf("after cancel: %q", got)
 	}
 
+	// A CancelRequest with a wrong key does nothing: the push query goes
+	// on and gets the next row.
+	w := testkafka.Name(t, "W")
+	exec(t, conn, fmt.Sprintf("CREATE STREAM %s (V INT) WITH (KAFKA_TOPIC='%s', PARTITIONS=1, VALUE_FORMAT='JSON')", w, testkafka.Name(t, "w")))
+	exec(t, conn, "INSERT INTO "+w+" (V) VALUES (1)")
+	other := connect(t, connString(f.pgAddr, "alice", "secret", "disable"))
+	wctx, wcancel := context.WithCancel(ctx)
+	defer wcancel()
+	wrows, err := conn.Query(wctx, "SELECT V FROM "+w+" EMIT CHANGES")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var v int32
+	if !wrows.Next() || wrows.Scan(&v) != nil || v != 1 {
+		t.Fatalf("first row %d, %v", v, wrows.Err())
+	}
+	cc, err := net.Dial("tcp", f.pgAddr)
+	if err != nil {
+		t.Fatal(err)
+	}
+	wrong := append([]byte(nil), conn.PgConn().SecretKey()...)
+	wrong[0] ^= 0xff
+	cfe := pgproto3.NewFrontend(cc, cc)
+	cfe.Send(&pgproto3.CancelRequest{ProcessID: conn.PgConn().PID(), SecretKey: wrong})
+	if err := cfe.Flush(); err != nil {
+		t.Fatal(err)
+	}
+	// The server closes a cancel connection once it has acted on it.
+	if _, err := io.ReadAll(cc); err != nil {
+		t.Fatal(err)
+	}
+	_ = cc.Close()
+	exec(t, other, "INSERT INTO "+w+" (V) VALUES (2)")
+	if !wrows.Next() || wrows.Scan(&v) != nil || v != 2 {
+		t.Fatalf("after a wrong cancel key: %d, %v", v, wrows.Err())
+	}
+	wcancel()
+	for wrows.Next() {
+	}
+	if pgCode(wrows.Err()) != "57014" {
+		t.Errorf("canceled: %v", wrows.Err())
+	}
+
 	// A cursor over a push query pages it.
+	exec(t, conn, fmt.Sprintf("INSERT INTO %s (K, V) VALUES ('c', 3)", st))
 	exec(t, conn, fmt.Sprintf("DECLARE c NO SCROLL CURSOR WITHOUT HOLD FOR SELECT K, V FROM %s EMIT CHANGES", st))
 	if got := textRows(t, conn, "FETCH 1 FROM c"); !cmp.Equal(got, [][]string{{"a", "1"}}) {
 		t.Errorf("FETCH 1: %q", got)
 	}
-	exec(t, conn, fmt.Sprintf("INSERT INTO %s (K, V) VALUES ('c', 3)", st))
+	if tag := exec(t, conn, "MOVE 1 IN c"); tag.String() != "MOVE 1" {
+		t.Errorf("MOVE tag %q", tag)
+	}
+	if got := textRows(t, conn, "FETCH NEXT FROM c"); !cmp.Equal(got, [][]string{{"c", "3"}}) {
+		t.Errorf("FETCH NEXT: %q", got)
+	}
+	// FETCH on a push query waits for a row as long as it takes, then
+	// returns what came within the linger: here the one new row.
+	exec(t, conn, fmt.Sprintf("INSERT INTO %s (K, V) VALUES ('d', 4)", st))
 	r := conn.PgConn().ExecParams(ctx, "FETCH FORWARD 5 IN c", nil, nil, nil, nil).Read()
-	if r.Err != nil || r.CommandTag.String() != "FETCH 2" || len(r.Rows) != 2 || string(r.Rows[1][0]) != "c" {
+	if r.Err != nil || r.CommandTag.String() != "FETCH 1" || len(r.Rows) != 1 || string(r.Rows[0][0]) != "d" {
 		t.Errorf("FETCH 5: tag %q rows %q err %v", r.CommandTag, r.Rows, r.Err)
 	}
 	if tag := exec(t, conn, "CLOSE c"); tag.String() != "CLOSE CURSOR" {
@@ -438,6 +494,25 @@ func TestProtocol(t *testing.T) {
 	}
 	if _, err := conn.Exec(ctx, "FETCH 1 FROM c"); pgCode(err) != "34000" {
 		t.Errorf("FETCH from a closed cursor: %v", err)
+	}
+	// A cursor over a pull query (a scan of the stream) gives what there
+	// is at once; a BINARY cursor's rows come in binary.
+	mr = conn.PgConn().Exec(ctx, fmt.Sprintf(`DECLARE "Pull" CURSOR FOR SELECT V FROM %s; FETCH ALL FROM "Pull"; FETCH 1 FROM "Pull"; DECLARE b BINARY CURSOR FOR SELECT V FROM %s; FETCH 1 b; CLOSE ALL`, st, st))
+	results, err = mr.ReadAll()
+	if err != nil {
+		t.Fatal(err)
+	}
+	tags = nil
+	var vals []string
+	for _, r := range results {
+		tags = append(tags, r.CommandTag.String())
+		for _, row := range r.Rows {
+			vals = append(vals, fmt.Sprintf("%q", row[0]))
+		}
+	}
+	if !cmp.Equal(tags, []string{"DECLARE CURSOR", "FETCH 4", "FETCH 0", "DECLARE CURSOR", "FETCH 1", "CLOSE CURSOR ALL"}) ||
+		!cmp.Equal(vals, []string{`"1"`, `"2"`, `"3"`, `"4"`, `"\x00\x00\x00\x01"`}) {
+		t.Errorf("pull cursors: tags %q values %s", tags, vals)
 	}
 
 	// SHOW and DESCRIBE as rows, as the shell's tables.
@@ -532,6 +607,7 @@ func TestConcurrentSessions(t *testing.T) {
 	conn := connect(t, connString(f.pgAddr, "alice", "secret", "disable"))
 	tbl, q := testkafka.Name(t, "T"), testkafka.Name(t, "Q")
 	exec(t, conn, fmt.Sprintf("CREATE TABLE %s (ID INT PRIMARY KEY, V STRING) WITH (KAFKA_TOPIC='%s', PARTITIONS=4, VALUE_FORMAT='JSON')", tbl, testkafka.Name(t, "t")))
+	exec(t, conn, "SET 'auto.offset.reset'='earliest'")
 	exec(t, conn, fmt.Sprintf("CREATE TABLE %s AS SELECT * FROM %s", q, tbl))
 	const sessions = 20
 	for i := range sessions {
@@ -676,6 +752,18 @@ func TestExtendedProtocol(t *testing.T) {
 			default:
 				out = append(out, strings.TrimPrefix(fmt.Sprintf("%T", msg), "*pgproto3."))
 			}
+		}
+	}
+	// No GSSAPI encryption, and no TLS on a server without it: 'N' to
+	// each, then the startup goes on in the clear.
+	for _, req := range []pgproto3.FrontendMessage{&pgproto3.GSSEncRequest{}, &pgproto3.SSLRequest{}} {
+		fe.Send(req)
+		if err := fe.Flush(); err != nil {
+			t.Fatal(err)
+		}
+		b := make([]byte, 1)
+		if _, err := io.ReadFull(c, b); err != nil || b[0] != 'N' {
+			t.Fatalf("%T answered %q, %v", req, b, err)
 		}
 	}
 	if got := exchange(&pgproto3.StartupMessage{ProtocolVersion: pgproto3.ProtocolVersionNumber, Parameters: map[string]string{"user": "u", "database": "sluice"}}); !cmp.Equal(got, []string{"AuthenticationOk", "ReadyForQuery I"}) {

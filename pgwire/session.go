@@ -3,6 +3,8 @@ package pgwire
 import (
 	"context"
 	"errors"
+	"io"
+	"net"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -134,7 +136,8 @@ func (ss *session) run() {
 				return
 			}
 			var pe *pgError
-			if !errors.As(err, &pe) && !errors.Is(err, errClientGone) && ss.ctx.Err() == nil && !isEOF(err) {
+			if !errors.As(err, &pe) && ss.ctx.Err() == nil && !isEOF(err) {
+				ss.srv.log.Info("postgres: invalid message; connection closed", "user", ss.user, "pid", ss.pid, "err", err)
 				ss.sendFatal(protocolErrorf("invalid message: %v", err))
 			}
 			return
@@ -152,8 +155,9 @@ func (ss *session) run() {
 		var stepErr error
 		switch m := msg.(type) {
 		case *pgproto3.Query:
-			stepErr = ss.simpleQuery(m.String)
-			ss.ready()
+			if stepErr = ss.simpleQuery(m.String); stepErr == nil {
+				ss.ready()
+			}
 		case *pgproto3.Parse:
 			stepErr = ss.parse(m)
 		case *pgproto3.Bind:
@@ -197,8 +201,9 @@ func (ss *session) run() {
 	}
 }
 
+// isEOF reports a read that ended because the connection did.
 func isEOF(err error) bool {
-	return err != nil && (errors.Is(err, errClientGone) || strings.Contains(err.Error(), "EOF") || strings.Contains(err.Error(), "closed"))
+	return errors.Is(err, io.EOF) || errors.Is(err, io.ErrUnexpectedEOF) || errors.Is(err, net.ErrClosed) || errors.Is(err, errClientGone)
 }
 
 func (ss *session) sendFatal(pe *pgError) {
@@ -386,7 +391,7 @@ func (ss *session) describe(m *pgproto3.Describe) error {
 		defer done()
 		cols, err := st.columns(ctx, ss)
 		if err != nil {
-			return canceled(ctx, err)
+			return toPG(canceled(ctx, err), statementText(st), 0)
 		}
 		ss.be.Send(&pgproto3.ParameterDescription{ParameterOIDs: st.paramOIDs()})
 		if cols == nil {
@@ -409,7 +414,7 @@ func (ss *session) describe(m *pgproto3.Describe) error {
 		cols, err = p.stmt.columns(ctx, ss)
 		done()
 		if err != nil {
-			return canceled(ctx, err)
+			return toPG(canceled(ctx, err), statementText(p.stmt), 0)
 		}
 		if cols != nil {
 			if cols, err = withFormats(cols, p.formats); err != nil {
@@ -440,7 +445,7 @@ func (ss *session) execute(m *pgproto3.Execute) error {
 	}
 	if p.out == nil {
 		if err := ss.start(p); err != nil {
-			return err
+			return toPG(err, statementText(p.stmt), 0)
 		}
 	}
 	return ss.drain(p, int(m.MaxRows))
@@ -460,7 +465,11 @@ func (ss *session) start(p *portal) error {
 	}
 	p.out = out
 	if out.cols != nil {
-		if p.cols, err = withFormats(out.cols, p.formats); err != nil {
+		formats := p.formats
+		if len(formats) == 0 && out.binary {
+			formats = []int16{binaryFormat}
+		}
+		if p.cols, err = withFormats(out.cols, formats); err != nil {
 			out.close()
 			p.out = nil
 			return err
@@ -471,6 +480,9 @@ func (ss *session) start(p *portal) error {
 	}
 	return nil
 }
+
+// flushRows is how many rows of a finite answer are written at a time.
+const flushRows = 512
 
 // drain sends a started portal's rows, up to maxRows (0: all), then
 // CommandComplete, or PortalSuspended when rows remain. A push query's
@@ -518,7 +530,9 @@ func (ss *session) drain(p *portal, maxRows int) error {
 		}
 		ss.be.Send(&pgproto3.DataRow{Values: vals})
 		sent++
-		if out.push {
+		if out.push || sent%flushRows == 0 {
+			// A push query's rows go as they come; a long answer's in
+			// batches, so its rows are never all held here.
 			if err := ss.be.Flush(); err != nil {
 				p.close()
 				return fatal(codeProtocolViolation, "client went away")
@@ -549,6 +563,15 @@ func (ss *session) sync() {
 		p.close()
 		delete(ss.portals, name)
 	}
+}
+
+// statementText is the text a Sluice statement's error positions point
+// into; "" for other statements.
+func statementText(st statement) string {
+	if s, ok := st.(*sluiceStatement); ok {
+		return s.text
+	}
+	return ""
 }
 
 func rowDescription(cols []column) *pgproto3.RowDescription {

@@ -36,6 +36,9 @@ type outcome struct {
 	fixedTag  string
 	tagPrefix string
 	notices   []string
+	// binary sends the rows in binary when the client named no formats
+	// (FETCH from a BINARY cursor).
+	binary bool
 }
 
 func (o *outcome) tag(n int) string {
