@@ -3,6 +3,7 @@ package pgcatalog
 import (
 	"context"
 	"fmt"
+	"math"
 	"regexp"
 	"strings"
 	"sync"
@@ -596,7 +597,7 @@ func arith(op string, a, b any) (any, error) {
 	if op == "/" {
 		return af / bf, nil
 	}
-	return float64(int64(af) % int64(bf)), nil
+	return math.Mod(af, bf), nil
 }
 
 func (cp *compiler) compileAExpr(a *pg.A_Expr, sc *scope) (*expr, error) {
@@ -1270,7 +1271,11 @@ func (cp *compiler) compileIndirection(ind *pg.A_Indirection, sc *scope) (*expr,
 				if err != nil || v == nil {
 					return nil, err
 				}
-				return v.([]any)[pos], nil
+				fields, ok := v.([]any)
+				if !ok || pos >= len(fields) {
+					return nil, &Error{Code: "42809", Message: fmt.Sprintf("column %q not found in data type %s", field, formatType(rec.typ, -1))}
+				}
+				return fields[pos], nil
 			}}
 		default:
 			return nil, &Error{Code: CodeFeatureUnsupported, Message: "this indirection is not supported by Sluice's Postgres catalog"}

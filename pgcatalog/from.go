@@ -259,7 +259,10 @@ func (cp *compiler) compileRangeFunction(rf *pg.RangeFunction, outer *scope) (*s
 	if len(rf.Functions) != 1 {
 		return nil, &Error{Code: CodeFeatureUnsupported, Message: "ROWS FROM with several functions is not supported by Sluice's Postgres catalog"}
 	}
-	fc := rf.Functions[0].GetList().GetItems()[0].GetFuncCall()
+	var fc *pg.FuncCall
+	if items := rf.Functions[0].GetList().GetItems(); len(items) > 0 {
+		fc = items[0].GetFuncCall()
+	}
 	if fc == nil {
 		return nil, &Error{Code: CodeFeatureUnsupported, Message: "this FROM function is not supported by Sluice's Postgres catalog"}
 	}

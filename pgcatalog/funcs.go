@@ -421,6 +421,8 @@ func toChar(x *execCtx, v any, typ uint32, format string) (any, error) {
 // agg is an aggregate: its result type and how it folds a group's
 // argument rows.
 type agg struct {
+	// args is how many arguments it takes (count(*) takes none).
+	args int
 	ret  func(args []uint32) uint32
 	fold func(a *aggSpec, rows [][]any) (any, error)
 }
@@ -522,7 +524,7 @@ func init() {
 			}
 			return out, nil
 		}},
-		"string_agg": {ret: returns(OIDText), fold: func(a *aggSpec, rows [][]any) (any, error) {
+		"string_agg": {args: 2, ret: returns(OIDText), fold: func(a *aggSpec, rows [][]any) (any, error) {
 			var b strings.Builder
 			n := 0
 			for _, r := range rows {
@@ -735,6 +737,20 @@ func (cp *compiler) compileAggregate(name string, a *agg, fc *pg.FuncCall, sc *s
 		}
 		spec.order = keys
 	}
+	want := a.args
+	if want == 0 {
+		want = 1
+	}
+	if fc.AggStar && name == "count" {
+		want = 0
+	}
+	if len(spec.args) != want || fc.AggStar && name != "count" {
+		args := argTypeList(spec.args)
+		if fc.AggStar {
+			args = "*"
+		}
+		return nil, cp.errAt(CodeUndefinedFunction, fc.Location, "function %s(%s) does not exist", name, args)
+	}
 	spec.typ = a.ret(types)
 	i := len(st.aggs)
 	st.aggs = append(st.aggs, spec)
@@ -779,6 +795,9 @@ func (cp *compiler) compileSubLink(sl *pg.SubLink, sc *scope) (*expr, error) {
 	if err != nil {
 		return nil, err
 	}
+	if sl.SubLinkType != pg.SubLinkType_EXISTS_SUBLINK && len(p.cols) != 1 {
+		return nil, cp.errAt(CodeSyntaxError, sl.Location, "subquery must return only one column")
+	}
 	switch sl.SubLinkType {
 	case pg.SubLinkType_EXISTS_SUBLINK:
 		return &expr{typ: OIDBool, typmod: -1, name: "exists", eval: func(c *evalCtx) (any, error) {
@@ -786,9 +805,6 @@ func (cp *compiler) compileSubLink(sl *pg.SubLink, sc *scope) (*expr, error) {
 			return len(rows) > 0, err
 		}}, nil
 	case pg.SubLinkType_EXPR_SUBLINK:
-		if len(p.cols) != 1 {
-			return nil, cp.errAt(CodeSyntaxError, sl.Location, "subquery must return only one column")
-		}
 		return &expr{typ: p.cols[0].typ, typmod: p.cols[0].typmod, name: p.cols[0].name, eval: func(c *evalCtx) (any, error) {
 			rows, err := p.run(c)
 			if err != nil || len(rows) == 0 {

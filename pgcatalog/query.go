@@ -534,6 +534,9 @@ func (cp *compiler) compileValues(stmt *pg.SelectStmt, outer *scope) (*plan, err
 			}
 			row = append(row, e)
 		}
+		if len(rows) > 0 && len(row) != len(rows[0]) {
+			return nil, &Error{Code: CodeSyntaxError, Message: "VALUES lists must all be the same length"}
+		}
 		rows = append(rows, row)
 	}
 	cols := make([]scopeCol, len(rows[0]))

@@ -222,7 +222,20 @@ type Statement struct {
 
 // Prepare parses one statement. paramOIDs are the types the client
 // declared for $1…$n (0: infer).
-func (s *Session) Prepare(sql string, paramOIDs []uint32) (*Statement, error) {
+func (s *Session) Prepare(sql string, paramOIDs []uint32) (st *Statement, err error) {
+	defer recoverInternal(&err)
+	return s.prepare(sql, paramOIDs)
+}
+
+// recoverInternal turns a panic of this package (a bug) into an XX000
+// error for the one statement, so that the session and server go on.
+func recoverInternal(err *error) {
+	if r := recover(); r != nil {
+		*err = &Error{Code: CodeInternal, Message: fmt.Sprintf("internal error in Sluice's Postgres catalog: %v", r)}
+	}
+}
+
+func (s *Session) prepare(sql string, paramOIDs []uint32) (*Statement, error) {
 	n, err := parseOne(sql)
 	if err != nil {
 		return nil, err
@@ -300,6 +313,11 @@ func (st *Statement) Fields() []Field { return st.fields }
 // values as Result's rows are typed). Each execution reads a fresh
 // snapshot of the catalog.
 func (st *Statement) Execute(ctx context.Context, params []any) (res *Result, err error) {
+	defer recoverInternal(&err)
+	return st.execute(ctx, params)
+}
+
+func (st *Statement) execute(ctx context.Context, params []any) (*Result, error) {
 	if ctx == nil {
 		ctx = context.Background()
 	}

@@ -3,9 +3,11 @@ package pgcatalog
 import (
 	"context"
 	"errors"
+	"os"
 	"reflect"
 	"strings"
 	"testing"
+	"time"
 )
 
 // TestErrors: each fault answers Postgres's SQLSTATE, message and
@@ -223,4 +225,31 @@ func TestSplit(t *testing.T) {
 	if got := Split("SELECT * FROM s EMIT CHANGES; SHOW STREAMS"); strings.Join(got, "|") != "SELECT * FROM s EMIT CHANGES|SHOW STREAMS" {
 		t.Errorf("Split(Sluice SQL) = %q", got)
 	}
+}
+
+// FuzzPrepare: no statement text makes the catalog panic (Prepare and
+// Execute recover, but a panic is a bug: this calls what they wrap).
+func FuzzPrepare(f *testing.F) {
+	data, err := os.ReadFile("testdata/queries.sql")
+	if err != nil {
+		f.Fatal(err)
+	}
+	for _, line := range strings.Split(string(data), "\n") {
+		if line != "" && !strings.HasPrefix(line, "--") {
+			f.Add(line)
+		}
+	}
+	f.Add("SELECT (information_schema._pg_expandarray(ARRAY[1,2])).x")
+	f.Add("SELECT * FROM (VALUES (1), (2, 3)) t")
+	s := NewSession(fixture(), "sluice", "sluice")
+	f.Fuzz(func(t *testing.T, sql string) {
+		st, err := s.prepare(sql, nil)
+		if err != nil {
+			return
+		}
+		params := make([]any, len(st.Params()))
+		ctx, cancel := context.WithTimeout(context.Background(), time.Second)
+		defer cancel()
+		st.execute(ctx, params)
+	})
 }
