@@ -58,7 +58,12 @@ def main(argv):
     if len(argv) not in (2, 3):
         raise SystemExit(__doc__)
     dsn, sql = argv[0], argv[1]
-    params = [value(k, v) for k, v in json.loads(argv[2])] if len(argv) == 3 else None
+    params = None
+    if len(argv) == 3:
+        try:
+            params = [value(k, v) for k, v in json.loads(argv[2])]
+        except (ValueError, TypeError) as e:
+            raise SystemExit(f"usage: PARAMS_JSON {argv[2]!r}: {e}")
     try:
         with psycopg.connect(dsn, autocommit=True) as conn:
             with conn.cursor(binary=binary) as cur:
