@@ -21,7 +21,8 @@
 // compared with or inserted into (a column, a literal; a client's
 // declared type wins for how the value is sent) and replaced at Execute
 // by a literal of that type, a string always one quoted string. A
-// parameter nothing types is text.
+// parameter where the grammar wants a number rather than an expression
+// (LIMIT $1) is a BIGINT; one nothing types is text.
 //
 // Push queries (… EMIT CHANGES) stream their rows as they come, flushed
 // row by row, until their LIMIT, a CancelRequest (57014, "canceling
@@ -31,7 +32,8 @@
 // (a CancelRequest ends the wait), then returns when n rows arrived, the
 // query ended, or no further row came within 100 ms of the last; so it
 // returns at least one row unless the query ended. FETCH on a pull
-// query's cursor returns at once.
+// query's cursor returns at once. A BINARY cursor's rows come in binary
+// unless the client's Bind names formats.
 //
 // Example (what the server does with --pg-listen):
 //

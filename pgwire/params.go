@@ -2,6 +2,7 @@ package pgwire
 
 import (
 	"encoding/hex"
+	"errors"
 	"fmt"
 	"math"
 	"strconv"
@@ -89,15 +90,68 @@ func isIdentByte(c byte) bool {
 
 // substitute replaces each $n of sql by lit(n).
 func substitute(sql string, refs []paramRef, lit func(n int) string) string {
+	out, _ := substituteAt(sql, refs, lit)
+	return out
+}
+
+// substituteAt is substitute that also says where each replacement
+// starts and ends in its result.
+func substituteAt(sql string, refs []paramRef, lit func(n int) string) (string, [][2]int) {
 	var b strings.Builder
+	at := make([][2]int, len(refs))
 	last := 0
-	for _, r := range refs {
+	for i, r := range refs {
 		b.WriteString(sql[last:r.start])
+		at[i][0] = b.Len()
 		b.WriteString(lit(r.n))
+		at[i][1] = b.Len()
 		last = r.end
 	}
 	b.WriteString(sql[last:])
-	return b.String()
+	return b.String(), at
+}
+
+// parseWithParams parses a statement with each parameter as a
+// placeholder name. Where the grammar wants a number, not an expression
+// (LIMIT $1), the parser stops at the placeholder: that parameter is
+// then a number (numeric), and parsing goes on. A syntax error's
+// position is moved back into text.
+func parseWithParams(text string, refs []paramRef) ([]parser.Parsed, map[int]bool, error) {
+	numeric := map[int]bool{}
+	for {
+		sub, at := substituteAt(text, refs, func(n int) string {
+			if numeric[n] {
+				return "0"
+			}
+			return placeholder(n)
+		})
+		stmts, err := parser.ParseScript(sub)
+		if err == nil {
+			return stmts, numeric, nil
+		}
+		var pe *parser.Error
+		if !errors.As(err, &pe) {
+			return nil, nil, err
+		}
+		retry := false
+		for i, r := range refs {
+			if at[i][0] == pe.Pos.Offset && !numeric[r.n] {
+				numeric[r.n] = true
+				retry = true
+			}
+		}
+		if !retry {
+			// Back into the client's text: each placeholder before the
+			// error is longer or shorter than its $n.
+			moved := *pe
+			for i, r := range refs {
+				if at[i][0] < pe.Pos.Offset {
+					moved.Pos.Offset -= (at[i][1] - at[i][0]) - (r.end - r.start)
+				}
+			}
+			return nil, nil, &moved
+		}
+	}
 }
 
 // placeholder is the name a parameter stands under while the statement

@@ -404,6 +404,20 @@ func TestProtocol(t *testing.T) {
 	if !cmp.Equal(got, [][]string{{"a", "1"}, {"b", "2"}}) {
 		t.Errorf("push LIMIT 2: %q", got)
 	}
+	// A parameter where the grammar wants a number, typed so.
+	sd, err := conn.Prepare(ctx, "limited", fmt.Sprintf("SELECT K, V FROM %s WHERE K <> $1 EMIT CHANGES LIMIT $2", st))
+	if err != nil || !cmp.Equal(sd.ParamOIDs, []uint32{25, 20}) {
+		t.Fatalf("prepare with LIMIT $2: %v %v", sd, err)
+	}
+	got = textRows(t, conn, fmt.Sprintf("SELECT K, V FROM %s WHERE K <> $1 EMIT CHANGES LIMIT $2", st), "a", "1")
+	if !cmp.Equal(got, [][]string{{"b", "2"}}) {
+		t.Errorf("push LIMIT $2: %q", got)
+	}
+	// A syntax error's position is in the text as sent, $n and all.
+	_, err = conn.Exec(ctx, fmt.Sprintf("SELECT K FROM %s WHERE K = $1 EMIT CHANGES LIMT 2", st), "a")
+	if !errors.As(err, &pe) || pe.Code != "42601" || int(pe.Position) != len("SELECT K FROM "+st+" WHERE K = $1 EMIT CHANGES ")+1 {
+		t.Errorf("syntax error after a parameter: %v (%+v)", err, pe)
+	}
 
 	// A push query without LIMIT, canceled by pgx's context (a
 	// CancelRequest): 57014, and the session serves the next statement.
@@ -515,13 +529,15 @@ func TestProtocol(t *testing.T) {
 		t.Errorf("pull cursors: tags %q values %s", tags, vals)
 	}
 
-	// SHOW and DESCRIBE as rows, as the shell's tables.
+	// SHOW and DESCRIBE as rows, as the shell's tables, tagged as
+	// Postgres tags SHOW.
 	var found bool
-	for _, row := range textRows(t, conn, "SHOW STREAMS") {
-		found = found || row[0] == st
+	show := conn.PgConn().ExecParams(ctx, "SHOW STREAMS", nil, nil, nil, nil).Read()
+	for _, row := range show.Rows {
+		found = found || string(row[0]) == st
 	}
-	if !found {
-		t.Errorf("SHOW STREAMS lacks %s", st)
+	if show.Err != nil || !found || show.CommandTag.String() != "SHOW" {
+		t.Errorf("SHOW STREAMS: tag %q, %s among %q, %v", show.CommandTag, st, show.Rows, show.Err)
 	}
 	if got := textRows(t, conn, "DESCRIBE "+st); !cmp.Equal(got, [][]string{{"K", "STRING (key)"}, {"V", "INTEGER"}}) {
 		t.Errorf("DESCRIBE: %q", got)
@@ -704,7 +720,8 @@ func TestExtendedProtocol(t *testing.T) {
 	}
 	poll(t, "the stream's rows", func() bool { return rowCount(conn, "SELECT * FROM "+st) == 3 })
 
-	c, err := net.Dial("tcp", f.listen(pgwire.Options{}))
+	trust := f.listen(pgwire.Options{})
+	c, err := net.Dial("tcp", trust)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -796,6 +813,38 @@ func TestExtendedProtocol(t *testing.T) {
 	got = exchange()
 	if want := []string{"RowDescription V:23/0", "DataRow 1", "CommandComplete SELECT 1", "ReadyForQuery I"}; !cmp.Equal(got, want) {
 		t.Errorf("the query after: %q", got)
+	}
+
+	// After the startup, a message of no known type, or one longer than
+	// the limit, ends that connection with FATAL 08P01.
+	for name, raw := range map[string][]byte{"unknown type": {'z', 0, 0, 0, 4}, "oversized": {'Q', 0x7f, 0xff, 0xff, 0xff}} {
+		c, err := net.Dial("tcp", trust)
+		if err != nil {
+			t.Fatal(err)
+		}
+		_ = c.SetDeadline(time.Now().Add(30 * time.Second))
+		fe := pgproto3.NewFrontend(c, c)
+		fe.Send(&pgproto3.StartupMessage{ProtocolVersion: pgproto3.ProtocolVersionNumber, Parameters: map[string]string{"user": "u"}})
+		if err := fe.Flush(); err != nil {
+			t.Fatal(err)
+		}
+		for {
+			msg, err := fe.Receive()
+			if err != nil {
+				t.Fatal(err)
+			}
+			if _, ok := msg.(*pgproto3.ReadyForQuery); ok {
+				break
+			}
+		}
+		if _, err := c.Write(raw); err != nil {
+			t.Fatal(err)
+		}
+		msg, err := fe.Receive()
+		if er, ok := msg.(*pgproto3.ErrorResponse); err != nil || !ok || er.Code != "08P01" || er.Severity != "FATAL" {
+			t.Errorf("%s message: %#v %v", name, msg, err)
+		}
+		_ = c.Close()
 	}
 }
 

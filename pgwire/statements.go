@@ -31,8 +31,9 @@ type outcome struct {
 	cols  []column
 	rows  Rows
 	push  bool
-	// fixedTag is the tag of a statement without rows; a statement with
-	// rows is tagged by tagPrefix and the count sent.
+	// fixedTag is the tag of a statement without rows, or of one whose
+	// tag carries no count (SHOW, EXPLAIN); a statement with rows is
+	// otherwise tagged by tagPrefix and the count sent.
 	fixedTag  string
 	tagPrefix string
 	notices   []string
@@ -42,7 +43,7 @@ type outcome struct {
 }
 
 func (o *outcome) tag(n int) string {
-	if o.rows == nil {
+	if o.rows == nil || o.fixedTag != "" {
 		return o.fixedTag
 	}
 	if o.tagPrefix == "" {
@@ -110,14 +111,15 @@ func (c *catalogStatement) run(ctx context.Context, ss *session, params []any) (
 	if res.Fields == nil {
 		return &outcome{fixedTag: res.Tag}, nil
 	}
-	// The tag's verb with the count sent ("SELECT 3", "SHOW").
-	prefix := res.Tag
-	if i := strings.LastIndexByte(prefix, ' '); i > 0 {
-		if _, err := strconv.Atoi(prefix[i+1:]); err == nil {
-			prefix = prefix[:i]
+	out := &outcome{cols: catalogColumns(res.Fields), rows: &anyRows{rows: res.Rows}, fixedTag: res.Tag}
+	// A counted tag ("SELECT 3") counts the rows sent, which a portal's
+	// row limit may make fewer; others ("SHOW") stay as they are.
+	if i := strings.LastIndexByte(res.Tag, ' '); i > 0 {
+		if _, err := strconv.Atoi(res.Tag[i+1:]); err == nil {
+			out.fixedTag, out.tagPrefix = "", res.Tag[:i]
 		}
 	}
-	return &outcome{cols: catalogColumns(res.Fields), rows: &anyRows{rows: res.Rows}, tagPrefix: prefix}, nil
+	return out, nil
 }
 
 // catalogParams decodes text parameters for pgcatalog by their types
@@ -175,7 +177,7 @@ func (ss *session) prepareSluice(text string, declared []uint32) (*sluiceStateme
 	for _, r := range refs {
 		count = max(count, r.n)
 	}
-	stmts, err := parser.ParseScript(substitute(text, refs, placeholder))
+	stmts, numeric, err := parseWithParams(text, refs)
 	if err != nil {
 		return nil, err
 	}
@@ -184,6 +186,11 @@ func (ss *session) prepareSluice(text string, declared []uint32) (*sluiceStateme
 	}
 	st := &sluiceStatement{text: text, refs: refs, parsed: stmts[0]}
 	st.types = inferParams(stmts[0].Stmt, count, ss.srv.be.Source)
+	for n := range numeric {
+		if n <= len(st.types) {
+			st.types[n-1] = &types.BigIntType
+		}
+	}
 	// A declared type says how the client sends the value; the column's
 	// type still says which literal it becomes.
 	st.oids = paramOIDs(declared, st.types)
@@ -378,7 +385,8 @@ func entityOutcome(p parser.Parsed, ent engine.Entity) *outcome {
 	}
 	out.cols = textColumns(t.Columns)
 	out.rows = &anyRows{rows: rows}
-	out.tagPrefix = strings.ToUpper(strings.Fields(p.Text)[0])
+	// As Postgres tags SHOW and EXPLAIN: the verb, no count.
+	out.fixedTag = strings.ToUpper(strings.Fields(p.Text)[0])
 	return out
 }
 

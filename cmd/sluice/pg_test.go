@@ -88,3 +88,27 @@ func TestServerPostgres(t *testing.T) {
 		t.Errorf("push query at SIGTERM: %v", err)
 	}
 }
+
+// pgConnect connects as alice to the Postgres port a server started with
+// --pg-listen named on its start lines; closed at cleanup.
+func (s *serverProc) pgConnect(t *testing.T) *pgx.Conn {
+	t.Helper()
+	var addr string
+	for _, l := range s.all {
+		if a, ok := strings.CutPrefix(l, "postgres: listening on "); ok {
+			addr, _, _ = strings.Cut(a, " ")
+		}
+	}
+	host, port, err := net.SplitHostPort(addr)
+	if err != nil {
+		t.Fatalf("no postgres start line from %s: %v", s.base, err)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	conn, err := pgx.Connect(ctx, fmt.Sprintf("host=%s port=%s user=alice password=secret dbname=sluice sslmode=disable", host, port))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = conn.Close(context.Background()) })
+	return conn
+}
