@@ -178,7 +178,9 @@ func (c *catalog) namespaceName(oid uint32) string {
 	return fmt.Sprint(oid)
 }
 
-func (c *catalog) namespaceOID(name string) (uint32, bool) {
+func (c *catalog) namespaceOID(name string) (uint32, bool) { return namespaceOID(name) }
+
+func namespaceOID(name string) (uint32, bool) {
 	switch name {
 	case "pg_catalog":
 		return nsPgCatalog, true
@@ -235,7 +237,7 @@ func (c *catalog) regclassOf(text string) (any, error) {
 
 // namespaceOf is the namespace oid a relation lives in.
 func namespaceOf(r *vrel) uint32 {
-	oid, _ := (&catalog{}).namespaceOID(r.schema)
+	oid, _ := namespaceOID(r.schema)
 	return oid
 }
 

@@ -33,7 +33,9 @@ type evalCtx struct {
 	aggs  []any
 	wins  []any
 	srfs  []any
-	x     *execCtx
+	// out is the current output row, for DISTINCT ON's output columns.
+	out []any
+	x   *execCtx
 }
 
 // expr is a compiled expression: its static type (the RowDescription's)
@@ -791,12 +793,11 @@ func (cp *compiler) compileAExpr(a *pg.A_Expr, sc *scope) (*expr, error) {
 
 // quantified is l op ANY/ALL (values): SQL's rules for NULLs among them.
 func (cp *compiler) quantified(op string, l *expr, all bool, values func(c *evalCtx) ([]any, error), elem uint32, loc int32) (*expr, error) {
-	probe := &expr{typ: elem, typmod: -1}
-	cmp, err := cp.binaryOp(op, &expr{typ: l.typ, typmod: -1}, probe, loc)
-	if err != nil {
-		return nil, err
+	switch op {
+	case "=", "<>", "!=", "<", ">", "<=", ">=", "~", "~*", "!~", "!~*", "~~", "~~*", "!~~", "!~~*":
+	default:
+		return nil, cp.errAt(CodeUndefinedFunction, loc, "operator does not exist: %s %s %s", formatType(l.typ, -1), op, formatType(elem, -1))
 	}
-	_ = cmp
 	return &expr{typ: OIDBool, typmod: -1, name: "?column?", eval: func(c *evalCtx) (any, error) {
 		x, err := l.eval(c)
 		if err != nil {

@@ -2,12 +2,17 @@ package pgcatalog
 
 import (
 	"fmt"
+	"math"
+	"strconv"
+	"strings"
 
 	pg "github.com/pganalyze/pg_query_go/v6"
 )
 
-// compileFrom compiles a FROM list: its items cross-joined.
-func (cp *compiler) compileFrom(items []*pg.Node, outer *scope) (*source, error) {
+// compileFrom compiles a FROM list: its items joined, on the WHERE
+// clause's column = column conditions between them where it has some
+// (the WHERE clause itself is still applied to the joined rows).
+func (cp *compiler) compileFrom(items []*pg.Node, outer *scope, where *pg.Node) (*source, error) {
 	var acc *source
 	for _, item := range items {
 		s, err := cp.compileFromItem(item, outer)
@@ -18,9 +23,112 @@ func (cp *compiler) compileFrom(items []*pg.Node, outer *scope) (*source, error)
 			acc = s
 			continue
 		}
-		acc = joinSources(acc, s, pg.JoinType_JOIN_INNER, nil)
+		acc = joinSources(acc, s, pg.JoinType_JOIN_INNER, nil, cp.equiKeys(where, acc, s))
 	}
 	return acc, nil
+}
+
+// equiKey is one column = column condition of a join: l reads the left
+// rows, r the right ones.
+type equiKey struct{ l, r *expr }
+
+// conjuncts flattens a condition's ANDs.
+func conjuncts(n *pg.Node) []*pg.Node {
+	if n == nil {
+		return nil
+	}
+	if b := n.GetBoolExpr(); b != nil && b.Boolop == pg.BoolExprType_AND_EXPR {
+		var out []*pg.Node
+		for _, a := range b.Args {
+			out = append(out, conjuncts(a)...)
+		}
+		return out
+	}
+	return []*pg.Node{n}
+}
+
+// bareColumn is the column reference under casts and collations, if the
+// expression is one.
+func bareColumn(n *pg.Node) *pg.ColumnRef {
+	for n != nil {
+		switch {
+		case n.GetColumnRef() != nil:
+			return n.GetColumnRef()
+		case n.GetTypeCast() != nil:
+			n = n.GetTypeCast().Arg
+		case n.GetCollateClause() != nil:
+			n = n.GetCollateClause().Arg
+		default:
+			return nil
+		}
+	}
+	return nil
+}
+
+// equiKeys are the conditions of cond that compare a column of l with a
+// column of r: a hash join on them finds the matching pairs without
+// trying every pair, which matters once there are many sources (JDBC's
+// getColumns joins pg_class, pg_attribute and pg_type).
+func (cp *compiler) equiKeys(cond *pg.Node, l, r *source) []equiKey {
+	var keys []equiKey
+	only := func(cr *pg.ColumnRef, s *source) *expr {
+		e, err := cp.compileColumnRef(cr, &scope{cols: s.cols})
+		if err != nil {
+			return nil
+		}
+		return e
+	}
+	for _, c := range conjuncts(cond) {
+		a := c.GetAExpr()
+		if a == nil || a.Kind != pg.A_Expr_Kind_AEXPR_OP || nameOf(a.Name) != "=" {
+			continue
+		}
+		x, y := bareColumn(a.Lexpr), bareColumn(a.Rexpr)
+		if x == nil || y == nil {
+			continue
+		}
+		if lx, ry := only(x, l), only(y, r); lx != nil && ry != nil && only(x, r) == nil && only(y, l) == nil {
+			keys = append(keys, equiKey{lx, ry})
+		} else if ly, rx := only(y, l), only(x, r); ly != nil && rx != nil && only(y, r) == nil && only(x, l) == nil {
+			keys = append(keys, equiKey{ly, rx})
+		}
+	}
+	return keys
+}
+
+// hashKey is a join key's map key: numbers of either kind alike, as
+// compareValues compares them; ok false when a part is NULL (it matches
+// nothing).
+func hashKey(c *evalCtx, keys []*expr) (string, bool, error) {
+	var b strings.Builder
+	for _, k := range keys {
+		v, err := k.eval(c)
+		if err != nil {
+			return "", false, err
+		}
+		switch x := v.(type) {
+		case nil:
+			return "", false, nil
+		case int64:
+			b.WriteString("n" + strconv.FormatInt(x, 10))
+		case float64:
+			if x == math.Trunc(x) && math.Abs(x) < 1e18 {
+				b.WriteString("n" + strconv.FormatInt(int64(x), 10))
+			} else {
+				b.WriteString("f" + strconv.FormatFloat(x, 'g', -1, 64))
+			}
+		case string:
+			if n, err := strconv.ParseInt(x, 10, 64); err == nil {
+				b.WriteString("n" + strconv.FormatInt(n, 10))
+			} else {
+				b.WriteString("s" + x)
+			}
+		default:
+			fmt.Fprintf(&b, "%T%v", v, v)
+		}
+		b.WriteByte(0)
+	}
+	return b.String(), true, nil
 }
 
 func aliasCols(cols []scopeCol, alias *pg.Alias, rel string) []scopeCol {
@@ -189,7 +297,7 @@ func (cp *compiler) compileJoin(j *pg.JoinExpr, outer *scope) (*source, error) {
 		}
 		cond = cp.resolveUnknown(q, OIDBool)
 	}
-	s := joinSources(l, r, j.Jointype, cond)
+	s := joinSources(l, r, j.Jointype, cond, cp.equiKeys(j.Quals, l, r))
 	s.cols = combined
 	if j.Alias != nil && j.Alias.Aliasname != "" {
 		s.cols = aliasCols(s.cols, j.Alias, j.Alias.Aliasname)
@@ -197,10 +305,20 @@ func (cp *compiler) compileJoin(j *pg.JoinExpr, outer *scope) (*source, error) {
 	return s, nil
 }
 
-// joinSources is a nested-loop join: the catalogs are small.
-func joinSources(l, r *source, kind pg.JoinType, cond *expr) *source {
+// maxJoinRows bounds a join's result, so that a careless cross join of
+// catalog relations fails alone instead of exhausting the server.
+const maxJoinRows = 1_000_000
+
+// joinSources joins two FROM items: by hashing the right rows on keys
+// when the condition has column = column parts, else by trying each pair.
+func joinSources(l, r *source, kind pg.JoinType, cond *expr, keys []equiKey) *source {
 	lw, rw := len(l.cols), len(r.cols)
 	cols := append(append([]scopeCol(nil), l.cols...), r.cols...)
+	lkeys := make([]*expr, len(keys))
+	rkeys := make([]*expr, len(keys))
+	for i, k := range keys {
+		lkeys[i], rkeys[i] = k.l, k.r
+	}
 	return &source{cols: cols, rows: func(outer *evalCtx) ([][]any, error) {
 		lrows, err := l.rows(outer)
 		if err != nil {
@@ -210,11 +328,40 @@ func joinSources(l, r *source, kind pg.JoinType, cond *expr) *source {
 		if err != nil {
 			return nil, err
 		}
+		all := make([]int, len(rrows))
+		for i := range all {
+			all[i] = i
+		}
+		var buckets map[string][]int
+		if len(keys) > 0 {
+			buckets = map[string][]int{}
+			for ri, rr := range rrows {
+				k, ok, err := hashKey(&evalCtx{row: padRow(rr, rw), outer: outer, x: outer.x}, rkeys)
+				if err != nil {
+					return nil, err
+				}
+				if ok {
+					buckets[k] = append(buckets[k], ri)
+				}
+			}
+		}
 		var out [][]any
 		rightMatched := make([]bool, len(rrows))
 		for _, lr := range lrows {
 			matched := false
-			for ri, rr := range rrows {
+			candidates := all
+			if buckets != nil {
+				k, ok, err := hashKey(&evalCtx{row: padRow(lr, lw), outer: outer, x: outer.x}, lkeys)
+				if err != nil {
+					return nil, err
+				}
+				candidates = nil
+				if ok {
+					candidates = buckets[k]
+				}
+			}
+			for _, ri := range candidates {
+				rr := rrows[ri]
 				row := make([]any, 0, lw+rw)
 				row = append(append(row, padRow(lr, lw)...), padRow(rr, rw)...)
 				if cond != nil {
@@ -229,6 +376,9 @@ func joinSources(l, r *source, kind pg.JoinType, cond *expr) *source {
 				matched = true
 				rightMatched[ri] = true
 				out = append(out, row)
+				if len(out) > maxJoinRows {
+					return nil, &Error{Code: "54000", Message: fmt.Sprintf("a join of more than %d rows: too large for Sluice's Postgres catalog", maxJoinRows)}
+				}
 			}
 			if !matched && (kind == pg.JoinType_JOIN_LEFT || kind == pg.JoinType_JOIN_FULL) {
 				out = append(out, append(append(make([]any, 0, lw+rw), padRow(lr, lw)...), make([]any, rw)...))

@@ -3,6 +3,7 @@ package pgcatalog
 import (
 	"fmt"
 	"os"
+	"runtime"
 	"strings"
 	"time"
 
@@ -50,8 +51,12 @@ func init() {
 		return &fn{minArgs: min, maxArgs: max, ret: returns(typ), call: func(*execCtx, []any, []uint32) (any, error) { return nil, nil }}
 	}
 	functions = map[string]*fn{
-		"version": constant(OIDText, func(*execCtx) any {
-			return "PostgreSQL " + ServerVersion + " (Sluice) on x86_64-pc-linux-gnu, compiled by Go, 64-bit"
+		"version": constant(OIDText, func(x *execCtx) any {
+			sluice := "Sluice"
+			if x.sess.sluiceVersion != "" {
+				sluice += " " + x.sess.sluiceVersion
+			}
+			return fmt.Sprintf("PostgreSQL %s (%s) on %s-linux, compiled by Go, 64-bit", ServerVersion, sluice, runtime.GOARCH)
 		}),
 		"current_schema":           constant(OIDName, func(*execCtx) any { return "public" }),
 		"current_database":         constant(OIDName, func(x *execCtx) any { return x.sess.database }),
@@ -102,7 +107,11 @@ func init() {
 				if err := x.sess.checkSettable(name); err != nil {
 					return nil, err
 				}
-				x.sess.set(name, x.textOf(args[1], types[1]))
+				v, err := x.sess.normalizeSetting(name, x.textOf(args[1], types[1]))
+				if err != nil {
+					return nil, err
+				}
+				x.sess.set(name, v)
 				return x.sess.setting(name), nil
 			}},
 		"format_type": {minArgs: 2, maxArgs: 2, ret: returns(OIDText), argType: func(i int) uint32 { return []uint32{OIDOid, OIDInt4}[i] },

@@ -91,7 +91,7 @@ func (cp *compiler) compileSelect(stmt *pg.SelectStmt, outer *scope) (*plan, err
 	var src *source
 	if len(stmt.FromClause) > 0 {
 		var err error
-		if src, err = cp.compileFrom(stmt.FromClause, outer); err != nil {
+		if src, err = cp.compileFrom(stmt.FromClause, outer, stmt.WhereClause); err != nil {
 			return nil, err
 		}
 		sc.cols = src.cols
@@ -170,7 +170,18 @@ func (cp *compiler) compileSelect(stmt *pg.SelectStmt, outer *scope) (*plan, err
 		e, err := cp.compileExpr(g, sc)
 		st.noAgg = ""
 		if err != nil {
-			return nil, err
+			// GROUP BY may name an output column that is no input column.
+			if cr := g.GetColumnRef(); cr != nil && len(cr.Fields) == 1 {
+				for i, n := range names {
+					if n == strVal(cr.Fields[0]) {
+						e, err = targets[i], nil
+						break
+					}
+				}
+			}
+			if err != nil {
+				return nil, err
+			}
 		}
 		groups = append(groups, e)
 	}
@@ -191,6 +202,19 @@ func (cp *compiler) compileSelect(stmt *pg.SelectStmt, outer *scope) (*plan, err
 		return nil, err
 	}
 	distinct := len(stmt.DistinctClause) > 0
+	// DISTINCT ON (exprs): the first row of each group of equal exprs, in
+	// the ORDER BY's order.
+	var distinctOn []*expr
+	for _, d := range stmt.DistinctClause {
+		if d == nil || d.GetNode() == nil {
+			continue
+		}
+		e, err := cp.compileSortTarget(d, sc, targets, names)
+		if err != nil {
+			return nil, err
+		}
+		distinctOn = append(distinctOn, e)
+	}
 	grouped := len(groups) > 0 || len(st.aggs) > 0 || having != nil
 	cols := make([]scopeCol, len(targets))
 	for i, t := range targets {
@@ -247,6 +271,7 @@ func (cp *compiler) compileSelect(stmt *pg.SelectStmt, outer *scope) (*plan, err
 		type outRow struct {
 			vals []any
 			keys []any
+			on   string
 		}
 		out := make([]outRow, 0, len(ctxs))
 		expanded, err := expandSets(ctxs, st.srfs)
@@ -274,9 +299,32 @@ func (cp *compiler) compileSelect(stmt *pg.SelectStmt, outer *scope) (*plan, err
 				}
 				kv[i] = v
 			}
-			out = append(out, outRow{vals, kv})
+			on := ""
+			if len(distinctOn) > 0 {
+				ov := make([]any, len(distinctOn))
+				for i, e := range distinctOn {
+					v, err := e.eval(&evalCtx{row: c.row, outer: c.outer, x: c.x, aggs: c.aggs, wins: c.wins, srfs: c.srfs, out: vals})
+					if err != nil {
+						return nil, err
+					}
+					ov[i] = v
+				}
+				on = rowKey(ov)
+			}
+			out = append(out, outRow{vals, kv, on})
 		}
-		if distinct {
+		if len(distinctOn) > 0 {
+			sort.SliceStable(out, func(i, j int) bool { return lessKeys(out[i].keys, out[j].keys, keys) })
+			seen := map[string]bool{}
+			kept := out[:0]
+			for _, r := range out {
+				if !seen[r.on] {
+					seen[r.on] = true
+					kept = append(kept, r)
+				}
+			}
+			out = kept
+		} else if distinct {
 			seen := map[string]bool{}
 			kept := out[:0]
 			for _, r := range out {
@@ -783,4 +831,31 @@ func expandSets(ctxs []*evalCtx, srfs []*srfSpec) ([]*evalCtx, error) {
 		}
 	}
 	return out, nil
+}
+
+// compileSortTarget compiles a DISTINCT ON item as ORDER BY reads it: an
+// output column's ordinal or name, else an expression over the input.
+func (cp *compiler) compileSortTarget(n *pg.Node, sc *scope, targets []*expr, names []string) (*expr, error) {
+	out := -1
+	if c := n.GetAConst(); c != nil {
+		if iv, ok := c.Val.(*pg.A_Const_Ival); ok {
+			out = int(iv.Ival.Ival) - 1
+			if out < 0 || out >= len(targets) {
+				return nil, cp.errAt("42P10", c.Location, "SELECT DISTINCT ON position %d is not in select list", out+1)
+			}
+		}
+	}
+	if cr := n.GetColumnRef(); cr != nil && len(cr.Fields) == 1 {
+		for i, name := range names {
+			if name == strVal(cr.Fields[0]) {
+				out = i
+				break
+			}
+		}
+	}
+	if out >= 0 {
+		i := out
+		return &expr{typ: targets[i].typ, typmod: -1, eval: func(c *evalCtx) (any, error) { return c.out[i], nil }}, nil
+	}
+	return cp.compileExpr(n, sc)
 }

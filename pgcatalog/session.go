@@ -25,7 +25,14 @@ type Session struct {
 	changed  map[string]string
 	inTx     bool
 	xid      atomic.Uint64
+	// sluiceVersion goes into version()'s text.
+	sluiceVersion string
 }
+
+// SetSluiceVersion names the Sluice version in version()'s text:
+// "PostgreSQL 15.0 (Sluice VERSION) on ...". Clients parse the leading
+// "PostgreSQL 15.0"; the rest is for people.
+func (s *Session) SetSluiceVersion(v string) { s.sluiceVersion = v }
 
 // NewSession starts a session for user on database over src.
 func NewSession(src Source, user, database string) *Session {
@@ -110,7 +117,7 @@ func onlyComments(sql string) bool {
 func parseOne(sql string) (*pg.Node, error) {
 	tree, err := pg.Parse(sql)
 	if err != nil {
-		return nil, syntaxError(sql, err)
+		return nil, syntaxError(err)
 	}
 	if len(tree.Stmts) != 1 {
 		return nil, &Error{Code: CodeSyntaxError, Message: fmt.Sprintf("expected one statement, got %d", len(tree.Stmts))}
@@ -118,7 +125,7 @@ func parseOne(sql string) (*pg.Node, error) {
 	return tree.Stmts[0].Stmt, nil
 }
 
-func syntaxError(sql string, err error) *Error {
+func syntaxError(err error) *Error {
 	var pe *parser.Error
 	if errors.As(err, &pe) {
 		return &Error{Code: CodeSyntaxError, Message: pe.Message, Position: pe.Cursorpos}
@@ -278,6 +285,7 @@ func (s *Session) prepare(sql string, paramOIDs []uint32) (*Statement, error) {
 				for name := range s.settings {
 					s.reset(name)
 				}
+				s.inTx = false
 				return &Result{Tag: "DISCARD ALL"}, nil
 			}
 			return &Result{Tag: "DISCARD"}, nil
@@ -431,7 +439,11 @@ func (s *Session) prepareSet(vs *pg.VariableSetStmt) (func(*execCtx) (*Result, e
 		value = "UTC"
 	}
 	return func(*execCtx) (*Result, error) {
-		s.set(name, value)
+		v, err := s.normalizeSetting(name, value)
+		if err != nil {
+			return nil, err
+		}
+		s.set(name, v)
 		return &Result{Tag: "SET"}, nil
 	}, nil
 }

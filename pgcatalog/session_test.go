@@ -133,17 +133,47 @@ func TestSettings(t *testing.T) {
 	s.Changed()
 	exec(s, "SET application_name = 'x'")
 	exec(s, "SET TimeZone = 'UTC'") // unchanged: DISCARD ALL reset it
-	exec(s, "SET DateStyle = 'ISO'")
+	exec(s, "SET DateStyle = 'German'")
 	exec(s, "SET extra_float_digits = 3") // not a GUC_REPORT parameter
-	if got, want := s.Changed(), map[string]string{"application_name": "x", "DateStyle": "ISO"}; !reflect.DeepEqual(got, want) {
+	if got, want := s.Changed(), map[string]string{"application_name": "x", "DateStyle": "German, MDY"}; !reflect.DeepEqual(got, want) {
 		t.Errorf("Changed() = %v, want %v", got, want)
 	}
 	if got := s.Changed(); got != nil {
 		t.Errorf("Changed() again = %v, want nil", got)
 	}
+	for _, st := range []struct{ sql, want string }{
+		{"SET DateStyle = ISO, DMY", "DateStyle:25\n\"ISO, DMY\"\nSHOW\n"},
+		{"SET client_encoding = 'utf-8'", "client_encoding:25\n\"UTF8\"\nSHOW\n"},
+		{"SET standard_conforming_strings = true", "standard_conforming_strings:25\n\"on\"\nSHOW\n"},
+	} {
+		exec(s, st.sql)
+		name := strings.Fields(st.sql)[1]
+		if got := formatResult(exec(s, "SHOW "+name)); got != st.want {
+			t.Errorf("%s, then SHOW: %q, want %q", st.sql, got, st.want)
+		}
+	}
+	if _, err := run(s, "SET client_encoding = 'LATIN1'", nil, nil); err == nil || err.(*Error).Code != CodeFeatureUnsupported {
+		t.Errorf("SET client_encoding = 'LATIN1': %v, want 0A000", err)
+	}
+	other.SetStartupParameter("DateStyle", "ISO")
+	other.SetStartupParameter("client_encoding", "UTF8")
+	if got := other.Reported()["DateStyle"]; got != "ISO, MDY" {
+		t.Errorf("startup DateStyle=ISO: reported %q, want ISO, MDY", got)
+	}
+	if got := other.Changed(); got != nil {
+		t.Errorf("startup parameters: Changed() = %v, want nil (the server reports them all after authentication)", got)
+	}
 	rep := s.Reported()
 	if rep["server_version"] != "15.0" || rep["application_name"] != "x" || rep["integer_datetimes"] != "on" || rep["session_authorization"] != "alice" {
 		t.Errorf("Reported() = %v", rep)
+	}
+	s.SetSluiceVersion("0.29.0-sluice")
+	if got := formatResult(exec(s, "SELECT version() ~ '^PostgreSQL 15\\.0 \\(Sluice 0\\.29\\.0-sluice\\) on ', pg_backend_pid() = 77")); got != "?column?:16, ?column?:16\ntrue | false\nSELECT 1\n" {
+		t.Errorf("version(): %q", got)
+	}
+	s.SetBackendPID(77)
+	if got := formatResult(exec(s, "SELECT pg_backend_pid()")); got != "pg_backend_pid:23\n77\nSELECT 1\n" {
+		t.Errorf("pg_backend_pid(): %q", got)
 	}
 	exec(s, "BEGIN")
 	if !s.InTransaction() {
@@ -252,4 +282,18 @@ func FuzzPrepare(f *testing.F) {
 		defer cancel()
 		st.execute(ctx, params)
 	})
+}
+
+// TestRowBudget: a cross join too large to answer fails alone (54000),
+// and the session answers the next statement.
+func TestRowBudget(t *testing.T) {
+	s := NewSession(manySources(200), "sluice", "sluice")
+	_, err := run(s, "SELECT count(*) FROM pg_attribute a, pg_attribute b", nil, nil)
+	var e *Error
+	if !errors.As(err, &e) || e.Code != "54000" {
+		t.Fatalf("a cross join of %s: %v, want 54000", "pg_attribute", err)
+	}
+	if res, err := run(s, "SELECT 1", nil, nil); err != nil || formatResult(res) != "?column?:23\n1\nSELECT 1\n" {
+		t.Errorf("next statement: %v %v", res, err)
+	}
 }

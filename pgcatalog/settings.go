@@ -1,6 +1,7 @@
 package pgcatalog
 
 import (
+	"fmt"
 	"sort"
 	"strings"
 )
@@ -159,11 +160,66 @@ func (s *Session) Changed() map[string]string {
 // SetStartupParameter applies a parameter from the startup packet
 // (application_name, client_encoding, DateStyle, ...); unknown names are
 // ignored as they are options for the server, not settings.
-func (s *Session) SetStartupParameter(name, value string) {
-	if canon, ok := canonicalSetting(name); ok {
-		s.set(canon, value)
-		s.changed = nil
+func (s *Session) SetStartupParameter(name, value string) error {
+	canon, ok := canonicalSetting(name)
+	if !ok {
+		return nil
 	}
+	v, err := s.normalizeSetting(canon, value)
+	if err != nil {
+		return err
+	}
+	s.set(canon, v)
+	s.changed = nil
+	return nil
+}
+
+// normalizeSetting checks a new value and writes it as Postgres shows it:
+// DateStyle "ISO" is "ISO, MDY" (the order kept from before), the names
+// of UTF-8 are UTF8; Sluice speaks UTF-8 only.
+func (s *Session) normalizeSetting(name, value string) (string, error) {
+	invalid := &Error{Code: CodeInvalidParameter, Message: fmt.Sprintf("invalid value for parameter %q: %q", name, value)}
+	switch name {
+	case "client_encoding":
+		switch strings.ToUpper(strings.NewReplacer("-", "", "_", "").Replace(value)) {
+		case "UTF8", "UNICODE":
+			return "UTF8", nil
+		}
+		return "", &Error{Code: CodeFeatureUnsupported, Message: fmt.Sprintf("client_encoding %q is not supported: Sluice speaks UTF8", value)}
+	case "DateStyle":
+		cur := strings.Split(s.setting("DateStyle"), ", ")
+		style, order := cur[0], cur[1]
+		for _, part := range strings.Split(value, ",") {
+			switch p := strings.ToUpper(strings.TrimSpace(part)); p {
+			case "ISO":
+				style = "ISO"
+			case "POSTGRES":
+				style = "Postgres"
+			case "SQL":
+				style = "SQL"
+			case "GERMAN":
+				style = "German"
+			case "DMY", "EURO", "EUROPEAN":
+				order = "DMY"
+			case "MDY", "US", "NONEURO", "NONEUROPEAN":
+				order = "MDY"
+			case "YMD":
+				order = "YMD"
+			case "DEFAULT", "":
+			default:
+				return "", invalid
+			}
+		}
+		return style + ", " + order, nil
+	}
+	if g := gucByName[strings.ToLower(name)]; g != nil && g.vartype == "bool" {
+		b, err := parseBool(value)
+		if err != nil {
+			return "", invalid
+		}
+		return map[bool]string{true: "on", false: "off"}[b], nil
+	}
+	return value, nil
 }
 
 func sortedSettingNames(s *Session) []string {

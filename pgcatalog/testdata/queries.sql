@@ -31,6 +31,9 @@ SELECT a, count(*) FROM (VALUES (1), (1), (2)) t(a) GROUP BY a HAVING count(*) >
 SELECT count(*), max(a), string_agg(a::text, ',') FROM (VALUES (1)) t(a) WHERE false
 SELECT a % 2 AS parity, count(*) FROM (VALUES (1), (2), (3)) t(a) GROUP BY 1 ORDER BY 1
 SELECT DISTINCT a FROM (VALUES (2), (1), (2)) t(a) ORDER BY a DESC
+SELECT DISTINCT ON (a) a, b FROM (VALUES (1, 'y'), (1, 'x'), (2, 'z')) t(a, b) ORDER BY a, b
+SELECT DISTINCT ON (1) a, b FROM (VALUES (1, 'y'), (1, 'x'), (2, 'z')) t(a, b) ORDER BY 1, 2 DESC
+SELECT a % 2 AS parity, count(*) FROM (VALUES (1), (2), (3)) t(a) GROUP BY parity ORDER BY parity
 SELECT a FROM (VALUES (1), (NULL), (3)) t(a) ORDER BY a NULLS FIRST
 SELECT a FROM (VALUES (1), (NULL), (3)) t(a) ORDER BY a DESC NULLS LAST LIMIT 2 OFFSET 1
 SELECT a FROM (VALUES (1), (NULL), (3)) t(a) ORDER BY a
