@@ -3,11 +3,18 @@ package main
 import (
 	"bytes"
 	"context"
+	"crypto/ecdsa"
+	"crypto/elliptic"
+	"crypto/rand"
+	"crypto/x509"
+	"crypto/x509/pkix"
 	"encoding/binary"
 	"encoding/json"
+	"encoding/pem"
 	"errors"
 	"fmt"
 	"io"
+	"math/big"
 	"net"
 	"net/http"
 	"os"
@@ -181,6 +188,108 @@ func TestPGClientsOnSluice(t *testing.T) {
 	runPGClientChecks(t, c, target)
 	t.Run("psql-push", func(t *testing.T) { checkPsqlPush(t, c, target) })
 	s.proc.stop(t, 30*time.Second)
+}
+
+// TestPGClientsOnSluiceTLS: with --tls-cert/--tls-key the Postgres listener
+// takes TLS only. psql, psycopg and JDBC connect verifying the certificate
+// (sslmode=verify-full, the certificate as root) and run a statement; psql
+// without TLS is refused with a FATAL it prints.
+func TestPGClientsOnSluiceTLS(t *testing.T) {
+	c := requirePGClients(t)
+	cert, key := selfSignedCert(t)
+	pgAddr := freeLoopbackAddr(t)
+	s := startServer(t, "--brokers", testkafka.Brokers(t), "--service-id", testkafka.Name(t, "svc"), "--data-dir", t.TempDir(),
+		"--auth", "sluice:sluice", "--pg-listen", pgAddr, "--tls-cert", cert, "--tls-key", key)
+	defer func() {
+		if t.Failed() {
+			t.Logf("sluice server stderr:\n%s", s.proc.stderr.String())
+		}
+	}()
+	awaitListening(t, pgAddr)
+	host, port, _ := net.SplitHostPort(pgAddr)
+	target := &pgTarget{host: host, port: port, user: "sluice", password: "sluice", database: "sluice"}
+	verify := []string{"PGSSLMODE=verify-full", "PGSSLROOTCERT=" + cert}
+	const query = "SELECT current_user, current_database();"
+
+	t.Run("psql", func(t *testing.T) {
+		stdout, stderr, code := runClient(t, c.psql, append(psqlEnv(target), verify...), "-X", "-A", "-t", "-c", query, "-c", `\conninfo`)
+		if code != 0 {
+			t.Fatalf("psql over TLS: exit %d\nstderr:\n%s", code, stderr)
+		}
+		// The cipher is the server's choice; the protocol and the answer are not.
+		want := fmt.Sprintf("sluice|sluice\nYou are connected to database \"sluice\" as user \"sluice\" on host \"%s\" at port \"%s\".\nSSL connection (protocol: TLSv1.3, cipher: ", host, port)
+		if !strings.HasPrefix(stdout, want) || !strings.HasSuffix(stdout, ", compression: off)\n") {
+			t.Errorf("psql over TLS printed\n%s\nwant\n%s…, compression: off)", stdout, want)
+		}
+	})
+	t.Run("psql-no-tls", func(t *testing.T) {
+		_, stderr, code := runClient(t, c.psql, psqlEnv(target), "-X", "-c", query)
+		want := fmt.Sprintf("psql: error: connection to server at \"%s\", port %s failed: FATAL:  TLS is required: connect with sslmode=require (or verify-ca, verify-full)\n", host, port)
+		if code != 2 || stderr != want {
+			t.Errorf("psql without TLS: exit %d, stderr\n%s\nwant exit 2, stderr\n%s", code, stderr, want)
+		}
+	})
+	t.Run("psycopg", func(t *testing.T) {
+		stdout, stderr, code := runClient(t, c.python, nil, c.psycopgQuery,
+			strings.Replace(target.dsn(), "sslmode=disable", "sslmode=verify-full sslrootcert="+cert, 1), query)
+		if code != 0 {
+			t.Fatalf("psycopg over TLS: exit %d\nstderr:\n%s", code, stderr)
+		}
+		want := []string{`{"description": [["current_user", 19], ["current_database", 19]]}`, `["'sluice'", "'sluice'"]`}
+		if diff := cmp.Diff(want, lines(stdout)); diff != "" {
+			t.Errorf("psycopg over TLS (-want +got):\n%s", diff)
+		}
+	})
+	t.Run("jdbc", func(t *testing.T) {
+		url := strings.Replace(target.jdbcURL(), "sslmode=disable", "sslmode=verify-full&sslrootcert="+cert, 1)
+		stdout, stderr, code := runClient(t, "java", nil, "-jar", c.jdbcJar, url, target.user, target.password, "query", query)
+		if code != 0 {
+			t.Fatalf("jdbc over TLS: exit %d\nstderr:\n%s", code, stderr)
+		}
+		want := []string{"COLUMN\tcurrent_user\tVARCHAR\tname", "COLUMN\tcurrent_database\tVARCHAR\tname", "ROW\tString:sluice\tString:sluice"}
+		if diff := cmp.Diff(want, lines(stdout)); diff != "" {
+			t.Errorf("jdbc over TLS (-want +got):\n%s", diff)
+		}
+	})
+	s.proc.stop(t, 30*time.Second)
+}
+
+// selfSignedCert writes a self-signed certificate for 127.0.0.1 (its own
+// root) and its key, as PEM files, and returns their paths.
+func selfSignedCert(t *testing.T) (certFile, keyFile string) {
+	t.Helper()
+	key, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
+	if err != nil {
+		t.Fatal(err)
+	}
+	tmpl := &x509.Certificate{
+		SerialNumber:          big.NewInt(1),
+		Subject:               pkix.Name{CommonName: "127.0.0.1"},
+		IPAddresses:           []net.IP{net.IPv4(127, 0, 0, 1)},
+		NotBefore:             time.Now().Add(-time.Hour),
+		NotAfter:              time.Now().Add(24 * time.Hour),
+		IsCA:                  true,
+		BasicConstraintsValid: true,
+		KeyUsage:              x509.KeyUsageCertSign | x509.KeyUsageDigitalSignature,
+		ExtKeyUsage:           []x509.ExtKeyUsage{x509.ExtKeyUsageServerAuth},
+	}
+	der, err := x509.CreateCertificate(rand.Reader, tmpl, tmpl, &key.PublicKey, key)
+	if err != nil {
+		t.Fatal(err)
+	}
+	pkcs8, err := x509.MarshalPKCS8PrivateKey(key)
+	if err != nil {
+		t.Fatal(err)
+	}
+	dir := t.TempDir()
+	certFile, keyFile = filepath.Join(dir, "cert.pem"), filepath.Join(dir, "key.pem")
+	if err := os.WriteFile(certFile, pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: der}), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(keyFile, pem.EncodeToMemory(&pem.Block{Type: "PRIVATE KEY", Bytes: pkcs8}), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	return certFile, keyFile
 }
 
 // checkPsqlPush runs a push query to its LIMIT in psql, from the table's
