@@ -3,6 +3,7 @@ package pgcatalog
 import (
 	"fmt"
 	"os"
+	"regexp"
 	"runtime"
 	"strings"
 	"time"
@@ -317,6 +318,102 @@ func init() {
 			call: func(x *execCtx, args []any, types []uint32) (any, error) {
 				return toChar(x, args[0], types[0], x.textOf(args[1], types[1]))
 			}},
+		"to_regclass": {minArgs: 1, maxArgs: 1, strict: true, ret: returns(OIDRegclass), argType: argsAre(OIDText),
+			call: func(x *execCtx, args []any, types []uint32) (any, error) {
+				v, err := x.cat.regclassOf(x.textOf(args[0], types[0]))
+				if err != nil {
+					return nil, nil
+				}
+				return v, nil
+			}},
+		"to_regtype": {minArgs: 1, maxArgs: 1, strict: true, ret: returns(OIDRegtype), argType: argsAre(OIDText),
+			call: func(x *execCtx, args []any, types []uint32) (any, error) {
+				if oid, ok := lookupTypeName(x.textOf(args[0], types[0])); ok {
+					return int64(oid), nil
+				}
+				return nil, nil
+			}},
+		"to_regnamespace": {minArgs: 1, maxArgs: 1, strict: true, ret: returns(OIDRegnamespace), argType: argsAre(OIDText),
+			call: func(x *execCtx, args []any, types []uint32) (any, error) {
+				if oid, ok := namespaceOID(unquoteIdent(x.textOf(args[0], types[0]))); ok {
+					return int64(oid), nil
+				}
+				return nil, nil
+			}},
+		"split_part": {minArgs: 3, maxArgs: 3, strict: true, ret: returns(OIDText), argType: func(i int) uint32 { return []uint32{OIDText, OIDText, OIDInt4}[i] },
+			call: func(x *execCtx, args []any, types []uint32) (any, error) {
+				n, err := toInt(args[2], OIDInt4)
+				if err != nil {
+					return nil, err
+				}
+				parts := strings.Split(x.textOf(args[0], types[0]), x.textOf(args[1], types[1]))
+				if n < 0 {
+					n = int64(len(parts)) + n + 1
+				}
+				if n == 0 && args[2] != nil {
+					return nil, &Error{Code: CodeInvalidParameter, Message: "field position must not be zero"}
+				}
+				if n < 1 || n > int64(len(parts)) {
+					return "", nil
+				}
+				return parts[n-1], nil
+			}},
+		"left": {minArgs: 2, maxArgs: 2, strict: true, ret: returns(OIDText), argType: func(i int) uint32 { return []uint32{OIDText, OIDInt4}[i] },
+			call: func(x *execCtx, args []any, types []uint32) (any, error) {
+				r := []rune(x.textOf(args[0], types[0]))
+				n, _ := toInt(args[1], OIDInt4)
+				if n < 0 {
+					n = max(int64(len(r))+n, 0)
+				}
+				return string(r[:min(n, int64(len(r)))]), nil
+			}},
+		"right": {minArgs: 2, maxArgs: 2, strict: true, ret: returns(OIDText), argType: func(i int) uint32 { return []uint32{OIDText, OIDInt4}[i] },
+			call: func(x *execCtx, args []any, types []uint32) (any, error) {
+				r := []rune(x.textOf(args[0], types[0]))
+				n, _ := toInt(args[1], OIDInt4)
+				if n < 0 {
+					n = max(int64(len(r))+n, 0)
+				}
+				return string(r[int64(len(r))-min(n, int64(len(r))):]), nil
+			}},
+		"ltrim": {minArgs: 1, maxArgs: 2, strict: true, ret: returns(OIDText), argType: argsAre(OIDText),
+			call: text(func(_ *execCtx, s []string) (any, error) {
+				if len(s) == 2 {
+					return strings.TrimLeft(s[0], s[1]), nil
+				}
+				return strings.TrimLeft(s[0], " "), nil
+			})},
+		"rtrim": {minArgs: 1, maxArgs: 2, strict: true, ret: returns(OIDText), argType: argsAre(OIDText),
+			call: text(func(_ *execCtx, s []string) (any, error) {
+				if len(s) == 2 {
+					return strings.TrimRight(s[0], s[1]), nil
+				}
+				return strings.TrimRight(s[0], " "), nil
+			})},
+		"starts_with": {minArgs: 2, maxArgs: 2, strict: true, ret: returns(OIDBool), argType: argsAre(OIDText),
+			call: text(func(_ *execCtx, s []string) (any, error) { return strings.HasPrefix(s[0], s[1]), nil })},
+		"regexp_replace": {minArgs: 3, maxArgs: 4, strict: true, ret: returns(OIDText), argType: argsAre(OIDText),
+			call: text(func(_ *execCtx, s []string) (any, error) {
+				flags := ""
+				if len(s) == 4 {
+					flags = s[3]
+				}
+				re, err := compileRegex(s[1], strings.Contains(flags, "i"))
+				if err != nil {
+					return nil, err
+				}
+				// Postgres writes \1 for a group; Go's regexp ${1}.
+				repl := regexp.MustCompile(`\\(\d)`).ReplaceAllString(strings.ReplaceAll(s[2], "$", "$$"), "$${$1}")
+				if strings.Contains(flags, "g") {
+					return re.ReplaceAllString(s[0], repl), nil
+				}
+				if loc := re.FindStringSubmatchIndex(s[0]); loc != nil {
+					var dst []byte
+					dst = re.ExpandString(dst, repl, s[0], loc)
+					return s[0][:loc[0]] + string(dst) + s[0][loc[1]:], nil
+				}
+				return s[0], nil
+			})},
 		"string_to_array": {minArgs: 2, maxArgs: 3, ret: returns(OIDTextArray), argType: argsAre(OIDText),
 			call: func(x *execCtx, args []any, types []uint32) (any, error) {
 				if args[0] == nil {

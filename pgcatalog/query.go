@@ -494,9 +494,15 @@ func (cp *compiler) compileSetOp(stmt *pg.SelectStmt, outer *scope) (*plan, erro
 		return nil, &Error{Code: CodeSyntaxError, Message: "each UNION query must have the same number of columns"}
 	}
 	cols := append([]scopeCol(nil), l.cols...)
+	// Postgres's rule for a UNION column: the first typed branch's type,
+	// widened to the other's when both are numbers.
 	for i := range cols {
-		if cols[i].typ == OIDText && r.cols[i].typ != OIDText && r.cols[i].typ != OIDUnknown {
-			cols[i].typ = r.cols[i].typ
+		lt, rt := cols[i].typ, r.cols[i].typ
+		switch {
+		case lt == OIDUnknown:
+			cols[i].typ, cols[i].typmod = rt, r.cols[i].typmod
+		case numericRank(lt) > 0 && numericRank(rt) > numericRank(lt):
+			cols[i].typ, cols[i].typmod = rt, -1
 		}
 	}
 	names := make([]string, len(cols))

@@ -61,6 +61,23 @@ func (s *Session) RelationOID(name string) uint32 {
 	return 0
 }
 
+// ColumnOrigin is where a result column comes from as RowDescription
+// says it: the source's oid and the column's attnum (1-based), or 0, 0
+// when the source has no such column. The JDBC driver's
+// ResultSetMetaData (isNullable, getTableName) asks pg_attribute by them.
+func (s *Session) ColumnOrigin(relation, column string) (uint32, int16) {
+	r := newCatalog(s).lookup("public", relation)
+	if r == nil {
+		return 0, 0
+	}
+	for i, c := range r.cols {
+		if c.name == column {
+			return r.oid, int16(i + 1)
+		}
+	}
+	return 0, 0
+}
+
 func (s *Session) nextXid() uint64 { return 1000 + s.xid.Add(1) }
 
 func (s *Session) hasSetting(name string) bool {

@@ -221,6 +221,12 @@ func TestPrepare(t *testing.T) {
 	if oid := s.RelationOID("PAGEVIEWS"); oid < firstUserOID || oid != NewSession(fixture(), "x", "y").RelationOID("PAGEVIEWS") {
 		t.Errorf("RelationOID(PAGEVIEWS) = %d: not a stable user oid", oid)
 	}
+	if oid, num := s.ColumnOrigin("PAGEVIEWS", "VIEWTIME"); oid != s.RelationOID("PAGEVIEWS") || num != 3 {
+		t.Errorf("ColumnOrigin(PAGEVIEWS, VIEWTIME) = %d, %d", oid, num)
+	}
+	if oid, num := s.ColumnOrigin("PAGEVIEWS", "nope"); oid != 0 || num != 0 {
+		t.Errorf("ColumnOrigin(PAGEVIEWS, nope) = %d, %d", oid, num)
+	}
 	if oid := s.RelationOID("nope"); oid != 0 {
 		t.Errorf("RelationOID(nope) = %d", oid)
 	}

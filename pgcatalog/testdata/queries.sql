@@ -17,6 +17,10 @@ SELECT format_type(1700, 655366), format_type(1043, 36), format_type(1009, -1), 
 SELECT '12'::int + 1, '1.5'::float8, 't'::bool, 'yes'::boolean, 42::text, 'xy'::char, 'abc'::name, 3.7::int, '{1,2}'::int2[]
 SELECT quote_ident('abc'), quote_ident('Abc'), quote_ident('select'), lower('AbC'), upper('abc'), length('héllo'), replace('aaa', 'a', 'b'), concat('a', NULL, 1), trim('  x  ')
 SELECT substring('hello', 2, 3), substring('hello' from 2), substring('hello' from 2 for 2), position('l' in 'hello'), strpos('hello', 'z')
+SELECT to_regclass('orders') IS NOT NULL, to_regclass('nope'), to_regtype('integer'), to_regtype('nope'), to_regnamespace('public')::oid, split_part('a.b.c', '.', 2), split_part('a.b', '.', -1), left('hello', 2), right('hello', -2), ltrim('xxa', 'x'), rtrim('a  '), starts_with('abc', 'ab'), regexp_replace('a1b2', '[0-9]', '#', 'g'), regexp_replace('abc', '(b)', '<\1>')
+SELECT c.relname FROM pg_catalog.pg_class c JOIN pg_catalog.pg_namespace n ON n.oid = c.relnamespace WHERE n.nspname = 'public' AND c.relkind = ANY (ARRAY['r', 'p', 'f', 'v', 'm']) ORDER BY 1
+SELECT typname AS name, oid, typarray AS array_oid, oid::regtype::text AS regtype, typdelim AS delimiter FROM pg_type t WHERE t.oid = to_regtype('jsonb') ORDER BY t.oid
+SELECT count(*) FILTER (WHERE relkind = 'i'), count(*) FILTER (WHERE relkind = 'r') FROM pg_class WHERE relnamespace = 'public'::regnamespace
 SELECT format('%s-%I-%L-%%', 'a', 'B c', 'it''s'), string_to_array('a,b,c', ','), parse_ident('"A".b')
 SELECT current_schema(), current_schemas(true), current_schemas(false), current_database(), current_user, session_user, user, current_catalog
 SELECT current_setting('server_version_num')::int / 10000, current_setting('DateStyle'), current_setting('standard_conforming_strings'), current_setting('no.such', true)
