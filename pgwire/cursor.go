@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/sluice-sql/sluice/pgcatalog"
+	"github.com/sluice-sql/sluice/types"
 )
 
 // fetchLinger is how long FETCH on a push query's cursor waits for more
@@ -203,4 +204,23 @@ func (c *closeStatement) run(_ context.Context, ss *session, _ []any) (*outcome,
 	cur.rows.Close()
 	delete(ss.cursors, c.name)
 	return &outcome{fixedTag: "CLOSE CURSOR"}, nil
+}
+
+// cursorRows read a cursor's rows as a portal's; the cursor stays open
+// until CLOSE.
+type cursorRows struct{ c *cursor }
+
+func (r cursorRows) Columns() types.Schema { return r.c.rows.Columns() }
+func (r cursorRows) Push() bool            { return r.c.push }
+func (r cursorRows) Close()                {}
+
+func (r cursorRows) Next(ctx context.Context) ([]any, bool, error) {
+	if r.c.done {
+		return nil, false, nil
+	}
+	row, ok, err := r.c.rows.Next(ctx)
+	if !ok && err == nil {
+		r.c.done = true
+	}
+	return row, ok, err
 }

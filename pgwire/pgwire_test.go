@@ -815,6 +815,19 @@ func TestExtendedProtocol(t *testing.T) {
 		t.Errorf("the query after: %q", got)
 	}
 
+	// A DECLAREd cursor is a portal too: Describe and Execute by its
+	// name (psycopg's server-side cursors).
+	if got := exchange(&pgproto3.Query{String: "DECLARE cur CURSOR FOR SELECT V FROM " + st}); !cmp.Equal(got, []string{"CommandComplete DECLARE CURSOR", "ReadyForQuery I"}) {
+		t.Errorf("DECLARE: %q", got)
+	}
+	got = exchange(&pgproto3.Describe{ObjectType: 'P', Name: "cur"}, &pgproto3.Execute{Portal: "cur", MaxRows: 2}, &pgproto3.Sync{})
+	if want := []string{"RowDescription V:23/0", "DataRow 1", "DataRow 2", "PortalSuspended", "ReadyForQuery I"}; !cmp.Equal(got, want) {
+		t.Errorf("cursor as a portal: %q", got)
+	}
+	if got := exchange(&pgproto3.Query{String: "FETCH ALL cur"}); !cmp.Equal(got, []string{"RowDescription V:23/0", "DataRow 3", "CommandComplete FETCH 1", "ReadyForQuery I"}) {
+		t.Errorf("FETCH after Execute: %q", got)
+	}
+
 	// After the startup, a message of no known type, or one longer than
 	// the limit, ends that connection with FATAL 08P01.
 	for name, raw := range map[string][]byte{"unknown type": {'z', 0, 0, 0, 4}, "oversized": {'Q', 0x7f, 0xff, 0xff, 0xff}} {

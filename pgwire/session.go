@@ -401,7 +401,7 @@ func (ss *session) describe(m *pgproto3.Describe) error {
 		ss.be.Send(rowDescription(cols))
 		return nil
 	}
-	p, ok := ss.portals[m.Name]
+	p, ok := ss.portal(m.Name)
 	if !ok {
 		return &pgError{code: codeInvalidCursorName, message: "portal \"" + m.Name + "\" does not exist"}
 	}
@@ -434,7 +434,7 @@ func (ss *session) describe(m *pgproto3.Describe) error {
 // Execute; its rows go out up to MaxRows a time (PortalSuspended when
 // more remain).
 func (ss *session) execute(m *pgproto3.Execute) error {
-	p, ok := ss.portals[m.Portal]
+	p, ok := ss.portal(m.Portal)
 	if !ok {
 		return &pgError{code: codeInvalidCursorName, message: "portal \"" + m.Portal + "\" does not exist"}
 	}
@@ -449,6 +449,21 @@ func (ss *session) execute(m *pgproto3.Execute) error {
 		}
 	}
 	return ss.drain(p, int(m.MaxRows))
+}
+
+// portal finds a portal by name: a bound statement, or a cursor
+// DECLAREd by that name, which in Postgres is a portal too (psycopg's
+// server-side cursors Describe it so).
+func (ss *session) portal(name string) (*portal, bool) {
+	if p, ok := ss.portals[name]; ok {
+		return p, true
+	}
+	c, ok := ss.cursors[name]
+	if !ok {
+		return nil, false
+	}
+	cols, _ := withFormats(c.cols, nil)
+	return &portal{out: &outcome{cols: c.cols, rows: cursorRows{c}, push: c.push}, cols: cols}, true
 }
 
 // start runs a portal's statement.
