@@ -59,6 +59,19 @@
 // TestAgainstPostgres). numeric values are computed as float64: the
 // catalog has no numeric data of its own.
 //
+// # What the protocol side uses besides Claims, Prepare and Execute
+//
+// SetStartupParameter applies the startup packet's parameters;
+// Reported gives the GUC_REPORT parameters to send as ParameterStatus
+// after authentication (server_version is ServerVersion, "15.0"), and
+// Changed those a statement changed since (SET application_name, SET
+// TimeZone, RESET ALL, DISCARD ALL), to send before ReadyForQuery;
+// InTransaction is ReadyForQuery's status ('T' after BEGIN). RelationOID
+// and ColumnOrigin give a RowDescription's table oid and attnum for the
+// columns of a Sluice query (the JDBC driver looks them up in
+// pg_attribute). SetBackendPID makes pg_backend_pid() agree with
+// BackendKeyData; SetSluiceVersion goes into version()'s text.
+//
 // Example: psql's \dt sends
 //
 //	SELECT n.nspname as "Schema", c.relname as "Name", ... FROM pg_catalog.pg_class c

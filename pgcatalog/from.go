@@ -15,6 +15,14 @@ import (
 func (cp *compiler) compileFrom(items []*pg.Node, outer *scope, where *pg.Node) (*source, error) {
 	var acc *source
 	for _, item := range items {
+		if acc != nil && isLateral(item) {
+			r, err := cp.compileFromItem(item, &scope{cols: acc.cols, outer: outer})
+			if err != nil {
+				return nil, err
+			}
+			acc = lateralJoin(acc, r, pg.JoinType_JOIN_INNER, nil)
+			continue
+		}
 		s, err := cp.compileFromItem(item, outer)
 		if err != nil {
 			return nil, err
@@ -26,6 +34,64 @@ func (cp *compiler) compileFrom(items []*pg.Node, outer *scope, where *pg.Node) 
 		acc = joinSources(acc, s, pg.JoinType_JOIN_INNER, nil, cp.equiKeys(where, acc, s))
 	}
 	return acc, nil
+}
+
+// isLateral reports whether a FROM item may read the items before it: a
+// function call (always, in Postgres) or a LATERAL subquery.
+func isLateral(n *pg.Node) bool {
+	if n.GetRangeFunction() != nil {
+		return true
+	}
+	if rs := n.GetRangeSubselect(); rs != nil {
+		return rs.Lateral
+	}
+	return false
+}
+
+// lateralJoin joins each left row with the rows r gives for it (r was
+// compiled in a scope of l's columns).
+func lateralJoin(l, r *source, kind pg.JoinType, cond *expr) *source {
+	lw, rw := len(l.cols), len(r.cols)
+	cols := append(append([]scopeCol(nil), l.cols...), r.cols...)
+	return &source{cols: cols, rows: func(outer *evalCtx) ([][]any, error) {
+		lrows, err := l.rows(outer)
+		if err != nil {
+			return nil, err
+		}
+		var out [][]any
+		for _, lr := range lrows {
+			lr = padRow(lr, lw)
+			rrows, err := r.rows(&evalCtx{row: lr, outer: outer, x: outer.x})
+			if err != nil {
+				return nil, err
+			}
+			matched := false
+			for _, rr := range rrows {
+				row := append(append(make([]any, 0, lw+rw), lr...), padRow(rr, rw)...)
+				if cond != nil {
+					v, err := cond.eval(&evalCtx{row: row, outer: outer, x: outer.x})
+					if err != nil {
+						return nil, err
+					}
+					if t, known := truth(v); !known || !t {
+						continue
+					}
+				}
+				matched = true
+				out = append(out, row)
+				if len(out) > maxJoinRows {
+					return nil, &Error{Code: "54000", Message: fmt.Sprintf("a join of more than %d rows: too large for Sluice's Postgres catalog", maxJoinRows)}
+				}
+			}
+			if !matched && kind == pg.JoinType_JOIN_LEFT {
+				out = append(out, append(append(make([]any, 0, lw+rw), lr...), make([]any, rw)...))
+			}
+			if err := outer.x.ctx.Err(); err != nil {
+				return nil, err
+			}
+		}
+		return out, nil
+	}}
 }
 
 // equiKey is one column = column condition of a join: l reads the left
@@ -240,7 +306,12 @@ func (cp *compiler) compileJoin(j *pg.JoinExpr, outer *scope) (*source, error) {
 	if err != nil {
 		return nil, err
 	}
-	r, err := cp.compileFromItem(j.Rarg, outer)
+	lateral := isLateral(j.Rarg) && (j.Jointype == pg.JoinType_JOIN_INNER || j.Jointype == pg.JoinType_JOIN_LEFT)
+	rscope := outer
+	if lateral {
+		rscope = &scope{cols: l.cols, outer: outer}
+	}
+	r, err := cp.compileFromItem(j.Rarg, rscope)
 	if err != nil {
 		return nil, err
 	}
@@ -297,7 +368,12 @@ func (cp *compiler) compileJoin(j *pg.JoinExpr, outer *scope) (*source, error) {
 		}
 		cond = cp.resolveUnknown(q, OIDBool)
 	}
-	s := joinSources(l, r, j.Jointype, cond, cp.equiKeys(j.Quals, l, r))
+	var s *source
+	if lateral {
+		s = lateralJoin(l, r, j.Jointype, cond)
+	} else {
+		s = joinSources(l, r, j.Jointype, cond, cp.equiKeys(j.Quals, l, r))
+	}
 	s.cols = combined
 	if j.Alias != nil && j.Alias.Aliasname != "" {
 		s.cols = aliasCols(s.cols, j.Alias, j.Alias.Aliasname)

@@ -272,6 +272,8 @@ func init() {
 			call: text(func(_ *execCtx, s []string) (any, error) { return strings.ToUpper(s[0]), nil })},
 		"length": {minArgs: 1, maxArgs: 1, strict: true, ret: returns(OIDInt4), argType: argsAre(OIDText),
 			call: text(func(_ *execCtx, s []string) (any, error) { return int64(len([]rune(s[0]))), nil })},
+		"octet_length": {minArgs: 1, maxArgs: 1, strict: true, ret: returns(OIDInt4), argType: argsAre(OIDText),
+			call: text(func(_ *execCtx, s []string) (any, error) { return int64(len(s[0])), nil })},
 		"char_length": {minArgs: 1, maxArgs: 1, strict: true, ret: returns(OIDInt4), argType: argsAre(OIDText),
 			call: text(func(_ *execCtx, s []string) (any, error) { return int64(len([]rune(s[0]))), nil })},
 		"btrim": {minArgs: 1, maxArgs: 2, strict: true, ret: returns(OIDText), argType: argsAre(OIDText),
@@ -717,6 +719,39 @@ var setFunctions = map[string]func(cp *compiler, args []*expr, loc int32) ([]sco
 						rows[i][j] = a[i]
 					}
 				}
+			}
+			return rows, nil
+		}, nil
+	},
+	"generate_subscripts": func(cp *compiler, args []*expr, loc int32) ([]scopeCol, func(*evalCtx, []any) ([][]any, error), error) {
+		if len(args) < 2 || len(args) > 3 {
+			return nil, nil, cp.errAt(CodeUndefinedFunction, loc, "function generate_subscripts(%s) does not exist", argTypeList(args))
+		}
+		zeroBased := args[0].typ == OIDInt2Vector || args[0].typ == OIDOidVector
+		for i := 1; i < len(args); i++ {
+			args[i] = cp.resolveUnknown(args[i], []uint32{0, OIDInt4, OIDBool}[i])
+		}
+		return []scopeCol{{name: "generate_subscripts", typ: OIDInt4, typmod: -1}}, func(_ *evalCtx, vals []any) ([][]any, error) {
+			a, _ := vals[0].([]any)
+			dim, _ := toInt(vals[1], OIDInt4)
+			if dim != 1 || len(a) == 0 {
+				return nil, nil
+			}
+			reverse := false
+			if len(vals) == 3 {
+				reverse, _ = truth(vals[2])
+			}
+			lo := int64(1)
+			if zeroBased {
+				lo = 0
+			}
+			rows := make([][]any, len(a))
+			for i := range a {
+				n := lo + int64(i)
+				if reverse {
+					n = lo + int64(len(a)-1-i)
+				}
+				rows[i] = []any{n}
 			}
 			return rows, nil
 		}, nil

@@ -160,7 +160,7 @@ COMMENT ON TABLE "PAGEVIEWS" IS 'Sluice STREAM over topic pageviews';`)
 	for _, name := range []string{"orders", "PAGEVIEWS"} {
 		theirOIDs[name] = pg.csv(t, fmt.Sprintf("SELECT '%s'::regclass::oid", quoteIdent(name)))[1][0]
 	}
-	for _, file := range []string{"psql-dt", "psql-d", "psql-d_table", "psql-dv", "psql-df", "psql-dT", "psql-more", "psql-tab", "jdbc-getColumns", "jdbc-getPrimaryKeys", "jdbc-getTables-TABLE", "grafana", "metabase-sync"} {
+	for _, file := range []string{"psql-dt", "psql-d", "psql-d_table", "psql-dv", "psql-df", "psql-dT", "psql-more", "psql-tab", "pgx-loadtypes", "jdbc-getColumns", "jdbc-getPrimaryKeys", "jdbc-getTables-TABLE", "grafana", "metabase-sync"} {
 		t.Run(file, func(t *testing.T) {
 			path := filepath.Join("testdata/clients", file+".sql")
 			for _, st := range readCapture(t, path) {

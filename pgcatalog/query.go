@@ -60,7 +60,13 @@ func (cp *compiler) compileSelect(stmt *pg.SelectStmt, outer *scope) (*plan, err
 		ctes := map[string]*plan{}
 		for _, n := range stmt.WithClause.Ctes {
 			cte := n.GetCommonTableExpr()
-			p, err := cp.compileQuery(cte.Ctequery, outer)
+			var p *plan
+			var err error
+			if stmt.WithClause.Recursive && cte.Ctequery.GetSelectStmt() != nil && cte.Ctequery.GetSelectStmt().Op == pg.SetOperation_SETOP_UNION && readsRelation(cte.Ctequery, cte.Ctename) {
+				p, err = cp.compileRecursive(cte, outer)
+			} else {
+				p, err = cp.compileQuery(cte.Ctequery, outer)
+			}
 			if err != nil {
 				return nil, err
 			}
@@ -744,15 +750,20 @@ func windows(ctxs []*evalCtx, wins []*winSpec) error {
 // compute folds one aggregate over a group's rows.
 func (a *aggSpec) compute(rows []*evalCtx) (any, error) {
 	if len(a.order) > 0 {
-		rows = append([]*evalCtx(nil), rows...)
-		keyOf := func(c *evalCtx) []any {
-			out := make([]any, len(a.order))
+		keys := make(map[*evalCtx][]any, len(rows))
+		for _, c := range rows {
+			kv := make([]any, len(a.order))
 			for i, k := range a.order {
-				out[i], _ = k.e.eval(c)
+				v, err := k.e.eval(c)
+				if err != nil {
+					return nil, err
+				}
+				kv[i] = v
 			}
-			return out
+			keys[c] = kv
 		}
-		sort.SliceStable(rows, func(i, j int) bool { return lessKeys(keyOf(rows[i]), keyOf(rows[j]), a.order) })
+		rows = append([]*evalCtx(nil), rows...)
+		sort.SliceStable(rows, func(i, j int) bool { return lessKeys(keys[rows[i]], keys[rows[j]], a.order) })
 	}
 	var vals [][]any
 	seen := map[string]bool{}
@@ -864,4 +875,95 @@ func (cp *compiler) compileSortTarget(n *pg.Node, sc *scope, targets []*expr, na
 		return &expr{typ: targets[i].typ, typmod: -1, eval: func(c *evalCtx) (any, error) { return c.out[i], nil }}, nil
 	}
 	return cp.compileExpr(n, sc)
+}
+
+// maxRecursion bounds a WITH RECURSIVE query's rows.
+const maxRecursion = 100_000
+
+// compileRecursive compiles WITH RECURSIVE name AS (base UNION [ALL]
+// step): the base's rows, then step's over the rows the last round added,
+// until a round adds none.
+func (cp *compiler) compileRecursive(cte *pg.CommonTableExpr, outer *scope) (*plan, error) {
+	u := cte.Ctequery.GetSelectStmt()
+	base, err := cp.compileSelect(u.Larg, outer)
+	if err != nil {
+		return nil, err
+	}
+	cols := append([]scopeCol(nil), base.cols...)
+	for i, a := range cte.Aliascolnames {
+		if i < len(cols) {
+			cols[i].name = strVal(a)
+		}
+	}
+	// The step reads the working table: the rows of the round before.
+	var working [][]any
+	cp.ctes = append(cp.ctes, map[string]*plan{cte.Ctename: {cols: cols, run: func(*evalCtx) ([][]any, error) { return working, nil }}})
+	step, err := cp.compileSelect(u.Rarg, outer)
+	cp.ctes = cp.ctes[:len(cp.ctes)-1]
+	if err != nil {
+		return nil, err
+	}
+	if len(step.cols) != len(cols) {
+		return nil, &Error{Code: CodeSyntaxError, Message: "each UNION query must have the same number of columns"}
+	}
+	all := u.All
+	return &plan{cols: cols, run: func(outerCtx *evalCtx) ([][]any, error) {
+		rows, err := base.run(outerCtx)
+		if err != nil {
+			return nil, err
+		}
+		seen := map[string]bool{}
+		if !all {
+			rows = dedupe(rows)
+			for _, r := range rows {
+				seen[rowKey(r)] = true
+			}
+		}
+		out := append([][]any(nil), rows...)
+		working = rows
+		for len(working) > 0 {
+			next, err := step.run(outerCtx)
+			if err != nil {
+				return nil, err
+			}
+			if !all {
+				kept := next[:0]
+				for _, r := range next {
+					if k := rowKey(r); !seen[k] {
+						seen[k] = true
+						kept = append(kept, r)
+					}
+				}
+				next = kept
+			}
+			out = append(out, next...)
+			if len(out) > maxRecursion {
+				return nil, &Error{Code: "54000", Message: fmt.Sprintf("WITH RECURSIVE %s: more than %d rows", cte.Ctename, maxRecursion)}
+			}
+			if err := outerCtx.x.ctx.Err(); err != nil {
+				return nil, err
+			}
+			working = next
+		}
+		return out, nil
+	}}, nil
+}
+
+// readsRelation reports whether a query names the relation name (a WITH
+// RECURSIVE query is recursive only if it reads itself).
+func readsRelation(n *pg.Node, name string) bool {
+	found := false
+	var walk func(n *pg.Node)
+	walk = func(n *pg.Node) {
+		if found || n == nil {
+			return
+		}
+		if rv := n.GetRangeVar(); rv != nil && rv.Schemaname == "" && rv.Relname == name {
+			found = true
+			return
+		}
+		visitChildren(n, walk)
+	}
+	walk(n)
+	return found
 }

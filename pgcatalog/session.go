@@ -180,14 +180,14 @@ func (s *Session) Claims(sql string) bool {
 	case n.GetTransactionStmt() != nil, n.GetDiscardStmt() != nil, n.GetDeallocateStmt() != nil:
 		return true
 	case n.GetSelectStmt() != nil:
-		return s.catalogOnly(n, nil)
+		return catalogOnly(n)
 	}
 	return false
 }
 
 // catalogOnly reports whether every relation a query reads is a catalog
 // relation or one of its own WITH queries.
-func (s *Session) catalogOnly(n *pg.Node, ctes map[string]bool) bool {
+func catalogOnly(n *pg.Node) bool {
 	ok := true
 	var walk func(n *pg.Node, ctes map[string]bool)
 	walk = func(n *pg.Node, ctes map[string]bool) {
@@ -202,6 +202,10 @@ func (s *Session) catalogOnly(n *pg.Node, ctes map[string]bool) bool {
 				}
 				for _, c := range sel.WithClause.Ctes {
 					cte := c.GetCommonTableExpr()
+					if sel.WithClause.Recursive {
+						// A recursive query reads itself.
+						inner[cte.Ctename] = true
+					}
 					walk(cte.Ctequery, inner)
 					inner[cte.Ctename] = true
 				}
@@ -232,7 +236,7 @@ func (s *Session) catalogOnly(n *pg.Node, ctes map[string]bool) bool {
 		}
 		visitChildren(n, func(c *pg.Node) { walk(c, ctes) })
 	}
-	walk(n, ctes)
+	walk(n, nil)
 	return ok
 }
 

@@ -33,6 +33,7 @@ func TestErrors(t *testing.T) {
 		{"SHOW nope", "42704", `unrecognized configuration parameter "nope"`, 0},
 		{"SET nope = 1", "42704", `unrecognized configuration parameter "nope"`, 0},
 		{"SET server_version = '1'", "55P02", `parameter "server_version" cannot be changed`, 0},
+		{"SET SESSION AUTHORIZATION bob", "55P02", `parameter "session_authorization" cannot be changed`, 0},
 		{"SELECT current_setting('nope')", "42704", `unrecognized configuration parameter "nope"`, 0},
 		{"SELECT é FROM pg_class WHERE nope", "42703", `column "é" does not exist`, 8},
 		{"SELECT 1 FROM pg_class WHERE 'é' = nope", "42703", `column "nope" does not exist`, 36},
@@ -301,5 +302,35 @@ func TestRowBudget(t *testing.T) {
 	}
 	if res, err := run(s, "SELECT 1", nil, nil); err != nil || formatResult(res) != "?column?:23\n1\nSELECT 1\n" {
 		t.Errorf("next statement: %v %v", res, err)
+	}
+}
+
+// TestConcurrentSessions: sessions share nothing mutable (the regexp
+// cache, the declarations): many at once give each its own answers (run
+// with -race).
+func TestConcurrentSessions(t *testing.T) {
+	src := fixture()
+	errs := make(chan error, 20)
+	for i := 0; i < 20; i++ {
+		go func(i int) {
+			s := NewSession(src, "sluice", "sluice")
+			name := strings.Repeat("x", i+1)
+			for _, sql := range []string{"SET application_name = '" + name + "'", "SELECT relname FROM pg_class WHERE relname ~ '^(orders|PAGEVIEWS)$' ORDER BY 1"} {
+				if _, err := run(s, sql, nil, nil); err != nil {
+					errs <- err
+					return
+				}
+			}
+			res, err := run(s, "SELECT current_setting('application_name')", nil, nil)
+			if err == nil && res.Rows[0][0] != name {
+				err = errors.New("another session's application_name: " + res.Rows[0][0].(string))
+			}
+			errs <- err
+		}(i)
+	}
+	for i := 0; i < 20; i++ {
+		if err := <-errs; err != nil {
+			t.Error(err)
+		}
 	}
 }

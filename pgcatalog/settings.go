@@ -59,7 +59,7 @@ var gucs = []guc{
 	{name: "server_encoding", def: "UTF8", vartype: "string", context: "internal", category: "Preset Options", desc: "Shows the server (database) character set encoding.", report: true, readOnly: true},
 	{name: "server_version", def: ServerVersion, vartype: "string", context: "internal", category: "Preset Options", desc: "Shows the server version.", report: true, readOnly: true},
 	{name: "server_version_num", def: ServerVersionNum, vartype: "integer", context: "internal", category: "Preset Options", desc: "Shows the server version as an integer.", readOnly: true},
-	{name: "session_authorization", def: "", vartype: "string", context: "user", category: "Preset Options", desc: "Sets the session user name.", report: true},
+	{name: "session_authorization", def: "", vartype: "string", context: "user", category: "Preset Options", desc: "Sets the session user name.", report: true, readOnly: true},
 	{name: "standard_conforming_strings", def: "on", vartype: "bool", context: "user", category: "Version and Platform Compatibility", desc: "Causes '...' strings to treat backslashes literally.", report: true},
 	{name: "statement_timeout", def: "0", vartype: "integer", context: "user", category: "Client Connection Defaults", desc: "Sets the maximum allowed duration of any statement."},
 	{name: "synchronous_commit", def: "on", vartype: "enum", context: "user", category: "Write-Ahead Log", desc: "Sets the current transaction's synchronization level."},

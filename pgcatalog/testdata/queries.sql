@@ -28,6 +28,8 @@ SELECT pg_is_in_recovery(), has_table_privilege('orders', 'SELECT'), has_schema_
 SELECT x FROM generate_series(1, 3) AS x
 SELECT * FROM generate_series(1, 5, 2) WITH ORDINALITY
 SELECT * FROM generate_series(3, 1, -1) g
+SELECT generate_subscripts(ARRAY['a','b','c'], 1), octet_length('héllo')
+SELECT pg_catalog.pg_attribute.attname FROM pg_catalog.pg_index, pg_catalog.pg_attribute WHERE pg_catalog.pg_index.indrelid = 'orders'::regclass AND pg_catalog.pg_attribute.attrelid = pg_catalog.pg_index.indrelid AND pg_catalog.pg_attribute.attnum = ANY (pg_catalog.pg_index.indkey)
 SELECT unnest(ARRAY[1,2]), unnest(ARRAY['a','b','c'])
 SELECT * FROM unnest(ARRAY['a','b']) u(v)
 SELECT a, count(*), min(b), max(b), string_agg(b, ',' ORDER BY b), array_agg(b ORDER BY b DESC), bool_and(b > 'a'), bool_or(b > 'b'), count(DISTINCT a), sum(a) FROM (VALUES (1, 'a'), (1, 'b'), (2, 'c')) t(a, b) GROUP BY a ORDER BY a
@@ -56,8 +58,14 @@ SELECT l.a, r.a FROM (VALUES (1), (2)) l(a), (VALUES (3), (4)) r(a) WHERE l.a + 
 SELECT a FROM (VALUES (1), (2)) t(a) WHERE EXISTS (SELECT 1 FROM (VALUES (2)) u(b) WHERE u.b = t.a)
 SELECT a, (SELECT max(b) FROM (VALUES (1), (5)) u(b) WHERE b > a) FROM (VALUES (1), (5)) t(a) ORDER BY a
 SELECT a FROM (VALUES (1), (2)) t(a) WHERE a IN (SELECT 2) AND a = ANY (SELECT 2)
+WITH RECURSIVE n(i) AS (SELECT 1 UNION ALL SELECT i + 1 FROM n WHERE i < 5) SELECT sum(i), count(*) FROM n
+WITH RECURSIVE t(oid, elem) AS (SELECT oid, typelem FROM pg_type WHERE typname = '_int4' UNION SELECT p.oid, p.typelem FROM pg_type p JOIN t ON p.oid = t.elem) SELECT oid::regtype FROM t ORDER BY 1
 WITH x AS (SELECT 1 AS a), y AS (SELECT a + 1 AS b FROM x) SELECT a, b FROM x, y
 SELECT array(SELECT unnest(ARRAY[3,1,2]) ORDER BY 1)
+SELECT c.relname, k.attnum, a.attname FROM pg_index i JOIN pg_class c ON c.oid = i.indexrelid CROSS JOIN unnest(i.indkey) AS k(attnum) JOIN pg_attribute a ON a.attrelid = i.indrelid AND a.attnum = k.attnum WHERE c.relname = 'orders_pkey'
+SELECT t.a, s.n FROM (VALUES (2), (3)) t(a) CROSS JOIN LATERAL (SELECT count(*) AS n FROM generate_series(1, t.a)) s ORDER BY 1
+SELECT t.a, g FROM (VALUES (1), (2)) t(a) LEFT JOIN LATERAL generate_series(2, t.a) g ON true ORDER BY 1, 2
+SELECT t.a, u FROM (VALUES (ARRAY[1, 2]), (ARRAY[3])) t(a), unnest(t.a) u ORDER BY 2
 SELECT 1 WHERE NULL
 SELECT relname, relkind, relnatts, relhasindex, relpersistence, reltuples FROM pg_class WHERE relnamespace = 'public'::regnamespace ORDER BY relname
 SELECT 'orders'::regclass::oid = (SELECT oid FROM pg_class WHERE relname = 'orders'), 'public.orders'::regclass, '"PAGEVIEWS"'::regclass, 'pg_class'::regclass, 'pg_catalog.pg_type'::regclass::oid
