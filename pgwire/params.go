@@ -173,16 +173,26 @@ func paramOf(e parser.Expr) (int, bool) {
 // with placeholders: types[n-1] is nil where nothing shows one.
 func inferParams(st parser.Statement, count int, source func(string) (types.Schema, bool)) []*types.Type {
 	out := make([]*types.Type, count)
-	set := func(n int, t *types.Type) {
-		if n >= 1 && n <= count && out[n-1] == nil && t != nil {
+	expected(st, source, func(e parser.Expr, t *types.Type) {
+		if n, ok := paramOf(e); ok && n <= count && out[n-1] == nil && t != nil {
 			out[n-1] = t
 		}
-	}
+	})
+	return out
+}
+
+// expected calls fn with each expression of st whose type its place
+// shows, and that type: the other side of a comparison or an arithmetic
+// operator, the tested value of IN and BETWEEN (and they of it), a LIKE
+// pattern (STRING), a value inserted into a column. A nil type: the
+// place shows none. This is how Postgres types what carries no type of
+// its own — a parameter, a quoted literal.
+func expected(st parser.Statement, source func(string) (types.Schema, bool), fn func(e parser.Expr, t *types.Type)) {
 	switch s := st.(type) {
 	case *parser.InsertValues:
 		schema, ok := source(s.Target)
 		if !ok {
-			return out
+			return
 		}
 		cols := s.Columns
 		if len(cols) == 0 {
@@ -193,13 +203,12 @@ func inferParams(st parser.Statement, count int, source func(string) (types.Sche
 			}
 		}
 		for i, v := range s.Values {
-			n, ok := paramOf(v)
-			if !ok || i >= len(cols) {
-				continue
+			if i >= len(cols) {
+				break
 			}
 			if j := schema.Find(cols[i]); j >= 0 {
 				t := schema.Columns[j].Type
-				set(n, &t)
+				fn(v, &t)
 			}
 		}
 	case *parser.Select:
@@ -221,43 +230,35 @@ func inferParams(st parser.Statement, count int, source func(string) (types.Sche
 			parser.Inspect(e, func(x parser.Expr) bool {
 				switch x := x.(type) {
 				case *parser.Binary:
-					if n, ok := paramOf(x.Left); ok {
-						set(n, typeOf(x.Right))
-					}
-					if n, ok := paramOf(x.Right); ok {
-						set(n, typeOf(x.Left))
-					}
+					fn(x.Left, typeOf(x.Right))
+					fn(x.Right, typeOf(x.Left))
 				case *parser.In:
 					t := typeOf(x.X)
 					for _, e := range x.List {
-						if n, ok := paramOf(e); ok {
-							set(n, t)
-						} else if n, ok := paramOf(x.X); ok {
-							set(n, typeOf(e))
-						}
+						fn(e, t)
+						fn(x.X, typeOf(e))
 					}
 				case *parser.Between:
 					t := typeOf(x.X)
 					for _, e := range []parser.Expr{x.Lo, x.Hi} {
-						if n, ok := paramOf(e); ok {
-							set(n, t)
-						}
+						fn(e, t)
+						fn(x.X, typeOf(e))
 					}
 				case *parser.Like:
-					if n, ok := paramOf(x.Pattern); ok {
-						set(n, &types.StringType)
-					}
+					fn(x.Pattern, &types.StringType)
 				}
 				return true
 			})
 		}
 		visit(s.Where)
 		visit(s.Having)
+		for _, j := range s.Joins {
+			visit(j.On)
+		}
 		for _, it := range s.Items {
 			visit(it.Expr)
 		}
 	}
-	return out
 }
 
 type namedSchema struct {
@@ -373,6 +374,11 @@ func decodeParams(m *pgtype.Map, oids []uint32, formats []int16, values [][]byte
 // statement around it.
 func literal(v any, t *types.Type) (string, error) {
 	if v == nil {
+		// Typed, so that "col = $1" with NULL is unknown (no row), as in
+		// Postgres, where Sluice's dialect refuses a bare NULL there.
+		if t != nil && t.Kind != types.Unknown {
+			return "CAST(NULL AS " + t.String() + ")", nil
+		}
 		return "NULL", nil
 	}
 	kind := types.Unknown
@@ -590,14 +596,31 @@ func asTime(v any, oid uint32) (time.Time, bool) {
 	case time.Time:
 		return x, true
 	case string:
-		m := pgtype.NewMap()
-		dt, _ := m.TypeForOID(oid)
-		d, err := dt.Codec.DecodeValue(m, oid, textFormat, []byte(strings.TrimSpace(x)))
-		if err != nil {
-			return time.Time{}, false
+		x = strings.TrimSpace(x)
+		if tm, ok := decodeTime(x, oid); ok {
+			return tm, true
 		}
-		tm, ok := d.(time.Time)
-		return tm, ok
+		// Postgres reads a zone or a time of day where its type has none
+		// and drops it: '2024-01-02 03:04:05Z' is a timestamp without
+		// time zone, '2024-01-02 00:00:00' a date.
+		if oid == pgcatalog.OIDDate && len(x) > 10 {
+			return decodeTime(x[:10], oid)
+		}
+		if i := strings.LastIndexAny(x, "Z+-"); oid == pgcatalog.OIDTimestamp && i > 10 {
+			return decodeTime(strings.TrimSpace(x[:i]), oid)
+		}
 	}
 	return time.Time{}, false
+}
+
+// decodeTime reads x as Postgres's text input of a timestamp or date.
+func decodeTime(x string, oid uint32) (time.Time, bool) {
+	m := pgtype.NewMap()
+	dt, _ := m.TypeForOID(oid)
+	d, err := dt.Codec.DecodeValue(m, oid, textFormat, []byte(x))
+	if err != nil {
+		return time.Time{}, false
+	}
+	tm, ok := d.(time.Time)
+	return tm, ok
 }

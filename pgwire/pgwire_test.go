@@ -271,7 +271,7 @@ func TestTypes(t *testing.T) {
 		return rowCount(conn, fmt.Sprintf("SELECT ID FROM %s", q)) == 3
 	})
 	want := [][]string{{"1", "t", "-7", "1234567890123", "1.5", "12.30", "héllo 'q' --", `\x00ff`, "2024-01-02 03:04:05.678", "2024-01-02", "03:04:05",
-		`{a,"b c",NULL,"\"q\""}`, "{1,NULL,3}", `{"k":1}`, `{"X":1,"Y":"y"}`}}
+		`{a,"b c",NULL,"\"q\""}`, "{1,NULL,3}", `{"k": 1}`, `{"X": 1, "Y": "y"}`}}
 	if diff := cmp.Diff(want, textRows(t, conn, pull, "1")); diff != "" {
 		t.Errorf("text row 1 (-want +got):\n%s", diff)
 	}
@@ -317,7 +317,7 @@ func TestTypes(t *testing.T) {
 	if res.Err != nil || len(res.Rows) != 1 {
 		t.Fatalf("binary ExecParams: %v %d rows", res.Err, len(res.Rows))
 	}
-	if got := [][]byte{res.Rows[0][6], res.Rows[0][13], res.Rows[0][14]}; !cmp.Equal(got, [][]byte{[]byte("héllo 'q' --"), []byte("\x01{\"k\":1}"), []byte("\x01{\"X\":1,\"Y\":\"y\"}")}) {
+	if got := [][]byte{res.Rows[0][6], res.Rows[0][13], res.Rows[0][14]}; !cmp.Equal(got, [][]byte{[]byte("héllo 'q' --"), []byte("\x01{\"k\": 1}"), []byte("\x01{\"X\": 1, \"Y\": \"y\"}")}) {
 		t.Errorf("binary text and jsonb: %q", got)
 	}
 	wantVals := [][]any{{int32(1), true, int32(-7), int64(1234567890123), 1.5, num, "héllo 'q' --", []byte{0, 0xff}, ts,

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"strconv"
 	"strings"
+	"time"
 
 	"github.com/sluice-sql/sluice/engine"
 	"github.com/sluice-sql/sluice/parser"
@@ -169,6 +170,9 @@ type sluiceStatement struct {
 	types  []*types.Type
 	oids   []uint32
 	parsed parser.Parsed
+	// source gives a source's schema, for reading quoted literals as the
+	// type they are compared with (resolveLiterals).
+	source func(string) (types.Schema, bool)
 }
 
 func (ss *session) prepareSluice(text string, declared []uint32) (*sluiceStatement, error) {
@@ -184,7 +188,12 @@ func (ss *session) prepareSluice(text string, declared []uint32) (*sluiceStateme
 	if len(stmts) != 1 {
 		return nil, &pgError{code: pgcatalog.CodeSyntaxError, message: "cannot insert multiple commands into a prepared statement"}
 	}
-	st := &sluiceStatement{text: text, refs: refs, parsed: stmts[0]}
+	st := &sluiceStatement{text: text, refs: refs, parsed: stmts[0], source: ss.srv.be.Source}
+	if len(refs) == 0 {
+		if st.parsed, err = resolveLiterals(text, st.parsed, st.source); err != nil {
+			return nil, err
+		}
+	}
 	st.types = inferParams(stmts[0].Stmt, count, ss.srv.be.Source)
 	for n := range numeric {
 		if n <= len(st.types) {
@@ -290,7 +299,7 @@ func (st *sluiceStatement) bound(params []any) (parser.Parsed, error) {
 	if len(stmts) != 1 {
 		return parser.Parsed{}, &pgError{code: pgcatalog.CodeSyntaxError, message: "cannot insert multiple commands into a prepared statement"}
 	}
-	return stmts[0], nil
+	return resolveLiterals(text, stmts[0], st.source)
 }
 
 // sampleLiteral is a literal of type t for planning.
@@ -307,7 +316,7 @@ func sampleLiteral(t *types.Type) string {
 	case types.String, types.Bytes:
 		v = ""
 	case types.Timestamp, types.Date:
-		v = "1970-01-01"
+		v = time.Unix(0, 0).UTC()
 	case types.Time:
 		v = "00:00:00"
 	default:

@@ -1,11 +1,13 @@
 package pgwire
 
 import (
+	"bytes"
 	"encoding/hex"
 	"encoding/json"
 	"fmt"
 	"math"
 	"math/big"
+	"sort"
 	"strconv"
 	"strings"
 	"time"
@@ -131,7 +133,11 @@ func (e *encoder) row(cols []column, vals []any) ([][]byte, error) {
 func (e *encoder) sluiceValue(c column, v any) ([]byte, error) {
 	t := *c.sluice
 	if c.pg.OID == pgcatalog.OIDJSONB {
-		b, err := format.AppendJSONValue(nil, format.ToJSON(v, t))
+		compact, err := format.AppendJSONValue(nil, format.ToJSON(v, t))
+		if err != nil {
+			return nil, err
+		}
+		b, err := jsonbText(nil, compact)
 		if err != nil {
 			return nil, err
 		}
@@ -299,7 +305,11 @@ func appendSluiceText(b []byte, v any, t types.Type, inArray bool) []byte {
 		// An array inside an array is already bracketed; never quote it.
 		return append(append(b, s...), '}')
 	default:
-		s, _ = format.AppendJSONValue(nil, format.ToJSON(v, t))
+		compact, _ := format.AppendJSONValue(nil, format.ToJSON(v, t))
+		var err error
+		if s, err = jsonbText(nil, compact); err != nil {
+			s = compact
+		}
 	}
 	if inArray {
 		return appendArrayElem(b, s)
@@ -407,4 +417,95 @@ func appendTimestamp(b []byte, t time.Time) []byte {
 func appendTimeOfDay(b []byte, ms int64) []byte {
 	d := time.Duration(ms) * time.Millisecond
 	return time.Unix(0, 0).UTC().Add(d).AppendFormat(b, "15:04:05.999999")
+}
+
+// jsonbText rewrites compact JSON as Postgres prints a jsonb value: a
+// space after each ',' and ':', an object's keys shorter first and then
+// in byte order (jsonb's storage order, so a STRUCT's fields may move),
+// numbers as written, strings with only '"', '\' and control characters
+// escaped. Clients compare this text with what Postgres gives them.
+func jsonbText(dst, compact []byte) ([]byte, error) {
+	d := json.NewDecoder(bytes.NewReader(compact))
+	d.UseNumber()
+	var v any
+	if err := d.Decode(&v); err != nil {
+		return nil, fmt.Errorf("jsonb: %w", err)
+	}
+	return appendJSONB(dst, v), nil
+}
+
+func appendJSONB(b []byte, v any) []byte {
+	switch x := v.(type) {
+	case nil:
+		return append(b, "null"...)
+	case bool:
+		if x {
+			return append(b, "true"...)
+		}
+		return append(b, "false"...)
+	case json.Number:
+		return append(b, x...)
+	case string:
+		return appendJSONBString(b, x)
+	case []any:
+		b = append(b, '[')
+		for i, e := range x {
+			if i > 0 {
+				b = append(b, ", "...)
+			}
+			b = appendJSONB(b, e)
+		}
+		return append(b, ']')
+	case map[string]any:
+		keys := make([]string, 0, len(x))
+		for k := range x {
+			keys = append(keys, k)
+		}
+		sort.Slice(keys, func(i, j int) bool {
+			if len(keys[i]) != len(keys[j]) {
+				return len(keys[i]) < len(keys[j])
+			}
+			return keys[i] < keys[j]
+		})
+		b = append(b, '{')
+		for i, k := range keys {
+			if i > 0 {
+				b = append(b, ", "...)
+			}
+			b = appendJSONBString(b, k)
+			b = append(b, ": "...)
+			b = appendJSONB(b, x[k])
+		}
+		return append(b, '}')
+	}
+	return b
+}
+
+func appendJSONBString(b []byte, s string) []byte {
+	b = append(b, '"')
+	for i := 0; i < len(s); i++ {
+		switch c := s[i]; c {
+		case '"':
+			b = append(b, `\"`...)
+		case '\\':
+			b = append(b, `\\`...)
+		case '\b':
+			b = append(b, `\b`...)
+		case '\f':
+			b = append(b, `\f`...)
+		case '\n':
+			b = append(b, `\n`...)
+		case '\r':
+			b = append(b, `\r`...)
+		case '\t':
+			b = append(b, `\t`...)
+		default:
+			if c < 0x20 {
+				b = fmt.Appendf(b, `\u%04x`, c)
+			} else {
+				b = append(b, c)
+			}
+		}
+	}
+	return append(b, '"')
 }
