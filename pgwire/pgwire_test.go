@@ -901,6 +901,11 @@ func TestCatalogSession(t *testing.T) {
 	if err := conn.QueryRow(ctx, "SELECT oid FROM pg_class WHERE relname = $1", st).Scan(&oid); err != nil || oid == 0 {
 		t.Fatalf("pg_class oid of %s: %d, %v", st, oid, err)
 	}
+	// "char" columns (relkind) in binary, as pgx asks for them.
+	var kind byte
+	if err := conn.QueryRow(ctx, "SELECT relkind FROM pg_class WHERE relname = $1", st).Scan(&kind); err != nil || kind != 'r' {
+		t.Errorf("relkind of %s in binary: %q, %v", st, kind, err)
+	}
 	rows, err := conn.Query(ctx, fmt.Sprintf("SELECT V, K, V * 2 AS W FROM %s EMIT CHANGES LIMIT 0", st))
 	if err != nil {
 		t.Fatal(err)

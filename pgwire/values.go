@@ -182,6 +182,14 @@ func (e *encoder) catalogValue(c column, v any) ([]byte, error) {
 		}
 		return e.m.Encode(c.pg.OID, textFormat, v, nil)
 	}
+	if s, ok := v.(string); ok && c.pg.OID == pgcatalog.OIDChar {
+		// "char" is one byte; pgcatalog gives it as a string (relkind
+		// 'r'), which pgtype's binary codec does not take.
+		if s == "" {
+			return []byte{0}, nil
+		}
+		return []byte{s[0]}, nil
+	}
 	return e.m.Encode(c.pg.OID, binaryFormat, v, nil)
 }
 
