@@ -919,6 +919,27 @@ func TestCatalogSession(t *testing.T) {
 		t.Errorf("column origins %q, want %q", origins, want)
 	}
 
+	// A windowed table's columns, as SELECT * gives them: the window
+	// after the key, both part of the primary key.
+	wt := testkafka.Name(t, "W")
+	exec(t, conn, fmt.Sprintf("CREATE TABLE %s AS SELECT K, COUNT(*) AS N FROM %s WINDOW TUMBLING (SIZE 1 MINUTE) GROUP BY K", wt, st))
+	cols, err := conn.Query(ctx, "SELECT a.attname, format_type(a.atttypid, a.atttypmod), a.attnotnull FROM pg_attribute a JOIN pg_class c ON c.oid = a.attrelid WHERE c.relname = $1 AND a.attnum > 0 ORDER BY a.attnum", wt)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var described []string
+	for cols.Next() {
+		var name, typ string
+		var notNull bool
+		if err := cols.Scan(&name, &typ, &notNull); err != nil {
+			t.Fatal(err)
+		}
+		described = append(described, fmt.Sprintf("%s %s %v", name, typ, notNull))
+	}
+	if want := []string{"K text true", "WINDOWSTART bigint true", "WINDOWEND bigint true", "N bigint false"}; !cmp.Equal(described, want) {
+		t.Errorf("windowed table's columns %q, want %q", described, want)
+	}
+
 	if _, err := connectErr(dsn + " client_encoding=LATIN1"); pgCode(err) != "0A000" {
 		t.Errorf("client_encoding LATIN1: %v", err)
 	}

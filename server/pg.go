@@ -8,6 +8,7 @@ import (
 	"fmt"
 
 	"github.com/sluice-sql/sluice/engine"
+	"github.com/sluice-sql/sluice/exec"
 	"github.com/sluice-sql/sluice/format"
 	"github.com/sluice-sql/sluice/parser"
 	"github.com/sluice-sql/sluice/pgcatalog"
@@ -147,8 +148,24 @@ func (b pgBackend) Relations() []pgcatalog.Relation {
 	for _, kind := range []parser.SourceKind{parser.KindStream, parser.KindTable} {
 		for _, src := range cat.Sources(kind) {
 			r := pgcatalog.Relation{Name: src.Name, Kind: kind.String(), Topic: src.Topic}
-			for _, c := range src.Schema.Columns {
+			// A windowed source's rows carry their window after the key, as
+			// SELECT * gives them, and the window is part of the row's
+			// identity.
+			windowed := src.Window != exec.NotWindowed
+			addWindow := func() {
+				r.Columns = append(r.Columns,
+					pgcatalog.Column{Name: "WINDOWSTART", Type: types.BigIntType, Key: true},
+					pgcatalog.Column{Name: "WINDOWEND", Type: types.BigIntType, Key: true})
+				windowed = false
+			}
+			for i, c := range src.Schema.Columns {
+				if windowed && !c.Key && (i == 0 || src.Schema.Columns[i-1].Key) {
+					addWindow()
+				}
 				r.Columns = append(r.Columns, pgcatalog.Column{Name: c.Name, Type: c.Type, Key: c.Key})
+			}
+			if windowed {
+				addWindow()
 			}
 			out = append(out, r)
 		}
