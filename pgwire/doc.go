@@ -25,7 +25,13 @@
 // declared type wins for how the value is sent) and replaced at Execute
 // by a literal of that type, a string always one quoted string. A
 // parameter where the grammar wants a number rather than an expression
-// (LIMIT $1) is a BIGINT; one nothing types is text.
+// (LIMIT $1) is a BIGINT; one nothing types is text. A NULL parameter
+// is a NULL of its type, so "C" = $1 with NULL is unknown (no row), as
+// in Postgres. The same rule reads what the text itself leaves untyped
+// (literals.go): a quoted literal meeting another type than STRING is
+// that type's Postgres text input ("ID" = '1' is the INTEGER 1), and a
+// bare NULL there a NULL of that type — what clients that inline their
+// values (pgx's simple protocol, psycopg2, a person at psql) rely on.
 //
 // Push queries (… EMIT CHANGES) stream their rows as they come, flushed
 // row by row, until their LIMIT, a CancelRequest (57014, "canceling
