@@ -1,6 +1,7 @@
 package pgcatalog
 
 import (
+	"cmp"
 	"fmt"
 	"math"
 	"strconv"
@@ -79,20 +80,20 @@ func compareValues(a, b any) int {
 	case int64:
 		switch y := b.(type) {
 		case int64:
-			return cmpOrdered(x, y)
+			return cmp.Compare(x, y)
 		case float64:
-			return cmpOrdered(float64(x), y)
+			return cmp.Compare(float64(x), y)
 		case string:
 			if n, err := strconv.ParseInt(y, 10, 64); err == nil {
-				return cmpOrdered(x, n)
+				return cmp.Compare(x, n)
 			}
 		}
 	case float64:
 		switch y := b.(type) {
 		case int64:
-			return cmpOrdered(x, float64(y))
+			return cmp.Compare(x, float64(y))
 		case float64:
-			return cmpOrdered(x, y)
+			return cmp.Compare(x, y)
 		}
 	case string:
 		switch y := b.(type) {
@@ -100,7 +101,7 @@ func compareValues(a, b any) int {
 			return strings.Compare(x, y)
 		case int64:
 			if n, err := strconv.ParseInt(x, 10, 64); err == nil {
-				return cmpOrdered(n, y)
+				return cmp.Compare(n, y)
 			}
 		}
 	case bool:
@@ -133,7 +134,7 @@ func compareValues(a, b any) int {
 					return c
 				}
 			}
-			return cmpOrdered(len(x), len(y))
+			return cmp.Compare(len(x), len(y))
 		}
 	}
 	return strings.Compare(fmt.Sprint(a), fmt.Sprint(b))
