@@ -34,7 +34,10 @@ type Options struct {
 	// client that does not ask is refused, as the REST API serves only
 	// TLS then.
 	TLS *tls.Config
-	Log *slog.Logger
+	// Version is Sluice's version as version() names it ("PostgreSQL
+	// 15.0 (Sluice 0.29.0-sluice) …"); the REST API's /info gives the same.
+	Version string
+	Log     *slog.Logger
 }
 
 // Server serves the Postgres protocol over a Backend.

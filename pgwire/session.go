@@ -60,6 +60,9 @@ func newSession(srv *Server, be *pgproto3.Backend, in *pump, params map[string]s
 		db = ss.user
 	}
 	ss.cat = pgcatalog.NewSession(srv.be.Relations, ss.user, db)
+	if srv.opts.Version != "" {
+		ss.cat.SetSluiceVersion(srv.opts.Version)
+	}
 	go func() {
 		select {
 		case <-in.gone:

@@ -89,6 +89,10 @@ type Server struct {
 	closeOnce sync.Once
 }
 
+// Version is the version the server reports (/info, and version() over
+// the Postgres front door).
+func (s *Server) Version() string { return s.opts.Version }
+
 // New returns a server over eng. Register extra endpoints (for example
 // GET /metrics) with Handle before Serve.
 func New(eng *engine.Engine, opts Options) *Server {

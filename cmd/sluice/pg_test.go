@@ -51,6 +51,10 @@ func TestServerPostgres(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer conn.Close(context.Background())
+	var version string
+	if err := conn.QueryRow(ctx, "SELECT version()").Scan(&version); err != nil || !strings.HasPrefix(version, "PostgreSQL 15.0 (Sluice 0.29.0-sluice) ") {
+		t.Errorf("version() = %q, %v", version, err)
+	}
 
 	var gotHost string
 	var n, total int64

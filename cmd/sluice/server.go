@@ -230,7 +230,7 @@ func (c *serverCmd) Run(log *slog.Logger) error {
 // startPG listens for Postgres clients on --pg-listen, with the REST
 // API's users and TLS files, and says where on the start lines.
 func (c *serverCmd) startPG(srv *server.Server, users map[string]string, log *slog.Logger) (*pgwire.Server, net.Listener, error) {
-	opts := pgwire.Options{Users: users, AuthMethod: c.PGAuth, Log: log}
+	opts := pgwire.Options{Users: users, AuthMethod: c.PGAuth, Version: srv.Version(), Log: log}
 	if c.TLSCert != "" {
 		cert, err := tls.LoadX509KeyPair(c.TLSCert, c.TLSKey)
 		if err != nil {
