@@ -26,7 +26,7 @@ const (
 	// (wazero refuses a memory.grow past the limit; what the module does
 	// then, a Go module aborts, is the module's).
 	KindMemory = "out of memory"
-	KindStart     = "start"
+	KindStart  = "start"
 )
 
 // CallError is a call that did not return a value: the module trapped,
