@@ -284,7 +284,7 @@ func (e *Engine) applyCommand(ctx context.Context, value []byte) (*Result, error
 		return nil, fmt.Errorf("command %q: %w", cmd.Statement, err)
 	}
 	if len(ps) != 1 || !IsCommand(ps[0].Stmt) {
-		return nil, fmt.Errorf("%w: a command holds one statement IsCommand accepts (CREATE, INSERT INTO … SELECT, TERMINATE, PAUSE/RESUME, DROP, ALTER, CREATE/DROP TYPE), not %q", planner.ErrInvalid, cmd.Statement)
+		return nil, fmt.Errorf("%w: a command holds one statement IsCommand accepts (CREATE, INSERT INTO … SELECT, TERMINATE, PAUSE/RESUME, DROP, ALTER, CREATE/DROP TYPE, CREATE/DROP FUNCTION), not %q", planner.ErrInvalid, cmd.Statement)
 	}
 	props := cmd.Properties
 	if props == nil {
