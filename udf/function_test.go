@@ -205,3 +205,53 @@ func BenchmarkCallScalar(b *testing.B) {
 	}
 	_ = math.Pi
 }
+
+// TestOtherLanguages calls functions compiled from C (clang's wasm32
+// target) and AssemblyScript, with values and NULLs.
+func TestOtherLanguages(t *testing.T) {
+	for _, lang := range []struct {
+		name   string
+		module func(testing.TB) []byte
+		calls  func(t *testing.T, rt *udf.Runtime, mod []byte)
+	}{
+		{"C", testudf.CModule, func(t *testing.T, rt *udf.Runtime, mod []byte) {
+			add := fn(t, rt, mod, "c_add_one", types.BigIntType, types.BigIntType)
+			upper := fn(t, rt, mod, "c_upper", types.StringType, types.StringType)
+			checkCalls(t, []call{{add, []any{int64(-3)}, int64(-2)}, {add, []any{nil}, nil},
+				{upper, []any{"mixed Case 1"}, "MIXED CASE 1"}, {upper, []any{""}, ""}, {upper, []any{nil}, nil}})
+		}},
+		{"AssemblyScript", testudf.ASModule, func(t *testing.T, rt *udf.Runtime, mod []byte) {
+			add := fn(t, rt, mod, "as_add_one", types.BigIntType, types.BigIntType)
+			rev := fn(t, rt, mod, "as_reverse", types.BytesType, types.BytesType)
+			checkCalls(t, []call{{add, []any{int64(41)}, int64(42)}, {add, []any{nil}, nil},
+				{rev, []any{[]byte("abc")}, []byte("cba")}, {rev, []any{nil}, nil}})
+		}},
+	} {
+		t.Run(lang.name, func(t *testing.T) {
+			mod := lang.module(t)
+			rt := udf.NewRuntime()
+			defer rt.Close()
+			lang.calls(t, rt, mod)
+		})
+	}
+}
+
+type call struct {
+	f    *udf.Function
+	args []any
+	want any
+}
+
+func checkCalls(t *testing.T, calls []call) {
+	t.Helper()
+	for _, c := range calls {
+		got, err := c.f.Call(c.args)
+		if err != nil {
+			t.Errorf("%s%v: %v", c.f.Name(), c.args, err)
+			continue
+		}
+		if diff := cmp.Diff(c.want, got); diff != "" {
+			t.Errorf("%s%v: (-want +got)\n%s", c.f.Name(), c.args, diff)
+		}
+	}
+}

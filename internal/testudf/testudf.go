@@ -1,11 +1,14 @@
 // Package testudf builds the WebAssembly modules the user-defined function
 // tests call, from source, once per test binary run: the Go wasip1 module
 // of udf/testdata/gofuncs always (the Go toolchain running the tests
-// builds it), and small hand-assembled modules for what Go cannot express
-// (a WebAssembly trap).
+// builds it); the C and AssemblyScript ones where their compilers are
+// installed (scripts/install-udf-toolchains; the tests skip, saying why,
+// otherwise); and a small hand-assembled module for what Go cannot
+// express (a WebAssembly trap).
 package testudf
 
 import (
+	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -26,8 +29,7 @@ var (
 func GoModule(t testing.TB) []byte {
 	t.Helper()
 	goOnce.Do(func() {
-		_, file, _, _ := runtime.Caller(0)
-		root := filepath.Join(filepath.Dir(file), "..", "..")
+		root := repoRoot()
 		dir, err := os.MkdirTemp("", "sluice-testudf-")
 		if err != nil {
 			goErr = err
@@ -64,4 +66,119 @@ var TrapModule = []byte{
 	0x20, 0x01, 0x42, 0x0d, 0x51, // local.get 1; i64.const 13; i64.eq
 	0x04, 0x40, 0x00, 0x0b, // if unreachable end
 	0x20, 0x01, 0x0b, // local.get 1; end
+}
+
+var (
+	cOnce, asOnce sync.Once
+	cWasm, asWasm []byte
+	cSkip, asSkip string
+	cErr, asErr   error
+)
+
+func repoRoot() string {
+	_, file, _, _ := runtime.Caller(0)
+	return filepath.Join(filepath.Dir(file), "..", "..")
+}
+
+// build runs a compiler whose output is out and returns the module.
+func build(name string, args []string, dir, out string) ([]byte, error) {
+	cmd := exec.Command(name, args...)
+	cmd.Dir = dir
+	if log, err := cmd.CombinedOutput(); err != nil {
+		return nil, fmt.Errorf("%s %v: %v\n%s", name, args, err, log)
+	}
+	return os.ReadFile(out)
+}
+
+// CModule returns udf/testdata/cfuncs built with clang's wasm32 target,
+// or skips the test when clang or wasm-ld is missing
+// (scripts/install-udf-toolchains installs them).
+func CModule(t testing.TB) []byte {
+	t.Helper()
+	cOnce.Do(func() {
+		for _, tool := range []string{"clang", "wasm-ld"} {
+			if _, err := exec.LookPath(tool); err != nil {
+				cSkip = tool + " is not installed (scripts/install-udf-toolchains installs clang and lld)"
+				return
+			}
+		}
+		dir, err := os.MkdirTemp("", "sluice-testudf-c-")
+		if err != nil {
+			cErr = err
+			return
+		}
+		defer os.RemoveAll(dir)
+		out := filepath.Join(dir, "cfuncs.wasm")
+		cWasm, cErr = build("clang", []string{"--target=wasm32", "-nostdlib", "-O2", "-Wl,--no-entry", "-o", out, "funcs.c"},
+			filepath.Join(repoRoot(), "udf", "testdata", "cfuncs"), out)
+	})
+	if cSkip != "" {
+		skip(t, cSkip)
+	}
+	if cErr != nil {
+		t.Fatalf("build the C test module: %v", cErr)
+	}
+	return cWasm
+}
+
+// ascPath finds AssemblyScript's compiler: in scripts/install-udf-toolchains'
+// prefix ($SLUICE_ASSEMBLYSCRIPT, default ~/.cache/sluice/assemblyscript),
+// else on the PATH.
+func ascPath() (string, bool) {
+	prefix := os.Getenv("SLUICE_ASSEMBLYSCRIPT")
+	if prefix == "" {
+		if home, err := os.UserHomeDir(); err == nil {
+			prefix = filepath.Join(home, ".cache", "sluice", "assemblyscript")
+		}
+	}
+	if p := filepath.Join(prefix, "node_modules", ".bin", "asc"); prefix != "" {
+		if _, err := os.Stat(p); err == nil {
+			return p, true
+		}
+	}
+	p, err := exec.LookPath("asc")
+	return p, err == nil
+}
+
+// ASModule returns udf/testdata/asfuncs built with AssemblyScript, or skips
+// the test when it is not installed (scripts/install-udf-toolchains).
+func ASModule(t testing.TB) []byte {
+	t.Helper()
+	asOnce.Do(func() {
+		asc, ok := ascPath()
+		if !ok {
+			asSkip = "AssemblyScript's asc is not installed (scripts/install-udf-toolchains installs it)"
+			return
+		}
+		if _, err := exec.LookPath("node"); err != nil {
+			asSkip = "node is not installed, which AssemblyScript's asc runs on"
+			return
+		}
+		dir, err := os.MkdirTemp("", "sluice-testudf-as-")
+		if err != nil {
+			asErr = err
+			return
+		}
+		defer os.RemoveAll(dir)
+		out := filepath.Join(dir, "asfuncs.wasm")
+		asWasm, asErr = build(asc, []string{"funcs.ts", "-o", out, "--runtime", "stub", "--use", "abort=", "-O"},
+			filepath.Join(repoRoot(), "udf", "testdata", "asfuncs"), out)
+	})
+	if asSkip != "" {
+		skip(t, asSkip)
+	}
+	if asErr != nil {
+		t.Fatalf("build the AssemblyScript test module: %v", asErr)
+	}
+	return asWasm
+}
+
+// skip skips the test for a missing toolchain, except under CI (CI set),
+// where .ci/run installs them and a skip would hide their absence.
+func skip(t testing.TB, why string) {
+	t.Helper()
+	if os.Getenv("CI") != "" {
+		t.Fatalf("%s; CI is set, where scripts/install-udf-toolchains must have run", why)
+	}
+	t.Skip(why)
 }
