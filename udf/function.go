@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"math"
+	"runtime"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -59,8 +60,25 @@ type Function struct {
 	variable bool
 	stackLen int
 
+	pool *pool
+}
+
+// pool is a Function's idle instances. It is apart from the Function so
+// that a cleanup can close them once the Function is unreachable (the
+// query that compiled it is gone) without keeping it reachable.
+type pool struct {
 	mu   sync.Mutex
 	free []*instance
+}
+
+func (p *pool) close() {
+	p.mu.Lock()
+	free := p.free
+	p.free = nil
+	p.mu.Unlock()
+	for _, in := range free {
+		closeInstance(in)
+	}
 }
 
 // Function binds export of module under name (for errors and logs) with
@@ -74,8 +92,10 @@ func (rt *Runtime) Function(ctx context.Context, name string, module []byte, exp
 		return nil, err
 	}
 	params, _, variable := wasmSignature(sig)
-	return &Function{name: name, export: export, sig: sig, limits: l, w: w, compiled: c, variable: variable,
-		stackLen: max(len(params), 1)}, nil
+	f := &Function{name: name, export: export, sig: sig, limits: l, w: w, compiled: c, variable: variable,
+		stackLen: max(len(params), 1), pool: &pool{}}
+	runtime.AddCleanup(f, (*pool).close, f.pool)
+	return f, nil
 }
 
 // Name is the function's name as given.
@@ -122,24 +142,31 @@ func (c *callCtx) Err() error {
 }
 
 func (f *Function) get() (*instance, error) {
-	f.mu.Lock()
-	if n := len(f.free); n > 0 {
-		in := f.free[n-1]
-		f.free = f.free[:n-1]
-		f.mu.Unlock()
+	p := f.pool
+	p.mu.Lock()
+	if n := len(p.free); n > 0 {
+		in := p.free[n-1]
+		p.free = p.free[:n-1]
+		p.mu.Unlock()
 		return in, nil
 	}
-	f.mu.Unlock()
+	p.mu.Unlock()
 	return f.instantiate()
 }
 
 func (f *Function) put(in *instance) {
-	f.mu.Lock()
-	f.free = append(f.free, in)
-	f.mu.Unlock()
+	f.pool.mu.Lock()
+	f.pool.free = append(f.pool.free, in)
+	f.pool.mu.Unlock()
 }
 
-func (f *Function) discard(in *instance) {
+func (f *Function) discard(in *instance) { closeInstance(in) }
+
+// closedInstances counts instances closed, for the tests.
+var closedInstances atomic.Int64
+
+func closeInstance(in *instance) {
+	closedInstances.Add(1)
 	if in.ctx.timer != nil {
 		in.ctx.timer.Stop()
 	}

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"math"
+	"runtime"
 	"strings"
 	"testing"
 	"time"
@@ -253,5 +254,26 @@ func checkCalls(t *testing.T, calls []call) {
 		if diff := cmp.Diff(c.want, got); diff != "" {
 			t.Errorf("%s%v: (-want +got)\n%s", c.f.Name(), c.args, diff)
 		}
+	}
+}
+
+// TestUnreachableFunctionClosesInstances checks that a Function nothing
+// refers to any more (its query is gone) has its idle instances closed.
+func TestUnreachableFunctionClosesInstances(t *testing.T) {
+	mod := testudf.GoModule(t)
+	rt := udf.NewRuntime()
+	defer rt.Close()
+	f := fn(t, rt, mod, "add_one", types.BigIntType, types.BigIntType)
+	if _, err := f.Call([]any{int64(1)}); err != nil {
+		t.Fatal(err)
+	}
+	closed := udf.ClosedInstances()
+	f = nil
+	deadline := time.Now().Add(30 * time.Second)
+	for runtime.GC(); udf.ClosedInstances() == closed; runtime.GC() {
+		if time.Now().After(deadline) {
+			t.Fatal("the idle instance of an unreachable function was not closed in 30 s")
+		}
+		time.Sleep(10 * time.Millisecond)
 	}
 }
