@@ -158,6 +158,19 @@ func TestWasmFunctions(t *testing.T) {
 		t.Errorf("new query after OR REPLACE (-want +got):\n%s", diff)
 	}
 
+	// A push query may call a function not declared DETERMINISTIC.
+	push, err := e1.Execute(t.Context(), "SELECT id, SPARE(b) AS s FROM "+in+" EMIT CHANGES LIMIT 2;")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var pushed []string
+	for r := range push[0].Rows.C {
+		pushed = append(pushed, fmt.Sprintf("%v %v", r.Cols...))
+	}
+	if diff := cmp.Diff([]string{"full 42", "nulls <nil>"}, pushed); diff != "" {
+		t.Errorf("push query with a non-deterministic function (-want +got):\n%s", diff)
+	}
+
 	// DROP FUNCTION: refused while queries use it; IF EXISTS of none.
 	_, err = e1.Execute(t.Context(), "DROP FUNCTION add_one;")
 	wantDrop := fmt.Sprintf("cannot drop function ADD_ONE: the following queries use it: [CSAS_%s, CSAS_%s, CSAS_%s]; terminate them first", strings.ToUpper(out2), strings.ToUpper(out3), strings.ToUpper(out))
