@@ -173,3 +173,14 @@ func badString(nulls int64, x int64) int64 {
 	}
 	return ret([]byte("ok"))
 }
+
+// to_euro is Nexmark q1's conversion: dollars to euros.
+//
+//go:wasmexport to_euro
+func toEuro(nulls int64, price int64) float64 {
+	if isNull(nulls, 0) {
+		resultNull()
+		return 0
+	}
+	return float64(price) * 0.908
+}
