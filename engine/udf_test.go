@@ -16,6 +16,7 @@ import (
 	"github.com/sluice-sql/sluice/engine"
 	"github.com/sluice-sql/sluice/expr"
 	"github.com/sluice-sql/sluice/internal/testkafka"
+	"github.com/sluice-sql/sluice/internal/testudf"
 	"github.com/sluice-sql/sluice/planner"
 )
 
@@ -25,10 +26,10 @@ func writeModules(t *testing.T) (goPath, trapPath string) {
 	t.Helper()
 	dir := t.TempDir()
 	goPath, trapPath = filepath.Join(dir, "gofuncs.wasm"), filepath.Join(dir, "trap.wasm")
-	if err := os.WriteFile(goPath, testudfGo(t), 0o644); err != nil {
+	if err := os.WriteFile(goPath, testudf.GoModule(t), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	if err := os.WriteFile(trapPath, testudfTrap, 0o644); err != nil {
+	if err := os.WriteFile(trapPath, testudf.TrapModule, 0o644); err != nil {
 		t.Fatal(err)
 	}
 	return goPath, trapPath
@@ -291,4 +292,27 @@ func header(r *kgo.Record, key string) string {
 		}
 	}
 	return ""
+}
+
+// TestWasmModuleTooLargeForCommand: a module that does not fit in one
+// record of the command topic is refused with the sizes, and nothing is
+// appended.
+func TestWasmModuleTooLargeForCommand(t *testing.T) {
+	brokers := testkafka.Brokers(t)
+	svc := testkafka.Name(t, "svc")
+	path := filepath.Join(t.TempDir(), "big.wasm")
+	if err := os.WriteFile(path, testudf.BigModule(2<<20), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	e := openShared(t, brokers, t.TempDir(), svc)
+	defer closeEngine(t, e)
+	execute(t, e, "CREATE STREAM s (x BIGINT) WITH (KAFKA_TOPIC='"+testkafka.Name(t, "s")+"', VALUE_FORMAT='JSON', PARTITIONS=1);")
+	_, err := e.Execute(t.Context(), fmt.Sprintf("CREATE FUNCTION big(x BIGINT) RETURNS BIGINT DETERMINISTIC LANGUAGE WASM WITH (PATH='%s', EXPORT='trap13');", path))
+	want := "more than a record of the command topic " + engine.CommandTopicName(svc) + " may hold (999500: the producer's batch limit); a CREATE FUNCTION's module travels in its command, so its module must be smaller"
+	if err == nil || !strings.Contains(err.Error(), want) || !errors.Is(err, planner.ErrInvalid) {
+		t.Fatalf("got %v, want %q", err, want)
+	}
+	if got := len(commandRecords(t, brokers, svc)); got != 1 {
+		t.Errorf("%d command records, want 1 (the CREATE STREAM)", got)
+	}
 }

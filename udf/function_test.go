@@ -277,3 +277,13 @@ func TestUnreachableFunctionClosesInstances(t *testing.T) {
 		time.Sleep(10 * time.Millisecond)
 	}
 }
+
+// TestBigModule checks that testudf.BigModule is a valid module: the
+// engine's test of a module too large for a command relies on it.
+func TestBigModule(t *testing.T) {
+	rt := udf.NewRuntime()
+	defer rt.Close()
+	if err := rt.Check(context.Background(), testudf.BigModule(3<<20), "trap13", udf.Signature{Args: []types.Type{types.BigIntType}, Result: types.BigIntType}); err != nil {
+		t.Fatal(err)
+	}
+}

@@ -9,6 +9,7 @@ package testudf
 
 import (
 	"fmt"
+	"math/rand/v2"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -181,4 +182,32 @@ func skip(t testing.TB, why string) {
 		t.Fatalf("%s; CI is set, where scripts/install-udf-toolchains must have run", why)
 	}
 	t.Skip(why)
+}
+
+// BigModule is TrapModule's function in a module that also holds n bytes
+// of incompressible data in its memory: a module too large to travel in
+// a command record.
+func BigModule(n int) []byte {
+	uleb := func(b []byte, v int) []byte {
+		for {
+			c := byte(v & 0x7f)
+			v >>= 7
+			if v == 0 {
+				return append(b, c)
+			}
+			b = append(b, c|0x80)
+		}
+	}
+	section := func(b []byte, id byte, body []byte) []byte {
+		return append(uleb(append(b, id), len(body)), body...)
+	}
+	data := make([]byte, n)
+	_, _ = rand.NewChaCha8([32]byte{38}).Read(data)
+	pages := (n + 65535) / 65536
+	out := append([]byte{}, TrapModule[:8]...)
+	out = append(out, TrapModule[8:21]...) // type and function sections
+	out = section(out, 5, uleb([]byte{0x01, 0x00}, pages))
+	out = append(out, TrapModule[21:]...) // export and code sections
+	seg := uleb([]byte{0x01, 0x00, 0x41, 0x00, 0x0b}, n)
+	return section(out, 11, append(seg, data...))
 }
