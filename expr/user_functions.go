@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"strings"
+	"sync"
 
 	"github.com/sluice-sql/sluice/parser"
 	"github.com/sluice-sql/sluice/types"
@@ -222,12 +223,20 @@ func compileUserCall(call *parser.FuncCall, scope Scope, fns UserFunctions) (Com
 		return Compiled{}, true, fmt.Errorf("function %s: %w", f.Name, err)
 	}
 	name := f.Name
+	// The compiled expression is shared by the query's tasks, which run
+	// at once: each call takes an argument slice from a pool rather than
+	// allocating one.
+	n := len(evals)
+	argSlices := sync.Pool{New: func() any { s := make([]any, n); return &s }}
 	return Compiled{Type: f.Result, Eval: func(row []any) any {
-		args := make([]any, len(evals))
+		p := argSlices.Get().(*[]any)
+		args := *p
 		for i, e := range evals {
 			args[i] = e(row)
 		}
 		out, err := impl(args)
+		clear(args)
+		argSlices.Put(p)
 		if err != nil {
 			panic(&FunctionError{Function: name, Err: err})
 		}
