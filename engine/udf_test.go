@@ -316,3 +316,38 @@ func TestWasmModuleTooLargeForCommand(t *testing.T) {
 		t.Errorf("%d command records, want 1 (the CREATE STREAM)", got)
 	}
 }
+
+// TestWasmFunctionFailsPullQuery: a function failing in a pull query
+// fails that query with an error naming the function (no process crash).
+func TestWasmFunctionFailsPullQuery(t *testing.T) {
+	brokers := testkafka.Brokers(t)
+	_, trapPath := writeModules(t)
+	in, tbl := testkafka.Name(t, "pull_in"), testkafka.Name(t, "pull_t")
+	e := openEngine(t, brokers, t.TempDir(), testkafka.Name(t, "svc"))
+	defer closeEngine(t, e)
+	execute(t, e, fmt.Sprintf(`
+		CREATE STREAM %[1]s (id VARCHAR KEY, x BIGINT) WITH (KAFKA_TOPIC='%[1]s', VALUE_FORMAT='JSON', PARTITIONS=1);
+		CREATE FUNCTION trap(x BIGINT) RETURNS BIGINT DETERMINISTIC LANGUAGE WASM WITH (PATH='%[3]s', EXPORT='trap13');
+		CREATE TABLE %[2]s AS SELECT id, LATEST_BY_OFFSET(x) AS x FROM %[1]s GROUP BY id;`, in, tbl, trapPath))
+	testkafka.Produce(t, brokers, rec(in, "a", `{"X":13}`, 1000), rec(in, "b", `{"X":2}`, 2000))
+	testkafka.Await(t, 60*time.Second, "both keys in the table", func() bool {
+		return len(pullRows(t, e, "SELECT * FROM "+tbl+";")) == 2
+	})
+	if diff := cmp.Diff([]string{"b2"}, pullRows(t, e, "SELECT id, TRAP(x) FROM "+tbl+" WHERE id='b';")); diff != "" {
+		t.Errorf("pull query (-want +got):\n%s", diff)
+	}
+	for _, sql := range []string{
+		"SELECT id, TRAP(x) FROM " + tbl + " WHERE id='a';",
+		"SELECT id, TRAP(x) FROM " + tbl + ";",
+	} {
+		res, err := e.Execute(t.Context(), sql)
+		if err == nil {
+			for range res[0].Rows.C {
+			}
+			err = res[0].Rows.Err()
+		}
+		if err == nil || !strings.Contains(err.Error(), "function TRAP: trap:") {
+			t.Errorf("%s: got %v, want the function's trap", sql, err)
+		}
+	}
+}

@@ -437,6 +437,16 @@ func (t *Task) idleTarget(timeout time.Duration) (ts int64, ok bool) {
 func (t *Task) advanceIdle(ts int64) (err error) {
 	defer func() {
 		if p := recover(); p != nil {
+			if fe, ok := p.(*expr.FunctionError); ok {
+				// No record to skip: the output being made (a closing
+				// window's) is lost, counted and logged as a record's
+				// would be.
+				if n := t.tc.Metrics.CountError(ErrKindFunction); n <= 1 || n%1000 == 0 {
+					t.tc.Log.Warn("skipping output a function failed on while advancing idle time", "query", t.Topo.QueryID, "function", fe.Function, "topic", t.Sub.Source.Topic, "partition", t.Partition, "err", fe.Err, "skipped_so_far", n)
+				}
+				err = nil
+				return
+			}
 			t.tc.Log.Error("operator panicked", "query", t.Topo.QueryID, "topic", t.Sub.Source.Topic, "partition", t.Partition, "panic", p, "stack", string(debug.Stack()))
 			err = fmt.Errorf("query %s: operator panicked advancing idle %s/%d: %v", t.Topo.QueryID, t.Sub.Source.Topic, t.Partition, p)
 		}
