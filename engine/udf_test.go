@@ -350,4 +350,9 @@ func TestWasmFunctionFailsPullQuery(t *testing.T) {
 			t.Errorf("%s: got %v, want the function's trap", sql, err)
 		}
 	}
+	// A pull query scanning the stream runs its records as a task does:
+	// the record the function fails on is skipped.
+	if diff := cmp.Diff([]string{"b2"}, pullRows(t, e, "SELECT id, TRAP(x) FROM "+in+";")); diff != "" {
+		t.Errorf("pull query on the stream (-want +got):\n%s", diff)
+	}
 }
