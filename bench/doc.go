@@ -123,6 +123,20 @@
 //
 //	cd bench && go run . costcurve --brokers ADDR
 //
+// pgload (issue 37) puts the Postgres front door under load: it starts
+// `sluice server --pg-listen` on a free port over the broker (or loads a
+// running one, --pg HOST:PORT), creates over the Postgres protocol a stream
+// and a source table on one topic, inserts --keys rows (1,000) and reads
+// each back, then runs --sessions pgx connections (50) for --duration
+// (30 s), each running SELECT … WHERE ID = $1 for random keys back to back
+// (pgx's cached prepared statement) and checking the row. It prints p50,
+// p99 and max latency, queries/s, errors and the machine's load before and
+// after, and drops what it made; a full run (the defaults, its own server,
+// not --quick) merges PG-pull-p50-ms, PG-pull-p99-ms, PG-pull-max-ms,
+// PG-pull-qps and PG-pull-errors into results.json:
+//
+//	cd bench && go run . pgload
+//
 // gokabench/ is a separate command in this module: the goka peer (q1, a
 // windowed count/sum with a group table, and a group-table restore), run by
 // the harness as a process; see gokabench/README.md.

@@ -19,6 +19,7 @@ type cli struct {
 	Nexmark      nexmarkCmd      `cmd:"" help:"Nexmark (issue 11, T1–T11, M1, M2): q0, q1, q2 and a windowed aggregation on sluice run processes against hand-written Go, Kafka Streams and goka; restore against a raw consume."`
 	NexmarkSuite nexmarkSuiteCmd `cmd:"" name:"nexmark-suite" help:"The Nexmark suite (issue 35): the standard queries on Sluice, Flink SQL (the reference text) and Kafka Streams, each output checked against one computed from the generated events."`
 	CostCurve    costCurveCmd    `cmd:"" name:"costcurve" help:"Cost curve (issue 22, C1–C3): the aggregation's rate and peak RSS, and a cold restore, at 100,000, 1,000,000 and 5,000,000 keys, Sluice beside Kafka Streams; a PNG plot in docs/."`
+	PGLoad       pgloadCmd       `cmd:"" name:"pgload" help:"The Postgres front door under load (issue 37): concurrent pgx sessions run pull queries by key against sluice server --pg-listen; p50/p99/max latency, queries/s, errors."`
 	Worker       workerCmd       `cmd:"" hidden:"" help:"A hand-written nexmark contender (p, h1, ha), run by the harness as its own process."`
 }
 

@@ -1,10 +1,6 @@
 package pgcatalog
 
 import (
-	"context"
-	"errors"
-	"fmt"
-
 	"github.com/sluice-sql/sluice/types"
 )
 
@@ -39,7 +35,11 @@ type Field struct {
 // and the command tag Postgres would send ("SELECT 3", "SET", "BEGIN").
 // Row values are nil (NULL), bool, int16, int32, int64, float64, string,
 // []byte, time.Time, or, for jsonb fields, any value encoding/json
-// writes.
+// writes. Catalog results add: uint32 for oid, regproc and xid fields;
+// string for name, "char", regclass, regtype and the other text-like
+// fields (a regclass prints as the relation's name); []any (elements of
+// the kinds above, nil for NULL) for array fields; string in Postgres's
+// text form ("1 2") for int2vector and oidvector fields.
 type Result struct {
 	Fields []Field
 	Rows   [][]any
@@ -66,52 +66,3 @@ const (
 	CodeInvalidParameter   = "22023"
 	CodeInternal           = "XX000"
 )
-
-// Session answers one connection's Postgres-side statements and keeps
-// its client parameters (SET).
-type Session struct {
-	src      Source
-	user     string
-	database string
-}
-
-// NewSession starts a session for user on database over src.
-func NewSession(src Source, user, database string) *Session {
-	return &Session{src: src, user: user, database: database}
-}
-
-// Split cuts a simple-query text into its statements, keeping quoted
-// text and comments intact.
-func Split(sql string) []string {
-	return []string{sql}
-}
-
-// Claims reports whether sql (one statement) is for this package rather
-// than Sluice's dialect.
-func (s *Session) Claims(sql string) bool {
-	return false
-}
-
-// Statement is one parsed statement, ready to describe and execute.
-type Statement struct {
-	params []uint32
-	fields []Field
-}
-
-// Prepare parses one statement. paramOIDs are the types the client
-// declared for $1…$n (0: infer).
-func (s *Session) Prepare(sql string, paramOIDs []uint32) (*Statement, error) {
-	return nil, &Error{Code: CodeFeatureUnsupported, Message: fmt.Sprintf("not supported: %q", sql)}
-}
-
-// Params are the parameters' type OIDs, inferred where the client gave 0.
-func (st *Statement) Params() []uint32 { return st.params }
-
-// Fields describe the statement's rows; nil when it returns none.
-func (st *Statement) Fields() []Field { return st.fields }
-
-// Execute runs the statement with params (decoded by the caller to Go
-// values as Result's rows are typed).
-func (st *Statement) Execute(ctx context.Context, params []any) (*Result, error) {
-	return nil, errors.New("not implemented")
-}

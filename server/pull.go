@@ -126,15 +126,25 @@ func (s *Server) pull(w http.ResponseWriter, r *http.Request, sql string, props 
 		}
 		return res, true
 	}
-	res, err = s.pullRouted(ctx, stmts[0], sql, props, target)
+	res, err = s.pullGathered(ctx, stmts[0], sel, sql, props, target)
 	if err != nil {
 		s.pullError(w, sql, stmts[0], err)
 		return nil, true
 	}
+	return res, true
+}
+
+// pullGathered answers a pull query on a table from every instance
+// holding its partitions (pullRouted), cut to its LIMIT.
+func (s *Server) pullGathered(ctx context.Context, p parser.Parsed, sel *parser.Select, sql string, props map[string]string, target *engine.PullTarget) (*pullResult, error) {
+	res, err := s.pullRouted(ctx, p, sql, props, target)
+	if err != nil {
+		return nil, err
+	}
 	if sel.HasLimit && len(res.rows) > sel.Limit {
 		res.rows = res.rows[:sel.Limit]
 	}
-	return res, true
+	return res, nil
 }
 
 // pullRouted answers a pull query from the instances holding its

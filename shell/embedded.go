@@ -160,6 +160,23 @@ func entityResult(p parser.Parsed, ent engine.Entity) *Result {
 	return res
 }
 
+// EntityLayout is an engine's SHOW, DESCRIBE, EXPLAIN or ASSERT result
+// as the shell lays it out, for callers that show it in their own form
+// (the Postgres front door sends the table as rows): the lines before
+// the table, the table (nil when there is none), the lines after it.
+// ok is false for an entity the shell has no layout for.
+func EntityLayout(p parser.Parsed, ent engine.Entity) (before string, t *Table, after string, ok bool) {
+	res := entityResult(p, ent)
+	if res == nil {
+		return "", nil, "", false
+	}
+	before = res.Text
+	if res.Message != "" {
+		before = res.Message + "\n" + before
+	}
+	return before, res.Table, res.After, true
+}
+
 // WriteEntity prints an engine's SHOW, DESCRIBE, EXPLAIN or ASSERT result
 // to w as the shell prints it (tables in the table format), for callers
 // that print results without a shell, such as `sluice run`.

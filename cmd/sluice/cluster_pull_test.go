@@ -1,6 +1,7 @@
 package main
 
 import (
+	"context"
 	"encoding/json"
 	"fmt"
 	"sort"
@@ -65,9 +66,10 @@ func TestServerClusterPullTables(t *testing.T) {
 	sort.Strings(clickRows)
 
 	args := serverArgs(t, brokers, svc)
-	a := startServer(t, args()...)
+	withPG := func() []string { return append(args(), "--pg-listen", "127.0.0.1:0") }
+	a := startServer(t, withPG()...)
 	defer a.stop(t, 30*time.Second)
-	b := startServer(t, args()...)
+	b := startServer(t, withPG()...)
 	defer b.stop(t, 30*time.Second)
 	live := []*serverProc{a, b}
 	defer func() {
@@ -118,6 +120,18 @@ func TestServerClusterPullTables(t *testing.T) {
 	}
 	if forwarded == 0 {
 		t.Errorf("no pull query was forwarded")
+	}
+	// The same key lookups over the Postgres protocol, routed alike:
+	// each instance answers every key, half of them from the other's
+	// state.
+	for _, s := range live {
+		conn := s.pgConnect(t)
+		for _, id := range ids {
+			var gotID, name string
+			if err := conn.QueryRow(context.Background(), "SELECT * FROM users_t WHERE id = $1", id).Scan(&gotID, &name); err != nil || gotID != id || name != "name-"+id {
+				t.Errorf("postgres pull on %s, id %s: %q %q, %v", s.base, id, gotID, name, err)
+			}
+		}
 	}
 	// A plain CREATE TABLE keeps no state: ksqlDB's error, on both.
 	const notQueryable = "The `ORDERS_T` table isn't queryable. To derive a queryable table, you can do 'CREATE TABLE QUERYABLE_ORDERS_T AS SELECT * FROM ORDERS_T'. See https://cnfl.io/queries for more info.\nAdd EMIT CHANGES if you intended to issue a push query."

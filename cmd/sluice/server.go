@@ -25,6 +25,7 @@ import (
 	"github.com/sluice-sql/sluice/engine"
 	"github.com/sluice-sql/sluice/metrics"
 	"github.com/sluice-sql/sluice/parser"
+	"github.com/sluice-sql/sluice/pgwire"
 	"github.com/sluice-sql/sluice/planner"
 	"github.com/sluice-sql/sluice/server"
 )
@@ -40,6 +41,8 @@ type serverCmd struct {
 	TLSCert   string          `name:"tls-cert" env:"SLUICE_TLS_CERT" type:"existingfile" help:"Certificate (PEM) to serve HTTPS with; needs --tls-key."`
 	TLSKey    string          `name:"tls-key" env:"SLUICE_TLS_KEY" type:"existingfile" help:"Private key (PEM) of --tls-cert."`
 	File      string          `type:"existingfile" env:"SLUICE_FILE" help:"SQL file whose statements run at start (no push SELECTs)."`
+	PGListen  string          `name:"pg-listen" env:"SLUICE_PG_LISTEN" placeholder:"HOST:PORT" help:"Also serve the PostgreSQL protocol (psql, JDBC, psycopg, Grafana) on this address, e.g. 127.0.0.1:5433; off unless given. Same users as --auth; with --tls-cert/--tls-key clients must use TLS."`
+	PGAuth    string          `name:"pg-auth" env:"SLUICE_PG_AUTH" enum:"scram-sha-256,password" default:"scram-sha-256" help:"How Postgres clients prove their --auth password: scram-sha-256 (default) or password (cleartext; use with TLS)."`
 
 	KafkaTLS      bool   `name:"kafka-tls" env:"SLUICE_KAFKA_TLS" help:"Connect to Kafka over TLS (system roots)."`
 	SASLMechanism string `name:"sasl-mechanism" env:"SLUICE_SASL_MECHANISM" enum:",PLAIN,SCRAM-SHA-256,SCRAM-SHA-512" default:"" help:"SASL mechanism for Kafka: PLAIN, SCRAM-SHA-256 or SCRAM-SHA-512."`
@@ -169,11 +172,28 @@ func (c *serverCmd) Run(log *slog.Logger) error {
 	}
 	srv := server.New(e, opts)
 	srv.Handle("GET /metrics", reg.Handler())
+	var pg *pgwire.Server
+	var pgLn net.Listener
+	if c.PGListen != "" {
+		if pg, pgLn, err = c.startPG(srv, users, log); err != nil {
+			_ = ln.Close()
+			_ = e.Close()
+			_ = ir.Close()
+			return err
+		}
+	}
 	// Scripts and tests wait for this line to learn the address.
 	fmt.Printf("sluice server listening on %s://%s\n", scheme, ln.Addr())
 	status(log, "advertised as %s to the other instances of service %s", advertised, c.ServiceID)
-	serveErr := make(chan error, 1)
+	serveErr := make(chan error, 2)
 	go func() { serveErr <- srv.Serve(ln) }()
+	if pg != nil {
+		go func() {
+			if err := pg.Serve(pgLn); err != nil {
+				serveErr <- err
+			}
+		}()
+	}
 
 	var runErr error
 	select {
@@ -183,6 +203,13 @@ func (c *serverCmd) Run(log *slog.Logger) error {
 	stop()
 	shutCtx, cancel := context.WithTimeout(context.Background(), 15*time.Second)
 	defer cancel()
+	if pg != nil {
+		// Postgres sessions end first: their push queries and cursors
+		// stop before the engine closes.
+		if err := pg.Shutdown(shutCtx); err != nil && runErr == nil {
+			runErr = fmt.Errorf("postgres shutdown: %w", err)
+		}
+	}
 	if err := srv.Shutdown(shutCtx); err != nil && runErr == nil {
 		runErr = err
 	}
@@ -198,6 +225,37 @@ func (c *serverCmd) Run(log *slog.Logger) error {
 	}
 	log.Info("server stopped")
 	return runErr
+}
+
+// startPG listens for Postgres clients on --pg-listen, with the REST
+// API's users and TLS files, and says where on the start lines.
+func (c *serverCmd) startPG(srv *server.Server, users map[string]string, log *slog.Logger) (*pgwire.Server, net.Listener, error) {
+	opts := pgwire.Options{Users: users, AuthMethod: c.PGAuth, Log: log}
+	if c.TLSCert != "" {
+		cert, err := tls.LoadX509KeyPair(c.TLSCert, c.TLSKey)
+		if err != nil {
+			return nil, nil, &exitError{2, fmt.Sprintf("sluice server: --tls-cert/--tls-key: %v", err)}
+		}
+		opts.TLS = &tls.Config{Certificates: []tls.Certificate{cert}, MinVersion: tls.VersionTLS12}
+	}
+	pg, err := pgwire.New(srv.PGBackend(), opts)
+	if err != nil {
+		return nil, nil, &exitError{2, "sluice server: " + err.Error()}
+	}
+	ln, err := net.Listen("tcp", c.PGListen)
+	if err != nil {
+		return nil, nil, fmt.Errorf("listen on %s (--pg-listen): %w", c.PGListen, err)
+	}
+	tlsText, auth := "off", "trust"
+	if opts.TLS != nil {
+		tlsText = "required"
+	}
+	if len(users) > 0 {
+		auth = c.PGAuth
+	}
+	// Scripts and tests wait for this line to learn the address.
+	fmt.Printf("postgres: listening on %s (tls %s, auth %s)\n", ln.Addr(), tlsText, auth)
+	return pg, ln, nil
 }
 
 // advertisedURL is the URL other instances reach this one at: flag when

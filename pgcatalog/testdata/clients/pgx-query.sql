@@ -1,0 +1,19 @@
+-- pgx v5.13.0 (jackc/pgx, Go), default QueryExecModeCacheStatement, sslmode=disable: connect, then conn.Query(ctx, "... WHERE id = $1", int64(1)) twice; the first prepares a named statement (Parse + Describe S), both Bind it (binary params, per-column result formats)
+-- Captured on a real PostgreSQL 15.18 (Debian) through a loopback proxy that decodes the v3 protocol
+-- (tools/pgproxy.py; full transcript with ParameterStatus/auth in wire/). Schema: tools/schema.sql
+-- (table public.orders with a bigint primary key and every common type, view big_orders).
+-- Each statement: comment lines say the protocol (simple Query, or extended Parse with its
+-- parameter type OIDs, then Bind with formats and values), and what PostgreSQL answered
+-- (RowDescription as name:typeOID[/fmt1 for binary], CommandComplete); then the text exactly.
+-- first connection: StartupMessage v3.0 {'application_name': 'pgx-query', 'user': 'sluice', 'database': 'sluice'}
+-- protocol: extended; Parse name='stmtcache_b4eff17589e6847f2debc5dad424e0a870db0c83f9dbb0f3' paramOIDs=[]
+-- client: Describe S 'stmtcache_b4eff17589e6847f2debc5dad424e0a870db0c83f9dbb0f3'
+-- PostgreSQL: ParameterDescription [20]
+-- PostgreSQL: RowDescription [id:20, qty:23, amount:1700, customer:25, ts:1114]
+-- client: Bind portal='' stmt='stmtcache_b4eff17589e6847f2debc5dad424e0a870db0c83f9dbb0f3' paramFormats=[1] params=[$1=binary:0000000000000001] resultFormats=[1, 1, 1, 0, 1]
+-- client: Execute portal='' maxRows=0
+-- PostgreSQL: CommandComplete SELECT 1
+-- client: Bind portal='' stmt='stmtcache_b4eff17589e6847f2debc5dad424e0a870db0c83f9dbb0f3' paramFormats=[1] params=[$1=binary:0000000000000001] resultFormats=[1, 1, 1, 0, 1]
+-- client: Execute portal='' maxRows=0
+-- PostgreSQL: CommandComplete SELECT 1
+SELECT id, qty, amount, customer, ts FROM orders WHERE id = $1

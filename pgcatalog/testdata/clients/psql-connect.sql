@@ -1,0 +1,12 @@
+-- psql 15.18 (Debian postgresql-client 15): connection start (psql -X -c "SELECT 1"; psql itself sends no query on connect: only the startup packet, then the user's statement)
+-- Captured on a real PostgreSQL 15.18 (Debian) through a loopback proxy that decodes the v3 protocol
+-- (tools/pgproxy.py; full transcript with ParameterStatus/auth in wire/). Schema: tools/schema.sql
+-- (table public.orders with a bigint primary key and every common type, view big_orders).
+-- Each statement: comment lines say the protocol (simple Query, or extended Parse with its
+-- parameter type OIDs, then Bind with formats and values), and what PostgreSQL answered
+-- (RowDescription as name:typeOID[/fmt1 for binary], CommandComplete); then the text exactly.
+-- first connection: StartupMessage v3.0 {'user': 'sluice', 'database': 'sluice', 'application_name': 'psql-connect'}
+-- protocol: simple (Query)
+-- PostgreSQL: RowDescription [?column?:23]
+-- PostgreSQL: CommandComplete SELECT 1
+SELECT 1

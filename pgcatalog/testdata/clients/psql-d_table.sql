@@ -1,0 +1,131 @@
+-- psql 15.18: \d orders (one table: the oid lookup, then its columns, indexes, policies, statistics, publications, inheritance)
+-- Captured on a real PostgreSQL 15.18 (Debian) through a loopback proxy that decodes the v3 protocol
+-- (tools/pgproxy.py; full transcript with ParameterStatus/auth in wire/). Schema: tools/schema.sql
+-- (table public.orders with a bigint primary key and every common type, view big_orders).
+-- Each statement: comment lines say the protocol (simple Query, or extended Parse with its
+-- parameter type OIDs, then Bind with formats and values), and what PostgreSQL answered
+-- (RowDescription as name:typeOID[/fmt1 for binary], CommandComplete); then the text exactly.
+-- first connection: StartupMessage v3.0 {'user': 'sluice', 'database': 'sluice', 'application_name': 'psql-d_orders'}
+-- protocol: simple (Query)
+-- PostgreSQL: RowDescription [oid:26, nspname:19, relname:19]
+-- PostgreSQL: CommandComplete SELECT 1
+SELECT c.oid,
+  n.nspname,
+  c.relname
+FROM pg_catalog.pg_class c
+     LEFT JOIN pg_catalog.pg_namespace n ON n.oid = c.relnamespace
+WHERE c.relname OPERATOR(pg_catalog.~) '^(orders)$' COLLATE pg_catalog.default
+  AND pg_catalog.pg_table_is_visible(c.oid)
+ORDER BY 2, 3;
+-- next
+-- protocol: simple (Query)
+-- PostgreSQL: RowDescription [relchecks:21, relkind:18, relhasindex:16, relhasrules:16, relhastriggers:16, relrowsecurity:16, relforcerowsecurity:16, relhasoids:16, relispartition:16, ?column?:25, reltablespace:26, reloftype:25, relpersistence:18, relreplident:18, amname:19]
+-- PostgreSQL: CommandComplete SELECT 1
+SELECT c.relchecks, c.relkind, c.relhasindex, c.relhasrules, c.relhastriggers, c.relrowsecurity, c.relforcerowsecurity, false AS relhasoids, c.relispartition, '', c.reltablespace, CASE WHEN c.reloftype = 0 THEN '' ELSE c.reloftype::pg_catalog.regtype::pg_catalog.text END, c.relpersistence, c.relreplident, am.amname
+FROM pg_catalog.pg_class c
+ LEFT JOIN pg_catalog.pg_class tc ON (c.reltoastrelid = tc.oid)
+LEFT JOIN pg_catalog.pg_am am ON (c.relam = am.oid)
+WHERE c.oid = '16386';
+-- next
+-- protocol: simple (Query)
+-- PostgreSQL: RowDescription [attname:19, format_type:25, pg_get_expr:25, attnotnull:16, attcollation:19, attidentity:18, attgenerated:18]
+-- PostgreSQL: CommandComplete SELECT 12
+SELECT a.attname,
+  pg_catalog.format_type(a.atttypid, a.atttypmod),
+  (SELECT pg_catalog.pg_get_expr(d.adbin, d.adrelid, true)
+   FROM pg_catalog.pg_attrdef d
+   WHERE d.adrelid = a.attrelid AND d.adnum = a.attnum AND a.atthasdef),
+  a.attnotnull,
+  (SELECT c.collname FROM pg_catalog.pg_collation c, pg_catalog.pg_type t
+   WHERE c.oid = a.attcollation AND t.oid = a.atttypid AND a.attcollation <> t.typcollation) AS attcollation,
+  a.attidentity,
+  a.attgenerated
+FROM pg_catalog.pg_attribute a
+WHERE a.attrelid = '16386' AND a.attnum > 0 AND NOT a.attisdropped
+ORDER BY a.attnum;
+-- next
+-- protocol: simple (Query)
+-- PostgreSQL: RowDescription [relname:19, indisprimary:16, indisunique:16, indisclustered:16, indisvalid:16, pg_get_indexdef:25, pg_get_constraintdef:25, contype:18, condeferrable:16, condeferred:16, indisreplident:16, reltablespace:26]
+-- PostgreSQL: CommandComplete SELECT 1
+SELECT c2.relname, i.indisprimary, i.indisunique, i.indisclustered, i.indisvalid, pg_catalog.pg_get_indexdef(i.indexrelid, 0, true),
+  pg_catalog.pg_get_constraintdef(con.oid, true), contype, condeferrable, condeferred, i.indisreplident, c2.reltablespace
+FROM pg_catalog.pg_class c, pg_catalog.pg_class c2, pg_catalog.pg_index i
+  LEFT JOIN pg_catalog.pg_constraint con ON (conrelid = i.indrelid AND conindid = i.indexrelid AND contype IN ('p','u','x'))
+WHERE c.oid = '16386' AND c.oid = i.indrelid AND i.indexrelid = c2.oid
+ORDER BY i.indisprimary DESC, c2.relname;
+-- next
+-- protocol: simple (Query)
+-- PostgreSQL: RowDescription [polname:19, polpermissive:16, array_to_string:25, pg_get_expr:25, pg_get_expr:25, cmd:25]
+-- PostgreSQL: CommandComplete SELECT 0
+SELECT pol.polname, pol.polpermissive,
+  CASE WHEN pol.polroles = '{0}' THEN NULL ELSE pg_catalog.array_to_string(array(select rolname from pg_catalog.pg_roles where oid = any (pol.polroles) order by 1),',') END,
+  pg_catalog.pg_get_expr(pol.polqual, pol.polrelid),
+  pg_catalog.pg_get_expr(pol.polwithcheck, pol.polrelid),
+  CASE pol.polcmd
+    WHEN 'r' THEN 'SELECT'
+    WHEN 'a' THEN 'INSERT'
+    WHEN 'w' THEN 'UPDATE'
+    WHEN 'd' THEN 'DELETE'
+    END AS cmd
+FROM pg_catalog.pg_policy pol
+WHERE pol.polrelid = '16386' ORDER BY 1;
+-- next
+-- protocol: simple (Query)
+-- PostgreSQL: RowDescription [oid:26, stxrelid:2205, nsp:25, stxname:19, columns:25, ndist_enabled:16, deps_enabled:16, mcv_enabled:16, stxstattarget:23]
+-- PostgreSQL: CommandComplete SELECT 0
+SELECT oid, stxrelid::pg_catalog.regclass, stxnamespace::pg_catalog.regnamespace::pg_catalog.text AS nsp, stxname,
+pg_catalog.pg_get_statisticsobjdef_columns(oid) AS columns,
+  'd' = any(stxkind) AS ndist_enabled,
+  'f' = any(stxkind) AS deps_enabled,
+  'm' = any(stxkind) AS mcv_enabled,
+stxstattarget
+FROM pg_catalog.pg_statistic_ext
+WHERE stxrelid = '16386'
+ORDER BY nsp, stxname;
+-- next
+-- protocol: simple (Query)
+-- PostgreSQL: RowDescription [pubname:19, ?column?:25, ?column?:25]
+-- PostgreSQL: CommandComplete SELECT 0
+SELECT pubname
+     , NULL
+     , NULL
+FROM pg_catalog.pg_publication p
+     JOIN pg_catalog.pg_publication_namespace pn ON p.oid = pn.pnpubid
+     JOIN pg_catalog.pg_class pc ON pc.relnamespace = pn.pnnspid
+WHERE pc.oid ='16386' and pg_catalog.pg_relation_is_publishable('16386')
+UNION
+SELECT pubname
+     , pg_get_expr(pr.prqual, c.oid)
+     , (CASE WHEN pr.prattrs IS NOT NULL THEN
+         (SELECT string_agg(attname, ', ')
+           FROM pg_catalog.generate_series(0, pg_catalog.array_upper(pr.prattrs::pg_catalog.int2[], 1)) s,
+                pg_catalog.pg_attribute
+          WHERE attrelid = pr.prrelid AND attnum = prattrs[s])
+        ELSE NULL END) FROM pg_catalog.pg_publication p
+     JOIN pg_catalog.pg_publication_rel pr ON p.oid = pr.prpubid
+     JOIN pg_catalog.pg_class c ON c.oid = pr.prrelid
+WHERE pr.prrelid = '16386'
+UNION
+SELECT pubname
+     , NULL
+     , NULL
+FROM pg_catalog.pg_publication p
+WHERE p.puballtables AND pg_catalog.pg_relation_is_publishable('16386')
+ORDER BY 1;
+-- next
+-- protocol: simple (Query)
+-- PostgreSQL: RowDescription [oid:2205]
+-- PostgreSQL: CommandComplete SELECT 0
+SELECT c.oid::pg_catalog.regclass
+FROM pg_catalog.pg_class c, pg_catalog.pg_inherits i
+WHERE c.oid = i.inhparent AND i.inhrelid = '16386'
+  AND c.relkind != 'p' AND c.relkind != 'I'
+ORDER BY inhseqno;
+-- next
+-- protocol: simple (Query)
+-- PostgreSQL: RowDescription [oid:2205, relkind:18, inhdetachpending:16, pg_get_expr:25]
+-- PostgreSQL: CommandComplete SELECT 0
+SELECT c.oid::pg_catalog.regclass, c.relkind, inhdetachpending, pg_catalog.pg_get_expr(c.relpartbound, c.oid)
+FROM pg_catalog.pg_class c, pg_catalog.pg_inherits i
+WHERE c.oid = i.inhrelid AND i.inhparent = '16386'
+ORDER BY pg_catalog.pg_get_expr(c.relpartbound, c.oid) = 'DEFAULT', c.oid::pg_catalog.regclass::pg_catalog.text;

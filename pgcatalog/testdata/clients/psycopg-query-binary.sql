@@ -1,0 +1,15 @@
+-- psycopg 3.3.9 (psycopg[binary] from PyPI, its bundled libpq 18), Python 3.11, through scripts/pgclients/psycopg_query.py: the same with %b placeholders (binary parameters) and a cursor(binary=True) (binary results)
+-- Captured on a real PostgreSQL 15.18 (Debian) through a loopback proxy that decodes the v3 protocol
+-- (tools/pgproxy.py; full transcript with ParameterStatus/auth in wire/). Schema: tools/schema.sql
+-- (table public.orders with a bigint primary key and every common type, view big_orders).
+-- Each statement: comment lines say the protocol (simple Query, or extended Parse with its
+-- parameter type OIDs, then Bind with formats and values), and what PostgreSQL answered
+-- (RowDescription as name:typeOID[/fmt1 for binary], CommandComplete); then the text exactly.
+-- first connection: StartupMessage v3.0 {'user': 'sluice', 'database': 'sluice', 'application_name': 'psycopg-query-binary'}
+-- protocol: extended; Parse name='' paramOIDs=[21, 21, 701, 1700, 25, 16, 17, 1082, 1083, 1114, 0, 0]
+-- client: Bind portal='' stmt='' paramFormats=[1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 0, 0] params=[$1=binary:0001, $2=binary:0003, $3=binary:4004000000000000, $4=binary:0002000000000002000c0d48, $5=binary:616c696365, $6=binary:01, $7=binary:0102, $8=binary:0000223f, $9=binary:0000000292555340, $10=binary:0002b0ec8517d3b8, $11=NULL, $12=NULL] resultFormats=[1]
+-- client: Describe P ''
+-- client: Execute portal='' maxRows=0
+-- PostgreSQL: RowDescription [id:20/fmt1, qty:23/fmt1, price:701/fmt1, amount:1700/fmt1, customer:25/fmt1, shipped:16/fmt1, payload:17/fmt1, day:1082/fmt1, at_time:1083/fmt1, ts:1114/fmt1, tags:1009/fmt1, attrs:3802/fmt1]
+-- PostgreSQL: CommandComplete SELECT 1
+SELECT * FROM orders WHERE id = $1 OR qty = $2 OR price = $3 OR amount = $4 OR customer = $5 OR shipped = $6 OR payload = $7 OR day = $8 OR at_time = $9 OR ts = $10 OR id = $11 OR customer = $12 ORDER BY id

@@ -1,0 +1,15 @@
+-- psycopg 3.3.9 (psycopg[binary] from PyPI, its bundled libpq 18), Python 3.11, through scripts/pgclients/psycopg_query.py: the same with %t placeholders (text parameters), text results
+-- Captured on a real PostgreSQL 15.18 (Debian) through a loopback proxy that decodes the v3 protocol
+-- (tools/pgproxy.py; full transcript with ParameterStatus/auth in wire/). Schema: tools/schema.sql
+-- (table public.orders with a bigint primary key and every common type, view big_orders).
+-- Each statement: comment lines say the protocol (simple Query, or extended Parse with its
+-- parameter type OIDs, then Bind with formats and values), and what PostgreSQL answered
+-- (RowDescription as name:typeOID[/fmt1 for binary], CommandComplete); then the text exactly.
+-- first connection: StartupMessage v3.0 {'user': 'sluice', 'database': 'sluice', 'application_name': 'psycopg-query-text'}
+-- protocol: extended; Parse name='' paramOIDs=[21, 21, 701, 1700, 0, 16, 17, 1082, 1083, 1114, 0, 0]
+-- client: Bind portal='' stmt='' paramFormats=[0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0] params=[$1='1', $2='3', $3='2.5', $4='12.34', $5='alice', $6='t', $7='\\x0102', $8='2024-01-02', $9='03:04:05', $10='2024-01-02 03:04:05.123000', $11=NULL, $12=NULL] resultFormats=[0]
+-- client: Describe P ''
+-- client: Execute portal='' maxRows=0
+-- PostgreSQL: RowDescription [id:20, qty:23, price:701, amount:1700, customer:25, shipped:16, payload:17, day:1082, at_time:1083, ts:1114, tags:1009, attrs:3802]
+-- PostgreSQL: CommandComplete SELECT 1
+SELECT * FROM orders WHERE id = $1 OR qty = $2 OR price = $3 OR amount = $4 OR customer = $5 OR shipped = $6 OR payload = $7 OR day = $8 OR at_time = $9 OR ts = $10 OR id = $11 OR customer = $12 ORDER BY id
