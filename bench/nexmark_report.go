@@ -266,6 +266,8 @@ func (r nexReport) print(out io.Writer, brokerName string, n *nexmarkCmd) map[st
 		{"F2", "agg FINAL S / Flink SQL (EOS)", r.find("S-agg-final"), r.find("F-agg"), rate, 2, false},
 		// Issue 19: q1 over Avro bids, Avro out, against q1 in JSON.
 		{"avro_q1", "q1 Avro S / q1 JSON S", r.find("S-q1-avro"), r.find("S-q1"), rate, 0.8, false},
+		// Issue 38: q1's conversion by a WebAssembly function against the built-in.
+		{"udf_q1", "q1 WASM UDF S / q1 S", r.find("S-q1-udf"), r.find("S-q1"), rate, 0.5, false},
 		// Issue 22: the stateful workloads of nexmark_workloads.go.
 		{"J1", "join S/KS", r.find("S-join"), r.find("KS-join"), rate, 2, false},
 		{"L1", "agg-late S / agg S", r.find("S-agg-late"), r.find("S-agg"), rate, 0.9, false},

@@ -41,6 +41,10 @@ const (
 	commandRequestHeader  = "sluice.request"
 )
 
+// commandRecordOverhead is room left in a record batch for the batch and
+// record headers around a command's value.
+const commandRecordOverhead = 512
+
 // CommandTopicName names the command topic of a service.
 func CommandTopicName(serviceID string) string {
 	if serviceID == "" {
@@ -280,7 +284,7 @@ func (e *Engine) applyCommand(ctx context.Context, value []byte) (*Result, error
 		return nil, fmt.Errorf("command %q: %w", cmd.Statement, err)
 	}
 	if len(ps) != 1 || !IsCommand(ps[0].Stmt) {
-		return nil, fmt.Errorf("%w: a command holds one statement IsCommand accepts (CREATE, INSERT INTO … SELECT, TERMINATE, PAUSE/RESUME, DROP, ALTER, CREATE/DROP TYPE), not %q", planner.ErrInvalid, cmd.Statement)
+		return nil, fmt.Errorf("%w: a command holds one statement IsCommand accepts (CREATE, INSERT INTO … SELECT, TERMINATE, PAUSE/RESUME, DROP, ALTER, CREATE/DROP TYPE, CREATE/DROP FUNCTION), not %q", planner.ErrInvalid, cmd.Statement)
 	}
 	props := cmd.Properties
 	if props == nil {
@@ -298,6 +302,9 @@ func (c *commandLog) submit(ctx context.Context, p parser.Parsed, props map[stri
 	value, err := encodeCommand(commandRecord{Version: commandVersion, Statement: p.Text, Properties: props})
 	if err != nil {
 		return nil, err
+	}
+	if limit, ok := c.e.cl.OptValue(kgo.ProducerBatchMaxBytes).(int32); ok && len(value) > int(limit)-commandRecordOverhead {
+		return nil, fmt.Errorf("%w: the command is %d bytes, more than a record of the command topic %s may hold (%d: the producer's batch limit); a CREATE FUNCTION's module travels in its command, so its module must be smaller", planner.ErrInvalid, len(value), c.topic, int(limit)-commandRecordOverhead)
 	}
 	id := randomID()
 	w := make(chan outcome, 1)

@@ -295,6 +295,9 @@ func (e *Engine) Close() error {
 			errs = append(errs, err)
 		}
 	}
+	if err := e.cat.CloseFunctions(); err != nil {
+		errs = append(errs, err)
+	}
 	return errors.Join(errs...)
 }
 

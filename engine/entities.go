@@ -141,7 +141,11 @@ type TypeList struct{ Types []planner.CustomType }
 type FunctionList struct{ Functions []expr.FunctionInfo }
 
 // FunctionDescription is one function.
-type FunctionDescription struct{ expr.FunctionInfo }
+// A user-defined function's has its overloads.
+type FunctionDescription struct {
+	expr.FunctionInfo
+	Overloads []*expr.UserFunction
+}
 
 func (*FunctionList) entity()        {}
 func (*TypeList) entity()            {}

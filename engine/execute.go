@@ -146,6 +146,10 @@ func (e *Engine) executeStatement(ctx context.Context, p parser.Parsed, sess *se
 		}
 	}
 	if IsCommand(p.Stmt) {
+		p, err := inlineFunctionModule(p)
+		if err != nil {
+			return nil, err
+		}
 		props := commandProps(sess.snapshot())
 		if e.cmd != nil {
 			return e.cmd.submit(ctx, p, props)

@@ -1,6 +1,7 @@
 package engine_test
 
 import (
+	"encoding/base64"
 	"encoding/binary"
 	"fmt"
 	"io"
@@ -8,9 +9,11 @@ import (
 	"testing"
 
 	"github.com/sluice-sql/sluice/exec"
+	"github.com/sluice-sql/sluice/internal/testudf"
 	"github.com/sluice-sql/sluice/parser"
 	"github.com/sluice-sql/sluice/planner"
 	"github.com/sluice-sql/sluice/state"
+	"github.com/sluice-sql/sluice/udf"
 )
 
 // discard is an Output that counts what a task produces.
@@ -33,6 +36,13 @@ const bidsDDL = `CREATE STREAM BIDS (auction BIGINT KEY, bidder BIGINT, price BI
 // every record through the operator chain.
 func planTask(tb testing.TB, ddl, sql string, noCopy bool, out exec.Output) (*exec.Task, *exec.SubTopology) {
 	tb.Helper()
+	return planTaskWith(tb, ddl, sql, noCopy, planner.Options{ServiceID: "bench"}, out, nil)
+}
+
+// planTaskWith is planTask with planning options and a hook that adds to
+// the catalog before the query is planned.
+func planTaskWith(tb testing.TB, ddl, sql string, noCopy bool, opts planner.Options, out exec.Output, prepare func(*planner.Catalog)) (*exec.Task, *exec.SubTopology) {
+	tb.Helper()
 	cat := planner.NewCatalog()
 	st, err := parser.ParseOne(ddl)
 	if err != nil {
@@ -50,7 +60,10 @@ func planTask(tb testing.TB, ddl, sql string, noCopy bool, out exec.Output) (*ex
 	}
 	cs := st.(*parser.CreateSource)
 	props, _ := planner.PropsOf(cs.With)
-	q, err := planner.PlanQuery(cat, cs.Query, &planner.Target{Name: cs.Name, Kind: cs.Kind, With: props, Text: sql}, "BENCH", planner.Options{ServiceID: "bench"})
+	if prepare != nil {
+		prepare(cat)
+	}
+	q, err := planner.PlanQuery(cat, cs.Query, &planner.Target{Name: cs.Name, Kind: cs.Kind, With: props, Text: sql}, "BENCH", opts)
 	if err != nil {
 		tb.Fatal(err)
 	}
@@ -119,6 +132,61 @@ func BenchmarkPipeline(b *testing.B) {
 			}
 			if copied := task.Copied(); (copied > 0) == (tc.noCopy || tc.name == "agg") {
 				b.Fatalf("%d records copied", copied)
+			}
+		})
+	}
+}
+
+// BenchmarkPipelineUDF is q1 with its conversion done by the built-in
+// arithmetic and by a WebAssembly function (udf/testdata/gofuncs's
+// to_euro, built from source), in the same run: with the default time
+// limit per call and without one (sluice.udf.timeout=0).
+func BenchmarkPipelineUDF(b *testing.B) {
+	module := base64.StdEncoding.EncodeToString(testudf.GoModule(b))
+	for _, tc := range []struct {
+		name, sql string
+		limits    udf.Limits
+	}{
+		{"q1-builtin", "CREATE STREAM OUT AS SELECT auction, bidder, CAST(price AS DOUBLE) * 0.908 AS price, dateTime FROM BIDS;", udf.Limits{}},
+		{"q1-wasm", "CREATE STREAM OUT AS SELECT auction, bidder, TO_EURO(price) AS price, dateTime FROM BIDS;",
+			udf.Limits{Timeout: udf.DefaultTimeout, MemoryBytes: udf.DefaultMemoryBytes}},
+		{"q1-wasm-no-timeout", "CREATE STREAM OUT AS SELECT auction, bidder, TO_EURO(price) AS price, dateTime FROM BIDS;",
+			udf.Limits{MemoryBytes: udf.DefaultMemoryBytes}},
+	} {
+		b.Run(tc.name, func(b *testing.B) {
+			out := &discard{}
+			task, sub := planTaskWith(b, bidsDDL, tc.sql, false, planner.Options{ServiceID: "bench", UDFLimits: tc.limits}, out, func(cat *planner.Catalog) {
+				st, err := parser.ParseOne("CREATE FUNCTION to_euro(price BIGINT) RETURNS DOUBLE DETERMINISTIC LANGUAGE WASM WITH (MODULE='" + module + "', EXPORT='to_euro')")
+				if err != nil {
+					b.Fatal(err)
+				}
+				f, err := planner.CreateFunction(b.Context(), cat, st.(*parser.CreateFunction))
+				if err != nil {
+					b.Fatal(err)
+				}
+				cat.RegisterFunction(f)
+				b.Cleanup(func() { cat.CloseFunctions() })
+			})
+			recs := make([]exec.Record, 4096)
+			for i := range recs {
+				key := binary.BigEndian.AppendUint64(nil, uint64(1000+i%997))
+				recs[i] = exec.Record{Topic: sub.Source.Topic, Key: key, Value: nexmarkBid(i), Timestamp: 1_700_000_000_000 + int64(i)*10}
+			}
+			b.ReportAllocs()
+			i := 0
+			for b.Loop() {
+				r := recs[i%len(recs)]
+				r.Offset = int64(i)
+				if err := task.Process(&r); err != nil {
+					b.Fatal(err)
+				}
+				i++
+				if i%len(recs) == 0 {
+					task.FlushBatch()
+				}
+			}
+			if out.n != i {
+				b.Fatalf("%d records in, %d out", i, out.n)
 			}
 		})
 	}

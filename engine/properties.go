@@ -15,6 +15,7 @@ import (
 	"github.com/sluice-sql/sluice/format"
 	"github.com/sluice-sql/sluice/planner"
 	"github.com/sluice-sql/sluice/state"
+	"github.com/sluice-sql/sluice/udf"
 )
 
 // The property table: every property the engine, the planner's options
@@ -318,6 +319,12 @@ var (
 	propStateCacheBytes = declare(planner.StateCacheBytesProperty, []string{"ksql.streams." + planner.StateCacheBytesProperty}, ScopeQuery, "LONG",
 		fixed(strconv.FormatInt(exec.DefaultAggCacheBytes, 10)), number(64, 0),
 		"Bytes of decoded state each partition of an aggregation (time windows or none) keeps cached, written to its store once per commit; 0 turns the cache off. A COUNT_DISTINCT's values, each a state entry of its own, are remembered as stored in up to 16 times as many bytes beside it. Per partition, where Kafka Streams' bound is for all threads; it never holds an update back (nor does cache.max.bytes.buffering, which Sluice does not read).")
+	propUDFTimeout = declare(UDFTimeoutProperty, nil, ScopeQuery, "DURATION",
+		fixed(udf.DefaultTimeout.String()), checkUDFTimeout,
+		"How long one call of a user-defined function may run (a duration or milliseconds; 0: no limit, which saves the time limit's cost of about a microsecond a call but lets a looping function stall its query); a call past it fails its record as a bad record.").failsOnMalformed()
+	propUDFMemory = declare(UDFMemoryProperty, nil, ScopeQuery, "LONG",
+		fixed(strconv.FormatInt(udf.DefaultMemoryBytes, 10)), number(64, 65536),
+		"Bytes of linear memory each instance of a user-defined function's WebAssembly module may grow to (rounded down to 64 KiB pages); a call that runs out fails its record as a bad record.").failsOnMalformed()
 	propMinFreeBytes = declare(MinFreeBytesProperty, nil, ScopeInstance, "LONG",
 		fixed(strconv.FormatInt(state.DefaultMinFreeBytes, 10)), checkMinFree,
 		"Free disk space state commits leave untouched; below it stateful queries fail with \"disk full\"; -1 turns the check off.").failsOnMalformed()
@@ -329,8 +336,42 @@ var propertyTable = sortedProperties(
 	propTableRetention, propIdleTimeout, propCompat, propTimestampThrow, propDefaultKeyFormat, propDefaultValueFormat,
 	propNewQueryPlanner, propPushV2Registry, propStallTimeout, propHotKeyShare, propPullTableScan, propPullLimit,
 	propPushV2Enabled, propPushV2Buffer, propStandbyReads, propMaxOffsetLag, propAssertTopicTimeout,
-	propAssertSchemaTimeout, propMinFreeBytes, propStateCacheBytes,
+	propAssertSchemaTimeout, propMinFreeBytes, propStateCacheBytes, propUDFTimeout, propUDFMemory,
 )
+
+// Properties of user-defined functions.
+const (
+	UDFTimeoutProperty = "sluice.udf.timeout"
+	UDFMemoryProperty  = "sluice.udf.memory"
+)
+
+func parseUDFTimeout(v string) (time.Duration, error) {
+	if ms, err := strconv.ParseInt(strings.TrimSpace(v), 10, 64); err == nil {
+		if ms < 0 {
+			return 0, fmt.Errorf("%w: '%s' is %q: want a duration of 0 or more", planner.ErrInvalid, UDFTimeoutProperty, v)
+		}
+		return time.Duration(ms) * time.Millisecond, nil
+	}
+	return planner.ParseDuration("'"+UDFTimeoutProperty+"'", v)
+}
+
+func checkUDFTimeout(_, v string) error {
+	_, err := parseUDFTimeout(v)
+	return err
+}
+
+// udfLimits reads sluice.udf.timeout and sluice.udf.memory; malformed
+// values were refused by SET, so the defaults stand in for them here.
+func udfLimits(props map[string]string) udf.Limits {
+	l := udf.Limits{Timeout: udf.DefaultTimeout, MemoryBytes: udf.DefaultMemoryBytes}
+	if d, err := parseUDFTimeout(propUDFTimeout.value(props)); err == nil {
+		l.Timeout = d
+	}
+	if n, err := strconv.ParseInt(strings.TrimSpace(propUDFMemory.value(props)), 10, 64); err == nil {
+		l.MemoryBytes = n
+	}
+	return l
+}
 
 func sortedProperties(ps ...*PropertyDef) []*PropertyDef {
 	sort.Slice(ps, func(i, j int) bool { return ps[i].Name < ps[j].Name })
@@ -603,6 +644,7 @@ func (e *Engine) planOptions(props map[string]string) planner.Options {
 		NoStreamScans:           !e.clu.scansTopics(),
 		TableStore:              e.tableStore,
 		StateCacheBytes:         stateCacheBytes(props),
+		UDFLimits:               udfLimits(props),
 	}
 }
 

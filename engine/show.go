@@ -3,6 +3,7 @@ package engine
 import (
 	"context"
 	"fmt"
+	"sort"
 	"strings"
 
 	"github.com/sluice-sql/sluice/expr"
@@ -28,11 +29,17 @@ type describeStatement struct{}
 
 func (describeStatement) execute(_ context.Context, e *Engine, st *parser.Describe, c call, sess *session) (*Result, error) {
 	if st.Function {
+		if fs := e.cat.Functions(strings.ToUpper(st.Name)); len(fs) > 0 || len(e.cat.Functions(st.Name)) > 0 {
+			if len(fs) == 0 {
+				fs = e.cat.Functions(st.Name)
+			}
+			return &Result{Statement: c.text, Entity: &FunctionDescription{FunctionInfo: userFunctionInfo(fs[0]), Overloads: fs}}, nil
+		}
 		f, ok := expr.LookupFunction(st.Name)
 		if !ok {
 			return nil, fmt.Errorf("%w: Can't find any functions with the name '%s'", expr.ErrUnknownFunction, strings.ToUpper(st.Name))
 		}
-		return &Result{Statement: c.text, Entity: &FunctionDescription{f}}, nil
+		return &Result{Statement: c.text, Entity: &FunctionDescription{FunctionInfo: f}}, nil
 	}
 	ent, err := e.describe(st, sess.snapshot())
 	if err != nil {
@@ -58,7 +65,25 @@ func (e *Engine) show(ctx context.Context, st *parser.Show, props map[string]str
 	case parser.ShowTypes:
 		return &TypeList{Types: e.cat.Types()}, nil
 	case parser.ShowFunctions:
-		return &FunctionList{Functions: expr.Functions()}, nil
+		fns := expr.Functions()
+		seen := map[string]bool{}
+		for _, f := range e.cat.UserFunctions() {
+			if !seen[f.Name] {
+				seen[f.Name] = true
+				fns = append(fns, userFunctionInfo(f))
+			}
+		}
+		sort.Slice(fns, func(i, j int) bool { return fns[i].Name < fns[j].Name })
+		return &FunctionList{Functions: fns}, nil
 	}
 	return nil, fmt.Errorf("%w: SHOW %s is not supported yet", planner.ErrUnsupported, st.What)
+}
+
+// UserFunctionCategory is the category SHOW FUNCTIONS gives user-defined
+// functions.
+const UserFunctionCategory = "USER-DEFINED"
+
+func userFunctionInfo(f *expr.UserFunction) expr.FunctionInfo {
+	return expr.FunctionInfo{Name: f.Name, Type: "SCALAR", Category: UserFunctionCategory,
+		Description: fmt.Sprintf("A user-defined function (LANGUAGE %s).", f.Language)}
 }

@@ -100,6 +100,8 @@ var kinds = register(
 	asCommand[*parser.AlterSource](alterCommand{}),
 	asCommand[*parser.CreateType](createTypeCommand{}),
 	asCommand[*parser.DropType](dropTypeCommand{}),
+	asCommand[*parser.CreateFunction](createFunctionCommand{}),
+	asCommand[*parser.DropFunction](dropFunctionCommand{}),
 
 	asSession[*parser.InsertValues](insertValuesStatement{}, KSQLSilent),
 	asProperty[*parser.SetProperty](setStatement{}),

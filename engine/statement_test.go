@@ -35,6 +35,8 @@ func TestStatementKinds(t *testing.T) {
 		{"ALTER STREAM s ADD COLUMN x INT", kind{true, engine.GenericCommandID, false, engine.KSQLRun}},
 		{"CREATE TYPE addr AS STRUCT<street STRING>", kind{true, "type/ADDR/create", false, engine.KSQLRun}},
 		{"DROP TYPE addr", kind{true, "type/ADDR/drop", false, engine.KSQLRun}},
+		{"CREATE FUNCTION f(x BIGINT) RETURNS BIGINT LANGUAGE WASM WITH (MODULE='AA==', EXPORT='f')", kind{true, "function/F/create", false, engine.KSQLRun}},
+		{"DROP FUNCTION f", kind{true, "function/F/drop", false, engine.KSQLRun}},
 		{"INSERT INTO s (id) VALUES (1)", kind{false, "", true, engine.KSQLSilent}},
 		{"SET 'auto.offset.reset'='earliest'", kind{false, engine.GenericCommandID, false, engine.KSQLProperty}},
 		{"UNSET 'auto.offset.reset'", kind{false, engine.GenericCommandID, false, engine.KSQLProperty}},

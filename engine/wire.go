@@ -1,6 +1,9 @@
 package engine
 
 import (
+	"fmt"
+
+	"github.com/sluice-sql/sluice/expr"
 	"strings"
 
 	"github.com/sluice-sql/sluice/ksqlwire"
@@ -48,8 +51,20 @@ func WireEntity(stmt string, ent Entity) ksqlwire.Entity {
 		}
 		return &ksqlwire.FunctionNames{Type: ksqlwire.TypeFunctionNames, StatementText: stmt, Functions: list, Warnings: []ksqlwire.Warning{}}
 	case *FunctionDescription:
-		return &ksqlwire.FunctionDescription{Type: ksqlwire.TypeDescribeFunction, StatementText: stmt, Name: x.Name, Description: x.Description,
-			Author: "sluice", Version: "", Path: "internal", FunctionType: strings.ToLower(x.FunctionInfo.Type), Functions: []any{}, Warnings: []ksqlwire.Warning{}}
+		d := &ksqlwire.FunctionDescription{Type: ksqlwire.TypeDescribeFunction, StatementText: stmt, Name: x.Name, Description: x.Description,
+			Author: "sluice", Version: "", Path: "internal", FunctionType: strings.ToLower(x.FunctionInfo.Type), Functions: []ksqlwire.FunctionVariant{}, Warnings: []ksqlwire.Warning{}}
+		if len(x.Overloads) > 0 {
+			d.Author, d.Path = "user", "user-defined"
+		}
+		for _, f := range x.Overloads {
+			v := ksqlwire.FunctionVariant{ReturnType: f.Result.String(), Arguments: []ksqlwire.FunctionArgument{},
+				Description: userFunctionDescription(f)}
+			for i, t := range f.Args {
+				v.Arguments = append(v.Arguments, ksqlwire.FunctionArgument{Name: f.Params[i], Type: t.String()})
+			}
+			d.Functions = append(d.Functions, v)
+		}
+		return d
 	case *TypeList:
 		list := make(map[string]ksqlwire.SchemaInfo, len(x.Types))
 		for _, t := range x.Types {
@@ -219,4 +234,15 @@ func nonNilWarnings(s []ksqlwire.Warning) []ksqlwire.Warning {
 		return []ksqlwire.Warning{}
 	}
 	return s
+}
+
+// userFunctionDescription says what DESCRIBE FUNCTION says of one
+// overload of a user-defined function: language, origin, version and
+// determinism.
+func userFunctionDescription(f *expr.UserFunction) string {
+	det := "not deterministic"
+	if f.Deterministic {
+		det = "deterministic"
+	}
+	return fmt.Sprintf("LANGUAGE %s, %s, version %d, %s", f.Language, f.Origin, f.Version, det)
 }

@@ -161,6 +161,10 @@ const (
 	ErrKindSerialize   = "serialize"
 	ErrKindProcessing  = "processing"
 	ErrKindCommit      = "commit"
+	// ErrKindFunction counts records a user-defined function failed on
+	// (a trap, a timeout, out of memory, a bad return): skipped, like a
+	// record that does not decode.
+	ErrKindFunction = "function"
 	// ErrKindMissingColumn counts records read with a column absent: the
 	// row goes on with NULL there, as in ksqlDB, but it is counted.
 	ErrKindMissingColumn = "missing_column"

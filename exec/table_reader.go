@@ -305,7 +305,7 @@ func (r *TableReader) scanPrefix(store *state.Store, partition int32, groupKey [
 		if n.Window != nil {
 			cols = append(cols, start, end)
 		}
-		if err := head.Process(tc, &Row{Cols: cols, Ts: maxTs}); err != nil {
+		if err := processGuarded(head, tc, &Row{Cols: cols, Ts: maxTs}); err != nil {
 			failed = err
 			return false
 		}
@@ -388,5 +388,5 @@ func NewChain(queryID string, nodes []Node) (*Chain, error) {
 
 // Process runs one row (in the chain's input layout) with event time ts.
 func (c *Chain) Process(cols []any, ts int64) error {
-	return c.head.Process(c.tc, &Row{Cols: cols, Ts: ts})
+	return processGuarded(c.head, c.tc, &Row{Cols: cols, Ts: ts})
 }

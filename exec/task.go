@@ -10,6 +10,7 @@ import (
 	"strconv"
 	"time"
 
+	"github.com/sluice-sql/sluice/expr"
 	"github.com/sluice-sql/sluice/format"
 	"github.com/sluice-sql/sluice/state"
 	"github.com/twmb/franz-go/pkg/kgo"
@@ -270,6 +271,11 @@ func (e *RegistryRetry) Unwrap() error { return e.Err }
 func (t *Task) Process(rec *Record) (err error) {
 	defer func() {
 		if p := recover(); p != nil {
+			if fe, ok := p.(*expr.FunctionError); ok {
+				t.functionFailed(rec, fe)
+				err = nil
+				return
+			}
 			t.tc.Log.Error("operator panicked", "query", t.Topo.QueryID, "topic", rec.Topic, "partition", rec.Partition, "offset", rec.Offset, "panic", p, "stack", string(debug.Stack()))
 			err = fmt.Errorf("query %s: operator panicked at %s/%d@%d: %v", t.Topo.QueryID, rec.Topic, rec.Partition, rec.Offset, p)
 		}
@@ -359,6 +365,21 @@ func (t *Task) Process(rec *Record) (err error) {
 	return t.head.AdvanceTime(&t.tc)
 }
 
+// functionFailed handles a record a user-defined function failed on as a
+// bad record: counted, logged (the first and every thousandth time, with
+// the function and the record's position) and dead-lettered where the
+// query has an error topic. What the chain did before the call stands
+// (an aggregate updated before a failing projection of its result); the
+// record's output is not produced.
+func (t *Task) functionFailed(rec *Record, fe *expr.FunctionError) {
+	if n := t.tc.Metrics.CountError(ErrKindFunction); n <= 1 || n%1000 == 0 {
+		t.tc.Log.Warn("skipping record a function failed on", "query", t.Topo.QueryID, "function", fe.Function, "topic", rec.Topic, "partition", rec.Partition, "offset", rec.Offset, "err", fe.Err, "skipped_so_far", n)
+	}
+	if t.Topo.ErrorTopic != "" {
+		t.tc.Out.Produce(deadLetter(t.Topo, rec, ErrKindFunction, fe))
+	}
+}
+
 // input is the task input reading topic (nil: none). Records come in
 // runs of one topic, whose name is the same string each time, so the
 // last input answers most calls with a comparison of two equal pointers
@@ -416,6 +437,16 @@ func (t *Task) idleTarget(timeout time.Duration) (ts int64, ok bool) {
 func (t *Task) advanceIdle(ts int64) (err error) {
 	defer func() {
 		if p := recover(); p != nil {
+			if fe, ok := p.(*expr.FunctionError); ok {
+				// No record to skip: the output being made (a closing
+				// window's) is lost, counted and logged as a record's
+				// would be.
+				if n := t.tc.Metrics.CountError(ErrKindFunction); n <= 1 || n%1000 == 0 {
+					t.tc.Log.Warn("skipping output a function failed on while advancing idle time", "query", t.Topo.QueryID, "function", fe.Function, "topic", t.Sub.Source.Topic, "partition", t.Partition, "err", fe.Err, "skipped_so_far", n)
+				}
+				err = nil
+				return
+			}
 			t.tc.Log.Error("operator panicked", "query", t.Topo.QueryID, "topic", t.Sub.Source.Topic, "partition", t.Partition, "panic", p, "stack", string(debug.Stack()))
 			err = fmt.Errorf("query %s: operator panicked advancing idle %s/%d: %v", t.Topo.QueryID, t.Sub.Source.Topic, t.Partition, p)
 		}

@@ -411,6 +411,11 @@ func compileCall(call *parser.FuncCall, scope Scope) (Compiled, error) {
 	}
 	s, ok := scalars[call.Name]
 	if !ok {
+		if fns := userFunctionsOf(scope); fns != nil {
+			if c, found, err := compileUserCall(call, scope, fns); found {
+				return c, err
+			}
+		}
 		msg := fmt.Sprintf("Can't find any functions with the name '%s'", call.Name)
 		var names []string
 		for _, f := range Functions() {

@@ -150,16 +150,32 @@ type FunctionName struct {
 
 // FunctionDescription answers DESCRIBE FUNCTION.
 type FunctionDescription struct {
-	Type          string    `json:"@type"`
-	StatementText string    `json:"statementText"`
-	Name          string    `json:"name"`
-	Description   string    `json:"description"`
-	Author        string    `json:"author"`
-	Version       string    `json:"version"`
-	Path          string    `json:"path"`
-	FunctionType  string    `json:"type"`
-	Functions     []any     `json:"functions"`
-	Warnings      []Warning `json:"warnings"`
+	Type          string            `json:"@type"`
+	StatementText string            `json:"statementText"`
+	Name          string            `json:"name"`
+	Description   string            `json:"description"`
+	Author        string            `json:"author"`
+	Version       string            `json:"version"`
+	Path          string            `json:"path"`
+	FunctionType  string            `json:"type"`
+	Functions     []FunctionVariant `json:"functions"`
+	Warnings      []Warning         `json:"warnings"`
+}
+
+// FunctionVariant is one signature of a function DESCRIBE FUNCTION lists:
+// its arguments, return type and description.
+type FunctionVariant struct {
+	Arguments   []FunctionArgument `json:"arguments"`
+	ReturnType  string             `json:"returnType"`
+	Description string             `json:"description"`
+}
+
+// FunctionArgument is one argument of a FunctionVariant.
+type FunctionArgument struct {
+	Name        string `json:"name"`
+	Type        string `json:"type"`
+	Description string `json:"description"`
+	IsVariadic  bool   `json:"isVariadic"`
 }
 
 // Properties answers SHOW PROPERTIES.

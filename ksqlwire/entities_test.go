@@ -31,7 +31,7 @@ func TestDecodeEntities(t *testing.T) {
 		&ksqlwire.FunctionNames{Type: ksqlwire.TypeFunctionNames, Functions: []ksqlwire.FunctionName{{Name: "ABS", Type: "scalar", Category: "MATHEMATICAL"}},
 			Warnings: []ksqlwire.Warning{}},
 		&ksqlwire.FunctionDescription{Type: ksqlwire.TypeDescribeFunction, Name: "SUM", Description: "Sums.", FunctionType: "aggregate",
-			Functions: []any{}, Warnings: []ksqlwire.Warning{}},
+			Functions: []ksqlwire.FunctionVariant{}, Warnings: []ksqlwire.Warning{}},
 		&ksqlwire.TypeList{Type: ksqlwire.TypeTypeList, Types: map[string]ksqlwire.SchemaInfo{"ADDRESS": schema}, Warnings: []ksqlwire.Warning{}},
 		&ksqlwire.Properties{Type: ksqlwire.TypeProperties, Properties: []ksqlwire.PropertyInfo{{Name: "ksql.service.id", Scope: "KSQL", Value: "x"}},
 			OverwrittenProperties: []string{}, DefaultProperties: []string{}, Warnings: []ksqlwire.Warning{}},

@@ -304,6 +304,49 @@ type CreateType struct {
 	Type        *TypeName
 }
 
+// FunctionKind is what CREATE FUNCTION makes: a scalar, an aggregate
+// (CREATE AGGREGATE FUNCTION) or a table function (CREATE TABLE FUNCTION).
+type FunctionKind int
+
+const (
+	ScalarFunction FunctionKind = iota
+	AggregateFunction
+	TableFunction
+)
+
+// CreateFunction is CREATE [OR REPLACE] [AGGREGATE|TABLE] FUNCTION name
+// (param type, …) RETURNS type [[NOT] DETERMINISTIC] LANGUAGE lang
+// [AS $$ body $$] [WITH (…)]. Name is upper-cased unless it was quoted;
+// Language is upper-cased; Body is the text between the $$ (HasBody says
+// there was one).
+type CreateFunction struct {
+	Pos           Pos
+	OrReplace     bool
+	Kind          FunctionKind
+	Name          string
+	Params        []FunctionParam
+	Returns       *TypeName
+	Deterministic bool
+	Language      string
+	Body          string
+	HasBody       bool
+	With          []Property
+}
+
+// FunctionParam is a parameter of CREATE FUNCTION.
+type FunctionParam struct {
+	Pos  Pos
+	Name string
+	Type *TypeName
+}
+
+// DropFunction is DROP FUNCTION [IF EXISTS] name.
+type DropFunction struct {
+	Pos      Pos
+	Name     string
+	IfExists bool
+}
+
 // DropType is DROP TYPE [IF EXISTS] name.
 type DropType struct {
 	Pos      Pos
@@ -440,27 +483,29 @@ type AssertSchema struct {
 	HasTimeout bool
 }
 
-func (*CreateSource) statement()  {}
-func (*InsertValues) statement()  {}
-func (*InsertSelect) statement()  {}
-func (*Select) statement()        {}
-func (*SetProperty) statement()   {}
-func (*UnsetProperty) statement() {}
-func (*Show) statement()          {}
-func (*Describe) statement()      {}
-func (*Explain) statement()       {}
-func (*Terminate) statement()     {}
-func (*PauseQuery) statement()    {}
-func (*Drop) statement()          {}
-func (*AlterSource) statement()   {}
-func (*CreateType) statement()    {}
-func (*DropType) statement()      {}
-func (*Print) statement()         {}
-func (*RunScript) statement()     {}
-func (*Define) statement()        {}
-func (*Undefine) statement()      {}
-func (*AssertTopic) statement()   {}
-func (*AssertSchema) statement()  {}
+func (*CreateSource) statement()   {}
+func (*InsertValues) statement()   {}
+func (*InsertSelect) statement()   {}
+func (*Select) statement()         {}
+func (*SetProperty) statement()    {}
+func (*UnsetProperty) statement()  {}
+func (*Show) statement()           {}
+func (*Describe) statement()       {}
+func (*Explain) statement()        {}
+func (*Terminate) statement()      {}
+func (*PauseQuery) statement()     {}
+func (*Drop) statement()           {}
+func (*AlterSource) statement()    {}
+func (*CreateType) statement()     {}
+func (*DropType) statement()       {}
+func (*CreateFunction) statement() {}
+func (*DropFunction) statement()   {}
+func (*Print) statement()          {}
+func (*RunScript) statement()      {}
+func (*Define) statement()         {}
+func (*Undefine) statement()       {}
+func (*AssertTopic) statement()    {}
+func (*AssertSchema) statement()   {}
 
 func (*CreateConnector) statement()      {}
 func (*ShowConnectors) statement()       {}

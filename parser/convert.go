@@ -31,6 +31,10 @@ func pos(p lexer.Position) Pos { return Pos{Line: p.Line, Column: p.Column, Offs
 
 func (c *converter) statement(g *gStatement) Statement {
 	switch {
+	case g.CreateFn != nil:
+		return c.createFunction(g.CreateFn)
+	case g.DropFn != nil:
+		return &DropFunction{Pos: pos(g.DropFn.Pos), Name: g.DropFn.Name.Value, IfExists: g.DropFn.IfExists}
 	case g.CreateTyp != nil:
 		return &CreateType{Pos: pos(g.CreateTyp.Pos), Name: g.CreateTyp.Name.Value,
 			IfNotExists: g.CreateTyp.IfNotExists, Type: c.typeName(g.CreateTyp.Type)}
@@ -720,4 +724,25 @@ func (c *converter) arg(g *gArg) Expr {
 // escapes.
 func unquoteString(s string) string {
 	return strings.ReplaceAll(s[1:len(s)-1], "''", "'")
+}
+
+func (c *converter) createFunction(g *gCreateFunc) Statement {
+	st := &CreateFunction{Pos: pos(g.Pos), OrReplace: g.OrReplace, Name: g.Name.Value, Returns: c.typeName(g.Returns),
+		Deterministic: g.Det && !g.Not, Language: strings.ToUpper(g.Language.Value), With: c.props(g.With)}
+	switch strings.ToUpper(g.Kind) {
+	case "AGGREGATE":
+		st.Kind = AggregateFunction
+	case "TABLE":
+		st.Kind = TableFunction
+	}
+	if g.Not && !g.Det {
+		c.fail(g.Language.Pos, "LANGUAGE", "expected DETERMINISTIC after NOT")
+	}
+	for _, p := range g.Params {
+		st.Params = append(st.Params, FunctionParam{Pos: pos(p.Pos), Name: p.Name.Value, Type: c.typeName(p.Type)})
+	}
+	if g.Body != nil {
+		st.Body, st.HasBody = (*g.Body)[2:len(*g.Body)-2], true
+	}
+	return st
 }

@@ -20,6 +20,8 @@ var sqlLexer = lexer.MustSimple([]lexer.SimpleRule{
 	{Name: "Duration", Pattern: `\d+(?i:ms|s|m|h|d)\b`},
 	{Name: "Number", Pattern: `(?:\d+\.\d*|\.\d+|\d+)(?:[eE][+-]?\d+)?`},
 	{Name: "String", Pattern: `'(?:[^']|'')*'`},
+	// Dollar is a dollar-quoted body ($$ … $$): a function's source.
+	{Name: "Dollar", Pattern: `\$\$(?s:.*?)\$\$`},
 	{Name: "QIdent", Pattern: "`(?:[^`]|``)*`" + `|"(?:[^"]|"")*"`},
 	{Name: "Ident", Pattern: `[A-Za-z_][A-Za-z0-9_]*`},
 	{Name: "Op", Pattern: `->|=>|\|\||<>|!=|<=|>=|:=|[-+*/%=<>(),.;\[\]]`},
@@ -101,7 +103,9 @@ type gStatement struct {
 	Pos    lexer.Position
 	Tokens []lexer.Token
 
-	CreateTyp *gCreateType `parser:"  @@"`
+	CreateFn  *gCreateFunc `parser:"  @@"`
+	DropFn    *gDropFunc   `parser:"| @@"`
+	CreateTyp *gCreateType `parser:"| @@"`
 	DropType  *gDropType   `parser:"| @@"`
 	CreateCon *gCreateConn `parser:"| @@"`
 	DropConn  *gDropConn   `parser:"| @@"`
@@ -136,6 +140,37 @@ type gCreate struct {
 	Columns     []*gColumn `parser:"( '(' @@ ( ',' @@ )* ')' )?"`
 	With        []*gProp   `parser:"( 'WITH' '(' @@ ( ',' @@ )* ')' )?"`
 	Query       *gSelect   `parser:"( 'AS' @@ )?"`
+}
+
+// gCreateFunc is CREATE [OR REPLACE] [AGGREGATE|TABLE] FUNCTION name
+// (arg type, …) RETURNS type [[NOT] DETERMINISTIC] LANGUAGE lang
+// [AS $$ body $$] [WITH (…)].
+type gCreateFunc struct {
+	Pos       lexer.Position
+	OrReplace bool          `parser:"'CREATE' ( @'OR' 'REPLACE' )?"`
+	Kind      string        `parser:"@( 'AGGREGATE' | 'TABLE' )? 'FUNCTION'"`
+	Name      *gIdent       `parser:"@@"`
+	Params    []*gFuncParam `parser:"'(' ( @@ ( ',' @@ )* )? ')'"`
+	Returns   *gType        `parser:"'RETURNS' @@"`
+	Not       bool          `parser:"( @'NOT'?"`
+	Det       bool          `parser:"  @'DETERMINISTIC' )?"`
+	Language  *gIdent       `parser:"'LANGUAGE' @@"`
+	Body      *string       `parser:"( 'AS' @Dollar )?"`
+	With      []*gProp      `parser:"( 'WITH' '(' @@ ( ',' @@ )* ')' )?"`
+}
+
+// gFuncParam is one parameter of CREATE FUNCTION: a name and a type.
+type gFuncParam struct {
+	Pos  lexer.Position
+	Name *gIdent `parser:"@@"`
+	Type *gType  `parser:"@@"`
+}
+
+// gDropFunc is DROP FUNCTION [IF EXISTS] name.
+type gDropFunc struct {
+	Pos      lexer.Position
+	IfExists bool    `parser:"'DROP' 'FUNCTION' ( @'IF' 'EXISTS' )?"`
+	Name     *gIdent `parser:"@@"`
 }
 
 // gCreateType is CREATE TYPE [IF NOT EXISTS] name AS type.

@@ -348,6 +348,40 @@ func (s *CreateType) String() string {
 	return out + ident(s.Name) + " AS " + s.Type.String()
 }
 
+func (s *CreateFunction) String() string {
+	out := "CREATE "
+	if s.OrReplace {
+		out += "OR REPLACE "
+	}
+	switch s.Kind {
+	case AggregateFunction:
+		out += "AGGREGATE "
+	case TableFunction:
+		out += "TABLE "
+	}
+	params := make([]string, len(s.Params))
+	for i, p := range s.Params {
+		params[i] = ident(p.Name) + " " + p.Type.String()
+	}
+	out += "FUNCTION " + ident(s.Name) + "(" + strings.Join(params, ", ") + ") RETURNS " + s.Returns.String()
+	if s.Deterministic {
+		out += " DETERMINISTIC"
+	}
+	out += " LANGUAGE " + ident(s.Language)
+	if s.HasBody {
+		out += " AS $$" + s.Body + "$$"
+	}
+	return out + withClause(s.With)
+}
+
+func (s *DropFunction) String() string {
+	out := "DROP FUNCTION "
+	if s.IfExists {
+		out += "IF EXISTS "
+	}
+	return out + ident(s.Name)
+}
+
 func (s *DropType) String() string {
 	out := "DROP TYPE "
 	if s.IfExists {
@@ -718,6 +752,8 @@ func (s *DropConnector) Position() Pos        { return s.Pos }
 func (s *AlterSource) Position() Pos          { return s.Pos }
 func (s *CreateType) Position() Pos           { return s.Pos }
 func (s *DropType) Position() Pos             { return s.Pos }
+func (s *CreateFunction) Position() Pos       { return s.Pos }
+func (s *DropFunction) Position() Pos         { return s.Pos }
 func (s *Print) Position() Pos                { return s.Pos }
 func (s *RunScript) Position() Pos            { return s.Pos }
 func (s *Define) Position() Pos               { return s.Pos }

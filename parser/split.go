@@ -10,7 +10,8 @@ import "strings"
 // statement (DEFINE), so it must agree with the parser's lexer
 // (grammar.go): strings are '…' with a doubled quote inside,
 // identifiers may be quoted with "…" or `…` (doubled to escape), comments
-// run from -- to the end of the line or from /* to */.
+// run from -- to the end of the line or from /* to */, and a function's
+// body runs from $$ to $$.
 //
 // Statements are cut here rather than by the parser because input is
 // incomplete while the user types it: an open string or comment is not
@@ -31,6 +32,12 @@ func SplitStatements(src string) (stmts []string, rest string) {
 				return stmts, src[start:]
 			}
 			i += nl
+		case c == '$' && strings.HasPrefix(src[i:], "$$"):
+			end := strings.Index(src[i+2:], "$$")
+			if end < 0 {
+				return stmts, src[start:]
+			}
+			i += 2 + end + 1
 		case c == '/' && strings.HasPrefix(src[i:], "/*"):
 			end := strings.Index(src[i+2:], "*/")
 			if end < 0 {

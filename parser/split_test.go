@@ -29,6 +29,9 @@ func TestSplitStatements(t *testing.T) {
 		{"block comment", "SHOW /* ; */ TABLES;", []string{"SHOW /* ; */ TABLES;"}, ""},
 		{"open block comment", "SHOW /* ; TABLES;", nil, "SHOW /* ; TABLES;"},
 		{"empty statements", ";; ;SHOW TABLES;", []string{"SHOW TABLES;"}, ""},
+		{"function body", "CREATE FUNCTION f() RETURNS INT LANGUAGE JAVASCRIPT AS $$ a; b $$; SHOW TABLES;",
+			[]string{"CREATE FUNCTION f() RETURNS INT LANGUAGE JAVASCRIPT AS $$ a; b $$;", "SHOW TABLES;"}, ""},
+		{"open function body", "CREATE FUNCTION f() RETURNS INT LANGUAGE JAVASCRIPT AS $$ a;", nil, "CREATE FUNCTION f() RETURNS INT LANGUAGE JAVASCRIPT AS $$ a;"},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
@@ -45,6 +48,7 @@ func TestSplitStatements(t *testing.T) {
 func TestSplitAgreesWithParser(t *testing.T) {
 	src := `CREATE STREAM s (id VARCHAR KEY, "v;x" INT) WITH (KAFKA_TOPIC='s;t', VALUE_FORMAT='JSON'); -- a comment; with a semicolon
 /* block; comment */ INSERT INTO s VALUES ('it''s', 1);
+CREATE FUNCTION f(x INT) RETURNS INT LANGUAGE JAVASCRIPT AS $$ return x; $$;
 SELECT id, ` + "`v;x`" + ` FROM s EMIT CHANGES;`
 	stmts, rest := parser.SplitStatements(src)
 	if strings.TrimSpace(rest) != "" {

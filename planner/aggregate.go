@@ -109,7 +109,7 @@ func (p *planning) planAggregate() error {
 		argTypes := make([]types.Type, len(f.Args))
 		var evals []expr.Eval
 		for j, a := range f.Args {
-			c, err := expr.Compile(p.prepRefs(a), aggScope)
+			c, err := expr.Compile(p.prepRefs(a), p.withFunctions(aggScope))
 			if err != nil {
 				return err
 			}
@@ -190,7 +190,7 @@ func (p *planning) planAggregate() error {
 	postScope := &postScope{schema: post, groupCount: len(groupCols)}
 
 	if having != nil {
-		c, err := expr.Compile(having, postScope)
+		c, err := expr.Compile(having, p.withFunctions(postScope))
 		if errors.Is(err, errNotGrouped) {
 			var loose []string
 			walkExpr(having, func(e parser.Expr) {
@@ -219,7 +219,7 @@ func (p *planning) planAggregate() error {
 	var loosePos parser.Pos
 	for i, e := range rewritten {
 		var err error
-		if compiled[i], err = expr.Compile(e, postScope); err != nil {
+		if compiled[i], err = expr.Compile(e, p.withFunctions(postScope)); err != nil {
 			if !errors.Is(err, errNotGrouped) {
 				return err
 			}

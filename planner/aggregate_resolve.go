@@ -16,7 +16,7 @@ import (
 func (p *planning) resolveGrouping() (groupText map[string]int, groupCols []types.Column, groupEvals []expr.Eval, err error) {
 	groupText = map[string]int{}
 	for i, g := range p.cl.GroupBy {
-		c, err := expr.Compile(g, p.sc)
+		c, err := expr.Compile(g, p.withFunctions(p.sc))
 		if err != nil {
 			return nil, nil, nil, err
 		}

@@ -61,7 +61,7 @@ func (p *planning) checkGroupingFunctions() error {
 				return
 			}
 			switch {
-			case !expr.IsFunction(f.Name):
+			case !expr.IsFunction(f.Name) && len(p.cat.Functions(f.Name)) == 0:
 				err = posErr(f.Pos, fmt.Errorf("%w: Can't find any functions with the name '%s'", expr.ErrUnknownFunction, strings.ToUpper(f.Name)))
 			case inGroupBy && expr.IsAggregate(f.Name):
 				err = posErr(f.Pos, fmt.Errorf("%w: GROUP BY does not support aggregate functions: %s is an aggregate function.", ErrInvalid, strings.ToUpper(f.Name)))

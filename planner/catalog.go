@@ -8,9 +8,11 @@ import (
 	"sync"
 
 	"github.com/sluice-sql/sluice/exec"
+	"github.com/sluice-sql/sluice/expr"
 	"github.com/sluice-sql/sluice/format"
 	"github.com/sluice-sql/sluice/parser"
 	"github.com/sluice-sql/sluice/types"
+	"github.com/sluice-sql/sluice/udf"
 )
 
 // Error kinds the planner returns; tests and callers match them with
@@ -61,6 +63,10 @@ type Catalog struct {
 	customTypes map[string]types.Type
 	// registry serves the Schema Registry formats (SetRegistry).
 	registry SchemaRegistry
+	// functions are CREATE FUNCTION's overloads by name (functions.go);
+	// udfRuntime runs them.
+	functions  map[string][]*expr.UserFunction
+	udfRuntime *udf.Runtime
 }
 
 // NewCatalog returns an empty catalog.

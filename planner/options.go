@@ -3,6 +3,7 @@ package planner
 // The session settings planning reads.
 
 import (
+	"github.com/sluice-sql/sluice/udf"
 	"time"
 )
 
@@ -75,6 +76,10 @@ type Options struct {
 	// aggregate keeps cached per partition (exec.AggregateNode.CacheBytes).
 	// Default 0: exec.DefaultAggCacheBytes; below 0: no cache.
 	StateCacheBytes int64
+	// UDFLimits bound each call of a user-defined function the query
+	// makes (sluice.udf.timeout, sluice.udf.memory). Default zero: no
+	// time limit, udf.DefaultMemoryBytes of memory.
+	UDFLimits udf.Limits
 }
 
 // StateCacheBytesProperty names the property behind

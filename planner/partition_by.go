@@ -65,7 +65,7 @@ func (p *planning) planPartitionBy() error {
 	}
 	compiled := make([]expr.Compiled, len(p.items))
 	for i, it := range p.items {
-		if compiled[i], err = expr.Compile(it.expr, p.sc); err != nil {
+		if compiled[i], err = expr.Compile(it.expr, p.withFunctions(p.sc)); err != nil {
 			return err
 		}
 	}

@@ -40,8 +40,11 @@ func TargetOf(st *parser.CreateSource, text string) (*Target, error) {
 
 // Query is a planned query.
 type Query struct {
-	ID       string
-	Topology *exec.Topology
+	ID string
+	// UserFunctions names the user-defined functions the query calls,
+	// sorted (DROP FUNCTION refuses while a persistent query does).
+	UserFunctions []string
+	Topology      *exec.Topology
 	// Sink is the stream or table the query writes (nil when transient).
 	Sink *Source
 	// Output names the columns of rows a transient query delivers, in
@@ -165,6 +168,7 @@ func PlanQuery(cat *Catalog, sel *parser.Select, target *Target, queryID string,
 	if err := p.runRules(onPlan); err != nil {
 		return nil, err
 	}
+	p.q.UserFunctions = p.usedFunctions.names()
 	return p.q, nil
 }
 
@@ -203,6 +207,9 @@ type planning struct {
 	// store is the state store keeping the table a pull query reads
 	// (Options.TableStore; "" when not asked).
 	store string
+	// usedFunctions collects the user-defined functions the expressions
+	// bind.
+	usedFunctions functionSet
 }
 
 func (p *planning) hasAggregates() bool {
@@ -232,7 +239,7 @@ func (p *planning) whereNode(sc expr.Scope) (*exec.FilterNode, error) {
 	if unknown != nil {
 		return nil, posErr(unknown.Pos, fmt.Errorf("%w: Error in WHERE expression: Unknown column %s.", ErrInvalid, strings.ToUpper(unknown.Name)))
 	}
-	c, err := expr.Compile(p.cl.Where, sc)
+	c, err := expr.Compile(p.cl.Where, p.withFunctions(sc))
 	if err != nil {
 		return nil, expr.InClauseOf(err, "WHERE", p.cl.Where)
 	}

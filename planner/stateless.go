@@ -68,7 +68,7 @@ func (p *planning) planStateless() error {
 		if _, plain := e.(*parser.ColumnRef); plain && sc == evaluated {
 			sc = p.sc // selected, not evaluated
 		}
-		if compiled[i], err = expr.Compile(e, sc); err != nil {
+		if compiled[i], err = expr.Compile(e, p.withFunctions(sc)); err != nil {
 			return err
 		}
 	}

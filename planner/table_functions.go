@@ -46,7 +46,7 @@ func (p *planning) flatMap() (exec.Node, expr.Scope, error) {
 			if !ok || !expr.IsTableFunction(call.Name) || lifted != nil {
 				return nil
 			}
-			tc, err := expr.CompileTableCall(call, p.sc)
+			tc, err := expr.CompileTableCall(call, p.withFunctions(p.sc))
 			if err != nil {
 				lifted = err
 				return e

@@ -134,11 +134,28 @@ func functionTable(list []functionRow) *Table {
 // functionDescription is DESCRIBE FUNCTION's answer, with what both the
 // engine and ksqlDB's describe_function carry (no category: the server's
 // shape has none).
-type functionDescription struct{ Name, Type, Overview string }
+type functionDescription struct {
+	Name, Type, Overview string
+	// Variations are a user-defined function's overloads, laid out as
+	// ksqlDB's CLI lays out a function's variations.
+	Variations []ksqlwire.FunctionVariant
+}
 
 func (d functionDescription) result() *Result {
-	return &Result{Text: fmt.Sprintf("%-14s: %s\n%-14s: %s\n%-14s: %s\n",
-		"Name", d.Name, "Type", strings.ToUpper(d.Type), "Overview", d.Overview)}
+	text := fmt.Sprintf("%-14s: %s\n%-14s: %s\n%-14s: %s\n",
+		"Name", d.Name, "Type", strings.ToUpper(d.Type), "Overview", d.Overview)
+	if len(d.Variations) > 0 {
+		text += fmt.Sprintf("%-14s:\n", "Variations")
+		for _, v := range d.Variations {
+			args := make([]string, len(v.Arguments))
+			for i, a := range v.Arguments {
+				args[i] = a.Name + " " + a.Type
+			}
+			text += fmt.Sprintf("\n\t%-12s: %s(%s)\n\t%-12s: %s\n\t%-12s: %s\n",
+				"Variation", d.Name, strings.Join(args, ", "), "Returns", v.ReturnType, "Description", v.Description)
+		}
+	}
+	return &Result{Text: text}
 }
 
 // connectorListTable lays out SHOW CONNECTORS as ksqlDB's CLI does.

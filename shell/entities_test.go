@@ -62,6 +62,9 @@ func TestFunctionResults(t *testing.T) {
 		{"ABS", "SCALAR", "MATHEMATICAL"},
 		{"SUM", "AGGREGATE", "AGGREGATE"},
 	}}}
+	addOne := &Result{Text: "Name          : ADD_ONE\nType          : SCALAR\nOverview      : A user-defined function (LANGUAGE WASM).\nVariations    :\n" +
+		"\n\tVariation   : ADD_ONE(X BIGINT)\n\tReturns     : BIGINT\n\tDescription : LANGUAGE WASM, sha256:ab export:add_one, version 2, deterministic\n" +
+		"\n\tVariation   : ADD_ONE(X INTEGER, Y INTEGER)\n\tReturns     : INTEGER\n\tDescription : LANGUAGE WASM, sha256:ab export:add_ints, version 1, not deterministic\n"}
 	sum := &Result{Text: "Name          : SUM\nType          : AGGREGATE\nOverview      : The sum of the non-NULL values.\n"}
 	for _, tc := range []struct {
 		name      string
@@ -75,6 +78,20 @@ func TestFunctionResults(t *testing.T) {
 			Name: "SUM", Type: "AGGREGATE", Category: "AGGREGATE", Description: "The sum of the non-NULL values."}}), sum},
 		{"remote describe", remote(`{"@type":"describe_function","statementText":"DESCRIBE FUNCTION sum;","name":"SUM",
 			"description":"The sum of the non-NULL values.","author":"sluice","version":"","path":"internal","type":"aggregate","functions":[],"warnings":[]}`), sum},
+		{"embedded describe, user-defined", entityResult(parser.Parsed{}, &engine.FunctionDescription{
+			FunctionInfo: expr.FunctionInfo{Name: "ADD_ONE", Type: "SCALAR", Category: "USER-DEFINED", Description: "A user-defined function (LANGUAGE WASM)."},
+			Overloads: []*expr.UserFunction{
+				{Name: "ADD_ONE", Params: []string{"X"}, Args: []types.Type{types.BigIntType}, Result: types.BigIntType, Language: "WASM",
+					Origin: "sha256:ab export:add_one", Version: 2, Deterministic: true},
+				{Name: "ADD_ONE", Params: []string{"X", "Y"}, Args: []types.Type{types.IntegerType, types.IntegerType}, Result: types.IntegerType,
+					Language: "WASM", Origin: "sha256:ab export:add_ints", Version: 1},
+			}}), addOne},
+		{"remote describe, user-defined", remote(`{"@type":"describe_function","statementText":"DESCRIBE FUNCTION add_one;","name":"ADD_ONE",
+			"description":"A user-defined function (LANGUAGE WASM).","author":"user","version":"","path":"user-defined","type":"scalar","functions":[
+			{"arguments":[{"name":"X","type":"BIGINT","description":"","isVariadic":false}],"returnType":"BIGINT",
+			 "description":"LANGUAGE WASM, sha256:ab export:add_one, version 2, deterministic"},
+			{"arguments":[{"name":"X","type":"INTEGER","description":"","isVariadic":false},{"name":"Y","type":"INTEGER","description":"","isVariadic":false}],
+			 "returnType":"INTEGER","description":"LANGUAGE WASM, sha256:ab export:add_ints, version 1, not deterministic"}],"warnings":[]}`), addOne},
 		{"remote, unknown entity", remote(`{"@type":"expression_evaluation","statementText":"x;","warnings":[]}`),
 			&Result{Message: `(the server answered a "expression_evaluation" entity, which this shell cannot print)`}},
 	} {

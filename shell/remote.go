@@ -572,7 +572,7 @@ func wireResult(ent ksqlwire.Entity, p parser.Parsed) *Result {
 		}
 		return &Result{Table: functionTable(list)}
 	case *ksqlwire.FunctionDescription:
-		return functionDescription{e.Name, e.FunctionType, e.Description}.result()
+		return functionDescription{e.Name, e.FunctionType, e.Description, e.Functions}.result()
 	case *ksqlwire.CurrentStatus:
 		return &Result{Message: e.CommandStatus.Message}
 	case *ksqlwire.ConnectorInfoEntity:

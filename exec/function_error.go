@@ -1,0 +1,25 @@
+package exec
+
+import "github.com/sluice-sql/sluice/expr"
+
+// A user-defined function that fails on a row panics with an
+// *expr.FunctionError (its Eval has no error return). Task.Process turns
+// it into a bad record; where rows do not come from a record (pull
+// queries reading state, a task advancing idle time), processGuarded and
+// Task.advanceIdle turn it into an error or a counted, logged skip, so
+// that it never unwinds past the engine.
+
+// processGuarded runs row through op, returning a user-defined function's
+// failure as its *expr.FunctionError. Other panics go on unwinding.
+func processGuarded(op Operator, tc *TaskContext, row *Row) (err error) {
+	defer func() {
+		if p := recover(); p != nil {
+			fe, ok := p.(*expr.FunctionError)
+			if !ok {
+				panic(p)
+			}
+			err = fe
+		}
+	}()
+	return op.Process(tc, row)
+}
