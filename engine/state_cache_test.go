@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/google/go-cmp/cmp"
+	"github.com/twmb/franz-go/pkg/kgo"
 
 	"github.com/sluice-sql/sluice/engine"
 	"github.com/sluice-sql/sluice/exec"
@@ -73,9 +74,15 @@ func TestStateCacheBytesProperty(t *testing.T) {
 		rec(in, "b", `{"price":5}`, 13_000),
 		rec(in, "a", `{"price":6}`, 14_000),
 	)
-	testkafka.Await(t, 30*time.Second, "6 results", func() bool { return off.Metrics.RecordsOut.Load() >= 6 })
+	// RecordsOut counts a result when it is handed to the producer, before
+	// the broker has it: wait for the topic itself.
+	var out []*kgo.Record
+	testkafka.Await(t, 30*time.Second, "6 results in the sink topic", func() bool {
+		out = testkafka.ReadAll(t, brokers, off.Plan.Topology.SinkTopic)
+		return len(out) >= 6
+	})
 	var got []string
-	for _, r := range testkafka.ReadAll(t, brokers, off.Plan.Topology.SinkTopic) {
+	for _, r := range out {
 		got = append(got, fmt.Sprintf("%s@%d %s", r.Key[:1], r.Timestamp.UnixMilli(), r.Value))
 	}
 	want := []string{
