@@ -11,10 +11,13 @@ import (
 // keeps, in a time-windowed or unwindowed aggregation, the count as its
 // accumulator and each member as a state entry of its own beside the
 // group's (Flink keeps its distinct aggregates in a MapState alike). A
-// record then reads one small entry (is its value there?) and writes one
-// when it is new; the group's state stays a few bytes, so the cache keeps
-// it decoded cheaply, an eviction writes the count and never the set, and
-// the changelog carries members, not sets, so a restore rebuilds the same
+// record then looks its value up (in what the cache knows of the group,
+// else one small entry of the store) and, when it is new, adds one; the
+// cache holds the new entries, as it holds the count they raised, until
+// its WriteBack puts the interval's new members into the store at once.
+// The group's state stays a few bytes, so the cache keeps it decoded
+// cheaply, an eviction writes the count and never the set, and the
+// changelog carries members, not sets, so a restore rebuilds the same
 // entries.
 //
 // The entries of one group and aggregate are contiguous, after the
