@@ -295,7 +295,9 @@ func (c *aggCache) writeMembers(g *groupMembers) {
 		c.store.Put(c.keyBuf, nil)
 		from = end
 	}
-	g.newMembers, g.newEnds = g.newMembers[:0], g.newEnds[:0]
+	// Let go of the buffers: a group's next interval may bring none, and
+	// what they hold is not counted toward the cache's bounds.
+	g.newMembers, g.newEnds = nil, nil
 }
 
 // forgetGroup drops what the cache knows of group key's members; its
