@@ -73,6 +73,12 @@ type aggCache struct {
 	groups      map[string]*groupMembers
 	memberBytes int64
 	memberLimit int64
+	// unwritten lists the groups with members added since the last
+	// WriteBack that the store does not have yet (write-back, as for
+	// accumulators): a new member costs a map insert, and the store
+	// takes the interval's new members at once.
+	unwritten []*groupMembers
+	keyBuf    []byte
 }
 
 // memberOverhead is what a known member costs beyond its bytes: its map
@@ -100,6 +106,13 @@ type groupMembers struct {
 	// one added since is known.
 	all   bool
 	bytes int64
+	// prefix is the group's member-entry prefix in the store (set with
+	// the first new member); newMembers holds the members added since
+	// the last WriteBack, back to back (their keys after prefix), each
+	// ending at its newEnds offset: known has them, the store not yet.
+	prefix     []byte
+	newMembers []byte
+	newEnds    []int
 }
 
 // aggEntry is one key's (or window's) accumulators.
@@ -233,6 +246,29 @@ func (c *aggCache) hasMember(e *aggEntry, m []byte) (known, absent bool) {
 // (or its overlay). When the members known fill their bound, the cache
 // forgets whole groups', whichever the map yields first, down to half.
 func (c *aggCache) addMember(e *aggEntry, m []byte) {
+	c.learnMember(e, m)
+}
+
+// addNewMember notes a member the group did not have: key is its whole
+// entry key, of which the first prefixLen bytes are the group's member
+// prefix. The store gets the entry at the next WriteBack (or as the cache
+// forgets the group), not now.
+func (c *aggCache) addNewMember(e *aggEntry, key []byte, prefixLen int) {
+	m := key[prefixLen:]
+	g := c.learnMember(e, m)
+	if g.prefix == nil {
+		g.prefix = bytes.Clone(key[:prefixLen])
+	}
+	if len(g.newEnds) == 0 {
+		c.unwritten = append(c.unwritten, g)
+	}
+	g.newMembers = append(g.newMembers, m...)
+	g.newEnds = append(g.newEnds, len(g.newMembers))
+}
+
+// learnMember adds m to what the cache knows of e's group, making room
+// first, and returns the group's record.
+func (c *aggCache) learnMember(e *aggEntry, m []byte) *groupMembers {
 	g := c.groupMembers(e)
 	if c.memberBytes >= c.memberLimit {
 		for k, other := range c.groups {
@@ -247,11 +283,29 @@ func (c *aggCache) addMember(e *aggEntry, m []byte) {
 	size := int64(len(m)) + memberOverhead
 	g.bytes += size
 	c.memberBytes += size
+	return g
+}
+
+// writeMembers puts g's members added since the last WriteBack into the
+// store.
+func (c *aggCache) writeMembers(g *groupMembers) {
+	from := 0
+	for _, end := range g.newEnds {
+		c.keyBuf = append(append(c.keyBuf[:0], g.prefix...), g.newMembers[from:end]...)
+		c.store.Put(c.keyBuf, nil)
+		from = end
+	}
+	// Let go of the buffers: a group's next interval may bring none, and
+	// what they hold is not counted toward the cache's bounds.
+	g.newMembers, g.newEnds = nil, nil
 }
 
 // forgetGroup drops what the cache knows of group key's members; its
 // entry, if cached, starts again from nothing.
+// Members the store does not have yet are written first: only the cache
+// holds them.
 func (c *aggCache) forgetGroup(key string, g *groupMembers) {
+	c.writeMembers(g)
 	delete(c.groups, key)
 	c.memberBytes -= g.bytes
 	if e := c.entries[key]; e != nil && e.members == g {
@@ -259,7 +313,8 @@ func (c *aggCache) forgetGroup(key string, g *groupMembers) {
 	}
 }
 
-// WriteBack encodes the changed entries into the store.
+// WriteBack encodes the changed entries into the store, and puts the
+// members added since the last call.
 func (c *aggCache) WriteBack() {
 	for _, e := range c.changed {
 		if e.changed {
@@ -268,6 +323,11 @@ func (c *aggCache) WriteBack() {
 	}
 	clear(c.changed)
 	c.changed = c.changed[:0]
+	for _, g := range c.unwritten {
+		c.writeMembers(g) // none left if the cache forgot g meanwhile
+	}
+	clear(c.unwritten)
+	c.unwritten = c.unwritten[:0]
 }
 
 // write puts e's state into the store.
@@ -293,6 +353,8 @@ func (c *aggCache) Discard() {
 	c.bytes = 0
 	c.known = false
 	clear(c.groups) // their writes may be among those dropped
+	clear(c.unwritten)
+	c.unwritten = c.unwritten[:0]
 	c.memberBytes = 0
 }
 

@@ -11,10 +11,13 @@ import (
 // keeps, in a time-windowed or unwindowed aggregation, the count as its
 // accumulator and each member as a state entry of its own beside the
 // group's (Flink keeps its distinct aggregates in a MapState alike). A
-// record then reads one small entry (is its value there?) and writes one
-// when it is new; the group's state stays a few bytes, so the cache keeps
-// it decoded cheaply, an eviction writes the count and never the set, and
-// the changelog carries members, not sets, so a restore rebuilds the same
+// record then looks its value up (in what the cache knows of the group,
+// else one small entry of the store) and, when it is new, adds one; the
+// cache holds the new entries, as it holds the count they raised, until
+// its WriteBack puts the interval's new members into the store at once.
+// The group's state stays a few bytes, so the cache keeps it decoded
+// cheaply, an eviction writes the count and never the set, and the
+// changelog carries members, not sets, so a restore rebuilds the same
 // entries.
 //
 // The entries of one group and aggregate are contiguous, after the
@@ -91,8 +94,8 @@ func (a *aggregate) setMembers() {
 
 // addMembers adds the members row brings to the group's counts: a member
 // the group has is found in the cache's set or the store (unless the cache
-// knows all the group's members), a new one is written as an entry and
-// counted.
+// knows all the group's members), a new one is counted and noted in the
+// cache, which writes its entry at its WriteBack.
 func (a *aggregate) addMembers(e *aggEntry, stateKey []byte, cols []any) error {
 	accs := e.accs
 	for i, call := range a.node.Aggs {
@@ -108,7 +111,8 @@ func (a *aggregate) addMembers(e *aggEntry, stateKey []byte, cols []any) error {
 		if !ok {
 			continue
 		}
-		m := key[a.groupPrefixLen(stateKey):]
+		prefixLen := a.groupPrefixLen(stateKey)
+		m := key[prefixLen:]
 		known, absent := a.cache.hasMember(e, m)
 		if known {
 			continue
@@ -120,12 +124,15 @@ func (a *aggregate) addMembers(e *aggEntry, stateKey []byte, cols []any) error {
 				return fmt.Errorf("aggregate %s: read member: %w", a.node.Store, err)
 			}
 		}
-		if !found {
-			a.store.Put(key, nil)
-			n, _ := accs[i].(int64)
-			accs[i] = n + 1
+		if found {
+			a.cache.addMember(e, m)
+			continue
 		}
-		a.cache.addMember(e, m)
+		// The entry reaches the store with the group's count, at the
+		// cache's WriteBack: until then only the cache has either.
+		a.cache.addNewMember(e, key, prefixLen)
+		n, _ := accs[i].(int64)
+		accs[i] = n + 1
 	}
 	return nil
 }

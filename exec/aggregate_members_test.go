@@ -4,6 +4,7 @@ import (
 	"encoding/binary"
 	"fmt"
 	"slices"
+	"strings"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
@@ -107,14 +108,24 @@ func showDistinctEntry(t *testing.T, windowed bool, k, v []byte) string {
 // as stop says (as runAggregate does: "" runs straight; reopen, abort,
 // abort-same, crash, restore; few-members, evicting, tiny-cache and
 // no-cache run straight with a cache of one byte for the known members,
-// for accumulators, for both, or none), and returns the output, the store's entries
-// at the end and the changelog records of the commit, sorted.
+// for accumulators, for both, or none; "cache+stop" both, as
+// "evicting+crash"), and returns the output, the store's entries at the
+// end and the changelog records of the commit, sorted.
 func runDistinct(t *testing.T, node *AggregateNode, input []distinctRecord, commitAfter int, stop string) (out, stored, changelog []string) {
 	t.Helper()
 	dir := t.TempDir()
 	db := openState(t, dir)
 	defer func() { _ = db.Close() }()
-	if stop == "no-cache" {
+	cache := ""
+	switch stop {
+	case "few-members", "evicting", "tiny-cache", "no-cache":
+		cache, stop = stop, ""
+	default:
+		if c, s, ok := strings.Cut(stop, "+"); ok {
+			cache, stop = c, s
+		}
+	}
+	if cache == "no-cache" {
 		node.CacheBytes = -1
 	}
 	sink := &countingOp{fn: func(r *Row) { out = append(out, showDistinctRow(r)) }}
@@ -129,17 +140,17 @@ func runDistinct(t *testing.T, node *AggregateNode, input []distinctRecord, comm
 		if err := op.Open(tc); err != nil {
 			t.Fatal(err)
 		}
-		if stop == "few-members" {
+		if cache == "few-members" {
 			// Accumulators kept, the members known forgotten at
 			// every new one.
 			op.(*aggregate).cache.memberLimit = 1
 		}
-		if stop == "evicting" {
+		if cache == "evicting" {
 			// Accumulators evicted at every record, the members they
 			// knew kept.
 			op.(*aggregate).cache.limit = 1
 		}
-		if stop == "tiny-cache" {
+		if cache == "tiny-cache" {
 			// Accumulators and known members both forgotten at
 			// every record: each member is looked up in the store.
 			op.(*aggregate).cache.limit = 1
@@ -160,7 +171,7 @@ func runDistinct(t *testing.T, node *AggregateNode, input []distinctRecord, comm
 	windowed := node.Window != nil
 	tc.StreamTime = -1 << 63
 	open()
-	if stop == "" || stop == "few-members" || stop == "evicting" || stop == "tiny-cache" || stop == "no-cache" {
+	if stop == "" {
 		process(0, len(input))
 	} else {
 		process(0, commitAfter)
@@ -232,7 +243,13 @@ func runDistinct(t *testing.T, node *AggregateNode, input []distinctRecord, comm
 	return out, stored, changelog
 }
 
-var distinctStops = []string{"", "reopen", "abort", "abort-same", "crash", "restore", "few-members", "evicting", "tiny-cache", "no-cache"}
+// distinctStops are runDistinct's ways to run. The cache's members not
+// yet in the store (written at its WriteBack or as it forgets their
+// group) meet a commit, a crash, an abort and a restore with
+// accumulators evicted at every record, with the members known forgotten
+// at every new one, and both.
+var distinctStops = []string{"", "reopen", "abort", "abort-same", "crash", "restore", "few-members", "evicting", "tiny-cache", "no-cache",
+	"evicting+crash", "evicting+restore", "few-members+abort", "few-members+restore", "tiny-cache+crash", "tiny-cache+restore", "no-cache+restore"}
 
 // TestCountDistinctMembersTumbling runs COUNT_DISTINCT in 10 ms tumbling
 // windows with 5 ms of grace, straight and stopped after a commit in
@@ -243,21 +260,21 @@ var distinctStops = []string{"", "reopen", "abort", "abort-same", "crash", "rest
 func TestCountDistinctMembersTumbling(t *testing.T) {
 	input := []distinctRecord{
 		{"a", "x", 0}, {"a", "y", 3}, {"a", "x", 5}, {"b", "x", 6}, // commit after these
-		{"a", nil, 8}, {"a", "z", 12}, {"b", "x", 14},
+		{"a", nil, 8}, {"a", "z", 12}, {"b", "x", 13}, {"a", "z", 14},
 		{"a", "y", 2}, // late, inside the grace
 		{"b", "w", 19},
 		{"a", "x", 31}, // expires [0,10), closes [10,20)
 	}
 	wantChanges := []string{
 		"a [0] 1 1 @0", "a [0] 2 2 @3", "a [0] 2 3 @5", "b [0] 1 1 @6",
-		"a [0] 2 4 @8", "a [10] 1 1 @12", "b [10] 1 1 @14", "a [0] 2 5 @8",
+		"a [0] 2 4 @8", "a [10] 1 1 @12", "b [10] 1 1 @13", "a [10] 1 2 @14", "a [0] 2 5 @8",
 		"b [10] 2 2 @19", "a [30] 1 1 @31",
 	}
 	storedChanges := []string{
-		"a [10] 1 1 @12", "b [10] 2 2 @19", "a [10] #0 z", "b [10] #0 w", "b [10] #0 x",
+		"a [10] 1 2 @14", "b [10] 2 2 @19", "a [10] #0 z", "b [10] #0 w", "b [10] #0 x",
 		"a [30] 1 1 @31", "a [30] #0 x",
 	}
-	wantFinal := []string{"a [0] 2 5 @8", "b [0] 1 1 @6", "a [10] 1 1 @12", "b [10] 2 2 @19"}
+	wantFinal := []string{"a [0] 2 5 @8", "b [0] 1 1 @6", "a [10] 1 2 @14", "b [10] 2 2 @19"}
 	storedFinal := []string{"a [30] 1 1 @31", "a [30] #0 x"}
 	wantChangelog := []string{"a [0] #0 x", "a [0] #0 y", "a [0] 2 3 @5", "b [0] #0 x", "b [0] 1 1 @6"}
 	for _, final := range []bool{false, true} {
@@ -328,13 +345,13 @@ func TestCountDistinctMembersHopping(t *testing.T) {
 func TestCountDistinctMembersUnwindowed(t *testing.T) {
 	input := []distinctRecord{
 		{"a", "x", 0}, {"a", "y", 3}, {"b", "x", 5}, {"a", "x", 9}, // commit after these
-		{"b", nil, 10}, {"c", "x", 12},
+		{"b", nil, 10}, {"c", "x", 12}, {"b", "y", 13}, {"c", "x", 14},
 		{"a", "z", 40}, // expires b and c
 		{"b", "x", 41},
 	}
 	want := []string{
 		"a 1 1 @0", "a 2 2 @3", "b 1 1 @5", "a 2 3 @9",
-		"b 1 2 @10", "c 1 1 @12",
+		"b 1 2 @10", "c 1 1 @12", "b 2 3 @13", "c 1 2 @14",
 		"a 3 4 @40", "b tombstone @40", "c tombstone @40",
 		"b 1 1 @41",
 	}

@@ -145,9 +145,13 @@ func (s *Store) ProduceChangelog(ctx context.Context, cl *kgo.Client, log Change
 	if err := checkManualPartitioner(cl, log.Topic); err != nil {
 		return Checkpoint{}, s.errorf("flush", err)
 	}
+	// One allocation for the records, not one each: a commit may carry
+	// thousands of small entries (COUNT_DISTINCT's new values).
+	backing := make([]kgo.Record, len(pending))
 	recs := make([]*kgo.Record, len(pending))
 	for i, c := range pending {
-		r := &kgo.Record{Topic: log.Topic, Partition: log.Partition, Key: c.Key}
+		r := &backing[i]
+		r.Topic, r.Partition, r.Key = log.Topic, log.Partition, c.Key
 		if !c.Delete {
 			r.Value = c.Value
 		}

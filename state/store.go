@@ -333,9 +333,18 @@ func (s *Store) Pending() []Change {
 	s.flushWriteBack()
 	slices.Sort(s.dirty)
 	out := make([]Change, 0, len(s.dirty))
+	// The keys' bytes share one allocation (Change.Key must not alias
+	// the overlay's strings).
+	size := 0
+	for _, k := range s.dirty {
+		size += len(k)
+	}
+	keys := make([]byte, 0, size)
 	for _, k := range s.dirty {
 		e := s.overlay.m[k]
-		out = append(out, Change{Key: []byte(k), Value: e.value, Delete: e.del})
+		from := len(keys)
+		keys = append(keys, k...)
+		out = append(out, Change{Key: keys[from:len(keys):len(keys)], Value: e.value, Delete: e.del})
 	}
 	return out
 }
@@ -498,8 +507,14 @@ func (s *Store) writeTable(t *memtable, cp Checkpoint) error {
 	enc := encodeCheckpoint(cp)
 	txn := s.db.bdb.NewTransaction(true)
 	defer func() { txn.Discard() }()
-	apply := func(op func(*badger.Txn) error) error {
-		err := op(txn)
+	write := func(key, value []byte, del bool) error {
+		if del {
+			return txn.Delete(key)
+		}
+		return txn.Set(key, value)
+	}
+	apply := func(key, value []byte, del bool) error {
+		err := write(key, value, del)
 		if !errors.Is(err, badger.ErrTxnTooBig) {
 			return err
 		}
@@ -507,22 +522,26 @@ func (s *Store) writeTable(t *memtable, cp Checkpoint) error {
 			return err
 		}
 		txn = s.db.bdb.NewTransaction(true)
-		return op(txn)
+		return write(key, value, del)
 	}
-	for _, k := range t.sortedKeys() {
+	keys := t.sortedKeys()
+	// Badger keeps each key until the transaction commits: they share
+	// one allocation, sized up front, rather than one each (a commit of
+	// COUNT_DISTINCT's new values writes thousands of small keys).
+	size := 0
+	for _, k := range keys {
+		size += len(s.data) + len(k)
+	}
+	buf := make([]byte, 0, size)
+	for _, k := range keys {
 		e := t.m[k]
-		bk := concat(s.data, []byte(k))
-		var err error
-		if e.del {
-			err = apply(func(t *badger.Txn) error { return t.Delete(bk) })
-		} else {
-			err = apply(func(t *badger.Txn) error { return t.Set(bk, e.value) })
-		}
-		if err != nil {
+		from := len(buf)
+		buf = append(append(buf, s.data...), k...)
+		if err := apply(buf[from:len(buf):len(buf)], e.value, e.del); err != nil {
 			return err
 		}
 	}
-	if err := apply(func(t *badger.Txn) error { return t.Set(s.ckey, enc) }); err != nil {
+	if err := apply(s.ckey, enc, false); err != nil {
 		return err
 	}
 	return txn.Commit()
