@@ -127,9 +127,13 @@ func (e *Engine) pullQuery(ctx context.Context, sel *parser.Select, plan *planne
 	}
 	rowTime := len(src.Schema.Columns) // ROWTIME follows the key and value columns
 	var procErr error
+	var keysRead int64
+	reader = reader.CountKeys(&keysRead)
 	scan := reader.Scan
 	if keys := read.Keys; keys != nil {
 		scan = func(db *state.DB, fn func([]any) bool) error { return reader.ScanKeys(db, keys, fn) }
+	} else if rng := read.Range; rng != nil {
+		scan = func(db *state.DB, fn func([]any) bool) error { return reader.ScanRange(db, rng, fn) }
 	}
 	err = scan(e.db, func(row []any) bool {
 		ts, _ := row[rowTime].(int64)
@@ -157,6 +161,7 @@ func (e *Engine) pullQuery(ctx context.Context, sel *parser.Select, plan *planne
 	rs := pulledRows(plan, id, rows)
 	rs.Columns = markPullKeys(sel, src, rs.Columns)
 	rs.LimitReached = sel.HasLimit && len(rows) >= sel.Limit
+	rs.KeysRead = keysRead
 	return rs, nil
 }
 

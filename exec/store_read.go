@@ -19,6 +19,9 @@ type StoreRead struct {
 	// Keys are the keys looked up, each the values of the key columns in
 	// order; nil: every row is scanned.
 	Keys [][]any
+	// Range, when set (and Keys nil), is the key range read: the store
+	// is read by ordered key ranges, not scanned.
+	Range *KeyRange
 }
 
 // Describe is the read as EXPLAIN's physical plan shows it.
@@ -26,6 +29,9 @@ func (r *StoreRead) Describe() string {
 	where := "from the state store keeping it, as of its last commit"
 	if r.Store != "" {
 		where = "from state store " + r.Store + ", as of its last commit"
+	}
+	if r.Keys == nil && r.Range != nil {
+		return fmt.Sprintf("store range %s (%s, %s)", r.Table, r.Range, where)
 	}
 	if r.Keys == nil {
 		return fmt.Sprintf("store scan %s (every row, %s)", r.Table, where)

@@ -21,7 +21,7 @@ func (p *planning) keyLookupRule() (bool, error) {
 	}
 	keys, ok := lookupKeys(p.cl.Where, p.src)
 	if !ok {
-		return false, nil
+		return p.keyRangeRule(read)
 	}
 	read.Keys = keys
 	texts := make([]string, len(keys))
@@ -64,19 +64,8 @@ func lookupKeys(where parser.Expr, src *Source) ([][]any, bool) {
 	values := func(key types.Column, lits []parser.Expr) ([]any, bool) {
 		out := make([]any, 0, len(lits))
 		for _, l := range lits {
-			if _, ok := l.(*parser.Literal); !ok {
-				return nil, false
-			}
-			c, err := expr.Compile(l, expr.SchemaScope(types.Schema{}))
-			if err != nil {
-				return nil, false
-			}
-			cast, err := expr.CastFunc(c.Type, key.Type)
-			if err != nil {
-				return nil, false
-			}
-			v := cast(c.Eval(nil))
-			if v == nil {
+			v, ok := keyLiteral(key, l)
+			if !ok {
 				return nil, false
 			}
 			out = append(out, v)
@@ -138,4 +127,22 @@ func lookupKeys(where parser.Expr, src *Source) ([][]any, bool) {
 		keys = next
 	}
 	return keys, true
+}
+
+// keyLiteral is the value of literal l cast to key column key's type;
+// false for anything else, or NULL.
+func keyLiteral(key types.Column, l parser.Expr) (any, bool) {
+	if _, ok := l.(*parser.Literal); !ok {
+		return nil, false
+	}
+	c, err := expr.Compile(l, expr.SchemaScope(types.Schema{}))
+	if err != nil {
+		return nil, false
+	}
+	cast, err := expr.CastFunc(c.Type, key.Type)
+	if err != nil {
+		return nil, false
+	}
+	v := cast(c.Eval(nil))
+	return v, v != nil
 }

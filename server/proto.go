@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"net/http"
+	"strconv"
 	"strings"
 
 	"github.com/sluice-sql/sluice/engine"
@@ -130,6 +131,7 @@ func writeProtoPull(w http.ResponseWriter, res *pullResult) {
 	if len(res.forwardedTo) > 0 {
 		w.Header().Set(ForwardedToHeader, strings.Join(res.forwardedTo, ","))
 	}
+	w.Header().Set(KeysReadHeader, strconv.FormatInt(res.keysRead.Load(), 10))
 	w.Header().Set("Content-Type", ContentProtobuf)
 	w.WriteHeader(http.StatusOK)
 	_, _ = w.Write(buf.Bytes())

@@ -46,6 +46,11 @@ const (
 	// ("1,3") whose rows came from a standby (this instance's or
 	// another's) rather than their owner; absent when none did.
 	StandbyOfHeader = "X-Sluice-Standby-Of"
+	// KeysReadHeader, on a pull query's response on a table, is how
+	// many state store entries the instances answering it read (its key
+	// lookups, key ranges or scans, summed over the partitions): a range
+	// reads only the keys in range.
+	KeysReadHeader = "X-Sluice-Keys-Read"
 )
 
 // standbyRetryWindow is how long a pull query with standby reads keeps
@@ -77,6 +82,9 @@ type pullResult struct {
 	forwardedTo []string
 	// standbyOf are the partitions read from a standby.
 	standbyOf []int32
+	// keysRead counts the store entries read, here and by the owners
+	// asked (engine.RowStream.KeysRead).
+	keysRead atomic.Int64
 }
 
 // pull answers sql when it is a pull query and the server is one of
@@ -175,7 +183,9 @@ func (s *Server) pullRouted(ctx context.Context, p parser.Parsed, sql string, pr
 			return candidates(owner, ok, ok && !owner.Self && s.suspects.suspect(owner), standbys, standbyReads)
 		},
 		ask: func(ctx context.Context, a answerer, parts []int32, early bool) ([]json.RawMessage, error) {
-			return s.answer(ctx, a, p, sql, props, parts, early)
+			rows, keys, err := s.answer(ctx, a, p, sql, props, parts, early)
+			res.keysRead.Add(keys)
+			return rows, err
 		},
 		failedOver: func(a answerer, parts []int32, err error) {
 			s.log.Info("pull query: partitions not answered; trying the next instance", "partitions", formatPartitions(parts), "instance", a.url, "standby", a.standby, "err", err)
@@ -200,9 +210,9 @@ func (s *Server) pullRouted(ctx context.Context, p parser.Parsed, sql string, pr
 
 // answer reads parts from a: this instance's state, or a forward. early
 // lets a forward give up after failoverAfter without an answer.
-func (s *Server) answer(ctx context.Context, a answerer, p parser.Parsed, sql string, props map[string]string, parts []int32, early bool) ([]json.RawMessage, error) {
+func (s *Server) answer(ctx context.Context, a answerer, p parser.Parsed, sql string, props map[string]string, parts []int32, early bool) ([]json.RawMessage, int64, error) {
 	if !a.self() {
-		rows, err := s.forward(ctx, a.url, sql, props, parts, a.standby, early)
+		rows, keys, err := s.forward(ctx, a.url, sql, props, parts, a.standby, early)
 		switch {
 		case err == nil:
 			s.suspects.clear(a.url)
@@ -211,13 +221,13 @@ func (s *Server) answer(ctx context.Context, a answerer, p parser.Parsed, sql st
 			// says nothing about the instance.
 			s.suspects.mark(a.url, time.Now())
 		}
-		return rows, err
+		return rows, keys, err
 	}
 	res, err := s.pullLocal(readingOnly(ctx, parts, a.standby), p)
 	if err != nil {
-		return nil, err
+		return nil, 0, err
 	}
-	return res.rows, nil
+	return res.rows, res.keysRead.Load(), nil
 }
 
 // readingOnly makes a pull query read only parts of its table: from the
@@ -275,6 +285,7 @@ func (s *Server) pullLocal(ctx context.Context, p parser.Parsed) (*pullResult, e
 	}
 	defer res.Rows.Close()
 	out := &pullResult{queryID: res.Rows.QueryID, columns: res.Rows.Columns, rows: []json.RawMessage{}}
+	out.keysRead.Store(res.Rows.KeysRead)
 	pp := &push{rs: res.Rows}
 	for row := range res.Rows.C {
 		out.rows = append(out.rows, jsonRow(pp, row.Cols))
@@ -290,7 +301,7 @@ func (s *Server) pullLocal(ctx context.Context, p parser.Parsed) (*pullResult, e
 // instance to ask: an owner that accepts connections but does not
 // answer (stopped, overloaded) then costs failoverAfter, not the whole
 // bound.
-func (s *Server) forward(ctx context.Context, url, sql string, props map[string]string, parts []int32, standby, early bool) ([]json.RawMessage, error) {
+func (s *Server) forward(ctx context.Context, url, sql string, props map[string]string, parts []int32, standby, early bool) ([]json.RawMessage, int64, error) {
 	role := "owned by"
 	if standby {
 		role = "kept on standby by"
@@ -299,11 +310,11 @@ func (s *Server) forward(ctx context.Context, url, sql string, props map[string]
 	defer cancel()
 	body, err := json.Marshal(ksqlwire.QueryStreamRequest{SQL: sql, Properties: toAny(props)})
 	if err != nil {
-		return nil, fmt.Errorf("forward pull query: %w", err)
+		return nil, 0, fmt.Errorf("forward pull query: %w", err)
 	}
 	req, err := http.NewRequestWithContext(ctx, http.MethodPost, strings.TrimSuffix(url, "/")+"/query-stream", bytes.NewReader(body))
 	if err != nil {
-		return nil, fmt.Errorf("forward pull query to %s: %w", url, err)
+		return nil, 0, fmt.Errorf("forward pull query to %s: %w", url, err)
 	}
 	req.Header.Set("Content-Type", "application/json")
 	req.Header.Set("Accept", contentDelimited)
@@ -325,12 +336,12 @@ func (s *Server) forward(ctx context.Context, url, sql string, props map[string]
 		if gaveUp.Load() {
 			err = fmt.Errorf("no response within %s", failoverAfter)
 		}
-		return nil, fmt.Errorf("%w: partitions %s are %s %s, which did not answer: %w", engine.ErrPartitionUnavailable, formatPartitions(parts), role, url, noAnswer{err})
+		return nil, 0, fmt.Errorf("%w: partitions %s are %s %s, which did not answer: %w", engine.ErrPartitionUnavailable, formatPartitions(parts), role, url, noAnswer{err})
 	}
 	defer resp.Body.Close()
 	b, err := io.ReadAll(io.LimitReader(resp.Body, maxForwardedBytes))
 	if err != nil {
-		return nil, fmt.Errorf("%w: partitions %s: reading the answer of %s: %w", engine.ErrPartitionUnavailable, formatPartitions(parts), url, noAnswer{err})
+		return nil, 0, fmt.Errorf("%w: partitions %s: reading the answer of %s: %w", engine.ErrPartitionUnavailable, formatPartitions(parts), url, noAnswer{err})
 	}
 	if resp.StatusCode != http.StatusOK {
 		var eb ksqlwire.Error
@@ -345,7 +356,7 @@ func (s *Server) forward(ctx context.Context, url, sql string, props map[string]
 		case resp.StatusCode >= 500:
 			err = fmt.Errorf("%w: %w", errServer, err)
 		}
-		return nil, err
+		return nil, 0, err
 	}
 	var rows []json.RawMessage
 	sc := bufio.NewScanner(bytes.NewReader(b))
@@ -361,11 +372,12 @@ func (s *Server) forward(ctx context.Context, url, sql string, props map[string]
 			continue
 		}
 		if !json.Valid(line) || line[0] != '[' {
-			return nil, fmt.Errorf("partitions %s, %s %s: not a row: %.200s", formatPartitions(parts), role, url, line)
+			return nil, 0, fmt.Errorf("partitions %s, %s %s: not a row: %.200s", formatPartitions(parts), role, url, line)
 		}
 		rows = append(rows, json.RawMessage(append([]byte(nil), line...)))
 	}
-	return rows, nil
+	keys, _ := strconv.ParseInt(resp.Header.Get(KeysReadHeader), 10, 64)
+	return rows, keys, nil
 }
 
 func toAny(m map[string]string) map[string]any {

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"net/http"
+	"strconv"
 	"strings"
 	"sync/atomic"
 
@@ -224,6 +225,7 @@ func writePullStream(w http.ResponseWriter, res *pullResult, asJSON bool) {
 	if len(res.forwardedTo) > 0 {
 		w.Header().Set(ForwardedToHeader, strings.Join(res.forwardedTo, ","))
 	}
+	w.Header().Set(KeysReadHeader, strconv.FormatInt(res.keysRead.Load(), 10))
 	if len(res.standbyOf) > 0 {
 		w.Header().Set(StandbyOfHeader, formatPartitions(res.standbyOf))
 	}
@@ -367,6 +369,7 @@ func writePullQuery(w http.ResponseWriter, res *pullResult, ct string) {
 	if len(res.forwardedTo) > 0 {
 		w.Header().Set(ForwardedToHeader, strings.Join(res.forwardedTo, ","))
 	}
+	w.Header().Set(KeysReadHeader, strconv.FormatInt(res.keysRead.Load(), 10))
 	if len(res.standbyOf) > 0 {
 		w.Header().Set(StandbyOfHeader, formatPartitions(res.standbyOf))
 	}
