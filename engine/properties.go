@@ -330,7 +330,7 @@ var (
 var propertyTable = sortedProperties(
 	propAutoOffsetReset, propProcessingGuarantee, propCommitInterval, propNumStreamThreads, propStandbyReplicas,
 	propTableRetention, propIdleTimeout, propCompat, propTimestampThrow, propDefaultKeyFormat, propDefaultValueFormat,
-	propNewQueryPlanner, propPushV2Registry, propStallTimeout, propHotKeyShare, propPullTableScan, propPullLimit,
+	propNewQueryPlanner, propPushV2Registry, propStallTimeout, propHotKeyShare, propPullTableScan, propPullRangeScan, propPullLimit,
 	propPushV2Enabled, propPushV2Buffer, propStandbyReads, propMaxOffsetLag, propAssertTopicTimeout,
 	propAssertSchemaTimeout, propMinFreeBytes, propStateCacheBytes,
 )
