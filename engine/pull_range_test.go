@@ -12,8 +12,8 @@ import (
 
 // TestPullKeyRange answers pull queries whose WHERE bounds an INT key
 // (negative and positive keys, so the range crosses the sign, where the
-// state encoding's bytes wrap) and a DOUBLE group key from the store by
-// key range: the exact rows in ascending key order, and the store
+// state encoding's bytes wrap), a STRING key of several lengths and a
+// DOUBLE group key from the store by key range: the exact rows in ascending key order, and the store
 // entries read (RowStream.KeysRead) only those in range. With
 // ksql.query.pull.range.scan.enabled=false the same rows come from a
 // scan of every key, in the store's order.
@@ -27,7 +27,13 @@ func TestPullKeyRange(t *testing.T) {
 	execute(t, e, `
 		CREATE SOURCE TABLE nums (id INT PRIMARY KEY, v VARCHAR) WITH (KAFKA_TOPIC='nums', VALUE_FORMAT='JSON', PARTITIONS=1);
 		CREATE STREAM pts (id INT KEY, d DOUBLE) WITH (KAFKA_TOPIC='pts', VALUE_FORMAT='JSON', PARTITIONS=1);
-		CREATE TABLE per_d AS SELECT d, COUNT(*) AS n FROM pts GROUP BY d;`)
+		CREATE TABLE per_d AS SELECT d, COUNT(*) AS n FROM pts GROUP BY d;
+		CREATE SOURCE TABLE words (w VARCHAR PRIMARY KEY, n INT) WITH (KAFKA_TOPIC='words', VALUE_FORMAT='JSON', PARTITIONS=1);`)
+	for i, w := range []string{"a", "b", "ba", "bz", "c", "cat", "d", "dog", "zebra", "bb", "", "b0"} {
+		if _, err := e.Memory().Send(exec.Record{Topic: "words", Key: []byte(w), Value: fmt.Appendf(nil, `{"N":%d}`, i), Timestamp: int64(i)}); err != nil {
+			t.Fatal(err)
+		}
+	}
 	for id := int32(-6); id < 14; id++ {
 		key := binary.BigEndian.AppendUint32(nil, uint32(id))
 		if _, err := e.Memory().Send(exec.Record{Topic: "nums", Key: key, Value: fmt.Appendf(nil, `{"V":"v%d"}`, id), Timestamp: int64(100 + id)}); err != nil {
@@ -53,6 +59,13 @@ func TestPullKeyRange(t *testing.T) {
 		// A scan reads the store in its byte order: two's complement puts
 		// the negative keys last.
 		{"SELECT id, v FROM nums WHERE id >= -2 AND id < 3;", "false", "ID V\n0 v0\n1 v1\n2 v2\n-2 v-2\n-1 v-1", 20},
+		// STRING: one run per key length present (lengths 0, 1, 2, 3
+		// and 5), each found by one seek that reads one key.
+		{"SELECT w, n FROM words WHERE w BETWEEN 'b' AND 'ca';", "", "W N\nb 1\nb0 11\nba 2\nbb 9\nbz 3\nc 4", 6 + 5},
+		// An exclusive bound is read inclusively ('d', 'b': one key
+		// more) and WHERE drops it.
+		{"SELECT w FROM words WHERE w > 'd';", "", "W\ndog\nzebra", 3 + 5},
+		{"SELECT w FROM words WHERE w < 'b';", "", "W\n\na", 3 + 5},
 		{"SELECT d, n FROM per_d WHERE d >= -1 AND d <= 2.5;", "", "D N\n-1 1\n-0.5 1\n0 1\n0.5 1\n1 1\n2.5 1", 6},
 		// An exclusive DOUBLE bound is read inclusively (one more key)
 		// and WHERE drops it.

@@ -79,13 +79,7 @@ type byteRun struct {
 // first. STRING, BYTES and DECIMAL are length-prefixed (or text), which
 // orders them by length before content: no run holds a range of them.
 func (r *KeyRange) rangeRuns(prefix []byte, counted bool) (runs []byteRun, ok bool) {
-	head := append([]byte(nil), prefix...)
-	if counted {
-		head = binary.AppendUvarint(head, uint64(r.NKeys))
-	}
-	for _, v := range r.Eq {
-		head = types.AppendValue(head, v)
-	}
+	head := r.head(prefix, counted)
 	enc := func(v any) []byte { return types.AppendValue(append([]byte(nil), head...), v) }
 	// after is the end of an inclusive upper bound: past every key that
 	// starts with v's encoding (the columns after it are free).
@@ -234,3 +228,90 @@ func prefixEndOf(p []byte) []byte {
 	}
 	return nil
 }
+
+// head is the start every key in the range shares: the layout's prefix,
+// the column count (counted) and the pinned columns.
+func (r *KeyRange) head(prefix []byte, counted bool) []byte {
+	head := append([]byte(nil), prefix...)
+	if counted {
+		head = binary.AppendUvarint(head, uint64(r.NKeys))
+	}
+	for _, v := range r.Eq {
+		head = types.AppendValue(head, v)
+	}
+	return head
+}
+
+// textRange says the ranged column is STRING or BYTES: read one run per
+// length (TableReader.readTextRange).
+func (r *KeyRange) textRange() bool {
+	sample := r.Lo
+	if sample == nil {
+		sample = r.Hi
+	}
+	switch sample.(type) {
+	case string, []byte:
+		return true
+	}
+	return false
+}
+
+// textTagged is head followed by the ranged column's tag byte.
+func (r *KeyRange) textTagged(head []byte) []byte {
+	sample := r.Lo
+	if sample == nil {
+		sample = r.Hi
+	}
+	empty := types.AppendValue(nil, sample)
+	return append(append([]byte(nil), head...), empty[0])
+}
+
+func textBytes(v any) []byte {
+	switch x := v.(type) {
+	case string:
+		return []byte(x)
+	case []byte:
+		return x
+	}
+	return nil
+}
+
+// textRun is the run of the texts of length n within the range (read
+// inclusively: WHERE drops an exclusive bound's own value). A text of
+// length n at least lo: lo itself and what follows it when n >= len(lo),
+// else past every text that starts with lo's first n bytes. At most hi:
+// up to the texts starting with hi's first n bytes when n <= len(hi),
+// else before the texts starting with hi (they are longer, so greater).
+func (r *KeyRange) textRun(tagged []byte, n uint64, storeEnd []byte) (byteRun, bool) {
+	base := binary.AppendUvarint(append([]byte(nil), tagged...), n)
+	join := func(b []byte) []byte { return append(append([]byte(nil), base...), b...) }
+	start := base
+	if r.Lo != nil {
+		lo := textBytes(r.Lo)
+		if n >= uint64(len(lo)) {
+			start = join(lo)
+		} else if start = prefixEndOf(join(lo[:n])); start == nil {
+			return byteRun{}, false
+		}
+	}
+	end := prefixEndOf(base)
+	if r.Hi != nil {
+		hi := textBytes(r.Hi)
+		if n <= uint64(len(hi)) {
+			end = prefixEndOf(join(hi[:n]))
+		} else {
+			end = join(hi)
+		}
+	}
+	if end == nil || (storeEnd != nil && bytes.Compare(end, storeEnd) > 0) {
+		end = storeEnd
+	}
+	if end != nil && bytes.Compare(start, end) >= 0 {
+		return byteRun{}, false
+	}
+	return byteRun{start: start, end: end}, true
+}
+
+// compareText orders two STRING or BYTES values bytewise, as WHERE
+// compares them.
+func compareText(a, b any) int { return bytes.Compare(textBytes(a), textBytes(b)) }

@@ -2,9 +2,11 @@ package exec
 
 import (
 	"bytes"
+	"encoding/binary"
 	"errors"
 	"fmt"
 	"log/slog"
+	"slices"
 
 	"github.com/sluice-sql/sluice/format"
 	"github.com/sluice-sql/sluice/state"
@@ -254,8 +256,9 @@ func (r *TableReader) ScanRange(db *state.DB, rng *KeyRange, fn func(row []any) 
 		}
 		prefix, counted = []byte{tableDataTag}, true
 	}
+	text := rng.textRange()
 	runs, ok := rng.rangeRuns(prefix, counted)
-	if !ok {
+	if !ok && !text {
 		return r.Scan(db, fn)
 	}
 	ids, err := db.Stores()
@@ -267,6 +270,13 @@ func (r *TableReader) ScanRange(db *state.DB, rng *KeyRange, fn func(row []any) 
 			continue
 		}
 		store := db.Store(id.Name, id.Partition)
+		if text {
+			more, err := r.readTextRange(store, id.Partition, rng, rng.head(prefix, counted), fn)
+			if err != nil || !more {
+				return err
+			}
+			continue
+		}
 		for _, run := range runs {
 			more, err := r.readRun(store, id.Partition, run, fn)
 			if err != nil || !more {
@@ -275,6 +285,52 @@ func (r *TableReader) ScanRange(db *state.DB, rng *KeyRange, fn func(row []any) 
 		}
 	}
 	return nil
+}
+
+// readTextRange reads a STRING or BYTES range of one store partition.
+// The state encoding puts a text's length before its bytes, so the keys
+// of one length are in order and the lengths follow each other: the
+// range is one run per length present (KeyRange.textRun), each found by
+// a seek to the first key of the next length, and the rows of all runs
+// are then put in value order. It reads the keys in range and, per
+// length present, at most the one key its seek finds.
+func (r *TableReader) readTextRange(store *state.Store, partition int32, rng *KeyRange, head []byte, fn func(row []any) bool) (bool, error) {
+	tagged := rng.textTagged(head)
+	storeEnd := prefixEndOf(tagged)
+	var rows [][]any
+	collect := func(row []any) bool { rows = append(rows, row); return true }
+	for length := uint64(0); ; {
+		var first []byte
+		err := store.RangeCommittedBetween(binary.AppendUvarint(append([]byte(nil), tagged...), length), storeEnd, func(k, _ []byte) bool {
+			first = append([]byte(nil), k...)
+			return false
+		})
+		if err != nil {
+			return false, fmt.Errorf("read table of %s: %w", r.topo.QueryID, err)
+		}
+		if first == nil {
+			break
+		}
+		r.counted()
+		n, w := binary.Uvarint(first[len(tagged):])
+		if w <= 0 {
+			return false, fmt.Errorf("read table of %s: key %x: bad text length", r.topo.QueryID, first)
+		}
+		if run, ok := rng.textRun(tagged, n, storeEnd); ok {
+			if _, err := r.readRun(store, partition, run, collect); err != nil {
+				return false, err
+			}
+		}
+		length = n + 1
+	}
+	col := len(rng.Eq)
+	slices.SortStableFunc(rows, func(a, b []any) int { return compareText(a[col], b[col]) })
+	for _, row := range rows {
+		if !fn(row) {
+			return false, nil
+		}
+	}
+	return true, nil
 }
 
 // readRun reads the rows of one run of keys, in value order.
