@@ -84,6 +84,9 @@ type RowStream struct {
 	// KeysRead is, for a pull query on a table, how many store entries
 	// its lookup, key range or scan visited on this instance.
 	KeysRead int64
+	// PartitionRows, for a pull query on a table, groups its rows, in
+	// order, by the store partition each came from.
+	PartitionRows []PartitionRows
 
 	once   sync.Once
 	stop   func()

@@ -132,6 +132,9 @@ func writeProtoPull(w http.ResponseWriter, res *pullResult) {
 		w.Header().Set(ForwardedToHeader, strings.Join(res.forwardedTo, ","))
 	}
 	w.Header().Set(KeysReadHeader, strconv.FormatInt(res.keysRead.Load(), 10))
+	if len(res.parts) > 0 {
+		w.Header().Set(PartitionRowsHeader, formatPartitionRows(res.parts))
+	}
 	w.Header().Set("Content-Type", ContentProtobuf)
 	w.WriteHeader(http.StatusOK)
 	_, _ = w.Write(buf.Bytes())
