@@ -130,7 +130,11 @@ func (e *Engine) pullQuery(ctx context.Context, sel *parser.Select, plan *planne
 	var keysRead int64
 	reader = reader.CountKeys(&keysRead)
 	scan := reader.Scan
-	if keys := read.Keys; keys != nil {
+	if read.Window != nil {
+		scan = func(db *state.DB, fn func([]any) bool) error {
+			return reader.ScanWindows(db, read.Keys, read.Window, fn)
+		}
+	} else if keys := read.Keys; keys != nil {
 		scan = func(db *state.DB, fn func([]any) bool) error { return reader.ScanKeys(db, keys, fn) }
 	} else if rng := read.Range; rng != nil {
 		scan = func(db *state.DB, fn func([]any) bool) error { return reader.ScanRange(db, rng, fn) }

@@ -89,3 +89,54 @@ func TestPullKeyRange(t *testing.T) {
 		})
 	}
 }
+
+// TestPullWindowBounds answers pull queries bounding a windowed table's
+// WINDOWSTART and WINDOWEND from the store by ranges of window start: a
+// TUMBLING table's windows (start first in the store) with and without
+// a key, and one key's SESSION windows (key first); the rows exact and
+// the store entries read only the windows in bounds.
+func TestPullWindowBounds(t *testing.T) {
+	ctx := context.Background()
+	e, err := engine.Open(ctx, engine.Config{Memory: true, Log: quiet})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer e.Close()
+	execute(t, e, `
+		CREATE STREAM clicks (id INT KEY, x INT) WITH (KAFKA_TOPIC='clicks', VALUE_FORMAT='JSON', PARTITIONS=1);
+		CREATE TABLE per_w AS SELECT id, COUNT(*) AS n FROM clicks WINDOW TUMBLING (SIZE 10 SECONDS) GROUP BY id;
+		CREATE TABLE per_s AS SELECT id, COUNT(*) AS n FROM clicks WINDOW SESSION (5 SECONDS) GROUP BY id;`)
+	for _, c := range []struct {
+		id int32
+		ts int64
+	}{{1, 1000}, {2, 1000}, {1, 2000}, {1, 11000}, {1, 21000}, {2, 21000}, {1, 31000}} {
+		key := binary.BigEndian.AppendUint32(nil, uint32(c.id))
+		if _, err := e.Memory().Send(exec.Record{Topic: "clicks", Key: key, Value: []byte(`{"X":1}`), Timestamp: c.ts}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for _, tt := range []struct {
+		sql, want string
+		keysRead  int64
+	}{
+		{"SELECT id, WINDOWSTART, n FROM per_w WHERE WINDOWSTART >= 10000 AND WINDOWSTART < 30000;", "ID WINDOWSTART N\n1 10000 1\n1 20000 1\n2 20000 1", 3},
+		{"SELECT id, WINDOWSTART, n FROM per_w WHERE id = 1 AND WINDOWEND <= 20000;", "ID WINDOWSTART N\n1 0 2\n1 10000 1", 3},
+		{"SELECT id, WINDOWSTART, n FROM per_w WHERE WINDOWSTART BETWEEN 30000 AND 40000;", "ID WINDOWSTART N\n1 30000 1", 1},
+		{"SELECT id, WINDOWSTART, n FROM per_w;", "ID WINDOWSTART N\n1 0 2\n2 0 1\n1 10000 1\n1 20000 1\n2 20000 1\n1 30000 1", 6},
+		{"SELECT id, WINDOWSTART, WINDOWEND, n FROM per_s WHERE id = 1 AND WINDOWSTART > 5000;", "ID WINDOWSTART WINDOWEND N\n1 11000 11000 1\n1 21000 21000 1\n1 31000 31000 1", 3},
+		{"SELECT id, WINDOWSTART, WINDOWEND, n FROM per_s WHERE id = 1 AND WINDOWSTART >= 0 AND WINDOWEND < 12000;", "ID WINDOWSTART WINDOWEND N\n1 1000 2000 2\n1 11000 11000 1", 2},
+	} {
+		t.Run(tt.sql, func(t *testing.T) {
+			rs := execute(t, e, tt.sql)[0].Rows
+			if rs == nil || !rs.Pull {
+				t.Fatalf("not answered as a pull query")
+			}
+			if got := rowsText(rs); got != tt.want {
+				t.Errorf("rows:\n%s\nwant:\n%s", got, tt.want)
+			}
+			if rs.KeysRead != tt.keysRead {
+				t.Errorf("keys read %d, want %d", rs.KeysRead, tt.keysRead)
+			}
+		})
+	}
+}

@@ -19,9 +19,11 @@ func (p *planning) keyLookupRule() (bool, error) {
 	if read == nil {
 		return false, nil
 	}
+	windows := p.windowBoundsRule(read)
 	keys, ok := lookupKeys(p.cl.Where, p.src)
 	if !ok {
-		return p.keyRangeRule(read)
+		ranged, err := p.keyRangeRule(read)
+		return ranged || windows, err
 	}
 	read.Keys = keys
 	texts := make([]string, len(keys))

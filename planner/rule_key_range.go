@@ -2,11 +2,13 @@ package planner
 
 import (
 	"cmp"
+	"math"
 	"strings"
 
 	"github.com/sluice-sql/sluice/exec"
 	"github.com/sluice-sql/sluice/parser"
 	"github.com/sluice-sql/sluice/planner/logical"
+	"github.com/sluice-sql/sluice/types"
 )
 
 // keyRangeRule makes a pull query whose WHERE bounds the table's key
@@ -174,4 +176,84 @@ func compareKeys(a, b any) (int, bool) {
 		return 1, true
 	}
 	return 0, false
+}
+
+// windowBoundsRule gives a pull query on a windowed table the bounds its
+// WHERE puts on WINDOWSTART and WINDOWEND (=, <, <=, >, >=, BETWEEN
+// against integer literals, in conjunction), so that the store read
+// skips the windows outside where its layout orders them
+// (exec.TableReader.ScanWindows).
+func (p *planning) windowBoundsRule(read *exec.StoreRead) bool {
+	if p.src.Window == exec.NotWindowed || p.cl.Where == nil {
+		return false
+	}
+	b := &exec.WindowBounds{}
+	found := false
+	tighten := func(cur **int64, v int64, lower bool) {
+		if *cur == nil || (lower && v > **cur) || (!lower && v < **cur) {
+			*cur = &v
+		}
+		found = true
+	}
+	set := func(name string, op parser.BinaryOp, lit parser.Expr) {
+		// Only integers: a text literal is a timestamp to WHERE.
+		if l, ok := lit.(*parser.Literal); !ok || l.Kind != parser.LitInteger {
+			return
+		}
+		v, ok := keyLiteral(types.Column{Name: name, Type: types.BigIntType}, lit)
+		if !ok {
+			return
+		}
+		n, ok := v.(int64)
+		if !ok {
+			return
+		}
+		lo, hi := &b.StartLo, &b.StartHi
+		if name == "WINDOWEND" {
+			lo, hi = &b.EndLo, &b.EndHi
+		}
+		switch op {
+		case parser.OpEq:
+			tighten(lo, n, true)
+			tighten(hi, n, false)
+		case parser.OpGt:
+			if n < math.MaxInt64 {
+				tighten(lo, n+1, true)
+			}
+		case parser.OpGe:
+			tighten(lo, n, true)
+		case parser.OpLt:
+			if n > math.MinInt64 {
+				tighten(hi, n-1, false)
+			}
+		case parser.OpLe:
+			tighten(hi, n, false)
+		}
+	}
+	bound := func(x parser.Expr) string {
+		if ref, ok := x.(*parser.ColumnRef); ok && isWindowBound(strings.ToUpper(ref.Name)) {
+			return strings.ToUpper(ref.Name)
+		}
+		return ""
+	}
+	for _, c := range splitOn(p.cl.Where, parser.OpAnd) {
+		switch x := c.(type) {
+		case *parser.Binary:
+			if n := bound(x.Left); n != "" {
+				set(n, x.Op, x.Right)
+			} else if n := bound(x.Right); n != "" {
+				set(n, flipComparison(x.Op), x.Left)
+			}
+		case *parser.Between:
+			if n := bound(x.X); n != "" && !x.Not {
+				set(n, parser.OpGe, x.Lo)
+				set(n, parser.OpLe, x.Hi)
+			}
+		}
+	}
+	if !found {
+		return false
+	}
+	read.Window = b
+	return true
 }
