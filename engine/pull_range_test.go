@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/binary"
 	"fmt"
+	"strings"
 	"testing"
 
 	"github.com/sluice-sql/sluice/engine"
@@ -44,6 +45,16 @@ func TestPullKeyRange(t *testing.T) {
 		key := binary.BigEndian.AppendUint32(nil, uint32(i))
 		if _, err := e.Memory().Send(exec.Record{Topic: "pts", Key: key, Value: fmt.Appendf(nil, `{"D":%g}`, d), Timestamp: int64(i)}); err != nil {
 			t.Fatal(err)
+		}
+	}
+	// EXPLAIN shows the range read and the rule that chose it.
+	d, ok := execute(t, e, "EXPLAIN SELECT id, v FROM nums WHERE id >= -2 AND id < 3;")[0].Entity.(*engine.QueryDescription)
+	if !ok {
+		t.Fatal("EXPLAIN gave no query description")
+	}
+	for _, want := range []string{"└─ store range NUMS (key1 in [-2, 3))\nRules applied: key-range\n", "├─ store range NUMS (key1 in [-2, 3), from state store CST_NUMS-Materialize, as of its last commit)\n"} {
+		if !strings.Contains(d.Topology, want) {
+			t.Errorf("EXPLAIN lacks %q:\n%s", want, d.Topology)
 		}
 	}
 	for _, tt := range []struct {

@@ -19,11 +19,9 @@ func (p *planning) keyLookupRule() (bool, error) {
 	if read == nil {
 		return false, nil
 	}
-	windows := p.windowBoundsRule(read)
 	keys, ok := lookupKeys(p.cl.Where, p.src)
 	if !ok {
-		ranged, err := p.keyRangeRule(read)
-		return ranged || windows, err
+		return false, nil
 	}
 	read.Keys = keys
 	texts := make([]string, len(keys))

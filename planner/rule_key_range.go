@@ -11,21 +11,28 @@ import (
 	"github.com/sluice-sql/sluice/types"
 )
 
-// keyRangeRule makes a pull query whose WHERE bounds the table's key
-// read that range of the store by ordered key ranges instead of
-// scanning it (exec.KeyRange): the conjuncts of WHERE that pin the
-// leading key columns with = and bound the next one with <, <=, >, >=
-// or BETWEEN, each against a literal. As in ksqlDB, a windowed table's
-// range and every range with ksql.query.pull.range.scan.enabled=false
-// are table scans; so is a WHERE with OR at its top, which is not one
-// range. The WHERE still filters what the range reads.
-func (p *planning) keyRangeRule(read *exec.StoreRead) (bool, error) {
-	if p.opts.PullRangeScansDisabled || p.src.Window != exec.NotWindowed {
+// keyRangeRule runs after the key-lookup rule. A pull query whose
+// WHERE bounds the table's key, and pins no key, reads that range of the
+// store by ordered key ranges instead of scanning it (exec.KeyRange):
+// the conjuncts of WHERE that pin the leading key columns with = and
+// bound the next one with <, <=, >, >= or BETWEEN, each against a
+// literal. As in ksqlDB, a windowed table's key range and every range
+// with ksql.query.pull.range.scan.enabled=false are table scans; so is
+// a WHERE with OR at its top, which is not one range. A windowed
+// table's WINDOWSTART and WINDOWEND bounds narrow its lookup or scan
+// (windowBoundsRule). The WHERE still filters what is read.
+func (p *planning) keyRangeRule() (bool, error) {
+	read := p.q.StoreRead()
+	if read == nil {
 		return false, nil
+	}
+	windows := p.windowBoundsRule(read)
+	if read.Keys != nil || p.opts.PullRangeScansDisabled || p.src.Window != exec.NotWindowed {
+		return windows, nil
 	}
 	rng, ok := keyRange(p.cl.Where, p.src)
 	if !ok {
-		return false, nil
+		return windows, nil
 	}
 	read.Range = rng
 	text := rng.String()
