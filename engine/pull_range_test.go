@@ -67,6 +67,10 @@ func TestPullKeyRange(t *testing.T) {
 		{"SELECT id FROM nums WHERE id <= -5;", "", "ID\n-6\n-5", 2},
 		{"SELECT id FROM nums WHERE id > 2 AND id < 5 AND v <> 'v3';", "", "ID\n4", 2},
 		{"SELECT id FROM nums WHERE id > 20;", "", "ID", 0},
+		// Key lookups joined by OR read those keys; OR with a range
+		// is a scan.
+		{"SELECT id FROM nums WHERE id = 7 OR id IN (-3, 7, 12);", "", "ID\n7\n-3\n12", 3},
+		{"SELECT id FROM nums WHERE id = 7 OR id > 12;", "", "ID\n7\n13", 20},
 		// A scan reads the store in its byte order: two's complement puts
 		// the negative keys last.
 		{"SELECT id, v FROM nums WHERE id >= -2 AND id < 3;", "false", "ID V\n0 v0\n1 v1\n2 v2\n-2 v-2\n-1 v-1", 20},

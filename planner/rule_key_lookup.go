@@ -41,12 +41,37 @@ func (p *planning) keyLookupRule() (bool, error) {
 // the table's key to literals and returns the keys they name, each the
 // values of the key columns in order, cast to their types: KEY = x or
 // KEY IN (x, y, …) for a one-column key, K1 = x AND K2 = y … (every key
-// column) for several. The read then goes straight to those keys. The
+// column) for several; with OR, the keys of every disjunct, when each
+// pins the key. The read then goes straight to those keys. The
 // WHERE still filters the rows read, so a lookup that finds more than it
 // should changes nothing.
 func lookupKeys(where parser.Expr, src *Source) ([][]any, bool) {
+	if where == nil {
+		return nil, false
+	}
+	// Disjuncts that each pin the key read the keys of all of them, as
+	// ksqlDB looks up the keys of K = 1 OR K = 2; one that pins none
+	// needs a scan.
+	disjuncts := splitOn(where, parser.OpOr)
+	if len(disjuncts) > 1 {
+		var keys [][]any
+		seen := map[string]bool{}
+		for _, d := range disjuncts {
+			ks, ok := lookupKeys(d, src)
+			if !ok {
+				return nil, false
+			}
+			for _, k := range ks {
+				if id := fmt.Sprintf("%#v", k); !seen[id] {
+					seen[id] = true
+					keys = append(keys, k)
+				}
+			}
+		}
+		return keys, true
+	}
 	keyCols := src.Schema.Keys()
-	if where == nil || len(keyCols) == 0 {
+	if len(keyCols) == 0 {
 		return nil, false
 	}
 	keyOf := func(x parser.Expr) int {
