@@ -295,6 +295,9 @@ var (
 	propPullTableScan = declare(planner.PullTableScanProperty, nil, ScopeSession, "BOOLEAN",
 		fixed("true"), boolean,
 		"false limits pull queries on tables to key lookups.")
+	propPullRangeScan = declare(planner.PullRangeScanProperty, nil, ScopeSession, "BOOLEAN",
+		fixed("true"), boolean,
+		"false answers a pull query bounding the key with <, <=, >, >= or BETWEEN by a table scan instead of reading the key range.")
 	propPullLimit = declare(planner.PullLimitProperty, nil, ScopeSession, "BOOLEAN",
 		fixed("true"), boolean,
 		"false refuses LIMIT in pull queries.")
@@ -334,7 +337,7 @@ var (
 var propertyTable = sortedProperties(
 	propAutoOffsetReset, propProcessingGuarantee, propCommitInterval, propNumStreamThreads, propStandbyReplicas,
 	propTableRetention, propIdleTimeout, propCompat, propTimestampThrow, propDefaultKeyFormat, propDefaultValueFormat,
-	propNewQueryPlanner, propPushV2Registry, propStallTimeout, propHotKeyShare, propPullTableScan, propPullLimit,
+	propNewQueryPlanner, propPushV2Registry, propStallTimeout, propHotKeyShare, propPullTableScan, propPullRangeScan, propPullLimit,
 	propPushV2Enabled, propPushV2Buffer, propStandbyReads, propMaxOffsetLag, propAssertTopicTimeout,
 	propAssertSchemaTimeout, propMinFreeBytes, propStateCacheBytes, propUDFTimeout, propUDFMemory,
 )
@@ -640,6 +643,7 @@ func (e *Engine) planOptions(props map[string]string) planner.Options {
 		DefaultValueFormat:      strings.ToUpper(propDefaultValueFormat.value(props)),
 		NewQueryPlanner:         propBool(props, propNewQueryPlanner),
 		PullKeyLookupsOnly:      !propBool(props, propPullTableScan),
+		PullRangeScansDisabled:  !propBool(props, propPullRangeScan),
 		PullLimitDisabled:       !propBool(props, propPullLimit),
 		NoStreamScans:           !e.clu.scansTopics(),
 		TableStore:              e.tableStore,

@@ -127,14 +127,32 @@ func (e *Engine) pullQuery(ctx context.Context, sel *parser.Select, plan *planne
 	}
 	rowTime := len(src.Schema.Columns) // ROWTIME follows the key and value columns
 	var procErr error
+	var keysRead int64
+	reader = reader.CountKeys(&keysRead)
 	scan := reader.Scan
-	if keys := read.Keys; keys != nil {
+	if read.Window != nil {
+		scan = func(db *state.DB, fn func([]any) bool) error {
+			return reader.ScanWindows(db, read.Keys, read.Window, fn)
+		}
+	} else if keys := read.Keys; keys != nil {
 		scan = func(db *state.DB, fn func([]any) bool) error { return reader.ScanKeys(db, keys, fn) }
+	} else if rng := read.Range; rng != nil {
+		scan = func(db *state.DB, fn func([]any) bool) error { return reader.ScanRange(db, rng, fn) }
 	}
+	var perPartition []PartitionRows
 	err = scan(e.db, func(row []any) bool {
 		ts, _ := row[rowTime].(int64)
+		before := len(rows)
 		if procErr = chain.Process(row, ts); procErr != nil {
 			return false
+		}
+		if n := len(rows) - before; n > 0 {
+			part, _ := row[rowTime+1].(int32)
+			if k := len(perPartition); k > 0 && perPartition[k-1].Partition == part {
+				perPartition[k-1].Rows += n
+			} else {
+				perPartition = append(perPartition, PartitionRows{Partition: part, Rows: n})
+			}
 		}
 		return plan.Limit <= 0 || len(rows) < plan.Limit
 	})
@@ -154,10 +172,36 @@ func (e *Engine) pullQuery(ctx context.Context, sel *parser.Select, plan *planne
 	if sel.HasLimit && sel.Limit == 0 {
 		rows = nil
 	}
+	perPartition = cutPartitionRows(perPartition, len(rows))
 	rs := pulledRows(plan, id, rows)
 	rs.Columns = markPullKeys(sel, src, rs.Columns)
 	rs.LimitReached = sel.HasLimit && len(rows) >= sel.Limit
+	rs.KeysRead = keysRead
+	rs.PartitionRows = perPartition
 	return rs, nil
+}
+
+// PartitionRows says how many of a pull query's rows, in order, came
+// from one store partition: a table is read partition by partition, so
+// an instance merging the answers of several can put them in partition
+// order.
+type PartitionRows struct {
+	Partition int32
+	Rows      int
+}
+
+// cutPartitionRows keeps the counts of the first n rows.
+func cutPartitionRows(parts []PartitionRows, n int) []PartitionRows {
+	var out []PartitionRows
+	for _, p := range parts {
+		if n <= 0 {
+			break
+		}
+		p.Rows = min(p.Rows, n)
+		n -= p.Rows
+		out = append(out, p)
+	}
+	return out
 }
 
 // markPullKeys marks the key columns of a pull query's answer on a

@@ -81,6 +81,12 @@ type RowStream struct {
 	// LimitReached is set for a pull query whose LIMIT cut its rows
 	// short (a stream scan's answer then says "Limit Reached").
 	LimitReached bool
+	// KeysRead is, for a pull query on a table, how many store entries
+	// its lookup, key range or scan visited on this instance.
+	KeysRead int64
+	// PartitionRows, for a pull query on a table, groups its rows, in
+	// order, by the store partition each came from.
+	PartitionRows []PartitionRows
 
 	once   sync.Once
 	stop   func()

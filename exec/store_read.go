@@ -19,6 +19,13 @@ type StoreRead struct {
 	// Keys are the keys looked up, each the values of the key columns in
 	// order; nil: every row is scanned.
 	Keys [][]any
+	// Range, when set (and Keys nil), is the key range read: the store
+	// is read by ordered key ranges, not scanned.
+	Range *KeyRange
+	// Window, when set, bounds a windowed table's WINDOWSTART and
+	// WINDOWEND: the windows outside are not read where the store's
+	// layout orders them (see TableReader.ScanWindows).
+	Window *WindowBounds
 }
 
 // Describe is the read as EXPLAIN's physical plan shows it.
@@ -26,6 +33,12 @@ func (r *StoreRead) Describe() string {
 	where := "from the state store keeping it, as of its last commit"
 	if r.Store != "" {
 		where = "from state store " + r.Store + ", as of its last commit"
+	}
+	if r.Window != nil {
+		where = r.Window.String() + ", " + where
+	}
+	if r.Keys == nil && r.Range != nil {
+		return fmt.Sprintf("store range %s (%s, %s)", r.Table, r.Range, where)
 	}
 	if r.Keys == nil {
 		return fmt.Sprintf("store scan %s (every row, %s)", r.Table, where)

@@ -2,9 +2,11 @@ package exec
 
 import (
 	"bytes"
+	"encoding/binary"
 	"errors"
 	"fmt"
 	"log/slog"
+	"slices"
 
 	"github.com/sluice-sql/sluice/format"
 	"github.com/sluice-sql/sluice/state"
@@ -39,6 +41,22 @@ type TableReader struct {
 	mat  *MaterializeNode
 	// only, when set, limits reads to these store partitions.
 	only map[int32]bool
+	// keysRead, when set, counts the store entries the reads visit.
+	keysRead *int64
+}
+
+// CountKeys makes the reader add to n each store entry it reads: a pull
+// query reports how many keys its lookup, range or scan visited.
+func (r *TableReader) CountKeys(n *int64) *TableReader {
+	cp := *r
+	cp.keysRead = n
+	return &cp
+}
+
+func (r *TableReader) counted() {
+	if r.keysRead != nil {
+		*r.keysRead++
+	}
 }
 
 // NewTableReader prepares reading the table written (or, for a source
@@ -222,14 +240,141 @@ func (r *TableReader) ScanKeys(db *state.DB, keys [][]any, fn func(row []any) bo
 	return nil
 }
 
+// ScanRange is Scan limited to the keys in rng, read by ordered key
+// ranges: in each store partition, a seek to each run's first key and a
+// stop at its end (KeyRange.rangeRuns), the rows in key order. A table
+// whose layout or key type keeps no order for the range (a windowed
+// aggregation lays the window start first; STRING, BYTES and DECIMAL
+// keys are encoded length first) is scanned whole, as ksqlDB scans a
+// windowed table for a range; the query's WHERE filters either way.
+func (r *TableReader) ScanRange(db *state.DB, rng *KeyRange, fn func(row []any) bool) error {
+	var prefix []byte
+	counted := rng.NKeys != 1
+	if r.agg != nil {
+		if r.agg.Window != nil {
+			return r.Scan(db, fn)
+		}
+		prefix, counted = []byte{tableDataTag}, true
+	}
+	text := rng.textRange()
+	runs, ok := rng.rangeRuns(prefix, counted)
+	if !ok && !text {
+		return r.Scan(db, fn)
+	}
+	ids, err := db.Stores()
+	if err != nil {
+		return fmt.Errorf("read table of %s: %w", r.topo.QueryID, err)
+	}
+	for _, id := range ids {
+		if id.Name != r.store || !r.reads(id.Partition) {
+			continue
+		}
+		store := db.Store(id.Name, id.Partition)
+		if text {
+			more, err := r.readTextRange(store, id.Partition, rng, rng.head(prefix, counted), fn)
+			if err != nil || !more {
+				return err
+			}
+			continue
+		}
+		for _, run := range runs {
+			more, err := r.readRun(store, id.Partition, run, fn)
+			if err != nil || !more {
+				return err
+			}
+		}
+	}
+	return nil
+}
+
+// readTextRange reads a STRING or BYTES range of one store partition.
+// The state encoding puts a text's length before its bytes, so the keys
+// of one length are in order and the lengths follow each other: the
+// range is one run per length present (KeyRange.textRun), each found by
+// a seek to the first key of the next length, and the rows of all runs
+// are then put in value order. It reads the keys in range and, per
+// length present, at most the one key its seek finds.
+func (r *TableReader) readTextRange(store *state.Store, partition int32, rng *KeyRange, head []byte, fn func(row []any) bool) (bool, error) {
+	tagged := rng.textTagged(head)
+	storeEnd := prefixEndOf(tagged)
+	var rows [][]any
+	collect := func(row []any) bool { rows = append(rows, row); return true }
+	for length := uint64(0); ; {
+		var first []byte
+		err := store.RangeCommittedBetween(binary.AppendUvarint(append([]byte(nil), tagged...), length), storeEnd, func(k, _ []byte) bool {
+			first = append([]byte(nil), k...)
+			return false
+		})
+		if err != nil {
+			return false, fmt.Errorf("read table of %s: %w", r.topo.QueryID, err)
+		}
+		if first == nil {
+			break
+		}
+		r.counted()
+		n, w := binary.Uvarint(first[len(tagged):])
+		if w <= 0 {
+			return false, fmt.Errorf("read table of %s: key %x: bad text length", r.topo.QueryID, first)
+		}
+		if run, ok := rng.textRun(tagged, n, storeEnd); ok {
+			if _, err := r.readRun(store, partition, run, collect); err != nil {
+				return false, err
+			}
+		}
+		length = n + 1
+	}
+	col := len(rng.Eq)
+	slices.SortStableFunc(rows, func(a, b []any) int { return compareText(a[col], b[col]) })
+	for _, row := range rows {
+		if !fn(row) {
+			return false, nil
+		}
+	}
+	return true, nil
+}
+
+// readRun reads the rows of one run of keys, in value order.
+func (r *TableReader) readRun(store *state.Store, partition int32, run byteRun, fn func(row []any) bool) (bool, error) {
+	read := func(fn func(row []any) bool) (bool, error) {
+		if r.mat != nil {
+			return r.scanMaterializedBetween(store, partition, run.start, run.end, false, fn)
+		}
+		return r.scanAggregate(store, partition, run.start, run.end, fn)
+	}
+	if !run.reverse {
+		return read(fn)
+	}
+	var rows [][]any
+	if _, err := read(func(row []any) bool { rows = append(rows, row); return true }); err != nil {
+		return false, err
+	}
+	for i := len(rows) - 1; i >= 0; i-- {
+		if !fn(rows[i]) {
+			return false, nil
+		}
+	}
+	return true, nil
+}
+
 // scanMaterialized reads a MaterializeNode's rows of one store
 // partition; with a key, only that key's row.
 func (r *TableReader) scanMaterialized(store *state.Store, partition int32, key []byte, fn func(row []any) bool) (bool, error) {
+	end := prefixEndOf(key)
+	if key == nil {
+		end = nil
+	}
+	return r.scanMaterializedBetween(store, partition, key, end, key != nil, fn)
+}
+
+// scanMaterializedBetween reads a MaterializeNode's rows whose keys are
+// in [start, end); exact keeps only the key start itself.
+func (r *TableReader) scanMaterializedBetween(store *state.Store, partition int32, start, end []byte, exact bool, fn func(row []any) bool) (bool, error) {
 	width := r.mat.Width()
 	more := true
 	var failed error
-	err := store.RangeCommitted(key, func(k, v []byte) bool {
-		if key != nil && !bytes.Equal(k, key) {
+	err := store.RangeCommittedBetween(start, end, func(k, v []byte) bool {
+		r.counted()
+		if exact && !bytes.Equal(k, start) {
 			return true // a longer key that merely starts with this one
 		}
 		cols, ts, _, err := decodeTableRow(v)
@@ -267,6 +412,20 @@ func (r *TableReader) scanPrefix(store *state.Store, partition int32, groupKey [
 	if r.mat != nil {
 		return r.scanMaterialized(store, partition, groupKey, fn)
 	}
+	prefix, _ := entryLayout(r.agg)
+	if groupKey != nil {
+		prefix = append(append([]byte(nil), prefix...), groupKey...)
+	}
+	end := prefixEndOf(prefix)
+	if len(prefix) == 0 {
+		end = nil
+	}
+	return r.scanAggregate(store, partition, prefix, end, fn)
+}
+
+// scanAggregate reads an aggregation's result rows whose entries are in
+// [start, end) of one store partition.
+func (r *TableReader) scanAggregate(store *state.Store, partition int32, start, end []byte, fn func(row []any) bool) (bool, error) {
 	sink := &collect{r: r, partition: partition, fn: fn}
 	var head Operator = sink
 	for i := len(r.post) - 1; i >= 0; i-- {
@@ -278,12 +437,10 @@ func (r *TableReader) scanPrefix(store *state.Store, partition int32, groupKey [
 	}
 	tc := &TaskContext{QueryID: r.topo.QueryID, Partition: partition, Metrics: &Metrics{}, Log: slog.New(slog.DiscardHandler), Out: discard{}}
 	n := r.agg
-	prefix, split := entryLayout(n)
-	if groupKey != nil {
-		prefix = append(append([]byte(nil), prefix...), groupKey...)
-	}
+	_, split := entryLayout(n)
 	var failed error
-	err := store.RangeCommitted(prefix, func(k, v []byte) bool {
+	err := store.RangeCommittedBetween(start, end, func(k, v []byte) bool {
+		r.counted()
 		gk, start, end, v, ok := split(k, v)
 		if !ok {
 			return true

@@ -24,7 +24,7 @@
 // PARTITION BY, else a stateless chain), and a logical.Repartition
 // before an aggregate or a join input is a repartition topic and the
 // sub-topology writing it; the onPlan rules work on the built plan
-// (column-pruning, json-copy, key-lookup, scalable-push). Each rule is a rule_<name>.go file listed in rules.go.
+// (column-pruning, json-copy, key-lookup, key-range, scalable-push). Each rule is a rule_<name>.go file listed in rules.go.
 // A rule's decision is written into the plan (a node exec instantiates,
 // a field of Query the engine reads), never left for exec to work out
 // from the shape of the chain. Query.Explain, what EXPLAIN prints, shows

@@ -50,6 +50,12 @@ type Options struct {
 	// values it can compute (the pull checks). Default false: any WHERE, answered
 	// by a scan of the table's store when it pins no key.
 	PullKeyLookupsOnly bool
+	// PullRangeScansDisabled is ksqlDB's session property
+	// ksql.query.pull.range.scan.enabled (PullRangeScanProperty) set to
+	// false: a pull query whose WHERE bounds the key with <, <=, >, >=
+	// or BETWEEN scans the table's store instead of reading the range.
+	// Default false: ranges are read by ordered key ranges.
+	PullRangeScansDisabled bool
 	// PullLimitDisabled is ksqlDB's session property
 	// ksql.query.pull.limit.clause.enabled (PullLimitProperty) set to
 	// false: the pull checks refuse LIMIT in pull queries. Default false.

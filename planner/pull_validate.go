@@ -11,11 +11,13 @@ import (
 	"github.com/sluice-sql/sluice/types"
 )
 
-// PullTableScanProperty and PullLimitProperty name the session
-// properties behind Options.PullKeyLookupsOnly and
-// Options.PullLimitDisabled, as ksqlDB names them.
+// PullTableScanProperty, PullRangeScanProperty and PullLimitProperty
+// name the session properties behind Options.PullKeyLookupsOnly,
+// Options.PullRangeScansDisabled and Options.PullLimitDisabled, as
+// ksqlDB names them.
 const (
 	PullTableScanProperty = "ksql.query.pull.table.scan.enabled"
+	PullRangeScanProperty = "ksql.query.pull.range.scan.enabled"
 	PullLimitProperty     = "ksql.query.pull.limit.clause.enabled"
 )
 

@@ -41,12 +41,37 @@ func (p *planning) keyLookupRule() (bool, error) {
 // the table's key to literals and returns the keys they name, each the
 // values of the key columns in order, cast to their types: KEY = x or
 // KEY IN (x, y, …) for a one-column key, K1 = x AND K2 = y … (every key
-// column) for several. The read then goes straight to those keys. The
+// column) for several; with OR, the keys of every disjunct, when each
+// pins the key. The read then goes straight to those keys. The
 // WHERE still filters the rows read, so a lookup that finds more than it
 // should changes nothing.
 func lookupKeys(where parser.Expr, src *Source) ([][]any, bool) {
+	if where == nil {
+		return nil, false
+	}
+	// Disjuncts that each pin the key read the keys of all of them, as
+	// ksqlDB looks up the keys of K = 1 OR K = 2; one that pins none
+	// needs a scan.
+	disjuncts := splitOn(where, parser.OpOr)
+	if len(disjuncts) > 1 {
+		var keys [][]any
+		seen := map[string]bool{}
+		for _, d := range disjuncts {
+			ks, ok := lookupKeys(d, src)
+			if !ok {
+				return nil, false
+			}
+			for _, k := range ks {
+				if id := fmt.Sprintf("%#v", k); !seen[id] {
+					seen[id] = true
+					keys = append(keys, k)
+				}
+			}
+		}
+		return keys, true
+	}
 	keyCols := src.Schema.Keys()
-	if where == nil || len(keyCols) == 0 {
+	if len(keyCols) == 0 {
 		return nil, false
 	}
 	keyOf := func(x parser.Expr) int {
@@ -64,19 +89,8 @@ func lookupKeys(where parser.Expr, src *Source) ([][]any, bool) {
 	values := func(key types.Column, lits []parser.Expr) ([]any, bool) {
 		out := make([]any, 0, len(lits))
 		for _, l := range lits {
-			if _, ok := l.(*parser.Literal); !ok {
-				return nil, false
-			}
-			c, err := expr.Compile(l, expr.SchemaScope(types.Schema{}))
-			if err != nil {
-				return nil, false
-			}
-			cast, err := expr.CastFunc(c.Type, key.Type)
-			if err != nil {
-				return nil, false
-			}
-			v := cast(c.Eval(nil))
-			if v == nil {
+			v, ok := keyLiteral(key, l)
+			if !ok {
 				return nil, false
 			}
 			out = append(out, v)
@@ -138,4 +152,22 @@ func lookupKeys(where parser.Expr, src *Source) ([][]any, bool) {
 		keys = next
 	}
 	return keys, true
+}
+
+// keyLiteral is the value of literal l cast to key column key's type;
+// false for anything else, or NULL.
+func keyLiteral(key types.Column, l parser.Expr) (any, bool) {
+	if _, ok := l.(*parser.Literal); !ok {
+		return nil, false
+	}
+	c, err := expr.Compile(l, expr.SchemaScope(types.Schema{}))
+	if err != nil {
+		return nil, false
+	}
+	cast, err := expr.CastFunc(c.Type, key.Type)
+	if err != nil {
+		return nil, false
+	}
+	v := cast(c.Eval(nil))
+	return v, v != nil
 }

@@ -27,7 +27,10 @@ CREATE TABLE m (a VARCHAR PRIMARY KEY, b BIGINT PRIMARY KEY, n BIGINT) WITH (KAF
 		{"t", "id = 5", "[[5]]"},
 		{"t", "5 = ID", "[[5]]"},
 		{"t", "n > 1 AND id IN (1, 2, 3)", "[[1] [2] [3]]"},
-		{"t", "id = 5 OR id = 6", "scan"},
+		{"t", "id = 5 OR id = 6", "[[5] [6]]"},
+		{"t", "id = 5 OR (id IN (6, 5) AND n > 1)", "[[5] [6]]"},
+		{"t", "id = 5 OR id > 6", "scan"},
+		{"t", "id = 5 OR n = 6", "scan"},
 		{"t", "id > 5", "scan"},
 		{"t", "id NOT IN (1, 2)", "scan"},
 		{"t", "n = 5", "scan"},
@@ -38,6 +41,7 @@ CREATE TABLE m (a VARCHAR PRIMARY KEY, b BIGINT PRIMARY KEY, n BIGINT) WITH (KAF
 		{"m", "a = 'x'", "scan"},
 		{"m", "a IN ('x', 'y') AND b = 2", "scan"},
 		{"m", "a = 'x' OR b = 2", "scan"},
+		{"m", "(a = 'x' AND b = 2) OR (b = 3 AND a = 'y')", "[[x 2] [y 3]]"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.table+" "+tt.where, func(t *testing.T) {

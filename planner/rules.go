@@ -47,6 +47,7 @@ var rules = []rule{
 	{name: "column-pruning", stage: onPlan, apply: (*planning).columnPruningRule},
 	{name: "json-copy", stage: onPlan, apply: (*planning).jsonCopyRule},
 	{name: "key-lookup", stage: onPlan, apply: (*planning).keyLookupRule},
+	{name: "key-range", stage: onPlan, apply: (*planning).keyRangeRule},
 	{name: "scalable-push", stage: onPlan, apply: (*planning).scalablePushRule},
 }
 

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"net/http"
+	"strconv"
 	"strings"
 
 	"github.com/sluice-sql/sluice/engine"
@@ -129,6 +130,10 @@ func writeProtoPull(w http.ResponseWriter, res *pullResult) {
 	buf.WriteString("]\n")
 	if len(res.forwardedTo) > 0 {
 		w.Header().Set(ForwardedToHeader, strings.Join(res.forwardedTo, ","))
+	}
+	w.Header().Set(KeysReadHeader, strconv.FormatInt(res.keysRead.Load(), 10))
+	if len(res.parts) > 0 {
+		w.Header().Set(PartitionRowsHeader, formatPartitionRows(res.parts))
 	}
 	w.Header().Set("Content-Type", ContentProtobuf)
 	w.WriteHeader(http.StatusOK)

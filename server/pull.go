@@ -8,9 +8,12 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"maps"
 	"net/http"
+	"slices"
 	"strconv"
 	"strings"
+	"sync"
 	"sync/atomic"
 	"time"
 
@@ -46,6 +49,16 @@ const (
 	// ("1,3") whose rows came from a standby (this instance's or
 	// another's) rather than their owner; absent when none did.
 	StandbyOfHeader = "X-Sluice-Standby-Of"
+	// KeysReadHeader, on a pull query's response on a table, is how
+	// many state store entries the instances answering it read (its key
+	// lookups, key ranges or scans, summed over the partitions): a range
+	// reads only the keys in range.
+	KeysReadHeader = "X-Sluice-Keys-Read"
+	// PartitionRowsHeader, on a pull query's response on a table, groups
+	// its rows, in order, by the partition they came from ("0:3,2:1": 3
+	// rows of partition 0, then 1 of partition 2), so that an instance
+	// gathering several owners' answers puts them in partition order.
+	PartitionRowsHeader = "X-Sluice-Partition-Rows"
 )
 
 // standbyRetryWindow is how long a pull query with standby reads keeps
@@ -77,6 +90,11 @@ type pullResult struct {
 	forwardedTo []string
 	// standbyOf are the partitions read from a standby.
 	standbyOf []int32
+	// keysRead counts the store entries read, here and by the owners
+	// asked (engine.RowStream.KeysRead).
+	keysRead atomic.Int64
+	// parts groups rows by partition (engine.RowStream.PartitionRows).
+	parts []engine.PartitionRows
 }
 
 // pull answers sql when it is a pull query and the server is one of
@@ -157,6 +175,7 @@ func (s *Server) pullRouted(ctx context.Context, p parser.Parsed, sql string, pr
 	ctx, cancel := context.WithTimeout(ctx, forwardTimeout)
 	defer cancel()
 	standbyReads := s.eng.StandbyReads(ctx)
+	byPart := &partitionRows{rows: map[int32][]json.RawMessage{}}
 	// The columns, whoever answers the rows.
 	res, err := s.pullLocal(engine.WithPartitions(ctx, nil), p)
 	if err != nil {
@@ -175,7 +194,13 @@ func (s *Server) pullRouted(ctx context.Context, p parser.Parsed, sql string, pr
 			return candidates(owner, ok, ok && !owner.Self && s.suspects.suspect(owner), standbys, standbyReads)
 		},
 		ask: func(ctx context.Context, a answerer, parts []int32, early bool) ([]json.RawMessage, error) {
-			return s.answer(ctx, a, p, sql, props, parts, early)
+			ans, err := s.answer(ctx, a, p, sql, props, parts, early)
+			if err != nil {
+				return nil, err
+			}
+			res.keysRead.Add(ans.keys)
+			byPart.add(ans.rows, ans.parts)
+			return ans.rows, nil
 		},
 		failedOver: func(a answerer, parts []int32, err error) {
 			s.log.Info("pull query: partitions not answered; trying the next instance", "partitions", formatPartitions(parts), "instance", a.url, "standby", a.standby, "err", err)
@@ -192,6 +217,9 @@ func (s *Server) pullRouted(ctx context.Context, p parser.Parsed, sql string, pr
 	if err != nil {
 		return nil, err
 	}
+	if rows, ok := byPart.ordered(len(gathered.rows)); ok {
+		gathered.rows = rows
+	}
 	res.rows = append(res.rows, gathered.rows...)
 	res.forwardedTo = gathered.forwardedTo
 	res.standbyOf = gathered.standbyOf
@@ -200,9 +228,9 @@ func (s *Server) pullRouted(ctx context.Context, p parser.Parsed, sql string, pr
 
 // answer reads parts from a: this instance's state, or a forward. early
 // lets a forward give up after failoverAfter without an answer.
-func (s *Server) answer(ctx context.Context, a answerer, p parser.Parsed, sql string, props map[string]string, parts []int32, early bool) ([]json.RawMessage, error) {
+func (s *Server) answer(ctx context.Context, a answerer, p parser.Parsed, sql string, props map[string]string, parts []int32, early bool) (answered, error) {
 	if !a.self() {
-		rows, err := s.forward(ctx, a.url, sql, props, parts, a.standby, early)
+		ans, err := s.forward(ctx, a.url, sql, props, parts, a.standby, early)
 		switch {
 		case err == nil:
 			s.suspects.clear(a.url)
@@ -211,13 +239,62 @@ func (s *Server) answer(ctx context.Context, a answerer, p parser.Parsed, sql st
 			// says nothing about the instance.
 			s.suspects.mark(a.url, time.Now())
 		}
-		return rows, err
+		return ans, err
 	}
 	res, err := s.pullLocal(readingOnly(ctx, parts, a.standby), p)
 	if err != nil {
-		return nil, err
+		return answered{}, err
 	}
-	return res.rows, nil
+	return answered{rows: res.rows, keys: res.keysRead.Load(), parts: res.parts}, nil
+}
+
+// answered is one instance's answer for some partitions: its rows, the
+// store entries it read, and its rows grouped by partition (nil when
+// the instance did not say).
+type answered struct {
+	rows  []json.RawMessage
+	keys  int64
+	parts []engine.PartitionRows
+}
+
+// partitionRows gathers the answers' rows by partition.
+type partitionRows struct {
+	mu      sync.Mutex
+	rows    map[int32][]json.RawMessage
+	unknown bool // an answer did not group its rows
+}
+
+func (p *partitionRows) add(rows []json.RawMessage, parts []engine.PartitionRows) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	n := 0
+	for _, pr := range parts {
+		n += pr.Rows
+	}
+	if n != len(rows) {
+		p.unknown = len(rows) > 0 || p.unknown
+		return
+	}
+	for _, pr := range parts {
+		p.rows[pr.Partition] = append(p.rows[pr.Partition], rows[:pr.Rows]...)
+		rows = rows[pr.Rows:]
+	}
+}
+
+// ordered is the rows in partition order, each partition's as its
+// instance read them (in key order), when every answer grouped its rows
+// and they are the total gathered.
+func (p *partitionRows) ordered(total int) ([]json.RawMessage, bool) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if p.unknown {
+		return nil, false
+	}
+	out := make([]json.RawMessage, 0, total)
+	for _, part := range slices.Sorted(maps.Keys(p.rows)) {
+		out = append(out, p.rows[part]...)
+	}
+	return out, len(out) == total
 }
 
 // readingOnly makes a pull query read only parts of its table: from the
@@ -275,6 +352,8 @@ func (s *Server) pullLocal(ctx context.Context, p parser.Parsed) (*pullResult, e
 	}
 	defer res.Rows.Close()
 	out := &pullResult{queryID: res.Rows.QueryID, columns: res.Rows.Columns, rows: []json.RawMessage{}}
+	out.keysRead.Store(res.Rows.KeysRead)
+	out.parts = res.Rows.PartitionRows
 	pp := &push{rs: res.Rows}
 	for row := range res.Rows.C {
 		out.rows = append(out.rows, jsonRow(pp, row.Cols))
@@ -290,7 +369,7 @@ func (s *Server) pullLocal(ctx context.Context, p parser.Parsed) (*pullResult, e
 // instance to ask: an owner that accepts connections but does not
 // answer (stopped, overloaded) then costs failoverAfter, not the whole
 // bound.
-func (s *Server) forward(ctx context.Context, url, sql string, props map[string]string, parts []int32, standby, early bool) ([]json.RawMessage, error) {
+func (s *Server) forward(ctx context.Context, url, sql string, props map[string]string, parts []int32, standby, early bool) (answered, error) {
 	role := "owned by"
 	if standby {
 		role = "kept on standby by"
@@ -299,11 +378,11 @@ func (s *Server) forward(ctx context.Context, url, sql string, props map[string]
 	defer cancel()
 	body, err := json.Marshal(ksqlwire.QueryStreamRequest{SQL: sql, Properties: toAny(props)})
 	if err != nil {
-		return nil, fmt.Errorf("forward pull query: %w", err)
+		return answered{}, fmt.Errorf("forward pull query: %w", err)
 	}
 	req, err := http.NewRequestWithContext(ctx, http.MethodPost, strings.TrimSuffix(url, "/")+"/query-stream", bytes.NewReader(body))
 	if err != nil {
-		return nil, fmt.Errorf("forward pull query to %s: %w", url, err)
+		return answered{}, fmt.Errorf("forward pull query to %s: %w", url, err)
 	}
 	req.Header.Set("Content-Type", "application/json")
 	req.Header.Set("Accept", contentDelimited)
@@ -325,12 +404,12 @@ func (s *Server) forward(ctx context.Context, url, sql string, props map[string]
 		if gaveUp.Load() {
 			err = fmt.Errorf("no response within %s", failoverAfter)
 		}
-		return nil, fmt.Errorf("%w: partitions %s are %s %s, which did not answer: %w", engine.ErrPartitionUnavailable, formatPartitions(parts), role, url, noAnswer{err})
+		return answered{}, fmt.Errorf("%w: partitions %s are %s %s, which did not answer: %w", engine.ErrPartitionUnavailable, formatPartitions(parts), role, url, noAnswer{err})
 	}
 	defer resp.Body.Close()
 	b, err := io.ReadAll(io.LimitReader(resp.Body, maxForwardedBytes))
 	if err != nil {
-		return nil, fmt.Errorf("%w: partitions %s: reading the answer of %s: %w", engine.ErrPartitionUnavailable, formatPartitions(parts), url, noAnswer{err})
+		return answered{}, fmt.Errorf("%w: partitions %s: reading the answer of %s: %w", engine.ErrPartitionUnavailable, formatPartitions(parts), url, noAnswer{err})
 	}
 	if resp.StatusCode != http.StatusOK {
 		var eb ksqlwire.Error
@@ -345,7 +424,7 @@ func (s *Server) forward(ctx context.Context, url, sql string, props map[string]
 		case resp.StatusCode >= 500:
 			err = fmt.Errorf("%w: %w", errServer, err)
 		}
-		return nil, err
+		return answered{}, err
 	}
 	var rows []json.RawMessage
 	sc := bufio.NewScanner(bytes.NewReader(b))
@@ -361,11 +440,12 @@ func (s *Server) forward(ctx context.Context, url, sql string, props map[string]
 			continue
 		}
 		if !json.Valid(line) || line[0] != '[' {
-			return nil, fmt.Errorf("partitions %s, %s %s: not a row: %.200s", formatPartitions(parts), role, url, line)
+			return answered{}, fmt.Errorf("partitions %s, %s %s: not a row: %.200s", formatPartitions(parts), role, url, line)
 		}
 		rows = append(rows, json.RawMessage(append([]byte(nil), line...)))
 	}
-	return rows, nil
+	keys, _ := strconv.ParseInt(resp.Header.Get(KeysReadHeader), 10, 64)
+	return answered{rows: rows, keys: keys, parts: parsePartitionRows(resp.Header.Get(PartitionRowsHeader))}, nil
 }
 
 func toAny(m map[string]string) map[string]any {
@@ -398,4 +478,32 @@ func parsePartitions(h string) ([]int32, error) {
 		out = append(out, int32(n))
 	}
 	return out, nil
+}
+
+// formatPartitionRows writes PartitionRowsHeader's value.
+func formatPartitionRows(parts []engine.PartitionRows) string {
+	texts := make([]string, len(parts))
+	for i, p := range parts {
+		texts[i] = fmt.Sprintf("%d:%d", p.Partition, p.Rows)
+	}
+	return strings.Join(texts, ",")
+}
+
+// parsePartitionRows reads PartitionRowsHeader's value; nil when it is
+// absent or malformed (the rows then stay in the order they came).
+func parsePartitionRows(h string) []engine.PartitionRows {
+	if h == "" {
+		return nil
+	}
+	var out []engine.PartitionRows
+	for _, f := range strings.Split(h, ",") {
+		part, rows, ok := strings.Cut(f, ":")
+		p, err1 := strconv.ParseInt(part, 10, 32)
+		n, err2 := strconv.Atoi(rows)
+		if !ok || err1 != nil || err2 != nil || n < 0 {
+			return nil
+		}
+		out = append(out, engine.PartitionRows{Partition: int32(p), Rows: n})
+	}
+	return out
 }

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"net/http"
+	"strconv"
 	"strings"
 	"sync/atomic"
 
@@ -174,6 +175,7 @@ func (s *Server) writePushStream(w http.ResponseWriter, r *http.Request, p *push
 	if !asJSON {
 		buf.WriteByte('\n')
 	}
+	setPullStats(w, p.rs)
 	w.WriteHeader(http.StatusOK)
 	write := func() error {
 		if _, err := w.Write(buf.Bytes()); err != nil {
@@ -223,6 +225,10 @@ func writePullStream(w http.ResponseWriter, res *pullResult, asJSON bool) {
 	}
 	if len(res.forwardedTo) > 0 {
 		w.Header().Set(ForwardedToHeader, strings.Join(res.forwardedTo, ","))
+	}
+	w.Header().Set(KeysReadHeader, strconv.FormatInt(res.keysRead.Load(), 10))
+	if len(res.parts) > 0 {
+		w.Header().Set(PartitionRowsHeader, formatPartitionRows(res.parts))
 	}
 	if len(res.standbyOf) > 0 {
 		w.Header().Set(StandbyOfHeader, formatPartitions(res.standbyOf))
@@ -286,6 +292,7 @@ func (s *Server) handleQuery(w http.ResponseWriter, r *http.Request) {
 	}
 	rc := http.NewResponseController(w)
 	w.Header().Set("Content-Type", ct)
+	setPullStats(w, p.rs)
 	w.WriteHeader(http.StatusOK)
 	send := func(b []byte) error {
 		if _, err := w.Write(b); err != nil {
@@ -367,6 +374,10 @@ func writePullQuery(w http.ResponseWriter, res *pullResult, ct string) {
 	if len(res.forwardedTo) > 0 {
 		w.Header().Set(ForwardedToHeader, strings.Join(res.forwardedTo, ","))
 	}
+	w.Header().Set(KeysReadHeader, strconv.FormatInt(res.keysRead.Load(), 10))
+	if len(res.parts) > 0 {
+		w.Header().Set(PartitionRowsHeader, formatPartitionRows(res.parts))
+	}
 	if len(res.standbyOf) > 0 {
 		w.Header().Set(StandbyOfHeader, formatPartitions(res.standbyOf))
 	}
@@ -400,4 +411,13 @@ func (s *Server) handleCloseQuery(w http.ResponseWriter, r *http.Request) {
 	}
 	s.stop(p)
 	w.WriteHeader(http.StatusOK)
+}
+
+// setPullStats names, on the response to a pull query on a table that
+// this instance answered alone, the store entries it read
+// (KeysReadHeader): its rows were all read before the response starts.
+func setPullStats(w http.ResponseWriter, rs *engine.RowStream) {
+	if rs.Pull && !rs.Scan {
+		w.Header().Set(KeysReadHeader, strconv.FormatInt(rs.KeysRead, 10))
+	}
 }

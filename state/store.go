@@ -729,6 +729,17 @@ var ErrRestoring = errors.New("state is still being restored")
 // transaction's, so other goroutines may call it while the task writes:
 // pull queries read tables this way, as of the last commit.
 func (s *Store) RangeCommitted(prefix []byte, fn func(key, value []byte) bool) error {
+	end := prefixEnd(prefix)
+	if len(prefix) == 0 {
+		end = nil
+	}
+	return s.RangeCommittedBetween(prefix, end, fn)
+}
+
+// RangeCommittedBetween is RangeCommitted over the keys in [start, end)
+// (a nil end is unbounded): it seeks to start and stops at end, so a pull
+// query's key range reads the keys in range and no others.
+func (s *Store) RangeCommittedBetween(start, end []byte, fn func(key, value []byte) bool) error {
 	if err := s.db.checkOpen(); err != nil {
 		return s.errorf("range", err)
 	}
@@ -742,17 +753,37 @@ func (s *Store) RangeCommitted(prefix []byte, fn func(key, value []byte) bool) e
 	// Committed writes Badger may not have yet (held under exactly-once,
 	// or being written) come from the view, the rest from Badger, both as
 	// of one instant.
+	prefix := start
+	if end != nil {
+		prefix = commonPrefix(start, end)
+	} else if len(start) > 0 {
+		prefix = nil
+	}
 	keys, entries, txn := s.view.snapshot(s.db.bdb, prefix)
 	defer txn.Discard()
+	keys = keysBetween(keys, start, end)
 	it := txn.NewIterator(badger.IteratorOptions{PrefetchValues: true, PrefetchSize: 64, Prefix: concat(s.data, prefix)})
 	defer it.Close()
-	it.Rewind()
+	it.Seek(concat(s.data, start))
 	get := func(k []byte) (entry, bool) {
 		e, ok := entries[string(k)]
 		return entry{value: e.value, del: e.del}, ok
 	}
-	if err := mergeLayers(&keyCursor{chunk: keys}, get, &badgerCursor{it: it, prefix: len(s.data)}, fn); err != nil {
+	if err := mergeLayers(&keyCursor{chunk: keys}, get, &badgerCursor{it: it, prefix: len(s.data), end: end}, fn); err != nil {
 		return s.errorf("range", err)
 	}
 	return nil
+}
+
+// keysBetween keeps the sorted keys in [start, end) (nil end: unbounded).
+func keysBetween(keys []string, start, end []byte) []string {
+	lo, _ := slices.BinarySearch(keys, string(start))
+	hi := len(keys)
+	if end != nil {
+		hi, _ = slices.BinarySearch(keys, string(end))
+	}
+	if hi < lo {
+		hi = lo
+	}
+	return keys[lo:hi]
 }

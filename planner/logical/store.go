@@ -32,3 +32,18 @@ func (s *StoreLookup) Describe() string {
 }
 func (s *StoreLookup) Inputs() []Node          { return nil }
 func (s *StoreLookup) WithInputs(...Node) Node { return s }
+
+// StoreRange reads only the rows of a key range from a table's state
+// store, by ordered key ranges (the key-range rule): WHERE bounds the
+// key with <, <=, >, >= or BETWEEN.
+type StoreRange struct {
+	Table string
+	// Range is the range read, as exec.KeyRange prints it.
+	Range string
+}
+
+var _ Node = (*StoreRange)(nil)
+
+func (s *StoreRange) Describe() string        { return fmt.Sprintf("store range %s (%s)", s.Table, s.Range) }
+func (s *StoreRange) Inputs() []Node          { return nil }
+func (s *StoreRange) WithInputs(...Node) Node { return s }
