@@ -153,6 +153,15 @@ func (r *TableReader) reads(partition int32) bool { return r.only == nil || r.on
 // windowed table. Only the store partitions present in db are read.
 // fn returning false stops the scan.
 func (r *TableReader) Scan(db *state.DB, fn func(row []any) bool) error {
+	return r.eachStore(db, func(store *state.Store, partition int32) (bool, error) {
+		return r.scanPartition(store, partition, fn)
+	})
+}
+
+// eachStore calls read with each store partition of the table that db
+// holds and this reader reads, in db's order, until read says to stop
+// or fails.
+func (r *TableReader) eachStore(db *state.DB, read func(store *state.Store, partition int32) (more bool, err error)) error {
 	ids, err := db.Stores()
 	if err != nil {
 		return fmt.Errorf("read table of %s: %w", r.topo.QueryID, err)
@@ -161,7 +170,7 @@ func (r *TableReader) Scan(db *state.DB, fn func(row []any) bool) error {
 		if id.Name != r.store || !r.reads(id.Partition) {
 			continue
 		}
-		more, err := r.scanPartition(db.Store(id.Name, id.Partition), id.Partition, fn)
+		more, err := read(db.Store(id.Name, id.Partition), id.Partition)
 		if err != nil || !more {
 			return err
 		}
@@ -222,22 +231,14 @@ func (r *TableReader) ScanKeys(db *state.DB, keys [][]any, fn func(row []any) bo
 			encoded[i] = types.AppendValues(nil, k)
 		}
 	}
-	ids, err := db.Stores()
-	if err != nil {
-		return fmt.Errorf("read table of %s: %w", r.topo.QueryID, err)
-	}
-	for _, id := range ids {
-		if id.Name != r.store || !r.reads(id.Partition) {
-			continue
-		}
+	return r.eachStore(db, func(store *state.Store, partition int32) (bool, error) {
 		for _, k := range encoded {
-			more, err := r.scanPrefix(db.Store(id.Name, id.Partition), id.Partition, k, fn)
-			if err != nil || !more {
-				return err
+			if more, err := r.scanPrefix(store, partition, k, fn); err != nil || !more {
+				return false, err
 			}
 		}
-	}
-	return nil
+		return true, nil
+	})
 }
 
 // ScanRange is Scan limited to the keys in rng, read by ordered key
@@ -261,30 +262,17 @@ func (r *TableReader) ScanRange(db *state.DB, rng *KeyRange, fn func(row []any) 
 	if !ok && !text {
 		return r.Scan(db, fn)
 	}
-	ids, err := db.Stores()
-	if err != nil {
-		return fmt.Errorf("read table of %s: %w", r.topo.QueryID, err)
-	}
-	for _, id := range ids {
-		if id.Name != r.store || !r.reads(id.Partition) {
-			continue
-		}
-		store := db.Store(id.Name, id.Partition)
+	return r.eachStore(db, func(store *state.Store, partition int32) (bool, error) {
 		if text {
-			more, err := r.readTextRange(store, id.Partition, rng, rng.head(prefix, counted), fn)
-			if err != nil || !more {
-				return err
-			}
-			continue
+			return r.readTextRange(store, partition, rng, rng.head(prefix, counted), fn)
 		}
 		for _, run := range runs {
-			more, err := r.readRun(store, id.Partition, run, fn)
-			if err != nil || !more {
-				return err
+			if more, err := r.readRun(store, partition, run, fn); err != nil || !more {
+				return false, err
 			}
 		}
-	}
-	return nil
+		return true, nil
+	})
 }
 
 // readTextRange reads a STRING or BYTES range of one store partition.

@@ -103,21 +103,12 @@ func (r *TableReader) ScanWindows(db *state.DB, keys [][]any, b *WindowBounds, f
 			runs = append(runs, run{appendTime(append([]byte(nil), gk...), lo), endOf(gk)})
 		}
 	}
-	ids, err := db.Stores()
-	if err != nil {
-		return fmt.Errorf("read table of %s: %w", r.topo.QueryID, err)
-	}
-	for _, id := range ids {
-		if id.Name != r.store || !r.reads(id.Partition) {
-			continue
-		}
-		store := db.Store(id.Name, id.Partition)
+	return r.eachStore(db, func(store *state.Store, partition int32) (bool, error) {
 		for _, rn := range runs {
-			more, err := r.scanAggregate(store, id.Partition, rn.start, rn.end, fn)
-			if err != nil || !more {
-				return err
+			if more, err := r.scanAggregate(store, partition, rn.start, rn.end, fn); err != nil || !more {
+				return false, err
 			}
 		}
-	}
-	return nil
+		return true, nil
+	})
 }
