@@ -960,3 +960,34 @@ func selfSigned(t *testing.T) *tls.Config {
 	}
 	return &tls.Config{Certificates: []tls.Certificate{{Certificate: [][]byte{der}, PrivateKey: key}}, MinVersion: tls.VersionTLS12}
 }
+
+// TestPushEndsWhenClientVanishes checks that a push query whose client
+// goes away without a CancelRequest or a Terminate (a killed process, a
+// dropped network) ends: its session, which cannot end while the query
+// streams, leaves the server.
+func TestPushEndsWhenClientVanishes(t *testing.T) {
+	f := start(t)
+	pg, addr := f.listenServer(pgwire.Options{Users: map[string]string{"alice": "secret"}})
+	conn := connect(t, connString(addr, "alice", "secret", "disable"))
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	defer cancel()
+	st := testkafka.Name(t, "S")
+	exec(t, conn, fmt.Sprintf("CREATE STREAM %s (K STRING KEY, V INT) WITH (KAFKA_TOPIC='%s', PARTITIONS=1, VALUE_FORMAT='JSON')", st, testkafka.Name(t, "s")))
+	exec(t, conn, "INSERT INTO "+st+" (K, V) VALUES ('a', 1)")
+	exec(t, conn, "SET 'auto.offset.reset'='earliest'")
+	rows, err := conn.Query(ctx, fmt.Sprintf("SELECT K, V FROM %s EMIT CHANGES", st))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !rows.Next() {
+		t.Fatalf("no first row: %v", rows.Err())
+	}
+	if n := pgwire.Sessions(pg); n != 1 {
+		t.Fatalf("%d sessions while the push query streams, want 1", n)
+	}
+	// The socket closes under the client: no CancelRequest, no Terminate.
+	if err := conn.PgConn().Conn().Close(); err != nil {
+		t.Fatal(err)
+	}
+	testkafka.Await(t, 30*time.Second, "the session to end", func() bool { return pgwire.Sessions(pg) == 0 })
+}
