@@ -561,21 +561,7 @@ func arith(op string, a, b any) (any, error) {
 	ai, aInt := a.(int64)
 	bi, bInt := b.(int64)
 	if aInt && bInt {
-		switch op {
-		case "+":
-			return ai + bi, nil
-		case "-":
-			return ai - bi, nil
-		case "*":
-			return ai * bi, nil
-		}
-		if bi == 0 {
-			return nil, &Error{Code: "22012", Message: "division by zero"}
-		}
-		if op == "/" {
-			return ai / bi, nil
-		}
-		return ai % bi, nil
+		return arithOf(op, ai, bi, func(x, y int64) int64 { return x % y })
 	}
 	af, err := toFloat(a)
 	if err != nil {
@@ -585,21 +571,27 @@ func arith(op string, a, b any) (any, error) {
 	if err != nil {
 		return nil, err
 	}
+	return arithOf(op, af, bf, math.Mod)
+}
+
+// arithOf applies op (+ - * / %) to two integers or two floats; mod is
+// the type's remainder.
+func arithOf[T int64 | float64](op string, a, b T, mod func(T, T) T) (any, error) {
 	switch op {
 	case "+":
-		return af + bf, nil
+		return a + b, nil
 	case "-":
-		return af - bf, nil
+		return a - b, nil
 	case "*":
-		return af * bf, nil
+		return a * b, nil
 	}
-	if bf == 0 {
+	if b == 0 {
 		return nil, &Error{Code: "22012", Message: "division by zero"}
 	}
 	if op == "/" {
-		return af / bf, nil
+		return a / b, nil
 	}
-	return math.Mod(af, bf), nil
+	return mod(a, b), nil
 }
 
 func (cp *compiler) compileAExpr(a *pg.A_Expr, sc *scope) (*expr, error) {

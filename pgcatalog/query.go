@@ -452,39 +452,39 @@ func (cp *compiler) compileLimit(stmt *pg.SelectStmt, outer *scope) (limit, offs
 }
 
 func applyLimit(rows [][]any, limit, offset *expr, c *evalCtx) ([][]any, error) {
-	if offset != nil {
-		v, err := offset.eval(c)
-		if err != nil {
-			return nil, err
-		}
-		if v != nil {
-			n, err := toInt(v, OIDInt8)
-			if err != nil {
-				return nil, err
-			}
-			if n >= int64(len(rows)) {
-				rows = nil
-			} else if n > 0 {
-				rows = rows[n:]
-			}
+	n, set, err := rowCount(offset, c)
+	if err != nil {
+		return nil, err
+	}
+	if set {
+		if n >= int64(len(rows)) {
+			rows = nil
+		} else if n > 0 {
+			rows = rows[n:]
 		}
 	}
-	if limit != nil {
-		v, err := limit.eval(c)
-		if err != nil {
-			return nil, err
-		}
-		if v != nil {
-			n, err := toInt(v, OIDInt8)
-			if err != nil {
-				return nil, err
-			}
-			if n < int64(len(rows)) && n >= 0 {
-				rows = rows[:n]
-			}
-		}
+	n, set, err = rowCount(limit, c)
+	if err != nil {
+		return nil, err
+	}
+	if set && n < int64(len(rows)) && n >= 0 {
+		rows = rows[:n]
 	}
 	return rows, nil
+}
+
+// rowCount is a LIMIT's or OFFSET's count; set is false when there is
+// none or it is NULL (no limit, no offset).
+func rowCount(e *expr, c *evalCtx) (n int64, set bool, err error) {
+	if e == nil {
+		return 0, false, nil
+	}
+	v, err := e.eval(c)
+	if err != nil || v == nil {
+		return 0, false, err
+	}
+	n, err = toInt(v, OIDInt8)
+	return n, err == nil, err
 }
 
 func (cp *compiler) compileSetOp(stmt *pg.SelectStmt, outer *scope) (*plan, error) {
