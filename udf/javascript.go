@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/dop251/goja"
+	jsast "github.com/dop251/goja/ast"
 
 	"github.com/sluice-sql/sluice/types"
 )
@@ -54,7 +55,7 @@ func CompileJavaScript(name string, params []string, body string, sig Signature)
 	}
 	// One statement, the function expression: a body that closes the
 	// function early and goes on with statements of its own is refused.
-	if len(ast.Body) != 1 {
+	if !oneFunction(ast) {
 		return nil, fmt.Errorf("%w: the body must be a function body: it closes the function and goes on after it", ErrJavaScript)
 	}
 	prog, err := goja.CompileAST(ast, true)
@@ -63,6 +64,20 @@ func CompileJavaScript(name string, params []string, body string, sig Signature)
 	}
 	p := &JSProgram{name: name, sig: sig, program: prog}
 	return p, nil
+}
+
+// oneFunction reports whether the program is the one function expression
+// CompileJavaScript wraps the body in.
+func oneFunction(p *jsast.Program) bool {
+	if len(p.Body) != 1 {
+		return false
+	}
+	st, ok := p.Body[0].(*jsast.ExpressionStatement)
+	if !ok {
+		return false
+	}
+	_, ok = st.Expression.(*jsast.FunctionLiteral)
+	return ok
 }
 
 // JSFunction is a JSProgram bound to a call site's limits, with its pool

@@ -170,8 +170,9 @@ func TestJavaScriptSandbox(t *testing.T) {
 // not one function body, with the body's own line numbers.
 func TestJavaScriptCompile(t *testing.T) {
 	for body, want := range map[string]string{
-		"\n  return x +;":             "invalid JavaScript function: SyntaxError: F: Line 2:13 Unexpected token ;",
-		"return 1; }); (function() {": "invalid JavaScript function: the body must be a function body: it closes the function and goes on after it",
+		"\n  return x +;":              "invalid JavaScript function: SyntaxError: F: Line 2:13 Unexpected token ;",
+		"return 1; }); (function() {":  "invalid JavaScript function: the body must be a function body: it closes the function and goes on after it",
+		"return 1; }) + (function() {": "invalid JavaScript function: the body must be a function body: it closes the function and goes on after it",
 	} {
 		_, err := udf.CompileJavaScript("F", []string{"X"}, body, udf.Signature{Args: []types.Type{types.IntegerType}, Result: types.IntegerType})
 		if err == nil || !errors.Is(err, udf.ErrJavaScript) || !strings.Contains(err.Error(), want) {
