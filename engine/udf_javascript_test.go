@@ -177,10 +177,16 @@ func TestJavaScriptFunctionBadRecords(t *testing.T) {
 			}
 		}
 		testkafka.Await(t, 30*time.Second, c.fn+" error count", func() bool { return q.Metrics.Errors()["function"] == 2 })
+		// The dead letters are produced apart from the count: wait for
+		// both to be readable.
 		var got []string
-		for _, r := range testkafka.ReadAll(t, brokers, errs) {
-			got = append(got, fmt.Sprintf("%s %s %s %s", r.Key, header(r, "sluice.offset"), header(r, "sluice.error.kind"), header(r, "sluice.error")))
-		}
+		testkafka.Await(t, 30*time.Second, c.fn+" dead letters", func() bool {
+			got = got[:0]
+			for _, r := range testkafka.ReadAll(t, brokers, errs) {
+				got = append(got, fmt.Sprintf("%s %s %s %s", r.Key, header(r, "sluice.offset"), header(r, "sluice.error.kind"), header(r, "sluice.error")))
+			}
+			return len(got) >= 2
+		})
 		wantDead := []string{"b 1 function " + c.err, "d 3 function " + c.err}
 		if diff := cmp.Diff(wantDead, got); diff != "" {
 			t.Errorf("%s: dead letters (-want +got):\n%s", c.fn, diff)
