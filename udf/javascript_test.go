@@ -2,6 +2,7 @@ package udf_test
 
 import (
 	"errors"
+	"fmt"
 	"math/big"
 	"strings"
 	"testing"
@@ -239,5 +240,39 @@ func BenchmarkCallJavaScript(b *testing.B) {
 				}
 			}
 		})
+	}
+}
+
+// TestJavaScriptConcurrentCalls: goroutines calling one function at once
+// each get a VM of their own (a global the body keeps per VM is never
+// seen by two calls at once), and every result is exact.
+func TestJavaScriptConcurrentCalls(t *testing.T) {
+	f := jsFn(t, udf.Limits{Timeout: 5 * time.Second}, []string{"X"},
+		"globalThis.busy = (globalThis.busy || 0) + 1; try { if (globalThis.busy !== 1) throw new Error('shared'); return x * 3; } finally { globalThis.busy--; }",
+		types.BigIntType, types.BigIntType)
+	errs := make(chan error, 4)
+	for g := range 4 {
+		go func() {
+			for i := range 300 {
+				x := int64(g*1000 + i)
+				got, err := f.Call([]any{x})
+				if err == nil && got != 3*x {
+					err = fmt.Errorf("F(%d) = %v, want %d", x, got, 3*x)
+				}
+				if err != nil {
+					errs <- err
+					return
+				}
+			}
+			errs <- nil
+		}()
+	}
+	for range 4 {
+		if err := <-errs; err != nil {
+			t.Error(err)
+		}
+	}
+	if n := udf.IdleJSVMs(f); n < 1 || n > 4 {
+		t.Errorf("%d idle VMs after the calls, want 1 to 4", n)
 	}
 }
