@@ -1,6 +1,7 @@
 package engine_test
 
 import (
+	"errors"
 	"fmt"
 	"log/slog"
 	"strings"
@@ -10,6 +11,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 
 	"github.com/sluice-sql/sluice/engine"
+	"github.com/sluice-sql/sluice/expr"
 	"github.com/sluice-sql/sluice/internal/testkafka"
 )
 
@@ -104,6 +106,24 @@ func TestJavaScriptFunctions(t *testing.T) {
 	d := execute(t, e1, "DESCRIBE FUNCTION js_s;")[0].Entity.(*engine.FunctionDescription)
 	if len(d.Overloads) != 1 || d.Overloads[0].Language != "JAVASCRIPT" || d.Overloads[0].Version != 2 || !strings.HasPrefix(d.Overloads[0].Origin, "javascript sha256:") {
 		t.Errorf("DESCRIBE FUNCTION: %+v", d.Overloads[0])
+	}
+
+	// Not DETERMINISTIC: refused in a persistent query, called in a push
+	// query.
+	execute(t, e1, "CREATE FUNCTION js_loose(x BIGINT) RETURNS STRING LANGUAGE JAVASCRIPT AS $$ return 'v' + x; $$;")
+	if _, err := e1.Execute(t.Context(), fmt.Sprintf("CREATE STREAM x_%s AS SELECT JS_LOOSE(b) FROM %s;", out, in)); !errors.Is(err, expr.ErrNotDeterministic) {
+		t.Errorf("non-deterministic function in a persistent query: %v", err)
+	}
+	push, err := e1.Execute(t.Context(), "SELECT id, JS_LOOSE(b) AS s FROM "+in+" EMIT CHANGES LIMIT 3;")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var pushed []string
+	for r := range push[0].Rows.C {
+		pushed = append(pushed, fmt.Sprintf("%v %v", r.Cols...))
+	}
+	if diff := cmp.Diff([]string{"full v9007199254740993", "nulls vnull", "small v41"}, pushed); diff != "" {
+		t.Errorf("push query with a non-deterministic JavaScript function (-want +got):\n%s", diff)
 	}
 
 	// Bodies that do not compile, or no body, are refused at CREATE.
