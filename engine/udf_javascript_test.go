@@ -128,7 +128,8 @@ func TestJavaScriptFunctions(t *testing.T) {
 
 	// Bodies that do not compile, or no body, are refused at CREATE.
 	for stmt, want := range map[string]string{
-		"CREATE FUNCTION bad(x INT) RETURNS INT LANGUAGE JAVASCRIPT AS $$\n return x +; $$;":                           "line 1:1: invalid statement: invalid JavaScript function: SyntaxError: BAD: Line 2:12 Unexpected token ;",
+		"CREATE FUNCTION bad(x INT) RETURNS INT LANGUAGE JAVASCRIPT AS $$\n return x +; $$;":                           "line 2:12: invalid statement: invalid JavaScript function: SyntaxError: Unexpected token ;",
+		"CREATE FUNCTION bad(x INT) RETURNS INT LANGUAGE JAVASCRIPT AS $$ return x +; $$;":                             "line 1:76: invalid statement: invalid JavaScript function: SyntaxError: Unexpected token ;",
 		"CREATE FUNCTION bad(x INT) RETURNS INT LANGUAGE JAVASCRIPT WITH (EXPORT='f');":                                "line 1:1: invalid statement: CREATE FUNCTION … LANGUAGE JAVASCRIPT needs its body: AS $$ return …; $$",
 		"CREATE FUNCTION bad(x INT) RETURNS INT LANGUAGE JAVASCRIPT AS $$ return 1; }); (function() { $$;":             "the body must be a function body: it closes the function and goes on after it",
 		"CREATE FUNCTION bad(x INT) RETURNS INT LANGUAGE PYTHON AS $$ return 1 $$;":                                    "line 1:1: invalid statement: unknown LANGUAGE PYTHON: expected WASM or JAVASCRIPT",

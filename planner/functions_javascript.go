@@ -1,6 +1,7 @@
 package planner
 
 import (
+	"errors"
 	"fmt"
 
 	"github.com/sluice-sql/sluice/expr"
@@ -29,7 +30,19 @@ func javaScriptImpl(f *expr.UserFunction, st *parser.CreateFunction) error {
 		return posErr(st.With[0].Pos, fmt.Errorf("%w: a LANGUAGE JAVASCRIPT function takes no WITH properties (its code is the AS $$ … $$ body)", ErrInvalid))
 	}
 	prog, err := udf.CompileJavaScript(f.Name, f.Params, st.Body, udf.Signature{Args: f.Args, Result: f.Result})
-	if err != nil {
+	var syntax *udf.JSSyntaxError
+	switch {
+	case errors.As(err, &syntax):
+		// Placed in the statement: the body's line 1 starts after $$.
+		at := st.BodyPos
+		if syntax.Line == 1 {
+			at.Column += syntax.Column - 1
+		} else {
+			at.Line += syntax.Line - 1
+			at.Column = syntax.Column
+		}
+		return posErr(at, fmt.Errorf("%w: %v: SyntaxError: %s", ErrInvalid, udf.ErrJavaScript, syntax.Message))
+	case err != nil:
 		return posErr(st.Pos, fmt.Errorf("%w: %v", ErrInvalid, err))
 	}
 	f.Impl = &JavaScriptFunction{Body: st.Body, Program: prog}

@@ -12,6 +12,7 @@ import (
 
 	"github.com/dop251/goja"
 	jsast "github.com/dop251/goja/ast"
+	jsparser "github.com/dop251/goja/parser"
 
 	"github.com/sluice-sql/sluice/types"
 )
@@ -48,9 +49,14 @@ func CompileJavaScript(name string, params []string, body string, sig Signature)
 	for i, p := range params {
 		names[i] = strings.ToLower(p)
 	}
-	src := "(function(" + strings.Join(names, ", ") + ") {" + body + "\n})"
-	ast, err := goja.Parse(name, src)
+	prefix := "(function(" + strings.Join(names, ", ") + ") {"
+	src := prefix + body + "\n})"
+	ast, err := jsparser.ParseFile(nil, name, src, 0)
 	if err != nil {
+		var list jsparser.ErrorList
+		if errors.As(err, &list) && len(list) > 0 {
+			return nil, bodySyntaxError(list[0].Position.Line, list[0].Position.Column, len(prefix), list[0].Message)
+		}
 		return nil, fmt.Errorf("%w: %v", ErrJavaScript, err)
 	}
 	// One statement, the function expression: a body that closes the
@@ -60,10 +66,38 @@ func CompileJavaScript(name string, params []string, body string, sig Signature)
 	}
 	prog, err := goja.CompileAST(ast, true)
 	if err != nil {
+		var se *goja.CompilerSyntaxError
+		if errors.As(err, &se) && se.File != nil {
+			at := se.File.Position(se.Offset)
+			return nil, bodySyntaxError(at.Line, at.Column, len(prefix), se.Message)
+		}
 		return nil, fmt.Errorf("%w: %v", ErrJavaScript, err)
 	}
 	p := &JSProgram{name: name, sig: sig, program: prog}
 	return p, nil
+}
+
+// JSSyntaxError is a body that does not compile. Line and Column are in
+// the body, from 1 (the body's first line is the one that starts after
+// $$), for the planner to place in the statement.
+type JSSyntaxError struct {
+	Line, Column int
+	Message      string
+}
+
+func (e *JSSyntaxError) Error() string {
+	return fmt.Sprintf("%v: SyntaxError at line %d:%d of the body: %s", ErrJavaScript, e.Line, e.Column, e.Message)
+}
+
+func (e *JSSyntaxError) Unwrap() error { return ErrJavaScript }
+
+// bodySyntaxError places an error at line:column of the wrapped source
+// in the body: its first line carries the wrapper's prefix.
+func bodySyntaxError(line, column, prefix int, msg string) *JSSyntaxError {
+	if line == 1 {
+		column -= prefix
+	}
+	return &JSSyntaxError{Line: line, Column: max(column, 1), Message: msg}
 }
 
 // oneFunction reports whether the program is the one function expression

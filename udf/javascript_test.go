@@ -171,7 +171,9 @@ func TestJavaScriptSandbox(t *testing.T) {
 // not one function body, with the body's own line numbers.
 func TestJavaScriptCompile(t *testing.T) {
 	for body, want := range map[string]string{
-		"\n  return x +;":              "invalid JavaScript function: SyntaxError: F: Line 2:13 Unexpected token ;",
+		"\n  return x +;":              "invalid JavaScript function: SyntaxError at line 2:13 of the body: Unexpected token ;",
+		"return x +;":                  "invalid JavaScript function: SyntaxError at line 1:11 of the body: Unexpected token ;",
+		"\ndelete x;":                  "invalid JavaScript function: SyntaxError at line 2:8 of the body: Delete of an unqualified identifier in strict mode",
 		"return 1; }); (function() {":  "invalid JavaScript function: the body must be a function body: it closes the function and goes on after it",
 		"return 1; }) + (function() {": "invalid JavaScript function: the body must be a function body: it closes the function and goes on after it",
 	} {
