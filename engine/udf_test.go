@@ -261,7 +261,13 @@ func TestWasmFunctionBadRecords(t *testing.T) {
 			}
 		}
 		testkafka.Await(t, 30*time.Second, c.fn+" error count", func() bool { return q.Metrics.Errors()["function"] == 2 })
-		dead := testkafka.ReadAll(t, brokers, errs)
+		// The dead letters are produced apart from the count: wait for
+		// them to be readable.
+		var dead []*kgo.Record
+		testkafka.Await(t, 30*time.Second, c.fn+" dead letters", func() bool {
+			dead = testkafka.ReadAll(t, brokers, errs)
+			return len(dead) >= 2
+		})
 		var got []string
 		for _, r := range dead {
 			got = append(got, fmt.Sprintf("%s %s %s", r.Key, header(r, "sluice.offset"), header(r, "sluice.error.kind")))
