@@ -30,7 +30,7 @@ func (p *planning) repartitionRule() (bool, error) {
 		var did bool
 		switch x := n.(type) {
 		case *logical.Join:
-			out, did, err = repartitionJoin(x, p.bound[x.Index], len(p.sel.Joins))
+			out, did, err = repartitionJoin(x, p.bound[x.Index])
 		case *logical.Aggregate:
 			out, did = repartitionAggregate(x)
 		case *logical.Project:
@@ -101,7 +101,7 @@ func repartitionPartitionBy(proj *logical.Project, persistent bool) (logical.Nod
 // keyed. Its inputs are decided already (the plan is rewritten
 // bottom-up), so an input that is the result of the joins before is
 // keyed as their decisions left it.
-func repartitionJoin(j *logical.Join, b *boundJoin, joins int) (logical.Node, bool, error) {
+func repartitionJoin(j *logical.Join, b *boundJoin) (logical.Node, bool, error) {
 	ins := [2]logical.Keying{logical.KeyingOf(j.Left), logical.KeyingOf(j.Right)}
 	keyed := b.sourceKeyed
 	before, afterJoin := j.Left.(*logical.Join)
@@ -116,11 +116,17 @@ func repartitionJoin(j *logical.Join, b *boundJoin, joins int) (logical.Node, bo
 			return &nj, false, nil
 		}
 		if !keyed[0] {
-			if err := checkForeignKeyJoin(j, b, joins); err != nil {
+			if err := checkForeignKeyJoin(b); err != nil {
 				return nil, false, err
 			}
 			nj.ForeignKey = true
 			nj.Keying = logical.Keying{Key: b.fkKey, Format: ins[0].Format, Partitions: ins[0].Partitions, Table: true}
+			if len(b.fkKey) == 1 {
+				// The result is keyed by the left table's key, partitioned
+				// like that table: a join after it on that key reads it
+				// as it is.
+				nj.Candidates = b.fkKey
+			}
 			return &nj, false, nil
 		}
 	}
@@ -182,9 +188,11 @@ func repartitionJoin(j *logical.Join, b *boundJoin, joins int) (logical.Node, bo
 	return &nj, rekey[0] || rekey[1], nil
 }
 
-// checkForeignKeyJoin refuses the foreign-key joins ksqlDB refuses, and
-// one that is not the last of the query's joins.
-func checkForeignKeyJoin(j *logical.Join, b *boundJoin, joins int) error {
+// checkForeignKeyJoin refuses the foreign-key joins ksqlDB refuses. One
+// whose left input is a source may start an n-way join (its result is
+// keyed by that source's key); one whose left input is the result of
+// joins before is refused, as ksqlDB refuses it.
+func checkForeignKeyJoin(b *boundJoin) error {
 	pj := b.join
 	switch {
 	case pj.Type == parser.JoinRight:
@@ -195,8 +203,6 @@ func checkForeignKeyJoin(j *logical.Join, b *boundJoin, joins int) error {
 		return posErr(pj.Pos, fmt.Errorf("%w: Foreign-key table-table joins are not supported on windowed tables.", ErrUnsupported))
 	case b.afterJoin:
 		return posErr(pj.On.Position(), fmt.Errorf("%w: Invalid join condition: foreign-key table-table joins are not supported as part of n-way joins. Got %s.", ErrInvalid, onText(b.eq, b.pre)))
-	case j.Index+1 < joins:
-		return posErr(b.next, fmt.Errorf("%w: a foreign-key join can only be the last join of a query", ErrUnsupported))
 	}
 	return nil
 }
