@@ -251,6 +251,11 @@ func (jb *joinBuilder) planOneJoin(idx int, j *parser.Join, decided *logical.Joi
 
 	node := &exec.JoinNode{Type: exec.JoinType(j.Type), Text: parenthesized(j.On)}
 	node.Left, node.Right = left.joinSide(), right.joinSide()
+	if left.window == exec.TimeWindowed && left.windowSize != right.windowSize {
+		// Allowed only where keys carry the window start alone
+		// (checkJoinInputs): rows meet on it.
+		node.Left.WindowStartOnly, node.Right.WindowStartOnly = true, true
+	}
 	storeBase := jb.queryID + "-Join" + sfx
 	topicBase := jb.prefix + "-Join" + sfx
 	if streams {

@@ -7,6 +7,7 @@ import (
 
 	"github.com/sluice-sql/sluice/parser"
 	"github.com/sluice-sql/sluice/planner/logical"
+	"github.com/sluice-sql/sluice/types"
 )
 
 // repartitionRule decides where rows are re-keyed through a repartition
@@ -30,7 +31,7 @@ func (p *planning) repartitionRule() (bool, error) {
 		var did bool
 		switch x := n.(type) {
 		case *logical.Join:
-			out, did, err = repartitionJoin(x, p.bound[x.Index])
+			out, did, err = repartitionJoin(x, p.bound[x.Index], p.opts.DefaultKeyFormat)
 		case *logical.Aggregate:
 			out, did = repartitionAggregate(x)
 		case *logical.Project:
@@ -101,7 +102,10 @@ func repartitionPartitionBy(proj *logical.Project, persistent bool) (logical.Nod
 // keyed. Its inputs are decided already (the plan is rewritten
 // bottom-up), so an input that is the result of the joins before is
 // keyed as their decisions left it.
-func repartitionJoin(j *logical.Join, b *boundJoin) (logical.Node, bool, error) {
+//
+// Inputs both without a key (KEY_FORMAT NONE) are re-keyed in the
+// session's default key format (defaultKeyFormat, "" for KAFKA).
+func repartitionJoin(j *logical.Join, b *boundJoin, defaultKeyFormat string) (logical.Node, bool, error) {
 	ins := [2]logical.Keying{logical.KeyingOf(j.Left), logical.KeyingOf(j.Right)}
 	keyed := b.sourceKeyed
 	before, afterJoin := j.Left.(*logical.Join)
@@ -157,11 +161,13 @@ func repartitionJoin(j *logical.Join, b *boundJoin) (logical.Node, bool, error) 
 		if !rekey[1-side] {
 			keyFormat = ins[1-side].Format
 		}
-		if keyFormat == "" || strings.EqualFold(keyFormat, "NONE") {
-			keyFormat = "JSON"
-			if isPrimitive(b.keyType) {
-				keyFormat = "KAFKA"
-			}
+		switch {
+		case keyless(ins[0].Format) && keyless(ins[1].Format):
+			// Keyless inputs get a key in the session's default key
+			// format, as ksqlDB re-keys a NONE key.
+			keyFormat = rekeyFormat(defaultKeyFormat, b.keyType)
+		case keyless(keyFormat):
+			keyFormat = rekeyFormat("KAFKA", b.keyType)
 		}
 		if side == 0 {
 			out.Format = keyFormat
@@ -186,6 +192,25 @@ func repartitionJoin(j *logical.Join, b *boundJoin) (logical.Node, bool, error) 
 	}
 	nj.Keying = out
 	return &nj, rekey[0] || rekey[1], nil
+}
+
+// keyless reports whether a key format leaves records without a key.
+func keyless(keyFormat string) bool {
+	return keyFormat == "" || strings.EqualFold(keyFormat, "NONE")
+}
+
+// rekeyFormat is the key format rows re-keyed by a key of type t are
+// written in: format (KAFKA when "" or NONE), or JSON where KAFKA
+// cannot hold t.
+func rekeyFormat(format string, t types.Type) string {
+	format = strings.ToUpper(format)
+	if keyless(format) {
+		format = "KAFKA"
+	}
+	if format == "KAFKA" && !isPrimitive(t) {
+		return "JSON"
+	}
+	return format
 }
 
 // checkForeignKeyJoin refuses the foreign-key joins ksqlDB refuses. One
