@@ -124,6 +124,7 @@ func PlanQuery(cat *Catalog, sel *parser.Select, target *Target, queryID string,
 		p.items = cl.Columns
 		p.q.Sources = []string{p.src.Name}
 	}
+	p.implicitDecimalCasts()
 	var err error
 	if target != nil {
 		p.q.Topology.ErrorTopic = target.With["ERROR_TOPIC"]
