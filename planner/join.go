@@ -189,9 +189,11 @@ func (jb *joinBuilder) planOneJoin(idx int, j *parser.Join, decided *logical.Joi
 		r := [2]logical.Node{decided.Left, decided.Right}[side].(*logical.Repartition)
 		keyFormat, keyProps := r.Keying.Format, format.Props{}
 		if other := ins[1-side]; keyed[1-side] && other.keyFormat == keyFormat {
-			keyProps = other.keyProps
+			keyProps = internalProps(other.keyProps)
 		}
-		jb.repartitionJoinInput(in, sfx+"-"+[2]string{"left", "right"}[side], keyExpr[side], partitions, keyFormat, keyProps, r.Carries, bases)
+		if err := jb.repartitionJoinInput(in, sfx+"-"+[2]string{"left", "right"}[side], keyExpr[side], partitions, keyFormat, keyProps, r.Carries, bases); err != nil {
+			return nil, posErr(j.Pos, err)
+		}
 	}
 
 	// The joined row.
@@ -315,4 +317,13 @@ func (jb *joinBuilder) planOneJoin(idx int, j *parser.Join, decided *logical.Joi
 		jb.join = &joinPlan{layout: l, spec: left.spec, nodes: []exec.Node{node}, sides: []*exec.SideInput{{Source: right.spec, Node: 0, Side: 1}}}
 	}
 	return l, nil
+}
+
+// internalProps are the format properties an internal topic takes from a
+// source's: how its format writes (delimiter, wrapping, nullable fields,
+// the registry), not the schema a Schema Registry source pins by id or
+// full name, which describes the source's columns, not the topic's.
+func internalProps(p format.Props) format.Props {
+	p.Schema, p.SchemaID, p.References, p.FullName = "", 0, nil, ""
+	return p
 }
