@@ -185,13 +185,23 @@ func (jb *joinBuilder) planOneJoin(idx int, j *parser.Join, decided *logical.Joi
 		}
 		// Re-keyed in the key format the plan gives the topic (the other
 		// input's when that one is read as it is, so that both hash a key
-		// to the same partition), with that input's key properties.
+		// to the same partition), with that input's key properties. In a
+		// Schema Registry format the key is written with the other
+		// input's schema, its field named as the other's key column, so
+		// that equal keys are equal bytes (the schema id is in them).
 		r := [2]logical.Node{decided.Left, decided.Right}[side].(*logical.Repartition)
-		keyFormat, keyProps := r.Keying.Format, format.Props{}
+		keyFormat, keyProps, keyName := r.Keying.Format, format.Props{}, "KSQL_INTERNAL_JOINKEY"
 		if other := ins[1-side]; keyed[1-side] && other.keyFormat == keyFormat {
-			keyProps = internalProps(other.keyProps)
+			keyProps = other.keyProps
+			if format.UsesRegistry(keyFormat) && keyProps.SchemaID > 0 {
+				if other.prev != nil || len(other.src.Schema.Keys()) != 1 {
+					keyProps = internalProps(keyProps)
+				} else {
+					keyName = other.src.Schema.Keys()[0].Name
+				}
+			}
 		}
-		if err := jb.repartitionJoinInput(in, sfx+"-"+[2]string{"left", "right"}[side], keyExpr[side], partitions, keyFormat, keyProps, r.Carries, bases); err != nil {
+		if err := jb.repartitionJoinInput(in, sfx+"-"+[2]string{"left", "right"}[side], keyExpr[side], partitions, keyFormat, keyProps, keyName, r.Carries, bases); err != nil {
 			return nil, posErr(j.Pos, err)
 		}
 	}
@@ -319,10 +329,10 @@ func (jb *joinBuilder) planOneJoin(idx int, j *parser.Join, decided *logical.Joi
 	return l, nil
 }
 
-// internalProps are the format properties an internal topic takes from a
-// source's: how its format writes (delimiter, wrapping, nullable fields,
-// the registry), not the schema a Schema Registry source pins by id or
-// full name, which describes the source's columns, not the topic's.
+// internalProps are the format properties an internal topic takes from an
+// input's: how its format writes (delimiter, wrapping, nullable fields,
+// the registry), not the schema it writes with, which describes the
+// input's columns, not the topic's.
 func internalProps(p format.Props) format.Props {
 	p.Schema, p.SchemaID, p.References, p.FullName = "", 0, nil, ""
 	return p

@@ -21,10 +21,10 @@ import (
 // of joins before stay. The topic's key is written in keyFormat, the
 // repartition rule's choice.
 //
-// In a Schema Registry key format the topic's key is written with a
-// schema of its own, registered under the topic's subject (a source's
-// pinned schema describes the source's key columns, not this one).
-func (jb *joinBuilder) repartitionJoinInput(in *joinInput, name string, c expr.Compiled, partitions int32, keyFormat string, keyProps format.Props, carries []string, bases []*joinInput) error {
+// The key column is called keyName in the topic: a Schema Registry
+// format's schema names it. Without a schema in keyProps, one of the
+// topic's own is registered under its subject.
+func (jb *joinBuilder) repartitionJoinInput(in *joinInput, name string, c expr.Compiled, partitions int32, keyFormat string, keyProps format.Props, keyName string, carries []string, bases []*joinInput) error {
 	keyType := c.Type
 	ncols := len(in.names)
 	if in.prev == nil {
@@ -61,7 +61,7 @@ func (jb *joinBuilder) repartitionJoinInput(in *joinInput, name string, c expr.C
 		keptNames = append(keptNames, in.names[i])
 		keptTypes = append(keptTypes, in.types[i])
 	}
-	keyCol := types.Column{Name: "KSQL_INTERNAL_JOINKEY", Type: keyType, Key: true}
+	keyCol := types.Column{Name: keyName, Type: keyType, Key: true}
 	topic := jb.prefix + "-Join" + name + "-repartition"
 	if err := jb.cat.registerSink(topic, true, keyFormat, []types.Column{keyCol}, &keyProps); err != nil {
 		return err
