@@ -200,14 +200,14 @@ func keyless(keyFormat string) bool {
 }
 
 // rekeyFormat is the key format rows re-keyed by a key of type t are
-// written in: format (KAFKA when "" or NONE), or JSON where KAFKA
-// cannot hold t.
+// written in: format (KAFKA when "" or NONE), or JSON where a format of
+// primitives (KAFKA, DELIMITED) cannot hold t.
 func rekeyFormat(format string, t types.Type) string {
 	format = strings.ToUpper(format)
 	if keyless(format) {
 		format = "KAFKA"
 	}
-	if format == "KAFKA" && !isPrimitive(t) {
+	if (format == "KAFKA" || format == "DELIMITED") && !isPrimitive(t) {
 		return "JSON"
 	}
 	return format
