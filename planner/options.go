@@ -3,8 +3,10 @@ package planner
 // The session settings planning reads.
 
 import (
-	"github.com/sluice-sql/sluice/udf"
 	"time"
+
+	"github.com/sluice-sql/sluice/expr"
+	"github.com/sluice-sql/sluice/udf"
 )
 
 // Options are the service-wide settings planning needs.
@@ -86,6 +88,11 @@ type Options struct {
 	// makes (sluice.udf.timeout, sluice.udf.memory). Default zero: no
 	// time limit, udf.DefaultMemoryBytes of memory.
 	UDFLimits udf.Limits
+	// FunctionConfig holds the properties named ksql.functions.* that
+	// configure built-in functions (COLLECT_LIST's and COLLECT_SET's caps),
+	// as ksqlDB hands them to its functions. Default nil: each function's
+	// defaults.
+	FunctionConfig expr.FunctionConfig
 }
 
 // StateCacheBytesProperty names the property behind
