@@ -329,6 +329,9 @@ var (
 	propUDFMemory = declare(UDFMemoryProperty, nil, ScopeQuery, "LONG",
 		fixed(strconv.FormatInt(udf.DefaultMemoryBytes, 10)), number(64, 65536),
 		"Bytes of linear memory each instance of a user-defined function's WebAssembly module may grow to (rounded down to 64 KiB pages); a call that runs out fails its record as a bad record.").failsOnMalformed()
+	propWrapSingleValues = declare(planner.WrapSingleValuesProperty, nil, ScopeQuery, "BOOLEAN",
+		fixed(""), boolean,
+		"The WRAP_SINGLE_VALUE of a CREATE or CREATE … AS SELECT whose WITH clause sets none and whose value has one column, where its format supports it (none: each format's own, wrapped but for DELIMITED and KAFKA).").failsOnMalformed()
 	propCollectListLimit = declare(expr.CollectListLimitProperty, nil, ScopeQuery, "INT",
 		fixed("1000"), number(32, math.MinInt32),
 		"The most values COLLECT_LIST keeps per group; later ones are left out. Negative: no cap (ksqlDB's default).").failsOnMalformed()
@@ -347,7 +350,7 @@ var propertyTable = sortedProperties(
 	propNewQueryPlanner, propPushV2Registry, propStallTimeout, propHotKeyShare, propPullTableScan, propPullRangeScan, propPullLimit,
 	propPushV2Enabled, propPushV2Buffer, propStandbyReads, propMaxOffsetLag, propAssertTopicTimeout,
 	propAssertSchemaTimeout, propMinFreeBytes, propStateCacheBytes, propUDFTimeout, propUDFMemory,
-	propCollectListLimit, propCollectSetLimit,
+	propCollectListLimit, propCollectSetLimit, propWrapSingleValues,
 )
 
 // Properties of user-defined functions.
@@ -658,7 +661,22 @@ func (e *Engine) planOptions(props map[string]string) planner.Options {
 		StateCacheBytes:         stateCacheBytes(props),
 		UDFLimits:               udfLimits(props),
 		FunctionConfig:          functionConfig(props),
+		WrapSingleValues:        optionalBool(props, propWrapSingleValues),
 	}
+}
+
+// optionalBool reads a BOOLEAN property with no default: nil when unset
+// or malformed.
+func optionalBool(props map[string]string, p *PropertyDef) *bool {
+	switch strings.ToLower(strings.TrimSpace(p.raw(props))) {
+	case "true":
+		b := true
+		return &b
+	case "false":
+		b := false
+		return &b
+	}
+	return nil
 }
 
 // functionConfig gathers the properties that configure built-in

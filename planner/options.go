@@ -93,7 +93,17 @@ type Options struct {
 	// as ksqlDB hands them to its functions. Default nil: each function's
 	// defaults.
 	FunctionConfig expr.FunctionConfig
+	// WrapSingleValues is ksqlDB's property ksql.persistence.wrap.single.values
+	// (WrapSingleValuesProperty): the WRAP_SINGLE_VALUE of a CREATE, CREATE
+	// … AS SELECT or INSERT INTO's new sink whose WITH clause sets none and
+	// whose value has one column, where its format supports the setting
+	// (format.ValueWrapping). Default nil: each format's own default.
+	WrapSingleValues *bool
 }
+
+// WrapSingleValuesProperty names the property behind
+// Options.WrapSingleValues.
+const WrapSingleValuesProperty = "ksql.persistence.wrap.single.values"
 
 // StateCacheBytesProperty names the property behind
 // Options.StateCacheBytes (Kafka Streams' name for its record cache).
