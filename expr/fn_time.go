@@ -147,10 +147,14 @@ func tmPatternFits(name string, p *JavaPattern) string {
 		if p.hasAny(tmDateLetters) {
 			return "has date or zone fields, which a TIME cannot format"
 		}
-	case "PARSE_DATE", "STRINGTODATE":
-		if name == "PARSE_DATE" && p.hasAny("HkhKmsSa") {
+	case "PARSE_DATE":
+		// java.text's parser, which ksqlDB's PARSE_DATE uses, takes the
+		// fields a pattern lacks from 1970-01-01: "MMM-yyyy" is the
+		// month's first day.
+		if p.hasAny("HkhKmsSa") {
 			return "contains time fields"
 		}
+	case "STRINGTODATE":
 		if !wholeDate {
 			return "does not give a whole date (year, month and day)"
 		}
@@ -382,7 +386,11 @@ func init() {
 				if !ok || !ok2 || tmPatternFits(name, p) != "" {
 					return nil
 				}
-				t, err := p.Parse(s, loc)
+				read := p.Parse
+				if name == "PARSE_DATE" {
+					read = p.ParseLeading // java.text's parser leaves trailing text
+				}
+				t, err := read(s, loc)
 				if err != nil {
 					return nil
 				}

@@ -321,6 +321,18 @@ var tmDays = []string{"sunday", "monday", "tuesday", "wednesday", "thursday", "f
 // the text the local time is in loc. Day-of-month past the month's end
 // resolves to its last day (Java's SMART resolver).
 func (p *JavaPattern) Parse(s string, loc *time.Location) (time.Time, error) {
+	return p.parse(s, loc, true)
+}
+
+// ParseLeading is Parse reading the pattern from the start of s and
+// leaving whatever text follows it, as java.text's parsers do
+// (SimpleDateFormat, and the FastDateFormat ksqlDB's PARSE_DATE uses):
+// "2003-12-24-01-01" read with yyyy-MM-dd is 2003-12-24.
+func (p *JavaPattern) ParseLeading(s string, loc *time.Location) (time.Time, error) {
+	return p.parse(s, loc, false)
+}
+
+func (p *JavaPattern) parse(s string, loc *time.Location, whole bool) (time.Time, error) {
 	fail := func(why string) (time.Time, error) {
 		return time.Time{}, fmt.Errorf("text %q could not be parsed with pattern %q: %s", s, p.src, why)
 	}
@@ -474,7 +486,7 @@ func (p *JavaPattern) Parse(s string, loc *time.Location) (time.Time, error) {
 			zone = l
 		}
 	}
-	if pos != len(s) {
+	if whole && pos != len(s) {
 		return fail(fmt.Sprintf("unparsed text found at index %d", pos))
 	}
 	if h12 >= 0 {
@@ -543,12 +555,14 @@ func tmDaysIn(year, month int) int {
 }
 
 // tmParseOffset reads Z, ±HH, ±HHMM, ±HH:MM (optionally GMT/UTC-prefixed).
+// Letters match in either case: ksqlDB's parsers are built
+// parseCaseInsensitive, so "z" is UTC too.
 func tmParseOffset(s string) (off, n int, ok bool) {
-	if strings.HasPrefix(s, "Z") {
+	if len(s) > 0 && (s[0] == 'Z' || s[0] == 'z') {
 		return 0, 1, true
 	}
 	for _, pre := range []string{"GMT", "UTC"} {
-		if strings.HasPrefix(s, pre) {
+		if len(s) >= len(pre) && strings.EqualFold(s[:len(pre)], pre) {
 			if len(s) == 3 || (s[3] != '+' && s[3] != '-') {
 				return 0, 3, true
 			}
