@@ -332,6 +332,9 @@ var (
 	propWrapSingleValues = declare(planner.WrapSingleValuesProperty, nil, ScopeQuery, "BOOLEAN",
 		fixed(""), boolean,
 		"The WRAP_SINGLE_VALUE of a CREATE or CREATE … AS SELECT whose WITH clause sets none and whose value has one column, where its format supports it (none: each format's own, wrapped but for DELIMITED and KAFKA).").failsOnMalformed()
+	propOutputTopicPrefix = declare(planner.OutputTopicPrefixProperty, nil, ScopeQuery, "STRING",
+		fixed(""), anyString,
+		"What a CREATE … AS SELECT naming no KAFKA_TOPIC puts before its name to name its topic.")
 	propCollectListLimit = declare(expr.CollectListLimitProperty, nil, ScopeQuery, "INT",
 		fixed("1000"), number(32, math.MinInt32),
 		"The most values COLLECT_LIST keeps per group; later ones are left out. Negative: no cap (ksqlDB's default).").failsOnMalformed()
@@ -350,7 +353,7 @@ var propertyTable = sortedProperties(
 	propNewQueryPlanner, propPushV2Registry, propStallTimeout, propHotKeyShare, propPullTableScan, propPullRangeScan, propPullLimit,
 	propPushV2Enabled, propPushV2Buffer, propStandbyReads, propMaxOffsetLag, propAssertTopicTimeout,
 	propAssertSchemaTimeout, propMinFreeBytes, propStateCacheBytes, propUDFTimeout, propUDFMemory,
-	propCollectListLimit, propCollectSetLimit, propWrapSingleValues,
+	propCollectListLimit, propCollectSetLimit, propWrapSingleValues, propOutputTopicPrefix,
 )
 
 // Properties of user-defined functions.
@@ -662,6 +665,7 @@ func (e *Engine) planOptions(props map[string]string) planner.Options {
 		UDFLimits:               udfLimits(props),
 		FunctionConfig:          functionConfig(props),
 		WrapSingleValues:        optionalBool(props, propWrapSingleValues),
+		OutputTopicPrefix:       propOutputTopicPrefix.raw(props),
 	}
 }
 

@@ -99,7 +99,15 @@ type Options struct {
 	// whose value has one column, where its format supports the setting
 	// (format.ValueWrapping). Default nil: each format's own default.
 	WrapSingleValues *bool
+	// OutputTopicPrefix is ksqlDB's property ksql.output.topic.name.prefix
+	// (OutputTopicPrefixProperty): what a CREATE … AS SELECT that names no
+	// KAFKA_TOPIC puts before its name to name its topic. Default "".
+	OutputTopicPrefix string
 }
+
+// OutputTopicPrefixProperty names the property behind
+// Options.OutputTopicPrefix.
+const OutputTopicPrefixProperty = "ksql.output.topic.name.prefix"
 
 // WrapSingleValuesProperty names the property behind
 // Options.WrapSingleValues.

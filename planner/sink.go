@@ -55,7 +55,7 @@ func (p *planning) sinkSource(keyCols, valCols []types.Column, win exec.WindowTy
 		}
 	}
 	if topic == "" {
-		topic = strings.ToUpper(p.target.Name)
+		topic = p.opts.OutputTopicPrefix + strings.ToUpper(p.target.Name)
 	}
 	if err := with.checkFormatNames(); err != nil {
 		return nil, withErr(p.sel.Pos, p.target.WithClause, err)
