@@ -70,6 +70,10 @@ var timeFunctionCases = []evalCase{
 	// Day past the month's end resolves to its last day (SMART resolver).
 	{"PARSE_TIMESTAMP('2023-02-30', 'yyyy-MM-dd')", tTS, int64(1677542400000)},
 	{"PARSE_TIMESTAMP('2024-13-01', 'yyyy-MM-dd')", tTS, nil},
+	// …and 24:00 is the next day's midnight; nothing later is.
+	{"PARSE_TIMESTAMP('2023-12-31 24:00', 'yyyy-MM-dd HH:mm')", tTS, int64(1704067200000)},
+	{"PARSE_TIMESTAMP('2023-12-31 24:01', 'yyyy-MM-dd HH:mm')", tTS, nil},
+	{"PARSE_DATE('2023-12-31 24', 'yyyy-MM-dd HH')", tDate, nil},
 	{"PARSE_TIMESTAMP('not a date', 'yyyy-MM-dd')", tTS, nil},
 	{"PARSE_TIMESTAMP('2024-01-01 junk', 'yyyy-MM-dd')", tTS, nil},
 	{"PARSE_TIMESTAMP(ns, 'yyyy-MM-dd')", tTS, nil},

@@ -498,7 +498,10 @@ func (p *JavaPattern) parse(s string, loc *time.Location, whole bool) (time.Time
 			hour += 12
 		}
 	}
-	if month < 1 || month > 12 || day < 1 || day > 31 || hour > 23 || minute > 59 || sec > 59 {
+	// java.time's SMART resolver reads 24:00 (and no later) as the end
+	// of the day: the next day's midnight. java.text's parser does not.
+	endOfDay := whole && hour == 24 && minute == 0 && sec == 0 && nanos == 0 && h12 < 0
+	if month < 1 || month > 12 || day < 1 || day > 31 || (hour > 23 && !endOfDay) || minute > 59 || sec > 59 {
 		return fail("field value out of range")
 	}
 	if doy > 0 {
@@ -511,6 +514,10 @@ func (p *JavaPattern) parse(s string, loc *time.Location, whole bool) (time.Time
 	}
 	if zone == nil {
 		zone = loc
+	}
+	if endOfDay {
+		next := time.Date(year, time.Month(month), day+1, 0, 0, 0, 0, time.UTC)
+		return tmLocalToInstant(next.Year(), next.Month(), next.Day(), 0, 0, 0, 0, zone), nil
 	}
 	return tmLocalToInstant(year, time.Month(month), day, hour, minute, sec, nanos, zone), nil
 }
