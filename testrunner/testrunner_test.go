@@ -46,7 +46,7 @@ func TestLoadQTT(t *testing.T) {
 			Statements: []string{"CREATE STREAM S (ID INT KEY, V BIGINT) WITH (kafka_topic='s', value_format='JSON');"},
 			Properties: map[string]string{"a.num": "1", "b.str": "x", "c.bool": "true", "sluice.compat": "ksqldb"},
 			Inputs: []Record{{Topic: "s", Key: json.Number("1"),
-				Value: map[string]any{"V": json.Number("12345678901234567890")}, Timestamp: i64(0)}},
+				Value: map[string]any{"V": json.Number("12345678901234567890")}, ValueText: json.RawMessage(`{"V":12345678901234567890}`), Timestamp: i64(0)}},
 			Outputs: []Record{{Topic: "O", Key: json.Number("1"), Value: map[string]any{"V": json.Number("1.50")},
 				Timestamp: i64(7), Window: &Window{Start: 0, End: 10, Type: "time"}}},
 		},
@@ -101,7 +101,7 @@ func TestLoadRunnerCase(t *testing.T) {
 		Name:       "statements",
 		Statements: []string{sql},
 		Inputs: []Record{
-			{Topic: "s", Key: "a", Value: map[string]any{"V": json.Number("1")}, Timestamp: i64(0)},
+			{Topic: "s", Key: "a", Value: map[string]any{"V": json.Number("1")}, ValueText: json.RawMessage(`{"V":1}`), Timestamp: i64(0)},
 			{Topic: "s", Key: "b", Value: nil, Timestamp: i64(5)},
 		},
 		Outputs: []Record{{Topic: "O", Key: "a", Value: map[string]any{"V": json.Number("1")}}},
