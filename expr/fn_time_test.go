@@ -125,6 +125,8 @@ var timeFunctionCases = []evalCase{
 	{"PARSE_DATE('2022', 'yyyy')", tDate, int32(18993)},
 	{"PARSE_DATE('2003-12-24-01-01', 'yyyy-MM-dd')", tDate, int32(12410)},
 	{"PARSE_DATE('2004', 'yyyy-MM-dd')", tDate, nil},
+	{"PARSE_DATE('1/5/2019', 'dd/MM/yyyy')", tDate, int32(18017)},
+	{"STRINGTODATE('1/5/2019', 'dd/MM/yyyy')", tInt, nil},
 	{"STRINGTODATE('2024-01-01x', 'yyyy-MM-dd')", tInt, nil},
 	{"PARSE_DATE(ns, 'yyyy-MM-dd')", tDate, nil},
 	{"DATETOSTRING(19723, 'yyyy-MM-dd')", tString, "2024-01-01"},

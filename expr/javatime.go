@@ -363,9 +363,16 @@ func (p *JavaPattern) parse(s string, loc *time.Location, whole bool) (time.Time
 				maxW = tk.count
 			}
 			adjacent := ti+1 < len(p.toks) && tmNumeric(p.toks[ti+1])
-			if adjacent {
+			yearLike := tk.letter == 'y' || tk.letter == 'u' || tk.letter == 'Y'
+			switch {
+			case adjacent:
 				maxW = max(minW, tk.count)
-			} else if tk.count == 2 && tk.letter != 'y' && tk.letter != 'u' && tk.letter != 'Y' {
+			case !whole && !yearLike && tk.letter != 'S':
+				// java.text reads a number its pattern does not butt
+				// against another as however many digits it has: "1"
+				// fits dd.
+				minW, maxW = 1, 9
+			case tk.count == 2 && !yearLike:
 				maxW = 2
 			}
 			sign := 1
