@@ -150,10 +150,8 @@ func tmPatternFits(name string, p *JavaPattern) string {
 	case "PARSE_DATE":
 		// java.text's parser, which ksqlDB's PARSE_DATE uses, takes the
 		// fields a pattern lacks from 1970-01-01: "MMM-yyyy" is the
-		// month's first day.
-		if p.hasAny("HkhKmsSa") {
-			return "contains time fields"
-		}
+		// month's first day. Time fields are allowed; a value whose time
+		// of day is not midnight reads as NULL, as ksqlDB fails it.
 	case "STRINGTODATE":
 		if !wholeDate {
 			return "does not give a whole date (year, month and day)"
@@ -393,6 +391,9 @@ func init() {
 				t, err := read(s, loc)
 				if err != nil {
 					return nil
+				}
+				if name == "PARSE_DATE" && tmLocalMillis(t) != 0 {
+					return nil // ksqlDB: "Date format contains time field."
 				}
 				return conv(t)
 			}, nil
