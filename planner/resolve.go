@@ -103,7 +103,7 @@ type item struct {
 func expandItems(sel *parser.Select, sc *scope, persistent bool) ([]item, error) {
 	var l itemList
 	add := l.add
-	generated := 0
+	aliases := newAliasGenerator(sc.src.Schema.Columns)
 	for _, si := range sel.Items {
 		if si.Star {
 			if si.StarSource != "" && !strings.EqualFold(si.StarSource, sc.src.Name) && !strings.EqualFold(si.StarSource, sc.alias) {
@@ -134,10 +134,9 @@ func expandItems(sel *parser.Select, sc *scope, persistent bool) ([]item, error)
 			case *parser.ColumnRef:
 				name = x.Name
 			case *parser.Dereference:
-				name = x.Field
+				name = aliases.field(x.Field)
 			default:
-				name = fmt.Sprintf("KSQL_COL_%d", generated)
-				generated++
+				name = aliases.expression()
 			}
 		}
 		if err := checkOutputName(si, name, persistent); err != nil {

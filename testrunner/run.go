@@ -182,6 +182,10 @@ func encodeInput(cat *planner.Catalog, in Record) (exec.Record, error) {
 	}
 	rec.Key = key
 	if in.Value != nil {
+		if in.ValueText != nil && strings.EqualFold(src.ValueFormat, format.JSON) {
+			rec.Value = append([]byte(nil), in.ValueText...)
+			return rec, nil
+		}
 		if rec.Value, err = encodeSide(in.Value, src.ValueFormat, src.Schema.Values(), src.ValueProps, false); err != nil {
 			return rec, fmt.Errorf("value: %w", err)
 		}
