@@ -112,7 +112,7 @@ func (rt *Runtime) Exports(ctx context.Context, module []byte, names ...string) 
 // calls them (a query's aggregation), each with its own pool of
 // instances. Its methods may be called from several goroutines at once.
 type Aggregate struct {
-	name                                 string
+	name                                  string
 	init, accumulate, merge, result, undo *Function
 	// argSlices holds the argument slices of accumulate and undo calls
 	// (the state, then the row's arguments), so a call allocates none.
