@@ -160,6 +160,13 @@ func TestWasmAggregateWindowed(t *testing.T) {
 		t.Errorf("hopping EMIT FINAL outputs (-want +got):\n%s", diff)
 	}
 
+	// A pull query reads the states and computes the results (the
+	// windows before [20m,25m) are past their retention).
+	pulled := pullRows(t, e, "SELECT hotel, WINDOWSTART, n, mean, sq, total FROM "+out+" WHERE hotel='ritz';")
+	if diff := cmp.Diff([]string{"ritz1200000 1 1 1 1"}, pulled); diff != "" {
+		t.Errorf("pull query (-want +got):\n%s", diff)
+	}
+
 	// SHOW FUNCTIONS and DESCRIBE FUNCTION say AGGREGATE.
 	types := map[string]string{}
 	for _, f := range execute(t, e, "SHOW FUNCTIONS;")[0].Entity.(*engine.FunctionList).Functions {
