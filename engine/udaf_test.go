@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/google/go-cmp/cmp"
+	"github.com/twmb/franz-go/pkg/kgo"
 
 	"github.com/sluice-sql/sluice/engine"
 	"github.com/sluice-sql/sluice/format"
@@ -297,5 +298,34 @@ func TestWasmAggregateRefusals(t *testing.T) {
 	}
 	if _, err := e.Execute(t.Context(), "DROP FUNCTION sumsq;"); !errors.Is(err, planner.ErrInvalid) {
 		t.Errorf("DROP FUNCTION of an aggregate a query uses: %v", err)
+	}
+}
+
+// TestWasmAggregateTable aggregates a TABLE with functions that UNDO: an
+// update takes the row's old value out before the new one goes in, a
+// delete takes it out.
+func TestWasmAggregateTable(t *testing.T) {
+	brokers := testkafka.Brokers(t)
+	goPath, _ := writeModules(t)
+	tbl, out := testkafka.Name(t, "tbl_in"), testkafka.Name(t, "tbl_out")
+	e := openEngine(t, brokers, t.TempDir(), testkafka.Name(t, "svc"))
+	defer closeEngine(t, e)
+	execute(t, e, udafStatements(goPath)+fmt.Sprintf(`
+		CREATE TABLE %[1]s (k VARCHAR PRIMARY KEY, s STRING, x BIGINT) WITH (KAFKA_TOPIC='%[1]s', VALUE_FORMAT='JSON', PARTITIONS=1);
+		CREATE TABLE %[2]s AS SELECT s, COUNT(*) AS n, SUMSQ(x) AS sq, MEAN(x) AS m FROM %[1]s GROUP BY s;`, tbl, out))
+	testkafka.Produce(t, brokers,
+		rec(tbl, "k1", `{"S":"a","X":2}`, 1000),
+		rec(tbl, "k2", `{"S":"a","X":4}`, 2000),
+		rec(tbl, "k1", `{"S":"a","X":6}`, 3000),                                     // 2 out, 6 in
+		&kgo.Record{Topic: tbl, Key: []byte("k2"), Timestamp: time.UnixMilli(4000)}, // 4 out
+	)
+	want := []string{
+		`a {"N":1,"SQ":4,"M":2.0}`,
+		`a {"N":2,"SQ":20,"M":3.0}`,
+		`a {"N":2,"SQ":52,"M":5.0}`,
+		`a {"N":1,"SQ":36,"M":6.0}`,
+	}
+	if diff := cmp.Diff(want, values(awaitOutputs(t, brokers, out, 4))); diff != "" {
+		t.Errorf("table aggregation (-want +got):\n%s", diff)
 	}
 }
