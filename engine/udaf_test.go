@@ -249,6 +249,28 @@ func TestWasmAggregateSessionMerge(t *testing.T) {
 	if diff := cmp.Diff(want, got); diff != "" {
 		t.Errorf("session outputs (-want +got):\n%s", diff)
 	}
+
+	// OR REPLACE makes version 2, whose RESULT shouts: the running query
+	// keeps version 1, a query created afterwards gets version 2.
+	res := execute(t, e, fmt.Sprintf(`CREATE OR REPLACE AGGREGATE FUNCTION trail(s STRING) RETURNS STRING DETERMINISTIC LANGUAGE WASM
+		WITH (PATH='%s', INTERMEDIATE='STRING', EXPORT='trail', RESULT='shout');`, goPath))
+	if got, want := res[0].Message, "Replaced (version 2) aggregate function TRAIL(S STRING) RETURNS STRING"; got != want {
+		t.Errorf("OR REPLACE: %q, want %q", got, want)
+	}
+	out2 := testkafka.Name(t, "sess_out2")
+	execute(t, e, fmt.Sprintf(`CREATE TABLE %s AS SELECT user, TRAIL(page) AS pages FROM %s WINDOW SESSION (2 MINUTES) GROUP BY user EMIT CHANGES;`, out2, in))
+	testkafka.Produce(t, brokers, rec(in, "bob", v("exit", 10*m), 5))
+	if got := awaitOutputs(t, brokers, out, 8)[7].Value; got != `{"PAGES":"exit","N":1}` {
+		t.Errorf("running query after OR REPLACE: %s, want version 1's result", got)
+	}
+	var pages []string
+	for _, r := range awaitOutputs(t, brokers, out2, 8) {
+		pages = append(pages, r.Value)
+	}
+	want2 := []string{`{"PAGES":"HOME!"}`, `{"PAGES":"CART!"}`, ``, `{"PAGES":"CART,~!"}`, ``, ``, `{"PAGES":"HOME|CART,~,SEARCH!"}`, `{"PAGES":"EXIT!"}`}
+	if diff := cmp.Diff(want2, pages); diff != "" {
+		t.Errorf("new query after OR REPLACE (-want +got):\n%s", diff)
+	}
 }
 
 // TestWasmAggregateRefusals: what a user-defined aggregate cannot do is
