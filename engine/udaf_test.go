@@ -351,3 +351,68 @@ func TestWasmAggregateTable(t *testing.T) {
 		t.Errorf("table aggregation (-want +got):\n%s", diff)
 	}
 }
+
+// TestWasmAggregateFailureLeavesState: a record a user-defined aggregate
+// fails on changes no window or session it touches, for any aggregate of
+// the query (TRAIL, called before SUMSQ fails, and COUNT included), and
+// sends none of its output: neither in both of its hopping windows nor
+// in the two sessions it would have merged (no retractions either).
+func TestWasmAggregateFailureLeavesState(t *testing.T) {
+	brokers := testkafka.Brokers(t)
+	goPath, _ := writeModules(t)
+	in, hop, sess := testkafka.Name(t, "fail_in"), testkafka.Name(t, "fail_hop"), testkafka.Name(t, "fail_sess")
+	e := openEngine(t, brokers, t.TempDir(), testkafka.Name(t, "svc"))
+	defer closeEngine(t, e)
+	execute(t, e, udafStatements(goPath)+fmt.Sprintf(`
+		CREATE STREAM %[1]s (k VARCHAR KEY, x BIGINT, at BIGINT) WITH (KAFKA_TOPIC='%[1]s', VALUE_FORMAT='JSON', TIMESTAMP='at', PARTITIONS=1);
+		CREATE TABLE %[2]s AS SELECT k, COUNT(*) AS n, TRAIL(CAST(x AS STRING)) AS tr, SUMSQ(x) AS sq
+		  FROM %[1]s WINDOW HOPPING (SIZE 10 MINUTES, ADVANCE BY 5 MINUTES) GROUP BY k EMIT CHANGES;
+		CREATE TABLE %[3]s AS SELECT k, COUNT(*) AS n, TRAIL(CAST(x AS STRING)) AS tr, SUMSQ(x) AS sq
+		  FROM %[1]s WINDOW SESSION (2 MINUTES) GROUP BY k EMIT CHANGES;`, in, hop, sess))
+	const m = 60_000
+	v := func(x, at int64) string { return fmt.Sprintf(`{"x":%d,"at":%d}`, x, at) }
+	testkafka.Produce(t, brokers,
+		rec(in, "a", v(1, 6*m), 1),
+		rec(in, "a", v(2, 9*m), 2),         // a session of its own
+		rec(in, "a", v(13, 7*m+30_000), 3), // SUMSQ traps: would merge both sessions
+		rec(in, "a", v(3, 7*m+30_000), 4),  // merges them
+	)
+	wantHop := []windowedOutput{
+		{"a", 0, `{"N":1,"TR":"1","SQ":1}`, 6 * m},
+		{"a", 5 * m, `{"N":1,"TR":"1","SQ":1}`, 6 * m},
+		{"a", 0, `{"N":2,"TR":"1,2","SQ":5}`, 9 * m},
+		{"a", 5 * m, `{"N":2,"TR":"1,2","SQ":5}`, 9 * m},
+		{"a", 0, `{"N":3,"TR":"1,2,3","SQ":14}`, 9 * m},
+		{"a", 5 * m, `{"N":3,"TR":"1,2,3","SQ":14}`, 9 * m},
+	}
+	testkafka.Await(t, 30*time.Second, "6 hopping results", func() bool { return len(windowedOutputs(t, brokers, hop)) >= 6 })
+	if diff := cmp.Diff(wantHop, windowedOutputs(t, brokers, hop)); diff != "" {
+		t.Errorf("hopping outputs (-want +got):\n%s", diff)
+	}
+	var got []string
+	testkafka.Await(t, 30*time.Second, "5 session records", func() bool {
+		got = got[:0]
+		for _, r := range testkafka.ReadAll(t, brokers, sess) {
+			k, start, end, err := format.DecodeSessionWindowedKey(r.Key)
+			if err != nil {
+				t.Fatalf("session key %x: %v", r.Key, err)
+			}
+			got = append(got, fmt.Sprintf("%s [%d,%d] %s", k, start/1000, end/1000, r.Value))
+		}
+		return len(got) >= 5
+	})
+	wantSess := []string{
+		`a [360,360] {"N":1,"TR":"1","SQ":1}`,
+		`a [540,540] {"N":1,"TR":"2","SQ":4}`,
+		`a [360,360] `,
+		`a [540,540] `,
+		`a [360,540] {"N":3,"TR":"1|2,3","SQ":14}`,
+	}
+	if diff := cmp.Diff(wantSess, got); diff != "" {
+		t.Errorf("session outputs (-want +got):\n%s", diff)
+	}
+	for _, id := range []string{"CTAS_" + strings.ToUpper(hop), "CTAS_" + strings.ToUpper(sess)} {
+		q := queryByID(t, e, id)
+		testkafka.Await(t, 30*time.Second, id+"'s function error", func() bool { return q.Metrics.Errors()["function"] == 1 })
+	}
+}
