@@ -19,12 +19,17 @@ import (
 	"github.com/sluice-sql/sluice/types"
 )
 
+// udafTimeout raises the time limit of the queries' calls far above the
+// default: on a loaded machine a call may wait for a CPU longer than
+// 100 ms, and a timeout would make its record a bad record.
+const udafTimeout = "SET 'sluice.udf.timeout'='10s';\n"
+
 // udafStatements creates the test module's aggregate functions (see
 // udf/testdata/gofuncs/aggregates.go): MEAN keeps a STRUCT, SUMSQ a
 // BIGINT (and traps on 13), TRAIL a STRING and joins merged sessions'
 // trails with "|".
 func udafStatements(goPath string) string {
-	return fmt.Sprintf(`
+	return udafTimeout + fmt.Sprintf(`
 		CREATE AGGREGATE FUNCTION mean(x BIGINT) RETURNS DOUBLE DETERMINISTIC LANGUAGE WASM
 		  WITH (PATH='%[1]s', INTERMEDIATE='STRUCT<SUM BIGINT, N BIGINT>', EXPORT='mean');
 		CREATE AGGREGATE FUNCTION sumsq(x BIGINT) RETURNS BIGINT DETERMINISTIC LANGUAGE WASM
@@ -44,7 +49,7 @@ func TestWasmAggregateWindowed(t *testing.T) {
 	goPath, _ := writeModules(t)
 	in, out, final, errs := testkafka.Name(t, "udaf_in"), testkafka.Name(t, "udaf_5m"), testkafka.Name(t, "udaf_final"), testkafka.Name(t, "udaf_dlq")
 	svc := testkafka.Name(t, "svc")
-	sql := fmt.Sprintf(`
+	sql := udafTimeout + fmt.Sprintf(`
 		CREATE STREAM %[1]s (hotel VARCHAR KEY, price BIGINT, booked_at BIGINT)
 		  WITH (KAFKA_TOPIC='%[1]s', VALUE_FORMAT='JSON', TIMESTAMP='booked_at', PARTITIONS=1);
 		CREATE TABLE %[2]s WITH (ERROR_TOPIC='%[4]s') AS
@@ -62,7 +67,7 @@ func TestWasmAggregateWindowed(t *testing.T) {
 		e := openConfig(t, cfg)
 		if first {
 			res := execute(t, e, udafStatements(goPath))
-			if got, want := res[0].Message, "Created aggregate function MEAN(X BIGINT) RETURNS DOUBLE"; got != want {
+			if got, want := res[1].Message, "Created aggregate function MEAN(X BIGINT) RETURNS DOUBLE"; got != want {
 				t.Errorf("CREATE AGGREGATE FUNCTION: %q, want %q", got, want)
 			}
 			execute(t, e, sql)
@@ -258,7 +263,7 @@ func TestWasmAggregateSessionMerge(t *testing.T) {
 		t.Errorf("OR REPLACE: %q, want %q", got, want)
 	}
 	out2 := testkafka.Name(t, "sess_out2")
-	execute(t, e, fmt.Sprintf(`CREATE TABLE %s AS SELECT user, TRAIL(page) AS pages FROM %s WINDOW SESSION (2 MINUTES) GROUP BY user EMIT CHANGES;`, out2, in))
+	execute(t, e, udafTimeout+fmt.Sprintf(`CREATE TABLE %s AS SELECT user, TRAIL(page) AS pages FROM %s WINDOW SESSION (2 MINUTES) GROUP BY user EMIT CHANGES;`, out2, in))
 	testkafka.Produce(t, brokers, rec(in, "bob", v("exit", 10*m), 5))
 	if got := awaitOutputs(t, brokers, out, 8)[7].Value; got != `{"PAGES":"exit","N":1}` {
 		t.Errorf("running query after OR REPLACE: %s, want version 1's result", got)
