@@ -44,7 +44,7 @@ const (
 func createAggregateFunction(ctx context.Context, cat *Catalog, st *parser.CreateFunction) (*expr.UserFunction, error) {
 	switch st.Language {
 	case "WASM":
-	case "JAVASCRIPT":
+	case JavaScriptLanguage:
 		return nil, posErr(st.Pos, fmt.Errorf("%w: LANGUAGE JAVASCRIPT is not supported for aggregate functions; use LANGUAGE WASM", ErrUnsupported))
 	default:
 		return nil, posErr(st.Pos, fmt.Errorf("%w: unknown LANGUAGE %s: expected WASM", ErrInvalid, st.Language))
