@@ -116,7 +116,11 @@ func TestWasmAggregateWindowed(t *testing.T) {
 	if diff := cmp.Diff(wantState, state); diff != "" {
 		t.Fatalf("window state in the changelog (-want +got):\n%s", diff)
 	}
-	dead := testkafka.ReadAll(t, brokers, errs)
+	var dead []*kgo.Record
+	testkafka.Await(t, 30*time.Second, "the dead letter", func() bool {
+		dead = testkafka.ReadAll(t, brokers, errs)
+		return len(dead) >= 1
+	})
 	if len(dead) != 1 || string(dead[0].Key) != "ritz" || header(dead[0], "sluice.offset") != "2" ||
 		!strings.HasPrefix(header(dead[0], "sluice.error"), "function SUMSQ: trap: accumulate: wasm error: unreachable") {
 		t.Errorf("dead letters: %d, want the record at offset 2 with SUMSQ's trap", len(dead))
