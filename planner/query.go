@@ -111,7 +111,7 @@ func PlanQuery(cat *Catalog, sel *parser.Select, target *Target, queryID string,
 				p.q.Sources = append(p.q.Sources, r.Name)
 			}
 		}
-		if p.items, err = joinItems(cl.Items, p.join.layout, sc); err != nil {
+		if p.items, err = joinItems(cl.Items, p.join.layout, sc, len(cl.PartitionBy) > 0); err != nil {
 			return nil, err
 		}
 		// PARTITION BY and GROUP BY choose the key themselves.
@@ -124,6 +124,7 @@ func PlanQuery(cat *Catalog, sel *parser.Select, target *Target, queryID string,
 		p.items = cl.Columns
 		p.q.Sources = []string{p.src.Name}
 	}
+	p.implicitDecimalCasts()
 	var err error
 	if target != nil {
 		p.q.Topology.ErrorTopic = target.With["ERROR_TOPIC"]

@@ -71,9 +71,11 @@ func (p *planning) sinkSource(keyCols, valCols []types.Column, win exec.WindowTy
 	} else if !explicit && keyFormat == "KAFKA" && len(keyCols) > 1 {
 		keyFormat = "JSON" // KAFKA holds one column; several need a structured format
 	} else if !explicit && strings.EqualFold(keyFormat, "NONE") && len(keyCols) > 0 {
-		// A join of keyless sources has a key: the join expression.
-		keyFormat = "KAFKA"
-		if len(keyCols) > 1 || !isPrimitive(keyCols[0].Type) {
+		// A join of keyless sources has a key, the join expression, in
+		// the session's default key format (KAFKA), as ksqlDB re-keys a
+		// NONE key.
+		keyFormat = rekeyFormat(p.opts.DefaultKeyFormat, keyCols[0].Type)
+		if len(keyCols) > 1 && keyFormat == "KAFKA" {
 			keyFormat = "JSON"
 		}
 	}
