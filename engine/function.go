@@ -34,7 +34,11 @@ func (createFunctionCommand) apply(ctx context.Context, e *Engine, st *parser.Cr
 	if f.Version > 1 {
 		verb = fmt.Sprintf("Replaced (version %d)", f.Version)
 	}
-	return &Result{Statement: c.text, Message: fmt.Sprintf("%s function %s RETURNS %s", verb, f.Signature(), f.Result)}, nil
+	what := "function"
+	if f.IsAggregate() {
+		what = "aggregate function"
+	}
+	return &Result{Statement: c.text, Message: fmt.Sprintf("%s %s %s RETURNS %s", verb, what, f.Signature(), f.Result)}, nil
 }
 
 func (createFunctionCommand) statusID(st *parser.CreateFunction) string {

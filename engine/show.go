@@ -84,6 +84,10 @@ func (e *Engine) show(ctx context.Context, st *parser.Show, props map[string]str
 const UserFunctionCategory = "USER-DEFINED"
 
 func userFunctionInfo(f *expr.UserFunction) expr.FunctionInfo {
-	return expr.FunctionInfo{Name: f.Name, Type: "SCALAR", Category: UserFunctionCategory,
-		Description: fmt.Sprintf("A user-defined function (LANGUAGE %s).", f.Language)}
+	kind, what := "SCALAR", "function"
+	if f.IsAggregate() {
+		kind, what = expr.KindAggregate, "aggregate function"
+	}
+	return expr.FunctionInfo{Name: f.Name, Type: kind, Category: UserFunctionCategory,
+		Description: fmt.Sprintf("A user-defined %s (LANGUAGE %s).", what, f.Language)}
 }

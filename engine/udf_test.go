@@ -124,7 +124,7 @@ func TestWasmFunctions(t *testing.T) {
 	for stmt, want := range map[string]string{
 		fmt.Sprintf("CREATE FUNCTION ucase(x STRING) RETURNS STRING LANGUAGE WASM WITH (PATH='%s', EXPORT='shout');", goPath): "line 1:1: invalid statement: Function 'UCASE' is a built-in function: a user-defined function cannot take its name",
 		fmt.Sprintf("CREATE FUNCTION half(y DOUBLE) RETURNS DOUBLE LANGUAGE WASM WITH (PATH='%s', EXPORT='half');", goPath):   "line 1:1: already exists: Function 'HALF' with parameters (DOUBLE) already exists; CREATE OR REPLACE FUNCTION replaces it",
-		"CREATE AGGREGATE FUNCTION a(x INT) RETURNS INT LANGUAGE WASM WITH (MODULE='AA==', EXPORT='a');":                      "line 1:1: not supported: CREATE AGGREGATE FUNCTION is not supported yet",
+		"CREATE AGGREGATE FUNCTION a(x INT) RETURNS INT LANGUAGE WASM WITH (MODULE='AA==', EXPORT='a');":                      "line 1:1: invalid statement: CREATE AGGREGATE FUNCTION needs INTERMEDIATE='<type>'",
 		"SELECT ADD_ONE('a') FROM " + in + " EMIT CHANGES;":                                                                   "line 1:8: type error: Function 'ADD_ONE' does not accept parameters (STRING). Valid alternatives are: ADD_ONE(X BIGINT), ADD_ONE(X INTEGER, Y INTEGER)",
 	} {
 		_, err := e1.Execute(t.Context(), stmt)

@@ -164,6 +164,11 @@ type aggregate struct {
 	// maxStart is the newest window start that took a record (for
 	// KsqlDBFinal).
 	maxStart int64
+	// fallible lists the aggregates that may fail (nil: none);
+	// prepared holds the first pass's values of a record's fold, one per
+	// group or window it touches (aggregate_fallible.go).
+	fallible []int
+	prepared []fallibleFold
 }
 
 func (a *aggregate) Open(tc *TaskContext) error {
@@ -179,6 +184,7 @@ func (a *aggregate) Open(tc *TaskContext) error {
 		a.setMembers()
 	}
 	a.keyVals = make([]any, len(a.node.KeyCols))
+	a.setFallible()
 	a.nextClose, a.nextExpire = math.MinInt64, math.MinInt64
 	a.closeFrom, a.expireFrom, a.keysFrom = math.MinInt64, math.MinInt64, math.MinInt64
 	a.maxStart = math.MinInt64
@@ -236,7 +242,7 @@ func logFirstLate(tc *TaskContext, lateBy, grace int64) {
 	tc.Log.Info("late record dropped: it arrived after its windows' grace period; later ones are only counted", args...)
 }
 
-func (a *aggregate) Process(tc *TaskContext, row *Row) error {
+func (a *aggregate) Process(tc *TaskContext, row *Row) (err error) {
 	if row.Tombstone {
 		return nil // stream aggregation: a null value carries nothing to fold
 	}
@@ -246,18 +252,39 @@ func (a *aggregate) Process(tc *TaskContext, row *Row) error {
 	w := a.node.Window
 	if w == nil {
 		a.stateKey = tableKey(a.stateKey[:0], a.keyBuf)
-		return a.update(tc, row, a.stateKey, 0, 0)
+		var pre *fallibleFold
+		if a.fallible != nil {
+			if pre, err = a.prepare(0, a.stateKey, row); err != nil {
+				return err
+			}
+		}
+		return a.update(tc, row, a.stateKey, 0, 0, pre)
 	}
 	a.starts = w.starts(row.Ts, a.starts)
+	if a.fallible != nil {
+		for n, start := range a.starts {
+			if start+w.Size+w.Grace <= tc.StreamTime {
+				continue
+			}
+			a.stateKey = windowKey(a.stateKey[:0], start, a.keyBuf)
+			if _, err := a.prepare(n, a.stateKey, row); err != nil {
+				return err
+			}
+		}
+	}
 	accepted := false
-	for _, start := range a.starts {
+	for n, start := range a.starts {
 		end := start + w.Size
 		if end+w.Grace <= tc.StreamTime {
 			continue // closed: stream time passed end + grace
 		}
 		accepted = true
 		a.stateKey = windowKey(a.stateKey[:0], start, a.keyBuf)
-		if err := a.update(tc, row, a.stateKey, start, end); err != nil {
+		var pre *fallibleFold
+		if a.fallible != nil {
+			pre = &a.prepared[n]
+		}
+		if err := a.update(tc, row, a.stateKey, start, end, pre); err != nil {
 			return err
 		}
 		if a.node.EmitFinal {
@@ -277,7 +304,7 @@ func (a *aggregate) Process(tc *TaskContext, row *Row) error {
 // new result (unless results wait for the window to close). The
 // accumulators live in the cache (aggCache), which writes them to the
 // store once per commit interval.
-func (a *aggregate) update(tc *TaskContext, row *Row, key []byte, start, end int64) error {
+func (a *aggregate) update(tc *TaskContext, row *Row, key []byte, start, end int64, pre *fallibleFold) error {
 	e, err := a.entry(key)
 	if err != nil {
 		return err
@@ -285,9 +312,9 @@ func (a *aggregate) update(tc *TaskContext, row *Row, key []byte, start, end int
 	existed := e.existed
 	var old []any
 	if a.node.WithOld && existed {
-		old = a.result(e.accs, e.maxTs, start, end).Cols
+		old = a.resultOf(e.accs, e.maxTs, start, end, preOld(pre)).Cols
 	}
-	a.fold(e.accs, row)
+	a.fold(e.accs, row, pre)
 	if a.members != nil {
 		if err := a.addMembers(e, key, row.Cols); err != nil {
 			return err
@@ -313,9 +340,42 @@ func (a *aggregate) update(tc *TaskContext, row *Row, key []byte, start, end int
 	if a.node.EmitFinal {
 		return nil
 	}
-	out := a.result(e.accs, e.maxTs, start, end)
+	out := a.resultOf(e.accs, e.maxTs, start, end, preResults(pre))
 	out.Old = old
 	return a.emit(tc, out)
+}
+
+// prepare runs the first pass of a record's fold into the group or
+// window under key (aggregate_fallible.go), into a.prepared[n].
+func (a *aggregate) prepare(n int, key []byte, row *Row) (*fallibleFold, error) {
+	for len(a.prepared) <= n {
+		a.prepared = append(a.prepared, fallibleFold{})
+	}
+	e, err := a.entry(key)
+	if err != nil {
+		return nil, err
+	}
+	var base []any
+	if e.existed {
+		base = e.accs
+	}
+	pre := &a.prepared[n]
+	a.prepareFold(pre, base, nil, row, !a.node.EmitFinal, a.node.WithOld && e.existed)
+	return pre, nil
+}
+
+func preResults(pre *fallibleFold) []any {
+	if pre == nil {
+		return nil
+	}
+	return pre.results
+}
+
+func preOld(pre *fallibleFold) []any {
+	if pre == nil {
+		return nil
+	}
+	return pre.old
 }
 
 // entry returns the cached accumulators of key, read from the store on a
@@ -360,26 +420,41 @@ func (a *aggregate) deleteState(key []byte) {
 }
 
 // fold adds one row to the accumulators. A change of an aggregated
-// table (Changes) may first take the row's old values back out.
-func (a *aggregate) fold(accs []any, row *Row) {
+// table (Changes) may first take the row's old values back out. pre,
+// when set, holds the fallible aggregates' new accumulators, computed
+// by the first pass.
+func (a *aggregate) fold(accs []any, row *Row, pre *fallibleFold) {
+	if pre != nil {
+		defer func() {
+			for _, i := range a.fallible {
+				accs[i] = pre.accs[i]
+			}
+		}()
+	}
+	skip := pre != nil
 	if c := a.node.Changes; c != nil {
 		mode, _ := row.Cols[c.ModeCol].(int32)
 		if mode != ChangeAdd {
 			old := append([]any(nil), row.Cols...)
 			copy(old[c.ArgsAt:c.ArgsAt+c.NArgs], row.Cols[c.OldArgsAt:c.OldArgsAt+c.NArgs])
-			a.apply(accs, old, true)
+			a.apply(accs, old, true, skip)
 		}
 		if mode == ChangeUndo {
 			return
 		}
 	}
-	a.apply(accs, row.Cols, false)
+	a.apply(accs, row.Cols, false, skip)
 }
 
-func (a *aggregate) apply(accs []any, cols []any, undo bool) {
+// apply folds cols into accs, or takes them out (undo); skipFallible
+// leaves the fallible aggregates to the caller.
+func (a *aggregate) apply(accs []any, cols []any, undo, skipFallible bool) {
 	for i, call := range a.node.Aggs {
 		if a.members != nil && a.members[i] {
 			continue // addMembers counts them
+		}
+		if skipFallible && call.Agg.Fallible {
+			continue
 		}
 		a.args = a.args[:0]
 		for _, e := range call.Args {
@@ -430,6 +505,12 @@ func decodeAggState(v []byte, store string) ([]any, int64, error) {
 }
 
 func (a *aggregate) result(accs []any, maxTs, start, end int64) *Row {
+	return a.resultOf(accs, maxTs, start, end, nil)
+}
+
+// resultOf is result taking the fallible aggregates' results from
+// results where it is set (the first pass computed them).
+func (a *aggregate) resultOf(accs []any, maxTs, start, end int64, results []any) *Row {
 	n := len(a.keyVals) + len(accs)
 	if a.node.Window != nil {
 		n += 2
@@ -437,6 +518,10 @@ func (a *aggregate) result(accs []any, maxTs, start, end int64) *Row {
 	cols := make([]any, 0, n)
 	cols = append(cols, a.keyVals...)
 	for i, call := range a.node.Aggs {
+		if len(results) > 0 && call.Agg.Fallible {
+			cols = append(cols, results[i])
+			continue
+		}
 		cols = append(cols, call.Agg.Result(accs[i]))
 	}
 	if a.node.Window != nil {
@@ -533,8 +618,10 @@ func (a *aggregate) closeWindows(tc *TaskContext) error {
 			continue
 		}
 		copy(a.keyVals, c.group)
-		if err := a.emit(tc, a.result(c.accs, c.maxTs, c.start, c.end)); err != nil {
-			return err
+		if out, ok := a.closingResult(tc, c.accs, c.maxTs, c.start, c.end); ok {
+			if err := a.emit(tc, out); err != nil {
+				return err
+			}
 		}
 		a.deleteState(c.key)
 	}

@@ -23,3 +23,21 @@ func processGuarded(op Operator, tc *TaskContext, row *Row) (err error) {
 	}()
 	return op.Process(tc, row)
 }
+
+// guardFunctions runs f, returning a user-defined function's failure as
+// its *expr.FunctionError (a pull query reading an aggregate's state
+// computes a user-defined aggregate's results). Other panics go on
+// unwinding.
+func guardFunctions(f func()) (err error) {
+	defer func() {
+		if p := recover(); p != nil {
+			fe, ok := p.(*expr.FunctionError)
+			if !ok {
+				panic(p)
+			}
+			err = fe
+		}
+	}()
+	f()
+	return nil
+}

@@ -324,6 +324,11 @@ func (a *sessionAggregate) Process(tc *TaskContext, row *Row) error {
 		a.late(tc, row, mergedStart, mergedEnd)
 		return nil
 	}
+	var pre *fallibleFold
+	if a.fallible != nil {
+		// The first pass: what may fail, before anything changes.
+		pre = a.prepareSession(row)
+	}
 	// The merged session keeps the key of the touched session that
 	// starts where it does, the first in start order, if any.
 	// Accumulators combine in time order; the new record is the latest
@@ -351,12 +356,15 @@ func (a *sessionAggregate) Process(tc *TaskContext, row *Row) error {
 			}
 			merging = merging[1:]
 		} else {
-			kept.accs = a.initAccs()
+			kept.accs = a.freshAccs(pre != nil)
 		}
 		a.index.add(kept)
 	}
 	for _, s := range merging {
 		for i, call := range a.node.Aggs {
+			if pre != nil && call.Agg.Fallible {
+				continue // the first pass merged them
+			}
 			kept.accs[i] = call.Agg.Merge(kept.accs[i], s.accs[i])
 		}
 		kept.maxTs = max(kept.maxTs, s.maxTs)
@@ -365,13 +373,33 @@ func (a *sessionAggregate) Process(tc *TaskContext, row *Row) error {
 		}
 	}
 	a.index.setEnd(kept, mergedEnd)
-	a.fold(kept.accs, row)
+	a.fold(kept.accs, row, pre)
 	kept.maxTs = max(kept.maxTs, t)
 	a.markChanged(kept)
 	if a.node.EmitFinal {
 		return nil
 	}
-	return a.emit(tc, a.result(kept.accs, kept.maxTs, kept.start, kept.end))
+	return a.emit(tc, a.resultOf(kept.accs, kept.maxTs, kept.start, kept.end, preResults(pre)))
+}
+
+// prepareSession runs the first pass of folding row into the sessions it
+// touches (a.touched, in start order): they merge into the first, then
+// take the row.
+func (a *sessionAggregate) prepareSession(row *Row) *fallibleFold {
+	if len(a.prepared) == 0 {
+		a.prepared = append(a.prepared, fallibleFold{})
+	}
+	pre := &a.prepared[0]
+	var base []any
+	var merged [][]any
+	if len(a.touched) > 0 {
+		base = a.touched[0].accs
+		for _, s := range a.touched[1:] {
+			merged = append(merged, s.accs)
+		}
+	}
+	a.prepareFold(pre, base, merged, row, !a.node.EmitFinal, false)
+	return pre
 }
 
 // retract takes session s, merged into another, out of the index and the
@@ -488,8 +516,10 @@ func (a *sessionAggregate) emitClosed(tc *TaskContext, closed int64) error {
 			return fmt.Errorf("aggregate %s: decode session key: %w", a.node.Store, err)
 		}
 		copy(a.keyVals, group)
-		if err := a.emit(tc, a.result(s.accs, s.maxTs, s.start, s.end)); err != nil {
-			return err
+		if out, ok := a.closingResult(tc, s.accs, s.maxTs, s.start, s.end); ok {
+			if err := a.emit(tc, out); err != nil {
+				return err
+			}
 		}
 		a.dropSession(s)
 	}

@@ -116,7 +116,7 @@ func (a *slidingAggregate) Process(tc *TaskContext, row *Row) error {
 		return fmt.Errorf("aggregate %s: read windows: %w", a.node.Store, err)
 	}
 	for _, u := range updates {
-		a.fold(u.accs, row)
+		a.fold(u.accs, row, nil)
 		a.putWindow(u.start, max(u.maxTs, t), u.accs, false)
 		a.affected = append(a.affected, slidingWindow{u.start, max(u.maxTs, t), u.accs})
 	}

@@ -444,8 +444,13 @@ func (r *TableReader) scanAggregate(store *state.Store, partition int32, start, 
 			return false
 		}
 		cols := append([]any(nil), group...)
-		for i, call := range n.Aggs {
-			cols = append(cols, call.Agg.Result(accs[i]))
+		if err := guardFunctions(func() {
+			for i, call := range n.Aggs {
+				cols = append(cols, call.Agg.Result(accs[i]))
+			}
+		}); err != nil {
+			failed = err // a user-defined aggregate's result failed
+			return false
 		}
 		if n.Window != nil {
 			cols = append(cols, start, end)

@@ -50,6 +50,11 @@ type Aggregate struct {
 	// against the value format, so that a query ksqlDB rejects is rejected
 	// here too. The zero Type means ResultType.
 	StateType types.Type
+	// Fallible says Init, Add, Merge, Undo or Result may fail (a
+	// user-defined aggregate's call panics with a *FunctionError): an
+	// operator then keeps a group's accumulators as they were before a
+	// row whose fold fails.
+	Fallible bool
 }
 
 type aggBinder func(args []types.Type, star bool) (*Aggregate, error)

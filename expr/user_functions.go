@@ -20,6 +20,11 @@ type UserFunction struct {
 	Args          []types.Type
 	Result        types.Type
 	Deterministic bool
+	// Kind is KindAggregate for an aggregate function (CREATE AGGREGATE
+	// FUNCTION), empty for a scalar one; Intermediate is an aggregate's
+	// state type.
+	Kind         string
+	Intermediate types.Type
 	// Language is WASM or JAVASCRIPT; Origin says where the code came
 	// from, for DESCRIBE FUNCTION (the module's sha256 and export, or the
 	// JavaScript body's sha256).
@@ -185,6 +190,9 @@ func compileUserCall(call *parser.FuncCall, scope Scope, fns UserFunctions) (Com
 	overloads := fns.Overloads(call.Name)
 	if len(overloads) == 0 {
 		return Compiled{}, false, nil
+	}
+	if overloads[0].IsAggregate() {
+		return Compiled{}, true, fmt.Errorf("%w: aggregate function %s is not allowed here", ErrType, call.Name)
 	}
 	argTypes := make([]types.Type, len(call.Args))
 	evals := make([]Eval, len(call.Args))

@@ -116,7 +116,7 @@ func (p *planning) planAggregate() error {
 			argTypes[j] = c.Type
 			evals = append(evals, c.Eval)
 		}
-		agg, err := expr.BindAggregateConfigured(f.Name, argTypes, f.Star, p.opts.FunctionConfig)
+		agg, err := p.bindAggregate(f, argTypes)
 		if err == nil {
 			err = checkStateType(p.src, agg)
 		}
@@ -153,6 +153,9 @@ func (p *planning) planAggregate() error {
 		}
 		aggNode.Window = w
 		win, winSize = exec.TimeWindowed, w.Size
+		if err := refuseFallibleSliding(w, aggNode.Aggs, calls); err != nil {
+			return err
+		}
 		if w.Kind == exec.Session {
 			win, winSize = exec.SessionWindowed, 0
 			for i, call := range aggNode.Aggs {
@@ -400,10 +403,10 @@ func isWindowBound(name string) bool {
 	return strings.EqualFold(name, exec.ColWindowStart) || strings.EqualFold(name, exec.ColWindowEnd)
 }
 
-func containsAggregate(e parser.Expr) bool {
+func (p *planning) containsAggregate(e parser.Expr) bool {
 	found := false
 	walkExpr(e, func(x parser.Expr) {
-		if f, ok := x.(*parser.FuncCall); ok && expr.IsAggregate(f.Name) {
+		if f, ok := x.(*parser.FuncCall); ok && p.isAggregate(f.Name) {
 			found = true
 		}
 	})

@@ -38,7 +38,7 @@ func (p *planning) resolveAggregateCalls(groupText map[string]int, groupCols []t
 			if i, ok := groupText[x.String()]; ok {
 				return &parser.ColumnRef{Pos: x.Position(), Name: groupCols[i].Name}
 			}
-			if f, ok := x.(*parser.FuncCall); ok && expr.IsAggregate(f.Name) {
+			if f, ok := x.(*parser.FuncCall); ok && p.isAggregate(f.Name) {
 				key := f.String()
 				i, seen := callIndex[key]
 				if !seen {
@@ -69,7 +69,7 @@ func (p *planning) resolveAggregateCalls(groupText map[string]int, groupCols []t
 				if err != nil {
 					return
 				}
-				if ff, ok := e.(*parser.FuncCall); ok && expr.IsAggregate(ff.Name) {
+				if ff, ok := e.(*parser.FuncCall); ok && p.isAggregate(ff.Name) {
 					err = posErr(ff.Pos, fmt.Errorf("%w: Aggregate functions can not be nested: %s(%s())", ErrInvalid, f.Name, ff.Name))
 				}
 				if ref, ok := e.(*parser.ColumnRef); ok {

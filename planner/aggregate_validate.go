@@ -33,7 +33,7 @@ func (p *planning) checkWindowBounds() error {
 	}
 	for _, it := range p.items {
 		walkExpr(it.expr, func(x parser.Expr) {
-			if f, ok := x.(*parser.FuncCall); ok && expr.IsAggregate(f.Name) {
+			if f, ok := x.(*parser.FuncCall); ok && p.isAggregate(f.Name) {
 				for _, a := range f.Args {
 					visit(a)
 				}
@@ -63,7 +63,7 @@ func (p *planning) checkGroupingFunctions() error {
 			switch {
 			case !expr.IsFunction(f.Name) && len(p.cat.Functions(f.Name)) == 0:
 				err = posErr(f.Pos, fmt.Errorf("%w: Can't find any functions with the name '%s'", expr.ErrUnknownFunction, strings.ToUpper(f.Name)))
-			case inGroupBy && expr.IsAggregate(f.Name):
+			case inGroupBy && p.isAggregate(f.Name):
 				err = posErr(f.Pos, fmt.Errorf("%w: GROUP BY does not support aggregate functions: %s is an aggregate function.", ErrInvalid, strings.ToUpper(f.Name)))
 			}
 		})
@@ -117,7 +117,7 @@ func (p *planning) validateAggregate() error {
 	}
 	if len(p.cl.GroupBy) == 0 {
 		for _, it := range p.items {
-			if !containsAggregate(it.expr) {
+			if !p.containsAggregate(it.expr) {
 				return posErr(it.expr.Position(), fmt.Errorf("%w: Non-aggregate SELECT expression(s) not part of GROUP BY: %s", ErrInvalid, parser.KsqlText(it.expr)))
 			}
 		}
@@ -125,7 +125,7 @@ func (p *planning) validateAggregate() error {
 			var calls []string
 			for _, it := range p.items {
 				walkExpr(it.expr, func(e parser.Expr) {
-					if f, ok := e.(*parser.FuncCall); ok && expr.IsAggregate(f.Name) {
+					if f, ok := e.(*parser.FuncCall); ok && p.isAggregate(f.Name) {
 						text := parser.KsqlText(f)
 						if f.Star {
 							text = f.Name + "(ROWTIME)" // ksqlDB counts rows by ROWTIME

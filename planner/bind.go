@@ -95,14 +95,14 @@ func (p *planning) bind() error {
 	if calls := callsOf(exprs, expr.IsTableFunction, false); len(calls) > 0 {
 		n = &logical.FlatMap{Calls: calls, Input: n}
 	}
-	if len(sel.PartitionBy) == 0 && (len(sel.GroupBy) > 0 || selectCalls(sel, expr.IsAggregate)) {
+	if len(sel.PartitionBy) == 0 && (len(sel.GroupBy) > 0 || selectCalls(sel, p.isAggregate)) {
 		if sel.Window != nil {
 			n = &logical.Window{Spec: sel.Window, Input: n}
 		}
 		if sel.Having != nil {
 			exprs = append(exprs, sel.Having)
 		}
-		n = &logical.Aggregate{GroupBy: exprTexts(sel.GroupBy), Keys: sel.GroupBy, Calls: callsOf(exprs, expr.IsAggregate, true), Input: n}
+		n = &logical.Aggregate{GroupBy: exprTexts(sel.GroupBy), Keys: sel.GroupBy, Calls: callsOf(exprs, p.isAggregate, true), Input: n}
 		if sel.Having != nil {
 			n = &logical.Filter{Pred: sel.Having, Input: n}
 		}

@@ -137,7 +137,7 @@ func sameArgs(a, b []types.Type) bool {
 func CreateFunction(ctx context.Context, cat *Catalog, st *parser.CreateFunction) (*expr.UserFunction, error) {
 	switch st.Kind {
 	case parser.AggregateFunction:
-		return nil, posErr(st.Pos, fmt.Errorf("%w: CREATE AGGREGATE FUNCTION is not supported yet", ErrUnsupported))
+		return createAggregateFunction(ctx, cat, st)
 	case parser.TableFunction:
 		return nil, posErr(st.Pos, fmt.Errorf("%w: CREATE TABLE FUNCTION is not supported yet", ErrUnsupported))
 	}
@@ -151,6 +151,9 @@ func CreateFunction(ctx context.Context, cat *Catalog, st *parser.CreateFunction
 	}
 	if expr.IsBuiltinFunction(st.Name) {
 		return nil, posErr(st.Pos, fmt.Errorf("%w: Function '%s' is a built-in function: a user-defined function cannot take its name", ErrInvalid, st.Name))
+	}
+	if err := checkFunctionKind(cat, st, ""); err != nil {
+		return nil, err
 	}
 	f := &expr.UserFunction{Name: st.Name, Deterministic: st.Deterministic, Language: st.Language, Version: 1}
 	lookup := func(n string) (types.Type, bool) { return cat.LookupType(n) }

@@ -124,7 +124,7 @@ func (p *planning) partitionExprs() ([]parser.Expr, error) {
 			// cannot work.
 			return nil, posErr(unresolved.Pos, fmt.Errorf("%w: PARTITION BY column '%s' cannot be resolved. '%s' must be a column in the source schema since PARTITION BY is applied on the input.", ErrInvalid, unresolved.Name, unresolved.Name))
 		}
-		if containsAggregate(e) {
+		if p.containsAggregate(e) {
 			return nil, posErr(e.Position(), fmt.Errorf("%w: PARTITION BY does not allow aggregate functions: %s", ErrInvalid, e))
 		}
 	}

@@ -217,7 +217,7 @@ func (p *planning) hasAggregates() bool {
 	found := false
 	for _, it := range p.items {
 		walkExpr(it.expr, func(e parser.Expr) {
-			if f, ok := e.(*parser.FuncCall); ok && expr.IsAggregate(f.Name) {
+			if f, ok := e.(*parser.FuncCall); ok && p.isAggregate(f.Name) {
 				found = true
 			}
 		})

@@ -70,6 +70,14 @@
 // or does not fit the declared type, JSON that does not parse into the
 // declared type.
 //
+// An aggregate function (CREATE AGGREGATE FUNCTION, aggregate.go) is
+// several exports of one module, each a function of this convention
+// whose argument 0 is the state, a value of the declared intermediate
+// type: init(nulls) -> I, accumulate(nulls, I, a1…) -> I, merge(nulls,
+// I, I) -> I, result(nulls, I) -> R and undo(nulls, I, a1…) -> I (merge
+// and undo optional). The state lives in the host's state store; the
+// module keeps nothing between calls.
+//
 // Example (Go, GOOS=wasip1 GOARCH=wasm go build -buildmode=c-shared):
 //
 //	//go:wasmexport add_one
