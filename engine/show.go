@@ -84,6 +84,14 @@ func (e *Engine) show(ctx context.Context, st *parser.Show, props map[string]str
 const UserFunctionCategory = "USER-DEFINED"
 
 func userFunctionInfo(f *expr.UserFunction) expr.FunctionInfo {
-	return expr.FunctionInfo{Name: f.Name, Type: "SCALAR", Category: UserFunctionCategory,
+	info := expr.FunctionInfo{Name: f.Name, Type: "SCALAR", Category: UserFunctionCategory,
 		Description: fmt.Sprintf("A user-defined function (LANGUAGE %s).", f.Language)}
+	if f.Kind == parser.TableFunction {
+		info.Type = "TABLE"
+		info.Description = fmt.Sprintf("A user-defined table function (LANGUAGE %s).", f.Language)
+	}
+	if f.Dir != "" {
+		info.Description = strings.TrimSuffix(info.Description, ".") + ", from --udf-dir " + f.Dir + "."
+	}
+	return info
 }

@@ -94,7 +94,7 @@ func (p *planning) bind() error {
 	if sel.Where != nil {
 		n = &logical.Filter{Pred: sel.Where, Input: n}
 	}
-	if calls := callsOf(exprs, expr.IsTableFunction, false); len(calls) > 0 {
+	if calls := callsOf(exprs, p.cat.IsTableFunction, false); len(calls) > 0 {
 		n = &logical.FlatMap{Calls: calls, Input: n}
 	}
 	if len(sel.PartitionBy) == 0 && (len(sel.GroupBy) > 0 || selectCalls(sel, expr.IsAggregate)) {

@@ -74,7 +74,7 @@ func (c *Catalog) RegisterFunction(f *expr.UserFunction) {
 	}
 	fs := c.functions[f.Name]
 	for i, old := range fs {
-		if sameArgs(old.Args, f.Args) {
+		if sameArgs(old.Args, f.Args) && old.Variadic == f.Variadic {
 			fs = append(fs[:i:i], fs[i+1:]...)
 			break
 		}
@@ -135,11 +135,16 @@ func sameArgs(a, b []types.Type) bool {
 // PATH must have been replaced by MODULE where the statement was issued
 // (the engine does), so that the command carries the module.
 func CreateFunction(ctx context.Context, cat *Catalog, st *parser.CreateFunction) (*expr.UserFunction, error) {
+	return createFunction(ctx, cat, st, "")
+}
+
+// createFunction is CreateFunction of a statement from dir, the --udf-dir
+// manifest line it stands on ("": a statement of the command topic or a
+// session).
+func createFunction(ctx context.Context, cat *Catalog, st *parser.CreateFunction, dir string) (*expr.UserFunction, error) {
 	switch st.Kind {
 	case parser.AggregateFunction:
 		return nil, posErr(st.Pos, fmt.Errorf("%w: CREATE AGGREGATE FUNCTION is not supported yet", ErrUnsupported))
-	case parser.TableFunction:
-		return nil, posErr(st.Pos, fmt.Errorf("%w: CREATE TABLE FUNCTION is not supported yet", ErrUnsupported))
 	}
 	switch st.Language {
 	case "WASM":
@@ -154,7 +159,7 @@ func CreateFunction(ctx context.Context, cat *Catalog, st *parser.CreateFunction
 	if expr.IsBuiltinFunction(st.Name) {
 		return nil, posErr(st.Pos, fmt.Errorf("%w: Function '%s' is a built-in function: a user-defined function cannot take its name", ErrInvalid, st.Name))
 	}
-	f := &expr.UserFunction{Name: st.Name, Deterministic: st.Deterministic, Language: st.Language, Version: 1}
+	f := &expr.UserFunction{Name: st.Name, Kind: st.Kind, Deterministic: st.Deterministic, Language: st.Language, Version: 1, Dir: dir}
 	lookup := func(n string) (types.Type, bool) { return cat.LookupType(n) }
 	seen := map[string]bool{}
 	for _, p := range st.Params {
@@ -166,7 +171,11 @@ func CreateFunction(ctx context.Context, cat *Catalog, st *parser.CreateFunction
 		if err != nil {
 			return nil, posErr(p.Pos, err)
 		}
+		if err := checkVariadic(p, t, len(f.Args) == len(st.Params)-1); err != nil {
+			return nil, err
+		}
 		f.Params, f.Args = append(f.Params, p.Name), append(f.Args, t)
+		f.Variadic = p.Variadic
 	}
 	if len(f.Args) > 63 {
 		return nil, posErr(st.Pos, fmt.Errorf("%w: a function takes at most 63 arguments", ErrInvalid))
@@ -176,6 +185,12 @@ func CreateFunction(ctx context.Context, cat *Catalog, st *parser.CreateFunction
 		return nil, posErr(st.Returns.Pos, err)
 	}
 	f.Result = t
+	if st.Kind == parser.TableFunction && t.Kind != types.Array {
+		return nil, posErr(st.Returns.Pos, fmt.Errorf("%w: a table function RETURNS ARRAY<T>, one row per element; this one returns %s", ErrInvalid, t))
+	}
+	if err := checkFunctionName(cat, f); err != nil {
+		return nil, posErr(st.Pos, err)
+	}
 	impl := &WasmFunction{}
 	var module string
 	var hasModule bool
@@ -206,8 +221,11 @@ func CreateFunction(ctx context.Context, cat *Catalog, st *parser.CreateFunction
 	}
 	f.Impl = impl
 	f.Origin = "sha256:" + impl.Sum + " export:" + impl.Export
+	if dir != "" {
+		f.Origin = "udf-dir " + dir + " " + f.Origin
+	}
 	for _, old := range cat.Functions(st.Name) {
-		if sameArgs(old.Args, f.Args) {
+		if sameArgs(old.Args, f.Args) && old.Variadic == f.Variadic {
 			if !st.OrReplace {
 				return nil, posErr(st.Pos, fmt.Errorf("%w: Function '%s' with parameters (%s) already exists; CREATE OR REPLACE FUNCTION replaces it", ErrExists, st.Name, typeNames(f.Args)))
 			}

@@ -107,6 +107,7 @@ func runREST(c *RESTCase) ([]string, error) {
 		Properties:     serverProperties(),
 		SchemaRegistry: schemas,
 		Log:            quiet,
+		UDFDir:         UDFDir,
 	})
 	if err != nil {
 		return nil, err

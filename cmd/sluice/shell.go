@@ -26,6 +26,7 @@ type shellCmd struct {
 	embeddedBrokerFlags
 	registryFlags
 	connectFlags
+	udfDirFlag
 	Execute string `short:"e" placeholder:"STATEMENTS" help:"Run these statements and exit (non-zero on the first error)."`
 }
 
@@ -127,7 +128,7 @@ func (c *shellCmd) backend(ctx context.Context, log *slog.Logger, interactive bo
 		where += ", Kafka Connect at " + c.shownConnect()
 	}
 	cfg := engine.Config{ConnOpts: []kgo.Opt{kgo.SeedBrokers(brokers...)}, DataDir: c.DataDir, ServiceID: c.ServiceID, Log: log, CommandTopic: true,
-		SchemaRegistry: schemas, ConnectURL: c.ConnectURL}
+		SchemaRegistry: schemas, ConnectURL: c.ConnectURL, UDFDir: c.UDFDir}
 	if interactive {
 		cfg.OnRestoreProgress = restoreProgress()
 	}
