@@ -135,13 +135,14 @@ func sameArgs(a, b []types.Type) bool {
 // PATH must have been replaced by MODULE where the statement was issued
 // (the engine does), so that the command carries the module.
 func CreateFunction(ctx context.Context, cat *Catalog, st *parser.CreateFunction) (*expr.UserFunction, error) {
-	return createFunction(ctx, cat, st, "")
+	return createFunction(ctx, cat, st, "", nil)
 }
 
 // createFunction is CreateFunction of a statement from dir, the --udf-dir
 // manifest line it stands on ("": a statement of the command topic or a
-// session).
-func createFunction(ctx context.Context, cat *Catalog, st *parser.CreateFunction, dir string) (*expr.UserFunction, error) {
+// session). module, when not nil, is the module PATH names, read from the
+// directory: it travels nowhere, so it is neither inlined nor compressed.
+func createFunction(ctx context.Context, cat *Catalog, st *parser.CreateFunction, dir string, module []byte) (*expr.UserFunction, error) {
 	switch st.Kind {
 	case parser.AggregateFunction:
 		return nil, posErr(st.Pos, fmt.Errorf("%w: CREATE AGGREGATE FUNCTION is not supported yet", ErrUnsupported))
@@ -192,15 +193,19 @@ func createFunction(ctx context.Context, cat *Catalog, st *parser.CreateFunction
 		return nil, posErr(st.Pos, err)
 	}
 	impl := &WasmFunction{}
-	var module string
+	var text string
 	var hasModule bool
 	for _, p := range st.With {
 		switch p.Name {
 		case FunctionModuleProperty:
-			module, hasModule = p.Value.Str, true
+			text, hasModule = p.Value.Str, true
 		case FunctionExportProperty:
 			impl.Export = p.Value.Str
 		case FunctionPathProperty:
+			if module != nil {
+				hasModule = true
+				continue
+			}
 			return nil, posErr(p.Pos, fmt.Errorf("%w: PATH is read where the statement is issued; this one still names %q", ErrInvalid, p.Value.Str))
 		default:
 			return nil, posErr(p.Pos, fmt.Errorf("%w: unknown property %s of CREATE FUNCTION: expected PATH, MODULE or EXPORT", ErrInvalid, p.Name))
@@ -212,8 +217,11 @@ func createFunction(ctx context.Context, cat *Catalog, st *parser.CreateFunction
 	if impl.Export == "" {
 		return nil, posErr(st.Pos, fmt.Errorf("%w: CREATE FUNCTION … LANGUAGE WASM needs EXPORT='name', the module's function", ErrInvalid))
 	}
-	if impl.Module, err = decodeModule(module); err != nil {
-		return nil, posErr(st.Pos, err)
+	impl.Module = module
+	if module == nil {
+		if impl.Module, err = decodeModule(text); err != nil {
+			return nil, posErr(st.Pos, err)
+		}
 	}
 	impl.Sum = udf.Sum(impl.Module)
 	if err := cat.FunctionRuntime().Check(ctx, impl.Module, impl.Export, udf.Signature{Args: f.Args, Result: f.Result}); err != nil {
