@@ -86,6 +86,11 @@ func (c *shellCmd) Run(log *slog.Logger) error {
 // broker when no brokers are named). where says what for the banner.
 func (c *shellCmd) backend(ctx context.Context, log *slog.Logger, interactive bool) (shell.Backend, string, error) {
 	if c.Server != "" {
+		if c.UDFDir != "" {
+			// The functions would load into no engine: the server's
+			// own --udf-dir is what its queries call.
+			return nil, "", &exitError{2, "sluice shell: --udf-dir loads functions into the shell's own engine; with --server, give it to sluice server"}
+		}
 		r, err := shell.NewRemote(c.Server, c.User, c.Password)
 		if err != nil {
 			return nil, "", &exitError{2, fmt.Sprintf("sluice shell: %v", err)}

@@ -62,6 +62,10 @@ func TestUDFDir(t *testing.T) {
 	if want := "Function 'TEST_UDF' comes from this instance's --udf-dir (" + manifest + ":5) and cannot be redefined by a statement"; code == 0 || !strings.Contains(stderr, want) {
 		t.Errorf("CREATE OR REPLACE of a --udf-dir function: exit %d, stderr %q, want %q", code, stderr, want)
 	}
+	_, stderr, code = runSluice(t, "shell", "--server", srv.base, "--udf-dir", dir, "-e", "SHOW FUNCTIONS;")
+	if want := "sluice shell: --udf-dir loads functions into the shell's own engine; with --server, give it to sluice server"; code != 2 || !strings.Contains(stderr, want) {
+		t.Errorf("shell --server --udf-dir: exit %d, stderr %q, want 2 and %q", code, stderr, want)
+	}
 	for _, r := range testkafka.ReadAll(t, brokers, engine.CommandTopicName(svc)) {
 		if strings.Contains(string(r.Value), "FUNCTION") {
 			t.Errorf("a function in the command topic: %.200s", r.Value)
