@@ -54,8 +54,14 @@ func TestUDFDir(t *testing.T) {
 	stdout, stderr, code = runSluice(t, "shell", "--server", srv.base, "-e", "DESCRIBE FUNCTION throwing_udtf;")
 	requireExit(t, code, 0, stderr)
 	manifest := filepath.Join(dir, "functions.sql")
-	if want := "udf-dir " + manifest + ":"; !strings.Contains(stdout, want) || !strings.Contains(stdout, "THROWING_UDTF(SHOULD_THROW BOOLEAN)") {
-		t.Errorf("DESCRIBE FUNCTION printed:\n%s\nwant the signature and %q", stdout, want)
+	if want := "udf-dir " + manifest + ":"; !strings.Contains(stdout, want) || !strings.Contains(stdout, "THROWING_UDTF(SHOULD_THROW BOOLEAN)") ||
+		!strings.HasPrefix(stdout, "Name          : THROWING_UDTF\nType          : TABLE\n") {
+		t.Errorf("DESCRIBE FUNCTION printed:\n%s\nwant the name, type TABLE, the signature and %q", stdout, want)
+	}
+	stdout, stderr, code = runSluice(t, "shell", "--server", srv.base, "-e", "DESCRIBE FUNCTION test_udf;")
+	requireExit(t, code, 0, stderr)
+	if want := "Variation   : TEST_UDF(VARIADIC LONGS ARRAY<BIGINT>)"; !strings.Contains(stdout, want) {
+		t.Errorf("DESCRIBE FUNCTION printed:\n%s\nwant %q", stdout, want)
 	}
 	_, stderr, code = runSluice(t, "shell", "--server", srv.base, "-e",
 		"CREATE OR REPLACE FUNCTION test_udf(a INT, b STRING) RETURNS STRING LANGUAGE WASM WITH (MODULE='AGFzbQEAAAA=', EXPORT='f');")
