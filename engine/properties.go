@@ -270,7 +270,7 @@ var (
 		"The default IDLE_TIMEOUT of queries (none).").failsOnMalformed()
 	propCompat = declare(planner.CompatProperty, nil, ScopeQuery, "STRING",
 		fixed("sluice"), oneOf("sluice", planner.CompatKsqlDB),
-		"ksqldb reproduces ksqlDB's EMIT FINAL quirk of dropping a closed window already past retention.")
+		"ksqldb reproduces ksqlDB where Sluice deliberately differs: EMIT FINAL drops a closed window already past retention; a push query reading ROWPARTITION or ROWOFFSET is not a scalable one.")
 	propTimestampThrow = declare(planner.TimestampThrowOnInvalidProperty, nil, ScopeQuery, "BOOLEAN",
 		fixed("false"), boolean,
 		"true fails a query on a record whose event time cannot be read, instead of skipping it.")

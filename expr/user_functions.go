@@ -31,8 +31,9 @@ type UserFunction struct {
 	// (file:line); empty for one from a CREATE statement. Such functions
 	// exist on their instance only.
 	Dir string
-	// Language is WASM (JAVASCRIPT later); Origin says where the code
-	// came from, for DESCRIBE FUNCTION (the module's sha256 and export).
+	// Language is WASM or JAVASCRIPT; Origin says where the code came
+	// from, for DESCRIBE FUNCTION (the module's sha256 and export, or the
+	// JavaScript body's sha256; a --udf-dir's file and line first).
 	Language string
 	Origin   string
 	// Version counts the CREATE FUNCTION statements of this name and

@@ -155,8 +155,15 @@ type gCreateFunc struct {
 	Not       bool          `parser:"( @'NOT'?"`
 	Det       bool          `parser:"  @'DETERMINISTIC' )?"`
 	Language  *gIdent       `parser:"'LANGUAGE' @@"`
-	Body      *string       `parser:"( 'AS' @Dollar )?"`
+	Body      *gDollar      `parser:"( 'AS' @@ )?"`
 	With      []*gProp      `parser:"( 'WITH' '(' @@ ( ',' @@ )* ')' )?"`
+}
+
+// gDollar is a dollar-quoted body with its position, so that an error
+// inside the body can be placed in the statement.
+type gDollar struct {
+	Pos  lexer.Position
+	Text string `parser:"@Dollar"`
 }
 
 // gFuncParam is one parameter of CREATE FUNCTION: [VARIADIC] a name and

@@ -109,10 +109,13 @@ const NewQueryPlannerProperty = "ksql.new.query.planner.enabled"
 const TableRetentionProperty = "sluice.table.retention"
 
 // CompatProperty names the session property behind Options.Compat, and
-// CompatKsqlDB its value that follows ksqlDB. The one difference today:
+// CompatKsqlDB its value that follows ksqlDB. The differences today:
 // with EMIT FINAL, ksqlDB drops a closed time window whose start is more
 // than the retention behind the newest window start (its window store
 // expired it before the result was emitted); Sluice emits every window.
+// A push query reading ROWPARTITION or ROWOFFSET is never a scalable one
+// in ksqlDB; Sluice serves it from the registry, which keeps where each
+// output record went.
 const (
 	CompatProperty = "sluice.compat"
 	CompatKsqlDB   = "ksqldb"
