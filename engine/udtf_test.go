@@ -36,12 +36,17 @@ func TestWasmTableFunctions(t *testing.T) {
 		CREATE TABLE FUNCTION split_on(s STRING, sep STRING) RETURNS ARRAY<STRING> DETERMINISTIC LANGUAGE WASM WITH (PATH='%[1]s', EXPORT='split');
 		CREATE TABLE FUNCTION upto(n INT) RETURNS ARRAY<INT> DETERMINISTIC LANGUAGE WASM WITH (PATH='%[1]s', EXPORT='upto');
 		CREATE FUNCTION join_all(sep STRING, VARIADIC parts ARRAY<STRING>) RETURNS STRING DETERMINISTIC LANGUAGE WASM WITH (PATH='%[1]s', EXPORT='join_all');
+		CREATE TABLE FUNCTION js_twice(s STRING, VARIADIC tags ARRAY<STRING>) RETURNS ARRAY<STRING> DETERMINISTIC LANGUAGE JAVASCRIPT AS $$
+		  if (s === null) return null;
+		  return [s + tags.join(''), s + tags.length];
+		$$;
 		CREATE STREAM %[2]s (id VARCHAR KEY, s STRING, n INT) WITH (KAFKA_TOPIC='%[2]s', VALUE_FORMAT='JSON', PARTITIONS=1);`, path, in))
-	msgs := []string{res[0].Message, res[1].Message, res[2].Message}
+	msgs := []string{res[0].Message, res[1].Message, res[2].Message, res[3].Message}
 	wantMsgs := []string{
 		"Created function SPLIT_ON(S STRING, SEP STRING) RETURNS ARRAY<STRING>",
 		"Created function UPTO(N INTEGER) RETURNS ARRAY<INTEGER>",
 		"Created function JOIN_ALL(SEP STRING, VARIADIC PARTS ARRAY<STRING>) RETURNS STRING",
+		"Created function JS_TWICE(S STRING, VARIADIC TAGS ARRAY<STRING>) RETURNS ARRAY<STRING>",
 	}
 	if diff := cmp.Diff(wantMsgs, msgs); diff != "" {
 		t.Errorf("CREATE messages (-want +got):\n%s", diff)
@@ -64,6 +69,21 @@ func TestWasmTableFunctions(t *testing.T) {
 	}
 	q := queryByID(t, e1, "CSAS_"+strings.ToUpper(out))
 	testkafka.Await(t, 30*time.Second, "one function error", func() bool { return q.Metrics.Errors()["function"] == 1 })
+
+	// A table function in JavaScript, VARIADIC too.
+	js := testkafka.Name(t, "udtf_js")
+	execute(t, e1, fmt.Sprintf("CREATE STREAM %s AS SELECT id, JS_TWICE(s, '+', '-') AS a, JS_TWICE(s) AS b FROM %s;", js, in))
+	wantJS := []string{
+		`a {"A":"x,y,z+-","B":"x,y,z"}`,
+		`a {"A":"x,y,z2","B":"x,y,z0"}`,
+		`c {"A":"q+-","B":"q"}`,
+		`c {"A":"q2","B":"q0"}`,
+		`d {"A":"w+-","B":"w"}`,
+		`d {"A":"w2","B":"w0"}`,
+	}
+	if diff := cmp.Diff(wantJS, values(awaitOutputs(t, brokers, js, len(wantJS)))); diff != "" {
+		t.Errorf("JavaScript table function's rows (-want +got):\n%s", diff)
+	}
 
 	// Where a scalar belongs, a table function is refused, as EXPLODE is.
 	for sql, wantErr := range map[string]string{
@@ -93,7 +113,7 @@ func TestWasmTableFunctions(t *testing.T) {
 			types[f.Name] = f.Type
 		}
 	}
-	if diff := cmp.Diff(map[string]string{"SPLIT_ON": "TABLE", "UPTO": "TABLE", "JOIN_ALL": "SCALAR"}, types); diff != "" {
+	if diff := cmp.Diff(map[string]string{"SPLIT_ON": "TABLE", "UPTO": "TABLE", "JOIN_ALL": "SCALAR", "JS_TWICE": "TABLE"}, types); diff != "" {
 		t.Errorf("SHOW FUNCTIONS on the second instance (-want +got):\n%s", diff)
 	}
 	execute(t, e2, fmt.Sprintf("CREATE STREAM %s AS %s;", out2, query))
