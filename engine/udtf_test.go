@@ -2,6 +2,7 @@ package engine_test
 
 import (
 	"fmt"
+	"log/slog"
 	"os"
 	"path/filepath"
 	"strings"
@@ -131,4 +132,39 @@ func queryByID(t *testing.T, e *engine.Engine, id string) *engine.Query {
 	}
 	t.Fatalf("no query %s", id)
 	return nil
+}
+
+// TestWasmFunctionPartitionByNull: a PARTITION BY key whose function
+// fails is NULL and the record goes on, as ksqlDB writes it, counted as a
+// function error and logged with the record's position; a failure in the
+// value columns still makes a bad record.
+func TestWasmFunctionPartitionByNull(t *testing.T) {
+	brokers := testkafka.Brokers(t)
+	_, trapPath := writeModules(t)
+	in, out := testkafka.Name(t, "pby_in"), testkafka.Name(t, "pby_out")
+	var logs syncBuffer
+	e := openEngineLog(t, brokers, t.TempDir(), testkafka.Name(t, "svc"), slog.New(slog.NewTextHandler(&logs, nil)))
+	defer closeEngine(t, e)
+	execute(t, e, fmt.Sprintf(`
+		CREATE STREAM %[1]s (id VARCHAR KEY, x BIGINT, y BIGINT) WITH (KAFKA_TOPIC='%[1]s', VALUE_FORMAT='JSON', PARTITIONS=1);
+		CREATE FUNCTION trap(x BIGINT) RETURNS BIGINT DETERMINISTIC LANGUAGE WASM WITH (PATH='%[2]s', EXPORT='trap13');
+		CREATE STREAM %[3]s WITH (KEY_FORMAT='JSON') AS SELECT TRAP(x) AS k, id, TRAP(y) AS v FROM %[1]s PARTITION BY TRAP(x);`, in, trapPath, out))
+	testkafka.Produce(t, brokers,
+		rec(in, "a", `{"X":1,"Y":1}`, 1000), rec(in, "b", `{"X":13,"Y":2}`, 2000),
+		rec(in, "c", `{"X":3,"Y":13}`, 3000), rec(in, "d", `{"X":4,"Y":4}`, 4000))
+	want := []string{`1 {"ID":"a","V":1}`, ` {"ID":"b","V":2}`, `4 {"ID":"d","V":4}`}
+	if diff := cmp.Diff(want, values(awaitOutputs(t, brokers, out, len(want)))); diff != "" {
+		t.Fatalf("rows (-want +got):\n%s", diff)
+	}
+	q := queryByID(t, e, "CSAS_"+strings.ToUpper(out))
+	testkafka.Await(t, 30*time.Second, "two function errors", func() bool { return q.Metrics.Errors()["function"] == 2 })
+	var lines []string
+	for _, l := range strings.Split(logs.String(), "\n") {
+		if strings.Contains(l, "PARTITION BY key is NULL") {
+			lines = append(lines, l)
+		}
+	}
+	if len(lines) != 1 || !strings.Contains(lines[0], "function=TRAP") || !strings.Contains(lines[0], fmt.Sprintf("topic=%s partition=0 offset=1", in)) {
+		t.Errorf("log lines %q, want one naming TRAP at %s/0@1", lines, in)
+	}
 }

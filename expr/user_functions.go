@@ -86,24 +86,6 @@ type FunctionError struct {
 func (e *FunctionError) Error() string { return e.Err.Error() }
 func (e *FunctionError) Unwrap() error { return e.Err }
 
-// NullOnFailure is eval giving NULL where a user-defined function it
-// calls fails, as ksqlDB computes a PARTITION BY key: a row whose new key
-// cannot be computed goes on with a NULL key (ksqlDB logs it to its
-// processing log) rather than being dropped.
-func NullOnFailure(eval Eval) Eval {
-	return func(row []any) (out any) {
-		defer func() {
-			if p := recover(); p != nil {
-				if _, ok := p.(*FunctionError); !ok {
-					panic(p)
-				}
-				out = nil
-			}
-		}()
-		return eval(row)
-	}
-}
-
 // ErrNotDeterministic is wrapped when a persistent query calls a function
 // not declared DETERMINISTIC.
 var ErrNotDeterministic = errors.New("function not deterministic")

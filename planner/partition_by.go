@@ -70,7 +70,6 @@ func (p *planning) planPartitionBy() error {
 		}
 	}
 	for _, k := range keyItems {
-		compiled[k].Eval = expr.NullOnFailure(compiled[k].Eval)
 		if containsMap(compiled[k].Type) {
 			return posErr(p.items[k].pos, fmt.Errorf("%w: Map keys, including types that contain maps, are not supported as they may lead to unexpected behavior due to inconsistent serialization. Key column name: `%s`. Column type: %s. See https://github.com/confluentinc/ksql/issues/6621 for more.", ErrInvalid, p.items[k].name, compiled[k].Type))
 		}
@@ -81,6 +80,7 @@ func (p *planning) planPartitionBy() error {
 	// The sink re-keys the records where the plan says so (the
 	// repartition rule).
 	p.partitionBy = partitionRekeyed(p.q.Logical)
+	p.nullKeysOnFailure = len(keyItems)
 	return p.finish(nodes, compiled, keyItems, exec.NotWindowed, 0, [2]int{-1, -1}, p.src.Partitions)
 }
 
