@@ -84,6 +84,11 @@ type Config struct {
 	// ksql.connect.url; user info in it is sent as Basic authentication.
 	// Default "": those statements fail saying no Connect is configured.
 	ConnectURL string
+	// UDFDir is a directory of user-defined functions loaded at Open, as
+	// ksqlDB's extension directory: a functions.sql of CREATE [TABLE]
+	// FUNCTION statements whose PATHs are relative to it (UDFManifest).
+	// Its functions exist on this instance only. Default "": none.
+	UDFDir string
 	// SkipPlannerRules names planner rules left out of every plan
 	// (planner.Options.SkipRules). Only tests set it: to run a query as a
 	// Sluice before a rule did, and restart it on the plan with the rule.
@@ -211,6 +216,13 @@ func Open(ctx context.Context, cfg Config) (*Engine, error) {
 		}
 	} else {
 		e.instanceID = randomID()
+	}
+	if cfg.UDFDir != "" {
+		if err := e.loadUDFDir(ctx, cfg.UDFDir); err != nil {
+			_ = e.cat.CloseFunctions()
+			db.Close()
+			return nil, err
+		}
 	}
 	if cfg.Memory {
 		e.clu = newMemoryCluster(exec.NewMemoryRunner(db, cfg.Log), cfg.Log)

@@ -83,6 +83,11 @@ func (e *Engine) checkDropFunction(st *parser.DropFunction) error {
 		}
 		return fmt.Errorf("%w: %s", planner.ErrNotFound, noSuchFunction(st.Name))
 	}
+	for _, f := range e.cat.Functions(st.Name) {
+		if f.Dir != "" {
+			return fmt.Errorf("%w: cannot drop function %s: it comes from this instance's --udf-dir (%s)", planner.ErrInvalid, st.Name, f.Dir)
+		}
+	}
 	var users []string
 	for _, q := range e.Queries() {
 		if q.Plan != nil && slices.Contains(q.Plan.UserFunctions, st.Name) {

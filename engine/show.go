@@ -84,10 +84,18 @@ func (e *Engine) show(ctx context.Context, st *parser.Show, props map[string]str
 const UserFunctionCategory = "USER-DEFINED"
 
 func userFunctionInfo(f *expr.UserFunction) expr.FunctionInfo {
-	kind, what := "SCALAR", "function"
-	if f.IsAggregate() {
-		kind, what = expr.KindAggregate, "aggregate function"
+	info := expr.FunctionInfo{Name: f.Name, Type: "SCALAR", Category: UserFunctionCategory,
+		Description: fmt.Sprintf("A user-defined function (LANGUAGE %s).", f.Language)}
+	switch f.Kind {
+	case parser.TableFunction:
+		info.Type = "TABLE"
+		info.Description = fmt.Sprintf("A user-defined table function (LANGUAGE %s).", f.Language)
+	case parser.AggregateFunction:
+		info.Type = expr.KindAggregate
+		info.Description = fmt.Sprintf("A user-defined aggregate function (LANGUAGE %s).", f.Language)
 	}
-	return expr.FunctionInfo{Name: f.Name, Type: kind, Category: UserFunctionCategory,
-		Description: fmt.Sprintf("A user-defined %s (LANGUAGE %s).", what, f.Language)}
+	if f.Dir != "" {
+		info.Description = strings.TrimSuffix(info.Description, ".") + ", from --udf-dir " + f.Dir + "."
+	}
+	return info
 }

@@ -55,12 +55,18 @@ func WireEntity(stmt string, ent Entity) ksqlwire.Entity {
 			Author: "sluice", Version: "", Path: "internal", FunctionType: strings.ToLower(x.FunctionInfo.Type), Functions: []ksqlwire.FunctionVariant{}, Warnings: []ksqlwire.Warning{}}
 		if len(x.Overloads) > 0 {
 			d.Author, d.Path = "user", "user-defined"
+			if dir := x.Overloads[0].Dir; dir != "" {
+				// ksqlDB names the jar a function of its extension
+				// directory came from.
+				d.Path = dir
+			}
 		}
 		for _, f := range x.Overloads {
 			v := ksqlwire.FunctionVariant{ReturnType: f.Result.String(), Arguments: []ksqlwire.FunctionArgument{},
 				Description: userFunctionDescription(f)}
 			for i, t := range f.Args {
-				v.Arguments = append(v.Arguments, ksqlwire.FunctionArgument{Name: f.Params[i], Type: t.String()})
+				v.Arguments = append(v.Arguments, ksqlwire.FunctionArgument{Name: f.Params[i], Type: t.String(),
+					IsVariadic: f.Variadic && i == len(f.Args)-1})
 			}
 			d.Functions = append(d.Functions, v)
 		}

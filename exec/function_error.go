@@ -41,3 +41,28 @@ func guardFunctions(f func()) (err error) {
 	f()
 	return nil
 }
+
+// keyOrNull computes a PARTITION BY key, NULL where a user-defined
+// function fails in it: ksqlDB writes such a record with a NULL key (and
+// logs it to its processing log) rather than dropping it. The failure is
+// counted as a function error and logged, the first time and every
+// 1000th, with the record's position.
+func keyOrNull(tc *TaskContext, eval expr.Eval, cols []any) (out any) {
+	defer func() {
+		if p := recover(); p != nil {
+			fe, ok := p.(*expr.FunctionError)
+			if !ok {
+				panic(p)
+			}
+			out = nil
+			if n := tc.Metrics.CountError(ErrKindFunction); n <= 1 || n%1000 == 0 {
+				args := []any{"query", tc.QueryID, "function", fe.Function, "err", fe.Err, "nulled_so_far", n}
+				if in := tc.input; in != nil {
+					args = append(args, "topic", in.Topic, "partition", in.Partition, "offset", in.Offset)
+				}
+				tc.Log.Warn("PARTITION BY key is NULL: a function failed on the record", args...)
+			}
+		}
+	}()
+	return eval(cols)
+}

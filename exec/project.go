@@ -39,6 +39,11 @@ type ProjectNode struct {
 	// KeepOld projects the key's previous row (Row.Old, an aggregate's
 	// previous result) alike, for a sink writing change events.
 	KeepOld bool
+	// NullKeysOnFailure is how many of the first outputs are PARTITION BY
+	// keys: a user-defined function failing in one makes that key NULL
+	// and the row goes on, as in ksqlDB, counted and logged as a function
+	// error (keyOrNull), where elsewhere it makes a bad record.
+	NullKeysOnFailure int
 }
 
 var _ Node = (*ProjectNode)(nil)
@@ -74,6 +79,10 @@ func (p *project) Process(tc *TaskContext, row *Row) error {
 		}
 	} else {
 		for i, e := range p.node.Exprs {
+			if i < p.node.NullKeysOnFailure {
+				out[i] = keyOrNull(tc, e, row.Cols)
+				continue
+			}
 			out[i] = e(row.Cols)
 		}
 	}

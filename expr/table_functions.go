@@ -94,6 +94,11 @@ func IsTableFunction(name string) bool {
 func CompileTableCall(call *parser.FuncCall, scope Scope) (TableCompiled, error) {
 	f, ok := tableFunctions[strings.ToUpper(call.Name)]
 	if !ok {
+		if fns := userFunctionsOf(scope); fns != nil {
+			if tables := overloadsOf(fns.Overloads(call.Name), parser.TableFunction); len(tables) > 0 {
+				return compileUserTableCall(call, scope, fns, tables)
+			}
+		}
 		return TableCompiled{}, fmt.Errorf("%w: %s is not a table function", ErrUnknownFunction, call.Name)
 	}
 	lower := strings.ToLower(call.Name)

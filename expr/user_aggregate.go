@@ -4,15 +4,17 @@ import (
 	"fmt"
 	"sync"
 
+	"github.com/sluice-sql/sluice/parser"
 	"github.com/sluice-sql/sluice/types"
 )
 
-// KindAggregate is the Kind of a user-defined aggregate function (CREATE
-// AGGREGATE FUNCTION); a scalar function's Kind is empty.
+// KindAggregate is the type SHOW FUNCTIONS and DESCRIBE FUNCTION give an
+// aggregate function, built-in or user-defined.
 const KindAggregate = "AGGREGATE"
 
-// IsAggregate reports whether f is an aggregate function.
-func (f *UserFunction) IsAggregate() bool { return f.Kind == KindAggregate }
+// IsAggregate reports whether f is an aggregate function (CREATE
+// AGGREGATE FUNCTION).
+func (f *UserFunction) IsAggregate() bool { return f.Kind == parser.AggregateFunction }
 
 // AggregateCalls are a user-defined aggregate's calls as its language
 // binds them, for one query: each may fail (a trap, a timeout, a bad
@@ -31,7 +33,9 @@ type AggregateCalls struct {
 // function for the argument types, by the rules of scalar calls; a
 // persistent query may only call one declared DETERMINISTIC.
 func ResolveUserAggregate(name string, overloads []*UserFunction, argTypes []types.Type, persistent bool) (*UserFunction, error) {
-	f, err := resolveOverload(name, overloads, argTypes)
+	// Aggregates take no VARIADIC parameter (CREATE refuses one), so no
+	// call spreads its arguments.
+	f, _, err := resolveOverload(name, overloads, argTypes)
 	if err != nil {
 		return nil, err
 	}

@@ -336,11 +336,13 @@ type CreateFunction struct {
 	With    []Property
 }
 
-// FunctionParam is a parameter of CREATE FUNCTION.
+// FunctionParam is a parameter of CREATE FUNCTION. Variadic marks
+// VARIADIC name ARRAY<T>: the last parameter, taking any number of T.
 type FunctionParam struct {
-	Pos  Pos
-	Name string
-	Type *TypeName
+	Pos      Pos
+	Name     string
+	Type     *TypeName
+	Variadic bool
 }
 
 // DropFunction is DROP FUNCTION [IF EXISTS] name.

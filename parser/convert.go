@@ -739,7 +739,7 @@ func (c *converter) createFunction(g *gCreateFunc) Statement {
 		c.fail(g.Language.Pos, "LANGUAGE", "expected DETERMINISTIC after NOT")
 	}
 	for _, p := range g.Params {
-		st.Params = append(st.Params, FunctionParam{Pos: pos(p.Pos), Name: p.Name.Value, Type: c.typeName(p.Type)})
+		st.Params = append(st.Params, FunctionParam{Pos: pos(p.Pos), Name: p.Name.Value, Type: c.typeName(p.Type), Variadic: p.Variadic})
 	}
 	if g.Body != nil {
 		st.Body, st.HasBody = g.Body.Text[2:len(g.Body.Text)-2], true

@@ -166,11 +166,13 @@ type gDollar struct {
 	Text string `parser:"@Dollar"`
 }
 
-// gFuncParam is one parameter of CREATE FUNCTION: a name and a type.
+// gFuncParam is one parameter of CREATE FUNCTION: [VARIADIC] a name and
+// a type.
 type gFuncParam struct {
-	Pos  lexer.Position
-	Name *gIdent `parser:"@@"`
-	Type *gType  `parser:"@@"`
+	Pos      lexer.Position
+	Variadic bool    `parser:"@'VARIADIC'?"`
+	Name     *gIdent `parser:"@@"`
+	Type     *gType  `parser:"@@"`
 }
 
 // gDropFunc is DROP FUNCTION [IF EXISTS] name.

@@ -362,6 +362,9 @@ func (s *CreateFunction) String() string {
 	params := make([]string, len(s.Params))
 	for i, p := range s.Params {
 		params[i] = ident(p.Name) + " " + p.Type.String()
+		if p.Variadic {
+			params[i] = "VARIADIC " + params[i]
+		}
 	}
 	out += "FUNCTION " + ident(s.Name) + "(" + strings.Join(params, ", ") + ") RETURNS " + s.Returns.String()
 	if s.Deterministic {

@@ -12,7 +12,6 @@ import (
 	"strings"
 
 	"github.com/sluice-sql/sluice/exec"
-	"github.com/sluice-sql/sluice/expr"
 	"github.com/sluice-sql/sluice/parser"
 	"github.com/sluice-sql/sluice/planner/logical"
 	"github.com/sluice-sql/sluice/types"
@@ -92,7 +91,7 @@ func (p *planning) bind() error {
 	if sel.Where != nil {
 		n = &logical.Filter{Pred: sel.Where, Input: n}
 	}
-	if calls := callsOf(exprs, expr.IsTableFunction, false); len(calls) > 0 {
+	if calls := callsOf(exprs, p.cat.IsTableFunction, false); len(calls) > 0 {
 		n = &logical.FlatMap{Calls: calls, Input: n}
 	}
 	if len(sel.PartitionBy) == 0 && (len(sel.GroupBy) > 0 || selectCalls(sel, p.isAggregate)) {

@@ -74,7 +74,7 @@ func (c *Catalog) RegisterFunction(f *expr.UserFunction) {
 	}
 	fs := c.functions[f.Name]
 	for i, old := range fs {
-		if sameArgs(old.Args, f.Args) {
+		if sameArgs(old.Args, f.Args) && old.Variadic == f.Variadic {
 			fs = append(fs[:i:i], fs[i+1:]...)
 			break
 		}
@@ -135,11 +135,17 @@ func sameArgs(a, b []types.Type) bool {
 // PATH must have been replaced by MODULE where the statement was issued
 // (the engine does), so that the command carries the module.
 func CreateFunction(ctx context.Context, cat *Catalog, st *parser.CreateFunction) (*expr.UserFunction, error) {
+	return createFunction(ctx, cat, st, "", nil)
+}
+
+// createFunction is CreateFunction of a statement from dir, the --udf-dir
+// manifest line it stands on ("": a statement of the command topic or a
+// session). module, when not nil, is the module PATH names, read from the
+// directory: it travels nowhere, so it is neither inlined nor compressed.
+func createFunction(ctx context.Context, cat *Catalog, st *parser.CreateFunction, dir string, module []byte) (*expr.UserFunction, error) {
 	switch st.Kind {
 	case parser.AggregateFunction:
-		return createAggregateFunction(ctx, cat, st)
-	case parser.TableFunction:
-		return nil, posErr(st.Pos, fmt.Errorf("%w: CREATE TABLE FUNCTION is not supported yet", ErrUnsupported))
+		return createAggregateFunction(ctx, cat, st, dir, module)
 	}
 	switch st.Language {
 	case "WASM", JavaScriptLanguage:
@@ -152,10 +158,7 @@ func CreateFunction(ctx context.Context, cat *Catalog, st *parser.CreateFunction
 	if expr.IsBuiltinFunction(st.Name) {
 		return nil, posErr(st.Pos, fmt.Errorf("%w: Function '%s' is a built-in function: a user-defined function cannot take its name", ErrInvalid, st.Name))
 	}
-	if err := checkFunctionKind(cat, st, ""); err != nil {
-		return nil, err
-	}
-	f := &expr.UserFunction{Name: st.Name, Deterministic: st.Deterministic, Language: st.Language, Version: 1}
+	f := &expr.UserFunction{Name: st.Name, Kind: st.Kind, Deterministic: st.Deterministic, Language: st.Language, Version: 1, Dir: dir}
 	lookup := func(n string) (types.Type, bool) { return cat.LookupType(n) }
 	seen := map[string]bool{}
 	for _, p := range st.Params {
@@ -167,7 +170,11 @@ func CreateFunction(ctx context.Context, cat *Catalog, st *parser.CreateFunction
 		if err != nil {
 			return nil, posErr(p.Pos, err)
 		}
+		if err := checkVariadic(p, t, len(f.Args) == len(st.Params)-1); err != nil {
+			return nil, err
+		}
 		f.Params, f.Args = append(f.Params, p.Name), append(f.Args, t)
+		f.Variadic = p.Variadic
 	}
 	if len(f.Args) > 63 {
 		return nil, posErr(st.Pos, fmt.Errorf("%w: a function takes at most 63 arguments", ErrInvalid))
@@ -177,16 +184,25 @@ func CreateFunction(ctx context.Context, cat *Catalog, st *parser.CreateFunction
 		return nil, posErr(st.Returns.Pos, err)
 	}
 	f.Result = t
+	if st.Kind == parser.TableFunction && t.Kind != types.Array {
+		return nil, posErr(st.Returns.Pos, fmt.Errorf("%w: a table function RETURNS ARRAY<T>, one row per element; this one returns %s", ErrInvalid, t))
+	}
+	if err := checkFunctionName(cat, f); err != nil {
+		return nil, posErr(st.Pos, err)
+	}
 	if st.Language == JavaScriptLanguage {
 		err = javaScriptImpl(f, st)
 	} else {
-		err = wasmImpl(ctx, cat, f, st)
+		err = wasmImpl(ctx, cat, f, st, module)
 	}
 	if err != nil {
 		return nil, err
 	}
+	if dir != "" {
+		f.Origin = "udf-dir " + dir + " " + f.Origin
+	}
 	for _, old := range cat.Functions(st.Name) {
-		if sameArgs(old.Args, f.Args) {
+		if sameArgs(old.Args, f.Args) && old.Variadic == f.Variadic {
 			if !st.OrReplace {
 				return nil, posErr(st.Pos, fmt.Errorf("%w: Function '%s' with parameters (%s) already exists; CREATE OR REPLACE FUNCTION replaces it", ErrExists, st.Name, typeNames(f.Args)))
 			}
@@ -197,19 +213,24 @@ func CreateFunction(ctx context.Context, cat *Catalog, st *parser.CreateFunction
 }
 
 // wasmImpl reads a WebAssembly function's module and export into f and
-// checks them against the calling convention.
-func wasmImpl(ctx context.Context, cat *Catalog, f *expr.UserFunction, st *parser.CreateFunction) error {
+// checks them against the calling convention. module, when not nil, is
+// the one PATH names (a --udf-dir's).
+func wasmImpl(ctx context.Context, cat *Catalog, f *expr.UserFunction, st *parser.CreateFunction, module []byte) error {
 	var err error
 	impl := &WasmFunction{}
-	var module string
+	var text string
 	var hasModule bool
 	for _, p := range st.With {
 		switch p.Name {
 		case FunctionModuleProperty:
-			module, hasModule = p.Value.Str, true
+			text, hasModule = p.Value.Str, true
 		case FunctionExportProperty:
 			impl.Export = p.Value.Str
 		case FunctionPathProperty:
+			if module != nil {
+				hasModule = true
+				continue
+			}
 			return posErr(p.Pos, fmt.Errorf("%w: PATH is read where the statement is issued; this one still names %q", ErrInvalid, p.Value.Str))
 		default:
 			return posErr(p.Pos, fmt.Errorf("%w: unknown property %s of CREATE FUNCTION: expected PATH, MODULE or EXPORT", ErrInvalid, p.Name))
@@ -221,8 +242,11 @@ func wasmImpl(ctx context.Context, cat *Catalog, f *expr.UserFunction, st *parse
 	if impl.Export == "" {
 		return posErr(st.Pos, fmt.Errorf("%w: CREATE FUNCTION … LANGUAGE WASM needs EXPORT='name', the module's function", ErrInvalid))
 	}
-	if impl.Module, err = decodeModule(module); err != nil {
-		return posErr(st.Pos, err)
+	impl.Module = module
+	if module == nil {
+		if impl.Module, err = decodeModule(text); err != nil {
+			return posErr(st.Pos, err)
+		}
 	}
 	impl.Sum = udf.Sum(impl.Module)
 	if err := cat.FunctionRuntime().Check(ctx, impl.Module, impl.Export, udf.Signature{Args: f.Args, Result: f.Result}); err != nil {

@@ -14,7 +14,7 @@ import (
 
 // User-defined aggregate functions (CREATE AGGREGATE FUNCTION) live in
 // the catalog beside the scalar ones, as *expr.UserFunction of Kind
-// expr.KindAggregate; a name is one kind or the other. A query's
+// parser.AggregateFunction; a name is one kind or the other. A query's
 // aggregation binds the version it finds when it is planned, as a scalar
 // call does.
 
@@ -40,8 +40,10 @@ const (
 
 // createAggregateFunction plans CREATE AGGREGATE FUNCTION: the function
 // it defines, checked (the module compiles and each export follows the
-// calling convention for its part).
-func createAggregateFunction(ctx context.Context, cat *Catalog, st *parser.CreateFunction) (*expr.UserFunction, error) {
+// calling convention for its part). dir and module are createFunction's:
+// the --udf-dir manifest line and the module its PATH names, when the
+// statement comes from a --udf-dir.
+func createAggregateFunction(ctx context.Context, cat *Catalog, st *parser.CreateFunction, dir string, module []byte) (*expr.UserFunction, error) {
 	switch st.Language {
 	case "WASM":
 	case JavaScriptLanguage:
@@ -55,10 +57,10 @@ func createAggregateFunction(ctx context.Context, cat *Catalog, st *parser.Creat
 	if expr.IsBuiltinFunction(st.Name) {
 		return nil, posErr(st.Pos, fmt.Errorf("%w: Function '%s' is a built-in function: a user-defined function cannot take its name", ErrInvalid, st.Name))
 	}
-	if err := checkFunctionKind(cat, st, expr.KindAggregate); err != nil {
-		return nil, err
+	f := &expr.UserFunction{Name: st.Name, Kind: parser.AggregateFunction, Deterministic: st.Deterministic, Language: st.Language, Version: 1, Dir: dir}
+	if err := checkFunctionName(cat, f); err != nil {
+		return nil, posErr(st.Pos, err)
 	}
-	f := &expr.UserFunction{Name: st.Name, Kind: expr.KindAggregate, Deterministic: st.Deterministic, Language: st.Language, Version: 1}
 	lookup := func(n string) (types.Type, bool) { return cat.LookupType(n) }
 	seen := map[string]bool{}
 	for _, p := range st.Params {
@@ -66,6 +68,9 @@ func createAggregateFunction(ctx context.Context, cat *Catalog, st *parser.Creat
 			return nil, posErr(p.Pos, fmt.Errorf("%w: parameter %s appears twice", ErrInvalid, p.Name))
 		}
 		seen[p.Name] = true
+		if p.Variadic {
+			return nil, posErr(p.Pos, fmt.Errorf("%w: VARIADIC %s: an aggregate function takes no VARIADIC parameter", ErrUnsupported, p.Name))
+		}
 		t, err := expr.ResolveTypeWith(p.Type, lookup)
 		if err != nil {
 			return nil, posErr(p.Pos, err)
@@ -85,7 +90,7 @@ func createAggregateFunction(ctx context.Context, cat *Catalog, st *parser.Creat
 	f.Result = t
 
 	impl := &WasmAggregate{}
-	var module, prefix string
+	var text, prefix string
 	var hasModule, hasIntermediate bool
 	named := map[string]*string{
 		FunctionInitProperty: &impl.Exports.Init, FunctionAccumulateProperty: &impl.Exports.Accumulate,
@@ -94,7 +99,7 @@ func createAggregateFunction(ctx context.Context, cat *Catalog, st *parser.Creat
 	for _, p := range st.With {
 		switch p.Name {
 		case FunctionModuleProperty:
-			module, hasModule = p.Value.Str, true
+			text, hasModule = p.Value.Str, true
 		case FunctionExportProperty:
 			prefix = p.Value.Str
 		case FunctionIntermediateProperty:
@@ -107,6 +112,10 @@ func createAggregateFunction(ctx context.Context, cat *Catalog, st *parser.Creat
 			}
 			hasIntermediate = true
 		case FunctionPathProperty:
+			if module != nil {
+				hasModule = true
+				continue
+			}
 			return nil, posErr(p.Pos, fmt.Errorf("%w: PATH is read where the statement is issued; this one still names %q", ErrInvalid, p.Value.Str))
 		default:
 			dst, ok := named[p.Name]
@@ -122,8 +131,11 @@ func createAggregateFunction(ctx context.Context, cat *Catalog, st *parser.Creat
 	if !hasIntermediate {
 		return nil, posErr(st.Pos, fmt.Errorf("%w: CREATE AGGREGATE FUNCTION needs INTERMEDIATE='<type>', the type of the state its exports pass on", ErrInvalid))
 	}
-	if impl.Module, err = decodeModule(module); err != nil {
-		return nil, posErr(st.Pos, err)
+	impl.Module = module
+	if module == nil {
+		if impl.Module, err = decodeModule(text); err != nil {
+			return nil, posErr(st.Pos, err)
+		}
 	}
 	if err := defaultAggregateExports(ctx, cat, impl, prefix); err != nil {
 		return nil, posErr(st.Pos, err)
@@ -135,6 +147,9 @@ func createAggregateFunction(ctx context.Context, cat *Catalog, st *parser.Creat
 	}
 	f.Impl = impl
 	f.Origin = "sha256:" + impl.Sum + " " + aggregateExportsText(impl.Exports) + " intermediate:" + f.Intermediate.String()
+	if dir != "" {
+		f.Origin = "udf-dir " + dir + " " + f.Origin
+	}
 	for _, old := range cat.Functions(st.Name) {
 		if sameArgs(old.Args, f.Args) {
 			if !st.OrReplace {
@@ -205,23 +220,6 @@ func aggregateExportsText(ex udf.AggregateExports) string {
 		parts = append(parts, "undo:"+ex.Undo)
 	}
 	return strings.Join(parts, " ")
-}
-
-// checkFunctionKind refuses a CREATE of one kind of function under a name
-// another kind has: a call could not say which it means.
-func checkFunctionKind(cat *Catalog, st *parser.CreateFunction, kind string) error {
-	fs := cat.Functions(st.Name)
-	if len(fs) == 0 || fs[0].Kind == kind {
-		return nil
-	}
-	return posErr(st.Pos, fmt.Errorf("%w: Function '%s' exists as %s function; DROP FUNCTION %s first", ErrExists, st.Name, kindText(fs[0].Kind), st.Name))
-}
-
-func kindText(kind string) string {
-	if kind == "" {
-		return "a scalar"
-	}
-	return "an " + strings.ToLower(kind)
 }
 
 // isAggregate reports whether name is an aggregate function, built-in or

@@ -80,6 +80,7 @@ func (p *planning) planPartitionBy() error {
 	// The sink re-keys the records where the plan says so (the
 	// repartition rule).
 	p.partitionBy = partitionRekeyed(p.q.Logical)
+	p.nullKeysOnFailure = len(keyItems)
 	return p.finish(nodes, compiled, keyItems, exec.NotWindowed, 0, [2]int{-1, -1}, p.src.Partitions)
 }
 

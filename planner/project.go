@@ -75,7 +75,8 @@ func (p *planning) finish(nodes []exec.Node, compiled []expr.Compiled, keyItems 
 		keyInputs[winStart], keyInputs[winEnd] = s, e
 		inputs = append(inputs, s, e)
 	}
-	project := &exec.ProjectNode{Exprs: exprs, Names: names, KeyInputs: keyInputs, Inputs: inputs, KeepsKey: keepsKey}
+	project := &exec.ProjectNode{Exprs: exprs, Names: names, KeyInputs: keyInputs, Inputs: inputs, KeepsKey: keepsKey,
+		NullKeysOnFailure: p.nullKeysOnFailure}
 	if p.partitionBy {
 		project.TombstoneKeys, project.InputKeys = len(keyCols), len(p.src.Schema.Keys())
 		for _, i := range keyItems {

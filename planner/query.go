@@ -201,6 +201,10 @@ type planning struct {
 	// computed, also for null-value records, and its key format follows
 	// ksqlDB's PARTITION BY rules (sinkSource).
 	partitionBy bool
+	// nullKeysOnFailure counts the PARTITION BY keys the projection
+	// computes first: a function failing in one gives a NULL key, not a
+	// bad record (exec.ProjectNode.NullKeysOnFailure).
+	nullKeysOnFailure int
 	// bound holds what binding found of each join, for the rules.
 	bound []*boundJoin
 	// final is the final chain as built, for the rules.

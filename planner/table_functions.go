@@ -18,7 +18,7 @@ func (p *planning) hasTableFunctions() bool {
 	found := false
 	for _, it := range p.items {
 		walkExpr(it.expr, func(e parser.Expr) {
-			if f, ok := e.(*parser.FuncCall); ok && expr.IsTableFunction(f.Name) {
+			if f, ok := e.(*parser.FuncCall); ok && p.cat.IsTableFunction(f.Name) {
 				found = true
 			}
 		})
@@ -43,7 +43,7 @@ func (p *planning) flatMap() (exec.Node, expr.Scope, error) {
 	for i, it := range p.items {
 		p.rewritten[i] = parser.Rewrite(it.expr, func(e parser.Expr) parser.Expr {
 			call, ok := e.(*parser.FuncCall)
-			if !ok || !expr.IsTableFunction(call.Name) || lifted != nil {
+			if !ok || !p.cat.IsTableFunction(call.Name) || lifted != nil {
 				return nil
 			}
 			tc, err := expr.CompileTableCall(call, p.withFunctions(p.sc))

@@ -150,6 +150,9 @@ func (d functionDescription) result() *Result {
 			args := make([]string, len(v.Arguments))
 			for i, a := range v.Arguments {
 				args[i] = a.Name + " " + a.Type
+				if a.IsVariadic {
+					args[i] = "VARIADIC " + args[i]
+				}
 			}
 			text += fmt.Sprintf("\n\t%-12s: %s(%s)\n\t%-12s: %s\n\t%-12s: %s\n",
 				"Variation", d.Name, strings.Join(args, ", "), "Returns", v.ReturnType, "Description", v.Description)

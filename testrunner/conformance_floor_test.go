@@ -6,6 +6,8 @@ import (
 	"strconv"
 	"strings"
 	"testing"
+
+	"github.com/sluice-sql/sluice/internal/testudf"
 )
 
 // conformanceFloor reads how many of ksqlDB's conformance cases pass
@@ -33,6 +35,12 @@ func TestConformanceFloor(t *testing.T) {
 		t.Fatalf("no conformance files in %s: %v", dir, err)
 	}
 	floor := conformanceFloor(t)
+	// ksqlDB runs its cases with its test-only functions on the
+	// classpath; Sluice loads them as a --udf-dir.
+	udfDir := t.TempDir()
+	testudf.KsqlFunctionsDir(t, udfDir)
+	UDFDir = udfDir
+	defer func() { UDFDir = "" }()
 	passed := 0
 	for _, path := range paths {
 		f, err := LoadQTT(path)

@@ -106,6 +106,7 @@ func runREST(c *RESTCase) ([]string, error) {
 		Properties:     serverProperties(),
 		SchemaRegistry: schemas,
 		Log:            quiet,
+		UDFDir:         UDFDir,
 	})
 	if err != nil {
 		return nil, err

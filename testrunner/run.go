@@ -88,7 +88,7 @@ func runCase(c *Case, mode Restart) (out []Record, err error) {
 	}
 	defer reg.Close()
 	e, err := engine.Open(ctx, engine.Config{Memory: true, Properties: c.Properties, Log: slog.New(slog.NewTextHandler(io.Discard, nil)),
-		SchemaRegistry: schemas})
+		SchemaRegistry: schemas, UDFDir: UDFDir})
 	if err != nil {
 		return nil, err
 	}

@@ -11,6 +11,10 @@
 // limit, exhausts the memory limit or returns a value that breaks the
 // convention returns a *CallError; the instance is discarded and the
 // query's task treats the input record as a bad record (exec/task.go).
+// A table function (CREATE TABLE FUNCTION) is a Function whose result is
+// an ARRAY, the rows it gives; a VARIADIC parameter is an ARRAY argument.
+// --udf-dir (engine/udf_dir.go) defines functions from a directory at
+// start instead of from statements.
 //
 // # Calling convention
 //

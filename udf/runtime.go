@@ -104,12 +104,21 @@ func Sum(module []byte) string {
 	return hex.EncodeToString(s[:])
 }
 
+// compilations is the machine code of every module compiled in this
+// process, shared by all Runtimes: a module is compiled once however many
+// engines (a test runner opens one per case, each loading the same
+// --udf-dir) and limits (CREATE checks with the defaults, a query runs
+// with its own) use it. It holds each distinct module the process has
+// seen, for the life of the process.
+var compilations = wazero.NewCompilationCache()
+
 func (rt *Runtime) runtime(ctx context.Context, l Limits) (*wasmRuntime, error) {
 	key := runtimeKey{pages: l.pages(), timed: l.Timeout > 0}
 	if w, ok := rt.runtimes[key]; ok {
 		return w, nil
 	}
-	cfg := wazero.NewRuntimeConfig().WithMemoryLimitPages(key.pages).WithCloseOnContextDone(key.timed)
+	cfg := wazero.NewRuntimeConfig().WithMemoryLimitPages(key.pages).WithCloseOnContextDone(key.timed).
+		WithCompilationCache(compilations)
 	r := wazero.NewRuntimeWithConfig(ctx, cfg)
 	if _, err := wasi_snapshot_preview1.Instantiate(ctx, r); err != nil {
 		_ = r.Close(ctx)

@@ -28,6 +28,7 @@ type runCmd struct {
 	embeddedBrokerFlags
 	registryFlags
 	connectFlags
+	udfDirFlag
 }
 
 func (c *runCmd) Run(log *slog.Logger) error {
@@ -62,7 +63,7 @@ func (c *runCmd) Run(log *slog.Logger) error {
 	announceRegistry(log, served)
 	c.announceConnect(log)
 	e, err := engine.Open(ctx, engine.Config{ConnOpts: []kgo.Opt{kgo.SeedBrokers(brokers...)}, DataDir: c.DataDir, ServiceID: c.ServiceID, Log: log,
-		OnRestoreProgress: restoreProgress(), SchemaRegistry: reg, ConnectURL: c.ConnectURL})
+		OnRestoreProgress: restoreProgress(), SchemaRegistry: reg, ConnectURL: c.ConnectURL, UDFDir: c.UDFDir})
 	if err != nil {
 		return err
 	}

@@ -51,6 +51,7 @@ type serverCmd struct {
 	embeddedBrokerFlags
 	registryFlags
 	connectFlags
+	udfDirFlag
 }
 
 func (c *serverCmd) Run(log *slog.Logger) error {
@@ -119,7 +120,7 @@ func (c *serverCmd) Run(log *slog.Logger) error {
 		return 1
 	}
 	e, err := engine.Open(ctx, engine.Config{ConnOpts: connOpts, DataDir: c.DataDir, ServiceID: c.ServiceID, Log: log, ClientOpts: reg.ClientOpts, CommandTopic: true,
-		SchemaRegistry: schemas, ConnectURL: c.ConnectURL,
+		SchemaRegistry: schemas, ConnectURL: c.ConnectURL, UDFDir: c.UDFDir,
 		OnPartitionsChange: changed, LiveInstances: live, Owners: func(id string) []engine.Owner {
 			if r := instances.Load(); r != nil {
 				return ownersOf(r, id)

@@ -26,6 +26,7 @@ type shellCmd struct {
 	embeddedBrokerFlags
 	registryFlags
 	connectFlags
+	udfDirFlag
 	Execute string `short:"e" placeholder:"STATEMENTS" help:"Run these statements and exit (non-zero on the first error)."`
 }
 
@@ -85,6 +86,11 @@ func (c *shellCmd) Run(log *slog.Logger) error {
 // broker when no brokers are named). where says what for the banner.
 func (c *shellCmd) backend(ctx context.Context, log *slog.Logger, interactive bool) (shell.Backend, string, error) {
 	if c.Server != "" {
+		if c.UDFDir != "" {
+			// The functions would load into no engine: the server's
+			// own --udf-dir is what its queries call.
+			return nil, "", &exitError{2, "sluice shell: --udf-dir loads functions into the shell's own engine; with --server, give it to sluice server"}
+		}
 		r, err := shell.NewRemote(c.Server, c.User, c.Password)
 		if err != nil {
 			return nil, "", &exitError{2, fmt.Sprintf("sluice shell: %v", err)}
@@ -127,7 +133,7 @@ func (c *shellCmd) backend(ctx context.Context, log *slog.Logger, interactive bo
 		where += ", Kafka Connect at " + c.shownConnect()
 	}
 	cfg := engine.Config{ConnOpts: []kgo.Opt{kgo.SeedBrokers(brokers...)}, DataDir: c.DataDir, ServiceID: c.ServiceID, Log: log, CommandTopic: true,
-		SchemaRegistry: schemas, ConnectURL: c.ConnectURL}
+		SchemaRegistry: schemas, ConnectURL: c.ConnectURL, UDFDir: c.UDFDir}
 	if interactive {
 		cfg.OnRestoreProgress = restoreProgress()
 	}

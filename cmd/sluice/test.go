@@ -19,6 +19,7 @@ type testCmd struct {
 	Report     string   `help:"Also write a Markdown report (totals, per file, every case not passed with its reason) to this file." placeholder:"FILE"`
 	Floor      int      `help:"Succeed when at least this many cases pass, failures allowed (a ratchet); without it any failure fails." default:"-1"`
 	Parallel   int      `help:"REST cases run at once, each against its own broker and server (their time is mostly waiting)." default:"4"`
+	udfDirFlag
 }
 
 // runRESTCases runs a REST file's cases, parallel at once, and returns
@@ -41,6 +42,7 @@ func runRESTCases(file string, cases []testrunner.RESTCase, parallel int) []test
 }
 
 func (c *testCmd) Run(*slog.Logger) error {
+	testrunner.UDFDir = c.UDFDir
 	var results []testrunner.Result
 	switch {
 	case c.Statements != "" || c.Input != "" || c.Output != "":
