@@ -214,7 +214,7 @@ func (c *converter) insert(g *gInsert) Statement {
 	if len(g.Columns) > 0 {
 		c.fail(g.Columns[0].Pos, g.Columns[0].Raw, "a column list is only allowed with INSERT INTO … VALUES")
 	}
-	return &InsertSelect{Pos: pos(g.Pos), Target: g.Target.Value, With: c.props(g.With), Query: c.selectStmt(g.Query)}
+	return &InsertSelect{Pos: pos(g.Pos), Target: g.Target.Value, TargetPos: pos(g.Target.Pos), With: c.props(g.With), Query: c.selectStmt(g.Query)}
 }
 
 func (c *converter) print(g *gPrint) *Print {

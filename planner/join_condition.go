@@ -4,6 +4,7 @@ package planner
 // join, and what the ON clause names and keys by.
 
 import (
+	"errors"
 	"fmt"
 	"strings"
 
@@ -73,10 +74,11 @@ func joinCondition(j *parser.Join, left, right *joinInput, bases []*joinInput) (
 			}
 			i, _, rerr := pre.resolve(ref)
 			if rerr != nil {
-				if strings.Contains(rerr.Error(), "ambiguous") || strings.Contains(rerr.Error(), "not a valid stream/table") {
+				var located *expr.LocatedError
+				if errors.As(rerr, &located) || strings.Contains(rerr.Error(), "not a valid stream/table") {
 					err = rerr
 				} else {
-					err = fmt.Errorf("%w: JOIN ON column '%s' cannot be resolved.", ErrInvalid, strings.ToUpper(ref.String()))
+					err = &expr.LocatedError{Kind: ErrInvalid, Msg: fmt.Sprintf("JOIN ON column '%s' cannot be resolved.", strings.ToUpper(ref.String()))}
 				}
 				return
 			}

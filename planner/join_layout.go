@@ -143,7 +143,8 @@ func (l *joinLayout) resolve(ref *parser.ColumnRef) (int, types.Type, error) {
 	case 0:
 		return 0, types.Type{}, fmt.Errorf("%w %s", expr.ErrUnknownColumn, strings.ToUpper(ref.Name))
 	}
-	return 0, types.Type{}, fmt.Errorf("%w: Column '%s' is ambiguous. Could be %s.", ErrInvalid, strings.ToUpper(ref.Name), strings.Join(owners, " or "))
+	return 0, types.Type{}, &expr.LocatedError{Preface: expr.Preparing, Kind: ErrInvalid,
+		Msg: fmt.Sprintf("Column '%s' is ambiguous. Could be %s.", strings.ToUpper(ref.Name), strings.Join(owners, " or "))}
 }
 
 // shared reports whether more than one input has a column named name.
