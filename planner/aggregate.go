@@ -118,6 +118,9 @@ func (p *planning) planAggregate() error {
 		}
 		agg, err := expr.BindAggregate(f.Name, argTypes, f.Star)
 		if err == nil {
+			if err := literalInitArgs(f); err != nil {
+				return err
+			}
 			err = checkStateType(p.src, agg)
 		}
 		if err != nil {

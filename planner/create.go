@@ -513,7 +513,7 @@ func resolveTimestampColumn(s *Source) error {
 	}
 	i := s.Schema.Find(s.TimestampColumn)
 	if i < 0 {
-		return propErr("TIMESTAMP", fmt.Errorf("%w: the TIMESTAMP column set in the WITH clause does not exist in the schema: '%s'", ErrInvalid, s.TimestampColumn))
+		return propErr("TIMESTAMP", fmt.Errorf("%w: %s", ErrInvalid, missingTimestampColumn(s.TimestampColumn)))
 	}
 	switch s.Schema.Columns[i].Type.Kind {
 	case types.BigInt, types.Timestamp:

@@ -14,7 +14,7 @@ import (
 // input (the synthetic key first), ALIAS.* one input's; a column named
 // with its source is called ALIAS_COLUMN, as in ksqlDB.
 func joinItems(selected []parser.SelectItem, l *joinLayout, sc expr.Scope) ([]item, error) {
-	var list itemList
+	list := itemList{scope: sc}
 	add := list.add
 	generated := 0
 	for _, si := range selected {

@@ -114,6 +114,9 @@ func PlanQuery(cat *Catalog, sel *parser.Select, target *Target, queryID string,
 		if p.items, err = joinItems(cl.Items, p.join.layout, sc); err != nil {
 			return nil, err
 		}
+		if err := p.checkSinkTimestampNamed(); err != nil {
+			return nil, err
+		}
 		// PARTITION BY and GROUP BY choose the key themselves.
 		if len(cl.PartitionBy) == 0 && !cl.Aggregate {
 			if err := p.joinKey(); err != nil {
@@ -123,6 +126,9 @@ func PlanQuery(cat *Catalog, sel *parser.Select, target *Target, queryID string,
 	} else {
 		p.items = cl.Columns
 		p.q.Sources = []string{p.src.Name}
+		if err := p.checkSinkTimestampNamed(); err != nil {
+			return nil, err
+		}
 	}
 	var err error
 	if target != nil {

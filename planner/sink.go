@@ -158,3 +158,28 @@ func compatible(ex *Source, keyCols, valCols []types.Column) error {
 	}
 	return nil
 }
+
+// checkSinkTimestampNamed refuses a TIMESTAMP property naming no column
+// of the projection as soon as the projection is known, before the
+// checks of its key columns, as ksqlDB does: a statement wrong in both
+// ways is told about the TIMESTAMP. resolveTimestampColumn checks its
+// type once the sink's schema is built.
+func (p *planning) checkSinkTimestampNamed() error {
+	name, ok := p.target.withProp("TIMESTAMP")
+	if !ok || name == "" {
+		return nil
+	}
+	name = strings.ToUpper(name)
+	for _, it := range p.items {
+		if strings.EqualFold(it.name, name) {
+			return nil
+		}
+	}
+	return withErr(p.sel.Pos, p.target.WithClause, propErr("TIMESTAMP", fmt.Errorf("%w: %s", ErrInvalid, missingTimestampColumn(name))))
+}
+
+// missingTimestampColumn is ksqlDB's refusal of a TIMESTAMP property
+// naming no column.
+func missingTimestampColumn(name string) string {
+	return fmt.Sprintf("The TIMESTAMP column set in the WITH clause does not exist in the schema: '%s'", name)
+}
