@@ -287,3 +287,22 @@ func syntheticKeyName(ins []*joinInput) string {
 	}
 	return "ROWKEY_" + strconv.Itoa(top+1)
 }
+
+// joinNames rewrites e's column references to the names of the join's
+// result columns (I1.BAR to I1_BAR), as ksqlDB rewrites an expression
+// over a join before it checks it, so that an error quotes the
+// expression the way ksqlDB does. References the layout cannot resolve
+// are left as written.
+func (l *joinLayout) joinNames(e parser.Expr) parser.Expr {
+	return parser.Rewrite(e, func(x parser.Expr) parser.Expr {
+		ref, ok := x.(*parser.ColumnRef)
+		if !ok {
+			return nil
+		}
+		i, _, err := l.resolve(ref)
+		if err != nil || i < 0 || i >= len(l.names) {
+			return nil
+		}
+		return &parser.ColumnRef{Pos: ref.Pos, Name: l.names[i]}
+	})
+}

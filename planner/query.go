@@ -1,6 +1,7 @@
 package planner
 
 import (
+	"errors"
 	"fmt"
 	"strings"
 
@@ -246,6 +247,14 @@ func (p *planning) whereNode(sc expr.Scope) (*exec.FilterNode, error) {
 		return nil, posErr(unknown.Pos, fmt.Errorf("%w: Error in WHERE expression: Unknown column %s.", ErrInvalid, strings.ToUpper(unknown.Name)))
 	}
 	c, err := expr.Compile(p.cl.Where, p.withFunctions(sc))
+	if err != nil && errors.Is(err, expr.ErrType) && p.join != nil {
+		// Over a join ksqlDB checks the WHERE with the join's column
+		// names, and its type errors quote them (I1_BAR).
+		where := p.join.layout.joinNames(p.cl.Where)
+		if _, named := expr.Compile(where, p.withFunctions(sc)); errors.Is(named, expr.ErrType) {
+			return nil, expr.InClauseOf(named, "WHERE", where)
+		}
+	}
 	if err != nil {
 		return nil, expr.InClauseOf(err, "WHERE", p.cl.Where)
 	}
