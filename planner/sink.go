@@ -68,8 +68,6 @@ func (p *planning) sinkSource(keyCols, valCols []types.Column, win exec.WindowTy
 		if keyFormat, err = partitionKeyFormat(keyFormat, explicit || anyFormat, keyCols); err != nil {
 			return nil, posErr(p.sel.Pos, err)
 		}
-	} else if !explicit && keyFormat == "KAFKA" && len(keyCols) > 1 {
-		keyFormat = "JSON" // KAFKA holds one column; several need a structured format
 	} else if !explicit && strings.EqualFold(keyFormat, "NONE") && len(keyCols) > 0 {
 		// A join of keyless sources has a key: the join expression.
 		keyFormat = "KAFKA"
@@ -120,6 +118,11 @@ func (p *planning) sinkSource(keyCols, valCols []types.Column, win exec.WindowTy
 		return nil, withErr(p.sel.Pos, p.target.WithClause, err)
 	}
 	if err := validateFormats(s); err != nil {
+		if text, ok := p.ksqlStatementText(); ok {
+			// ksqlDB's refusal of the result's formats quotes the
+			// statement it rewrote.
+			err = fmt.Errorf("%w\nStatement: %s", err, text)
+		}
 		return nil, withErr(p.sel.Pos, p.target.WithClause, err)
 	}
 	return s, nil
