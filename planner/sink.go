@@ -75,6 +75,11 @@ func (p *planning) sinkSource(keyCols, valCols []types.Column, win exec.WindowTy
 			keyFormat = "JSON"
 		}
 	}
+	// A CREATE … AS SELECT declares no columns: a schema id only needs a
+	// format that takes its columns from a registered schema.
+	if err := checkSchemaInference(with, keyFormat, valueFormat, false, false); err != nil {
+		return nil, withErr(p.sel.Pos, p.target.WithClause, err)
+	}
 	if err := with.checkEnvelope(p.target.Kind, valueFormat, true); err != nil {
 		return nil, withErr(p.sel.Pos, p.target.WithClause, err)
 	}
