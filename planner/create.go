@@ -623,8 +623,11 @@ func checkOutputName(si parser.SelectItem, name string, persistent bool) error {
 		}
 		return nil
 	}
+	// A persistent query's result has these columns of its own (its
+	// record's timestamp, partition and offset; a windowed key's bounds),
+	// so a value column may not take their names.
 	switch n := strings.ToUpper(name); n {
-	case "ROWTIME", "ROWPARTITION", "ROWOFFSET":
+	case "ROWTIME", "ROWPARTITION", "ROWOFFSET", "WINDOWSTART", "WINDOWEND":
 		if persistent {
 			return posErr(si.Pos, fmt.Errorf("%w: Reserved column name in select: `%s`. Please remove or alias the column.", ErrInvalid, n))
 		}

@@ -13,7 +13,7 @@ import (
 // joinItems expands the SELECT of a join: * is every column of every
 // input (the synthetic key first), ALIAS.* one input's; a column named
 // with its source is called ALIAS_COLUMN, as in ksqlDB.
-func joinItems(selected []parser.SelectItem, l *joinLayout, sc expr.Scope) ([]item, error) {
+func joinItems(selected []parser.SelectItem, l *joinLayout, sc expr.Scope, persistent bool) ([]item, error) {
 	list := itemList{scope: sc}
 	add := list.add
 	generated := 0
@@ -64,7 +64,8 @@ func joinItems(selected []parser.SelectItem, l *joinLayout, sc expr.Scope) ([]it
 			switch x := si.Expr.(type) {
 			case *parser.ColumnRef:
 				// ksqlDB names a qualified column ALIAS_COLUMN only when
-				// more than one input has a column of that name.
+				// more than one input has a column of that name (S.ROWTIME
+				// is S_ROWTIME, every input having a ROWTIME).
 				name = strings.ToUpper(x.Name)
 				if in := l.input(x.Source); in != nil && l.shared(x.Name) {
 					name = strings.ToUpper(in.alias) + "_" + name
@@ -76,7 +77,7 @@ func joinItems(selected []parser.SelectItem, l *joinLayout, sc expr.Scope) ([]it
 				generated++
 			}
 		}
-		if err := checkOutputName(si, name, false); err != nil {
+		if err := checkOutputName(si, name, persistent); err != nil {
 			return nil, err
 		}
 		if err := add(item{expr: si.Expr, name: name, pos: si.Pos}); err != nil {

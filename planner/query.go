@@ -112,7 +112,7 @@ func PlanQuery(cat *Catalog, sel *parser.Select, target *Target, queryID string,
 				p.q.Sources = append(p.q.Sources, r.Name)
 			}
 		}
-		if p.items, err = joinItems(cl.Items, p.join.layout, sc); err != nil {
+		if p.items, err = joinItems(cl.Items, p.join.layout, sc, target != nil); err != nil {
 			return nil, err
 		}
 		if err := p.checkSinkTimestampNamed(); err != nil {
