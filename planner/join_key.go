@@ -71,7 +71,7 @@ func joinItems(selected []parser.SelectItem, l *joinLayout, sc expr.Scope, persi
 					name = strings.ToUpper(in.alias) + "_" + name
 				}
 			case *parser.Dereference:
-				name = x.Field
+				name = list.unusedName(x.Field)
 			default:
 				name = fmt.Sprintf("KSQL_COL_%d", generated)
 				generated++

@@ -95,6 +95,20 @@ func (l *itemList) add(it item) error {
 	return nil
 }
 
+// unusedName is the name ksqlDB gives an unaliased struct field: the
+// field's name, or when an earlier item has it, the name followed by
+// _1, _2, … (SELECT B, A->B, C->B gives B, B_1, B_2).
+func (l *itemList) unusedName(field string) string {
+	if !l.seen[strings.ToUpper(field)] {
+		return field
+	}
+	for n := 1; ; n++ {
+		if name := fmt.Sprintf("%s_%d", field, n); !l.seen[strings.ToUpper(name)] {
+			return name
+		}
+	}
+}
+
 // itemType is the type of a SELECT item's expression, aggregate calls
 // included, when it can be told before planning; false when it cannot.
 func itemType(e parser.Expr, sc expr.Scope) (types.Type, bool) {
@@ -171,7 +185,7 @@ func expandItems(sel *parser.Select, sc *scope, persistent bool) ([]item, error)
 			case *parser.ColumnRef:
 				name = x.Name
 			case *parser.Dereference:
-				name = x.Field
+				name = l.unusedName(x.Field)
 			default:
 				name = fmt.Sprintf("KSQL_COL_%d", generated)
 				generated++
