@@ -71,6 +71,8 @@
 //	S-q1-avro  q1 over the Avro copy of the bids, written as AVRO (issue 19);
 //	S-q1-udf   q1 with its conversion by a WebAssembly function (TO_EURO,
 //	           udf/testdata/gofuncs built with GOOS=wasip1; issue 38);
+//	S-q1-js    q1 with its conversion by a JavaScript function (TO_EURO,
+//	           LANGUAGE JAVASCRIPT AS $$ return price * 0.908; $$; issue 38);
 //	KS-…   bench/kstreams/run <q1|q2|agg|agg-late|session|join|restore> --brokers --in --out
 //	       --app-id [--state-dir] [--table], one stream thread per input partition;
 //	G-…    gokabench <q1|agg|restore> --brokers --in --out --group [--storage],

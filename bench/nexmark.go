@@ -34,7 +34,7 @@ type nexmarkCmd struct {
 	Partitions int32         `default:"2" help:"Partitions of every topic."`
 	Seed       uint64        `default:"11" help:"Seed of the event generator."`
 	Sluice     string        `type:"path" help:"sluice binary (default: built from ../cmd/sluice into a temp dir)."`
-	Only       []string      `sep:"," help:"Run only these contenders (short names: P,S-q0,H1,S-q1,P-avro,S-q1-avro,S-q1-udf,KS-q1,G-q1,S-q2,KS-q2,HA,S-agg,S-agg-alo,S-agg-final,KS-agg,G-agg,S-agg-late,KS-agg-late,S-session,KS-session,S-join,KS-join,F-q0,F-q1,F-q2,F-agg,F-agg-late,F-session,F-join, and M1, restore), for profiling and iteration; results.json is then left alone."`
+	Only       []string      `sep:"," help:"Run only these contenders (short names: P,S-q0,H1,S-q1,P-avro,S-q1-avro,S-q1-udf,S-q1-js,KS-q1,G-q1,S-q2,KS-q2,HA,S-agg,S-agg-alo,S-agg-final,KS-agg,G-agg,S-agg-late,KS-agg-late,S-session,KS-session,S-join,KS-join,F-q0,F-q1,F-q2,F-agg,F-agg-late,F-session,F-join, and M1, restore), for profiling and iteration; results.json is then left alone."`
 	Late       float64       `default:"0.15" help:"Fraction of agg-late's bids that are late (by up to the 2 s grace)."`
 	Warmup     time.Duration `default:"2s" help:"Steady-state window: the rate is measured from this long after the first output record (at most from half the output) to the end."`
 	Profile    string        `type:"path" help:"Directory for a CPU profile of each sluice process (SLUICE_CPUPROFILE), named <contender>-<round>.prof, and a heap profile at its largest live heap (SLUICE_MEMPROFILE), <contender>-<round>.heap.prof."`
@@ -227,8 +227,11 @@ func (n *nexmarkCmd) Run(ctx context.Context, c *cli) error {
 			file := filepath.Join(dir, "q.sql")
 			avro := strings.HasSuffix(name, "-avro")
 			sql := sluiceSQL(wl, guarantee, in, out, gen.auctionsTopic, avro)
-			if strings.HasSuffix(name, "-udf") {
+			switch {
+			case strings.HasSuffix(name, "-udf"):
 				sql = sluiceUDFSQL(guarantee, in, out, udfModule)
+			case strings.HasSuffix(name, "-js"):
+				sql = sluiceJSSQL(guarantee, in, out)
 			}
 			for _, kv := range n.Set {
 				name, value, _ := strings.Cut(kv, "=")
@@ -277,6 +280,7 @@ func (n *nexmarkCmd) Run(ctx context.Context, c *cli) error {
 		{name: "P-avro raw franz-go passthrough of the Avro bids", wl: q0, avro: true, start: worker("p")},
 		{name: "S-q1-avro sluice q1 over Avro bids, Avro out", wl: q1, avro: true, start: sluice("S-q1-avro", q1, "")},
 		{name: "S-q1-udf sluice q1, the conversion by a WebAssembly function", wl: q1, start: sluice("S-q1-udf", q1, "")},
+		{name: "S-q1-js sluice q1, the conversion by a JavaScript function", wl: q1, start: sluice("S-q1-js", q1, "")},
 		{name: "KS-q1 Kafka Streams q1", wl: q1, start: ks("q1"), unavailable: ksWhy},
 		{name: "G-q1 goka q1", wl: q1, start: goka("q1"), unavailable: gokaWhy},
 		{name: "S-q2 sluice q2", wl: q2, start: sluice("S-q2", q2, "")},
@@ -409,6 +413,16 @@ func goBuildWasm(ctx context.Context, dir, out, pkg string) error {
 func sluiceUDFSQL(guarantee, in, out, module string) string {
 	sql := sluiceSQL(q1, guarantee, in, out, "", false)
 	create := fmt.Sprintf("CREATE FUNCTION TO_EURO(price BIGINT) RETURNS DOUBLE DETERMINISTIC LANGUAGE WASM WITH (PATH='%s', EXPORT='to_euro');\n", module)
+	i := strings.Index(sql, "CREATE STREAM OUT")
+	return sql[:i] + create + strings.Replace(sql[i:], "CAST(PRICE AS DOUBLE) * 0.908", "TO_EURO(PRICE)", 1)
+}
+
+// sluiceJSSQL is q1 with its conversion done by a JavaScript function
+// (TO_EURO, the price * 0.908 in the body), with the default
+// sluice.udf.timeout and memory.
+func sluiceJSSQL(guarantee, in, out string) string {
+	sql := sluiceSQL(q1, guarantee, in, out, "", false)
+	create := "CREATE FUNCTION TO_EURO(price BIGINT) RETURNS DOUBLE DETERMINISTIC LANGUAGE JAVASCRIPT AS $$ return price * 0.908; $$;\n"
 	i := strings.Index(sql, "CREATE STREAM OUT")
 	return sql[:i] + create + strings.Replace(sql[i:], "CAST(PRICE AS DOUBLE) * 0.908", "TO_EURO(PRICE)", 1)
 }

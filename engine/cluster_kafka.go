@@ -189,11 +189,52 @@ func (k *kafkaCluster) startTransient(ctx context.Context, plan *planner.Query, 
 			return nil, err
 		}
 	}
-	r, err := exec.StartKafka(plan.Topology, k.e.kafkaConfig(planner.InternalPrefix(k.e.cfg.ServiceID, plan.ID), true, nil, props), &exec.Metrics{})
+	group := planner.InternalPrefix(k.e.cfg.ServiceID, plan.ID)
+	if autoOffsetReset(props) == "latest" {
+		if err := k.startAtEnd(ctx, group, plan.Topology.SourceTopics()); err != nil {
+			return nil, err
+		}
+	}
+	r, err := exec.StartKafka(plan.Topology, k.e.kafkaConfig(group, true, nil, props), &exec.Metrics{})
 	if err != nil {
 		return nil, err
 	}
-	return func() { _ = r.Stop() }, nil
+	return func() {
+		_ = r.Stop()
+		// The group was the query's alone: its offsets go with it.
+		dctx, cancel := context.WithTimeout(context.Background(), cleanupTimeout)
+		defer cancel()
+		if err := k.e.deleteGroup(dctx, group); err != nil {
+			k.e.log.Debug("push query's consumer group not deleted", "query", plan.ID, "err", err)
+		}
+	}, nil
+}
+
+// startAtEnd commits, for the new consumer group of a transient query
+// that reads from latest, the end of each of its topics now (the last
+// stable offset: it reads committed records only). Left to
+// auto.offset.reset, the end would be read when the group's consumer first
+// fetches, after joining the group, and a record produced between the
+// query's answer starting and that moment would be missed; so a client
+// that has the answer's header can rely on every record produced after
+// it. The group is the query's own, new and empty, so the commit needs no
+// membership.
+func (k *kafkaCluster) startAtEnd(ctx context.Context, group string, topics []string) error {
+	ends, err := k.adm.ListCommittedOffsets(ctx, topics...)
+	if err == nil {
+		err = ends.Error()
+	}
+	if err != nil {
+		return fmt.Errorf("push query: end offsets of %s: %w", strings.Join(topics, ", "), err)
+	}
+	resp, err := k.adm.CommitOffsets(ctx, group, ends.Offsets())
+	if err == nil {
+		err = resp.Error()
+	}
+	if err != nil {
+		return fmt.Errorf("push query: start offsets of group %s: %w", group, err)
+	}
+	return nil
 }
 
 // warnUncompacted logs when a table a join reads keeps its topic with

@@ -138,9 +138,10 @@ func BenchmarkPipeline(b *testing.B) {
 }
 
 // BenchmarkPipelineUDF is q1 with its conversion done by the built-in
-// arithmetic and by a WebAssembly function (udf/testdata/gofuncs's
-// to_euro, built from source), in the same run: with the default time
-// limit per call and without one (sluice.udf.timeout=0).
+// arithmetic, by a WebAssembly function (udf/testdata/gofuncs's to_euro,
+// built from source) and by a JavaScript one (TO_EURO_JS, the same
+// arithmetic), in the same run: with the default time limit per call and
+// without one (sluice.udf.timeout=0).
 func BenchmarkPipelineUDF(b *testing.B) {
 	module := base64.StdEncoding.EncodeToString(testudf.GoModule(b))
 	for _, tc := range []struct {
@@ -152,19 +153,28 @@ func BenchmarkPipelineUDF(b *testing.B) {
 			udf.Limits{Timeout: udf.DefaultTimeout, MemoryBytes: udf.DefaultMemoryBytes}},
 		{"q1-wasm-no-timeout", "CREATE STREAM OUT AS SELECT auction, bidder, TO_EURO(price) AS price, dateTime FROM BIDS;",
 			udf.Limits{MemoryBytes: udf.DefaultMemoryBytes}},
+		{"q1-js", "CREATE STREAM OUT AS SELECT auction, bidder, TO_EURO_JS(price) AS price, dateTime FROM BIDS;",
+			udf.Limits{Timeout: udf.DefaultTimeout, MemoryBytes: udf.DefaultMemoryBytes}},
+		{"q1-js-no-timeout", "CREATE STREAM OUT AS SELECT auction, bidder, TO_EURO_JS(price) AS price, dateTime FROM BIDS;",
+			udf.Limits{MemoryBytes: udf.DefaultMemoryBytes}},
 	} {
 		b.Run(tc.name, func(b *testing.B) {
 			out := &discard{}
 			task, sub := planTaskWith(b, bidsDDL, tc.sql, false, planner.Options{ServiceID: "bench", UDFLimits: tc.limits}, out, func(cat *planner.Catalog) {
-				st, err := parser.ParseOne("CREATE FUNCTION to_euro(price BIGINT) RETURNS DOUBLE DETERMINISTIC LANGUAGE WASM WITH (MODULE='" + module + "', EXPORT='to_euro')")
-				if err != nil {
-					b.Fatal(err)
+				for _, create := range []string{
+					"CREATE FUNCTION to_euro(price BIGINT) RETURNS DOUBLE DETERMINISTIC LANGUAGE WASM WITH (MODULE='" + module + "', EXPORT='to_euro')",
+					"CREATE FUNCTION to_euro_js(price BIGINT) RETURNS DOUBLE DETERMINISTIC LANGUAGE JAVASCRIPT AS $$ return price * 0.908; $$",
+				} {
+					st, err := parser.ParseOne(create)
+					if err != nil {
+						b.Fatal(err)
+					}
+					f, err := planner.CreateFunction(b.Context(), cat, st.(*parser.CreateFunction))
+					if err != nil {
+						b.Fatal(err)
+					}
+					cat.RegisterFunction(f)
 				}
-				f, err := planner.CreateFunction(b.Context(), cat, st.(*parser.CreateFunction))
-				if err != nil {
-					b.Fatal(err)
-				}
-				cat.RegisterFunction(f)
 				b.Cleanup(func() { cat.CloseFunctions() })
 			})
 			recs := make([]exec.Record, 4096)

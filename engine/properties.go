@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/sluice-sql/sluice/exec"
+	"github.com/sluice-sql/sluice/expr"
 	"github.com/sluice-sql/sluice/format"
 	"github.com/sluice-sql/sluice/planner"
 	"github.com/sluice-sql/sluice/state"
@@ -270,7 +271,7 @@ var (
 		"The default IDLE_TIMEOUT of queries (none).").failsOnMalformed()
 	propCompat = declare(planner.CompatProperty, nil, ScopeQuery, "STRING",
 		fixed("sluice"), oneOf("sluice", planner.CompatKsqlDB),
-		"ksqldb reproduces ksqlDB's EMIT FINAL quirk of dropping a closed window already past retention.")
+		"ksqldb reproduces ksqlDB where Sluice deliberately differs: EMIT FINAL drops a closed window already past retention; a push query reading ROWPARTITION or ROWOFFSET is not a scalable one.")
 	propTimestampThrow = declare(planner.TimestampThrowOnInvalidProperty, nil, ScopeQuery, "BOOLEAN",
 		fixed("false"), boolean,
 		"true fails a query on a record whose event time cannot be read, instead of skipping it.")
@@ -328,6 +329,18 @@ var (
 	propUDFMemory = declare(UDFMemoryProperty, nil, ScopeQuery, "LONG",
 		fixed(strconv.FormatInt(udf.DefaultMemoryBytes, 10)), number(64, 65536),
 		"Bytes of linear memory each instance of a user-defined function's WebAssembly module may grow to (rounded down to 64 KiB pages); a call that runs out fails its record as a bad record.").failsOnMalformed()
+	propWrapSingleValues = declare(planner.WrapSingleValuesProperty, nil, ScopeQuery, "BOOLEAN",
+		fixed(""), boolean,
+		"The WRAP_SINGLE_VALUE of a CREATE or CREATE … AS SELECT whose WITH clause sets none and whose value has one column, where its format supports it (none: each format's own, wrapped but for DELIMITED and KAFKA).").failsOnMalformed()
+	propOutputTopicPrefix = declare(planner.OutputTopicPrefixProperty, nil, ScopeQuery, "STRING",
+		fixed(""), anyString,
+		"What a CREATE … AS SELECT naming no KAFKA_TOPIC puts before its name to name its topic.")
+	propCollectListLimit = declare(expr.CollectListLimitProperty, nil, ScopeQuery, "INT",
+		fixed("1000"), number(32, math.MinInt32),
+		"The most values COLLECT_LIST keeps per group; later ones are left out. Negative: no cap (ksqlDB's default).").failsOnMalformed()
+	propCollectSetLimit = declare(expr.CollectSetLimitProperty, nil, ScopeQuery, "INT",
+		fixed("1000"), number(32, math.MinInt32),
+		"The most distinct values COLLECT_SET keeps per group; later ones are left out. Negative: no cap (ksqlDB's default).").failsOnMalformed()
 	propMinFreeBytes = declare(MinFreeBytesProperty, nil, ScopeInstance, "LONG",
 		fixed(strconv.FormatInt(state.DefaultMinFreeBytes, 10)), checkMinFree,
 		"Free disk space state commits leave untouched; below it stateful queries fail with \"disk full\"; -1 turns the check off.").failsOnMalformed()
@@ -340,6 +353,7 @@ var propertyTable = sortedProperties(
 	propNewQueryPlanner, propPushV2Registry, propStallTimeout, propHotKeyShare, propPullTableScan, propPullRangeScan, propPullLimit,
 	propPushV2Enabled, propPushV2Buffer, propStandbyReads, propMaxOffsetLag, propAssertTopicTimeout,
 	propAssertSchemaTimeout, propMinFreeBytes, propStateCacheBytes, propUDFTimeout, propUDFMemory,
+	propCollectListLimit, propCollectSetLimit, propWrapSingleValues, propOutputTopicPrefix,
 )
 
 // Properties of user-defined functions.
@@ -649,7 +663,40 @@ func (e *Engine) planOptions(props map[string]string) planner.Options {
 		TableStore:              e.tableStore,
 		StateCacheBytes:         stateCacheBytes(props),
 		UDFLimits:               udfLimits(props),
+		FunctionConfig:          functionConfig(props),
+		WrapSingleValues:        optionalBool(props, propWrapSingleValues),
+		OutputTopicPrefix:       propOutputTopicPrefix.raw(props),
 	}
+}
+
+// optionalBool reads a BOOLEAN property with no default: nil when unset
+// or malformed.
+func optionalBool(props map[string]string, p *PropertyDef) *bool {
+	switch strings.ToLower(strings.TrimSpace(p.raw(props))) {
+	case "true":
+		b := true
+		return &b
+	case "false":
+		b := false
+		return &b
+	}
+	return nil
+}
+
+// functionConfig gathers the properties that configure built-in
+// functions: every ksql.functions.* one set, and the declared ones with
+// the values their declarations give.
+func functionConfig(props map[string]string) expr.FunctionConfig {
+	cfg := expr.FunctionConfig{}
+	for k, v := range props {
+		if strings.HasPrefix(strings.ToLower(k), expr.FunctionPropertyPrefix) {
+			cfg[strings.ToLower(k)] = v
+		}
+	}
+	for _, p := range []*PropertyDef{propCollectListLimit, propCollectSetLimit} {
+		cfg[p.Name] = p.value(props)
+	}
+	return cfg
 }
 
 type overridesKey struct{}

@@ -58,17 +58,28 @@ func newPushRegistry(id string, props map[string]string) *exec.PushRegistry {
 }
 
 // scalablePush runs sel as a scalable push query when it qualifies; ok
-// false says it does not and the caller runs it as before. Whether its
-// shape qualifies is the planner's decision (Query.ScalablePush); the
-// engine adds what only it knows: its properties and which running query
-// writes the source.
+// false says it does not and the caller runs it as before.
 func (e *Engine) scalablePush(sel *parser.Select, props map[string]string) (rs *RowStream, ok bool, err error) {
-	if !propBool(props, propPushV2Enabled) {
+	plan, writer := e.scalablePlan(sel, props)
+	if plan == nil {
 		return nil, false, nil
 	}
-	notScalable := func(reason string) (*RowStream, bool, error) {
+	rs, err = e.subscribePush(writer, plan, plan.ID, props)
+	return rs, err == nil, err
+}
+
+// scalablePlan plans sel as a scalable push query, with the persistent
+// query whose output it would read, or returns nil when it does not
+// qualify. Whether its shape qualifies is the planner's decision
+// (Query.ScalablePush); the engine adds what only it knows: its
+// properties and which running query writes the source.
+func (e *Engine) scalablePlan(sel *parser.Select, props map[string]string) (*planner.Query, *Query) {
+	if !propBool(props, propPushV2Enabled) {
+		return nil, nil
+	}
+	notScalable := func(reason string) (*planner.Query, *Query) {
 		e.log.Info("push query is not scalable; it runs with a consumer group of its own", "from", sel.From.Name, "reason", reason)
-		return nil, false, nil
+		return nil, nil
 	}
 	if !e.clu.scansTopics() {
 		return notScalable("no Kafka runner (offline engine)")
@@ -76,11 +87,10 @@ func (e *Engine) scalablePush(sel *parser.Select, props map[string]string) (rs *
 	if reset := autoOffsetReset(props); reset != "latest" {
 		return notScalable("auto.offset.reset is " + reset + ", not latest")
 	}
-	id := scalablePushPrefix + newPushID()
-	plan, err := planner.PlanQuery(e.cat, sel, nil, id, e.planOptions(props))
+	plan, err := planner.PlanQuery(e.cat, sel, nil, scalablePushPrefix+newPushID(), e.planOptions(props))
 	if err != nil {
 		// Planned as a push query of its own, it gives its error there.
-		return nil, false, nil
+		return nil, nil
 	}
 	if !plan.ScalablePush {
 		return notScalable("the planner's scalable-push rule did not mark it: it needs one source and one stateless chain, without JOIN, WINDOW, GROUP BY, HAVING or PARTITION BY")
@@ -89,8 +99,7 @@ func (e *Engine) scalablePush(sel *parser.Select, props map[string]string) (rs *
 	if writer == nil {
 		return notScalable(reason)
 	}
-	rs, err = e.subscribePush(writer, plan, id, props)
-	return rs, err == nil, err
+	return plan, writer
 }
 
 // pushV2Writer returns the persistent query whose output the scalable

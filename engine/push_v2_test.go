@@ -365,3 +365,44 @@ func TestScalablePushExactlyOnce(t *testing.T) {
 		t.Errorf("ended with %v after TERMINATE, want %v", err, exec.ErrPushSourceStopped)
 	}
 }
+
+// TestPushLatestFromItsStart: a push query reading from latest delivers
+// every record produced once it has started (its answer's header sent),
+// however soon: its consumer group starts at the ends the query saw when
+// it started, not at those of its first fetch after joining the group.
+// Its group is deleted when it ends.
+func TestPushLatestFromItsStart(t *testing.T) {
+	brokers := testkafka.Brokers(t)
+	in := testkafka.Name(t, "push_latest_in")
+	testkafka.CreateTopic(t, brokers, in, 4)
+	svc := testkafka.Name(t, "svc")
+	e := openConfig(t, testConfig(brokers, t.TempDir(), svc, quiet))
+	defer closeEngine(t, e)
+	ctx := context.Background()
+	adm := kadm.NewClient(testkafka.Client(t, brokers))
+	execute(t, e, fmt.Sprintf(`CREATE STREAM s (k VARCHAR KEY, v INT) WITH (KAFKA_TOPIC='%s', VALUE_FORMAT='JSON');`, in))
+	testkafka.Produce(t, brokers, &kgo.Record{Topic: in, Key: []byte("before"), Value: []byte(`{"v":0}`)})
+	before := groups(t, brokers)
+	for i := 1; i <= 5; i++ {
+		rs := pushRows(t, e, "SELECT k, v FROM s EMIT CHANGES LIMIT 1;", map[string]string{"auto.offset.reset": "latest"})
+		// Where it starts is settled before it answers: its group has
+		// the topic's ends committed (i-1 records after "before").
+		committed, err := adm.FetchOffsets(ctx, planner.InternalPrefix(svc, rs.QueryID))
+		if err != nil {
+			t.Fatal(err)
+		}
+		var sum int64
+		committed.Each(func(o kadm.OffsetResponse) { sum += o.At })
+		if n := len(committed[in]); n != 4 || sum != int64(i) {
+			t.Fatalf("run %d: the query's group has %d partitions committed, summing to %d; want 4 summing to %d", i, n, sum, i)
+		}
+		testkafka.Produce(t, brokers, &kgo.Record{Topic: in, Key: []byte(fmt.Sprint("k", i)), Value: []byte(fmt.Sprintf(`{"v":%d}`, i))})
+		if got, want := take(t, rs, 1), []string{fmt.Sprintf("[k%d %d]", i, i)}; !slices.Equal(got, want) {
+			t.Fatalf("run %d: rows %v, want %v", i, got, want)
+		}
+		rs.Close()
+	}
+	testkafka.Await(t, 10*time.Second, "the push queries' groups deleted", func() bool {
+		return slices.Equal(groups(t, brokers), before)
+	})
+}

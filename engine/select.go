@@ -118,15 +118,26 @@ func (r *RowStream) Close() {
 	})
 }
 
+// transientID names a push query that runs with a consumer group of its
+// own: transient_<SOURCE>_<n>, as ksqlDB names them.
+func transientID(sel *parser.Select) string {
+	return fmt.Sprintf("transient_%s_%d", strings.ToUpper(sel.From.Name), time.Now().UnixNano())
+}
+
 func (e *Engine) pushQuery(ctx context.Context, sel *parser.Select, props map[string]string) (*RowStream, error) {
 	if sel.HasLimit && sel.Limit < 0 {
 		return nil, fmt.Errorf("%w: Push queries don't support negative integers in the LIMIT clause.", planner.ErrUnsupported)
 	}
 	if sel.HasLimit && sel.Limit == 0 {
-		// LIMIT 0: planned, for its errors, and ended before it starts.
-		plan, err := planner.PlanQuery(e.cat, sel, nil, "transient_limit0", e.planOptions(props))
-		if err != nil {
-			return nil, err
+		// LIMIT 0: planned, for its errors and its id (a scalable push
+		// query's where it qualifies, as in ksqlDB), and ended before it
+		// starts.
+		plan, _ := e.scalablePlan(sel, props)
+		if plan == nil {
+			var err error
+			if plan, err = planner.PlanQuery(e.cat, sel, nil, transientID(sel), e.planOptions(props)); err != nil {
+				return nil, err
+			}
 		}
 		ch := make(chan StreamRow)
 		close(ch)
@@ -135,7 +146,7 @@ func (e *Engine) pushQuery(ctx context.Context, sel *parser.Select, props map[st
 	if rs, ok, err := e.scalablePush(sel, props); ok || err != nil {
 		return rs, err
 	}
-	id := fmt.Sprintf("transient_%s_%d", strings.ToUpper(sel.From.Name), time.Now().UnixNano())
+	id := transientID(sel)
 	plan, err := planner.PlanQuery(e.cat, sel, nil, id, e.planOptions(props))
 	if err != nil {
 		return nil, err

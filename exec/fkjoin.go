@@ -231,6 +231,11 @@ func (o *fkLeftOp) emit(tc *TaskContext, left, right []any, ts int64, tombstone 
 	copy(cols, left)
 	copy(cols[n.LeftWidth:], right)
 	base := n.LeftWidth + n.RightWidth
+	if n.LeftKeys == 1 {
+		// The joined row's key slot: a join after this one on the left
+		// table's key reads it there.
+		cols[base] = left[0]
+	}
 	cols[base+1] = ts
 	cols[base+2] = tc.Partition
 	if tc.input != nil {

@@ -42,6 +42,11 @@ type JoinSide struct {
 	// source is windowed (nil otherwise): rows join only within the same
 	// window, and the joined row carries it.
 	Window []int
+	// WindowStartOnly joins rows on the key and window start alone: time
+	// windows of different sizes (which ksqlDB joins when their keys are
+	// in a Schema Registry format, whose windowed keys carry only the
+	// start).
+	WindowStartOnly bool
 	// Store holds the side's rows: a table side's latest row per key, a
 	// stream side's rows within the join window ("" for the stream side of
 	// a stream-table join, which keeps nothing).
@@ -112,7 +117,10 @@ func (n *JoinNode) Width() int {
 // joinKey encodes a side row's join key, with its window when windowed.
 func (s *JoinSide) joinKey(buf []byte, cols []any) []byte {
 	buf = types.AppendValue(buf, cols[s.KeyCol])
-	for _, w := range s.Window {
+	for i, w := range s.Window {
+		if i > 0 && s.WindowStartOnly {
+			break
+		}
 		buf = types.AppendValue(buf, cols[w])
 	}
 	return buf

@@ -54,6 +54,35 @@ type Aggregate struct {
 
 type aggBinder func(args []types.Type, star bool) (*Aggregate, error)
 
+// FunctionConfig holds the properties that configure functions, by their
+// full names: ksqlDB hands each function the properties named
+// ksql.functions.<function>.* and ksql.functions._global_.*
+// (FunctionPropertyPrefix), whatever the session, the server or a
+// persistent query's command set.
+type FunctionConfig map[string]string
+
+// FunctionPropertyPrefix starts the name of every property FunctionConfig
+// holds.
+const FunctionPropertyPrefix = "ksql.functions."
+
+// configuredAggBinder is an aggBinder that reads its function's
+// properties (COLLECT_LIST's cap).
+type configuredAggBinder func(args []types.Type, star bool, cfg FunctionConfig) (*Aggregate, error)
+
+// configuredAggregates are the aggregates that read properties; each is
+// also in aggregates, bound there with none set.
+var configuredAggregates = map[string]configuredAggBinder{
+	"COLLECT_LIST": bindCollect("COLLECT_LIST", false),
+	"COLLECT_SET":  bindCollect("COLLECT_SET", true),
+}
+
+// unconfigured binds a configured aggregate with no property set.
+func unconfigured(name string) aggBinder {
+	return func(args []types.Type, star bool) (*Aggregate, error) {
+		return configuredAggregates[name](args, star, nil)
+	}
+}
+
 var aggregates = map[string]aggBinder{
 	"COUNT":              bindCount,
 	"SUM":                bindSum,
@@ -63,8 +92,9 @@ var aggregates = map[string]aggBinder{
 	"LATEST_BY_OFFSET":   bindByOffset("LATEST_BY_OFFSET", true),
 	"EARLIEST_BY_OFFSET": bindByOffset("EARLIEST_BY_OFFSET", false),
 	"TOPK":               bindTopK("TOPK", false),
-	"COLLECT_LIST":       bindCollect("COLLECT_LIST", false),
-	"COLLECT_SET":        bindCollect("COLLECT_SET", true),
+	"COLLECT_LIST":       unconfigured("COLLECT_LIST"),
+	"COLLECT_SET":        unconfigured("COLLECT_SET"),
+	"ATTR":               bindAttr,
 	"COUNT_DISTINCT":     bindCountDistinct,
 	"TOPKDISTINCT":       bindTopK("TOPKDISTINCT", true),
 }
@@ -99,6 +129,15 @@ func BindAggregate(name string, args []types.Type, star bool) (*Aggregate, error
 		return nil, fmt.Errorf("%w: %s is not an aggregate function", ErrUnknownFunction, name)
 	}
 	return b(args, star)
+}
+
+// BindAggregateConfigured is BindAggregate for a query run with cfg: the
+// aggregates that read properties see them.
+func BindAggregateConfigured(name string, args []types.Type, star bool, cfg FunctionConfig) (*Aggregate, error) {
+	if b, ok := configuredAggregates[strings.ToUpper(name)]; ok {
+		return b(args, star, cfg)
+	}
+	return BindAggregate(name, args, star)
 }
 
 func identity(acc any) any { return acc }

@@ -54,8 +54,8 @@ func TestAggregatesUndo(t *testing.T) {
 		{"SUM", []types.Type{tBig}, false, one(int64(1)), one(int64(7), nil)},
 		{"SUM", []types.Type{tDouble}, false, one(0.5), one(2.25)},
 		{"AVG", []types.Type{tInt}, false, one(int32(1), int32(3)), one(int32(100))},
-		{"COLLECT_LIST", []types.Type{tString}, false, one("a", "b", "a"), one("c", "a")},
-		{"COLLECT_SET", []types.Type{tString}, false, one("a", "b"), one("c")},
+		{"COLLECT_LIST", []types.Type{tString}, false, one("a", "b"), one("c", "a")},
+		{"ATTR", []types.Type{tString}, false, one("a", "a"), one("c", "a")},
 		{"HISTOGRAM", []types.Type{tString}, false, one("a", "b", "a"), one("a", "c")},
 		{"STDDEV_SAMP", []types.Type{tDouble}, false, one(1.0, 2.0, 4.0), one(8.0)},
 		{"STDDEV_SAMP", []types.Type{tInt}, false, one(int32(1), int32(2), int32(4)), one(int32(8), nil)},
@@ -93,7 +93,7 @@ func TestAggregatesUndo(t *testing.T) {
 			}
 		})
 	}
-	for _, fn := range []string{"MIN", "MAX", "LATEST_BY_OFFSET", "COUNT_DISTINCT"} {
+	for _, fn := range []string{"MIN", "MAX", "LATEST_BY_OFFSET", "COUNT_DISTINCT", "COLLECT_SET"} {
 		agg, err := expr.BindAggregate(fn, []types.Type{tInt}, false)
 		if err != nil {
 			t.Fatal(err)

@@ -64,6 +64,12 @@ var aggCases = []aggCase{
 	{"COLLECT_LIST keeps order, repeats and NULLs", "COLLECT_LIST", []types.Type{tInt}, false, one(int32(2), nil, int32(2), int32(1)), types.ArrayOf(tInt), []any{int32(2), nil, int32(2), int32(1)}},
 	{"COLLECT_LIST no rows", "COLLECT_LIST", []types.Type{tString}, false, nil, types.ArrayOf(tString), []any{}},
 	{"COLLECT_SET first arrival, NULL once", "COLLECT_SET", []types.Type{tString}, false, one("b", "a", nil, "b", nil, "a"), types.ArrayOf(tString), []any{"b", "a", nil}},
+	{"ATTR one value", "ATTR", []types.Type{tInt}, false, one(int32(7), int32(7)), tInt, int32(7)},
+	{"ATTR two values is NULL", "ATTR", []types.Type{tString}, false, one("a", "b", "a"), tString, nil},
+	{"ATTR only NULLs", "ATTR", []types.Type{tInt}, false, one(nil, nil), tInt, nil},
+	{"ATTR NULL and a value is NULL", "ATTR", []types.Type{tInt}, false, one(nil, int32(1)), tInt, nil},
+	{"ATTR no rows", "ATTR", []types.Type{tDouble}, false, nil, tDouble, nil},
+	{"ATTR of arrays", "ATTR", []types.Type{types.ArrayOf(tInt)}, false, one([]any{int32(1)}, []any{int32(1)}), types.ArrayOf(tInt), []any{int32(1)}},
 	{"COLLECT_SET of arrays", "COLLECT_SET", []types.Type{types.ArrayOf(tInt)}, false, one([]any{int32(1)}, []any{int32(1)}, []any{int32(2)}), types.ArrayOf(types.ArrayOf(tInt)), []any{[]any{int32(1)}, []any{int32(2)}}},
 	{"COUNT_DISTINCT", "COUNT_DISTINCT", []types.Type{tString}, false, one("one", "two", "one", nil, "two"), tBig, int64(2)},
 	{"COUNT_DISTINCT no values", "COUNT_DISTINCT", []types.Type{tBig}, false, one(nil), tBig, int64(0)},
@@ -219,7 +225,7 @@ func TestIsAggregate(t *testing.T) {
 	for name, want := range map[string]bool{
 		"COUNT": true, "count": true, "Sum": true, "AVG": true, "MIN": true, "MAX": true,
 		"LATEST_BY_OFFSET": true, "earliest_by_offset": true, "TOPK": true, "topkdistinct": true,
-		"COLLECT_LIST": true, "collect_set": true, "COUNT_DISTINCT": true,
+		"COLLECT_LIST": true, "collect_set": true, "COUNT_DISTINCT": true, "attr": true,
 		"UCASE": false, "COALESCE": false, "": false, "COUNT_DISTINCTLY": false,
 	} {
 		if got := expr.IsAggregate(name); got != want {
@@ -254,6 +260,8 @@ func TestMerge(t *testing.T) {
 		{"COLLECT_LIST", []types.Type{tInt}, one(int32(1), int32(2)), one(int32(2)), []any{int32(1), int32(2), int32(2)}},
 		{"COLLECT_SET", []types.Type{tInt}, one(int32(1), int32(2)), one(int32(2), int32(3)), []any{int32(1), int32(2), int32(3)}},
 		{"COUNT_DISTINCT", []types.Type{tInt}, one(int32(1), int32(2)), one(int32(2), int32(3)), int64(3)},
+		{"ATTR", []types.Type{tInt}, one(int32(1)), one(int32(1)), int32(1)},
+		{"ATTR", []types.Type{tInt}, one(int32(1)), one(int32(2)), nil},
 	}
 	for _, tc := range tests {
 		agg, err := expr.BindAggregate(tc.fn, tc.args, false)

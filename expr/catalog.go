@@ -42,8 +42,9 @@ var functionCategories = map[string][]string{
 // aggregateDescriptions says what each aggregate computes.
 var aggregateDescriptions = map[string]string{
 	"AVG":                "The average of the non-NULL values.",
-	"COLLECT_LIST":       "An ARRAY of the values, in arrival order (at most 1000).",
-	"COLLECT_SET":        "An ARRAY of the distinct values, NULL counted once (at most 1000).",
+	"COLLECT_LIST":       "An ARRAY of the values, in arrival order (at most ksql.functions.collect_list.limit, default 1000).",
+	"COLLECT_SET":        "An ARRAY of the distinct values, NULL counted once (at most ksql.functions.collect_set.limit, default 1000); streams only.",
+	"ATTR":               "The one value of the group, or NULL when its rows hold more than one.",
 	"CORRELATION":        "Pearson's correlation coefficient of two numeric columns.",
 	"COUNT":              "The number of rows, or with a column, of its non-NULL values.",
 	"COUNT_DISTINCT":     "The number of distinct non-NULL values.",

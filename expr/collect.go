@@ -3,37 +3,71 @@ package expr
 import (
 	"fmt"
 	"maps"
+	"math"
 	"reflect"
 	"slices"
+	"strconv"
+	"strings"
 
 	"github.com/cockroachdb/apd/v3"
 
 	"github.com/sluice-sql/sluice/types"
 )
 
-// collectLimit caps the values COLLECT_LIST and COLLECT_SET keep, as
-// ksqlDB's ksql.functions.collect_list.limit does by default: an
-// aggregate's state is one stored value, and an unbounded list would
-// grow it without end.
+// collectLimit caps the values COLLECT_LIST and COLLECT_SET keep when
+// no ksql.functions.collect_list.limit / collect_set.limit says otherwise:
+// an aggregate's state is one stored value, and an unbounded list would
+// grow it without end (ksqlDB's own default is no cap).
 const collectLimit = 1000
+
+// CollectListLimitProperty and CollectSetLimitProperty name ksqlDB's
+// properties capping COLLECT_LIST's and COLLECT_SET's arrays: values past
+// the cap are silently left out; a negative cap means none.
+const (
+	CollectListLimitProperty = "ksql.functions.collect_list.limit"
+	CollectSetLimitProperty  = "ksql.functions.collect_set.limit"
+)
+
+// collectLimitOf reads a COLLECT_* cap from cfg as ksqlDB's functions
+// configure themselves: a whole number, negative for no cap; anything else
+// (or nothing) leaves the default.
+func collectLimitOf(cfg FunctionConfig, property string) int {
+	v, ok := cfg[property]
+	if !ok {
+		return collectLimit
+	}
+	n, err := strconv.ParseInt(strings.TrimSpace(v), 10, 32)
+	switch {
+	case err != nil:
+		return collectLimit
+	case n < 0:
+		return math.MaxInt32
+	}
+	return int(n)
+}
 
 // COLLECT_LIST(col) keeps every value in arrival order, NULLs included;
 // COLLECT_SET(col) keeps each distinct value once, in order of first
 // arrival, NULL being one value too, as in ksqlDB. Both return
-// ARRAY<type of col>.
-func bindCollect(name string, distinct bool) aggBinder {
-	return func(args []types.Type, _ bool) (*Aggregate, error) {
+// ARRAY<type of col>, at most the configured cap long.
+func bindCollect(name string, distinct bool) configuredAggBinder {
+	property := CollectListLimitProperty
+	if distinct {
+		property = CollectSetLimitProperty
+	}
+	return func(args []types.Type, _ bool, cfg FunctionConfig) (*Aggregate, error) {
 		if len(args) != 1 {
 			return nil, fmt.Errorf("%w: %s takes one argument", ErrType, name)
 		}
+		limit := collectLimitOf(cfg, property)
 		add := func(acc any, v any) any {
 			list, _ := acc.([]any)
-			if len(list) >= collectLimit || (distinct && containsValue(list, v)) {
+			if len(list) >= limit || (distinct && containsValue(list, v)) {
 				return list
 			}
 			return append(append(make([]any, 0, len(list)+1), list...), v)
 		}
-		return &Aggregate{
+		agg := &Aggregate{
 			Name:       name,
 			ResultType: types.ArrayOf(args[0]),
 			Init:       func() any { return []any{} },
@@ -46,18 +80,25 @@ func bindCollect(name string, distinct bool) aggBinder {
 				}
 				return acc
 			},
-			// Undo removes the first equal element (a table row's old
-			// value), as ksqlDB does.
-			Undo: func(acc any, a []any) any {
-				list, _ := acc.([]any)
-				for i, x := range list {
-					if sameElement(x, a[0]) {
-						return append(append(make([]any, 0, len(list)-1), list[:i]...), list[i+1:]...)
-					}
+		}
+		if distinct {
+			// ksqlDB's COLLECT_SET cannot take a value back (its
+			// aggregate is a stream-only one), so it is refused over a
+			// table as ksqlDB refuses it.
+			return agg, nil
+		}
+		// Undo removes the last equal element (a table row's old value),
+		// as ksqlDB does; a value the cap kept out is not there to remove.
+		agg.Undo = func(acc any, a []any) any {
+			list, _ := acc.([]any)
+			for i := len(list) - 1; i >= 0; i-- {
+				if sameElement(list[i], a[0]) {
+					return append(append(make([]any, 0, len(list)-1), list[:i]...), list[i+1:]...)
 				}
-				return list
-			},
-		}, nil
+			}
+			return list
+		}
+		return agg, nil
 	}
 }
 

@@ -745,6 +745,9 @@ func compileArrayCtor(x *parser.ArrayCtor, scope Scope) (Compiled, error) {
 // compileMapCtor compiles MAP(k := v, …). Keys are stored as text (the
 // Go value of every MAP); a NULL key drops its entry; a later equal key
 // wins.
+// nullMapKey is the key a map's NULL key is kept under.
+const nullMapKey = "null"
+
 func compileMapCtor(x *parser.MapCtor, scope Scope) (Compiled, error) {
 	kcs := make([]Compiled, len(x.Keys))
 	vcs := make([]Compiled, len(x.Values))
@@ -796,11 +799,14 @@ func compileMapCtor(x *parser.MapCtor, scope Scope) (Compiled, error) {
 	return fold(Compiled{Type: types.MapOf(kt, vt), Const: allConst, Eval: func(row []any) any {
 		out := make(map[string]any, len(keys))
 		for i := range keys {
-			k := keys[i](row)
-			if k == nil {
-				continue
+			// A NULL key is kept, as ksqlDB's maps keep it, under the
+			// text its JSON serialiser writes for it: "null". Maps hold
+			// their keys as text, so it then reads as the STRING 'null'.
+			key := nullMapKey
+			if k := keys[i](row); k != nil {
+				key = types.FormatValue(k)
 			}
-			out[types.FormatValue(k)] = convs[i](vals[i](row))
+			out[key] = convs[i](vals[i](row))
 		}
 		return out
 	}}), nil

@@ -126,7 +126,9 @@ func TestCollectionConstructors(t *testing.T) {
 		{"MAP('a' := 1, 'b' := 2.5E0)", types.MapOf(tString, tDouble), map[string]any{"a": 1.0, "b": 2.5}},
 		// A decimal literal makes the elements DECIMAL: INT widens exactly.
 		{"ARRAY[i, 2.5]", types.ArrayOf(types.Type{Kind: types.Decimal, Precision: 11, Scale: 1}), []any{dec("7.0"), dec("2.5")}},
-		{"MAP(1 := 'x', ni := 'y')", types.MapOf(tInt, tString), map[string]any{"1": "x"}},
+		// A NULL key is kept, under the text ksqlDB's JSON writes for it.
+		{"MAP(1 := 'x', ni := 'y')", types.MapOf(tInt, tString), map[string]any{"1": "x", "null": "y"}},
+		{"MAP(CAST(NULL AS STRING) := 10)", types.MapOf(tString, tInt), map[string]any{"null": int32(10)}},
 		{"MAP('a' := 1)['a']", tInt, int32(1)},
 		{"ARRAY[5, 6][2]", tInt, int32(6)},
 		// Literals coerce to the type the other elements give.

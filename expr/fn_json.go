@@ -533,6 +533,12 @@ func init() {
 			}
 			out := make(map[string]any, len(obj.keys))
 			for _, k := range obj.keys {
+				// A string value is its text, anything else its JSON, as
+				// ksqlDB's JSON_RECORDS reads them.
+				if str, isStr := obj.vals[k].(string); isStr {
+					out[k] = str
+					continue
+				}
 				out[k] = jsText(obj.vals[k])
 			}
 			return out

@@ -47,7 +47,8 @@ var jsonFunctionCases = []evalCase{
 	{`JSON_KEYS('')`, tArrString, nil},
 	{`JSON_KEYS(ns)`, tArrString, nil},
 
-	{`JSON_RECORDS('{"a": "x", "b": [1, true], "c": null}')`, types.MapOf(tString, tString), map[string]any{"a": `"x"`, "b": "[1,true]", "c": "null"}},
+	{`JSON_RECORDS('{"a": "x", "b": [1, true], "c": null}')`, types.MapOf(tString, tString), map[string]any{"a": "x", "b": "[1,true]", "c": "null"}},
+	{`JSON_RECORDS('{"White": "Seven", "q": "say \"hi\""}')`, types.MapOf(tString, tString), map[string]any{"White": "Seven", "q": `say "hi"`}},
 	{`JSON_RECORDS('"s"')`, types.MapOf(tString, tString), nil},
 	{`JSON_RECORDS('{bad}')`, types.MapOf(tString, tString), nil},
 	{`JSON_RECORDS(ns)`, types.MapOf(tString, tString), nil},

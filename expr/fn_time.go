@@ -147,10 +147,12 @@ func tmPatternFits(name string, p *JavaPattern) string {
 		if p.hasAny(tmDateLetters) {
 			return "has date or zone fields, which a TIME cannot format"
 		}
-	case "PARSE_DATE", "STRINGTODATE":
-		if name == "PARSE_DATE" && p.hasAny("HkhKmsSa") {
-			return "contains time fields"
-		}
+	case "PARSE_DATE":
+		// java.text's parser, which ksqlDB's PARSE_DATE uses, takes the
+		// fields a pattern lacks from 1970-01-01: "MMM-yyyy" is the
+		// month's first day. Time fields are allowed; a value whose time
+		// of day is not midnight reads as NULL, as ksqlDB fails it.
+	case "STRINGTODATE":
 		if !wholeDate {
 			return "does not give a whole date (year, month and day)"
 		}
@@ -382,9 +384,16 @@ func init() {
 				if !ok || !ok2 || tmPatternFits(name, p) != "" {
 					return nil
 				}
-				t, err := p.Parse(s, loc)
+				read := p.Parse
+				if name == "PARSE_DATE" {
+					read = p.ParseLeading // java.text's parser leaves trailing text
+				}
+				t, err := read(s, loc)
 				if err != nil {
 					return nil
+				}
+				if name == "PARSE_DATE" && tmLocalMillis(t) != 0 {
+					return nil // ksqlDB: "Date format contains time field."
 				}
 				return conv(t)
 			}, nil

@@ -70,6 +70,9 @@ var timeFunctionCases = []evalCase{
 	// Day past the month's end resolves to its last day (SMART resolver).
 	{"PARSE_TIMESTAMP('2023-02-30', 'yyyy-MM-dd')", tTS, int64(1677542400000)},
 	{"PARSE_TIMESTAMP('2024-13-01', 'yyyy-MM-dd')", tTS, nil},
+	// …and 24:00 is the next day's midnight; nothing later is.
+	{"PARSE_TIMESTAMP('2023-12-31 24:00', 'yyyy-MM-dd HH:mm')", tTS, int64(1704067200000)},
+	{"PARSE_TIMESTAMP('2023-12-31 24:01', 'yyyy-MM-dd HH:mm')", tTS, nil},
 	{"PARSE_TIMESTAMP('not a date', 'yyyy-MM-dd')", tTS, nil},
 	{"PARSE_TIMESTAMP('2024-01-01 junk', 'yyyy-MM-dd')", tTS, nil},
 	{"PARSE_TIMESTAMP(ns, 'yyyy-MM-dd')", tTS, nil},
@@ -78,6 +81,8 @@ var timeFunctionCases = []evalCase{
 	{"STRINGTOTIMESTAMP('2024-01-01 00:00:00.010', 'yyyy-MM-dd HH:mm:ss.SSS')", tBig, int64(1704067200010)},
 	{"STRINGTOTIMESTAMP('2024-01-01 09:00', 'yyyy-MM-dd HH:mm', 'Asia/Tokyo')", tBig, int64(1704067200000)},
 	{"STRINGTOTIMESTAMP(ns, 'yyyy')", tBig, nil},
+	// java.time's parsers are built case-insensitive: "z" is the zone Z.
+	{"STRINGTOTIMESTAMP('2020-05-11T21:58:33z', 'yyyy-MM-dd''T''HH:mm:ssX')", tBig, int64(1589234313000)},
 
 	{"CONVERT_TZ(ts, 'UTC', 'America/Los_Angeles')", tTS, int64(1704067200000 - 8*3_600_000)},
 	{"CONVERT_TZ(ts, 'Asia/Kolkata', 'UTC')", tTS, int64(1704067200000 - 5*3_600_000 - 30*60_000)},
@@ -113,6 +118,18 @@ var timeFunctionCases = []evalCase{
 	{"PARSE_DATE('2024-01-01', s)", tDate, nil}, // 'abc' is no whole date
 	{"STRINGTODATE('01-Jan-2024 10:00', 'dd-MMM-yyyy HH:mm')", tInt, int32(19723)},
 	{"PARSE_DATE('2024/01/01', 'yyyy-MM-dd')", tDate, nil},
+	// ksqlDB's PARSE_DATE reads with java.text's parser: fields the
+	// pattern lacks come from 1970-01-01, and text after the pattern's
+	// end is left unread.
+	{"PARSE_DATE('JAN-2022', 'MMM-yyyy')", tDate, int32(18993)},
+	{"PARSE_DATE('2022', 'yyyy')", tDate, int32(18993)},
+	{"PARSE_DATE('2003-12-24-01-01', 'yyyy-MM-dd')", tDate, int32(12410)},
+	{"PARSE_DATE('2004', 'yyyy-MM-dd')", tDate, nil},
+	{"PARSE_DATE('2021-01-01 00:00', 'yyyy-MM-dd HH:mm')", tDate, int32(18628)},
+	{"PARSE_DATE('2021-01-01 10:00', 'yyyy-MM-dd HH:mm')", tDate, nil}, // a time of day: ksqlDB fails the call
+	{"PARSE_DATE('1/5/2019', 'dd/MM/yyyy')", tDate, int32(18017)},
+	{"STRINGTODATE('1/5/2019', 'dd/MM/yyyy')", tInt, nil},
+	{"STRINGTODATE('2024-01-01x', 'yyyy-MM-dd')", tInt, nil},
 	{"PARSE_DATE(ns, 'yyyy-MM-dd')", tDate, nil},
 	{"DATETOSTRING(19723, 'yyyy-MM-dd')", tString, "2024-01-01"},
 	{"DATETOSTRING(ni, 'yyyy-MM-dd')", tString, nil},
@@ -137,8 +154,6 @@ func TestTimeFunctionCompileErrors(t *testing.T) {
 		"CONVERT_TZ(ts, 'UTC', 'nowhere')":                 "unknown time zone",
 		"FORMAT_DATE(FROM_DAYS(1), 'yyyy HH')":             "which a DATE cannot format",
 		"FORMAT_TIME(PARSE_TIME('1', 'H'), 'yyyy')":        "which a TIME cannot format",
-		"PARSE_DATE(s, 'yyyy-MM-dd HH:mm')":                "contains time fields",
-		"PARSE_DATE(s, 'yyyy-MM')":                         "whole date",
 		"STRINGTODATE(s, 'MM-dd')":                         "whole date",
 		"PARSE_TIME(s, 'yyyy HH')":                         "contains date fields",
 		"PARSE_TIME(s, 'mm:ss')":                           "hour of the day",

@@ -321,6 +321,18 @@ var tmDays = []string{"sunday", "monday", "tuesday", "wednesday", "thursday", "f
 // the text the local time is in loc. Day-of-month past the month's end
 // resolves to its last day (Java's SMART resolver).
 func (p *JavaPattern) Parse(s string, loc *time.Location) (time.Time, error) {
+	return p.parse(s, loc, true)
+}
+
+// ParseLeading is Parse reading the pattern from the start of s and
+// leaving whatever text follows it, as java.text's parsers do
+// (SimpleDateFormat, and the FastDateFormat ksqlDB's PARSE_DATE uses):
+// "2003-12-24-01-01" read with yyyy-MM-dd is 2003-12-24.
+func (p *JavaPattern) ParseLeading(s string, loc *time.Location) (time.Time, error) {
+	return p.parse(s, loc, false)
+}
+
+func (p *JavaPattern) parse(s string, loc *time.Location, whole bool) (time.Time, error) {
 	fail := func(why string) (time.Time, error) {
 		return time.Time{}, fmt.Errorf("text %q could not be parsed with pattern %q: %s", s, p.src, why)
 	}
@@ -351,9 +363,16 @@ func (p *JavaPattern) Parse(s string, loc *time.Location) (time.Time, error) {
 				maxW = tk.count
 			}
 			adjacent := ti+1 < len(p.toks) && tmNumeric(p.toks[ti+1])
-			if adjacent {
+			yearLike := tk.letter == 'y' || tk.letter == 'u' || tk.letter == 'Y'
+			switch {
+			case adjacent:
 				maxW = max(minW, tk.count)
-			} else if tk.count == 2 && tk.letter != 'y' && tk.letter != 'u' && tk.letter != 'Y' {
+			case !whole && !yearLike && tk.letter != 'S':
+				// java.text reads a number its pattern does not butt
+				// against another as however many digits it has: "1"
+				// fits dd.
+				minW, maxW = 1, 9
+			case tk.count == 2 && !yearLike:
 				maxW = 2
 			}
 			sign := 1
@@ -474,7 +493,7 @@ func (p *JavaPattern) Parse(s string, loc *time.Location) (time.Time, error) {
 			zone = l
 		}
 	}
-	if pos != len(s) {
+	if whole && pos != len(s) {
 		return fail(fmt.Sprintf("unparsed text found at index %d", pos))
 	}
 	if h12 >= 0 {
@@ -486,7 +505,10 @@ func (p *JavaPattern) Parse(s string, loc *time.Location) (time.Time, error) {
 			hour += 12
 		}
 	}
-	if month < 1 || month > 12 || day < 1 || day > 31 || hour > 23 || minute > 59 || sec > 59 {
+	// java.time's SMART resolver reads 24:00 (and no later) as the end
+	// of the day: the next day's midnight. java.text's parser does not.
+	endOfDay := whole && hour == 24 && minute == 0 && sec == 0 && nanos == 0 && h12 < 0
+	if month < 1 || month > 12 || day < 1 || day > 31 || (hour > 23 && !endOfDay) || minute > 59 || sec > 59 {
 		return fail("field value out of range")
 	}
 	if doy > 0 {
@@ -499,6 +521,10 @@ func (p *JavaPattern) Parse(s string, loc *time.Location) (time.Time, error) {
 	}
 	if zone == nil {
 		zone = loc
+	}
+	if endOfDay {
+		next := time.Date(year, time.Month(month), day+1, 0, 0, 0, 0, time.UTC)
+		return tmLocalToInstant(next.Year(), next.Month(), next.Day(), 0, 0, 0, 0, zone), nil
 	}
 	return tmLocalToInstant(year, time.Month(month), day, hour, minute, sec, nanos, zone), nil
 }
@@ -543,12 +569,14 @@ func tmDaysIn(year, month int) int {
 }
 
 // tmParseOffset reads Z, ±HH, ±HHMM, ±HH:MM (optionally GMT/UTC-prefixed).
+// Letters match in either case: ksqlDB's parsers are built
+// parseCaseInsensitive, so "z" is UTC too.
 func tmParseOffset(s string) (off, n int, ok bool) {
-	if strings.HasPrefix(s, "Z") {
+	if len(s) > 0 && (s[0] == 'Z' || s[0] == 'z') {
 		return 0, 1, true
 	}
 	for _, pre := range []string{"GMT", "UTC"} {
-		if strings.HasPrefix(s, pre) {
+		if len(s) >= len(pre) && strings.EqualFold(s[:len(pre)], pre) {
 			if len(s) == 3 || (s[3] != '+' && s[3] != '-') {
 				return 0, 3, true
 			}

@@ -20,8 +20,9 @@ type UserFunction struct {
 	Args          []types.Type
 	Result        types.Type
 	Deterministic bool
-	// Language is WASM (JAVASCRIPT later); Origin says where the code
-	// came from, for DESCRIBE FUNCTION (the module's sha256 and export).
+	// Language is WASM or JAVASCRIPT; Origin says where the code came
+	// from, for DESCRIBE FUNCTION (the module's sha256 and export, or the
+	// JavaScript body's sha256).
 	Language string
 	Origin   string
 	// Version counts the CREATE FUNCTION statements of this name and

@@ -135,6 +135,13 @@ func fastValue(v *fastjson.Value, col types.Column) (x any, err error) {
 		if t.Kind == types.Boolean {
 			return v.Type() == fastjson.TypeTrue, nil
 		}
+	case fastjson.TypeObject, fastjson.TypeArray:
+		// A STRING column holding an object or array reads as its
+		// compact JSON text with the fields in the record's order, as
+		// ksqlDB's deserialiser prints the node it read.
+		if t.Kind == types.String {
+			return string(v.MarshalTo(nil)), nil
+		}
 	}
 	return FromJSON(plainJSON(v), t)
 }

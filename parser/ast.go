@@ -321,7 +321,7 @@ const (
 // (param type, …) RETURNS type [[NOT] DETERMINISTIC] LANGUAGE lang
 // [AS $$ body $$] [WITH (…)]. Name is upper-cased unless it was quoted;
 // Language is upper-cased; Body is the text between the $$ (HasBody says
-// there was one).
+// there was one, BodyPos where it starts).
 type CreateFunction struct {
 	Pos           Pos
 	OrReplace     bool
@@ -333,7 +333,10 @@ type CreateFunction struct {
 	Language      string
 	Body          string
 	HasBody       bool
-	With          []Property
+	// BodyPos is where Body starts in the statement (just after the
+	// opening $$), to place an error inside the body.
+	BodyPos Pos
+	With    []Property
 }
 
 // FunctionParam is a parameter of CREATE FUNCTION.

@@ -752,7 +752,11 @@ func (c *converter) createFunction(g *gCreateFunc) Statement {
 		st.Params = append(st.Params, FunctionParam{Pos: pos(p.Pos), Name: p.Name.Value, Type: c.typeName(p.Type)})
 	}
 	if g.Body != nil {
-		st.Body, st.HasBody = (*g.Body)[2:len(*g.Body)-2], true
+		st.Body, st.HasBody = g.Body.Text[2:len(g.Body.Text)-2], true
+		// The body starts after the two characters of the opening $$.
+		st.BodyPos = pos(g.Body.Pos)
+		st.BodyPos.Column += 2
+		st.BodyPos.Offset += 2
 	}
 	return st
 }

@@ -155,8 +155,15 @@ type gCreateFunc struct {
 	Not       bool          `parser:"( @'NOT'?"`
 	Det       bool          `parser:"  @'DETERMINISTIC' )?"`
 	Language  *gIdent       `parser:"'LANGUAGE' @@"`
-	Body      *string       `parser:"( 'AS' @Dollar )?"`
+	Body      *gDollar      `parser:"( 'AS' @@ )?"`
 	With      []*gProp      `parser:"( 'WITH' '(' @@ ( ',' @@ )* ')' )?"`
+}
+
+// gDollar is a dollar-quoted body with its position, so that an error
+// inside the body can be placed in the statement.
+type gDollar struct {
+	Pos  lexer.Position
+	Text string `parser:"@Dollar"`
 }
 
 // gFuncParam is one parameter of CREATE FUNCTION: a name and a type.
@@ -355,11 +362,38 @@ type gDur struct {
 }
 
 type gWindow struct {
-	Pos     lexer.Position
+	Pos lexer.Position
+	// Name is the optional name ksqlDB's grammar lets a window have
+	// (WINDOW w TUMBLING (…)); nothing refers to it.
+	Name    *gWindowName      `parser:"@@?"`
 	Kind    string            `parser:"@( 'TUMBLING' | 'HOPPING' | 'SESSION' | 'SLIDING' )"`
 	Params  []*gWindowParam   `parser:"( '(' @@ ( ',' @@ )* ')'"`
 	Compact *gDur             `parser:"| @@"`
 	Options []*gWindowCompact `parser:"  @@* )"`
+}
+
+// gWindowName is an unquoted word naming a window: it is one only where a
+// window kind follows it, so that a misspelt kind (WINDOW ROLLING 5m) is
+// still reported where it stands.
+type gWindowName struct {
+	Value string
+}
+
+func (g *gWindowName) Parse(lex *lexer.PeekingLexer) error {
+	t := lex.Peek()
+	up := strings.ToUpper(t.Value)
+	if _, kind := windowKinds[up]; t.Type != identType || reserved[up] || kind {
+		return participle.NextMatch
+	}
+	cp := lex.MakeCheckpoint()
+	lex.Next()
+	next := lex.Peek()
+	if _, kind := windowKinds[strings.ToUpper(next.Value)]; next.Type != identType || !kind {
+		lex.LoadCheckpoint(cp)
+		return participle.NextMatch
+	}
+	g.Value = up
+	return nil
 }
 
 type gWindowParam struct {

@@ -116,7 +116,7 @@ func (p *planning) planAggregate() error {
 			argTypes[j] = c.Type
 			evals = append(evals, c.Eval)
 		}
-		agg, err := expr.BindAggregate(f.Name, argTypes, f.Star)
+		agg, err := expr.BindAggregateConfigured(f.Name, argTypes, f.Star, p.opts.FunctionConfig)
 		if err == nil {
 			if err := literalInitArgs(f); err != nil {
 				return err

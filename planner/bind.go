@@ -49,8 +49,6 @@ type boundJoin struct {
 	keyType      types.Type
 	syntheticKey string
 	fkKey        []string
-	// next is where the join after this one starts, if any.
-	next parser.Pos
 }
 
 // bind states the query as a logical plan (p.q.Logical) before the
@@ -244,9 +242,6 @@ func (p *planning) bindJoins() (logical.Node, error) {
 		b, err := bindJoin(j, left, right, bases)
 		if err != nil {
 			return nil, err
-		}
-		if idx+1 < len(sel.Joins) {
-			b.next = sel.Joins[idx+1].Pos
 		}
 		p.bound = append(p.bound, b)
 		l = boundLayout(bases, left, right, b.keyType)

@@ -484,6 +484,9 @@ func CreateSourceWith(cat *Catalog, st *parser.CreateSource, text string, opts O
 			return nil, posErr(st.Pos, err)
 		}
 	}
+	if s.ValueProps.WrapSingleValue, err = format.ValueWrapping(valueFormat, len(values), s.ValueProps.WrapSingleValue, opts.WrapSingleValues); err != nil {
+		return nil, withErr(st.Pos, st.With, propErr("WRAP_SINGLE_VALUE", fmt.Errorf("%w: %w", ErrInvalid, err)))
+	}
 	if len(st.Columns) > 0 {
 		if err := cat.sourceWriteSchema(topic, true, keyFormat, keys, &s.KeyProps); err != nil {
 			return nil, posErr(st.Pos, err)

@@ -24,12 +24,20 @@ func (jb *joinBuilder) planFKJoin(j *parser.Join, ins []*joinInput, fk expr.Comp
 		l.names = append(l.names, in.names...)
 		l.types = append(l.types, in.types...)
 	}
-	l.keySlot, l.keyName = len(l.names), "KSQL_INTERNAL_JOINKEY"
-	l.names = append(l.names, l.keyName, exec.ColRowTime, exec.ColRowPartition, exec.ColRowOffset)
-	l.types = append(l.types, fk.Type, types.BigIntType, types.IntegerType, types.BigIntType)
-
 	rightKey := right.src.Schema.Keys()[0]
 	leftKeys := left.src.Schema.Keys()
+	// The result is keyed by the left table's key. A join after this one
+	// reads it as it is when it joins on that key (a single column, which
+	// the key slot then holds as well).
+	keyType := fk.Type
+	if len(leftKeys) == 1 {
+		keyType = leftKeys[0].Type
+		l.candidates[left.names[0]] = true
+		l.candidateText = []string{strings.ToUpper(left.alias) + "." + leftKeys[0].Name}
+	}
+	l.keySlot, l.keyName = len(l.names), "KSQL_INTERNAL_JOINKEY"
+	l.names = append(l.names, l.keyName, exec.ColRowTime, exec.ColRowPartition, exec.ColRowOffset)
+	l.types = append(l.types, keyType, types.BigIntType, types.IntegerType, types.BigIntType)
 	subValues := []types.Column{{Name: "KSQL_INTERNAL_OP", Type: types.IntegerType}}
 	for _, k := range leftKeys {
 		k.Key = false

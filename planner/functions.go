@@ -142,13 +142,11 @@ func CreateFunction(ctx context.Context, cat *Catalog, st *parser.CreateFunction
 		return nil, posErr(st.Pos, fmt.Errorf("%w: CREATE TABLE FUNCTION is not supported yet", ErrUnsupported))
 	}
 	switch st.Language {
-	case "WASM":
-	case "JAVASCRIPT":
-		return nil, posErr(st.Pos, fmt.Errorf("%w: LANGUAGE JAVASCRIPT is not supported yet", ErrUnsupported))
+	case "WASM", JavaScriptLanguage:
 	default:
-		return nil, posErr(st.Pos, fmt.Errorf("%w: unknown LANGUAGE %s: expected WASM", ErrInvalid, st.Language))
+		return nil, posErr(st.Pos, fmt.Errorf("%w: unknown LANGUAGE %s: expected WASM or JAVASCRIPT", ErrInvalid, st.Language))
 	}
-	if st.HasBody {
+	if st.HasBody && st.Language == "WASM" {
 		return nil, posErr(st.Pos, fmt.Errorf("%w: a LANGUAGE WASM function takes its module from WITH (PATH=… or MODULE=…), not AS $$ … $$", ErrInvalid))
 	}
 	if expr.IsBuiltinFunction(st.Name) {
@@ -176,6 +174,29 @@ func CreateFunction(ctx context.Context, cat *Catalog, st *parser.CreateFunction
 		return nil, posErr(st.Returns.Pos, err)
 	}
 	f.Result = t
+	if st.Language == JavaScriptLanguage {
+		err = javaScriptImpl(f, st)
+	} else {
+		err = wasmImpl(ctx, cat, f, st)
+	}
+	if err != nil {
+		return nil, err
+	}
+	for _, old := range cat.Functions(st.Name) {
+		if sameArgs(old.Args, f.Args) {
+			if !st.OrReplace {
+				return nil, posErr(st.Pos, fmt.Errorf("%w: Function '%s' with parameters (%s) already exists; CREATE OR REPLACE FUNCTION replaces it", ErrExists, st.Name, typeNames(f.Args)))
+			}
+			f.Version = old.Version + 1
+		}
+	}
+	return f, nil
+}
+
+// wasmImpl reads a WebAssembly function's module and export into f and
+// checks them against the calling convention.
+func wasmImpl(ctx context.Context, cat *Catalog, f *expr.UserFunction, st *parser.CreateFunction) error {
+	var err error
 	impl := &WasmFunction{}
 	var module string
 	var hasModule bool
@@ -186,35 +207,27 @@ func CreateFunction(ctx context.Context, cat *Catalog, st *parser.CreateFunction
 		case FunctionExportProperty:
 			impl.Export = p.Value.Str
 		case FunctionPathProperty:
-			return nil, posErr(p.Pos, fmt.Errorf("%w: PATH is read where the statement is issued; this one still names %q", ErrInvalid, p.Value.Str))
+			return posErr(p.Pos, fmt.Errorf("%w: PATH is read where the statement is issued; this one still names %q", ErrInvalid, p.Value.Str))
 		default:
-			return nil, posErr(p.Pos, fmt.Errorf("%w: unknown property %s of CREATE FUNCTION: expected PATH, MODULE or EXPORT", ErrInvalid, p.Name))
+			return posErr(p.Pos, fmt.Errorf("%w: unknown property %s of CREATE FUNCTION: expected PATH, MODULE or EXPORT", ErrInvalid, p.Name))
 		}
 	}
 	if !hasModule {
-		return nil, posErr(st.Pos, fmt.Errorf("%w: CREATE FUNCTION … LANGUAGE WASM needs WITH (PATH='file.wasm' or MODULE='<base64>', EXPORT='name')", ErrInvalid))
+		return posErr(st.Pos, fmt.Errorf("%w: CREATE FUNCTION … LANGUAGE WASM needs WITH (PATH='file.wasm' or MODULE='<base64>', EXPORT='name')", ErrInvalid))
 	}
 	if impl.Export == "" {
-		return nil, posErr(st.Pos, fmt.Errorf("%w: CREATE FUNCTION … LANGUAGE WASM needs EXPORT='name', the module's function", ErrInvalid))
+		return posErr(st.Pos, fmt.Errorf("%w: CREATE FUNCTION … LANGUAGE WASM needs EXPORT='name', the module's function", ErrInvalid))
 	}
 	if impl.Module, err = decodeModule(module); err != nil {
-		return nil, posErr(st.Pos, err)
+		return posErr(st.Pos, err)
 	}
 	impl.Sum = udf.Sum(impl.Module)
 	if err := cat.FunctionRuntime().Check(ctx, impl.Module, impl.Export, udf.Signature{Args: f.Args, Result: f.Result}); err != nil {
-		return nil, posErr(st.Pos, fmt.Errorf("%w: %v", ErrInvalid, err))
+		return posErr(st.Pos, fmt.Errorf("%w: %v", ErrInvalid, err))
 	}
 	f.Impl = impl
 	f.Origin = "sha256:" + impl.Sum + " export:" + impl.Export
-	for _, old := range cat.Functions(st.Name) {
-		if sameArgs(old.Args, f.Args) {
-			if !st.OrReplace {
-				return nil, posErr(st.Pos, fmt.Errorf("%w: Function '%s' with parameters (%s) already exists; CREATE OR REPLACE FUNCTION replaces it", ErrExists, st.Name, typeNames(f.Args)))
-			}
-			f.Version = old.Version + 1
-		}
-	}
-	return f, nil
+	return nil
 }
 
 // maxModuleBytes bounds a module's size once decompressed.
@@ -282,6 +295,9 @@ func (q queryFunctions) Bind(f *expr.UserFunction) (func([]any) (any, error), er
 		*q.used = functionSet{}
 	}
 	(*q.used)[f.Name] = true
+	if js, ok := f.Impl.(*JavaScriptFunction); ok {
+		return js.Program.Function(q.limits).Call, nil
+	}
 	impl, ok := f.Impl.(*WasmFunction)
 	if !ok {
 		return nil, fmt.Errorf("%w: LANGUAGE %s", ErrUnsupported, f.Language)

@@ -185,13 +185,25 @@ func (jb *joinBuilder) planOneJoin(idx int, j *parser.Join, decided *logical.Joi
 		}
 		// Re-keyed in the key format the plan gives the topic (the other
 		// input's when that one is read as it is, so that both hash a key
-		// to the same partition), with that input's key properties.
+		// to the same partition), with that input's key properties. In a
+		// Schema Registry format the key is written with the other
+		// input's schema, its field named as the other's key column, so
+		// that equal keys are equal bytes (the schema id is in them).
 		r := [2]logical.Node{decided.Left, decided.Right}[side].(*logical.Repartition)
-		keyFormat, keyProps := r.Keying.Format, format.Props{}
+		keyFormat, keyProps, keyName := r.Keying.Format, format.Props{}, "KSQL_INTERNAL_JOINKEY"
 		if other := ins[1-side]; keyed[1-side] && other.keyFormat == keyFormat {
 			keyProps = other.keyProps
+			if format.UsesRegistry(keyFormat) && keyProps.SchemaID > 0 {
+				if other.prev != nil || len(other.src.Schema.Keys()) != 1 {
+					keyProps = internalProps(keyProps)
+				} else {
+					keyName = other.src.Schema.Keys()[0].Name
+				}
+			}
 		}
-		jb.repartitionJoinInput(in, sfx+"-"+[2]string{"left", "right"}[side], keyExpr[side], partitions, keyFormat, keyProps, r.Carries, bases)
+		if err := jb.repartitionJoinInput(in, sfx+"-"+[2]string{"left", "right"}[side], keyExpr[side], partitions, keyFormat, keyProps, keyName, r.Carries, bases); err != nil {
+			return nil, posErr(j.Pos, err)
+		}
 	}
 
 	// The joined row.
@@ -251,6 +263,11 @@ func (jb *joinBuilder) planOneJoin(idx int, j *parser.Join, decided *logical.Joi
 
 	node := &exec.JoinNode{Type: exec.JoinType(j.Type), Text: parenthesized(j.On)}
 	node.Left, node.Right = left.joinSide(), right.joinSide()
+	if left.window == exec.TimeWindowed && left.windowSize != right.windowSize {
+		// Allowed only where keys carry the window start alone
+		// (checkJoinInputs): rows meet on it.
+		node.Left.WindowStartOnly, node.Right.WindowStartOnly = true, true
+	}
 	storeBase := jb.queryID + "-Join" + sfx
 	topicBase := jb.prefix + "-Join" + sfx
 	if streams {
@@ -310,4 +327,13 @@ func (jb *joinBuilder) planOneJoin(idx int, j *parser.Join, decided *logical.Joi
 		jb.join = &joinPlan{layout: l, spec: left.spec, nodes: []exec.Node{node}, sides: []*exec.SideInput{{Source: right.spec, Node: 0, Side: 1}}}
 	}
 	return l, nil
+}
+
+// internalProps are the format properties an internal topic takes from an
+// input's: how its format writes (delimiter, wrapping, nullable fields,
+// the registry), not the schema it writes with, which describes the
+// input's columns, not the topic's.
+func internalProps(p format.Props) format.Props {
+	p.Schema, p.SchemaID, p.References, p.FullName = "", 0, nil, ""
+	return p
 }

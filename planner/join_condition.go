@@ -10,6 +10,7 @@ import (
 
 	"github.com/sluice-sql/sluice/exec"
 	"github.com/sluice-sql/sluice/expr"
+	"github.com/sluice-sql/sluice/format"
 	"github.com/sluice-sql/sluice/parser"
 	"github.com/sluice-sql/sluice/types"
 )
@@ -34,7 +35,14 @@ func checkJoinInputs(j *parser.Join, left, right *joinInput) error {
 	if rightTable && !leftTable && (j.Type == parser.JoinRight || j.Type == parser.JoinFull) {
 		return posErr(j.Pos, fmt.Errorf("%w: Invalid join type: %s join not supported for stream-table join. Got %s %s %s.", ErrInvalid, joinTypeName(j.Type), left.label, joinSyntax(j.Type), right.label))
 	}
-	if left.window != right.window || (left.window == exec.TimeWindowed && left.windowSize != right.windowSize) {
+	// Time windows of different sizes give keys ksqlDB serializes
+	// differently, and it does not re-key windowed inputs, unless their
+	// key format is a Schema Registry one: those it re-serializes anyway
+	// (both inputs' keys carry their own schema ids), and only the window
+	// start is in the key.
+	sizes := left.window == exec.TimeWindowed && left.windowSize != right.windowSize &&
+		!(format.UsesRegistry(left.keyFormat) && format.UsesRegistry(right.keyFormat))
+	if left.window != right.window || sizes {
 		return posErr(j.Pos, windowMismatch(left, right))
 	}
 	return nil

@@ -13,7 +13,13 @@ import (
 // joinItems expands the SELECT of a join: * is every column of every
 // input (the synthetic key first), ALIAS.* one input's; a column named
 // with its source is called ALIAS_COLUMN, as in ksqlDB.
-func joinItems(selected []parser.SelectItem, l *joinLayout, sc expr.Scope, persistent bool) ([]item, error) {
+//
+// Under PARTITION BY (partitioned) an unqualified * is every column of
+// the rows the PARTITION BY re-keys, as ksqlDB lays them out: per input,
+// its value columns, its ROWTIME, ROWPARTITION and ROWOFFSET, its key
+// columns (and window bounds), then a synthetic join key; the PARTITION BY
+// columns among them become the new key (partitionKeyItems).
+func joinItems(selected []parser.SelectItem, l *joinLayout, sc expr.Scope, partitioned, persistent bool) ([]item, error) {
 	list := itemList{scope: sc}
 	add := list.add
 	generated := 0
@@ -26,6 +32,11 @@ func joinItems(selected []parser.SelectItem, l *joinLayout, sc expr.Scope, persi
 					return nil, posErr(si.Pos, fmt.Errorf("%w: '%s' is not a valid stream/table name or alias.", ErrInvalid, strings.ToUpper(si.StarSource)))
 				}
 				ins = []*joinInput{in}
+			} else if partitioned {
+				if err := addRepartitioned(l, si.Pos, add); err != nil {
+					return nil, err
+				}
+				continue
 			} else {
 				ins = l.inputs
 				if l.synthetic {
@@ -71,7 +82,7 @@ func joinItems(selected []parser.SelectItem, l *joinLayout, sc expr.Scope, persi
 					name = strings.ToUpper(in.alias) + "_" + name
 				}
 			case *parser.Dereference:
-				name = list.unusedName(x.Field)
+				name = x.Field
 			default:
 				name = fmt.Sprintf("KSQL_COL_%d", generated)
 				generated++
@@ -85,6 +96,43 @@ func joinItems(selected []parser.SelectItem, l *joinLayout, sc expr.Scope, persi
 		}
 	}
 	return list.items, nil
+}
+
+// addRepartitioned adds the columns of a * over a join that PARTITION BY
+// re-keys, in the order of ksqlDB's joined rows (see joinItems).
+func addRepartitioned(l *joinLayout, pos parser.Pos, add func(item) error) error {
+	var names []string
+	for _, in := range l.inputs {
+		// A re-keyed input's row starts with its new key; its source's
+		// key columns are found by name.
+		isKey := map[string]bool{}
+		for _, k := range in.src.Schema.Keys() {
+			isKey[strings.ToUpper(in.alias)+"_"+k.Name] = true
+		}
+		w := windowCols(in)
+		cols := in.names[:len(in.names)-3-w]
+		var keys []string
+		for _, n := range cols {
+			if isKey[n] {
+				keys = append(keys, n)
+			} else {
+				names = append(names, n)
+			}
+		}
+		names = slices.Concat(names, in.names[len(cols):len(in.names)-w], keys, in.names[len(in.names)-w:])
+	}
+	if l.synthetic {
+		names = append(names, l.keyName)
+	}
+	for _, n := range names {
+		if strings.HasPrefix(n, "KSQL_INTERNAL_") {
+			continue
+		}
+		if err := add(item{expr: &parser.ColumnRef{Pos: pos, Name: n}, name: n, pos: pos, star: true}); err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
 // joinKey picks the item that becomes the result's key: the first that

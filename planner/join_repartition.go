@@ -20,7 +20,11 @@ import (
 // sources in bases that it does not list are left out; the hidden slots
 // of joins before stay. The topic's key is written in keyFormat, the
 // repartition rule's choice.
-func (jb *joinBuilder) repartitionJoinInput(in *joinInput, name string, c expr.Compiled, partitions int32, keyFormat string, keyProps format.Props, carries []string, bases []*joinInput) {
+//
+// The key column is called keyName in the topic: a Schema Registry
+// format's schema names it. Without a schema in keyProps, one of the
+// topic's own is registered under its subject.
+func (jb *joinBuilder) repartitionJoinInput(in *joinInput, name string, c expr.Compiled, partitions int32, keyFormat string, keyProps format.Props, keyName string, carries []string, bases []*joinInput) error {
 	keyType := c.Type
 	ncols := len(in.names)
 	if in.prev == nil {
@@ -57,8 +61,11 @@ func (jb *joinBuilder) repartitionJoinInput(in *joinInput, name string, c expr.C
 		keptNames = append(keptNames, in.names[i])
 		keptTypes = append(keptTypes, in.types[i])
 	}
-	keyCol := types.Column{Name: "KSQL_INTERNAL_JOINKEY", Type: keyType, Key: true}
+	keyCol := types.Column{Name: keyName, Type: keyType, Key: true}
 	topic := jb.prefix + "-Join" + name + "-repartition"
+	if err := jb.cat.registerSink(topic, true, keyFormat, []types.Column{keyCol}, &keyProps); err != nil {
+		return err
+	}
 	nodes := []exec.Node{
 		&exec.ProjectNode{Exprs: exprs, Names: names},
 		&exec.SinkNode{Topic: topic, KeyFormat: keyFormat, KeyProps: keyProps, ValueFormat: format.Rows, KeyCols: []types.Column{keyCol}, ValueCols: values,
@@ -100,6 +107,7 @@ func (jb *joinBuilder) repartitionJoinInput(in *joinInput, name string, c expr.C
 		in.fullTypes = slices.Concat(newTypes[:1], fullTypes[:nfull], newTypes[1+len(keptTypes):])
 	}
 	in.names, in.types, in.keyCol = newNames, newTypes, 0
+	return nil
 }
 
 // droppedSlots are the joined row's names of the sources' key and value

@@ -6,6 +6,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/sluice-sql/sluice/expr"
 	"github.com/sluice-sql/sluice/parser"
 )
 
@@ -84,7 +85,9 @@ func partialTimestamp(s string) (int64, error) {
 		}
 	}
 	full := completeParts(date, "-", []string{"1970", "01", "01"}) + "T" + completeClock(clock)
-	t, err := time.ParseInLocation("2006-01-02T15:04:05.000", full, time.UTC)
+	// Read as ksqlDB reads it, with java.time's rules: 24:00 is the next
+	// day's midnight, a day past the month's end its last day.
+	ms, err := expr.ParseJavaTime(full, "yyyy-MM-dd'T'HH:mm:ss.SSS", time.UTC)
 	if err != nil {
 		return 0, fmt.Errorf("cannot read %q as a timestamp (yyyy-MM-dd'T'HH:mm:ss.SSS): %w", s, err)
 	}
@@ -92,7 +95,7 @@ func partialTimestamp(s string) (int64, error) {
 	if err != nil {
 		return 0, fmt.Errorf("cannot read %q as a timestamp: %w", s, err)
 	}
-	return t.Add(-time.Duration(off) * time.Second).UnixMilli(), nil
+	return ms - int64(off)*1000, nil
 }
 
 // completeParts fills the fields of a sep-separated value missing at its

@@ -16,6 +16,12 @@ func TestPartialTimestamp(t *testing.T) {
 		{in: "2020-02-10T08:31:44.001-01:00", want: 1581323504001 + 3600*1000},
 		{in: "2018-02", want: 1517443200000},
 		{in: "2018-01-01T10Z", want: 1514764800000 + 10*3600*1000},
+		// java.time's SMART resolver: 24:00 is the next day's midnight,
+		// a day past the month's end is its last day.
+		{in: "2020-02-24T24", want: 1582588800000},
+		{in: "2020-02-28T24:00:00.000", want: 1582934400000},
+		{in: "2020-02-24T24:01", bad: true},
+		{in: "2021-02-30", want: 1614470400000},
 		{in: "yesterday", bad: true},
 		{in: "2018-01-01T00:00+5", bad: true},
 	} {

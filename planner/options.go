@@ -3,8 +3,10 @@ package planner
 // The session settings planning reads.
 
 import (
-	"github.com/sluice-sql/sluice/udf"
 	"time"
+
+	"github.com/sluice-sql/sluice/expr"
+	"github.com/sluice-sql/sluice/udf"
 )
 
 // Options are the service-wide settings planning needs.
@@ -89,7 +91,30 @@ type Options struct {
 	// makes (sluice.udf.timeout, sluice.udf.memory). Default zero: no
 	// time limit, udf.DefaultMemoryBytes of memory.
 	UDFLimits udf.Limits
+	// FunctionConfig holds the properties named ksql.functions.* that
+	// configure built-in functions (COLLECT_LIST's and COLLECT_SET's caps),
+	// as ksqlDB hands them to its functions. Default nil: each function's
+	// defaults.
+	FunctionConfig expr.FunctionConfig
+	// WrapSingleValues is ksqlDB's property ksql.persistence.wrap.single.values
+	// (WrapSingleValuesProperty): the WRAP_SINGLE_VALUE of a CREATE, CREATE
+	// … AS SELECT or INSERT INTO's new sink whose WITH clause sets none and
+	// whose value has one column, where its format supports the setting
+	// (format.ValueWrapping). Default nil: each format's own default.
+	WrapSingleValues *bool
+	// OutputTopicPrefix is ksqlDB's property ksql.output.topic.name.prefix
+	// (OutputTopicPrefixProperty): what a CREATE … AS SELECT that names no
+	// KAFKA_TOPIC puts before its name to name its topic. Default "".
+	OutputTopicPrefix string
 }
+
+// OutputTopicPrefixProperty names the property behind
+// Options.OutputTopicPrefix.
+const OutputTopicPrefixProperty = "ksql.output.topic.name.prefix"
+
+// WrapSingleValuesProperty names the property behind
+// Options.WrapSingleValues.
+const WrapSingleValuesProperty = "ksql.persistence.wrap.single.values"
 
 // StateCacheBytesProperty names the property behind
 // Options.StateCacheBytes (Kafka Streams' name for its record cache).
@@ -112,10 +137,13 @@ const NewQueryPlannerProperty = "ksql.new.query.planner.enabled"
 const TableRetentionProperty = "sluice.table.retention"
 
 // CompatProperty names the session property behind Options.Compat, and
-// CompatKsqlDB its value that follows ksqlDB. The one difference today:
+// CompatKsqlDB its value that follows ksqlDB. The differences today:
 // with EMIT FINAL, ksqlDB drops a closed time window whose start is more
 // than the retention behind the newest window start (its window store
 // expired it before the result was emitted); Sluice emits every window.
+// A push query reading ROWPARTITION or ROWOFFSET is never a scalable one
+// in ksqlDB; Sluice serves it from the registry, which keeps where each
+// output record went.
 const (
 	CompatProperty = "sluice.compat"
 	CompatKsqlDB   = "ksqldb"

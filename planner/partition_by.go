@@ -143,10 +143,10 @@ func (p *planning) partitionKeyItems(exprs []parser.Expr) ([]int, error) {
 	keyOf := make([]int, len(exprs))
 	missing := false
 	for k, e := range exprs {
-		want := canonical(e)
+		want := p.canonical(e)
 		keyOf[k] = -1
 		for i, it := range p.items {
-			if canonical(it.expr) != want {
+			if p.canonical(it.expr) != want {
 				continue
 			}
 			if keyOf[k] >= 0 {
@@ -249,6 +249,28 @@ func (p *planning) partitionKeyMissing(exprs []parser.Expr) error {
 // so that `INPUT.ID` in PARTITION BY matches `ID` in SELECT.
 func canonical(e parser.Expr) string {
 	return qualified(e, "").String()
+}
+
+// canonical is e's text with each column reference naming the column it
+// resolves to: over a join, L.K and R.K are different columns, and L.K
+// is the * column L_K.
+func (p *planning) canonical(e parser.Expr) string {
+	if p.sc == nil || p.sc.join == nil {
+		return canonical(e)
+	}
+	l := p.sc.join
+	return parser.Rewrite(e, func(x parser.Expr) parser.Expr {
+		ref, ok := x.(*parser.ColumnRef)
+		if !ok {
+			return nil
+		}
+		c := *ref
+		c.Source = ""
+		if i, _, err := l.resolve(ref); err == nil {
+			c.Name = l.names[i]
+		}
+		return &c
+	}).String()
 }
 
 // qualified rewrites every column reference to name the source given.

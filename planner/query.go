@@ -112,7 +112,7 @@ func PlanQuery(cat *Catalog, sel *parser.Select, target *Target, queryID string,
 				p.q.Sources = append(p.q.Sources, r.Name)
 			}
 		}
-		if p.items, err = joinItems(cl.Items, p.join.layout, sc, target != nil); err != nil {
+		if p.items, err = joinItems(cl.Items, p.join.layout, sc, len(cl.PartitionBy) > 0, target != nil); err != nil {
 			return nil, err
 		}
 		if err := p.checkSinkTimestampNamed(); err != nil {
@@ -131,6 +131,7 @@ func PlanQuery(cat *Catalog, sel *parser.Select, target *Target, queryID string,
 			return nil, err
 		}
 	}
+	p.implicitDecimalCasts()
 	var err error
 	if target != nil {
 		p.q.Topology.ErrorTopic = target.With["ERROR_TOPIC"]

@@ -95,20 +95,6 @@ func (l *itemList) add(it item) error {
 	return nil
 }
 
-// unusedName is the name ksqlDB gives an unaliased struct field: the
-// field's name, or when an earlier item has it, the name followed by
-// _1, _2, … (SELECT B, A->B, C->B gives B, B_1, B_2).
-func (l *itemList) unusedName(field string) string {
-	if !l.seen[strings.ToUpper(field)] {
-		return field
-	}
-	for n := 1; ; n++ {
-		if name := fmt.Sprintf("%s_%d", field, n); !l.seen[strings.ToUpper(name)] {
-			return name
-		}
-	}
-}
-
 // itemType is the type of a SELECT item's expression, aggregate calls
 // included, when it can be told before planning; false when it cannot.
 func itemType(e parser.Expr, sc expr.Scope) (types.Type, bool) {
@@ -154,7 +140,7 @@ type item struct {
 func expandItems(sel *parser.Select, sc *scope, persistent bool) ([]item, error) {
 	l := itemList{scope: sc}
 	add := l.add
-	generated := 0
+	aliases := newAliasGenerator(sc.src.Schema.Columns)
 	for _, si := range sel.Items {
 		if si.Star {
 			if si.StarSource != "" && !strings.EqualFold(si.StarSource, sc.src.Name) && !strings.EqualFold(si.StarSource, sc.alias) {
@@ -185,10 +171,9 @@ func expandItems(sel *parser.Select, sc *scope, persistent bool) ([]item, error)
 			case *parser.ColumnRef:
 				name = x.Name
 			case *parser.Dereference:
-				name = l.unusedName(x.Field)
+				name = aliases.field(x.Field)
 			default:
-				name = fmt.Sprintf("KSQL_COL_%d", generated)
-				generated++
+				name = aliases.expression()
 			}
 		}
 		if err := checkOutputName(si, name, persistent); err != nil {

@@ -7,6 +7,7 @@ import (
 
 	"github.com/sluice-sql/sluice/parser"
 	"github.com/sluice-sql/sluice/planner/logical"
+	"github.com/sluice-sql/sluice/types"
 )
 
 // repartitionRule decides where rows are re-keyed through a repartition
@@ -30,7 +31,7 @@ func (p *planning) repartitionRule() (bool, error) {
 		var did bool
 		switch x := n.(type) {
 		case *logical.Join:
-			out, did, err = repartitionJoin(x, p.bound[x.Index], len(p.sel.Joins))
+			out, did, err = repartitionJoin(x, p.bound[x.Index], p.opts.DefaultKeyFormat)
 		case *logical.Aggregate:
 			out, did = repartitionAggregate(x)
 		case *logical.Project:
@@ -101,7 +102,10 @@ func repartitionPartitionBy(proj *logical.Project, persistent bool) (logical.Nod
 // keyed. Its inputs are decided already (the plan is rewritten
 // bottom-up), so an input that is the result of the joins before is
 // keyed as their decisions left it.
-func repartitionJoin(j *logical.Join, b *boundJoin, joins int) (logical.Node, bool, error) {
+//
+// Inputs both without a key (KEY_FORMAT NONE) are re-keyed in the
+// session's default key format (defaultKeyFormat, "" for KAFKA).
+func repartitionJoin(j *logical.Join, b *boundJoin, defaultKeyFormat string) (logical.Node, bool, error) {
 	ins := [2]logical.Keying{logical.KeyingOf(j.Left), logical.KeyingOf(j.Right)}
 	keyed := b.sourceKeyed
 	before, afterJoin := j.Left.(*logical.Join)
@@ -116,11 +120,17 @@ func repartitionJoin(j *logical.Join, b *boundJoin, joins int) (logical.Node, bo
 			return &nj, false, nil
 		}
 		if !keyed[0] {
-			if err := checkForeignKeyJoin(j, b, joins); err != nil {
+			if err := checkForeignKeyJoin(b); err != nil {
 				return nil, false, err
 			}
 			nj.ForeignKey = true
 			nj.Keying = logical.Keying{Key: b.fkKey, Format: ins[0].Format, Partitions: ins[0].Partitions, Table: true}
+			if len(b.fkKey) == 1 {
+				// The result is keyed by the left table's key, partitioned
+				// like that table: a join after it on that key reads it
+				// as it is.
+				nj.Candidates = b.fkKey
+			}
 			return &nj, false, nil
 		}
 	}
@@ -151,11 +161,13 @@ func repartitionJoin(j *logical.Join, b *boundJoin, joins int) (logical.Node, bo
 		if !rekey[1-side] {
 			keyFormat = ins[1-side].Format
 		}
-		if keyFormat == "" || strings.EqualFold(keyFormat, "NONE") {
-			keyFormat = "JSON"
-			if isPrimitive(b.keyType) {
-				keyFormat = "KAFKA"
-			}
+		switch {
+		case keyless(ins[0].Format) && keyless(ins[1].Format):
+			// Keyless inputs get a key in the session's default key
+			// format, as ksqlDB re-keys a NONE key.
+			keyFormat = rekeyFormat(defaultKeyFormat, b.keyType)
+		case keyless(keyFormat):
+			keyFormat = rekeyFormat("KAFKA", b.keyType)
 		}
 		if side == 0 {
 			out.Format = keyFormat
@@ -182,9 +194,30 @@ func repartitionJoin(j *logical.Join, b *boundJoin, joins int) (logical.Node, bo
 	return &nj, rekey[0] || rekey[1], nil
 }
 
-// checkForeignKeyJoin refuses the foreign-key joins ksqlDB refuses, and
-// one that is not the last of the query's joins.
-func checkForeignKeyJoin(j *logical.Join, b *boundJoin, joins int) error {
+// keyless reports whether a key format leaves records without a key.
+func keyless(keyFormat string) bool {
+	return keyFormat == "" || strings.EqualFold(keyFormat, "NONE")
+}
+
+// rekeyFormat is the key format rows re-keyed by a key of type t are
+// written in: format (KAFKA when "" or NONE), or JSON where a format of
+// primitives (KAFKA, DELIMITED) cannot hold t.
+func rekeyFormat(format string, t types.Type) string {
+	format = strings.ToUpper(format)
+	if keyless(format) {
+		format = "KAFKA"
+	}
+	if (format == "KAFKA" || format == "DELIMITED") && !isPrimitive(t) {
+		return "JSON"
+	}
+	return format
+}
+
+// checkForeignKeyJoin refuses the foreign-key joins ksqlDB refuses. One
+// whose left input is a source may start an n-way join (its result is
+// keyed by that source's key); one whose left input is the result of
+// joins before is refused, as ksqlDB refuses it.
+func checkForeignKeyJoin(b *boundJoin) error {
 	pj := b.join
 	switch {
 	case pj.Type == parser.JoinRight:
@@ -195,8 +228,6 @@ func checkForeignKeyJoin(j *logical.Join, b *boundJoin, joins int) error {
 		return posErr(pj.Pos, fmt.Errorf("%w: Foreign-key table-table joins are not supported on windowed tables.", ErrUnsupported))
 	case b.afterJoin:
 		return posErr(pj.On.Position(), fmt.Errorf("%w: Invalid join condition: foreign-key table-table joins are not supported as part of n-way joins. Got %s.", ErrInvalid, onText(b.eq, b.pre)))
-	case j.Index+1 < joins:
-		return posErr(b.next, fmt.Errorf("%w: a foreign-key join can only be the last join of a query", ErrUnsupported))
 	}
 	return nil
 }

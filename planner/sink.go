@@ -55,7 +55,7 @@ func (p *planning) sinkSource(keyCols, valCols []types.Column, win exec.WindowTy
 		}
 	}
 	if topic == "" {
-		topic = strings.ToUpper(p.target.Name)
+		topic = p.opts.OutputTopicPrefix + strings.ToUpper(p.target.Name)
 	}
 	if err := with.checkFormatNames(); err != nil {
 		return nil, withErr(p.sel.Pos, p.target.WithClause, err)
@@ -69,9 +69,11 @@ func (p *planning) sinkSource(keyCols, valCols []types.Column, win exec.WindowTy
 			return nil, posErr(p.sel.Pos, err)
 		}
 	} else if !explicit && strings.EqualFold(keyFormat, "NONE") && len(keyCols) > 0 {
-		// A join of keyless sources has a key: the join expression.
-		keyFormat = "KAFKA"
-		if len(keyCols) > 1 || !isPrimitive(keyCols[0].Type) {
+		// A join of keyless sources has a key, the join expression, in
+		// the session's default key format (KAFKA), as ksqlDB re-keys a
+		// NONE key.
+		keyFormat = rekeyFormat(p.opts.DefaultKeyFormat, keyCols[0].Type)
+		if len(keyCols) > 1 && keyFormat == "KAFKA" {
 			keyFormat = "JSON"
 		}
 	}
@@ -100,9 +102,13 @@ func (p *planning) sinkSource(keyCols, valCols []types.Column, win exec.WindowTy
 		Window: win, WindowSize: winSize, Statement: p.target.Text, QueryID: p.q.ID, Replicas: replicas,
 	}
 	// WRAP_SINGLE_VALUE is not inherited from the source: as in ksqlDB,
-	// a result's single value column is wrapped unless the statement
-	// says otherwise (the source's setting described its own topic).
+	// a result's single value column is wrapped unless the statement or
+	// ksql.persistence.wrap.single.values says otherwise (the source's
+	// setting described its own topic).
 	s.KeyProps, s.ValueProps = with.formatProps()
+	if s.ValueProps.WrapSingleValue, err = format.ValueWrapping(valueFormat, len(valCols), s.ValueProps.WrapSingleValue, p.opts.WrapSingleValues); err != nil {
+		return nil, withErr(p.sel.Pos, p.target.WithClause, propErr("WRAP_SINGLE_VALUE", fmt.Errorf("%w: %w", ErrInvalid, err)))
+	}
 	if err := with.checkSchemaNames(keyFormat, valueFormat); err != nil {
 		return nil, posErr(p.sel.Pos, err)
 	}

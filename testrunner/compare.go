@@ -8,6 +8,8 @@ import (
 	"reflect"
 	"strconv"
 	"strings"
+
+	"github.com/cockroachdb/apd/v3"
 )
 
 // EqualJSON reports whether two JSON-shaped values are equal: numbers by
@@ -18,7 +20,7 @@ func EqualJSON(expected, actual any) bool {
 	decimal := false
 	if d, ok := actual.(decimalNumber); ok {
 		if s, isStr := expected.(string); isStr {
-			return s == string(d) // "3.40": the scale counts
+			return sameDecimal(s, string(d))
 		}
 		actual, decimal = json.Number(d), true
 	}
@@ -66,20 +68,37 @@ func EqualJSON(expected, actual any) bool {
 		for k, ev := range e {
 			// As ksqlDB's test tool, an expected field that the record
 			// lacks (or has as null) is looked up again upper-cased:
-			// tests may spell an unquoted column name in lower case.
-			av, ok := a[k]
+			// tests may spell an unquoted column name in lower case. A
+			// field found under neither name reads as null, as that
+			// tool's lookup does, so an expected null matches it (the
+			// objects' sizes still agree).
+			av := a[k]
 			if av == nil {
-				if up, upOK := a[strings.ToUpper(k)]; upOK {
-					av, ok = up, true
-				}
+				av = a[strings.ToUpper(k)]
 			}
-			if !ok || !EqualJSON(ev, av) {
+			if !EqualJSON(ev, av) {
 				return false
 			}
 		}
 		return true
 	}
 	return reflect.DeepEqual(expected, actual)
+}
+
+// sameDecimal reports whether an expected string names the DECIMAL
+// text actual, as ksqlDB's test tool compares them (Java's
+// BigDecimal.equals): the same value at the same scale, however the
+// string pads it ("00.00" is 0.00, "005.4" is 5.4; "3.4" is not 3.40).
+func sameDecimal(expected, actual string) bool {
+	e, _, err := apd.NewFromString(strings.TrimSpace(expected))
+	if err != nil {
+		return false
+	}
+	a, _, err := apd.NewFromString(actual)
+	if err != nil {
+		return false
+	}
+	return e.Form == apd.Finite && e.Exponent == a.Exponent && e.Cmp(a) == 0
 }
 
 // foldedNames is an object read from a sink record whose field names
@@ -118,8 +137,8 @@ func equalFolded(e map[string]any, a foldedNames) bool {
 				break
 			}
 		}
-		if !found {
-			return false
+		if !found && ev != nil {
+			return false // a missing field reads as null, as in EqualJSON
 		}
 	}
 	return true

@@ -36,7 +36,11 @@
 // does not implement are loaded with Skip set; the report counts them.
 // Record keys and values keep JSON numbers as json.Number, so a BIGINT
 // beyond 2^53 compares exactly. Input records without a timestamp get 0;
-// output records without one are not checked on time.
+// output records without one are not checked on time. A JSON input object
+// is produced as the file writes it, fields in order. Values compare as
+// ksqlDB's ExpectedRecordComparator compares them: an expected field the
+// record lacks reads as null, and an expected string names a DECIMAL of
+// the same value and scale ("00.00" is 0.00).
 //
 // Example:
 //

@@ -48,6 +48,11 @@ type Record struct {
 	Topic string
 	Key   any
 	Value any
+	// ValueText is an input's object or array value as the case file
+	// writes it (compacted): a JSON input is produced as written, fields
+	// in the file's order, as ksqlDB's test runner produces it. Nil for
+	// outputs and for values of other kinds.
+	ValueText json.RawMessage
 	// Timestamp is the record time. Inputs without one get 0; outputs
 	// without one are not checked on time (nil).
 	Timestamp *int64
@@ -91,7 +96,7 @@ type rawCase struct {
 type rawRecord struct {
 	Topic     string          `json:"topic"`
 	Key       any             `json:"key"`
-	Value     any             `json:"value"`
+	Value     json.RawMessage `json:"value"`
 	Timestamp *json.Number    `json:"timestamp"`
 	Window    *rawWindow      `json:"window"`
 	Headers   json.RawMessage `json:"headers"`
@@ -260,7 +265,16 @@ func toRecords(raw []rawRecord, input bool) ([]Record, error) {
 	}
 	out := make([]Record, len(raw))
 	for i, r := range raw {
-		rec := Record{Topic: r.Topic, Key: r.Key, Value: r.Value, Headers: r.Headers}
+		rec := Record{Topic: r.Topic, Key: r.Key, Headers: r.Headers}
+		if len(r.Value) > 0 {
+			if err := decodeStrict(r.Value, &rec.Value); err != nil {
+				return nil, fmt.Errorf("record %d: value: %w", i, err)
+			}
+			var text bytes.Buffer
+			if trimmed := bytes.TrimSpace(r.Value); input && len(trimmed) > 0 && (trimmed[0] == '{' || trimmed[0] == '[') && json.Compact(&text, trimmed) == nil {
+				rec.ValueText = text.Bytes()
+			}
+		}
 		switch {
 		case r.Timestamp != nil:
 			ts, err := r.Timestamp.Int64()

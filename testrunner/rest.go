@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"os"
 
+	"github.com/sluice-sql/sluice/engine"
 	"github.com/sluice-sql/sluice/planner"
 )
 
@@ -165,11 +166,16 @@ func (rc rawRESTCase) toCase() (RESTCase, error) {
 // with: ksqlDB's semantics where Sluice deliberately differs, queries
 // reading their inputs from the start (the inputs are produced before
 // the queries that read them), and quick commits so that pull queries see
-// the inputs soon.
+// the inputs soon. As ksqlDB's REST test server does, it serves pull
+// queries that scan a table and scalable push queries (a push query that
+// qualifies — auto.offset.reset latest in the case's properties, over a
+// persistent query's sink — is served from that query's output).
 func serverProperties() map[string]string {
 	return map[string]string{
-		planner.CompatProperty: planner.CompatKsqlDB,
-		"auto.offset.reset":    "earliest",
-		"commit.interval.ms":   "100",
+		planner.CompatProperty:        planner.CompatKsqlDB,
+		"auto.offset.reset":           "earliest",
+		"commit.interval.ms":          "100",
+		engine.PushV2EnabledProperty:  "true",
+		planner.PullTableScanProperty: "true",
 	}
 }

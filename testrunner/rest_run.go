@@ -1,7 +1,6 @@
 package testrunner
 
 import (
-	"bufio"
 	"bytes"
 	"context"
 	"encoding/json"
@@ -455,15 +454,19 @@ func (r *restRun) query(ctx context.Context, sql string, produce bool) (rows []m
 		body, _ := io.ReadAll(resp.Body)
 		return nil, true, r.errorResponse(resp.StatusCode, body)
 	}
-	// The answer is one JSON array written an element per line as rows
-	// arrive: read it line by line to see the header first.
+	// The answer is one JSON array sent in chunks as rows arrive. With
+	// produce, the inputs go out once its first element, the header, is
+	// complete (the query runs by then) — ksqlDB's runner waits for the
+	// header and the active query the same way. The header need not end
+	// a line: the separator before the next element may come only with
+	// that element.
 	var body bytes.Buffer
-	br := bufio.NewReader(resp.Body)
+	chunk := make([]byte, 4096)
 	produced := !produce
 	for {
-		line, err := br.ReadBytes('\n')
-		body.Write(line)
-		if !produced && body.Len() > 0 {
+		n, err := resp.Body.Read(chunk)
+		body.Write(chunk[:n])
+		if !produced && headerComplete(body.Bytes()) {
 			produced = true
 			if err := r.produceInputs(ctx); err != nil {
 				return nil, false, err
@@ -483,6 +486,17 @@ func (r *restRun) query(ctx context.Context, sql string, produce bool) (rows []m
 		return nil, false, fmt.Errorf("query %q: answer is not a JSON array: %w: %s", sql, err, body.Bytes())
 	}
 	return rows, false, nil
+}
+
+// headerComplete reports whether answer, the start of a /query answer
+// (a JSON array), holds its first element whole.
+func headerComplete(answer []byte) bool {
+	d := json.NewDecoder(bytes.NewReader(answer))
+	if tok, err := d.Token(); err != nil || tok != json.Delim('[') {
+		return false
+	}
+	var first json.RawMessage
+	return d.Decode(&first) == nil
 }
 
 // protoQuery asks for a query again on /query-stream in ksqlDB's protobuf

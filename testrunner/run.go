@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"slices"
 	"strings"
 
 	"github.com/sluice-sql/sluice/engine"
@@ -181,6 +182,10 @@ func encodeInput(cat *planner.Catalog, in Record) (exec.Record, error) {
 	}
 	rec.Key = key
 	if in.Value != nil {
+		if in.ValueText != nil && strings.EqualFold(src.ValueFormat, format.JSON) {
+			rec.Value = append([]byte(nil), in.ValueText...)
+			return rec, nil
+		}
 		if rec.Value, err = encodeSide(in.Value, src.ValueFormat, src.Schema.Values(), src.ValueProps, false); err != nil {
 			return rec, fmt.Errorf("value: %w", err)
 		}
@@ -256,11 +261,34 @@ func decodeOutput(cat *planner.Catalog, r *exec.Record) (Record, error) {
 		return out, fmt.Errorf("key: %w", err)
 	}
 	if r.Value != nil {
-		if out.Value, err = decodeSide(r.Value, src.ValueFormat, src.Schema.Values(), src.ValueProps, false); err != nil {
+		if out.Value, err = decodeSide(r.Value, src.ValueFormat, writerColumns(src), src.ValueProps, false); err != nil {
 			return out, fmt.Errorf("value: %w", err)
 		}
 	}
 	return out, nil
+}
+
+// writerColumns are the columns an output value is read back with, as
+// ksqlDB's test runner reads it through the schema it was written with:
+// the sink's value columns, or, where the sink writes with a schema of
+// the user's (VALUE_SCHEMA_ID) that has fields the query does not write
+// (filled with their defaults), that schema's fields.
+func writerColumns(src *planner.Source) []types.Column {
+	values := src.Schema.Values()
+	p := src.ValueProps
+	if !format.UsesRegistry(src.ValueFormat) || p.SchemaID <= 0 || p.Schema == "" {
+		return values
+	}
+	cols, err := format.SchemaColumns(src.ValueFormat, format.Schema{Type: format.RegistryType(src.ValueFormat), Text: p.Schema, References: p.References}, p.FullName, false)
+	if err != nil || len(cols) <= len(values) {
+		return values
+	}
+	for _, v := range values {
+		if !slices.ContainsFunc(cols, func(c types.Column) bool { return strings.EqualFold(c.Name, v.Name) }) {
+			return values
+		}
+	}
+	return cols
 }
 
 func decodeSide(b []byte, formatName string, cols []types.Column, props format.Props, key bool) (any, error) {

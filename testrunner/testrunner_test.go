@@ -46,7 +46,7 @@ func TestLoadQTT(t *testing.T) {
 			Statements: []string{"CREATE STREAM S (ID INT KEY, V BIGINT) WITH (kafka_topic='s', value_format='JSON');"},
 			Properties: map[string]string{"a.num": "1", "b.str": "x", "c.bool": "true", "sluice.compat": "ksqldb"},
 			Inputs: []Record{{Topic: "s", Key: json.Number("1"),
-				Value: map[string]any{"V": json.Number("12345678901234567890")}, Timestamp: i64(0)}},
+				Value: map[string]any{"V": json.Number("12345678901234567890")}, ValueText: json.RawMessage(`{"V":12345678901234567890}`), Timestamp: i64(0)}},
 			Outputs: []Record{{Topic: "O", Key: json.Number("1"), Value: map[string]any{"V": json.Number("1.50")},
 				Timestamp: i64(7), Window: &Window{Start: 0, End: 10, Type: "time"}}},
 		},
@@ -101,7 +101,7 @@ func TestLoadRunnerCase(t *testing.T) {
 		Name:       "statements",
 		Statements: []string{sql},
 		Inputs: []Record{
-			{Topic: "s", Key: "a", Value: map[string]any{"V": json.Number("1")}, Timestamp: i64(0)},
+			{Topic: "s", Key: "a", Value: map[string]any{"V": json.Number("1")}, ValueText: json.RawMessage(`{"V":1}`), Timestamp: i64(0)},
 			{Topic: "s", Key: "b", Value: nil, Timestamp: i64(5)},
 		},
 		Outputs: []Record{{Topic: "O", Key: "a", Value: map[string]any{"V": json.Number("1")}}},
@@ -135,7 +135,7 @@ func TestEqualJSON(t *testing.T) {
 		{"nil", nil, nil, true},
 		{"nil vs value", nil, "x", false},
 		{"maps", map[string]any{"A": json.Number("1"), "B": []any{"x"}}, map[string]any{"B": []any{"x"}, "A": 1.0}, true},
-		{"maps missing key", map[string]any{"A": nil}, map[string]any{"B": nil}, false},
+		{"maps missing key", map[string]any{"A": json.Number("1")}, map[string]any{"B": json.Number("1")}, false},
 		{"maps extra key", map[string]any{"A": nil}, map[string]any{"A": nil, "B": nil}, false},
 		{"arrays order", []any{json.Number("1"), json.Number("2")}, []any{int64(2), int64(1)}, false},
 		{"arrays length", []any{}, []any{nil}, false},
@@ -162,6 +162,16 @@ func TestEqualJSON(t *testing.T) {
 		{"decimal vs integer", json.Number("12345678987654321"), decimalNumber("12345678987654321.0000000000000000"), true},
 		{"decimal vs string", "3.40", decimalNumber("3.40"), true},
 		{"decimal vs string of another scale", "3.4", decimalNumber("3.40"), false},
+		{"decimal vs zero-padded string", "00.00", decimalNumber("0.00"), true},
+		{"decimal vs zero-padded string of another scale", "005.40", decimalNumber("5.4"), false},
+		{"decimal vs padded string", "005.4", decimalNumber("5.4"), true},
+		{"decimal vs negative string", "-01.5", decimalNumber("-1.5"), true},
+		{"decimal vs text", "five", decimalNumber("5"), false},
+		// An expected null matches a field the record lacks, as ksqlDB's
+		// test tool reads a missing field as null; the sizes must agree.
+		{"expected null, field missing", map[string]any{"KQL_COL_0": nil, "V": "x"}, map[string]any{"KSQL_COL_0": nil, "V": "x"}, true},
+		{"expected value, field missing", map[string]any{"KQL_COL_0": "y"}, map[string]any{"KSQL_COL_0": "y"}, false},
+		{"expected null, field missing, sizes differ", map[string]any{"A": nil}, map[string]any{}, false},
 		{"decimal beyond a double", json.Number("12345678987654321.0000000000000001"), decimalNumber("12345678987654321.0000000000000000"), false},
 		{"decimal beyond a double, 38 digits", json.Number("1234567898765432123.4567898765432151"), decimalNumber("1234567898765432123.4567898765432150"), false},
 		{"decimal vs double", 0.1, decimalNumber("0.1"), false}, // float64(0.1) is not 0.1

@@ -1,6 +1,6 @@
 // Package udf runs user-defined functions compiled to WebAssembly, on
 // wazero (pure Go, no cgo), and defines the calling convention a module
-// exports them with.
+// exports them with; and functions written inline in JavaScript, on goja.
 //
 // Place in the flow: CREATE FUNCTION … LANGUAGE WASM (engine/function.go)
 // compiles the module once per (function, version) with a Runtime and
@@ -77,4 +77,21 @@
 //
 //	CREATE FUNCTION add_one(x BIGINT) RETURNS BIGINT LANGUAGE WASM
 //	  WITH (PATH='add_one.wasm', EXPORT='add_one');
+//
+// # JavaScript
+//
+// CREATE FUNCTION … LANGUAGE JAVASCRIPT AS $$ body $$ runs on goja (pure
+// Go). The body is the body of a strict-mode function whose parameters
+// are the SQL parameters' names in lower case; return gives the result.
+// CompileJavaScript compiles it once per (function, version) into a
+// JSProgram; each call site binds a JSFunction with its own pool of VMs.
+// Values map to JavaScript as docs/udf.md tables them (BIGINT a Number,
+// or a BigInt beyond 2^53; DECIMAL its text; BYTES a Uint8Array; DATE and
+// TIMESTAMP a Date; ARRAY, MAP, STRUCT arrays and objects; NULL null). An
+// exception, the time limit (Interrupt), the memory limit (the live
+// heap's growth during a call, javascript_heap.go) or a result that does
+// not convert is a *CallError, as for a module.
+//
+//	CREATE FUNCTION add_one(x BIGINT) RETURNS BIGINT LANGUAGE JAVASCRIPT
+//	  AS $$ return x + 1; $$;
 package udf
