@@ -163,7 +163,7 @@ func TestCommandTopicOnlyValidCommands(t *testing.T) {
 		{fmt.Sprintf(`INSERT INTO %s (id, qty) VALUES ('a', 1);`, in), "", nil},
 		{`SET 'processing.guarantee'='at_least_once';`, "", nil},
 		{csas, "", nil},
-		{fmt.Sprintf(`INSERT INTO %s SELECT id, qty FROM %s;`, missing, in), missing + " does not exist", nil},
+		{fmt.Sprintf(`INSERT INTO %s SELECT id, qty FROM %s;`, missing, in), "Exception while preparing statement: Line: 1, Col: 13: Source `" + missing + "` does not exist.", nil},
 		{"TERMINATE CSAS_" + out + ";", "", nil},
 		// Properties of one call, and a SET inside it, go with its
 		// commands and no further.

@@ -2,7 +2,6 @@ package engine
 
 import (
 	"errors"
-	"fmt"
 	"strings"
 
 	"github.com/sluice-sql/sluice/expr"
@@ -20,7 +19,7 @@ func FormatError(src string, err error) string {
 	var xe *expr.PosError
 	if errors.As(err, &xe) && xe.Pos.Line > 0 {
 		lines := strings.Split(src, "\n")
-		msg := fmt.Sprintf("line %d:%d: %v", xe.Pos.Line, xe.Pos.Column, xe.Err)
+		msg := xe.Error()
 		if xe.Pos.Line <= len(lines) {
 			line := strings.TrimRight(lines[xe.Pos.Line-1], "\r")
 			caret := strings.Repeat(" ", max(xe.Pos.Column-1, 0)) + "^"

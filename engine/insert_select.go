@@ -36,7 +36,7 @@ func (e *Engine) planInsert(st *parser.InsertSelect, text string, props map[stri
 	if st.Query.HasLimit {
 		return nil, fmt.Errorf("%w: INSERT INTO statements don't support LIMIT clause.", planner.ErrUnsupported)
 	}
-	target, err := e.cat.Lookup(st.Target)
+	target, err := e.cat.LookupAt(st.Target, st.TargetPos)
 	if err != nil {
 		return nil, err
 	}

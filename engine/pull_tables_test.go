@@ -38,7 +38,7 @@ func TestPullTables(t *testing.T) {
 		CREATE TABLE right_j AS SELECT o.id AS id, u.name AS name, o.amount AS amount FROM users u RIGHT JOIN orders o ON u.id = o.id;
 		CREATE TABLE outer_j AS SELECT ROWKEY AS id, u.name AS name, o.amount AS amount FROM users u FULL OUTER JOIN orders o ON u.id = o.id;
 		CREATE STREAM visits (id VARCHAR KEY, a VARCHAR, b INT) WITH (KAFKA_TOPIC='visits', VALUE_FORMAT='JSON', PARTITIONS=1);
-		CREATE TABLE per_ab AS SELECT a, b, COUNT(*) AS n FROM visits GROUP BY b, a;
+		CREATE TABLE per_ab WITH (KEY_FORMAT='JSON') AS SELECT a, b, COUNT(*) AS n FROM visits GROUP BY b, a;
 		CREATE TABLE left_j AS SELECT u.id AS id, u.name AS name, o.amount AS amount FROM users u LEFT JOIN orders o ON u.id = o.id;`)
 	send := func(topic, key, value string, ts int64) {
 		t.Helper()

@@ -20,6 +20,7 @@ func TestPullQueryRules(t *testing.T) {
 	e := pullRulesEngine(t)
 	noScan := "SET 'ksql.query.pull.table.scan.enabled'='false';\n"
 	noLimit := "SET 'ksql.query.pull.limit.clause.enabled'='false';\n"
+	noRange := "SET 'ksql.query.pull.range.scan.enabled'='false';\n"
 	tests := []struct{ sql, want string }{
 		{"SELECT * FROM agg WHERE id = 1 GROUP BY id;", "not supported: Pull queries don't support GROUP BY clauses." + pullHint},
 		{"SELECT * FROM plain a JOIN plain b ON a.id = b.id;", "not supported: Pull queries don't support JOIN clauses." + pullHint},
@@ -34,6 +35,10 @@ func TestPullQueryRules(t *testing.T) {
 		{"SELECT * FROM agg WHERE id IN (NULL);", "invalid statement: Primary key columns can not be NULL: (ID = null)"},
 		{noScan + "SELECT * FROM agg WHERE n = 1;", "not supported: WHERE clause missing key column for disjunct: (N = 1)"},
 		{noScan + "SELECT * FROM agg WHERE id <> 1;", "not supported: Bound on key columns '[`ID` INTEGER KEY]' must currently be '='. "},
+		// One bound on the key: a range scan, unless range scans are off
+		// too, when it would take the table scan that is off.
+		{noScan + "SELECT * FROM agg WHERE id > 1;", ""},
+		{noScan + noRange + "SELECT * FROM agg WHERE id > 1;", "not supported: Query requires table scan to be enabled. Table scans can be enabled by setting ksql.query.pull.table.scan.enabled=true"},
 		{noLimit + "SELECT * FROM agg LIMIT 1;", "not supported: LIMIT clause in pull queries is currently disabled. You can enable them by setting ksql.query.pull.limit.clause.enabled=true." + pullHint},
 		// Allowed without scans: the key pinned, other conditions filter.
 		{noScan + "SELECT * FROM agg WHERE id IN (1, 2) AND n > 1;", ""},
@@ -57,7 +62,7 @@ func TestPullQueryRules(t *testing.T) {
 					r.Rows.Close()
 				}
 			}
-			execute(t, e, "UNSET 'ksql.query.pull.table.scan.enabled';\nUNSET 'ksql.query.pull.limit.clause.enabled';")
+			execute(t, e, "UNSET 'ksql.query.pull.table.scan.enabled';\nUNSET 'ksql.query.pull.limit.clause.enabled';\nUNSET 'ksql.query.pull.range.scan.enabled';")
 		})
 	}
 }

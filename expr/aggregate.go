@@ -110,6 +110,22 @@ func IsAggregate(name string) bool {
 	return ok
 }
 
+// AggregateColumnArgs is how many leading arguments of a call of
+// aggregate name (upper-case) with nargs arguments are read from each
+// row. ksqlDB requires the rest, which configure the aggregate once
+// (TOPK's k, EARLIEST_BY_OFFSET's n and ignoreNulls), to be literal
+// constants.
+func AggregateColumnArgs(name string, nargs int) int {
+	switch strings.ToUpper(name) {
+	case "CORRELATION":
+		return 2
+	case "TOPK":
+		// TOPK(col, other columns…, k): only k is fixed.
+		return max(nargs-1, 1)
+	}
+	return 1
+}
+
 // BindAggregate resolves an aggregate for the given argument types.
 // star is set for COUNT(*).
 func BindAggregate(name string, args []types.Type, star bool) (*Aggregate, error) {

@@ -277,9 +277,14 @@ func bindCorrelation(args []types.Type, _ bool) (*Aggregate, error) {
 	return &Aggregate{
 		Name:       "CORRELATION",
 		ResultType: types.DoubleType,
-		Init:       func() any { return []any{int64(0), float64(0), float64(0), float64(0), float64(0), float64(0)} },
-		Add:        func(acc any, a []any) any { return fold(acc, a, 1) },
-		Undo:       func(acc any, a []any) any { return fold(acc, a, -1) },
+		// ksqlDB keeps its running sums in a STRUCT, so a value format
+		// without structs (DELIMITED) cannot hold CORRELATION's state.
+		StateType: types.Type{Kind: types.Struct, Fields: []types.Field{
+			{Name: "COUNT", Type: types.BigIntType}, {Name: "X_SUM", Type: types.DoubleType}, {Name: "Y_SUM", Type: types.DoubleType},
+			{Name: "XY_SUM", Type: types.DoubleType}, {Name: "XX_SUM", Type: types.DoubleType}, {Name: "YY_SUM", Type: types.DoubleType}}},
+		Init: func() any { return []any{int64(0), float64(0), float64(0), float64(0), float64(0), float64(0)} },
+		Add:  func(acc any, a []any) any { return fold(acc, a, 1) },
+		Undo: func(acc any, a []any) any { return fold(acc, a, -1) },
 		Result: func(acc any) any {
 			st := acc.([]any)
 			n := float64(st[0].(int64))

@@ -29,12 +29,18 @@ func resolveBuiltin(tn *parser.TypeName) (types.Type, error) {
 		if len(tn.Params) > 1 {
 			t.Scale = tn.Params[1]
 		}
-		// ksqlDB's SqlDecimal.validateParameters.
-		if t.Precision < 1 || t.Precision > types.MaxDecimalPrecision {
-			return types.Type{}, fmt.Errorf("%w: DECIMAL precision must be between 1 and %d: %d", ErrType, types.MaxDecimalPrecision, t.Precision)
-		}
-		if t.Scale < 0 || t.Scale > t.Precision {
-			return types.Type{}, fmt.Errorf("%w: DECIMAL scale must be between 0 and the precision %d: %d", ErrType, t.Precision, t.Scale)
+		// ksqlDB's SqlDecimal.validateParameters, in its words: precision
+		// at least 1, scale within it, and no upper bound, so that
+		// DECIMAL(50, 30) is a type a column may have (results of
+		// arithmetic are capped at types.MaxDecimalPrecision, as ksqlDB
+		// caps them).
+		switch {
+		case t.Precision < 1:
+			return types.Type{}, fmt.Errorf("%w: DECIMAL precision must be >= 1: DECIMAL(%d,%d)", ErrType, t.Precision, t.Scale)
+		case t.Scale < 0:
+			return types.Type{}, fmt.Errorf("%w: DECIMAL scale must be >= 0: DECIMAL(%d,%d)", ErrType, t.Precision, t.Scale)
+		case t.Scale > t.Precision:
+			return types.Type{}, fmt.Errorf("%w: DECIMAL precision must be >= scale: DECIMAL(%d,%d)", ErrType, t.Precision, t.Scale)
 		}
 		return t, nil
 	}

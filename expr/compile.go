@@ -50,8 +50,32 @@ type PosError struct {
 }
 
 func (e *PosError) Error() string {
+	if le, ok := e.Err.(*LocatedError); ok {
+		return fmt.Sprintf("%sLine: %d, Col: %d: %s", le.Preface, e.Pos.Line, e.Pos.Column, le.Msg)
+	}
 	return fmt.Sprintf("line %d:%d: %v", e.Pos.Line, e.Pos.Column, e.Err)
 }
+
+// LocatedError is an error ksqlDB reports with the position of the node
+// it found it at, in its own words: "Line: 3, Col: 84: Column 'ID' is
+// ambiguous. …", after Preface when the stage that found it names itself
+// ("Exception while preparing statement: " for the names resolved before
+// a statement is analysed). A *PosError holding one prints the position
+// that way instead of Sluice's "line 3:84: kind: …"; Kind keeps errors.Is
+// working.
+type LocatedError struct {
+	Preface string
+	Kind    error
+	Msg     string
+}
+
+// Preparing is the preface ksqlDB gives the errors it finds while
+// preparing a statement (resolving its sources and column names), before
+// the statement is analysed.
+const Preparing = "Exception while preparing statement: "
+
+func (e *LocatedError) Error() string { return e.Preface + e.Msg }
+func (e *LocatedError) Unwrap() error { return e.Kind }
 
 func (e *PosError) Unwrap() error { return e.Err }
 

@@ -84,7 +84,7 @@ func init() {
 func numCheck(name string, args []types.Type) error {
 	for _, t := range args {
 		if !t.IsNumeric() && t.Kind != types.Unknown {
-			return fmt.Errorf("%w: function %s does not accept %s", ErrType, name, t)
+			return fmt.Errorf("%w: function %s does not accept %s", errArgs, name, t)
 		}
 	}
 	return nil
@@ -355,9 +355,10 @@ func numExtremeType(name string, args []types.Type) (types.Type, error) {
 		return t, nil
 	case same.Kind == types.Unknown:
 		return types.Type{}, fmt.Errorf("%w: Function '%s' cannot be resolved due to ambiguous method parameters (%s).", ErrType, lower, params())
-	case hasDecimal && !double && !other:
-		// DECIMALs (and integers): the smallest DECIMAL holding every
-		// argument.
+	case hasDecimal && !mixed:
+		// DECIMALs only: the smallest DECIMAL holding every argument.
+		// Integers mixed with DECIMALs fall to the ambiguity below: the
+		// BIGINT, DOUBLE and DECIMAL overloads would all take them.
 		t := types.DecimalOf(1, 0)
 		for _, a := range args {
 			if a.Kind != types.Unknown {
@@ -438,7 +439,7 @@ func numSeriesBind(args []types.Type) (types.Type, func([]any) any, error) {
 			}
 			fallthrough
 		default:
-			return types.Type{}, nil, fmt.Errorf("%w: function GENERATE_SERIES does not accept %s as argument %d", ErrType, a, i+1)
+			return types.Type{}, nil, fmt.Errorf("%w: function GENERATE_SERIES does not accept %s as argument %d", errArgs, a, i+1)
 		}
 	}
 	return types.ArrayOf(t), func(a []any) any {

@@ -51,7 +51,7 @@ func strCheck(name string, args []types.Type, lo, hi int, want ...types.Kind) er
 		ok := t.Kind == types.Unknown || t.Kind == k ||
 			(k == strIntKind && t.Kind == types.BigInt)
 		if !ok {
-			return fmt.Errorf("%w: function %s does not accept %s as argument %d", ErrType, name, t, i+1)
+			return fmt.Errorf("%w: function %s does not accept %s as argument %d", errArgs, name, t, i+1)
 		}
 	}
 	return nil
@@ -206,7 +206,7 @@ func init() {
 				return strUnescapeJava(s)
 			}, nil
 		}
-		return types.Type{}, nil, fmt.Errorf("%w: function CHR does not accept %s", ErrType, args[0])
+		return types.Type{}, nil, fmt.Errorf("%w: function CHR does not accept %s", errArgs, args[0])
 	}})
 	register(&scalar{name: "UUID", volatile: true, bind: func(args []types.Type) (types.Type, func([]any) any, error) {
 		if err := strCheck("UUID", args, 0, 1, types.Bytes); err != nil {
@@ -949,7 +949,7 @@ func strBindMask(name string, kind int) func([]types.Type) (types.Type, func([]a
 			fixed = 1
 		}
 		if len(args) != fixed && len(args) != fixed+4 {
-			return types.Type{}, nil, fmt.Errorf("%w: function %s does not accept %d arguments", ErrType, name, len(args))
+			return types.Type{}, nil, fmt.Errorf("%w: function %s does not accept %d arguments", errArgs, name, len(args))
 		}
 		want := []types.Kind{types.String, strIntKind, types.String}
 		if kind == 0 {

@@ -198,7 +198,7 @@ func tmCheck(name string, args []types.Type, min int, want ...[]types.Kind) erro
 			ok = ok || t.Kind == k
 		}
 		if !ok {
-			return fmt.Errorf("%w: function %s does not accept %s as argument %d", ErrType, name, t, i+1)
+			return fmt.Errorf("%w: function %s does not accept %s as argument %d", errArgs, name, t, i+1)
 		}
 	}
 	return nil

@@ -2,6 +2,7 @@ package expr
 
 import (
 	"bytes"
+	"errors"
 	"fmt"
 	"math"
 	"sort"
@@ -54,7 +55,7 @@ func ScalarNames() []string {
 
 func argCount(name string, args []types.Type, min, max int) error {
 	if len(args) < min || (max >= 0 && len(args) > max) {
-		return fmt.Errorf("%w: function %s does not accept %d arguments", ErrType, name, len(args))
+		return fmt.Errorf("%w: function %s does not accept %d arguments", errArgs, name, len(args))
 	}
 	return nil
 }
@@ -286,7 +287,7 @@ func numericUnary(name string, fi func(int64) int64, ff func(float64) float64) f
 		}
 		t := args[0]
 		if !t.IsNumeric() && t.Kind != types.Unknown {
-			return types.Type{}, nil, fmt.Errorf("%w: function %s does not accept %s", ErrType, name, t)
+			return types.Type{}, nil, fmt.Errorf("%w: function %s does not accept %s", errArgs, name, t)
 		}
 		if t.Kind == types.Decimal || t.Kind == types.Unknown {
 			t = types.DoubleType
@@ -335,7 +336,7 @@ func bindRound(args []types.Type) (types.Type, func([]any) any, error) {
 		return types.Type{}, nil, err
 	}
 	if !args[0].IsNumeric() && args[0].Kind != types.Unknown {
-		return types.Type{}, nil, fmt.Errorf("%w: function ROUND does not accept %s", ErrType, args[0])
+		return types.Type{}, nil, fmt.Errorf("%w: function ROUND does not accept %s", errArgs, args[0])
 	}
 	if args[0].Kind == types.Decimal {
 		t, impl := decimalRounding(args[0], len(args) == 2, true, roundHalfPositive)
@@ -446,6 +447,9 @@ func compileCall(call *parser.FuncCall, scope Scope) (Compiled, error) {
 		bind = func(t []types.Type) (types.Type, func([]any) any, error) { return s.bindConsts(t, consts) }
 	}
 	rt, impl, err := bind(argTypes)
+	if errors.Is(err, errArgs) {
+		return Compiled{}, notAccepted(call.Name, argTypes, err)
+	}
 	if err != nil {
 		return Compiled{}, err
 	}
@@ -472,4 +476,25 @@ func compileCall(call *parser.FuncCall, scope Scope) (Compiled, error) {
 		}
 		return impl(args)
 	}}), nil
+}
+
+// errArgs is the kind of a scalar binder's refusal of its argument
+// types (a type error); compileCall words it as ksqlDB does.
+var errArgs = fmt.Errorf("%w", ErrType)
+
+// notAccepted words a refusal of argument types as ksqlDB's function
+// resolution does ("Function 'geo_distance' does not accept parameters
+// (DOUBLE, DOUBLE, STRING, INTEGER)."), the function's name in lower
+// case as ksqlDB's built-ins declare it, followed by what the binder said
+// was wrong.
+func notAccepted(name string, args []types.Type, err error) error {
+	params := make([]string, len(args))
+	for i, a := range args {
+		params[i] = a.String()
+		if a.Kind == types.Unknown {
+			params[i] = "null"
+		}
+	}
+	detail := strings.TrimPrefix(err.Error(), ErrType.Error()+": ")
+	return fmt.Errorf("%w: Function '%s' does not accept parameters (%s). (%s)", ErrType, strings.ToLower(name), strings.Join(params, ", "), detail)
 }

@@ -172,6 +172,9 @@ func NewValueCodec(format string, cols []types.Column, p Props) (Codec, error) {
 func newCodec(format string, cols []types.Column, p Props, key bool) (Codec, error) {
 	switch strings.ToUpper(format) {
 	case JSON:
+		if err := checkJSONMapKeys(cols); err != nil {
+			return nil, err
+		}
 		return newJSONCodec(cols, p, key), nil
 	case Kafka:
 		return newKafkaCodec(cols, key)

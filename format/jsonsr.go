@@ -35,13 +35,23 @@ var (
 )
 
 func newJSONSRCodec(cols []types.Column, p Props, key bool) (*jsonSRCodec, error) {
-	for _, c := range cols {
-		if mapKeyNotString(c.Type) {
-			// JSON Schema's objects have string property names only.
-			return nil, fmt.Errorf("%w: JSON only supports MAP types with STRING keys", ErrUnsupported)
-		}
+	if err := checkJSONMapKeys(cols); err != nil {
+		return nil, err
 	}
 	return &jsonSRCodec{jsonCodec: newJSONCodec(cols, p, key), writeID: p.SchemaID}, nil
+}
+
+// checkJSONMapKeys refuses a MAP whose keys are not STRINGs, anywhere in
+// the columns, as ksqlDB's JSON and JSON_SR formats both do: a JSON
+// object's property names are strings, so other keys would not read back
+// as they were written.
+func checkJSONMapKeys(cols []types.Column) error {
+	for _, c := range cols {
+		if mapKeyNotString(c.Type) {
+			return &SchemaError{Format: JSON, Reason: "JSON only supports MAP types with STRING keys"}
+		}
+	}
+	return nil
 }
 
 // mapKeyNotString reports a MAP with a key other than STRING in t.

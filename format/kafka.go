@@ -26,11 +26,7 @@ func newKafkaCodec(cols []types.Column, key bool) (Codec, error) {
 		return kafkaCodec{none: true}, nil
 	case 1:
 	default:
-		side := "value"
-		if key {
-			side = "key"
-		}
-		return nil, fmt.Errorf("%w: The 'KAFKA' format only supports a single field. Got: %s (%s columns)", ErrUnsupported, ColumnList(cols), side)
+		return nil, &SchemaError{Format: Kafka, Reason: "The 'KAFKA' format only supports a single field. Got: " + ColumnList(cols)}
 	}
 	switch cols[0].Type.Kind {
 	case types.String, types.Integer, types.BigInt, types.Double, types.Bytes:

@@ -107,8 +107,11 @@ type InsertValues struct {
 type InsertSelect struct {
 	Pos    Pos
 	Target string
-	With   []Property
-	Query  *Select
+	// TargetPos is where the target's name is written, for an error
+	// about the target itself.
+	TargetPos Pos
+	With      []Property
+	Query     *Select
 }
 
 // Select is a query. As a statement it is a push or pull query; inside

@@ -27,6 +27,16 @@ func (c *converter) fail(p lexer.Position, token, format string, args ...any) {
 	}
 }
 
+// failPrepared is fail for what ksqlDB's parser accepts but its AST
+// builder then refuses (a number no type holds): ksqlDB words those
+// "Failed to prepare statement: line L:C: …" with the column one past
+// the token's (its builder counts columns from 1 and the error adds 1
+// again). The message carries that text; the error's own position stays
+// the token's.
+func (c *converter) failPrepared(p lexer.Position, token, format string, args ...any) {
+	c.fail(p, token, "Failed to prepare statement: line %d:%d: %s", p.Line, p.Column+1, fmt.Sprintf(format, args...))
+}
+
 func pos(p lexer.Position) Pos { return Pos{Line: p.Line, Column: p.Column, Offset: p.Offset} }
 
 func (c *converter) statement(g *gStatement) Statement {
@@ -214,7 +224,7 @@ func (c *converter) insert(g *gInsert) Statement {
 	if len(g.Columns) > 0 {
 		c.fail(g.Columns[0].Pos, g.Columns[0].Raw, "a column list is only allowed with INSERT INTO … VALUES")
 	}
-	return &InsertSelect{Pos: pos(g.Pos), Target: g.Target.Value, With: c.props(g.With), Query: c.selectStmt(g.Query)}
+	return &InsertSelect{Pos: pos(g.Pos), Target: g.Target.Value, TargetPos: pos(g.Target.Pos), With: c.props(g.With), Query: c.selectStmt(g.Query)}
 }
 
 func (c *converter) print(g *gPrint) *Print {
@@ -630,11 +640,11 @@ func (c *converter) number(p lexer.Position, text string) Expr {
 	switch kind {
 	case LitInteger:
 		if _, err := strconv.ParseInt(text, 10, 64); err != nil {
-			c.fail(p, text, "Invalid numeric literal: %s", text)
+			c.failPrepared(p, text, "Invalid numeric literal: %s", text)
 		}
 	case LitDouble:
 		if f, err := strconv.ParseFloat(text, 64); err != nil && math.IsInf(f, 0) {
-			c.fail(p, text, "Number overflows DOUBLE: %s", text)
+			c.failPrepared(p, text, "Number overflows DOUBLE: %s", text)
 		}
 	}
 	return &Literal{Pos: pos(p), Kind: kind, Text: text}

@@ -297,7 +297,37 @@ func convertError(src string, err error, reparse func(string) error) *Error {
 	if closer := missingCloser(src, p, token, reparse); closer != "" {
 		return newError(src, p, token, fmt.Sprintf("missing '%s' at '%s'", closer, token), []string{strconv.Quote(closer)})
 	}
+	expected = withListSeparator(src, p, token, expected, reparse)
+	if reserved[strings.ToUpper(token)] && !atStatement {
+		// A reserved word where it cannot stand: ksqlDB names the word
+		// rather than what would have fitted.
+		return newError(src, p, token, atOrNear(p, token, expected), expected)
+	}
 	return newError(src, p, token, ksqlDetail(p, token, expected, atStatement), expected)
+}
+
+// withListSeparator completes an expectation of a closing bracket alone
+// with the list separator the grammar also takes there. participle names
+// only the last alternative it tried, so where a list may go on or close
+// (a column list after a column: `, …` or `)`) it says `")"`; ANTLR, whose
+// set ksqlDB prints, says {',', ')'}. The comma counts as expected when,
+// put before the token, it is read (the parser stops later than at it).
+func withListSeparator(src string, p Pos, token string, expected []string, reparse func(string) error) []string {
+	if len(expected) != 1 || token == "" || p.Offset > len(src) {
+		return expected
+	}
+	switch expected[0] {
+	case `")"`, `"]"`, `">"`:
+	default:
+		return expected
+	}
+	fixed := src[:p.Offset] + ", " + src[p.Offset:]
+	err := reparse(fixed)
+	var perr participle.Error
+	if err == nil || errors.As(err, &perr) && perr.Position().Offset > p.Offset {
+		return append([]string{`","`}, expected...)
+	}
+	return expected
 }
 
 // ksqlDetail words what went wrong as ksqlDB does after "Syntax Error":
@@ -306,10 +336,6 @@ func convertError(src string, err error, reparse func(string) error) *Error {
 // names (Expecting {',', ')'}); elsewhere it names the token (Syntax error
 // at or near 'X' at line L:C), then says what would have fitted.
 func ksqlDetail(p Pos, token string, expected []string, atStatement bool) string {
-	shown := token
-	if shown == "" {
-		shown = "<EOF>"
-	}
 	if atStatement && token != "" {
 		msg := fmt.Sprintf("Unknown statement '%s'", token)
 		if near := Closest(token, statementKeywords); near != "" {
@@ -319,6 +345,16 @@ func ksqlDetail(p Pos, token string, expected []string, atStatement bool) string
 	}
 	if names, ok := antlrNames(expected); ok {
 		return "Expecting {" + strings.Join(names, ", ") + "}"
+	}
+	return atOrNear(p, token, expected)
+}
+
+// atOrNear is ksqlDB's "Syntax error at or near 'X' at line L:C", then
+// what would have fitted.
+func atOrNear(p Pos, token string, expected []string) string {
+	shown := token
+	if shown == "" {
+		shown = "<EOF>"
 	}
 	msg := fmt.Sprintf("Syntax error at or near '%s' at line %d:%d", shown, p.Line, p.Column)
 	if len(expected) > 0 {

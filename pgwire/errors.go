@@ -90,7 +90,7 @@ func toPG(err error, sql string, offset int) *pgError {
 	out := &pgError{code: codeOf(err), message: err.Error()}
 	var xe *expr.PosError
 	if errors.As(err, &xe) && xe.Pos.Line > 0 {
-		out.message = fmt.Sprintf("line %d:%d: %v", xe.Pos.Line, xe.Pos.Column, xe.Err)
+		out.message = xe.Error()
 		out.position = charPosition(sql, offset+xe.Pos.Offset)
 	}
 	return out

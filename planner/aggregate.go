@@ -118,6 +118,9 @@ func (p *planning) planAggregate() error {
 		}
 		agg, err := p.bindAggregate(f, argTypes)
 		if err == nil {
+			if err := literalInitArgs(f); err != nil {
+				return err
+			}
 			err = checkStateType(p.src, agg)
 		}
 		if err != nil {
@@ -205,11 +208,20 @@ func (p *planning) planAggregate() error {
 		}
 		if err != nil {
 			err = expr.InClause(err, "HAVING")
+			quoted := calls
+			if p.join != nil {
+				// Over a join ksqlDB quotes the calls with the join's
+				// column names: SUM(I1_BAR).
+				quoted = make([]*parser.FuncCall, len(calls))
+				for i, f := range calls {
+					quoted[i] = p.join.layout.joinNames(f).(*parser.FuncCall)
+				}
+			}
 			var pe *expr.PosError
 			if errors.As(err, &pe) {
-				return &expr.PosError{Pos: pe.Pos, Err: aggregateText{pe.Err, calls}}
+				return &expr.PosError{Pos: pe.Pos, Err: aggregateText{pe.Err, quoted}}
 			}
-			return aggregateText{err, calls}
+			return aggregateText{err, quoted}
 		}
 		if err := mustBeBoolean(p.cl.Having, c, "HAVING"); err != nil {
 			return err

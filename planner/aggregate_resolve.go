@@ -5,6 +5,7 @@ package planner
 
 import (
 	"fmt"
+	"strings"
 
 	"github.com/sluice-sql/sluice/expr"
 	"github.com/sluice-sql/sluice/parser"
@@ -90,4 +91,31 @@ func (p *planning) resolveAggregateCalls(groupText map[string]int, groupCols []t
 		}
 	}
 	return calls, rewritten, having, argCols, nil
+}
+
+// literalInitArgs refuses an aggregate call whose arguments after the
+// ones read from each row (expr.AggregateColumnArgs) are not literal
+// constants, in ksqlDB's words: those arguments configure the aggregate
+// once, before it sees a row. Like ksqlDB it asks once the call's
+// argument types have chosen the aggregate.
+func literalInitArgs(f *parser.FuncCall) error {
+	for i := expr.AggregateColumnArgs(f.Name, len(f.Args)); i < len(f.Args); i++ {
+		if !isLiteral(f.Args[i]) {
+			return posErr(f.Args[i].Position(), fmt.Errorf("%w: Parameter %d passed to function %s must be a literal constant, but was expression: '%s'",
+				ErrInvalid, i+1, strings.ToUpper(f.Name), parser.KsqlText(f.Args[i])))
+		}
+	}
+	return nil
+}
+
+// isLiteral reports whether e is a literal, a signed number included.
+func isLiteral(e parser.Expr) bool {
+	switch x := e.(type) {
+	case *parser.Literal:
+		return true
+	case *parser.Unary:
+		_, ok := x.X.(*parser.Literal)
+		return ok && (x.Op == parser.OpNeg || x.Op == parser.OpPlus)
+	}
+	return false
 }

@@ -20,6 +20,16 @@ func (p *planning) checkWindowBounds() error {
 	if p.src.Window != exec.NotWindowed {
 		return nil
 	}
+	if p.join != nil {
+		// Over a join ksqlDB resolves names against the joined sources'
+		// columns only: unwindowed sources have no window bounds, so the
+		// SELECT cannot name them even in a windowed aggregation.
+		for _, it := range p.items {
+			if ref, ok := it.expr.(*parser.ColumnRef); ok && isWindowBound(ref.Name) {
+				return posErr(ref.Pos, fmt.Errorf("%w: SELECT column '%s' cannot be resolved.", expr.ErrUnknownColumn, strings.ToUpper(ref.String())))
+			}
+		}
+	}
 	var found *parser.ColumnRef
 	visit := func(e parser.Expr) {
 		walkExpr(e, func(x parser.Expr) {

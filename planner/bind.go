@@ -226,9 +226,13 @@ func (p *planning) bindJoins() (logical.Node, error) {
 			return nil, err
 		}
 		for _, b := range bases {
-			if strings.EqualFold(b.src.Name, right.src.Name) {
-				return nil, posErr(j.Pos, fmt.Errorf("%w: Can not join '%s' to '%s': self joins are not yet supported.", ErrUnsupported, b.src.Name, right.src.Name))
+			if !strings.EqualFold(b.src.Name, right.src.Name) {
+				continue
 			}
+			if len(bases) > 1 {
+				return nil, posErr(j.Pos, fmt.Errorf("%w: N-way joins do not support multiple occurrences of the same source. Source: '%s'.", ErrUnsupported, right.src.Name))
+			}
+			return nil, posErr(j.Pos, fmt.Errorf("%w: Can not join '%s' to '%s': self joins are not yet supported.", ErrUnsupported, b.src.Name, right.src.Name))
 		}
 		bases = append(bases, right)
 		if idx > 0 {

@@ -101,6 +101,24 @@ func (c *Catalog) Lookup(name string) (*Source, error) {
 	return nil, fmt.Errorf("%s %w", name, ErrNotFound)
 }
 
+// LookupAt is Lookup for a source named at pos in a statement: a name
+// that resolves to nothing is reported as ksqlDB reports it, at its
+// position ("Line: 2, Col: 13: Source `UNKNOWN` does not exist."),
+// followed by Lookup's hint when there is one.
+func (c *Catalog) LookupAt(name string, pos parser.Pos) (*Source, error) {
+	s, err := c.Lookup(name)
+	if err == nil || !errors.Is(err, ErrNotFound) {
+		return s, err
+	}
+	msg := fmt.Sprintf("Source `%s` does not exist.", name)
+	if _, hint, ok := strings.Cut(err.Error(), ErrNotFound.Error()); ok {
+		if hint = strings.TrimLeft(hint, ":\n "); hint != "" {
+			msg += " " + strings.ToUpper(hint[:1]) + hint[1:]
+		}
+	}
+	return nil, &PosError{Pos: pos, Err: &expr.LocatedError{Preface: expr.Preparing, Kind: ErrNotFound, Msg: msg}}
+}
+
 // LookupFold finds a source by name ignoring case, for callers that name
 // sources outside SQL (the REST API's inserts-stream target), as ksqlDB
 // does; an exact match wins.

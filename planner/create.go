@@ -442,6 +442,9 @@ func CreateSourceWith(cat *Catalog, st *parser.CreateSource, text string, opts O
 		}
 		values = append(values, types.Column{Name: name, Type: t})
 	}
+	if err := checkSchemaInference(props, keyFormat, valueFormat, len(keys) > 0, len(values) > 0); err != nil {
+		return nil, withErr(st.Pos, st.With, err)
+	}
 	// Columns not declared come from the registry, for its formats.
 	if err := cat.useRegistry(keyFormat, &s.KeyProps); err != nil {
 		return nil, posErr(st.Pos, err)
@@ -502,6 +505,11 @@ func CreateSourceWith(cat *Catalog, st *parser.CreateSource, text string, opts O
 	if err := validateFormats(s); err != nil {
 		return nil, withErr(st.Pos, st.With, err)
 	}
+	if len(s.Schema.Columns) == 0 {
+		// Neither declared nor taken from the registry (the formats cannot
+		// infer them); asked once the formats are known to exist.
+		return nil, posErr(st.Pos, fmt.Errorf("%w: The statement does not define any columns.", ErrInvalid))
+	}
 	if err := resolveTimestampColumn(s); err != nil {
 		return nil, withErr(st.Pos, st.With, err)
 	}
@@ -516,7 +524,7 @@ func resolveTimestampColumn(s *Source) error {
 	}
 	i := s.Schema.Find(s.TimestampColumn)
 	if i < 0 {
-		return propErr("TIMESTAMP", fmt.Errorf("%w: the TIMESTAMP column set in the WITH clause does not exist in the schema: '%s'", ErrInvalid, s.TimestampColumn))
+		return propErr("TIMESTAMP", fmt.Errorf("%w: %s", ErrInvalid, missingTimestampColumn(s.TimestampColumn)))
 	}
 	switch s.Schema.Columns[i].Type.Kind {
 	case types.BigInt, types.Timestamp:
@@ -618,8 +626,11 @@ func checkOutputName(si parser.SelectItem, name string, persistent bool) error {
 		}
 		return nil
 	}
+	// A persistent query's result has these columns of its own (its
+	// record's timestamp, partition and offset; a windowed key's bounds),
+	// so a value column may not take their names.
 	switch n := strings.ToUpper(name); n {
-	case "ROWTIME", "ROWPARTITION", "ROWOFFSET":
+	case "ROWTIME", "ROWPARTITION", "ROWOFFSET", "WINDOWSTART", "WINDOWEND":
 		if persistent {
 			return posErr(si.Pos, fmt.Errorf("%w: Reserved column name in select: `%s`. Please remove or alias the column.", ErrInvalid, n))
 		}
@@ -644,4 +655,32 @@ func isReserved(name string) bool {
 		return true
 	}
 	return false
+}
+
+// checkSchemaInference applies ksqlDB's rules for KEY_SCHEMA_ID and
+// VALUE_SCHEMA_ID: a schema id names the schema a side's columns are
+// inferred from, so its format must infer columns from a registered
+// schema (AVRO, PROTOBUF, JSON_SR), and a CREATE with a schema id
+// declares no columns of that side. ksqlDB refuses both before it asks
+// the registry for the schema.
+func checkSchemaInference(props Props, keyFormat, valueFormat string, keyCols, valueCols bool) error {
+	for _, side := range []struct {
+		idProp, formatProp, format string
+		declared                   bool
+	}{
+		{"KEY_SCHEMA_ID", "KEY_FORMAT", keyFormat, keyCols},
+		{"VALUE_SCHEMA_ID", "VALUE_FORMAT", valueFormat, valueCols},
+	} {
+		if _, ok := props[side.idProp]; !ok {
+			continue
+		}
+		if !format.UsesRegistry(side.format) {
+			return propErr(side.idProp, fmt.Errorf("%w: %s should support schema inference when %s is provided. Current format is %s.",
+				ErrInvalid, side.formatProp, side.idProp, strings.ToUpper(side.format)))
+		}
+		if side.declared {
+			return propErr(side.idProp, fmt.Errorf("%w: Table elements and %s cannot both exist for create statement.", ErrInvalid, side.idProp))
+		}
+	}
+	return nil
 }

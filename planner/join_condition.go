@@ -4,6 +4,7 @@ package planner
 // join, and what the ON clause names and keys by.
 
 import (
+	"errors"
 	"fmt"
 	"strings"
 
@@ -81,10 +82,11 @@ func joinCondition(j *parser.Join, left, right *joinInput, bases []*joinInput) (
 			}
 			i, _, rerr := pre.resolve(ref)
 			if rerr != nil {
-				if strings.Contains(rerr.Error(), "ambiguous") || strings.Contains(rerr.Error(), "not a valid stream/table") {
+				var located *expr.LocatedError
+				if errors.As(rerr, &located) || strings.Contains(rerr.Error(), "not a valid stream/table") {
 					err = rerr
 				} else {
-					err = fmt.Errorf("%w: JOIN ON column '%s' cannot be resolved.", ErrInvalid, strings.ToUpper(ref.String()))
+					err = &expr.LocatedError{Kind: ErrInvalid, Msg: fmt.Sprintf("JOIN ON column '%s' cannot be resolved.", strings.ToUpper(ref.String()))}
 				}
 				return
 			}
@@ -114,10 +116,54 @@ func joinCondition(j *parser.Join, left, right *joinInput, bases []*joinInput) (
 	if err != nil {
 		return nil, nil, 0, posErr(eq.Right.Position(), err)
 	}
+	if err := checkJoinSources(eq, pre, right); err != nil {
+		return nil, nil, 0, posErr(j.On.Position(), err)
+	}
 	if ls == rs {
 		return nil, nil, 0, posErr(j.On.Position(), fmt.Errorf("%w: Each side of the join comparision must contain references from exactly one source. Got %s.", ErrInvalid, parenthesized(j.On)))
 	}
 	return pre, eq, ls, nil
+}
+
+// checkJoinSources applies ksqlDB's rules on the sources an ON equality
+// names, one source a side: not the same source on both sides, and one
+// of them the source being joined (in an n-way join, criteria naming
+// only earlier sources are refused).
+func checkJoinSources(eq *parser.Binary, pre *joinLayout, joined *joinInput) error {
+	sourceOf := func(e parser.Expr) string {
+		found := ""
+		walkExpr(e, func(x parser.Expr) {
+			ref, ok := x.(*parser.ColumnRef)
+			if !ok {
+				return
+			}
+			i, _, err := pre.resolve(ref)
+			if err != nil || i < 0 || i >= len(pre.names) {
+				return
+			}
+			// The column's name is its input's alias and its own: the
+			// longest alias it starts with is its input's.
+			owner := ""
+			for _, in := range pre.inputs {
+				if a := strings.ToUpper(in.alias); strings.HasPrefix(pre.names[i], a+"_") && len(a) > len(owner) {
+					owner = a
+				}
+			}
+			found = owner
+		})
+		return found
+	}
+	left, right := sourceOf(eq.Left), sourceOf(eq.Right)
+	if left == "" || right == "" {
+		return nil
+	}
+	if left == right {
+		return fmt.Errorf("%w: Each side of the join must reference exactly one source and not the same source. Left side references `%s` and right references `%s`", ErrInvalid, left, right)
+	}
+	if source := strings.ToUpper(joined.alias); left != source && right != source {
+		return fmt.Errorf("%w: A join criteria is expected to reference the source (`%s`) in the FROM clause, instead the right source references `%s` and the left source references `%s`", ErrInvalid, source, right, left)
+	}
+	return nil
 }
 
 // checkWithin requires a WITHIN clause on a stream-stream join and refuses

@@ -19,8 +19,8 @@ import (
 // its value columns, its ROWTIME, ROWPARTITION and ROWOFFSET, its key
 // columns (and window bounds), then a synthetic join key; the PARTITION BY
 // columns among them become the new key (partitionKeyItems).
-func joinItems(selected []parser.SelectItem, l *joinLayout, sc expr.Scope, partitioned bool) ([]item, error) {
-	var list itemList
+func joinItems(selected []parser.SelectItem, l *joinLayout, sc expr.Scope, partitioned, persistent bool) ([]item, error) {
+	list := itemList{scope: sc}
 	add := list.add
 	generated := 0
 	for _, si := range selected {
@@ -75,7 +75,8 @@ func joinItems(selected []parser.SelectItem, l *joinLayout, sc expr.Scope, parti
 			switch x := si.Expr.(type) {
 			case *parser.ColumnRef:
 				// ksqlDB names a qualified column ALIAS_COLUMN only when
-				// more than one input has a column of that name.
+				// more than one input has a column of that name (S.ROWTIME
+				// is S_ROWTIME, every input having a ROWTIME).
 				name = strings.ToUpper(x.Name)
 				if in := l.input(x.Source); in != nil && l.shared(x.Name) {
 					name = strings.ToUpper(in.alias) + "_" + name
@@ -87,7 +88,7 @@ func joinItems(selected []parser.SelectItem, l *joinLayout, sc expr.Scope, parti
 				generated++
 			}
 		}
-		if err := checkOutputName(si, name, false); err != nil {
+		if err := checkOutputName(si, name, persistent); err != nil {
 			return nil, err
 		}
 		if err := add(item{expr: si.Expr, name: name, pos: si.Pos}); err != nil {

@@ -143,7 +143,8 @@ func (l *joinLayout) resolve(ref *parser.ColumnRef) (int, types.Type, error) {
 	case 0:
 		return 0, types.Type{}, fmt.Errorf("%w %s", expr.ErrUnknownColumn, strings.ToUpper(ref.Name))
 	}
-	return 0, types.Type{}, fmt.Errorf("%w: Column '%s' is ambiguous. Could be %s.", ErrInvalid, strings.ToUpper(ref.Name), strings.Join(owners, " or "))
+	return 0, types.Type{}, &expr.LocatedError{Preface: expr.Preparing, Kind: ErrInvalid,
+		Msg: fmt.Sprintf("Column '%s' is ambiguous. Could be %s.", strings.ToUpper(ref.Name), strings.Join(owners, " or "))}
 }
 
 // shared reports whether more than one input has a column named name.
@@ -285,4 +286,23 @@ func syntheticKeyName(ins []*joinInput) string {
 		return "ROWKEY"
 	}
 	return "ROWKEY_" + strconv.Itoa(top+1)
+}
+
+// joinNames rewrites e's column references to the names of the join's
+// result columns (I1.BAR to I1_BAR), as ksqlDB rewrites an expression
+// over a join before it checks it, so that an error quotes the
+// expression the way ksqlDB does. References the layout cannot resolve
+// are left as written.
+func (l *joinLayout) joinNames(e parser.Expr) parser.Expr {
+	return parser.Rewrite(e, func(x parser.Expr) parser.Expr {
+		ref, ok := x.(*parser.ColumnRef)
+		if !ok {
+			return nil
+		}
+		i, _, err := l.resolve(ref)
+		if err != nil || i < 0 || i >= len(l.names) {
+			return nil
+		}
+		return &parser.ColumnRef{Pos: ref.Pos, Name: l.names[i]}
+	})
 }

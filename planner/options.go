@@ -47,10 +47,13 @@ type Options struct {
 	NewQueryPlanner bool
 	// PullKeyLookupsOnly is ksqlDB's session property
 	// ksql.query.pull.table.scan.enabled (PullTableScanProperty) set to
-	// false: a pull query on a table must look its keys up, every
-	// disjunct of its WHERE pinning each key column with = or IN to
-	// values it can compute (the pull checks). Default false: any WHERE, answered
-	// by a scan of the table's store when it pins no key.
+	// false: a pull query on a table must look its keys up or read a key
+	// range, every disjunct of its WHERE pinning each key column with = or
+	// IN, or bounding it once with <, <=, > or >=, to values it can
+	// compute (the pull checks); a range that would need a table scan
+	// (PullRangeScansDisabled, a windowed table) is refused. Default
+	// false: any WHERE, answered by a scan of the table's store when it
+	// pins no key.
 	PullKeyLookupsOnly bool
 	// PullRangeScansDisabled is ksqlDB's session property
 	// ksql.query.pull.range.scan.enabled (PullRangeScanProperty) set to

@@ -268,7 +268,7 @@ func widensTo(from, to types.Type) bool {
 // lookup finds.
 func (c *pullCheck) keyLookupOnly() error {
 	keys := c.src.Schema.Keys()
-	var likes bool
+	var likes, ranged bool
 	for _, disjunct := range splitOn(c.sel.Where, parser.OpOr) {
 		pinned := map[string]int{}
 		for _, cond := range splitOn(disjunct, parser.OpAnd) {
@@ -300,9 +300,21 @@ func (c *pullCheck) keyLookupOnly() error {
 					return fmt.Errorf("%w: A comparison must be between a key column and a resolvable expression.", ErrUnsupported)
 				}
 			}
-			if op != "=" {
-				if n := c.countKeyComparisons(disjunct); n > 1 {
-					return fmt.Errorf("%w: A comparison condition on the key column cannot be combined with other comparisons such as an IN predicate", ErrUnsupported)
+			switch op {
+			case "=":
+			case "BETWEEN":
+				// ksqlDB reads BETWEEN as two bounds on the key.
+				return errKeyCombined
+			case "<", "<=", ">", ">=":
+				// One bound on the key: a range of keys, which a range
+				// scan reads without a table scan.
+				if c.countKeyComparisons(disjunct) > 1 {
+					return errKeyCombined
+				}
+				ranged = true
+			default:
+				if c.countKeyComparisons(disjunct) > 1 {
+					return errKeyCombined
 				}
 				return fmt.Errorf("%w: Bound on key columns '%s' must currently be '='. ", ErrUnsupported, keyList(keys))
 			}
@@ -314,11 +326,28 @@ func (c *pullCheck) keyLookupOnly() error {
 		case len(pinned) == 0:
 			return fmt.Errorf("%w: WHERE clause missing key column for disjunct: %s", ErrUnsupported, parser.KsqlText(disjunct))
 		case len(pinned) < len(keys):
-			return fmt.Errorf("%w: Multi-column sources must specify every key in the WHERE clause", ErrUnsupported)
+			var specified []string
+			for _, k := range keys {
+				if pinned[k.Name] > 0 {
+					specified = append(specified, fmt.Sprintf("`%s`", k.Name))
+				}
+			}
+			return fmt.Errorf("%w: Multi-column sources must specify every key in the WHERE clause. Specified: [%s] Expected: %s",
+				ErrUnsupported, strings.Join(specified, ", "), keyList(keys))
 		}
+	}
+	// A range of keys is read by a range scan; without range scans, or
+	// on a windowed table (whose store ksqlDB does not range-scan), it
+	// would take a table scan, which is off.
+	if ranged && (c.opts.PullRangeScansDisabled || c.src.Window != exec.NotWindowed) {
+		return fmt.Errorf("%w: Query requires table scan to be enabled. Table scans can be enabled by setting %s=true", ErrUnsupported, PullTableScanProperty)
 	}
 	return nil
 }
+
+// errKeyCombined is ksqlDB's refusal, without table scans, of a key
+// column compared more than once in a disjunct.
+var errKeyCombined = fmt.Errorf("%w: A comparison condition on the key column cannot be combined with other comparisons such as an IN predicate", ErrUnsupported)
 
 // keyColumn returns the table's key column e names, when e is a bare
 // reference to one.

@@ -24,6 +24,7 @@ CREATE STREAM s (id INT KEY, v INT) WITH (KAFKA_TOPIC='s', VALUE_FORMAT='JSON', 
 	const hint = " See https://cnfl.io/queries for more info.\nAdd EMIT CHANGES if you intended to issue a push query."
 	lookups := planner.Options{PullKeyLookupsOnly: true}
 	noLimit := planner.Options{PullLimitDisabled: true}
+	noRanges := planner.Options{PullKeyLookupsOnly: true, PullRangeScansDisabled: true}
 	tests := []struct {
 		sql  string
 		opts planner.Options
@@ -48,7 +49,13 @@ CREATE STREAM s (id INT KEY, v INT) WITH (KAFKA_TOPIC='s', VALUE_FORMAT='JSON', 
 		{"SELECT * FROM agg WHERE id = 1 AND id IN (1, 2);", lookups, "not supported: A comparison condition on the key column cannot be combined with other comparisons such as an IN predicate"},
 		{"SELECT * FROM agg WHERE id + 1 = 2;", lookups, "not supported: A comparison must directly reference a key column."},
 		{"SELECT * FROM agg WHERE id = n;", lookups, "not supported: A comparison must be between a key column and a resolvable expression."},
-		{"SELECT * FROM multi WHERE a = 'x';", lookups, "not supported: Multi-column sources must specify every key in the WHERE clause"},
+		{"SELECT * FROM multi WHERE a = 'x';", lookups, "not supported: Multi-column sources must specify every key in the WHERE clause. Specified: [`A`] Expected: [`A` STRING KEY, `B` INTEGER KEY]"},
+		// One bound on the key is a range of keys, read by a range scan;
+		// without range scans it would need a table scan.
+		{"SELECT * FROM agg WHERE id > 1;", lookups, ""},
+		{"SELECT * FROM agg WHERE id <= 1 AND n > 2;", lookups, ""},
+		{"SELECT * FROM agg WHERE id > 1;", noRanges, "not supported: Query requires table scan to be enabled. Table scans can be enabled by setting ksql.query.pull.table.scan.enabled=true"},
+		{"SELECT * FROM agg WHERE id BETWEEN 1 AND 5;", lookups, "not supported: A comparison condition on the key column cannot be combined with other comparisons such as an IN predicate"},
 		{"SELECT * FROM agg WHERE ROWTIME > '2026-01-01';", lookups, "not supported: WHERE clause missing key column for disjunct: (ROWTIME > '2026-01-01')"},
 		// Allowed without scans: the key pinned in every disjunct, other
 		// conditions filter.

@@ -1,6 +1,7 @@
 package planner
 
 import (
+	"errors"
 	"fmt"
 	"strings"
 
@@ -111,7 +112,10 @@ func PlanQuery(cat *Catalog, sel *parser.Select, target *Target, queryID string,
 				p.q.Sources = append(p.q.Sources, r.Name)
 			}
 		}
-		if p.items, err = joinItems(cl.Items, p.join.layout, sc, len(cl.PartitionBy) > 0); err != nil {
+		if p.items, err = joinItems(cl.Items, p.join.layout, sc, len(cl.PartitionBy) > 0, target != nil); err != nil {
+			return nil, err
+		}
+		if err := p.checkSinkTimestampNamed(); err != nil {
 			return nil, err
 		}
 		// PARTITION BY and GROUP BY choose the key themselves.
@@ -123,6 +127,9 @@ func PlanQuery(cat *Catalog, sel *parser.Select, target *Target, queryID string,
 	} else {
 		p.items = cl.Columns
 		p.q.Sources = []string{p.src.Name}
+		if err := p.checkSinkTimestampNamed(); err != nil {
+			return nil, err
+		}
 	}
 	p.implicitDecimalCasts()
 	var err error
@@ -245,6 +252,14 @@ func (p *planning) whereNode(sc expr.Scope) (*exec.FilterNode, error) {
 		return nil, posErr(unknown.Pos, fmt.Errorf("%w: Error in WHERE expression: Unknown column %s.", ErrInvalid, strings.ToUpper(unknown.Name)))
 	}
 	c, err := expr.Compile(p.cl.Where, p.withFunctions(sc))
+	if err != nil && errors.Is(err, expr.ErrType) && p.join != nil {
+		// Over a join ksqlDB checks the WHERE with the join's column
+		// names, and its type errors quote them (I1_BAR).
+		where := p.join.layout.joinNames(p.cl.Where)
+		if _, named := expr.Compile(where, p.withFunctions(sc)); errors.Is(named, expr.ErrType) {
+			return nil, expr.InClauseOf(named, "WHERE", where)
+		}
+	}
 	if err != nil {
 		return nil, expr.InClauseOf(err, "WHERE", p.cl.Where)
 	}

@@ -71,12 +71,21 @@ func visibleNames(s types.Schema) []string {
 type itemList struct {
 	items []item
 	seen  map[string]bool
+	// scope types an item named twice, for the error.
+	scope expr.Scope
 }
 
+// add appends it, refusing a name already taken as ksqlDB's schema
+// builder does: "Duplicate value columns found in schema: `COUNT`
+// BIGINT", the column named twice with the type of its second use.
 func (l *itemList) add(it item) error {
 	key := strings.ToUpper(it.name)
 	if l.seen[key] {
-		return posErr(it.pos, fmt.Errorf("%w: duplicate output column name %s; use an alias", ErrInvalid, it.name))
+		column := fmt.Sprintf("`%s`", it.name)
+		if t, ok := itemType(it.expr, l.scope); ok {
+			column += " " + t.String()
+		}
+		return posErr(it.pos, fmt.Errorf("%w: Duplicate value columns found in schema: %s (give one of them another alias)", ErrInvalid, column))
 	}
 	if l.seen == nil {
 		l.seen = map[string]bool{}
@@ -84,6 +93,34 @@ func (l *itemList) add(it item) error {
 	l.seen[key] = true
 	l.items = append(l.items, it)
 	return nil
+}
+
+// itemType is the type of a SELECT item's expression, aggregate calls
+// included, when it can be told before planning; false when it cannot.
+func itemType(e parser.Expr, sc expr.Scope) (types.Type, bool) {
+	if sc == nil || e == nil {
+		return types.Type{}, false
+	}
+	if call, ok := e.(*parser.FuncCall); ok && expr.IsAggregate(call.Name) {
+		args := make([]types.Type, 0, len(call.Args))
+		for _, a := range call.Args {
+			c, err := expr.Compile(a, sc)
+			if err != nil {
+				return types.Type{}, false
+			}
+			args = append(args, c.Type)
+		}
+		agg, err := expr.BindAggregate(call.Name, args, call.Star)
+		if err != nil {
+			return types.Type{}, false
+		}
+		return agg.ResultType, true
+	}
+	c, err := expr.Compile(e, sc)
+	if err != nil {
+		return types.Type{}, false
+	}
+	return c.Type, true
 }
 
 // item is one output column of a SELECT before planning.
@@ -101,7 +138,7 @@ type item struct {
 // ksqlDB: a persistent query writes them in the windowed key of its sink,
 // not again in the value.
 func expandItems(sel *parser.Select, sc *scope, persistent bool) ([]item, error) {
-	var l itemList
+	l := itemList{scope: sc}
 	add := l.add
 	aliases := newAliasGenerator(sc.src.Schema.Columns)
 	for _, si := range sel.Items {

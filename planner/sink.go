@@ -68,8 +68,6 @@ func (p *planning) sinkSource(keyCols, valCols []types.Column, win exec.WindowTy
 		if keyFormat, err = partitionKeyFormat(keyFormat, explicit || anyFormat, keyCols); err != nil {
 			return nil, posErr(p.sel.Pos, err)
 		}
-	} else if !explicit && keyFormat == "KAFKA" && len(keyCols) > 1 {
-		keyFormat = "JSON" // KAFKA holds one column; several need a structured format
 	} else if !explicit && strings.EqualFold(keyFormat, "NONE") && len(keyCols) > 0 {
 		// A join of keyless sources has a key, the join expression, in
 		// the session's default key format (KAFKA), as ksqlDB re-keys a
@@ -78,6 +76,11 @@ func (p *planning) sinkSource(keyCols, valCols []types.Column, win exec.WindowTy
 		if len(keyCols) > 1 && keyFormat == "KAFKA" {
 			keyFormat = "JSON"
 		}
+	}
+	// A CREATE … AS SELECT declares no columns: a schema id only needs a
+	// format that takes its columns from a registered schema.
+	if err := checkSchemaInference(with, keyFormat, valueFormat, false, false); err != nil {
+		return nil, withErr(p.sel.Pos, p.target.WithClause, err)
 	}
 	if err := with.checkEnvelope(p.target.Kind, valueFormat, true); err != nil {
 		return nil, withErr(p.sel.Pos, p.target.WithClause, err)
@@ -126,6 +129,11 @@ func (p *planning) sinkSource(keyCols, valCols []types.Column, win exec.WindowTy
 		return nil, withErr(p.sel.Pos, p.target.WithClause, err)
 	}
 	if err := validateFormats(s); err != nil {
+		if text, ok := p.ksqlStatementText(); ok {
+			// ksqlDB's refusal of the result's formats quotes the
+			// statement it rewrote.
+			err = fmt.Errorf("%w\nStatement: %s", err, text)
+		}
 		return nil, withErr(p.sel.Pos, p.target.WithClause, err)
 	}
 	return s, nil
@@ -163,4 +171,29 @@ func compatible(ex *Source, keyCols, valCols []types.Column) error {
 		return fmt.Errorf("%w: Incompatible schema between results and sink.\nResult schema is %s\nSink schema is %s", ErrInvalid, schemaText(got), schemaText(ex.Schema))
 	}
 	return nil
+}
+
+// checkSinkTimestampNamed refuses a TIMESTAMP property naming no column
+// of the projection as soon as the projection is known, before the
+// checks of its key columns, as ksqlDB does: a statement wrong in both
+// ways is told about the TIMESTAMP. resolveTimestampColumn checks its
+// type once the sink's schema is built.
+func (p *planning) checkSinkTimestampNamed() error {
+	name, ok := p.target.withProp("TIMESTAMP")
+	if !ok || name == "" {
+		return nil
+	}
+	name = strings.ToUpper(name)
+	for _, it := range p.items {
+		if strings.EqualFold(it.name, name) {
+			return nil
+		}
+	}
+	return withErr(p.sel.Pos, p.target.WithClause, propErr("TIMESTAMP", fmt.Errorf("%w: %s", ErrInvalid, missingTimestampColumn(name))))
+}
+
+// missingTimestampColumn is ksqlDB's refusal of a TIMESTAMP property
+// naming no column.
+func missingTimestampColumn(name string) string {
+	return fmt.Sprintf("The TIMESTAMP column set in the WITH clause does not exist in the schema: '%s'", name)
 }

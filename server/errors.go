@@ -2,9 +2,13 @@ package server
 
 import (
 	"encoding/json"
+	"errors"
 	"net/http"
+	"strings"
 
+	"github.com/sluice-sql/sluice/engine"
 	"github.com/sluice-sql/sluice/ksqlwire"
+	"github.com/sluice-sql/sluice/parser"
 )
 
 // Error codes ksqlDB puts in error bodies; clients branch on them.
@@ -43,4 +47,23 @@ func statementError(w http.ResponseWriter, code int, msg, stmt string, done []ks
 
 func statementErrorBody(code int, msg, stmt string, done []ksqlwire.Entity) ksqlwire.Error {
 	return ksqlwire.Error{Type: ksqlwire.TypeStatementError, ErrorCode: code, Message: msg, StatementText: &stmt, Entities: &done}
+}
+
+// errorText is the message of a statement's error. A syntax error is
+// worded as ksqlDB's REST API words it, which leaves the parser's details
+// out of the message ("line 1:24: Syntax Error\n\nStatement: SELECT …;");
+// Sluice's details (what was expected, the line with a caret under the
+// position) follow that text, so clients matching ksqlDB's still match.
+// Other errors read as engine.FormatError renders them.
+func errorText(sql string, err error) string {
+	var pe *parser.Error
+	if !errors.As(err, &pe) {
+		return engine.FormatError(sql, err)
+	}
+	stmt := pe.Statement
+	if stmt == "" {
+		stmt = strings.TrimSpace(sql)
+	}
+	head, detail, _ := strings.Cut(pe.Pretty(), "\n")
+	return head + "\n\nStatement: " + stmt + "\n" + detail
 }

@@ -63,7 +63,7 @@ func (s *Server) handleKSQL(w http.ResponseWriter, r *http.Request) {
 	}
 	stmts, err := parser.ParseScript(text)
 	if err != nil {
-		statementError(w, codeBadStatement, engine.FormatError(text, err), text, nil)
+		statementError(w, codeBadStatement, errorText(text, err), text, nil)
 		return
 	}
 	props := requestProps(&req)
@@ -72,7 +72,7 @@ func (s *Server) handleKSQL(w http.ResponseWriter, r *http.Request) {
 		switch engine.KSQLUseOf(p.Stmt) {
 		case engine.KSQLProperty:
 			if err := engine.SetRequestProperty(p.Stmt, props); err != nil {
-				statementError(w, codeBadStatement, engine.FormatError(text, err), stmtText(p), done)
+				statementError(w, codeBadStatement, errorText(text, err), stmtText(p), done)
 				return
 			}
 			continue
@@ -90,7 +90,7 @@ func (s *Server) handleKSQL(w http.ResponseWriter, r *http.Request) {
 			return
 		}
 		if err != nil {
-			statementError(w, codeBadStatement, engine.FormatError(text, err), stmtText(p), done)
+			statementError(w, codeBadStatement, errorText(text, err), stmtText(p), done)
 			return
 		}
 		if res.Rows != nil {

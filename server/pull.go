@@ -117,7 +117,7 @@ func (s *Server) pull(w http.ResponseWriter, r *http.Request, sql string, props 
 	ctx := engine.WithProperties(r.Context(), props)
 	target, ok, err := s.eng.PullTarget(ctx, sel)
 	if err != nil {
-		statementError(w, codeBadStatement, engine.FormatError(sql, err), stmtText(stmts[0]), nil)
+		statementError(w, codeBadStatement, errorText(sql, err), stmtText(stmts[0]), nil)
 		return nil, true
 	}
 	if !ok {
@@ -337,7 +337,7 @@ func (s *Server) pullError(w http.ResponseWriter, sql string, p parser.Parsed, e
 		writeJSON(w, http.StatusServiceUnavailable, statementErrorBody(codeUnavailable, err.Error(), stmtText(p), []ksqlwire.Entity{}))
 		return
 	}
-	statementError(w, codeBadStatement, engine.FormatError(sql, err), stmtText(p), nil)
+	statementError(w, codeBadStatement, errorText(sql, err), stmtText(p), nil)
 }
 
 // pullLocal runs the pull query on this instance's state, of the

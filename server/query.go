@@ -33,7 +33,7 @@ func (s *Server) startPush(w http.ResponseWriter, r *http.Request, sql string, p
 	}
 	stmts, err := parser.ParseScript(sql)
 	if err != nil {
-		statementError(w, codeBadStatement, engine.FormatError(sql, err), sql, nil)
+		statementError(w, codeBadStatement, errorText(sql, err), sql, nil)
 		return nil
 	}
 	if len(stmts) != 1 {
@@ -46,7 +46,7 @@ func (s *Server) startPush(w http.ResponseWriter, r *http.Request, sql string, p
 	}
 	res, err := s.eng.ExecuteStatement(engine.WithProperties(r.Context(), props), stmts[0])
 	if err != nil {
-		statementError(w, codeBadStatement, engine.FormatError(sql, err), stmtText(stmts[0]), nil)
+		statementError(w, codeBadStatement, errorText(sql, err), stmtText(stmts[0]), nil)
 		return nil
 	}
 	p := &push{rs: res.Rows}

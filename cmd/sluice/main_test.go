@@ -200,7 +200,7 @@ func TestRunSyntaxError(t *testing.T) {
 	if want := file + ": line 3:25: Syntax Error"; lines[0] != want {
 		t.Errorf("position %q, want %q", lines[0], want)
 	}
-	if want := "Expecting {')'}"; lines[1] != want {
+	if want := "Expecting {',', ')'}"; lines[1] != want {
 		t.Errorf("message %q, want %q", lines[1], want)
 	}
 	if want := "  WITH (kafka_topic='s' value_format='JSON', partitions=1);"; lines[2] != want {
