@@ -101,6 +101,7 @@ var aggregates = map[string]aggBinder{
 	"COLLECT_SET":        unconfigured("COLLECT_SET"),
 	"ATTR":               bindAttr,
 	"COUNT_DISTINCT":     bindCountDistinct,
+	"SUM_LIST":           bindSumList,
 	"TOPKDISTINCT":       bindTopK("TOPKDISTINCT", true),
 }
 
@@ -233,8 +234,11 @@ func bindSum(args []types.Type, _ bool) (*Aggregate, error) {
 
 // bindDecimalSum is SUM over DECIMAL(p, s): exact, and of the same type
 // as its argument, as ksqlDB's DecimalSumKudaf. A row that would take the
-// sum past p digits leaves it unchanged (ksqlDB fails the record with
-// "Numeric field overflow").
+// sum past p digits fails: ksqlDB fails it with "Numeric field overflow";
+// here it is a bad record (counted, logged, dead-lettered) and the sum
+// stays as it was, which is why the aggregate is Fallible (its task folds
+// a record in two passes, so that no group or window changes when a row
+// fails).
 func bindDecimalSum(t types.Type) *Aggregate {
 	ctx := types.DecimalContext()
 	step := func(acc any, v any, neg bool) any {
@@ -250,14 +254,13 @@ func bindDecimalSum(t types.Type) *Aggregate {
 		} else {
 			_, err = ctx.Add(&d, sum, x)
 		}
-		if err != nil {
-			return acc
+		if err == nil {
+			var out *apd.Decimal
+			if out, err = types.FitDecimal(&d, t.Precision, t.Scale); err == nil {
+				return out
+			}
 		}
-		out, err := types.FitDecimal(&d, t.Precision, t.Scale)
-		if err != nil {
-			return acc
-		}
-		return out
+		panic(&FunctionError{Function: "SUM", Err: fmt.Errorf("Numeric field overflow: %s %s %s does not fit %s", sum, map[bool]string{false: "+", true: "-"}[neg], x, t)})
 	}
 	return &Aggregate{
 		Name:       "SUM",
@@ -267,7 +270,38 @@ func bindDecimalSum(t types.Type) *Aggregate {
 		Add:        func(acc any, a []any) any { return step(acc, a[0], false) },
 		Merge:      func(a, b any) any { return step(a, b, false) },
 		Undo:       func(acc any, a []any) any { return step(acc, a[0], true) },
+		Fallible:   true,
 	}
+}
+
+// bindSumList is ksqlDB's SUM_LIST: the sum of every element of an
+// ARRAY column over a group's rows, NULL elements and NULL arrays left
+// out, of the element type (INT, BIGINT or DOUBLE), with SUM's rules for
+// each element.
+func bindSumList(args []types.Type, _ bool) (*Aggregate, error) {
+	if len(args) != 1 || args[0].Kind != types.Array || args[0].Elem == nil {
+		return nil, fmt.Errorf("%w: SUM_LIST takes one ARRAY<INT>, ARRAY<BIGINT> or ARRAY<DOUBLE>", ErrType)
+	}
+	switch args[0].Elem.Kind {
+	case types.Integer, types.BigInt, types.Double:
+	default:
+		return nil, fmt.Errorf("%w: SUM_LIST does not accept %s", ErrType, args[0])
+	}
+	elem, err := bindSum([]types.Type{*args[0].Elem}, false)
+	if err != nil {
+		return nil, err
+	}
+	fold := func(step func(any, []any) any) func(any, []any) any {
+		return func(acc any, a []any) any {
+			list, _ := a[0].([]any)
+			for _, v := range list {
+				acc = step(acc, []any{v})
+			}
+			return acc
+		}
+	}
+	return &Aggregate{Name: "SUM_LIST", ResultType: elem.ResultType, Init: elem.Init, Result: identity,
+		Add: fold(elem.Add), Merge: elem.Merge, Undo: fold(elem.Undo)}, nil
 }
 
 // AVG keeps [sum, count]; integers sum exactly as BIGINT.

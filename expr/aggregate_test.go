@@ -3,7 +3,10 @@ package expr_test
 import (
 	"errors"
 	"math"
+	"strings"
 	"testing"
+
+	"github.com/cockroachdb/apd/v3"
 
 	"github.com/google/go-cmp/cmp"
 	"github.com/google/go-cmp/cmp/cmpopts"
@@ -281,5 +284,41 @@ func TestMerge(t *testing.T) {
 		if got := agg.Result(agg.Merge(fold(tc.earlier), fold(tc.later))); !cmp.Equal(got, tc.want) {
 			t.Errorf("%s%v: merged %v, want %v", tc.fn, tc.args, got, tc.want)
 		}
+	}
+}
+
+// TestDecimalSumOverflow: a row taking a DECIMAL SUM past its precision
+// fails as a function does (a bad record), leaving the sum as it was.
+func TestDecimalSumOverflow(t *testing.T) {
+	dec := types.Type{Kind: types.Decimal, Precision: 3, Scale: 1}
+	agg, err := expr.BindAggregate("SUM", []types.Type{dec}, false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !agg.Fallible {
+		t.Fatal("DECIMAL SUM is not Fallible: its failures could leave a window half-updated")
+	}
+	d := func(s string) *apd.Decimal {
+		x, _, err := apd.NewFromString(s)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return x
+	}
+	acc := agg.Add(agg.Init(), []any{d("90.5")})
+	if got := acc.(*apd.Decimal).String(); got != "90.5" {
+		t.Fatalf("sum %s, want 90.5", got)
+	}
+	func() {
+		defer func() {
+			fe, ok := recover().(*expr.FunctionError)
+			if !ok || fe.Function != "SUM" || !strings.Contains(fe.Error(), "Numeric field overflow: 90.5 + 10.0 does not fit DECIMAL(3, 1)") {
+				t.Fatalf("overflow gave %v, want a FunctionError of SUM saying Numeric field overflow", fe)
+			}
+		}()
+		agg.Add(acc, []any{d("10.0")})
+	}()
+	if got := acc.(*apd.Decimal).String(); got != "90.5" {
+		t.Errorf("sum after the failed row %s, want 90.5", got)
 	}
 }

@@ -56,6 +56,7 @@ var aggregateDescriptions = map[string]string{
 	"STDDEV_SAMP":        "The sample variance of the non-NULL values (ksqlDB's STDDEV_SAMP; use STDDEV_SAMPLE for the deviation).",
 	"STDDEV_SAMPLE":      "The sample standard deviation of the non-NULL values.",
 	"SUM":                "The sum of the non-NULL values.",
+	"SUM_LIST":           "The sum of every non-NULL element of an ARRAY of numbers, over the rows.",
 	"TOPK":               "An ARRAY of the k largest values.",
 	"TOPKDISTINCT":       "An ARRAY of the k largest distinct values.",
 }

@@ -12,7 +12,9 @@ import (
 // deliberate are the cases where Sluice differs from ksqlDB on purpose,
 // keyed "file :: case", with why.
 var deliberate = map[string]string{
-	"windowed-source.json :: Should fail querying windowed table": "Sluice runs persistent queries over windowed tables (WINDOW_TYPE sources); ksqlDB refuses them.",
+	"windowed-source.json :: Should fail querying windowed table":          "Sluice runs persistent queries over windowed tables (WINDOW_TYPE sources); ksqlDB refuses them.",
+	"sum.json :: sum decimal with overflow":                                "A row that takes a DECIMAL SUM past its precision is a bad record in Sluice (counted, logged, dead-lettered; the sum stays) and the query goes on; ksqlDB fails the query.",
+	"sum.json :: sum decimal should overflow with cast to lower precision": "A row that takes a DECIMAL SUM past its precision is a bad record in Sluice (counted, logged, dead-lettered; the sum stays) and the query goes on; ksqlDB fails the query.",
 }
 
 // testOnlyFunctions are the functions ksqlDB's test suite loads from its
