@@ -91,7 +91,7 @@ func TestWasmTableFunctions(t *testing.T) {
 		"SELECT id FROM " + in + " WHERE UPTO(n) IS NOT NULL EMIT CHANGES;":                                                    "table function UPTO is only allowed in the SELECT list of a stream query",
 		"SELECT id, UPTO(n), COUNT(*) FROM " + in + " GROUP BY id EMIT CHANGES;":                                               "Table functions cannot be used with aggregations.",
 		"CREATE TABLE FUNCTION bad(n INT) RETURNS INT LANGUAGE WASM WITH (PATH='" + path + "', EXPORT='upto');":                "a table function RETURNS ARRAY<T>, one row per element; this one returns INT",
-		"CREATE FUNCTION upto(n BIGINT) RETURNS INT LANGUAGE WASM WITH (PATH='" + path + "', EXPORT='upto');":                  "Function 'UPTO' already exists as a table function; a scalar function cannot take its name",
+		"CREATE FUNCTION upto(n BIGINT) RETURNS INT LANGUAGE WASM WITH (PATH='" + path + "', EXPORT='upto');":                  "Function 'UPTO' already exists as a table function; a scalar function cannot take its name (DROP FUNCTION UPTO first)",
 		"CREATE FUNCTION v(VARIADIC a ARRAY<INT>, b INT) RETURNS INT LANGUAGE WASM WITH (PATH='" + path + "', EXPORT='upto');": "VARIADIC A: only the last parameter can be VARIADIC",
 		"CREATE FUNCTION v(VARIADIC a INT) RETURNS INT LANGUAGE WASM WITH (PATH='" + path + "', EXPORT='upto');":               "VARIADIC A INTEGER: a VARIADIC parameter is an ARRAY<T> (each argument a T)",
 	} {

@@ -2,6 +2,7 @@ package planner
 
 import (
 	"fmt"
+	"strings"
 
 	"github.com/sluice-sql/sluice/expr"
 	"github.com/sluice-sql/sluice/parser"
@@ -41,10 +42,18 @@ func checkFunctionName(cat *Catalog, f *expr.UserFunction) error {
 			return fmt.Errorf("%w: Function '%s' already exists (created by a statement); --udf-dir cannot redefine it", ErrExists, f.Name)
 		}
 		if old.Kind != f.Kind {
-			return fmt.Errorf("%w: Function '%s' already exists as a %s function; a %s function cannot take its name", ErrExists, f.Name, kindName(old.Kind), kindName(f.Kind))
+			return fmt.Errorf("%w: Function '%s' already exists as %s function; %s function cannot take its name (DROP FUNCTION %s first)", ErrExists, f.Name, withArticle(kindName(old.Kind)), withArticle(kindName(f.Kind)), f.Name)
 		}
 	}
 	return nil
+}
+
+// withArticle puts "a" or "an" before a kind's name.
+func withArticle(kind string) string {
+	if kind != "" && strings.ContainsRune("aeiou", rune(kind[0])) {
+		return "an " + kind
+	}
+	return "a " + kind
 }
 
 func kindName(k parser.FunctionKind) string {
