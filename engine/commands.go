@@ -290,6 +290,10 @@ func (e *Engine) applyCommand(ctx context.Context, value []byte) (*Result, error
 	if props == nil {
 		props = map[string]string{}
 	}
+	if _, ok := props[planner.PlanVersionProperty]; !ok {
+		// Issued before commands carried a plan version: planned as then.
+		props[planner.PlanVersionProperty] = "1"
+	}
 	return e.apply(ctx, ps[0], props, true)
 }
 

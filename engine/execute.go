@@ -3,6 +3,7 @@ package engine
 import (
 	"context"
 	"fmt"
+	"strconv"
 	"strings"
 
 	"github.com/sluice-sql/sluice/parser"
@@ -151,6 +152,9 @@ func (e *Engine) executeStatement(ctx context.Context, p parser.Parsed, sess *se
 			return nil, err
 		}
 		props := commandProps(sess.snapshot())
+		// A new command is planned, now and at every replay, as this
+		// planner version plans.
+		props[planner.PlanVersionProperty] = strconv.Itoa(planner.CurrentPlanVersion)
 		if e.cmd != nil {
 			return e.cmd.submit(ctx, p, props)
 		}

@@ -666,7 +666,15 @@ func (e *Engine) planOptions(props map[string]string) planner.Options {
 		FunctionConfig:          functionConfig(props),
 		WrapSingleValues:        optionalBool(props, propWrapSingleValues),
 		OutputTopicPrefix:       propOutputTopicPrefix.raw(props),
+		PlanVersion:             planVersion(props),
 	}
+}
+
+// planVersion reads the plan version a command carries
+// (planner.PlanVersionProperty); 0, the current one, when it has none.
+func planVersion(props map[string]string) int {
+	n, _ := strconv.Atoi(props[planner.PlanVersionProperty])
+	return n
 }
 
 // optionalBool reads a BOOLEAN property with no default: nil when unset

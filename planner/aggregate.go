@@ -85,14 +85,15 @@ func (p *planning) planAggregate() error {
 			keyFormat = "KAFKA"
 		}
 		values := prep.Columns[len(groupCols):]
+		repartKey := p.repartitionKeyCols(groupCols)
 		pre = append(pre, &exec.SinkNode{
 			Topic: repart, KeyFormat: keyFormat, ValueFormat: format.Rows,
-			KeyCols: groupCols, ValueCols: values, KeyIdx: seq(0, len(groupCols)), ValueIdx: seq(len(groupCols), len(prep.Columns)),
+			KeyCols: repartKey, ValueCols: values, KeyIdx: seq(0, len(groupCols)), ValueIdx: seq(len(groupCols), len(prep.Columns)),
 			Internal: true,
 		})
 		p.addSub(p.spec, pre)
 		p.q.Topology.Internal = append(p.q.Topology.Internal, exec.TopicSpec{Name: repart, Partitions: partitions, Configs: map[string]string{"cleanup.policy": "delete"}})
-		aggSpec = &exec.SourceSpec{Topic: repart, KeyFormat: keyFormat, ValueFormat: format.Rows, KeyCols: groupCols, ValueCols: values, TimestampCol: -1, Dedupe: true}
+		aggSpec = &exec.SourceSpec{Topic: repart, KeyFormat: keyFormat, ValueFormat: format.Rows, KeyCols: repartKey, ValueCols: values, TimestampCol: -1, Dedupe: true}
 		p.finalSpec = aggSpec
 	} else {
 		chain = pre
@@ -299,6 +300,36 @@ func (s *postScope) Resolve(ref *parser.ColumnRef) (int, types.Type, error) {
 // errNotGrouped marks a column that is neither grouped nor aggregated;
 // planAggregate reports the SELECT items that use one, as ksqlDB does.
 var errNotGrouped = errors.New("non-aggregate SELECT expression(s) not part of GROUP BY")
+
+// repartitionKeyCols are the key columns a GROUP BY's repartition topic
+// writes: the grouping columns (internally KSQL_INTERNAL_GROUP_n, so that
+// they never meet a source column's name) named as ksqlDB names them, a
+// grouped column by its name and any other expression by a generated
+// alias unique against the source's columns (KSQL_COL_n, a struct
+// field's name). A JSON key holds these names, and its bytes decide the
+// partition: named so, a key lands in the partition ksqlDB's would, and
+// a scan of the table's partitions in order meets the rows ksqlDB's does.
+// A query whose command predates plan version 2 keeps the internal names
+// and with them its state's partitioning.
+func (p *planning) repartitionKeyCols(groupCols []types.Column) []types.Column {
+	if p.opts.PlanVersion == 1 {
+		return groupCols
+	}
+	gen := newAliasGenerator(p.src.Schema.Columns)
+	out := make([]types.Column, len(groupCols))
+	for i, c := range groupCols {
+		switch g := p.cl.GroupBy[i].(type) {
+		case *parser.ColumnRef:
+			c.Name = g.Name
+		case *parser.Dereference:
+			c.Name = gen.field(g.Field)
+		default:
+			c.Name = gen.expression()
+		}
+		out[i] = c
+	}
+	return out
+}
 
 // aggregateRekeyed reports whether the plan re-keys the aggregate's
 // input by the GROUP BY (the repartition rule's decision).

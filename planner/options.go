@@ -18,6 +18,13 @@ type Options struct {
 	// aggregations whose statement sets no WITH (RETENTION=…). Same
 	// syntax as RETENTION. Default "": keys are kept forever.
 	TableRetention string
+	// PlanVersion is the planner version a persistent query's command was
+	// issued under (PlanVersionProperty): 1 plans as Sluice did before
+	// version 2 (a GROUP BY repartition keyed by fields named
+	// KSQL_INTERNAL_GROUP_n), so that a query whose state was partitioned
+	// that way keeps its partitioning when its command is replayed; 0 or
+	// CurrentPlanVersion plans as today.
+	PlanVersion int
 	// Compat is the session property sluice.compat (CompatProperty):
 	// "ksqldb" reproduces ksqlDB behaviour where Sluice deliberately
 	// differs; "" or "sluice" is Sluice's own.
@@ -135,6 +142,17 @@ const NewQueryPlannerProperty = "ksql.new.query.planner.enabled"
 // TableRetentionProperty names the session property behind
 // Options.TableRetention.
 const TableRetentionProperty = "sluice.table.retention"
+
+// PlanVersionProperty names the command property behind
+// Options.PlanVersion: the engine stamps every new command with
+// CurrentPlanVersion, and a command replayed without one was issued under
+// version 1. Version 2 names a GROUP BY repartition's key fields as
+// ksqlDB does (the grouped column's name, or a generated KSQL_COL_n), so
+// a key lands in the partition ksqlDB's would.
+const (
+	PlanVersionProperty = "sluice.plan.version"
+	CurrentPlanVersion  = 2
+)
 
 // CompatProperty names the session property behind Options.Compat, and
 // CompatKsqlDB its value that follows ksqlDB. The differences today:
