@@ -155,10 +155,39 @@ func createFunction(ctx context.Context, cat *Catalog, st *parser.CreateFunction
 	if st.HasBody && st.Language == "WASM" {
 		return nil, posErr(st.Pos, fmt.Errorf("%w: a LANGUAGE WASM function takes its module from WITH (PATH=… or MODULE=…), not AS $$ … $$", ErrInvalid))
 	}
+	f, err := functionSignature(cat, st, dir)
+	if err != nil {
+		return nil, err
+	}
+	if len(f.Args) > 63 {
+		return nil, posErr(st.Pos, fmt.Errorf("%w: a function takes at most 63 arguments", ErrInvalid))
+	}
+	if st.Kind == parser.TableFunction && f.Result.Kind != types.Array {
+		return nil, posErr(st.Returns.Pos, fmt.Errorf("%w: a table function RETURNS ARRAY<T>, one row per element; this one returns %s", ErrInvalid, f.Result))
+	}
+	if st.Language == JavaScriptLanguage {
+		err = javaScriptImpl(f, st)
+	} else {
+		err = wasmImpl(ctx, cat, f, st, module)
+	}
+	if err != nil {
+		return nil, err
+	}
+	return f, versionOf(cat, st, f)
+}
+
+// functionSignature is the part of CREATE [AGGREGATE|TABLE] FUNCTION that
+// every kind checks alike: a name no built-in has and no function of
+// another kind or origin has, parameters named once, of known types (a
+// VARIADIC one last), and the RETURNS type.
+func functionSignature(cat *Catalog, st *parser.CreateFunction, dir string) (*expr.UserFunction, error) {
 	if expr.IsBuiltinFunction(st.Name) {
 		return nil, posErr(st.Pos, fmt.Errorf("%w: Function '%s' is a built-in function: a user-defined function cannot take its name", ErrInvalid, st.Name))
 	}
 	f := &expr.UserFunction{Name: st.Name, Kind: st.Kind, Deterministic: st.Deterministic, Language: st.Language, Version: 1, Dir: dir}
+	if err := checkFunctionName(cat, f); err != nil {
+		return nil, posErr(st.Pos, err)
+	}
 	lookup := func(n string) (types.Type, bool) { return cat.LookupType(n) }
 	seen := map[string]bool{}
 	for _, p := range st.Params {
@@ -176,40 +205,41 @@ func createFunction(ctx context.Context, cat *Catalog, st *parser.CreateFunction
 		f.Params, f.Args = append(f.Params, p.Name), append(f.Args, t)
 		f.Variadic = p.Variadic
 	}
-	if len(f.Args) > 63 {
-		return nil, posErr(st.Pos, fmt.Errorf("%w: a function takes at most 63 arguments", ErrInvalid))
-	}
 	t, err := expr.ResolveTypeWith(st.Returns, lookup)
 	if err != nil {
 		return nil, posErr(st.Returns.Pos, err)
 	}
 	f.Result = t
-	if st.Kind == parser.TableFunction && t.Kind != types.Array {
-		return nil, posErr(st.Returns.Pos, fmt.Errorf("%w: a table function RETURNS ARRAY<T>, one row per element; this one returns %s", ErrInvalid, t))
-	}
-	if err := checkFunctionName(cat, f); err != nil {
-		return nil, posErr(st.Pos, err)
-	}
-	if st.Language == JavaScriptLanguage {
-		err = javaScriptImpl(f, st)
-	} else {
-		err = wasmImpl(ctx, cat, f, st, module)
-	}
-	if err != nil {
-		return nil, err
-	}
-	if dir != "" {
-		f.Origin = "udf-dir " + dir + " " + f.Origin
+	return f, nil
+}
+
+// versionOf finishes a CREATE of f: its origin names a --udf-dir's line,
+// and an existing overload of the same signature is replaced (OR REPLACE,
+// f its next version) or makes the statement fail.
+func versionOf(cat *Catalog, st *parser.CreateFunction, f *expr.UserFunction) error {
+	if f.Dir != "" {
+		f.Origin = "udf-dir " + f.Dir + " " + f.Origin
 	}
 	for _, old := range cat.Functions(st.Name) {
 		if sameArgs(old.Args, f.Args) && old.Variadic == f.Variadic {
 			if !st.OrReplace {
-				return nil, posErr(st.Pos, fmt.Errorf("%w: Function '%s' with parameters (%s) already exists; CREATE OR REPLACE FUNCTION replaces it", ErrExists, st.Name, typeNames(f.Args)))
+				return posErr(st.Pos, fmt.Errorf("%w: Function '%s' with parameters (%s) already exists; CREATE OR REPLACE %sFUNCTION replaces it", ErrExists, st.Name, typeNames(f.Args), kindKeyword(st.Kind)))
 			}
 			f.Version = old.Version + 1
 		}
 	}
-	return f, nil
+	return nil
+}
+
+// kindKeyword is the word CREATE puts before FUNCTION for a kind.
+func kindKeyword(k parser.FunctionKind) string {
+	switch k {
+	case parser.AggregateFunction:
+		return "AGGREGATE "
+	case parser.TableFunction:
+		return "TABLE "
+	}
+	return ""
 }
 
 // wasmImpl reads a WebAssembly function's module and export into f and

@@ -54,28 +54,13 @@ func createAggregateFunction(ctx context.Context, cat *Catalog, st *parser.Creat
 	if st.HasBody {
 		return nil, posErr(st.Pos, fmt.Errorf("%w: a LANGUAGE WASM function takes its module from WITH (PATH=… or MODULE=…), not AS $$ … $$", ErrInvalid))
 	}
-	if expr.IsBuiltinFunction(st.Name) {
-		return nil, posErr(st.Pos, fmt.Errorf("%w: Function '%s' is a built-in function: a user-defined function cannot take its name", ErrInvalid, st.Name))
+	f, err := functionSignature(cat, st, dir)
+	if err != nil {
+		return nil, err
 	}
-	f := &expr.UserFunction{Name: st.Name, Kind: parser.AggregateFunction, Deterministic: st.Deterministic, Language: st.Language, Version: 1, Dir: dir}
-	if err := checkFunctionName(cat, f); err != nil {
-		return nil, posErr(st.Pos, err)
-	}
-	lookup := func(n string) (types.Type, bool) { return cat.LookupType(n) }
-	seen := map[string]bool{}
-	for _, p := range st.Params {
-		if seen[p.Name] {
-			return nil, posErr(p.Pos, fmt.Errorf("%w: parameter %s appears twice", ErrInvalid, p.Name))
-		}
-		seen[p.Name] = true
-		if p.Variadic {
-			return nil, posErr(p.Pos, fmt.Errorf("%w: VARIADIC %s: an aggregate function takes no VARIADIC parameter", ErrUnsupported, p.Name))
-		}
-		t, err := expr.ResolveTypeWith(p.Type, lookup)
-		if err != nil {
-			return nil, posErr(p.Pos, err)
-		}
-		f.Params, f.Args = append(f.Params, p.Name), append(f.Args, t)
+	if f.Variadic {
+		p := st.Params[len(st.Params)-1]
+		return nil, posErr(p.Pos, fmt.Errorf("%w: VARIADIC %s: an aggregate function takes no VARIADIC parameter", ErrUnsupported, p.Name))
 	}
 	if len(f.Args) == 0 {
 		return nil, posErr(st.Pos, fmt.Errorf("%w: an aggregate function takes at least one argument", ErrInvalid))
@@ -83,12 +68,7 @@ func createAggregateFunction(ctx context.Context, cat *Catalog, st *parser.Creat
 	if len(f.Args) > udf.MaxAggregateArgs {
 		return nil, posErr(st.Pos, fmt.Errorf("%w: an aggregate function takes at most %d arguments", ErrInvalid, udf.MaxAggregateArgs))
 	}
-	t, err := expr.ResolveTypeWith(st.Returns, lookup)
-	if err != nil {
-		return nil, posErr(st.Returns.Pos, err)
-	}
-	f.Result = t
-
+	lookup := func(n string) (types.Type, bool) { return cat.LookupType(n) }
 	impl := &WasmAggregate{}
 	var text, prefix string
 	var hasModule, hasIntermediate bool
@@ -147,18 +127,7 @@ func createAggregateFunction(ctx context.Context, cat *Catalog, st *parser.Creat
 	}
 	f.Impl = impl
 	f.Origin = "sha256:" + impl.Sum + " " + aggregateExportsText(impl.Exports) + " intermediate:" + f.Intermediate.String()
-	if dir != "" {
-		f.Origin = "udf-dir " + dir + " " + f.Origin
-	}
-	for _, old := range cat.Functions(st.Name) {
-		if sameArgs(old.Args, f.Args) {
-			if !st.OrReplace {
-				return nil, posErr(st.Pos, fmt.Errorf("%w: Function '%s' with parameters (%s) already exists; CREATE OR REPLACE AGGREGATE FUNCTION replaces it", ErrExists, st.Name, typeNames(f.Args)))
-			}
-			f.Version = old.Version + 1
-		}
-	}
-	return f, nil
+	return f, versionOf(cat, st, f)
 }
 
 // defaultAggregateExports fills the exports not named: <prefix>_init,
