@@ -60,24 +60,49 @@ type Function struct {
 	variable bool
 	stackLen int
 
-	pool *pool
+	pool *idle[*instance]
 }
 
-// pool is a Function's idle instances. It is apart from the Function so
-// that a cleanup can close them once the Function is unreachable (the
+// idle is a call site's idle instances (WebAssembly module instances or
+// JavaScript VMs): a call takes one no other goroutine is using and gives
+// it back after. It is apart from the function that owns it so that a
+// cleanup can close the instances once that function is unreachable (the
 // query that compiled it is gone) without keeping it reachable.
-type pool struct {
-	mu   sync.Mutex
-	free []*instance
+type idle[T any] struct {
+	mu       sync.Mutex
+	free     []T
+	closeOne func(T)
 }
 
-func (p *pool) close() {
+// take returns an idle instance, or false when there is none (the caller
+// makes one).
+func (p *idle[T]) take() (T, bool) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	var v T
+	n := len(p.free)
+	if n == 0 {
+		return v, false
+	}
+	v = p.free[n-1]
+	p.free = p.free[:n-1]
+	return v, true
+}
+
+// give returns an instance a call is done with.
+func (p *idle[T]) give(v T) {
+	p.mu.Lock()
+	p.free = append(p.free, v)
+	p.mu.Unlock()
+}
+
+func (p *idle[T]) close() {
 	p.mu.Lock()
 	free := p.free
 	p.free = nil
 	p.mu.Unlock()
-	for _, in := range free {
-		closeInstance(in)
+	for _, v := range free {
+		p.closeOne(v)
 	}
 }
 
@@ -93,8 +118,8 @@ func (rt *Runtime) Function(ctx context.Context, name string, module []byte, exp
 	}
 	params, _, variable := wasmSignature(sig)
 	f := &Function{name: name, export: export, sig: sig, limits: l, w: w, compiled: c, variable: variable,
-		stackLen: max(len(params), 1), pool: &pool{}}
-	runtime.AddCleanup(f, (*pool).close, f.pool)
+		stackLen: max(len(params), 1), pool: &idle[*instance]{closeOne: closeInstance}}
+	runtime.AddCleanup(f, (*idle[*instance]).close, f.pool)
 	return f, nil
 }
 
@@ -142,23 +167,13 @@ func (c *callCtx) Err() error {
 }
 
 func (f *Function) get() (*instance, error) {
-	p := f.pool
-	p.mu.Lock()
-	if n := len(p.free); n > 0 {
-		in := p.free[n-1]
-		p.free = p.free[:n-1]
-		p.mu.Unlock()
+	if in, ok := f.pool.take(); ok {
 		return in, nil
 	}
-	p.mu.Unlock()
 	return f.instantiate()
 }
 
-func (f *Function) put(in *instance) {
-	f.pool.mu.Lock()
-	f.pool.free = append(f.pool.free, in)
-	f.pool.mu.Unlock()
-}
+func (f *Function) put(in *instance) { f.pool.give(in) }
 
 func (f *Function) discard(in *instance) { closeInstance(in) }
 

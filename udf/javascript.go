@@ -122,28 +122,13 @@ func oneFunction(p *jsast.Program) bool {
 type JSFunction struct {
 	prog   *JSProgram
 	limits Limits
-	pool   *jsPool
-}
-
-type jsPool struct {
-	mu   sync.Mutex
-	free []*jsVM
-}
-
-func (p *jsPool) close() {
-	p.mu.Lock()
-	free := p.free
-	p.free = nil
-	p.mu.Unlock()
-	for _, vm := range free {
-		vm.close()
-	}
+	pool   *idle[*jsVM]
 }
 
 // Function binds the program to limits for one call site.
 func (p *JSProgram) Function(l Limits) *JSFunction {
-	f := &JSFunction{prog: p, limits: l, pool: &jsPool{}}
-	runtime.AddCleanup(f, (*jsPool).close, f.pool)
+	f := &JSFunction{prog: p, limits: l, pool: &idle[*jsVM]{closeOne: (*jsVM).close}}
+	runtime.AddCleanup(f, (*idle[*jsVM]).close, f.pool)
 	return f
 }
 
@@ -261,23 +246,13 @@ func newJSRand() func() float64 {
 }
 
 func (f *JSFunction) get() (*jsVM, error) {
-	p := f.pool
-	p.mu.Lock()
-	if n := len(p.free); n > 0 {
-		j := p.free[n-1]
-		p.free = p.free[:n-1]
-		p.mu.Unlock()
+	if j, ok := f.pool.take(); ok {
 		return j, nil
 	}
-	p.mu.Unlock()
 	return f.newVM()
 }
 
-func (f *JSFunction) put(j *jsVM) {
-	f.pool.mu.Lock()
-	f.pool.free = append(f.pool.free, j)
-	f.pool.mu.Unlock()
-}
+func (f *JSFunction) put(j *jsVM) { f.pool.give(j) }
 
 // Call runs the function on args (Go values of the signature's types, nil
 // for NULL) and returns its result (nil for NULL). A failure is a
