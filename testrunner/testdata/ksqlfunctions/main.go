@@ -17,43 +17,20 @@ import (
 	"math"
 	"strconv"
 	"strings"
-	"unsafe"
+
+	"github.com/sluice-sql/sluice/internal/wasmguest"
 )
 
 func main() {}
 
-//go:wasmimport sluice result_null
-func resultNull()
-
-var args, result []byte
-
-//go:wasmexport sluice_alloc
-func alloc(n int32) int32 {
-	if cap(args) < int(n) {
-		args = make([]byte, n)
-	}
-	args = args[:n]
-	return int32(uintptr(unsafe.Pointer(unsafe.SliceData(args))))
-}
-
-func bytesAt(p, n int32) []byte { return unsafe.Slice((*byte)(unsafe.Pointer(uintptr(p))), n) }
-
-func ret(b []byte) int64 {
-	result = append(result[:0], b...)
-	if len(result) == 0 {
-		return 0
-	}
-	return int64(uintptr(unsafe.Pointer(unsafe.SliceData(result))))<<32 | int64(len(result))
-}
-
-func retString(s string) int64 { return ret([]byte(s)) }
+func retString(s string) int64 { return wasmguest.Return([]byte(s)) }
 
 func retJSON(v any) int64 {
 	b, err := json.Marshal(v)
 	if err != nil {
 		panic(err)
 	}
-	return ret(b)
+	return wasmguest.Return(b)
 }
 
 func null(nulls int64, i uint) bool { return nulls&(1<<i) != 0 }
@@ -97,11 +74,11 @@ func testUDFStruct(nulls int64, p, n int32) int64 {
 		panic("NullPointerException: struct.getString on a NULL struct")
 	}
 	var s struct{ A *string }
-	if err := json.Unmarshal(bytesAt(p, n), &s); err != nil {
+	if err := json.Unmarshal(wasmguest.Bytes(p, n), &s); err != nil {
 		panic(err)
 	}
 	if s.A == nil {
-		resultNull()
+		wasmguest.Null()
 		return 0
 	}
 	return retString(*s.A)
@@ -133,10 +110,10 @@ func badUDFString(nulls int64, p, n int32) int64 {
 	i := calls
 	calls++
 	if i%2 == 0 || null(nulls, 0) {
-		resultNull()
+		wasmguest.Null()
 		return 0
 	}
-	return ret(bytesAt(p, n))
+	return wasmguest.Return(wasmguest.Bytes(p, n))
 }
 
 // WHENCONDITION and WHENRESULT fail when evaluated with a false second
@@ -167,7 +144,7 @@ func toStruct(nulls int64, p, n int32) int64 {
 	if null(nulls, 0) {
 		return retJSON(map[string]any{"A": nil})
 	}
-	return retJSON(map[string]string{"A": string(bytesAt(p, n))})
+	return retJSON(map[string]string{"A": string(wasmguest.Bytes(p, n))})
 }
 
 // TEST_UDTF and THROWING_UDTF
@@ -245,11 +222,11 @@ func testUDTFStandard(nulls int64, i int32, l int64, d float64, b int32, sp, sn,
 	}
 	s := ""
 	if !null(nulls, 4) {
-		s = string(bytesAt(sp, sn))
+		s = string(wasmguest.Bytes(sp, sn))
 	}
 	return retJSON([]string{
 		strconv.Itoa(int(i)), strconv.FormatInt(l, 10), javaDouble(d), strconv.FormatBool(b != 0), s,
-		string(bytesAt(dp, dn)), javaStruct(bytesAt(rp, rn)),
+		string(wasmguest.Bytes(dp, dn)), javaStruct(wasmguest.Bytes(rp, rn)),
 	})
 }
 
@@ -262,7 +239,7 @@ func firsts(nulls int64, ptrs [14]int32, object bool) int64 {
 		if null(nulls, uint(a)) {
 			panic("NullPointerException: a NULL collection")
 		}
-		raw := bytesAt(ptrs[2*a], ptrs[2*a+1])
+		raw := wasmguest.Bytes(ptrs[2*a], ptrs[2*a+1])
 		var first json.RawMessage
 		if object {
 			dec := json.NewDecoder(strings.NewReader(string(raw)))
@@ -335,7 +312,7 @@ func testUDTFString(nulls int64, p, n int32) int64 {
 	if null(nulls, 0) {
 		return retJSON([]any{nil})
 	}
-	return retJSON([]string{string(bytesAt(p, n))})
+	return retJSON([]string{string(wasmguest.Bytes(p, n))})
 }
 
 //go:wasmexport test_udtf_raw
@@ -343,7 +320,7 @@ func testUDTFRaw(nulls int64, p, n int32) int64 {
 	if null(nulls, 0) {
 		return retJSON([]any{nil})
 	}
-	return retJSON([]json.RawMessage{bytesAt(p, n)})
+	return retJSON([]json.RawMessage{wasmguest.Bytes(p, n)})
 }
 
 //go:wasmexport throwing_udtf

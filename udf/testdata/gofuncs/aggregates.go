@@ -4,7 +4,11 @@ package main
 // (and _undo where it can), the state passed in and returned by every
 // call (see package udf).
 
-import "strconv"
+import (
+	"strconv"
+
+	"github.com/sluice-sql/sluice/internal/wasmguest"
+)
 
 // sumsq: the sum of squares of a BIGINT, with a BIGINT state. NULLs add
 // nothing; 13 traps (a Go panic ends the instance), so that a test can
@@ -15,7 +19,7 @@ func sumsqInit(nulls int64) int64 { return 0 }
 
 //go:wasmexport sumsq_accumulate
 func sumsqAccumulate(nulls int64, state, x int64) int64 {
-	if isNull(nulls, 1) {
+	if wasmguest.IsNull(nulls, 1) {
 		return state
 	}
 	if x == 13 {
@@ -26,7 +30,7 @@ func sumsqAccumulate(nulls int64, state, x int64) int64 {
 
 //go:wasmexport sumsq_undo
 func sumsqUndo(nulls int64, state, x int64) int64 {
-	if isNull(nulls, 1) {
+	if wasmguest.IsNull(nulls, 1) {
 		return state
 	}
 	return state - x*x
@@ -44,30 +48,30 @@ func sumsqResult(nulls int64, state int64) int64 { return state }
 // aggregation is refused.
 
 //go:wasmexport trail_init
-func trailInit(nulls int64) int64 { return ret(nil) }
+func trailInit(nulls int64) int64 { return wasmguest.Return(nil) }
 
 //go:wasmexport trail_accumulate
 func trailAccumulate(nulls int64, sp, sn, xp, xn int32) int64 {
-	out := append(result[:0:0], bytesAt(sp, sn)...)
+	out := append([]byte(nil), wasmguest.Bytes(sp, sn)...)
 	if len(out) > 0 {
 		out = append(out, ',')
 	}
-	if isNull(nulls, 1) {
+	if wasmguest.IsNull(nulls, 1) {
 		out = append(out, '~')
 	} else {
-		out = append(out, bytesAt(xp, xn)...)
+		out = append(out, wasmguest.Bytes(xp, xn)...)
 	}
-	return ret(out)
+	return wasmguest.Return(out)
 }
 
 //go:wasmexport trail_merge
 func trailMerge(nulls int64, ap, an, bp, bn int32) int64 {
-	out := append(append(append(result[:0:0], bytesAt(ap, an)...), '|'), bytesAt(bp, bn)...)
-	return ret(out)
+	out := append(append(append([]byte(nil), wasmguest.Bytes(ap, an)...), '|'), wasmguest.Bytes(bp, bn)...)
+	return wasmguest.Return(out)
 }
 
 //go:wasmexport trail_result
-func trailResult(nulls int64, sp, sn int32) int64 { return ret(bytesAt(sp, sn)) }
+func trailResult(nulls int64, sp, sn int32) int64 { return wasmguest.Return(wasmguest.Bytes(sp, sn)) }
 
 // mean: the mean of a BIGINT with the state STRUCT<SUM BIGINT, N BIGINT>,
 // which travels as JSON ({"SUM":…,"N":…}); NULL when it has seen no
@@ -76,7 +80,7 @@ func trailResult(nulls int64, sp, sn int32) int64 { return ret(bytesAt(sp, sn)) 
 type meanState struct{ sum, n int64 }
 
 func (s meanState) json() []byte {
-	b := append(result[:0:0], `{"SUM":`...)
+	b := append([]byte(nil), `{"SUM":`...)
 	b = strconv.AppendInt(b, s.sum, 10)
 	b = append(b, `,"N":`...)
 	b = strconv.AppendInt(b, s.n, 10)
@@ -113,37 +117,37 @@ func parseMean(b []byte) meanState {
 }
 
 //go:wasmexport mean_init
-func meanInit(nulls int64) int64 { return ret(meanState{}.json()) }
+func meanInit(nulls int64) int64 { return wasmguest.Return(meanState{}.json()) }
 
 //go:wasmexport mean_accumulate
 func meanAccumulate(nulls int64, sp, sn int32, x int64) int64 {
-	s := parseMean(bytesAt(sp, sn))
-	if !isNull(nulls, 1) {
+	s := parseMean(wasmguest.Bytes(sp, sn))
+	if !wasmguest.IsNull(nulls, 1) {
 		s.sum, s.n = s.sum+x, s.n+1
 	}
-	return ret(s.json())
+	return wasmguest.Return(s.json())
 }
 
 //go:wasmexport mean_undo
 func meanUndo(nulls int64, sp, sn int32, x int64) int64 {
-	s := parseMean(bytesAt(sp, sn))
-	if !isNull(nulls, 1) {
+	s := parseMean(wasmguest.Bytes(sp, sn))
+	if !wasmguest.IsNull(nulls, 1) {
 		s.sum, s.n = s.sum-x, s.n-1
 	}
-	return ret(s.json())
+	return wasmguest.Return(s.json())
 }
 
 //go:wasmexport mean_merge
 func meanMerge(nulls int64, ap, an, bp, bn int32) int64 {
-	a, b := parseMean(bytesAt(ap, an)), parseMean(bytesAt(bp, bn))
-	return ret(meanState{a.sum + b.sum, a.n + b.n}.json())
+	a, b := parseMean(wasmguest.Bytes(ap, an)), parseMean(wasmguest.Bytes(bp, bn))
+	return wasmguest.Return(meanState{a.sum + b.sum, a.n + b.n}.json())
 }
 
 //go:wasmexport mean_result
 func meanResult(nulls int64, sp, sn int32) float64 {
-	s := parseMean(bytesAt(sp, sn))
+	s := parseMean(wasmguest.Bytes(sp, sn))
 	if s.n == 0 {
-		resultNull()
+		wasmguest.Null()
 		return 0
 	}
 	return float64(s.sum) / float64(s.n)
@@ -154,5 +158,5 @@ func meanResult(nulls int64, sp, sn int32) float64 {
 
 //go:wasmexport bad_state_accumulate
 func badStateAccumulate(nulls int64, sp, sn int32, x int64) int64 {
-	return ret([]byte("not json"))
+	return wasmguest.Return([]byte("not json"))
 }

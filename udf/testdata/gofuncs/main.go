@@ -5,43 +5,16 @@ package main
 
 import (
 	"strings"
-	"unsafe"
+
+	"github.com/sluice-sql/sluice/internal/wasmguest"
 )
 
 func main() {}
 
-//go:wasmimport sluice result_null
-func resultNull()
-
-// args is the buffer the host writes arguments into; result keeps a
-// result's bytes alive until the host has read them.
-var args, result []byte
-
-//go:wasmexport sluice_alloc
-func alloc(n int32) int32 {
-	if cap(args) < int(n) {
-		args = make([]byte, n)
-	}
-	args = args[:n]
-	return int32(uintptr(unsafe.Pointer(unsafe.SliceData(args))))
-}
-
-func bytesAt(p, n int32) []byte { return unsafe.Slice((*byte)(unsafe.Pointer(uintptr(p))), n) }
-
-func ret(b []byte) int64 {
-	result = append(result[:0], b...)
-	if len(result) == 0 {
-		return 0
-	}
-	return int64(uintptr(unsafe.Pointer(unsafe.SliceData(result))))<<32 | int64(len(result))
-}
-
-func isNull(nulls int64, i uint) bool { return nulls&(1<<i) != 0 }
-
 //go:wasmexport add_one
 func addOne(nulls int64, x int64) int64 {
-	if isNull(nulls, 0) {
-		resultNull()
+	if wasmguest.IsNull(nulls, 0) {
+		wasmguest.Null()
 		return 0
 	}
 	return x + 1
@@ -50,7 +23,7 @@ func addOne(nulls int64, x int64) int64 {
 //go:wasmexport add_ints
 func addInts(nulls int64, x, y int32) int32 {
 	if nulls != 0 {
-		resultNull()
+		wasmguest.Null()
 		return 0
 	}
 	return x + y
@@ -58,8 +31,8 @@ func addInts(nulls int64, x, y int32) int32 {
 
 //go:wasmexport half
 func half(nulls int64, x float64) float64 {
-	if isNull(nulls, 0) {
-		resultNull()
+	if wasmguest.IsNull(nulls, 0) {
+		wasmguest.Null()
 		return 0
 	}
 	return x / 2
@@ -67,8 +40,8 @@ func half(nulls int64, x float64) float64 {
 
 //go:wasmexport negate
 func negate(nulls int64, b int32) int32 {
-	if isNull(nulls, 0) {
-		resultNull()
+	if wasmguest.IsNull(nulls, 0) {
+		wasmguest.Null()
 		return 0
 	}
 	return 1 - b
@@ -76,34 +49,34 @@ func negate(nulls int64, b int32) int32 {
 
 //go:wasmexport shout
 func shout(nulls int64, p, n int32) int64 {
-	if isNull(nulls, 0) {
-		resultNull()
+	if wasmguest.IsNull(nulls, 0) {
+		wasmguest.Null()
 		return 0
 	}
-	return ret([]byte(strings.ToUpper(string(bytesAt(p, n))) + "!"))
+	return wasmguest.Return([]byte(strings.ToUpper(string(wasmguest.Bytes(p, n))) + "!"))
 }
 
 //go:wasmexport concat2
 func concat2(nulls int64, p1, n1, p2, n2 int32) int64 {
 	if nulls != 0 {
-		resultNull()
+		wasmguest.Null()
 		return 0
 	}
-	return ret([]byte(string(bytesAt(p1, n1)) + "-" + string(bytesAt(p2, n2))))
+	return wasmguest.Return([]byte(string(wasmguest.Bytes(p1, n1)) + "-" + string(wasmguest.Bytes(p2, n2))))
 }
 
 //go:wasmexport reverse_bytes
 func reverseBytes(nulls int64, p, n int32) int64 {
-	if isNull(nulls, 0) {
-		resultNull()
+	if wasmguest.IsNull(nulls, 0) {
+		wasmguest.Null()
 		return 0
 	}
-	in := bytesAt(p, n)
+	in := wasmguest.Bytes(p, n)
 	out := make([]byte, len(in))
 	for i, c := range in {
 		out[len(in)-1-i] = c
 	}
-	return ret(out)
+	return wasmguest.Return(out)
 }
 
 // echo returns its one variable-length argument as it came: DECIMAL text
@@ -111,17 +84,17 @@ func reverseBytes(nulls int64, p, n int32) int64 {
 //
 //go:wasmexport echo
 func echo(nulls int64, p, n int32) int64 {
-	if isNull(nulls, 0) {
-		resultNull()
+	if wasmguest.IsNull(nulls, 0) {
+		wasmguest.Null()
 		return 0
 	}
-	return ret(bytesAt(p, n))
+	return wasmguest.Return(wasmguest.Bytes(p, n))
 }
 
 //go:wasmexport next_day
 func nextDay(nulls int64, d int32) int32 {
-	if isNull(nulls, 0) {
-		resultNull()
+	if wasmguest.IsNull(nulls, 0) {
+		wasmguest.Null()
 		return 0
 	}
 	return d + 1
@@ -129,8 +102,8 @@ func nextDay(nulls int64, d int32) int32 {
 
 //go:wasmexport later
 func later(nulls int64, ts int64) int64 {
-	if isNull(nulls, 0) {
-		resultNull()
+	if wasmguest.IsNull(nulls, 0) {
+		wasmguest.Null()
 		return 0
 	}
 	return ts + 1000
@@ -169,17 +142,17 @@ func badBool(nulls int64, x int64) int32 { return 7 }
 //go:wasmexport bad_string
 func badString(nulls int64, x int64) int64 {
 	if x == 13 {
-		return ret([]byte{0xff, 0xfe})
+		return wasmguest.Return([]byte{0xff, 0xfe})
 	}
-	return ret([]byte("ok"))
+	return wasmguest.Return([]byte("ok"))
 }
 
 // to_euro is Nexmark q1's conversion: dollars to euros.
 //
 //go:wasmexport to_euro
 func toEuro(nulls int64, price int64) float64 {
-	if isNull(nulls, 0) {
-		resultNull()
+	if wasmguest.IsNull(nulls, 0) {
+		wasmguest.Null()
 		return 0
 	}
 	return float64(price) * 0.908

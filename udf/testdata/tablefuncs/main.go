@@ -7,36 +7,11 @@ package main
 import (
 	"strconv"
 	"strings"
-	"unsafe"
+
+	"github.com/sluice-sql/sluice/internal/wasmguest"
 )
 
 func main() {}
-
-//go:wasmimport sluice result_null
-func resultNull()
-
-var args, result []byte
-
-//go:wasmexport sluice_alloc
-func alloc(n int32) int32 {
-	if cap(args) < int(n) {
-		args = make([]byte, n)
-	}
-	args = args[:n]
-	return int32(uintptr(unsafe.Pointer(unsafe.SliceData(args))))
-}
-
-func bytesAt(p, n int32) []byte { return unsafe.Slice((*byte)(unsafe.Pointer(uintptr(p))), n) }
-
-func ret(b []byte) int64 {
-	result = append(result[:0], b...)
-	if len(result) == 0 {
-		return 0
-	}
-	return int64(uintptr(unsafe.Pointer(unsafe.SliceData(result))))<<32 | int64(len(result))
-}
-
-func isNull(nulls int64, i uint) bool { return nulls&(1<<i) != 0 }
 
 // split(s STRING, sep STRING) RETURNS ARRAY<STRING>: a row per part; a
 // NULL s gives NULL (no rows).
@@ -44,25 +19,25 @@ func isNull(nulls int64, i uint) bool { return nulls&(1<<i) != 0 }
 //go:wasmexport split
 func split(nulls int64, sp, sn, pp, pn int32) int64 {
 	if nulls != 0 {
-		resultNull()
+		wasmguest.Null()
 		return 0
 	}
 	out := []byte{'['}
-	for i, part := range strings.Split(string(bytesAt(sp, sn)), string(bytesAt(pp, pn))) {
+	for i, part := range strings.Split(string(wasmguest.Bytes(sp, sn)), string(wasmguest.Bytes(pp, pn))) {
 		if i > 0 {
 			out = append(out, ',')
 		}
 		out = strconv.AppendQuote(out, part)
 	}
-	return ret(append(out, ']'))
+	return wasmguest.Return(append(out, ']'))
 }
 
 // upto(n INT) RETURNS ARRAY<INT>: the rows 1…n; n = 13 traps.
 //
 //go:wasmexport upto
 func upto(nulls int64, n int32) int64 {
-	if isNull(nulls, 0) {
-		resultNull()
+	if wasmguest.IsNull(nulls, 0) {
+		wasmguest.Null()
 		return 0
 	}
 	if n == 13 {
@@ -75,7 +50,7 @@ func upto(nulls int64, n int32) int64 {
 		}
 		out = strconv.AppendInt(out, int64(i), 10)
 	}
-	return ret(append(out, ']'))
+	return wasmguest.Return(append(out, ']'))
 }
 
 // join_all(sep STRING, VARIADIC parts ARRAY<STRING>) RETURNS STRING: the
@@ -83,13 +58,13 @@ func upto(nulls int64, n int32) int64 {
 //
 //go:wasmexport join_all
 func joinAll(nulls int64, sp, sn, ap, an int32) int64 {
-	if isNull(nulls, 1) {
-		return ret([]byte("no array"))
+	if wasmguest.IsNull(nulls, 1) {
+		return wasmguest.Return([]byte("no array"))
 	}
 	// The elements are JSON strings without escapes, or null: the
 	// tests' inputs are.
 	var texts []string
-	b := bytesAt(ap, an)
+	b := wasmguest.Bytes(ap, an)
 	for i := 0; i < len(b); i++ {
 		switch b[i] {
 		case '"':
@@ -104,5 +79,5 @@ func joinAll(nulls int64, sp, sn, ap, an int32) int64 {
 			i += 3
 		}
 	}
-	return ret([]byte(strconv.Itoa(len(texts)) + ":" + strings.Join(texts, string(bytesAt(sp, sn)))))
+	return wasmguest.Return([]byte(strconv.Itoa(len(texts)) + ":" + strings.Join(texts, string(wasmguest.Bytes(sp, sn)))))
 }
