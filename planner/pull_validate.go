@@ -143,13 +143,7 @@ func (c *pullCheck) pseudoColumns() error {
 	if c.src.Kind == parser.KindTable && c.src.ValueProps.Envelope != "" {
 		refused = append(slices.Clip(refused), pullCDCColumns...)
 	}
-	var selected []parser.Expr
-	for _, it := range c.sel.Items {
-		if it.Expr != nil {
-			selected = append(selected, it.Expr)
-		}
-	}
-	if err := refusePseudo(refused, "SELECT", selected...); err != nil {
+	if err := refusePseudo(refused, "SELECT", selectExprs(c.sel)...); err != nil {
 		return err
 	}
 	if c.sel.Where != nil {
@@ -159,23 +153,40 @@ func (c *pullCheck) pseudoColumns() error {
 }
 
 func refusePseudo(refused []string, clause string, es ...parser.Expr) error {
-	var found []string
-	seen := map[string]bool{}
-	for _, e := range es {
-		walkColumns(e, func(ref *parser.ColumnRef) {
-			n := strings.ToUpper(ref.Name)
-			for _, p := range refused {
-				if n == p && !seen[n] {
-					seen[n] = true
-					found = append(found, "`"+n+"`")
-				}
-			}
-		})
-	}
+	found := pseudoIn(refused, es...)
 	if len(found) == 0 {
 		return nil
 	}
+	for i, n := range found {
+		found[i] = "`" + n + "`"
+	}
 	return fmt.Errorf("%w: Pull queries don't support the following columns in %s clauses: %s", ErrUnsupported, clause, strings.Join(found, ", "))
+}
+
+// pseudoIn lists, once each and in the order met, the columns of names
+// (upper-case) that es read.
+func pseudoIn(names []string, es ...parser.Expr) []string {
+	var found []string
+	for _, e := range es {
+		walkColumns(e, func(ref *parser.ColumnRef) {
+			n := strings.ToUpper(ref.Name)
+			if slices.Contains(names, n) && !slices.Contains(found, n) {
+				found = append(found, n)
+			}
+		})
+	}
+	return found
+}
+
+// selectExprs are the expressions of sel's SELECT list (a * has none).
+func selectExprs(sel *parser.Select) []parser.Expr {
+	var out []parser.Expr
+	for _, it := range sel.Items {
+		if it.Expr != nil {
+			out = append(out, it.Expr)
+		}
+	}
+	return out
 }
 
 // duplicateValues refuses a pull query that selects a value column twice

@@ -1,8 +1,6 @@
 package planner
 
 import (
-	"strings"
-
 	"github.com/sluice-sql/sluice/parser"
 	"github.com/sluice-sql/sluice/planner/logical"
 )
@@ -47,21 +45,9 @@ func (p *planning) scalablePushRule() (bool, error) {
 // readsPseudo reports whether sel's SELECT or WHERE reads one of the
 // pseudo columns named.
 func readsPseudo(sel *parser.Select, names []string) bool {
-	found := false
-	check := func(ref *parser.ColumnRef) {
-		for _, n := range names {
-			if strings.EqualFold(ref.Name, n) {
-				found = true
-			}
-		}
-	}
-	for _, it := range sel.Items {
-		if it.Expr != nil {
-			walkColumns(it.Expr, check)
-		}
-	}
+	es := selectExprs(sel)
 	if sel.Where != nil {
-		walkColumns(sel.Where, check)
+		es = append(es, sel.Where)
 	}
-	return found
+	return len(pseudoIn(names, es...)) > 0
 }
