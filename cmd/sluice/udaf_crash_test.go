@@ -179,9 +179,12 @@ CREATE TABLE %[2]s AS
 		}
 	}
 	kill(p, udafCrashRecords/5)
+	// The first run may have written all of the first half before the
+	// kill, leaving the restarted engine nothing to write until the second
+	// half comes; so the second half is released at the restart and the
+	// second kill lands at the restarted engine's first write, whether it
+	// redoes an aborted transaction or works through the new records.
 	p = cr.run()
-	after := written()
-	testkafka.Await(t, 60*time.Second, "the restarted engine to write", func() bool { return written() > after })
 	close(secondHalf)
 	kill(p, written()+1)
 	p = cr.run()
