@@ -303,6 +303,7 @@ func nxReport(out io.Writer, rows []*nxRow, gen generated, broker string, runs i
 			v, ok := ratio(s.samples, r.samples, f)
 			if !ok || s.ct.unavailable != "" || r.ct.unavailable != "" {
 				fmt.Fprintf(tw, "%s\tnot measured\t%.1f\t\n", key, target)
+				entries[key] = result{Target: target, unmeasured: true}
 				return
 			}
 			fmt.Fprintf(tw, "%s\t%.2f\t%.1f\t\n", key, v, target)

@@ -12,10 +12,14 @@ import (
 type result struct {
 	Value  float64 `json:"value"`
 	Target float64 `json:"target"`
+	// unmeasured marks a key the run meant to write but could not
+	// measure (a contender failed its output check): mergeResults removes
+	// it, so that no value of an earlier run stands as this one's.
+	unmeasured bool
 }
 
 // mergeResults writes entries into the JSON object in path, keeping the
-// keys other benchmarks wrote there.
+// keys other benchmarks wrote there and removing the unmeasured ones.
 func mergeResults(path string, entries map[string]result) error {
 	all := map[string]json.RawMessage{}
 	b, err := os.ReadFile(path)
@@ -29,6 +33,10 @@ func mergeResults(path string, entries map[string]result) error {
 		}
 	}
 	for k, v := range entries {
+		if v.unmeasured {
+			delete(all, k)
+			continue
+		}
 		raw, err := json.Marshal(v)
 		if err != nil {
 			return err
