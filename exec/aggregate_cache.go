@@ -43,11 +43,15 @@ const aggEntryOverhead = 160
 //
 // The cache also knows which keys the store cannot hold, so that a new
 // window or key costs no read of Badger: every key of the store greater
-// than bound is one of its entries. That holds from Open (bound is the
-// store's last key), as the cache writes only its own entries, and an
-// entry it evicts raises bound to its key. Time windows' keys begin with
-// their start, so a new window lies above bound as long as the cache has
-// evicted none of its start or later.
+// than bound is one of its entries or one it evicted (listed in evicted).
+// That holds from Open (bound is the store's last key), as the cache
+// writes only its own entries, and it notes every key it evicts after
+// the store had it. Time windows' keys begin with their start, so a new
+// window lies above bound; and with hopping windows, whose open windows
+// take new keys of many starts at once, a new key of a window the cache
+// evicted other keys of is still known absent. When the evicted keys
+// fill their bound (evictedLimit), bound rises to the greatest of them
+// and the list starts again.
 type aggCache struct {
 	store *state.Store
 	// encode lays an entry's state out as the store keeps it.
@@ -63,9 +67,17 @@ type aggCache struct {
 	limit int64
 	buf   []byte
 	// known says bound holds (the store's keys above it are all
-	// entries); a nil bound with known set means above every key.
+	// entries or in evicted); a nil bound with known set means above
+	// every key.
 	bound []byte
 	known bool
+	// evicted holds the keys above bound that the cache evicted once the
+	// store had them (with their entries' key strings); evictedBytes is
+	// what it costs, bounded by evictedLimit, and evictedMax its greatest
+	// key.
+	evicted      map[string]struct{}
+	evictedBytes int64
+	evictedMax   []byte
 	// groups holds, by state key, what the cache knows of each group's
 	// member entries (aggregate_members.go), kept while its entry comes and
 	// goes: members are small, so a group's outlive its accumulators in
@@ -80,6 +92,14 @@ type aggCache struct {
 	unwritten []*groupMembers
 	keyBuf    []byte
 }
+
+// evictedOverhead is what an evicted key costs in evicted beyond its
+// bytes: its map slot and string header.
+const evictedOverhead = 40
+
+// evictedLimitFactor sizes the evicted keys' bound against the cache's:
+// a quarter of it, some 5,000 keys of 1 MB's worth of COUNT and SUM.
+const evictedLimitFactor = 4
 
 // memberOverhead is what a known member costs beyond its bytes: its map
 // slot and string header.
@@ -142,7 +162,7 @@ var _ state.WriteBack = (*aggCache)(nil)
 // newAggCache makes the cache of s and installs it as s's WriteBack.
 func newAggCache(s *state.Store, limit int64, encode func([]byte, int64, []any) []byte) (*aggCache, error) {
 	c := &aggCache{store: s, encode: encode, entries: make(map[string]*aggEntry), groups: make(map[string]*groupMembers),
-		limit: limit, memberLimit: limit * memberLimitFactor}
+		evicted: make(map[string]struct{}), limit: limit, memberLimit: limit * memberLimitFactor}
 	last, ok, known, err := s.LastKey()
 	if err != nil {
 		return nil, err
@@ -166,7 +186,38 @@ func (c *aggCache) get(key []byte) *aggEntry {
 
 // absent reports that the store cannot hold key, which the cache lacks.
 func (c *aggCache) absent(key []byte) bool {
-	return c.known && (c.bound == nil || bytes.Compare(key, c.bound) > 0)
+	if !c.known || c.bound != nil && bytes.Compare(key, c.bound) <= 0 {
+		return false
+	}
+	_, out := c.evicted[string(key)]
+	return !out
+}
+
+// noteEvicted notes that e, which the store holds, left the cache. When
+// the noted keys fill their bound, bound rises to the greatest of them and
+// the notes start again: every key they held is then at or below bound.
+func (c *aggCache) noteEvicted(e *aggEntry) {
+	if !c.known || c.bound != nil && bytes.Compare(e.keyB, c.bound) <= 0 {
+		return
+	}
+	if _, ok := c.evicted[e.key]; ok {
+		return // evicted before, read back, evicted again
+	}
+	c.evicted[e.key] = struct{}{}
+	c.evictedBytes += int64(len(e.key)) + evictedOverhead
+	if c.evictedMax == nil || bytes.Compare(e.keyB, c.evictedMax) > 0 {
+		c.evictedMax = e.keyB
+	}
+	if c.evictedBytes > c.limit/evictedLimitFactor {
+		c.bound = c.evictedMax
+		c.forgetEvicted()
+	}
+}
+
+// forgetEvicted empties the evicted keys.
+func (c *aggCache) forgetEvicted() {
+	clear(c.evicted)
+	c.evictedBytes, c.evictedMax = 0, nil
 }
 
 // add makes an entry for key, read from the store (encLen: the size of
@@ -195,6 +246,10 @@ func (c *aggCache) changedEntry(e *aggEntry) {
 func (c *aggCache) drop(key []byte) {
 	if g, ok := c.groups[string(key)]; ok {
 		c.forgetGroup(string(key), g)
+	}
+	if _, ok := c.evicted[string(key)]; ok {
+		delete(c.evicted, string(key))
+		c.evictedBytes -= int64(len(key)) + evictedOverhead
 	}
 	e, ok := c.entries[string(key)]
 	if !ok {
@@ -352,6 +407,7 @@ func (c *aggCache) Discard() {
 	c.queue = c.queue[:0]
 	c.bytes = 0
 	c.known = false
+	c.forgetEvicted()
 	clear(c.groups) // their writes may be among those dropped
 	clear(c.unwritten)
 	c.unwritten = c.unwritten[:0]
@@ -380,8 +436,8 @@ func (c *aggCache) evict(target int64) {
 			e.gone = true
 			c.bytes -= e.size
 			delete(c.entries, e.key)
-			if c.known && (c.bound == nil || bytes.Compare(e.keyB, c.bound) > 0) {
-				c.bound = e.keyB
+			if e.existed {
+				c.noteEvicted(e)
 			}
 		}
 	}
