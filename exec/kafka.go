@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"log/slog"
 	"runtime"
+	"runtime/pprof"
 	"sort"
 	"strings"
 	"sync"
@@ -334,7 +335,11 @@ func StartKafka(topo *Topology, cfg KafkaConfig, m *Metrics) (*KafkaRunner, erro
 	if cfg.Paused {
 		r.SetPaused(true)
 	}
-	go r.run(ctx)
+	// The loop and every goroutine it starts (its tasks, the background
+	// state writes) carry the query's id as a profiler label, so a CPU
+	// profile of a process running a chain of queries says which query
+	// spent what (go tool pprof -tagfocus query=ID, or -tags).
+	go pprof.Do(ctx, pprof.Labels("query", topo.QueryID), r.run)
 	return r, nil
 }
 
