@@ -71,7 +71,7 @@ type TableChanges struct {
 var _ Node = (*AggregateNode)(nil)
 
 func (n *AggregateNode) New(next Operator) (Operator, error) {
-	a := &aggregate{forward: forward{next}, node: n}
+	a := &aggregate{forward: forward{next}, node: n, reuse: borrowsRows(next)}
 	if n.Window != nil {
 		switch n.Window.Kind {
 		case Session:
@@ -135,6 +135,15 @@ type aggregate struct {
 	forward
 	node  *AggregateNode
 	store *state.Store
+	// reuse says next keeps nothing of a row (rowBorrower): the result
+	// of each record goes out in outRow (emitResult).
+	reuse  bool
+	outRow Row
+	// bounds holds the last window bounds a result carried, boxed once
+	// for the run of results of the same window.
+	bounds      [2]any
+	boundsStart int64
+	boundsEnd   int64
 	// cache holds the accumulators of hot keys and windows decoded
 	// (time windows and non-windowed aggregates; session and sliding
 	// windows keep theirs in the store).
@@ -340,9 +349,20 @@ func (a *aggregate) update(tc *TaskContext, row *Row, key []byte, start, end int
 	if a.node.EmitFinal {
 		return nil
 	}
-	out := a.resultOf(e.accs, e.maxTs, start, end, preResults(pre))
-	out.Old = old
-	return a.emit(tc, out)
+	return a.emitResult(tc, e.accs, e.maxTs, start, end, preResults(pre), old)
+}
+
+// emitResult emits the result of a record's fold, with old as the row's
+// Old. When what follows borrows rows it goes out in the same Row and
+// columns every time, so a result costs no allocation of its own.
+func (a *aggregate) emitResult(tc *TaskContext, accs []any, maxTs, start, end int64, results, old []any) error {
+	if !a.reuse {
+		out := a.resultOf(accs, maxTs, start, end, results)
+		out.Old = old
+		return a.emit(tc, out)
+	}
+	a.outRow = Row{Cols: a.appendResult(a.outRow.Cols[:0], accs, start, end, results), Ts: maxTs, Old: old}
+	return a.emit(tc, &a.outRow)
 }
 
 // prepare runs the first pass of a record's fold into the group or
@@ -515,7 +535,13 @@ func (a *aggregate) resultOf(accs []any, maxTs, start, end int64, results []any)
 	if a.node.Window != nil {
 		n += 2
 	}
-	cols := make([]any, 0, n)
+	return &Row{Cols: a.appendResult(make([]any, 0, n), accs, start, end, results), Ts: maxTs}
+}
+
+// appendResult appends to cols a result's columns: the group's key
+// columns, each aggregate's result (a fallible one's from results where
+// set) and, windowed, the window's bounds.
+func (a *aggregate) appendResult(cols, accs []any, start, end int64, results []any) []any {
 	cols = append(cols, a.keyVals...)
 	for i, call := range a.node.Aggs {
 		if len(results) > 0 && call.Agg.Fallible {
@@ -525,9 +551,12 @@ func (a *aggregate) resultOf(accs []any, maxTs, start, end int64, results []any)
 		cols = append(cols, call.Agg.Result(accs[i]))
 	}
 	if a.node.Window != nil {
-		cols = append(cols, start, end)
+		if a.bounds[0] == nil || start != a.boundsStart || end != a.boundsEnd {
+			a.bounds, a.boundsStart, a.boundsEnd = [2]any{start, end}, start, end
+		}
+		cols = append(cols, a.bounds[:]...)
 	}
-	return &Row{Cols: cols, Ts: maxTs}
+	return cols
 }
 
 // Close lets go of the store: what the cache holds beyond the last

@@ -33,6 +33,10 @@ type filter struct {
 	node *FilterNode
 }
 
+// A filter hands on the rows it is given: it borrows them when what
+// follows does.
+func (f *filter) borrowsRows() bool { return f.next != nil && borrowsRows(f.next) }
+
 func (f *filter) Process(tc *TaskContext, row *Row) error {
 	if row.Tombstone {
 		if f.node.TombstoneOnReject && row.Old != nil {

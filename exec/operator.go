@@ -76,6 +76,22 @@ func (tc *TaskContext) Store(name string) (*state.Store, error) {
 // by default.
 type forward struct{ next Operator }
 
+// rowBorrower is an operator that keeps nothing of a row it is handed
+// once Process returns: not the Row, nor its Cols or Old slices (values
+// in them may be kept: they are never written to). An operator whose
+// next borrows rows may hand it the same Row and slices for every row it
+// emits, filled anew, instead of allocating them per row.
+type rowBorrower interface {
+	borrowsRows() bool
+}
+
+// borrowsRows reports whether op keeps nothing of the rows it is handed
+// (rowBorrower); an operator that does not say keeps them.
+func borrowsRows(op Operator) bool {
+	b, ok := op.(rowBorrower)
+	return ok && b.borrowsRows()
+}
+
 // countedOp counts the rows into an operator of a task's main chain, for
 // the per-operator rates of the web console (Metrics.OperatorRows).
 type countedOp struct {
@@ -87,6 +103,8 @@ func (c *countedOp) Process(tc *TaskContext, row *Row) error {
 	c.rows.Add(1)
 	return c.Operator.Process(tc, row)
 }
+
+func (c *countedOp) borrowsRows() bool { return borrowsRows(c.Operator) }
 
 func (f *forward) Open(*TaskContext) error { return nil }
 

@@ -49,7 +49,7 @@ type ProjectNode struct {
 var _ Node = (*ProjectNode)(nil)
 
 func (n *ProjectNode) New(next Operator) (Operator, error) {
-	return &project{forward: forward{next}, node: n}, nil
+	return &project{forward: forward{next}, node: n, reuse: borrowsRows(next)}, nil
 }
 func (n *ProjectNode) Describe() string     { return "project " + strings.Join(n.Names, ", ") }
 func (n *ProjectNode) Stateful() bool       { return false }
@@ -58,10 +58,28 @@ func (n *ProjectNode) StoreNames() []string { return nil }
 type project struct {
 	forward
 	node *ProjectNode
+	// reuse says next keeps nothing of a row (rowBorrower): every row
+	// goes out in row, its columns in cols.
+	reuse bool
+	row   Row
+	cols  []any
 }
 
+// A projection keeps nothing of its input: it copies the values it needs
+// into a row of its own.
+func (p *project) borrowsRows() bool { return true }
+
 func (p *project) Process(tc *TaskContext, row *Row) error {
-	out := make([]any, len(p.node.Exprs))
+	var out []any
+	if p.reuse {
+		if cap(p.cols) < len(p.node.Exprs) {
+			p.cols = make([]any, len(p.node.Exprs))
+		}
+		out = p.cols[:len(p.node.Exprs)]
+		clear(out) // a tombstone fills the key columns only
+	} else {
+		out = make([]any, len(p.node.Exprs))
+	}
 	if row.Tombstone {
 		for o, i := range p.node.KeyInputs {
 			out[o] = row.Cols[i]
@@ -93,5 +111,10 @@ func (p *project) Process(tc *TaskContext, row *Row) error {
 			old[i] = e(row.Old)
 		}
 	}
-	return p.emit(tc, &Row{Cols: out, Ts: row.Ts, Tombstone: row.Tombstone, NullKey: row.NullKey && p.node.KeepsKey, Old: old})
+	r := Row{Cols: out, Ts: row.Ts, Tombstone: row.Tombstone, NullKey: row.NullKey && p.node.KeepsKey, Old: old}
+	if p.reuse {
+		p.row = r
+		return p.emit(tc, &p.row)
+	}
+	return p.emit(tc, &r)
 }

@@ -1,6 +1,7 @@
 package exec
 
 import (
+	"bytes"
 	"fmt"
 	"strings"
 
@@ -133,6 +134,10 @@ func encode(tc *TaskContext, c format.Codec, app format.Appender, vals []any, hi
 	return tc.arena.end(b), nil
 }
 
+// A sink encodes what it needs of a row (keys, values, a change event's
+// images) before Process returns.
+func (s *sink) borrowsRows() bool { return true }
+
 func (s *sink) Open(*TaskContext) error        { return nil }
 func (s *sink) AdvanceTime(*TaskContext) error { return nil }
 func (s *sink) Close() error                   { return nil }
@@ -152,22 +157,10 @@ func (s *sink) Process(tc *TaskContext, row *Row) error {
 	}
 	var key []byte
 	if !row.NullKey || s.node.Window != NotWindowed {
-		for i, c := range s.node.KeyIdx {
-			s.keyVals[i] = row.Cols[c]
-		}
 		var err error
-		if key, err = encode(tc, s.key, s.keyApp, s.keyVals, 64); err != nil {
+		if key, err = s.encodeKey(tc, row); err != nil {
 			return s.fail(tc, "key", err)
 		}
-	}
-	switch s.node.Window {
-	case TimeWindowed:
-		start, _ := row.Cols[s.node.WindowStartIdx].(int64)
-		key = format.EncodeTimeWindowedKey(key, start)
-	case SessionWindowed:
-		start, _ := row.Cols[s.node.WindowStartIdx].(int64)
-		end, _ := row.Cols[s.node.WindowEndIdx].(int64)
-		key = format.EncodeSessionWindowedKey(key, start, end)
 	}
 	if s.changes != nil {
 		return s.change(tc, row, key, ts)
@@ -187,6 +180,46 @@ func (s *sink) Process(tc *TaskContext, row *Row) error {
 	}
 	s.produce(tc, key, value, ts)
 	return nil
+}
+
+// sinkKeyHint is the room a key encoding is given in the arena, its
+// window bounds included.
+const sinkKeyHint = 64
+
+// encodeKey encodes row's key columns and, for a windowed sink, the
+// window after them, in the task's arena when the key codec appends (so a
+// windowed key costs no allocation of its own).
+func (s *sink) encodeKey(tc *TaskContext, row *Row) ([]byte, error) {
+	for i, c := range s.node.KeyIdx {
+		s.keyVals[i] = row.Cols[c]
+	}
+	if s.keyApp == nil {
+		key, err := s.key.Encode(s.keyVals)
+		if err != nil || s.node.Window == NotWindowed {
+			return key, err
+		}
+		return s.appendWindow(bytes.Clone(key), row), nil
+	}
+	b, err := s.keyApp.AppendEncode(tc.arena.begin(sinkKeyHint), s.keyVals)
+	if err != nil {
+		return nil, err
+	}
+	return tc.arena.end(s.appendWindow(b, row)), nil
+}
+
+// appendWindow appends row's window bounds to key as a windowed sink's
+// key carries them (nothing for a sink without windows).
+func (s *sink) appendWindow(key []byte, row *Row) []byte {
+	switch s.node.Window {
+	case TimeWindowed:
+		start, _ := row.Cols[s.node.WindowStartIdx].(int64)
+		return format.AppendTimeWindow(key, start)
+	case SessionWindowed:
+		start, _ := row.Cols[s.node.WindowStartIdx].(int64)
+		end, _ := row.Cols[s.node.WindowEndIdx].(int64)
+		return format.AppendSessionWindow(key, start, end)
+	}
+	return key
 }
 
 // produce writes one record of the sink.

@@ -14,7 +14,13 @@ import (
 func EncodeTimeWindowedKey(key []byte, start int64) []byte {
 	b := make([]byte, len(key), len(key)+8)
 	copy(b, key)
-	return binary.BigEndian.AppendUint64(b, uint64(start))
+	return AppendTimeWindow(b, start)
+}
+
+// AppendTimeWindow appends to a key's bytes the window start that makes
+// it a time-windowed key (EncodeTimeWindowedKey without the copy).
+func AppendTimeWindow(key []byte, start int64) []byte {
+	return binary.BigEndian.AppendUint64(key, uint64(start))
 }
 
 // DecodeTimeWindowedKey splits a time-windowed key. The returned key
@@ -33,8 +39,15 @@ func DecodeTimeWindowedKey(b []byte) (key []byte, start int64, err error) {
 func EncodeSessionWindowedKey(key []byte, start, end int64) []byte {
 	b := make([]byte, len(key), len(key)+16)
 	copy(b, key)
-	b = binary.BigEndian.AppendUint64(b, uint64(end))
-	return binary.BigEndian.AppendUint64(b, uint64(start))
+	return AppendSessionWindow(b, start, end)
+}
+
+// AppendSessionWindow appends to a key's bytes the session bounds that
+// make it a session-windowed key (EncodeSessionWindowedKey without the
+// copy).
+func AppendSessionWindow(key []byte, start, end int64) []byte {
+	key = binary.BigEndian.AppendUint64(key, uint64(end))
+	return binary.BigEndian.AppendUint64(key, uint64(start))
 }
 
 // DecodeSessionWindowedKey splits a session-windowed key. The returned key

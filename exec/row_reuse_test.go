@@ -1,0 +1,80 @@
+package exec
+
+import (
+	"fmt"
+	"sync/atomic"
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+	"github.com/sluice-sql/sluice/expr"
+)
+
+// borrowingOp records what each row held while it had it, and keeps
+// nothing of it (a rowBorrower, as a sink).
+type borrowingOp struct {
+	countingOp
+	rows []*Row
+}
+
+func (b *borrowingOp) borrowsRows() bool { return true }
+
+// TestRowReuseOnlyBeforeBorrowers checks when an operator may emit the
+// same Row for every row: only when what follows borrows rows, through a
+// filter and the per-operator counter. Before an operator that keeps rows
+// every row is a Row and columns of its own, and what it kept still holds
+// each row's values after the later ones went by.
+func TestRowReuseOnlyBeforeBorrowers(t *testing.T) {
+	double := &ProjectNode{Exprs: []expr.Eval{func(c []any) any { return c[0].(int64) * 2 }}, Names: []string{"D"}}
+	pass := &FilterNode{Pred: func([]any) any { return true }, Text: "TRUE"}
+	for _, tc := range []struct {
+		name   string
+		borrow bool
+		chain  func(last Operator) Operator // what follows the projection
+	}{
+		{"keeper", false, func(last Operator) Operator { return last }},
+		{"borrower", true, func(last Operator) Operator { return last }},
+		{"counted borrower", true, func(last Operator) Operator { return &countedOp{Operator: last, rows: new(atomic.Int64)} }},
+		{"filter, borrower", true, func(last Operator) Operator { f, _ := pass.New(last); return f }},
+		{"filter, keeper", false, func(last Operator) Operator { f, _ := pass.New(last); return f }},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			var seen []string
+			var kept []*Row
+			var last Operator
+			record := func(r *Row) { seen = append(seen, fmt.Sprint(r.Cols...)); kept = append(kept, r) }
+			if tc.borrow {
+				last = &borrowingOp{countingOp: countingOp{fn: record}}
+			} else {
+				last = &countingOp{fn: record}
+			}
+			p, err := double.New(tc.chain(last))
+			if err != nil {
+				t.Fatal(err)
+			}
+			if got := p.(*project).reuse; got != tc.borrow {
+				t.Fatalf("projection reuses its row: %v, want %v", got, tc.borrow)
+			}
+			for i := range int64(3) {
+				if err := p.Process(&TaskContext{}, &Row{Cols: []any{i + 1}}); err != nil {
+					t.Fatal(err)
+				}
+			}
+			if diff := cmp.Diff([]string{"2", "4", "6"}, seen); diff != "" {
+				t.Fatalf("rows as handed on (-want +got):\n%s", diff)
+			}
+			same := kept[0] == kept[1] && kept[1] == kept[2]
+			if same != tc.borrow {
+				t.Fatalf("one Row for every row: %v, want %v", same, tc.borrow)
+			}
+			if !tc.borrow {
+				var now []string
+				for _, r := range kept {
+					now = append(now, fmt.Sprint(r.Cols...))
+				}
+				if diff := cmp.Diff([]string{"2", "4", "6"}, now); diff != "" {
+					t.Fatalf("rows kept, after the others went by (-want +got):\n%s", diff)
+				}
+			}
+		})
+	}
+}
