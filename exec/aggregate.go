@@ -180,6 +180,10 @@ type aggregate struct {
 	prepared []fallibleFold
 }
 
+// An aggregation over time windows (or none) keeps nothing of a row: it
+// folds the row's values into its accumulators and encodes its group key.
+func (a *aggregate) borrowsRows() bool { return true }
+
 func (a *aggregate) Open(tc *TaskContext) error {
 	s, err := tc.Store(a.node.Store)
 	if err != nil {

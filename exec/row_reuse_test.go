@@ -7,6 +7,7 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 	"github.com/sluice-sql/sluice/expr"
+	"github.com/sluice-sql/sluice/types"
 )
 
 // borrowingOp records what each row held while it had it, and keeps
@@ -76,5 +77,33 @@ func TestRowReuseOnlyBeforeBorrowers(t *testing.T) {
 				}
 			}
 		})
+	}
+}
+
+// TestDecoderReuseReadsMissingAsNull decodes records into the same
+// columns, as a task does before a chain that borrows rows: a column the
+// second record lacks must read NULL, not the first record's value.
+func TestDecoderReuseReadsMissingAsNull(t *testing.T) {
+	spec := &SourceSpec{Topic: "in", KeyFormat: "KAFKA", ValueFormat: "JSON", TimestampCol: -1,
+		KeyCols:   []types.Column{{Name: "K", Type: types.StringType}},
+		ValueCols: []types.Column{{Name: "A", Type: types.BigIntType}, {Name: "B", Type: types.BigIntType}}}
+	for _, reuse := range []bool{false, true} {
+		dec, err := newDecoder(spec)
+		if err != nil {
+			t.Fatal(err)
+		}
+		dec.reuse = reuse
+		var got []string
+		for i, v := range []string{`{"A":1,"B":2}`, `{"A":3}`, `{"B":4}`} {
+			var row Row
+			if err := dec.decode(&Record{Topic: "in", Key: []byte("k"), Value: []byte(v), Offset: int64(i), Timestamp: 10}, &row); err != nil {
+				t.Fatal(err)
+			}
+			got = append(got, fmt.Sprintf("%v %v %v", row.Cols[0], row.Cols[1], row.Cols[2]))
+		}
+		want := []string{"k 1 2", "k 3 <nil>", "k <nil> 4"}
+		if diff := cmp.Diff(want, got); diff != "" {
+			t.Fatalf("reuse %v: rows (-want +got):\n%s", reuse, diff)
+		}
 	}
 }

@@ -60,6 +60,10 @@ type sessionAggregate struct {
 	dataKey []byte
 }
 
+// A session aggregation does not promise to keep nothing of a row (the
+// embedded aggregate's promise is for time windows and none).
+func (a *sessionAggregate) borrowsRows() bool { return false }
+
 var _ state.WriteBack = (*sessionAggregate)(nil)
 
 const (

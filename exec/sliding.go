@@ -39,6 +39,10 @@ type slidingAggregate struct {
 	nextPrune, pruneFrom int64
 }
 
+// A sliding aggregation does not promise to keep nothing of a row (the
+// embedded aggregate's promise is for time windows and none).
+func (a *slidingAggregate) borrowsRows() bool { return false }
+
 type slidingWindow struct {
 	start, maxTs int64
 	accs         []any

@@ -224,6 +224,10 @@ type decoder struct {
 	// first envelope pseudo column (-1: none).
 	changes *format.ChangeCodec
 	cdc     int
+	// reuse says the chain the rows go to keeps nothing of them
+	// (rowBorrower): every row's columns are decoded into cols.
+	reuse bool
+	cols  []any
 }
 
 func newDecoder(s *SourceSpec) (*decoder, error) {
@@ -285,7 +289,16 @@ func (e *decodeError) Unwrap() error { return e.err }
 // decode fills row from rec. A tombstone (nil value) on a table source
 // yields a row with Tombstone set and only key columns.
 func (d *decoder) decode(rec *Record, row *Row) error {
-	cols := make([]any, d.width)
+	var cols []any
+	if d.reuse {
+		if len(d.cols) != d.width {
+			d.cols = make([]any, d.width)
+		}
+		cols = d.cols
+		clear(cols) // columns a record lacks read as NULL
+	} else {
+		cols = make([]any, d.width)
+	}
 	key := rec.Key
 	var wstart, wend int64
 	switch d.spec.Window {

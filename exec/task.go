@@ -165,6 +165,16 @@ func NewTask(topo *Topology, sub *SubTopology, partition int32, db *state.DB, ou
 		}
 		t.inputs[i+1].side, t.inputs[i+1].sideNum = op, si.Side
 	}
+	// A chain that keeps nothing of the rows it is handed (an
+	// aggregation, a projection into a sink) takes each input's rows in
+	// the same columns, decoded anew; a join's side keeps them.
+	if borrowsRows(t.head) {
+		for _, in := range t.inputs {
+			if in.side == nil {
+				in.dec.reuse = true
+			}
+		}
+	}
 	return t, nil
 }
 
