@@ -111,10 +111,10 @@ func (p *project) Process(tc *TaskContext, row *Row) error {
 			old[i] = e(row.Old)
 		}
 	}
-	r := Row{Cols: out, Ts: row.Ts, Tombstone: row.Tombstone, NullKey: row.NullKey && p.node.KeepsKey, Old: old}
+	nullKey := row.NullKey && p.node.KeepsKey
 	if p.reuse {
-		p.row = r
+		p.row = Row{Cols: out, Ts: row.Ts, Tombstone: row.Tombstone, NullKey: nullKey, Old: old}
 		return p.emit(tc, &p.row)
 	}
-	return p.emit(tc, &r)
+	return p.emit(tc, &Row{Cols: out, Ts: row.Ts, Tombstone: row.Tombstone, NullKey: nullKey, Old: old})
 }
