@@ -119,6 +119,11 @@ type SourceSpec struct {
 	// others are left NULL, so a format that can skip a field does not
 	// convert it. Nil: all.
 	Needed []bool
+	// RowTimeUnread and RowOffsetUnread say the query reads no ROWTIME
+	// (ROWOFFSET) of this source: the decoder leaves the column NULL
+	// rather than box the record's timestamp (offset) for every record.
+	// Event time travels in Row.Ts either way.
+	RowTimeUnread, RowOffsetUnread bool
 	// Dedupe marks a repartition topic: its records carry the partition
 	// and offset of the record upstream that produced them, and a record
 	// whose upstream offset was already applied is skipped. After an
@@ -338,9 +343,13 @@ func (d *decoder) decode(rec *Record, row *Row) error {
 		cols[d.nk+d.nv+j] = headerValue(rec.Headers, hc.HeaderKey)
 	}
 	base := d.nk + d.nv + len(d.spec.HeaderCols)
-	cols[base] = rec.Timestamp
+	if !d.spec.RowTimeUnread {
+		cols[base] = rec.Timestamp
+	}
 	cols[base+1] = rec.Partition
-	cols[base+2] = rec.Offset
+	if !d.spec.RowOffsetUnread {
+		cols[base+2] = rec.Offset
+	}
 	if d.spec.Window != NotWindowed {
 		cols[base+3] = wstart
 		cols[base+4] = wend
@@ -356,7 +365,9 @@ func (d *decoder) decode(rec *Record, row *Row) error {
 			return &decodeError{ErrKindTimestamp, err}
 		}
 		row.Ts = ts
-		cols[base] = ts
+		if !d.spec.RowTimeUnread {
+			cols[base] = ts
+		}
 	}
 	return nil
 }

@@ -4,13 +4,18 @@ import "github.com/sluice-sql/sluice/planner/logical"
 
 // columnPruningRule tells the source which value columns the query
 // reads, so that its decoder can leave the others alone (a JSON record's
-// unused fields are skipped, not converted). Joins read whole rows, and
+// unused fields are skipped, not converted), and whether it reads ROWTIME
+// and ROWOFFSET, which the decoder otherwise boxes for every record. Joins read whole rows, and
 // a pull query on a table decodes no records: it reads the table's store.
 func (p *planning) columnPruningRule() (bool, error) {
 	if p.join != nil || p.sc == nil || p.spec == nil || p.q.StoreRead() != nil {
 		return false, nil
 	}
 	nk := len(p.spec.KeyCols)
+	// ROWTIME and ROWOFFSET follow the key, value and header columns.
+	pseudo := nk + len(p.spec.ValueCols) + len(p.spec.HeaderCols)
+	p.spec.RowTimeUnread = !p.sc.used[pseudo]
+	p.spec.RowOffsetUnread = !p.sc.used[pseudo+2]
 	needed := make([]bool, len(p.spec.ValueCols))
 	var reads []string
 	all := true

@@ -32,3 +32,28 @@ func TestColumnPruningRule(t *testing.T) {
 		}
 	}
 }
+
+// The rule also tells the source whether the query reads ROWTIME and
+// ROWOFFSET, which its decoder otherwise boxes for every record, in any
+// clause; joins read whole rows and are told nothing (both read).
+func TestColumnPruningPseudoColumns(t *testing.T) {
+	cat := rulesCatalog(t)
+	cases := []struct {
+		sql                   string
+		timeUnread, offUnread bool
+	}{
+		{`SELECT item FROM orders WHERE price > 1 EMIT CHANGES;`, true, true},
+		{`SELECT id, item, qty, price FROM orders EMIT CHANGES;`, true, true},
+		{`SELECT item, ROWTIME AS t FROM orders EMIT CHANGES;`, false, true},
+		{`SELECT item FROM orders WHERE ROWOFFSET > 10 EMIT CHANGES;`, true, false},
+		{`SELECT item, COUNT(*) FROM orders GROUP BY item HAVING MAX(ROWTIME) > 0 EMIT CHANGES;`, false, true},
+		{`SELECT o.id, name FROM orders o JOIN users u ON o.id = u.id EMIT CHANGES;`, false, false},
+	}
+	for _, c := range cases {
+		q, _ := fired(t, cat, c.sql)
+		src := q.Topology.Subs[0].Source
+		if src.RowTimeUnread != c.timeUnread || src.RowOffsetUnread != c.offUnread {
+			t.Errorf("%s: ROWTIME unread %t, ROWOFFSET unread %t; want %t, %t", c.sql, src.RowTimeUnread, src.RowOffsetUnread, c.timeUnread, c.offUnread)
+		}
+	}
+}
