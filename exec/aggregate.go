@@ -141,9 +141,7 @@ type aggregate struct {
 	outRow Row
 	// bounds holds the last window bounds a result carried, boxed once
 	// for the run of results of the same window.
-	bounds      [2]any
-	boundsStart int64
-	boundsEnd   int64
+	bounds [2]any
 	// cache holds the accumulators of hot keys and windows decoded
 	// (time windows and non-windowed aggregates; session and sliding
 	// windows keep theirs in the store).
@@ -555,8 +553,8 @@ func (a *aggregate) appendResult(cols, accs []any, start, end int64, results []a
 		cols = append(cols, call.Agg.Result(accs[i]))
 	}
 	if a.node.Window != nil {
-		if a.bounds[0] == nil || start != a.boundsStart || end != a.boundsEnd {
-			a.bounds, a.boundsStart, a.boundsEnd = [2]any{start, end}, start, end
+		if a.bounds[0] != start || a.bounds[1] != end {
+			a.bounds = [2]any{start, end}
 		}
 		cols = append(cols, a.bounds[:]...)
 	}

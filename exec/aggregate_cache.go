@@ -186,18 +186,24 @@ func (c *aggCache) get(key []byte) *aggEntry {
 
 // absent reports that the store cannot hold key, which the cache lacks.
 func (c *aggCache) absent(key []byte) bool {
-	if !c.known || c.bound != nil && bytes.Compare(key, c.bound) <= 0 {
+	if !c.aboveBound(key) {
 		return false
 	}
 	_, out := c.evicted[string(key)]
 	return !out
 }
 
+// aboveBound reports that the store holds key only if the cache wrote it
+// (bound holds and key lies above it).
+func (c *aggCache) aboveBound(key []byte) bool {
+	return c.known && (c.bound == nil || bytes.Compare(key, c.bound) > 0)
+}
+
 // noteEvicted notes that e, which the store holds, left the cache. When
 // the noted keys fill their bound, bound rises to the greatest of them and
 // the notes start again: every key they held is then at or below bound.
 func (c *aggCache) noteEvicted(e *aggEntry) {
-	if !c.known || c.bound != nil && bytes.Compare(e.keyB, c.bound) <= 0 {
+	if !c.aboveBound(e.keyB) {
 		return
 	}
 	if _, ok := c.evicted[e.key]; ok {

@@ -76,11 +76,11 @@ func (p *project) Process(tc *TaskContext, row *Row) error {
 			p.cols = make([]any, len(p.node.Exprs))
 		}
 		out = p.cols[:len(p.node.Exprs)]
-		clear(out) // a tombstone fills the key columns only
 	} else {
 		out = make([]any, len(p.node.Exprs))
 	}
 	if row.Tombstone {
+		clear(out) // a tombstone fills the key columns only
 		for o, i := range p.node.KeyInputs {
 			out[o] = row.Cols[i]
 		}

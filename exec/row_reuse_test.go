@@ -81,8 +81,10 @@ func TestRowReuseOnlyBeforeBorrowers(t *testing.T) {
 }
 
 // TestDecoderReuseReadsMissingAsNull decodes records into the same
-// columns, as a task does before a chain that borrows rows: a column the
-// second record lacks must read NULL, not the first record's value.
+// columns, as a task does before a chain that borrows rows: a column a
+// record lacks, and every value column of a tombstone (a record without a
+// value, which the value codec never sees), must read NULL, not an
+// earlier record's value.
 func TestDecoderReuseReadsMissingAsNull(t *testing.T) {
 	spec := &SourceSpec{Topic: "in", KeyFormat: "KAFKA", ValueFormat: "JSON", TimestampCol: -1,
 		KeyCols:   []types.Column{{Name: "K", Type: types.StringType}},
@@ -94,16 +96,45 @@ func TestDecoderReuseReadsMissingAsNull(t *testing.T) {
 		}
 		dec.reuse = reuse
 		var got []string
-		for i, v := range []string{`{"A":1,"B":2}`, `{"A":3}`, `{"B":4}`} {
+		for i, v := range []string{`{"A":1,"B":2}`, `{"A":3}`, `{"B":4}`, `{"A":5,"B":6}`, ""} {
+			var value []byte // "": a tombstone
+			if v != "" {
+				value = []byte(v)
+			}
 			var row Row
-			if err := dec.decode(&Record{Topic: "in", Key: []byte("k"), Value: []byte(v), Offset: int64(i), Timestamp: 10}, &row); err != nil {
+			if err := dec.decode(&Record{Topic: "in", Key: []byte("k"), Value: value, Offset: int64(i), Timestamp: 10}, &row); err != nil {
 				t.Fatal(err)
 			}
 			got = append(got, fmt.Sprintf("%v %v %v", row.Cols[0], row.Cols[1], row.Cols[2]))
 		}
-		want := []string{"k 1 2", "k 3 <nil>", "k <nil> 4"}
+		want := []string{"k 1 2", "k 3 <nil>", "k <nil> 4", "k 5 6", "k <nil> <nil>"}
 		if diff := cmp.Diff(want, got); diff != "" {
 			t.Fatalf("reuse %v: rows (-want +got):\n%s", reuse, diff)
 		}
+	}
+}
+
+// TestProjectionReuseTombstone: a projection reusing its row before a
+// borrower writes a tombstone's key columns only; the value columns must
+// read NULL, not the row before's.
+func TestProjectionReuseTombstone(t *testing.T) {
+	node := &ProjectNode{Exprs: []expr.Eval{
+		func(c []any) any { return c[0] },
+		func(c []any) any { return c[1] },
+	}, Names: []string{"K", "V"}, KeyInputs: map[int]int{0: 0}}
+	var seen []string
+	p, err := node.New(&borrowingOp{countingOp: countingOp{fn: func(r *Row) {
+		seen = append(seen, fmt.Sprintf("%v %v %v", r.Cols[0], r.Cols[1], r.Tombstone))
+	}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, r := range []*Row{{Cols: []any{"a", int64(1)}}, {Cols: []any{"b", nil}, Tombstone: true}} {
+		if err := p.Process(&TaskContext{}, r); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if diff := cmp.Diff([]string{"a 1 false", "b <nil> true"}, seen); diff != "" {
+		t.Fatalf("rows (-want +got):\n%s", diff)
 	}
 }

@@ -1,6 +1,9 @@
 package planner
 
-import "github.com/sluice-sql/sluice/planner/logical"
+import (
+	"github.com/sluice-sql/sluice/exec"
+	"github.com/sluice-sql/sluice/planner/logical"
+)
 
 // columnPruningRule tells the source which value columns the query
 // reads, so that its decoder can leave the others alone (a JSON record's
@@ -12,10 +15,8 @@ func (p *planning) columnPruningRule() (bool, error) {
 		return false, nil
 	}
 	nk := len(p.spec.KeyCols)
-	// ROWTIME and ROWOFFSET follow the key, value and header columns.
-	pseudo := nk + len(p.spec.ValueCols) + len(p.spec.HeaderCols)
-	p.spec.RowTimeUnread = !p.sc.used[pseudo]
-	p.spec.RowOffsetUnread = !p.sc.used[pseudo+2]
+	p.spec.RowTimeUnread = !p.sc.used[p.sc.schema.Find(exec.ColRowTime)]
+	p.spec.RowOffsetUnread = !p.sc.used[p.sc.schema.Find(exec.ColRowOffset)]
 	needed := make([]bool, len(p.spec.ValueCols))
 	var reads []string
 	all := true
