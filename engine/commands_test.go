@@ -190,11 +190,11 @@ func TestCommandTopicOnlyValidCommands(t *testing.T) {
 	// Statements are stored without their ';'.
 	create, csas = strings.TrimSuffix(create, ";"), strings.TrimSuffix(csas, ";")
 	want := []commandRecord{
-		{fmt.Sprintf(`{"version":1,"statement":"%s","properties":{"auto.offset.reset":"earliest","commit.interval.ms":"100","sluice.plan.version":"2"}}`, create), headers},
-		{fmt.Sprintf(`{"version":1,"statement":"%s","properties":{"auto.offset.reset":"earliest","commit.interval.ms":"100","processing.guarantee":"at_least_once","sluice.plan.version":"2"}}`, csas), headers},
-		{fmt.Sprintf(`{"version":1,"statement":"TERMINATE CSAS_%s","properties":{"auto.offset.reset":"earliest","commit.interval.ms":"100","processing.guarantee":"at_least_once","sluice.plan.version":"2"}}`, out), headers},
-		{fmt.Sprintf(`{"version":1,"statement":"CREATE STREAM %s AS SELECT id, qty FROM %s","properties":{"auto.offset.reset":"latest","commit.interval.ms":"100","processing.guarantee":"at_least_once","sluice.idle.timeout":"1m","sluice.plan.version":"2"}}`, copied, in), headers},
-		{fmt.Sprintf(`{"version":1,"statement":"TERMINATE CSAS_%s","properties":{"auto.offset.reset":"earliest","commit.interval.ms":"100","processing.guarantee":"at_least_once","sluice.plan.version":"2"}}`, copied), headers},
+		{fmt.Sprintf(`{"version":1,"statement":"%s","properties":{"auto.offset.reset":"earliest","commit.interval.ms":"100","sluice.plan.version":"3"}}`, create), headers},
+		{fmt.Sprintf(`{"version":1,"statement":"%s","properties":{"auto.offset.reset":"earliest","commit.interval.ms":"100","processing.guarantee":"at_least_once","sluice.plan.version":"3"}}`, csas), headers},
+		{fmt.Sprintf(`{"version":1,"statement":"TERMINATE CSAS_%s","properties":{"auto.offset.reset":"earliest","commit.interval.ms":"100","processing.guarantee":"at_least_once","sluice.plan.version":"3"}}`, out), headers},
+		{fmt.Sprintf(`{"version":1,"statement":"CREATE STREAM %s AS SELECT id, qty FROM %s","properties":{"auto.offset.reset":"latest","commit.interval.ms":"100","processing.guarantee":"at_least_once","sluice.idle.timeout":"1m","sluice.plan.version":"3"}}`, copied, in), headers},
+		{fmt.Sprintf(`{"version":1,"statement":"TERMINATE CSAS_%s","properties":{"auto.offset.reset":"earliest","commit.interval.ms":"100","processing.guarantee":"at_least_once","sluice.plan.version":"3"}}`, copied), headers},
 	}
 	if diff := cmp.Diff(want, commandRecords(t, brokers, svc)); diff != "" {
 		t.Errorf("command topic (-want +got):\n%s", diff)

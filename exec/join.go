@@ -7,6 +7,7 @@ import (
 	"math"
 	"slices"
 
+	"github.com/sluice-sql/sluice/expr"
 	"github.com/sluice-sql/sluice/state"
 	"github.com/sluice-sql/sluice/types"
 )
@@ -63,6 +64,14 @@ type JoinSide struct {
 	// join: nothing is kept or emitted (a change-data-capture table,
 	// whose connector re-sends events after a restart).
 	SameRow int
+	// Filter, when set, is the part of the query's WHERE that reads this
+	// stream side's columns only, moved below the join by the planner's
+	// predicate-pushdown rule: a row it does not hold for is neither kept
+	// nor joined. Only a side no join pads with NULLs gets one, so every
+	// result such a row would have joined into fails the WHERE anyway.
+	// FilterText is how EXPLAIN shows it. Table sides take none.
+	Filter     expr.Eval
+	FilterText string
 }
 
 // JoinNode joins two co-partitioned inputs on their keys. Rows out are
@@ -150,6 +159,11 @@ func (n *JoinNode) Describe() string {
 	}
 	if n.Text != "" {
 		s += " ON " + n.Text
+	}
+	for i, side := range []JoinSide{n.Left, n.Right} {
+		if side.FilterText != "" {
+			s += fmt.Sprintf(" [%s rows where %s]", [2]string{"left", "right"}[i], side.FilterText)
+		}
 	}
 	return s
 }
@@ -433,6 +447,11 @@ func (j *joinOp) ProcessSide(tc *TaskContext, side int, row *Row) error {
 	}
 	if row.Tombstone {
 		return nil // a stream's null value carries nothing to join
+	}
+	if this.Filter != nil {
+		if pass, _ := this.Filter(row.Cols).(bool); !pass {
+			return nil
+		}
 	}
 	key := row.Cols[this.KeyCol]
 	if key == nil {

@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/sluice-sql/sluice/exec"
+	"github.com/sluice-sql/sluice/expr"
 	"github.com/sluice-sql/sluice/format"
 	"github.com/sluice-sql/sluice/parser"
 	"github.com/sluice-sql/sluice/planner/logical"
@@ -33,9 +34,10 @@ type joinPlan struct {
 // them and keeps the chain that ends with them for the rest of the query.
 func (p *planning) planJoin() (*Source, *scope, error) {
 	jb := &joinBuilder{from: p.sel.From, joins: p.cl.Joins, cat: p.cat, opts: p.opts, target: p.target, queryID: p.q.ID, prefix: p.prefix,
-		topology: p.q.Topology, decided: joinNodes(p.q.Logical)}
+		topology: p.q.Topology, decided: joinNodes(p.q.Logical), functions: p.withFunctions}
 	src, sc, err := jb.build()
 	p.join = jb.join
+	p.pushFailed = jb.pushFailed
 	return src, sc, err
 }
 
@@ -55,6 +57,14 @@ type joinBuilder struct {
 	decided []*logical.Join
 	// join is the chain built so far, ending with the last join.
 	join *joinPlan
+	// functions adds the query's functions to a scope (planning's
+	// withFunctions), for the filters moved onto the inputs.
+	functions func(expr.Scope) expr.Scope
+	// pushFailed says a filter the predicate-pushdown rule moved onto an
+	// input did not compile there: the WHERE then runs whole above the
+	// join (the moved filters that compiled still run, and hold for
+	// every row the WHERE keeps).
+	pushFailed bool
 }
 
 // build plans the joins left-deep: each join's left input is the source
@@ -176,6 +186,20 @@ func (jb *joinBuilder) planOneJoin(idx int, j *parser.Join, decided *logical.Joi
 		sfx = strconv.Itoa(idx + 1)
 	}
 	chained := left.prev != nil && keyed[0]
+	// The filters the predicate-pushdown rule moved onto the inputs, over
+	// their rows as they come (pre): before the repartition of an input
+	// re-keyed, in the join of one read as it is.
+	var filters [2]*exec.FilterNode
+	for side, n := range [2]logical.Node{decided.Left, decided.Right} {
+		if pred := inputFilter(n); pred != nil {
+			c, err := expr.Compile(pred, jb.functions(pre.scopeOf(side)))
+			if err != nil || !c.Type.Equal(types.BooleanType) {
+				jb.pushFailed = true
+				continue
+			}
+			filters[side] = &exec.FilterNode{Pred: c.Eval, Text: pred.String()}
+		}
+	}
 	for side, in := range ins {
 		if keyed[side] {
 			if in.prev == nil {
@@ -201,7 +225,7 @@ func (jb *joinBuilder) planOneJoin(idx int, j *parser.Join, decided *logical.Joi
 				}
 			}
 		}
-		if err := jb.repartitionJoinInput(in, sfx+"-"+[2]string{"left", "right"}[side], keyExpr[side], partitions, keyFormat, keyProps, keyName, r.Carries, bases); err != nil {
+		if err := jb.repartitionJoinInput(in, sfx+"-"+[2]string{"left", "right"}[side], keyExpr[side], partitions, keyFormat, keyProps, keyName, r.Carries, bases, filters[side]); err != nil {
 			return nil, posErr(j.Pos, err)
 		}
 	}
@@ -263,6 +287,11 @@ func (jb *joinBuilder) planOneJoin(idx int, j *parser.Join, decided *logical.Joi
 
 	node := &exec.JoinNode{Type: exec.JoinType(j.Type), Text: parenthesized(j.On)}
 	node.Left, node.Right = left.joinSide(), right.joinSide()
+	for side, js := range []*exec.JoinSide{&node.Left, &node.Right} {
+		if f := filters[side]; f != nil && keyed[side] {
+			js.Filter, js.FilterText = f.Pred, f.Text
+		}
+	}
 	if left.window == exec.TimeWindowed && left.windowSize != right.windowSize {
 		// Allowed only where keys carry the window start alone
 		// (checkJoinInputs): rows meet on it.

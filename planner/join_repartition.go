@@ -23,8 +23,9 @@ import (
 //
 // The key column is called keyName in the topic: a Schema Registry
 // format's schema names it. Without a schema in keyProps, one of the
-// topic's own is registered under its subject.
-func (jb *joinBuilder) repartitionJoinInput(in *joinInput, name string, c expr.Compiled, partitions int32, keyFormat string, keyProps format.Props, keyName string, carries []string, bases []*joinInput) error {
+// topic's own is registered under its subject. filter, when set, runs
+// before the row is written (the predicate-pushdown rule's).
+func (jb *joinBuilder) repartitionJoinInput(in *joinInput, name string, c expr.Compiled, partitions int32, keyFormat string, keyProps format.Props, keyName string, carries []string, bases []*joinInput, filter *exec.FilterNode) error {
 	keyType := c.Type
 	ncols := len(in.names)
 	if in.prev == nil {
@@ -70,6 +71,11 @@ func (jb *joinBuilder) repartitionJoinInput(in *joinInput, name string, c expr.C
 		&exec.ProjectNode{Exprs: exprs, Names: names},
 		&exec.SinkNode{Topic: topic, KeyFormat: keyFormat, KeyProps: keyProps, ValueFormat: format.Rows, KeyCols: []types.Column{keyCol}, ValueCols: values,
 			KeyIdx: []int{0}, ValueIdx: seq(1, 1+len(values)), Internal: true},
+	}
+	if filter != nil {
+		// Rows the predicate-pushdown rule's filter rejects are not
+		// written to the topic.
+		nodes = append([]exec.Node{filter}, nodes...)
 	}
 	t := jb.topology
 	if in.prev == nil {

@@ -57,6 +57,11 @@ func lower(sel *parser.Select, root logical.Node) *clauses {
 				c.PartitionBy = r.Exprs
 			}
 		}
+		if _, ok := n.(*logical.Join); ok {
+			// Below a join are its inputs: their filters are the
+			// predicate-pushdown rule's, which the join builder compiles.
+			return
+		}
 		for _, in := range n.Inputs() {
 			walk(in, aboveAggregate)
 		}

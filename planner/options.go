@@ -22,7 +22,10 @@ type Options struct {
 	// issued under (PlanVersionProperty): 1 plans as Sluice did before
 	// version 2 (a GROUP BY repartition keyed by fields named
 	// KSQL_INTERNAL_GROUP_n), so that a query whose state was partitioned
-	// that way keeps its partitioning when its command is replayed; 0 or
+	// that way keeps its partitioning when its command is replayed; 2
+	// plans a join's WHERE whole above the join (no predicate-pushdown
+	// rule), so that a query whose repartition topics and join stores hold
+	// unfiltered rows keeps filtering them after the join; 0 or
 	// CurrentPlanVersion plans as today.
 	PlanVersion int
 	// Compat is the session property sluice.compat (CompatProperty):
@@ -148,10 +151,13 @@ const TableRetentionProperty = "sluice.table.retention"
 // CurrentPlanVersion, and a command replayed without one was issued under
 // version 1. Version 2 names a GROUP BY repartition's key fields as
 // ksqlDB does (the grouped column's name, or a generated KSQL_COL_n), so
-// a key lands in the partition ksqlDB's would.
+// a key lands in the partition ksqlDB's would. Version 3 moves the parts
+// of a join's WHERE that read one stream input onto that input
+// (predicatePushdownRule): the rows its repartition topic and join store
+// hold change.
 const (
 	PlanVersionProperty = "sluice.plan.version"
-	CurrentPlanVersion  = 2
+	CurrentPlanVersion  = 3
 )
 
 // CompatProperty names the session property behind Options.Compat, and

@@ -214,6 +214,13 @@ type planning struct {
 	nullKeysOnFailure int
 	// bound holds what binding found of each join, for the rules.
 	bound []*boundJoin
+	// whereAll is a join query's WHERE as written when the
+	// predicate-pushdown rule moved parts of it onto the join's inputs
+	// (cl.Where is what stays above); pushFailed says the join builder
+	// could not compile a moved part on its input, so the whole WHERE
+	// runs above the join after all.
+	whereAll   parser.Expr
+	pushFailed bool
 	// final is the final chain as built, for the rules.
 	final builtChain
 	// store is the state store keeping the table a pull query reads
@@ -237,11 +244,29 @@ func (p *planning) hasAggregates() bool {
 }
 
 func (p *planning) whereNode(sc expr.Scope) (*exec.FilterNode, error) {
+	where := p.cl.Where
+	if p.whereAll != nil {
+		// Checked whole, as written, whatever the predicate-pushdown rule
+		// moved below the join: its errors are the same either way.
+		where = p.whereAll
+	}
+	if where == nil {
+		return nil, nil
+	}
+	f, err := p.filterNode(where, sc)
+	if err != nil || where == p.cl.Where || p.pushFailed {
+		return f, err
+	}
 	if p.cl.Where == nil {
 		return nil, nil
 	}
+	return p.filterNode(p.cl.Where, sc)
+}
+
+// filterNode compiles a WHERE over scope sc.
+func (p *planning) filterNode(where parser.Expr, sc expr.Scope) (*exec.FilterNode, error) {
 	var unknown *parser.ColumnRef
-	walkExpr(p.cl.Where, func(x parser.Expr) {
+	walkExpr(where, func(x parser.Expr) {
 		if ref, ok := x.(*parser.ColumnRef); ok && unknown == nil && isWindowBound(ref.Name) {
 			if _, _, err := sc.Resolve(ref); err != nil {
 				unknown = ref
@@ -251,25 +276,25 @@ func (p *planning) whereNode(sc expr.Scope) (*exec.FilterNode, error) {
 	if unknown != nil {
 		return nil, posErr(unknown.Pos, fmt.Errorf("%w: Error in WHERE expression: Unknown column %s.", ErrInvalid, strings.ToUpper(unknown.Name)))
 	}
-	c, err := expr.Compile(p.cl.Where, p.withFunctions(sc))
+	c, err := expr.Compile(where, p.withFunctions(sc))
 	if err != nil && errors.Is(err, expr.ErrType) && p.join != nil {
 		// Over a join ksqlDB checks the WHERE with the join's column
 		// names, and its type errors quote them (I1_BAR).
-		where := p.join.layout.joinNames(p.cl.Where)
+		where := p.join.layout.joinNames(where)
 		if _, named := expr.Compile(where, p.withFunctions(sc)); errors.Is(named, expr.ErrType) {
 			return nil, expr.InClauseOf(named, "WHERE", where)
 		}
 	}
 	if err != nil {
-		return nil, expr.InClauseOf(err, "WHERE", p.cl.Where)
+		return nil, expr.InClauseOf(err, "WHERE", where)
 	}
-	if err := mustBeBoolean(p.cl.Where, c, "WHERE"); err != nil {
+	if err := mustBeBoolean(where, c, "WHERE"); err != nil {
 		return nil, err
 	}
 	// A change-data-capture table's row that stops passing leaves the
 	// result table: the database changed it, the result must follow.
 	deletes := p.target != nil && p.spec != nil && p.spec.Table && p.spec.Enveloped()
-	return &exec.FilterNode{Pred: c.Eval, Text: p.cl.Where.String(), RejectDeletes: deletes}, nil
+	return &exec.FilterNode{Pred: c.Eval, Text: where.String(), RejectDeletes: deletes}, nil
 }
 
 func (p *planning) addSub(spec *exec.SourceSpec, nodes []exec.Node) {

@@ -44,6 +44,7 @@ var rules = []rule{
 	{name: "co-partitioning", stage: onLogical, apply: (*planning).coPartitioningRule},
 	{name: "join-column-pruning", stage: onLogical, apply: (*planning).joinColumnPruningRule},
 	{name: "constant-folding", stage: onLogical, apply: (*planning).constantFoldingRule},
+	{name: "predicate-pushdown", stage: onLogical, apply: (*planning).predicatePushdownRule},
 	{name: "column-pruning", stage: onPlan, apply: (*planning).columnPruningRule},
 	{name: "json-copy", stage: onPlan, apply: (*planning).jsonCopyRule},
 	{name: "key-lookup", stage: onPlan, apply: (*planning).keyLookupRule},
