@@ -181,7 +181,7 @@ func (n *JoinNode) StoreNames() []string {
 }
 
 func (n *JoinNode) New(next Operator) (Operator, error) {
-	return &joinOp{forward: forward{next}, node: n}, nil
+	return &joinOp{forward: forward{next}, node: n, reuse: borrowsRows(next)}, nil
 }
 
 // SideOperator is an operator fed by more than one input: a sub-topology's
@@ -219,6 +219,10 @@ type joinOp struct {
 	// side is a table, or keeps more rows than keptIndexRows, and its
 	// matches are scanned in the store).
 	kept [2]*keptIndex
+	// reuse says next keeps nothing of a row (rowBorrower): every joined
+	// row is laid out in out's columns, handed on as out.
+	reuse bool
+	out   Row
 	// matches and kbuf are reused from record to record.
 	matches []joinMatch
 	kbuf    []byte
@@ -600,7 +604,13 @@ func (j *joinOp) emit(tc *TaskContext, side int, this, other []any, key any, ts 
 	if side == 1 {
 		left, right = other, this
 	}
-	cols := make([]any, n.Width())
+	var cols []any
+	if j.reuse && cap(j.out.Cols) >= n.Width() {
+		cols = j.out.Cols[:n.Width()]
+		clear(cols) // a missing side's columns are NULL
+	} else {
+		cols = make([]any, n.Width())
+	}
 	copy(cols, left)
 	copy(cols[n.Left.Width:], right)
 	base := n.Left.Width + n.Right.Width
@@ -616,6 +626,10 @@ func (j *joinOp) emit(tc *TaskContext, side int, this, other []any, key any, ts 
 			src, pos = right, n.Right.Window
 		}
 		cols[base+4], cols[base+5] = src[pos[0]], src[pos[1]]
+	}
+	if j.reuse {
+		j.out = Row{Cols: cols, Ts: ts, Tombstone: tombstone}
+		return j.forward.emit(tc, &j.out)
 	}
 	return j.forward.emit(tc, &Row{Cols: cols, Ts: ts, Tombstone: tombstone})
 }

@@ -122,6 +122,13 @@ func TestJoinAcrossStops(t *testing.T) {
 // joinBeforeReopen, when set, runs before runJoin opens the operator again.
 var joinBeforeReopen func()
 
+// joinRows, when set, collects every Row runJoin's sink is handed;
+// joinBorrow makes that sink one that borrows rows (rowBorrower).
+var (
+	joinRows   *[]*Row
+	joinBorrow bool
+)
+
 func runJoin(t *testing.T, node *JoinNode, in []joinIn, stop string) (out []string, stored map[string][]string) {
 	t.Helper()
 	dir := t.TempDir()
@@ -137,14 +144,21 @@ func runJoin(t *testing.T, node *JoinNode, in []joinIn, stop string) (out []stri
 			t.Errorf("row %s: ROWTIME %v, record time %d", s, r.Cols[base+1], r.Ts)
 		}
 		out = append(out, fmt.Sprintf("%s @%d", s, r.Ts))
+		if joinRows != nil {
+			*joinRows = append(*joinRows, r)
+		}
 	}}
+	var next Operator = sink
+	if joinBorrow {
+		next = &borrowingOp{countingOp: *sink}
+	}
 	tc := &TaskContext{QueryID: "q", Metrics: &Metrics{}, Log: quietLog, stores: map[string]*state.Store{}}
 	var op SideOperator
 	open := func() {
 		for _, name := range node.StoreNames() {
 			tc.stores[name] = db.Store(name, 0)
 		}
-		o, err := node.New(sink)
+		o, err := node.New(next)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -554,5 +568,44 @@ func TestJoinReadsRowsOfTheUnprunedLayout(t *testing.T) {
 				}
 			}
 		})
+	}
+}
+
+// TestJoinRowReuse runs each join kind, straight and across an aborted
+// commit, into an operator that borrows rows: the join hands it one Row
+// for every joined row, filled anew (a missing side's columns NULL again
+// after a match filled them), with the same output as into one that
+// keeps rows, where every joined row is a Row of its own.
+func TestJoinRowReuse(t *testing.T) {
+	defer func() { joinRows, joinBorrow = nil, false }()
+	for _, c := range joinCases {
+		for _, stop := range []string{"", "abort"} {
+			for _, borrow := range []bool{true, false} {
+				t.Run(fmt.Sprintf("%s/%s/borrow=%v", c.name, stop, borrow), func(t *testing.T) {
+					var rows []*Row
+					joinRows, joinBorrow = &rows, borrow
+					got, _ := runJoin(t, c.node, c.in, stop)
+					if diff := cmp.Diff(c.want, got); diff != "" {
+						t.Fatalf("output (-want +got):\n%s", diff)
+					}
+					seen := map[*Row]bool{}
+					for _, r := range rows {
+						seen[r] = true
+					}
+					// Across the abort the operator is opened again, a new
+					// one with a Row of its own.
+					want := len(rows)
+					if borrow {
+						want = 1
+						if stop != "" {
+							want = 2
+						}
+					}
+					if len(seen) != want {
+						t.Fatalf("%d rows handed on in %d Rows, want %d", len(rows), len(seen), want)
+					}
+				})
+			}
+		}
 	}
 }
