@@ -1,6 +1,7 @@
 package exec
 
 import (
+	"strings"
 	"testing"
 
 	"github.com/sluice-sql/sluice/state"
@@ -11,10 +12,12 @@ import (
 // bid matching its auction, the stores committed every 1,000 records.
 // stream-stream is q20's shape (INNER JOIN WITHIN 1 s), stream-table
 // S-join's (bids LEFT JOIN a table of auctions). The joined rows are
-// counted and checked.
+// counted and checked; "-borrowed" hands them to an operator that
+// borrows rows (a projection, a sink), as in a query.
 func BenchmarkJoin(b *testing.B) {
-	for _, kind := range []string{"stream-stream", "stream-table"} {
-		b.Run(kind, func(b *testing.B) {
+	for _, name := range []string{"stream-stream", "stream-table", "stream-stream-borrowed", "stream-table-borrowed"} {
+		kind, borrowed := strings.CutSuffix(name, "-borrowed")
+		b.Run(name, func(b *testing.B) {
 			node := &JoinNode{
 				Type:  InnerJoin,
 				Left:  JoinSide{Name: "bids", Width: 3, Store: "bids"},
@@ -39,7 +42,11 @@ func BenchmarkJoin(b *testing.B) {
 				}
 				joined++
 			}}
-			o, err := node.New(sink)
+			var next Operator = sink
+			if borrowed {
+				next = &borrowingOp{countingOp: *sink}
+			}
+			o, err := node.New(next)
 			if err != nil {
 				b.Fatal(err)
 			}
