@@ -111,6 +111,14 @@ func (h *keptHeap) pop() keptTime {
 // the size of the rows the side keeps.
 var keptDecodedRows = 1 << 16
 
+// keptScanRows is how many rows of one key a match must read from the
+// store before it reads them with one range over the key's data keys
+// instead of a point read each: the matches of a row that joins many
+// kept rows at once (a window's maximum and the window's counts) are
+// neighbours in the store, and one iterator walks them for less than
+// Badger's lookup of each in every level.
+var keptScanRows = 16
+
 // keptIndexRows bounds the rows a side's index holds (some 80 bytes each
 // and their key's): a join whose window keeps more per side and task
 // drops its index and scans its store, as it did before it had one.
@@ -300,7 +308,16 @@ func (x *keptIndex) between(s *state.Store, key []byte, from, to int64, buf []by
 		}
 		return 1
 	})
-	for ; i < len(rows) && rows[i].ts <= to; i++ {
+	end, undecoded := i, 0
+	for ; end < len(rows) && rows[end].ts <= to; end++ {
+		if rows[end].cols == nil {
+			undecoded++
+		}
+	}
+	if undecoded >= keptScanRows {
+		return x.scan(s, key, rows[i:end], from, to, buf, fn)
+	}
+	for ; i < end; i++ {
 		r := &rows[i]
 		if r.cols == nil {
 			buf = appendTime(append(append(buf[:0], joinDataTag), key...), r.ts)
@@ -331,3 +348,51 @@ func (x *keptIndex) between(s *state.Store, key []byte, from, to int64, buf []by
 	}
 	return buf, nil
 }
+
+// scan calls fn on rows, a key's rows in the index between from and to
+// (at least keptScanRows of them not decoded), reading their values with
+// one range over the key's data keys in the store. The index and the
+// store must hold the same rows there.
+func (x *keptIndex) scan(s *state.Store, key []byte, rows []keptRow, from, to int64, buf []byte, fn func(r *keptRow) error) ([]byte, error) {
+	buf = appendTime(append(append(buf[:0], joinDataTag), key...), from)
+	mid := len(buf)
+	buf = appendTime(append(append(buf, joinDataTag), key...), satAdd(to, 1))
+	start, end := buf[:mid], buf[mid:]
+	i := 0
+	var ferr error
+	err := s.RangeBetween(start, end, func(k, v []byte) bool {
+		if len(k) != 1+len(key)+16 || !bytes.Equal(k[1:1+len(key)], key) {
+			return true // another key's, whose encoding begins with this one's
+		}
+		ts := readTime(k[len(k)-16:])
+		if i >= len(rows) || rows[i].ts != ts || !bytes.Equal(rows[i].off[:], k[len(k)-8:]) {
+			ferr = fmt.Errorf("join index of %s: row %x is not in the index", s.ID(), k)
+			return false
+		}
+		r := &rows[i]
+		i++
+		if r.cols != nil {
+			ferr = fn(r)
+			return ferr == nil
+		}
+		cols, _, err := types.DecodeValues(v)
+		if err != nil {
+			ferr = fmt.Errorf("join store row %x: %w", k, err)
+			return false
+		}
+		if x.decoded < keptDecodedRows {
+			r.cols = cols
+			x.decoded++
+		}
+		ferr = fn(&keptRow{ts: r.ts, off: r.off, cols: cols})
+		return ferr == nil
+	})
+	if err == nil {
+		err = ferr
+	}
+	if err == nil && i < len(rows) {
+		err = fmt.Errorf("join index of %s: row of %x at %d is not in the store", s.ID(), key, rows[i].ts)
+	}
+	return buf, err
+}
+

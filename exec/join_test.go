@@ -271,7 +271,8 @@ func runJoin(t *testing.T, node *JoinNode, in []joinIn, stop string) (out []stri
 
 // TestJoinIndexBounds runs the stream-stream case across its stops with
 // the index's bounds at their edges: no row held decoded (every match read
-// from the store); no index at all (every match scanned in the store, the
+// from the store, a point read each or one range over the key's rows);
+// no index at all (every match scanned in the store, the
 // index dropped as the first row is kept); the index dropped midway (the
 // rows it kept get their expiry keys then); rows kept with an index and
 // reopened without one, and the other way round.
@@ -284,18 +285,26 @@ func TestJoinIndexBounds(t *testing.T) {
 		// reopens: its rows were kept with an index, without their
 		// expiry keys, and the side now has none, or the other way round.
 		reopenRows int
+		// scan, when set, is keptScanRows: 1 reads every match not
+		// decoded with a range over its key's rows.
+		scan int
 	}{
-		{"none decoded", 0, keptIndexRows, 0},
-		{"one decoded", 1, keptIndexRows, 0},
-		{"no index", 0, 0, 0},
-		{"dropped at 2 rows", keptDecodedRows, 2, 0},
-		{"dropped on reopen", keptDecodedRows, keptIndexRows, 1},
-		{"index on reopen", keptDecodedRows, 0, keptIndexRows},
+		{"none decoded", 0, keptIndexRows, 0, 0},
+		{"none decoded, read by range", 0, keptIndexRows, 0, 1},
+		{"one decoded", 1, keptIndexRows, 0, 0},
+		{"one decoded, read by range", 1, keptIndexRows, 0, 1},
+		{"no index", 0, 0, 0, 0},
+		{"dropped at 2 rows", keptDecodedRows, 2, 0, 0},
+		{"dropped on reopen", keptDecodedRows, keptIndexRows, 1, 0},
+		{"index on reopen", keptDecodedRows, 0, keptIndexRows, 0},
 	} {
 		for _, stop := range []string{"", "reopen", "abort", "crash"} {
 			t.Run(bound.name+"/"+stop, func(t *testing.T) {
-				defer func(d, r int) { keptDecodedRows, keptIndexRows = d, r }(keptDecodedRows, keptIndexRows)
+				defer func(d, r, sc int) { keptDecodedRows, keptIndexRows, keptScanRows = d, r, sc }(keptDecodedRows, keptIndexRows, keptScanRows)
 				keptDecodedRows, keptIndexRows = bound.decoded, bound.rows
+				if bound.scan > 0 {
+					keptScanRows = bound.scan
+				}
 				defer func() { joinBeforeReopen = nil }()
 				if bound.reopenRows != 0 {
 					joinBeforeReopen = func() { keptIndexRows = bound.reopenRows }
