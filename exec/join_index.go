@@ -395,4 +395,3 @@ func (x *keptIndex) scan(s *state.Store, key []byte, rows []keptRow, from, to in
 	}
 	return buf, err
 }
-
