@@ -524,17 +524,19 @@ func (s *Store) writeTable(t *memtable, cp Checkpoint) error {
 		txn = s.db.bdb.NewTransaction(true)
 		return write(key, value, del)
 	}
-	keys := t.sortedKeys()
 	// Badger keeps each key until the transaction commits: they share
 	// one allocation, sized up front, rather than one each (a commit of
-	// COUNT_DISTINCT's new values writes thousands of small keys).
+	// COUNT_DISTINCT's new values writes thousands of small keys). The
+	// table is walked in the map's order, not the keys': Badger's
+	// transaction collects its writes in a map of its own, and a lookup
+	// of each key in key order misses the CPU's caches on every key of a
+	// large table.
 	size := 0
-	for _, k := range keys {
+	for k := range t.m {
 		size += len(s.data) + len(k)
 	}
 	buf := make([]byte, 0, size)
-	for _, k := range keys {
-		e := t.m[k]
+	for k, e := range t.m {
 		from := len(buf)
 		buf = append(append(buf, s.data...), k...)
 		if err := apply(buf[from:len(buf):len(buf)], e.value, e.del); err != nil {
