@@ -43,6 +43,14 @@ var scalars = map[string]*scalar{}
 
 func register(s *scalar) { scalars[s.name] = s }
 
+// Volatile reports whether the built-in scalar function name gives a new
+// result at every call (RANDOM, UUID): a rewrite must not change how many
+// times it is called.
+func Volatile(name string) bool {
+	s, ok := scalars[strings.ToUpper(name)]
+	return ok && s.volatile
+}
+
 // ScalarNames lists the registered scalar functions, sorted.
 func ScalarNames() []string {
 	out := make([]string, 0, len(scalars))

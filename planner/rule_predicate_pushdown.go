@@ -5,6 +5,7 @@ import (
 	"strings"
 
 	"github.com/sluice-sql/sluice/exec"
+	"github.com/sluice-sql/sluice/expr"
 	"github.com/sluice-sql/sluice/parser"
 	"github.com/sluice-sql/sluice/planner/logical"
 )
@@ -25,7 +26,9 @@ import (
 //     stays where it is);
 //   - it reads no pseudo column (ROWTIME, ROWPARTITION, ROWOFFSET) nor a
 //     window bound, whose value in the joined row is the join's, not the
-//     input's;
+//     input's, and calls no function whose result changes from call to
+//     call (RANDOM, UUID, a user function not DETERMINISTIC), which below
+//     the join would be called once per input row, not per joined row;
 //   - no join on the input's way up pads it with NULLs: the input is the
 //     left of INNER and LEFT joins and the right of an INNER or RIGHT
 //     one. A padded side's rows must reach the join even when they fail,
@@ -126,7 +129,7 @@ func (p *planning) pushTarget(c parser.Expr, layout *joinLayout, joins []*logica
 		}
 		target = owner
 	})
-	if !ok || target < 0 || layout.inputs[target].table || p.containsAggregate(c) {
+	if !ok || target < 0 || layout.inputs[target].table || p.containsAggregate(c) || p.callsVolatile(c) {
 		return 0, false
 	}
 	// The input is the left of every join from the one that brings it
@@ -152,6 +155,31 @@ func (p *planning) pushTarget(c parser.Expr, layout *joinLayout, joins []*logica
 // not the input's own data: named by slot (B_ROWTIME), they stay above
 // the join too.
 var pseudoSlots = []string{exec.ColRowTime, exec.ColRowPartition, exec.ColRowOffset, exec.ColWindowStart, exec.ColWindowEnd}
+
+// callsVolatile reports whether e calls a function whose result changes
+// from call to call (RANDOM, UUID) or a user-defined function not declared
+// DETERMINISTIC: below the join it would run once per input row instead
+// of once per joined row, and a row joining several would pass or fail
+// for all of them at once.
+func (p *planning) callsVolatile(e parser.Expr) bool {
+	found := false
+	walkExpr(e, func(x parser.Expr) {
+		f, ok := x.(*parser.FuncCall)
+		if !ok || found {
+			return
+		}
+		if expr.Volatile(f.Name) {
+			found = true
+			return
+		}
+		for _, uf := range p.cat.Functions(f.Name) {
+			if !uf.Deterministic {
+				found = true
+			}
+		}
+	})
+	return found
+}
 
 // filterBelow puts a filter of pred on a join input: below its
 // repartition, when it is re-keyed, so that rejected rows are not written
