@@ -329,15 +329,11 @@ func (x *keptIndex) between(s *state.Store, key []byte, from, to int64, buf []by
 			if !ok {
 				return buf, fmt.Errorf("join index of %s: row %x is not in the store", s.ID(), buf)
 			}
-			cols, _, err := types.DecodeValues(v)
+			d, err := x.decode(r, buf, v)
 			if err != nil {
-				return buf, fmt.Errorf("join store row %x: %w", buf, err)
+				return buf, err
 			}
-			if x.decoded < keptDecodedRows {
-				r.cols = cols
-				x.decoded++
-			}
-			if err := fn(&keptRow{ts: r.ts, off: r.off, cols: cols}); err != nil {
+			if err := fn(d); err != nil {
 				return buf, err
 			}
 			continue
@@ -375,16 +371,12 @@ func (x *keptIndex) scan(s *state.Store, key []byte, rows []keptRow, from, to in
 			ferr = fn(r)
 			return ferr == nil
 		}
-		cols, _, err := types.DecodeValues(v)
+		d, err := x.decode(r, k, v)
 		if err != nil {
-			ferr = fmt.Errorf("join store row %x: %w", k, err)
+			ferr = err
 			return false
 		}
-		if x.decoded < keptDecodedRows {
-			r.cols = cols
-			x.decoded++
-		}
-		ferr = fn(&keptRow{ts: r.ts, off: r.off, cols: cols})
+		ferr = fn(d)
 		return ferr == nil
 	})
 	if err == nil {
@@ -394,4 +386,20 @@ func (x *keptIndex) scan(s *state.Store, key []byte, rows []keptRow, from, to in
 		err = fmt.Errorf("join index of %s: row of %x at %d is not in the store", s.ID(), key, rows[i].ts)
 	}
 	return buf, err
+}
+
+// decode decodes v, the stored values of r (data key k), keeping them in
+// the index while it holds fewer than keptDecodedRows decoded, and returns
+// the row with its values.
+func (x *keptIndex) decode(r *keptRow, k, v []byte) (*keptRow, error) {
+	cols, _, err := types.DecodeValues(v)
+	if err != nil {
+		return nil, fmt.Errorf("join store row %x: %w", k, err)
+	}
+	if x.decoded < keptDecodedRows {
+		r.cols = cols
+		x.decoded++
+		return r, nil
+	}
+	return &keptRow{ts: r.ts, off: r.off, cols: cols}, nil
 }

@@ -46,18 +46,11 @@ func (p *planning) predicatePushdownRule() (bool, error) {
 		(p.opts.PlanVersion > 0 && p.opts.PlanVersion < 3) {
 		return false, nil
 	}
-	var where *logical.Filter
 	top := joinNodes(p.q.Logical)
 	if len(top) == 0 {
 		return false, nil
 	}
-	last := top[len(top)-1]
-	logical.Transform(p.q.Logical, func(n logical.Node) logical.Node {
-		if f, ok := n.(*logical.Filter); ok && f.Input == logical.Node(last) {
-			where = f
-		}
-		return n
-	})
+	where := filterOver(p.q.Logical, top[len(top)-1])
 	if where == nil {
 		return false, nil
 	}
@@ -102,6 +95,20 @@ func (p *planning) predicatePushdownRule() (bool, error) {
 		return n
 	})
 	return true, nil
+}
+
+// filterOver is the filter of the plan rooted at n whose input is join
+// (the WHERE of a join query), or nil.
+func filterOver(n logical.Node, join *logical.Join) *logical.Filter {
+	if f, ok := n.(*logical.Filter); ok && f.Input == logical.Node(join) {
+		return f
+	}
+	for _, in := range n.Inputs() {
+		if f := filterOver(in, join); f != nil {
+			return f
+		}
+	}
+	return nil
 }
 
 // pushTarget returns the base input (0 the FROM relation, i the right
