@@ -771,11 +771,8 @@ func (j *joinOp) match(other int, key []byte, from, to int64) ([]joinMatch, erro
 		}
 		return matches, nil
 	}
-	kb := appendTime(append(append(j.kbuf[:0], joinDataTag), key...), from)
-	mid := len(kb)
-	kb = appendTime(append(append(kb, joinDataTag), key...), satAdd(to, 1))
-	j.kbuf = kb
-	start, end := kb[:mid], kb[mid:]
+	var start, end []byte
+	j.kbuf, start, end = dataKeyRange(j.kbuf, key, from, to)
 	var derr error
 	err := s.RangeBetween(start, end, func(k, v []byte) bool {
 		cols, _, err := types.DecodeValues(v)

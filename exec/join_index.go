@@ -350,10 +350,7 @@ func (x *keptIndex) between(s *state.Store, key []byte, from, to int64, buf []by
 // one range over the key's data keys in the store. The index and the
 // store must hold the same rows there.
 func (x *keptIndex) scan(s *state.Store, key []byte, rows []keptRow, from, to int64, buf []byte, fn func(r *keptRow) error) ([]byte, error) {
-	buf = appendTime(append(append(buf[:0], joinDataTag), key...), from)
-	mid := len(buf)
-	buf = appendTime(append(append(buf, joinDataTag), key...), satAdd(to, 1))
-	start, end := buf[:mid], buf[mid:]
+	buf, start, end := dataKeyRange(buf, key, from, to)
 	i := 0
 	var ferr error
 	err := s.RangeBetween(start, end, func(k, v []byte) bool {
@@ -402,4 +399,13 @@ func (x *keptIndex) decode(r *keptRow, k, v []byte) (*keptRow, error) {
 		return r, nil
 	}
 	return &keptRow{ts: r.ts, off: r.off, cols: cols}, nil
+}
+
+// dataKeyRange builds in buf the bounds of a key's data keys with times
+// in [from, to]: start inclusive, end exclusive.
+func dataKeyRange(buf, key []byte, from, to int64) (out, start, end []byte) {
+	buf = appendTime(append(append(buf[:0], joinDataTag), key...), from)
+	mid := len(buf)
+	buf = appendTime(append(append(buf, joinDataTag), key...), satAdd(to, 1))
+	return buf, buf[:mid], buf[mid:]
 }
