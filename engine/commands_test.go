@@ -189,12 +189,13 @@ func TestCommandTopicOnlyValidCommands(t *testing.T) {
 	headers := []string{"sluice.instance", "sluice.request"}
 	// Statements are stored without their ';'.
 	create, csas = strings.TrimSuffix(create, ";"), strings.TrimSuffix(csas, ";")
+	version := fmt.Sprint(planner.CurrentPlanVersion)
 	want := []commandRecord{
-		{fmt.Sprintf(`{"version":1,"statement":"%s","properties":{"auto.offset.reset":"earliest","commit.interval.ms":"100","sluice.plan.version":"3"}}`, create), headers},
-		{fmt.Sprintf(`{"version":1,"statement":"%s","properties":{"auto.offset.reset":"earliest","commit.interval.ms":"100","processing.guarantee":"at_least_once","sluice.plan.version":"3"}}`, csas), headers},
-		{fmt.Sprintf(`{"version":1,"statement":"TERMINATE CSAS_%s","properties":{"auto.offset.reset":"earliest","commit.interval.ms":"100","processing.guarantee":"at_least_once","sluice.plan.version":"3"}}`, out), headers},
-		{fmt.Sprintf(`{"version":1,"statement":"CREATE STREAM %s AS SELECT id, qty FROM %s","properties":{"auto.offset.reset":"latest","commit.interval.ms":"100","processing.guarantee":"at_least_once","sluice.idle.timeout":"1m","sluice.plan.version":"3"}}`, copied, in), headers},
-		{fmt.Sprintf(`{"version":1,"statement":"TERMINATE CSAS_%s","properties":{"auto.offset.reset":"earliest","commit.interval.ms":"100","processing.guarantee":"at_least_once","sluice.plan.version":"3"}}`, copied), headers},
+		{fmt.Sprintf(`{"version":1,"statement":"%s","properties":{"auto.offset.reset":"earliest","commit.interval.ms":"100","sluice.plan.version":"%s"}}`, create, version), headers},
+		{fmt.Sprintf(`{"version":1,"statement":"%s","properties":{"auto.offset.reset":"earliest","commit.interval.ms":"100","processing.guarantee":"at_least_once","sluice.plan.version":"%s"}}`, csas, version), headers},
+		{fmt.Sprintf(`{"version":1,"statement":"TERMINATE CSAS_%s","properties":{"auto.offset.reset":"earliest","commit.interval.ms":"100","processing.guarantee":"at_least_once","sluice.plan.version":"%s"}}`, out, version), headers},
+		{fmt.Sprintf(`{"version":1,"statement":"CREATE STREAM %s AS SELECT id, qty FROM %s","properties":{"auto.offset.reset":"latest","commit.interval.ms":"100","processing.guarantee":"at_least_once","sluice.idle.timeout":"1m","sluice.plan.version":"%s"}}`, copied, in, version), headers},
+		{fmt.Sprintf(`{"version":1,"statement":"TERMINATE CSAS_%s","properties":{"auto.offset.reset":"earliest","commit.interval.ms":"100","processing.guarantee":"at_least_once","sluice.plan.version":"%s"}}`, copied, version), headers},
 	}
 	if diff := cmp.Diff(want, commandRecords(t, brokers, svc)); diff != "" {
 		t.Errorf("command topic (-want +got):\n%s", diff)

@@ -59,6 +59,13 @@ type AggregateNode struct {
 	// below 0 turns the cache off, so that every record reads its key's
 	// state from the store and writes it back, as before the cache.
 	CacheBytes int64
+	// Sliced keeps a HOPPING window's state per slice of the advance
+	// (the planner sets it for EMIT FINAL when the size is a multiple of
+	// the advance and every aggregate is expr.Aggregate.Sliceable): a
+	// record folds into the one slice holding it, not into each of the
+	// size/advance windows holding it, and a window's result is the
+	// merge of its slices when it closes (aggregate_slices.go).
+	Sliced bool
 }
 
 // TableChanges says where a table change row keeps its parts: the
@@ -93,6 +100,9 @@ func (n *AggregateNode) Describe() string {
 		s += " window " + n.Window.String()
 		if n.EmitFinal {
 			s += " emit final"
+			if n.Sliced {
+				s += " sliced by " + (time.Duration(n.Window.Advance) * time.Millisecond).String()
+			}
 		} else {
 			s += " emit changes"
 		}
@@ -198,6 +208,11 @@ func (a *aggregate) Open(tc *TaskContext) error {
 	a.setFallible()
 	a.nextClose, a.nextExpire = math.MinInt64, math.MinInt64
 	a.closeFrom, a.expireFrom, a.keysFrom = math.MinInt64, math.MinInt64, math.MinInt64
+	if a.node.Sliced {
+		// Windows closed by the restored stream time were emitted, though
+		// their later slices are still stored (aggregate_slices.go).
+		a.closeFrom = a.node.Window.firstOpenStart(tc.StreamTime)
+	}
 	a.maxStart = math.MinInt64
 	return nil
 }
@@ -259,6 +274,9 @@ func (a *aggregate) Process(tc *TaskContext, row *Row) (err error) {
 	}
 	if !a.groupKey(tc, row) {
 		return nil
+	}
+	if a.node.Sliced {
+		return a.processSlice(tc, row)
 	}
 	w := a.node.Window
 	if w == nil {
@@ -584,7 +602,11 @@ func (a *aggregate) AdvanceTime(tc *TaskContext) error {
 		return a.forward.AdvanceTime(tc)
 	}
 	if a.node.EmitFinal && tc.StreamTime >= a.nextClose {
-		if err := a.closeWindows(tc); err != nil {
+		close := a.closeWindows
+		if a.node.Sliced {
+			close = a.closeSlices
+		}
+		if err := close(tc); err != nil {
 			return err
 		}
 	}

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"math"
 	"slices"
 
 	"github.com/sluice-sql/sluice/format"
@@ -425,24 +426,10 @@ func (r *TableReader) scanAggregate(store *state.Store, partition int32, start, 
 	}
 	tc := &TaskContext{QueryID: r.topo.QueryID, Partition: partition, Metrics: &Metrics{}, Log: slog.New(slog.DiscardHandler), Out: discard{}}
 	n := r.agg
-	_, split := entryLayout(n)
 	var failed error
-	err := store.RangeCommittedBetween(start, end, func(k, v []byte) bool {
-		r.counted()
-		gk, start, end, v, ok := split(k, v)
-		if !ok {
-			return true
-		}
-		group, _, err := types.DecodeValues(gk)
-		if err != nil {
-			failed = fmt.Errorf("read table of %s: decode key: %w", r.topo.QueryID, err)
-			return false
-		}
-		accs, maxTs, err := decodeAggState(v, n.Store)
-		if err != nil {
-			failed = err
-			return false
-		}
+	// row runs one result through the post-aggregate chain; false stops
+	// the read.
+	row := func(group, accs []any, maxTs, start, end int64) bool {
 		cols := append([]any(nil), group...)
 		if err := guardFunctions(func() {
 			for i, call := range n.Aggs {
@@ -460,7 +447,31 @@ func (r *TableReader) scanAggregate(store *state.Store, partition int32, start, 
 			return false
 		}
 		return !sink.stop
-	})
+	}
+	var err error
+	if n.Sliced {
+		err = r.readSlices(store, start, end, row)
+	} else {
+		_, split := entryLayout(n)
+		err = store.RangeCommittedBetween(start, end, func(k, v []byte) bool {
+			r.counted()
+			gk, start, end, v, ok := split(k, v)
+			if !ok {
+				return true
+			}
+			group, _, err := types.DecodeValues(gk)
+			if err != nil {
+				failed = fmt.Errorf("read table of %s: decode key: %w", r.topo.QueryID, err)
+				return false
+			}
+			accs, maxTs, err := decodeAggState(v, n.Store)
+			if err != nil {
+				failed = err
+				return false
+			}
+			return row(group, accs, maxTs, start, end)
+		})
+	}
 	if err == nil {
 		err = failed
 	}
@@ -468,6 +479,49 @@ func (r *TableReader) scanAggregate(store *state.Store, partition int32, start, 
 		return false, fmt.Errorf("read table of %s: %w", r.topo.QueryID, err)
 	}
 	return !sink.stop, nil
+}
+
+// readSlices reads the open windows of a sliced aggregation
+// (aggregate_slices.go) from the slices in [start, end) of its store,
+// each the merge of its slices, in window and group key order. The
+// windows closed by the checkpointed stream time were emitted and are
+// not the table's any more, though later slices they held are kept.
+func (r *TableReader) readSlices(store *state.Store, start, end []byte, row func(group, accs []any, maxTs, start, end int64) bool) error {
+	n := r.agg
+	cp, err := store.Checkpoint()
+	if err != nil {
+		return err
+	}
+	from := int64(math.MinInt64)
+	if st, ok := cp.SourceOffsets[streamTimeKey]; ok {
+		from = n.Window.firstOpenStart(st)
+	}
+	var runs []sliceRun
+	var failed error
+	err = store.RangeCommittedBetween(start, end, func(k, v []byte) bool {
+		r.counted()
+		runs, failed = appendSlice(runs, k, v, n.Store)
+		return failed == nil
+	})
+	if err == nil {
+		err = failed
+	}
+	if err != nil {
+		return err
+	}
+	stop := errors.New("stop")
+	err = eachSlicedWindow(n, runs, from, math.MaxInt64, func(start int64, groups []*mergedSlice) error {
+		for _, g := range groups {
+			if !row(g.group, g.accs, g.maxTs, start, start+n.Window.Size) {
+				return stop
+			}
+		}
+		return nil
+	})
+	if err == stop {
+		return nil
+	}
+	return err
 }
 
 // entryLayout says where an aggregate's result entries are in its store

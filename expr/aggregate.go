@@ -55,6 +55,17 @@ type Aggregate struct {
 	// operator then keeps a group's accumulators as they were before a
 	// row whose fold fails.
 	Fallible bool
+	// Sliceable says the function's accumulators may be kept per slice
+	// of a group's rows and merged: Merge of the accumulators of two
+	// disjoint parts gives exactly the accumulator of all their rows,
+	// whatever order the rows came in, and changes neither argument
+	// (integer COUNT and SUM, MIN and MAX of an exactly ordered type).
+	// A hopping window's aggregation may then fold each row once, into
+	// the slice of the advance holding it, instead of into every window
+	// holding it (exec.AggregateNode.Sliced). Order-dependent functions
+	// (LATEST_BY_OFFSET, COLLECT_LIST) and floating-point sums, whose
+	// rounding depends on the order of the additions, are not.
+	Sliceable bool
 }
 
 type aggBinder func(args []types.Type, star bool) (*Aggregate, error)
@@ -164,8 +175,9 @@ func bindCount(args []types.Type, star bool) (*Aggregate, error) {
 			}
 			return n
 		},
-		Result: identity,
-		Merge:  func(a, b any) any { return a.(int64) + b.(int64) },
+		Result:    identity,
+		Merge:     func(a, b any) any { return a.(int64) + b.(int64) },
+		Sliceable: true,
 		Undo: func(acc any, a []any) any {
 			n := acc.(int64)
 			if countAll || a[0] != nil {
@@ -189,7 +201,8 @@ func bindSum(args []types.Type, _ bool) (*Aggregate, error) {
 				}
 				return acc
 			},
-			Merge: func(a, b any) any { return a.(int32) + b.(int32) },
+			Merge:     func(a, b any) any { return a.(int32) + b.(int32) },
+			Sliceable: true,
 			Undo: func(acc any, a []any) any {
 				if v, ok := a[0].(int32); ok {
 					return acc.(int32) - v
@@ -204,7 +217,8 @@ func bindSum(args []types.Type, _ bool) (*Aggregate, error) {
 				}
 				return acc
 			},
-			Merge: func(a, b any) any { return a.(int64) + b.(int64) },
+			Merge:     func(a, b any) any { return a.(int64) + b.(int64) },
+			Sliceable: true,
 			Undo: func(acc any, a []any) any {
 				if v, ok := types.AsInt64(a[0]); ok {
 					return acc.(int64) - v
@@ -371,6 +385,9 @@ func bindMinMax(name string, sign int) aggBinder {
 			Result: identity,
 		}
 		agg.Merge = func(a, b any) any { return agg.Add(a, []any{b}) }
+		// A tie keeps the value seen first, and -0.0 and 0.0 tie: only
+		// a floating-point extreme can depend on the rows' order.
+		agg.Sliceable = args[0].Kind != types.Double
 		return agg, nil
 	}
 }

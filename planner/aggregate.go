@@ -182,6 +182,7 @@ func (p *planning) planAggregate() error {
 		}
 		aggNode.Retention = d.Milliseconds()
 	}
+	aggNode.Sliced = p.slicedWindows(aggNode)
 	// A sink of change events writes each result with the one before.
 	aggNode.WithOld = p.target.changesOut()
 	chain = append(chain, aggNode)
@@ -551,3 +552,28 @@ func (a aggregateText) Error() string {
 }
 
 func (a aggregateText) Unwrap() error { return a.err }
+
+// slicedWindows says whether a HOPPING aggregation keeps its state per
+// slice of the advance rather than per window (exec.AggregateNode.Sliced):
+// each record then folds into one slice instead of size/advance windows.
+// It takes EMIT FINAL (a window's result is merged from its slices once,
+// when it closes: EMIT CHANGES would merge them on every record), a size
+// that is a multiple of the advance, and aggregates whose merge of slices
+// is exact whatever the rows' order (expr.Aggregate.Sliceable). Not under
+// sluice.compat=ksqldb, whose EMIT FINAL drops windows by the newest
+// window start, nor for a query planned before plan version 4, whose
+// store holds windows.
+func (p *planning) slicedWindows(n *exec.AggregateNode) bool {
+	w := n.Window
+	if w == nil || w.Kind != exec.Hopping || !n.EmitFinal || n.KsqlDBFinal || n.Changes != nil ||
+		w.Advance <= 0 || w.Size <= w.Advance || w.Size%w.Advance != 0 ||
+		(p.opts.PlanVersion > 0 && p.opts.PlanVersion < 4) {
+		return false
+	}
+	for _, call := range n.Aggs {
+		if !call.Agg.Sliceable || call.Agg.Fallible {
+			return false
+		}
+	}
+	return true
+}

@@ -25,7 +25,9 @@ type Options struct {
 	// that way keeps its partitioning when its command is replayed; 2
 	// plans a join's WHERE whole above the join (no predicate-pushdown
 	// rule), so that a query whose repartition topics and join stores hold
-	// unfiltered rows keeps filtering them after the join; 0 or
+	// unfiltered rows keeps filtering them after the join; 3 keeps a
+	// HOPPING EMIT FINAL aggregation's state per window (no slices), so
+	// that a query whose store holds windows keeps reading windows; 0 or
 	// CurrentPlanVersion plans as today.
 	PlanVersion int
 	// Compat is the session property sluice.compat (CompatProperty):
@@ -154,10 +156,12 @@ const TableRetentionProperty = "sluice.table.retention"
 // a key lands in the partition ksqlDB's would. Version 3 moves the parts
 // of a join's WHERE that read one stream input onto that input
 // (predicatePushdownRule): the rows its repartition topic and join store
-// hold change.
+// hold change. Version 4 keeps a HOPPING EMIT FINAL aggregation's state
+// per slice of the advance (slicedWindows): its store holds slices, not
+// windows.
 const (
 	PlanVersionProperty = "sluice.plan.version"
-	CurrentPlanVersion  = 3
+	CurrentPlanVersion  = 4
 )
 
 // CompatProperty names the session property behind Options.Compat, and
