@@ -482,23 +482,33 @@ func (r *TableReader) scanAggregate(store *state.Store, partition int32, start, 
 }
 
 // readSlices reads the open windows of a sliced aggregation
-// (aggregate_slices.go) from the slices in [start, end) of its store,
-// each the merge of its slices, in window and group key order. The
-// windows closed by the checkpointed stream time were emitted and are
-// not the table's any more, though later slices they held are kept.
+// (aggregate_slices.go) whose starts are in [start, end) (window bounds,
+// nil: unbounded), each the merge of its slices, in window and group key
+// order: the slices from start up to the last window's end. The windows
+// closed by the checkpointed stream time were emitted and are not the
+// table's any more, though later slices they held are kept.
 func (r *TableReader) readSlices(store *state.Store, start, end []byte, row func(group, accs []any, maxTs, start, end int64) bool) error {
 	n := r.agg
+	w := n.Window
 	cp, err := store.Checkpoint()
 	if err != nil {
 		return err
 	}
-	from := int64(math.MinInt64)
+	from, last := int64(math.MinInt64), int64(math.MaxInt64)
 	if st, ok := cp.SourceOffsets[streamTimeKey]; ok {
-		from = n.Window.firstOpenStart(st)
+		from = w.firstOpenStart(st)
+	}
+	if lo, _, ok := splitWindowKey(start); ok {
+		from = max(from, lo)
+	}
+	var slicesEnd []byte
+	if hi, _, ok := splitWindowKey(end); ok {
+		last = hi - 1
+		slicesEnd = windowBound(addSat(last, w.Size))
 	}
 	var runs []sliceRun
 	var failed error
-	err = store.RangeCommittedBetween(start, end, func(k, v []byte) bool {
+	err = store.RangeCommittedBetween(start, slicesEnd, func(k, v []byte) bool {
 		r.counted()
 		runs, failed = appendSlice(runs, k, v, n.Store)
 		return failed == nil
@@ -510,9 +520,9 @@ func (r *TableReader) readSlices(store *state.Store, start, end []byte, row func
 		return err
 	}
 	stop := errors.New("stop")
-	err = eachSlicedWindow(n, runs, from, math.MaxInt64, func(start int64, groups []*mergedSlice) error {
+	err = eachSlicedWindow(n, runs, from, last, func(start int64, groups []*mergedSlice) error {
 		for _, g := range groups {
-			if !row(g.group, g.accs, g.maxTs, start, start+n.Window.Size) {
+			if !row(g.group, g.accs, g.maxTs, start, start+w.Size) {
 				return stop
 			}
 		}
