@@ -178,6 +178,11 @@ type aggregate struct {
 	// rather than at the beginning keeps scans from walking over the
 	// deletion markers Badger keeps until compaction.
 	closeFrom, expireFrom, keysFrom int64
+	// sliceTail holds the slices (Sliced) the last close decoded that
+	// no window closed yet, every slice in [closeFrom, sliceTailEnd):
+	// the next close reads the store from sliceTailEnd on.
+	sliceTail    []sliceRun
+	sliceTailEnd int64
 	// maxStart is the newest window start that took a record (for
 	// KsqlDBFinal).
 	maxStart int64
@@ -212,6 +217,7 @@ func (a *aggregate) Open(tc *TaskContext) error {
 		// Windows closed by the restored stream time were emitted, though
 		// their later slices are still stored (aggregate_slices.go).
 		a.closeFrom = a.node.Window.firstOpenStart(tc.StreamTime)
+		a.sliceTail, a.sliceTailEnd = nil, math.MinInt64
 	}
 	a.maxStart = math.MinInt64
 	return nil

@@ -54,6 +54,12 @@ func (a *aggregate) processSlice(tc *TaskContext, row *Row) error {
 			break
 		}
 	}
+	if slice < a.sliceTailEnd {
+		// The slice changes: what the last close kept of it, and of the
+		// slices after it, is read again.
+		a.sliceTail = slices.DeleteFunc(a.sliceTail, func(r sliceRun) bool { return r.start >= slice })
+		a.sliceTailEnd = slice
+	}
 	a.stateKey = windowKey(a.stateKey[:0], slice, a.keyBuf)
 	if err := a.update(tc, row, a.stateKey, slice, slice+w.Size, nil); err != nil {
 		return err
@@ -137,10 +143,12 @@ func (a *aggregate) closeSlices(tc *TaskContext) error {
 	// to the last one's end. The first slice past that, if any, says when
 	// the next window closes.
 	readTo := last + w.Size
-	var runs []sliceRun
+	// The slices the last close read and kept (sliceTail) are read from
+	// memory; the store is read from where they end.
+	runs := a.sliceTail
 	next := int64(math.MaxInt64) // the first slice start not read
 	var failed error
-	err := a.store.RangeBetween(windowBound(a.closeFrom), nil, func(k, v []byte) bool {
+	err := a.store.RangeBetween(windowBound(max(a.closeFrom, a.sliceTailEnd)), nil, func(k, v []byte) bool {
 		start, _, ok := splitWindowKey(k)
 		if !ok || isWindowMember(k) {
 			return true
@@ -176,13 +184,17 @@ func (a *aggregate) closeSlices(tc *TaskContext) error {
 		}
 		a.closeFrom = max(a.closeFrom, last+w.Advance)
 	}
+	// The slices read that no closed window took are kept for the next
+	// close: each slice is then decoded once, not once per window.
+	kept := 0
+	for kept < len(runs) && runs[kept].start <= last {
+		kept++
+	}
+	a.sliceTail, a.sliceTailEnd = runs[kept:], readTo
 	// The next window to close is the first still open that holds a
 	// slice left in the store.
-	for _, r := range runs {
-		if r.start > last {
-			next = r.start
-			break
-		}
+	if len(a.sliceTail) > 0 {
+		next = a.sliceTail[0].start
 	}
 	if next != math.MaxInt64 {
 		first := max(next-w.Size+w.Advance, last+w.Advance, 0)
