@@ -128,7 +128,7 @@ func resize(s []any, n int) []any {
 // be, and ok is false.
 func (a *aggregate) closingResult(tc *TaskContext, accs []any, maxTs, start, end int64) (row *Row, ok bool) {
 	if a.fallible == nil {
-		return a.result(accs, maxTs, start, end), true
+		return a.closedRow(accs, maxTs, start, end), true
 	}
 	defer func() {
 		if p := recover(); p != nil {
@@ -143,5 +143,15 @@ func (a *aggregate) closingResult(tc *TaskContext, accs []any, maxTs, start, end
 			row, ok = nil, false
 		}
 	}()
-	return a.result(accs, maxTs, start, end), true
+	return a.closedRow(accs, maxTs, start, end), true
+}
+
+// closedRow is a closing window's result: in the operator's one reused
+// Row when what follows borrows rows (as emitResult), else a new one.
+func (a *aggregate) closedRow(accs []any, maxTs, start, end int64) *Row {
+	if !a.reuse {
+		return a.result(accs, maxTs, start, end)
+	}
+	a.outRow = Row{Cols: a.appendResult(a.outRow.Cols[:0], accs, start, end, nil), Ts: maxTs}
+	return &a.outRow
 }

@@ -90,9 +90,10 @@ func runHopping(t *testing.T, w WindowSpec, sliced bool, records []slicedRecord,
 		Store: "hop", KeyCols: []int{0}, KeyNames: []string{"K"},
 		Aggs: slicedAggs(t), Window: &w, EmitFinal: true, Sliced: sliced,
 	}
-	sink := &countingOp{fn: func(r *Row) {
+	// A borrower, as a projection is: closing windows reuse one Row.
+	sink := &borrowingOp{countingOp: countingOp{fn: func(r *Row) {
 		out = append(out, fmt.Sprintf("%v", append(r.Cols, r.Ts)))
-	}}
+	}}}
 	tc := &TaskContext{QueryID: "q", Metrics: &Metrics{}, Log: quietLog, stores: map[string]*state.Store{}}
 	var op Operator
 	open := func() {
