@@ -121,12 +121,21 @@ func (s procSample) Rate() float64 {
 	return s.WholeRate()
 }
 
+// minCPUWindow is the shortest steady window whose CPU is measured: the
+// CPU is sampled every 20 ms from /proc, in clock ticks of 10 ms, so a
+// shorter window (q3 and q8 read 17,000 events in a third of a second)
+// holds a handful of samples, or none, and its per-core figure says
+// nothing. Such a run has no per-core figure (PerCPU 0), and the ratios
+// leave it out.
+const minCPUWindow = 500 * time.Millisecond
+
 // PerCPU is the per-core figure: input records per CPU-second of the
-// process in the steady window (0 without one). Unlike the rate, it does
+// process in the steady window (0 without one, or one shorter than
+// minCPUWindow). Unlike the rate, it does
 // not move with how many cores the process had to itself, so it holds on
 // a noisy machine and compares with published per-core figures.
 func (s procSample) PerCPU() float64 {
-	if s.Steady <= 0 || s.SteadyFrac <= 0 || s.SteadyCPU <= 0 {
+	if s.Steady < minCPUWindow || s.SteadyFrac <= 0 || s.SteadyCPU <= 0 {
 		return 0
 	}
 	return s.SteadyFrac * float64(s.Records) / s.SteadyCPU.Seconds()

@@ -248,12 +248,16 @@ func TestNXDailyQueries(t *testing.T) {
 }
 
 // TestRatioSkipsUnmeasuredRuns: a per-CPU figure of 0 (a steady window
-// too short to sample the CPU) gives no ratio, so results.json gets no
+// too short to sample the CPU, or shorter than minCPUWindow) gives no
+// ratio, so results.json gets no
 // 0 for a query that was merely too short; the runs that measured
 // something still give their median.
 func TestRatioSkipsUnmeasuredRuns(t *testing.T) {
 	s := func(steadyCPU time.Duration) procSample {
 		return procSample{Records: 1000, Steady: time.Second, SteadyFrac: 0.5, SteadyCPU: steadyCPU}
+	}
+	short := func(steadyCPU time.Duration) procSample {
+		return procSample{Records: 1000, Steady: minCPUWindow - time.Millisecond, SteadyFrac: 0.5, SteadyCPU: steadyCPU}
 	}
 	tests := []struct {
 		name   string
@@ -265,6 +269,10 @@ func TestRatioSkipsUnmeasuredRuns(t *testing.T) {
 		{"no run measured", []procSample{s(0), s(0)}, []procSample{s(time.Second), s(time.Second)}, 0, false},
 		{"one run measured", []procSample{s(0), s(time.Second)}, []procSample{s(time.Second), s(3 * time.Second)}, 3, true},
 		{"unequal runs", []procSample{s(time.Second)}, nil, 0, false},
+		// A steady window shorter than minCPUWindow holds too few CPU
+		// samples to measure: the run counts as not measured.
+		{"short window", []procSample{short(time.Second / 10), s(time.Second)}, []procSample{s(time.Second), s(3 * time.Second)}, 3, true},
+		{"only short windows", []procSample{short(time.Second / 10)}, []procSample{s(time.Second)}, 0, false},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

@@ -279,8 +279,14 @@ func nxReport(out io.Writer, rows []*nxRow, gen generated, broker string, runs i
 			}
 			return s.SteadyCPU.Seconds() / s.Steady.Seconds()
 		}))
-		fmt.Fprintf(tw, "%s\t%s\t%d\t%.0f\t(%.0f – %.0f)\t%.0f\t%.2f\t%.2f\t%.0f\t\n", r.q.name, short(r.ct.name), r.samples[0].Records,
-			median(rates), lo, hi, median(column2(r.samples, procSample.PerCPU)), cores,
+		// The median of the runs that measured one, as the ratios take
+		// them; "–" when no steady window was long enough (minCPUWindow).
+		perCPU := "–"
+		if pcs := slices.DeleteFunc(column2(r.samples, procSample.PerCPU), func(v float64) bool { return v <= 0 }); len(pcs) > 0 {
+			perCPU = fmt.Sprintf("%.0f", median(pcs))
+		}
+		fmt.Fprintf(tw, "%s\t%s\t%d\t%.0f\t(%.0f – %.0f)\t%s\t%.2f\t%.2f\t%.0f\t\n", r.q.name, short(r.ct.name), r.samples[0].Records,
+			median(rates), lo, hi, perCPU, cores,
 			median(column2(r.samples, func(s procSample) float64 { return s.Wall.Seconds() })), median(column2(r.samples, rssMB)))
 	}
 	tw.Flush()
