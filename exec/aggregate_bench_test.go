@@ -57,6 +57,32 @@ func BenchmarkAggregateWindowedCommit(b *testing.B) {
 }
 
 func benchWindowedCommit(b *testing.B, final bool) {
+	benchWindowed(b, WindowSpec{Kind: Tumbling, Size: 10_000}, final, false, nil)
+}
+
+// BenchmarkAggregateHoppingFinal folds bids of 2,000 auctions, one a
+// millisecond, into 10 s windows sliding by 2 s under EMIT FINAL (q5's
+// counts), keeping windows or slices of the advance, the results going to
+// a borrower (as a projection): a record is five windows' updates or one
+// slice's, and changelog/op counts the state entries each commit writes.
+func BenchmarkAggregateHoppingFinal(b *testing.B) {
+	for _, sliced := range []bool{false, true} {
+		name := "windows"
+		if sliced {
+			name = "sliced"
+		}
+		b.Run(name, func(b *testing.B) {
+			benchWindowed(b, WindowSpec{Kind: Hopping, Size: 10_000, Advance: 2_000}, true, sliced, &borrowingOp{})
+		})
+	}
+}
+
+// benchWindowed runs COUNT(*) and SUM over bids of 2,000 auctions, one a
+// millisecond, through an aggregation over windows w, committing every
+// 5,000 records, into sink (nil: one that keeps rows) and reports the
+// state entries each record writes (changelog/op) and the results it
+// emits (results/op).
+func benchWindowed(b *testing.B, w WindowSpec, final, sliced bool, sink *borrowingOp) {
 	db := openState(b, "")
 	defer db.Close()
 	count, sum := countAndSum(b, types.BigIntType)
@@ -66,11 +92,16 @@ func benchWindowedCommit(b *testing.B, final bool) {
 			{Agg: count, Text: "COUNT(*)"},
 			{Agg: sum, Args: []expr.Eval{func(row []any) any { return row[1] }}, Text: "SUM(PRICE)"},
 		},
-		Window:    &WindowSpec{Kind: Tumbling, Size: 10_000},
-		EmitFinal: final,
+		Window:    &w,
+		EmitFinal: final, Sliced: sliced,
 	}
 	var emitted int
-	op, err := node.New(&countingOp{fn: func(*Row) { emitted++ }})
+	var next Operator = &countingOp{fn: func(*Row) { emitted++ }}
+	if sink != nil {
+		sink.fn = func(*Row) { emitted++ }
+		next = sink
+	}
+	op, err := node.New(next)
 	if err != nil {
 		b.Fatal(err)
 	}
@@ -107,76 +138,6 @@ func benchWindowedCommit(b *testing.B, final bool) {
 	}
 	if final && n > 20_000 && emitted == 0 || !final && emitted != int(n) {
 		b.Fatalf("%d records gave %d results", n, emitted)
-	}
-	b.ReportMetric(float64(changelog)/float64(n), "changelog/op")
-}
-
-// BenchmarkAggregateHoppingFinal folds bids of 2,000 auctions, one a
-// millisecond, into 10 s windows sliding by 2 s under EMIT FINAL (q5's
-// counts), keeping windows or slices of the advance, the results going to
-// a borrower (as a projection): a record is five windows' updates or one
-// slice's, and changelog/op counts the state entries each commit writes.
-func BenchmarkAggregateHoppingFinal(b *testing.B) {
-	for _, sliced := range []bool{false, true} {
-		name := "windows"
-		if sliced {
-			name = "sliced"
-		}
-		b.Run(name, func(b *testing.B) { benchHoppingFinal(b, sliced) })
-	}
-}
-
-func benchHoppingFinal(b *testing.B, sliced bool) {
-	db := openState(b, "")
-	defer db.Close()
-	count, sum := countAndSum(b, types.BigIntType)
-	node := &AggregateNode{
-		Store: "bench", KeyCols: []int{0}, KeyNames: []string{"AUCTION"},
-		Aggs: []AggCall{
-			{Agg: count, Text: "COUNT(*)"},
-			{Agg: sum, Args: []expr.Eval{func(row []any) any { return row[1] }}, Text: "SUM(PRICE)"},
-		},
-		Window:    &WindowSpec{Kind: Hopping, Size: 10_000, Advance: 2_000},
-		EmitFinal: true, Sliced: sliced,
-	}
-	var emitted int
-	op, err := node.New(&borrowingOp{countingOp: countingOp{fn: func(*Row) { emitted++ }}})
-	if err != nil {
-		b.Fatal(err)
-	}
-	store := db.Store("bench", 0)
-	tc := &TaskContext{QueryID: "bench", Metrics: &Metrics{}, Log: slog.Default(),
-		stores: map[string]*state.Store{"bench": store}}
-	if err := op.Open(tc); err != nil {
-		b.Fatal(err)
-	}
-	const auctions = 2000
-	keys := make([]any, auctions)
-	for i := range keys {
-		keys[i] = int64(1000 + i)
-	}
-	row := &Row{Cols: []any{nil, int64(0)}}
-	changelog, n := 0, int64(0)
-	b.ReportAllocs()
-	for b.Loop() {
-		n++
-		row.Cols[0], row.Cols[1], row.Ts = keys[n%auctions], n%997, n
-		tc.StreamTime = n
-		if err := op.Process(tc, row); err != nil {
-			b.Fatal(err)
-		}
-		if err := op.AdvanceTime(tc); err != nil {
-			b.Fatal(err)
-		}
-		if n%5000 == 0 {
-			changelog += len(store.Pending())
-			if err := store.Commit(state.Checkpoint{}); err != nil {
-				b.Fatal(err)
-			}
-		}
-	}
-	if n > 20_000 && emitted == 0 {
-		b.Fatalf("%d records gave no result", n)
 	}
 	b.ReportMetric(float64(changelog)/float64(n), "changelog/op")
 	b.ReportMetric(float64(emitted)/float64(n), "results/op")
