@@ -39,21 +39,18 @@ import (
 // without it, as the unsliced aggregation leaves them.
 func (a *aggregate) processSlice(tc *TaskContext, row *Row) error {
 	w := a.node.Window
-	a.starts = w.starts(row.Ts, a.starts)
-	if len(a.starts) == 0 {
-		return nil
+	if row.Ts < 0 {
+		return nil // no window holds it (sources skip such records)
 	}
-	slice := a.starts[len(a.starts)-1]
+	slice := row.Ts - mod(row.Ts, w.Advance)
 	if slice+w.Size+w.Grace <= tc.StreamTime {
 		a.late(tc, row, slice, slice+w.Size)
 		return nil
 	}
-	for _, start := range a.starts {
-		if closeAt := start + w.Size + w.Grace; closeAt > tc.StreamTime {
-			a.nextClose = min(a.nextClose, closeAt)
-			break
-		}
-	}
+	// The first window holding the record that is still open closes
+	// first.
+	first := max(slice-w.Size+w.Advance, 0, w.firstOpenStart(tc.StreamTime))
+	a.nextClose = min(a.nextClose, first+w.Size+w.Grace)
 	if slice < a.sliceTailEnd {
 		// The slice changes: what the last close kept of it, and of the
 		// slices after it, is read again.
@@ -258,9 +255,9 @@ func eachSlicedWindow(n *AggregateNode, runs []sliceRun, from, last int64, fn fu
 		groups = groups[:0]
 		for i := first; i < len(runs) && runs[i].start < start+w.Size; i++ {
 			for _, s := range runs[i].groups {
-				gk := string(s.key[8:])
-				m := byGroup[gk]
+				m := byGroup[string(s.key[8:])]
 				if m == nil {
+					gk := string(s.key[8:])
 					m = &mergedSlice{gk: gk, group: s.group, accs: slices.Clone(s.accs), maxTs: s.maxTs}
 					byGroup[gk] = m
 					groups = append(groups, m)
