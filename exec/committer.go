@@ -2,11 +2,13 @@ package exec
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"slices"
 	"sync"
 	"time"
 
+	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kgo"
 
 	"github.com/sluice-sql/sluice/state"
@@ -286,6 +288,16 @@ func (c *exactlyOnce) commit(ctx context.Context, tasks []*Task, final bool) (bo
 	stuck.Stop()
 	c.busy.Lock()
 	c.inTxn = false
+	if err != nil && errors.Is(err, kerr.InvalidProducerEpoch) {
+		// The coordinator aborted the transaction and bumped the
+		// producer's epoch (its timeout passed while this instance was
+		// cut off): nothing of it committed, and End has reset the
+		// session to the committed offsets. As after an abort, the tasks
+		// reprocess from the last commit; the next transaction
+		// re-initialises the producer's epoch (franz-go, KIP-588).
+		r.cfg.Log.Warn("transaction fenced by its coordinator; reprocessing from the last commit", "query", r.topo.QueryID, "err", err)
+		committed, err = false, nil
+	}
 	r.cfg.Push.committed(committed && err == nil)
 	if err != nil {
 		return false, fmt.Errorf("query %s: end transaction: %w", r.topo.QueryID, err)
