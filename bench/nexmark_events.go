@@ -67,6 +67,9 @@ type nxEvents struct {
 	persons  []nxPerson
 	auctions []nxAuction
 	bids     []bidAvro
+	// noBids makes generate write the model's persons and auctions only:
+	// its bids take their places in event time but are not made.
+	noBids bool
 }
 
 func newNXEvents(seed uint64) *nxEvents {
