@@ -679,21 +679,21 @@ func strLenientBase64(s string) []byte {
 // strRegexCache keeps compiled patterns that come from columns.
 var strRegexCache struct {
 	sync.Mutex
-	m map[string]*regexp.Regexp
+	m map[string]*strRegex
 }
 
-func strRegexp(p string) (*regexp.Regexp, error) {
+func strRegexp(p string) (*strRegex, error) {
 	strRegexCache.Lock()
 	defer strRegexCache.Unlock()
 	if re, ok := strRegexCache.m[p]; ok {
 		return re, nil
 	}
-	re, err := regexp.Compile(p)
+	re, err := compileStrRegex(p)
 	if err != nil {
 		return nil, err
 	}
 	if strRegexCache.m == nil || len(strRegexCache.m) >= 1024 {
-		strRegexCache.m = map[string]*regexp.Regexp{}
+		strRegexCache.m = map[string]*strRegex{}
 	}
 	strRegexCache.m[p] = re
 	return re, nil
@@ -703,15 +703,15 @@ func strRegexp(p string) (*regexp.Regexp, error) {
 // literal is compiled now (an invalid one is a compile error); otherwise
 // each call compiles through the cache. The returned function gives nil
 // for a NULL or invalid pattern.
-func strPattern(name string, consts []any, i int) (func(a []any) *regexp.Regexp, error) {
+func strPattern(name string, consts []any, i int) (func(a []any) *strRegex, error) {
 	if p, ok := consts[i].(string); ok {
-		re, err := regexp.Compile(p)
+		re, err := compileStrRegex(p)
 		if err != nil {
 			return nil, fmt.Errorf("%w: %s: invalid regular expression pattern %q: %v", ErrType, name, p, err)
 		}
-		return func([]any) *regexp.Regexp { return re }, nil
+		return func([]any) *strRegex { return re }, nil
 	}
-	return func(a []any) *regexp.Regexp {
+	return func(a []any) *strRegex {
 		p, ok := a[i].(string)
 		if !ok {
 			return nil
@@ -735,7 +735,7 @@ func init() {
 		}
 		return types.StringType, func(a []any) any {
 			re, s, g, ok := strRegexArgs(pat, a)
-			if !ok {
+			if !ok || re.cannotMatch(s) {
 				return nil
 			}
 			m := re.FindStringSubmatchIndex(s)
@@ -759,6 +759,9 @@ func init() {
 				return nil
 			}
 			out := []any{}
+			if re.cannotMatch(s) {
+				return out
+			}
 			for _, m := range re.FindAllStringSubmatchIndex(s, -1) {
 				if m[2*g] < 0 {
 					out = append(out, nil)
@@ -784,7 +787,10 @@ func init() {
 			if !ok || !ok2 || re == nil {
 				return nil
 			}
-			r, ok := strReplaceAll(re, s, repl)
+			if re.cannotMatch(s) {
+				return s // nothing to replace
+			}
+			r, ok := strReplaceAll(re.Regexp, s, repl)
 			if !ok {
 				return nil
 			}
@@ -805,7 +811,7 @@ func init() {
 			if !ok || re == nil {
 				return nil
 			}
-			return strRegexSplit(re, s)
+			return strRegexSplit(re.Regexp, s)
 		}, nil
 	}})
 	for _, m := range []struct {
@@ -819,7 +825,7 @@ func init() {
 // strRegexArgs reads REGEXP_EXTRACT(_ALL)'s (pattern, input[, group]);
 // ok is false for a NULL argument, an invalid pattern or a group the
 // pattern does not have.
-func strRegexArgs(pat func([]any) *regexp.Regexp, a []any) (*regexp.Regexp, string, int, bool) {
+func strRegexArgs(pat func([]any) *strRegex, a []any) (*strRegex, string, int, bool) {
 	re := pat(a)
 	s, ok := a[1].(string)
 	g := 0

@@ -106,6 +106,13 @@ var stringFunctionCases = []evalCase{
 	{"REGEXP_EXTRACT('b', ns)", tString, nil},
 	{"REGEXP_EXTRACT('b', s, ni)", tString, nil},
 	{"REGEXP_EXTRACT(s, 'xabcx')", tString, "abc"}, // pattern from a column
+	// q21's pattern: the input must hold channel_id= to match.
+	{"REGEXP_EXTRACT('(&|^)channel_id=([^&]*)', 'https://x/item.htm?query=1&channel_id=42', 2)", tString, "42"},
+	{"REGEXP_EXTRACT('(&|^)channel_id=([^&]*)', 'channel_id=7&x=1', 2)", tString, "7"},
+	{"REGEXP_EXTRACT('(&|^)channel_id=([^&]*)', 'https://x/item.htm?query=1', 2)", tString, nil},
+	{"REGEXP_EXTRACT('(?i)abc', 'xABCx')", tString, "ABC"}, // case folded: no literal required
+	{"REGEXP_EXTRACT_ALL('id=(\\d+)', 'a=1&b=2', 1)", tStrArray, []any{}},
+	{"REGEXP_REPLACE('ab', 'zz', '$3')", tString, "ab"}, // no match: the replacement is never read (Java)
 	{"REGEXP_EXTRACT_ALL('\\d+', 'a1b22c333')", tStrArray, []any{"1", "22", "333"}},
 	{"REGEXP_EXTRACT_ALL('(\\w)(\\d)', 'a1 b2', 2)", tStrArray, []any{"1", "2"}},
 	{"REGEXP_EXTRACT_ALL('(\\w)(\\d)', 'a1 b2', 3)", tStrArray, nil},
