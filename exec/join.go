@@ -223,9 +223,13 @@ type joinOp struct {
 	// row is laid out in out's columns, handed on as out.
 	reuse bool
 	out   Row
-	// matches and kbuf are reused from record to record.
-	matches []joinMatch
-	kbuf    []byte
+	// matches and kbuf are reused from record to record; addMatch is
+	// appendMatch as a func value, made once (a closure over a local
+	// slice, or a method value made per call, costs two allocations a
+	// record).
+	matches  []joinMatch
+	kbuf     []byte
+	addMatch func(r *keptRow) error
 }
 
 // tableCacheEntries bounds the decoded table rows a join keeps per side
@@ -758,19 +762,20 @@ func (j *joinOp) dropIndex(side int) {
 // in the store's order, from its index, or by a scan of its store when it
 // has none.
 func (j *joinOp) match(other int, key []byte, from, to int64) ([]joinMatch, error) {
-	matches := j.matches[:0]
+	j.matches = j.matches[:0]
 	s := j.stores[other]
 	if x := j.kept[other]; x != nil {
-		var err error
-		j.kbuf, err = x.between(s, key, from, to, j.kbuf, func(r *keptRow) error {
-			matches = append(matches, joinMatch{off: r.off, cols: r.cols, ts: r.ts})
-			return nil
-		})
-		if err != nil {
-			return matches, fmt.Errorf("join %s: %w", j.node.Text, err)
+		if j.addMatch == nil {
+			j.addMatch = j.appendMatch
 		}
-		return matches, nil
+		var err error
+		j.kbuf, err = x.between(s, key, from, to, j.kbuf, j.addMatch)
+		if err != nil {
+			return j.matches, fmt.Errorf("join %s: %w", j.node.Text, err)
+		}
+		return j.matches, nil
 	}
+	matches := j.matches
 	var start, end []byte
 	j.kbuf, start, end = dataKeyRange(j.kbuf, key, from, to)
 	var derr error
@@ -789,6 +794,12 @@ func (j *joinOp) match(other int, key []byte, from, to int64) ([]joinMatch, erro
 		err = derr
 	}
 	return matches, err
+}
+
+// appendMatch adds a kept row to j.matches (match's callback).
+func (j *joinOp) appendMatch(r *keptRow) error {
+	j.matches = append(j.matches, joinMatch{off: r.off, cols: r.cols, ts: r.ts})
+	return nil
 }
 
 func (j *joinOp) sideSpec(side int) JoinSide {
