@@ -103,16 +103,7 @@ func benchWindowed(b *testing.B, w WindowSpec, final, sliced bool, sink *borrowi
 		sink.fn = func(*Row) { emitted++ }
 		next = sink
 	}
-	op, err := node.New(next)
-	if err != nil {
-		b.Fatal(err)
-	}
-	store := db.Store("bench", 0)
-	tc := &TaskContext{QueryID: "bench", Metrics: &Metrics{}, Log: slog.Default(),
-		stores: map[string]*state.Store{"bench": store}}
-	if err := op.Open(tc); err != nil {
-		b.Fatal(err)
-	}
+	op, store, tc := openBenchOp(b, db, node, next)
 	const auctions = 2000
 	keys := make([]any, auctions)
 	for i := range keys {
@@ -179,16 +170,7 @@ func BenchmarkAggregateCountDistinct(b *testing.B) {
 		},
 	}
 	var emitted int
-	op, err := node.New(&borrowingOp{countingOp: countingOp{fn: func(*Row) { emitted++ }}})
-	if err != nil {
-		b.Fatal(err)
-	}
-	store := db.Store("bench", 0)
-	tc := &TaskContext{QueryID: "bench", Metrics: &Metrics{}, Log: slog.Default(),
-		stores: map[string]*state.Store{"bench": store}}
-	if err := op.Open(tc); err != nil {
-		b.Fatal(err)
-	}
+	op, store, tc := openBenchOp(b, db, node, &borrowingOp{countingOp: countingOp{fn: func(*Row) { emitted++ }}})
 	channels := make([]any, 10_004)
 	for i := range channels {
 		channels[i] = fmt.Sprintf("channel-%d", i)
@@ -219,4 +201,23 @@ func BenchmarkAggregateCountDistinct(b *testing.B) {
 		b.Fatalf("%d records gave %d results", n, emitted)
 	}
 	b.ReportMetric(float64(changelog)/float64(n), "changelog/op")
+}
+
+// openBenchOp opens node's operator, feeding next, on store partition 0
+// of "bench" in db: the operator, its store and its task context.
+func openBenchOp(b *testing.B, db *state.DB, node interface {
+	New(Operator) (Operator, error)
+}, next Operator) (Operator, *state.Store, *TaskContext) {
+	b.Helper()
+	op, err := node.New(next)
+	if err != nil {
+		b.Fatal(err)
+	}
+	store := db.Store("bench", 0)
+	tc := &TaskContext{QueryID: "bench", Metrics: &Metrics{}, Log: slog.Default(),
+		stores: map[string]*state.Store{"bench": store}}
+	if err := op.Open(tc); err != nil {
+		b.Fatal(err)
+	}
+	return op, store, tc
 }

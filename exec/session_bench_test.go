@@ -2,7 +2,6 @@ package exec
 
 import (
 	"fmt"
-	"log/slog"
 	"math/rand/v2"
 	"testing"
 
@@ -38,7 +37,7 @@ func benchSessions(b *testing.B, final bool) {
 		EmitFinal: final,
 	}
 	var updates, tombstones, finals int64
-	op, err := node.New(&countingOp{fn: func(r *Row) {
+	op, store, tc := openBenchOp(b, db, node, &countingOp{fn: func(r *Row) {
 		switch {
 		case r.Tombstone:
 			tombstones++
@@ -48,15 +47,6 @@ func benchSessions(b *testing.B, final bool) {
 			updates++
 		}
 	}})
-	if err != nil {
-		b.Fatal(err)
-	}
-	store := db.Store("bench", 0)
-	tc := &TaskContext{QueryID: "bench", Metrics: &Metrics{}, Log: slog.Default(),
-		stores: map[string]*state.Store{"bench": store}}
-	if err := op.Open(tc); err != nil {
-		b.Fatal(err)
-	}
 	names := make([]string, keys)
 	for i := range names {
 		names[i] = fmt.Sprintf("bidder-%d", i)
