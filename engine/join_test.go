@@ -95,13 +95,19 @@ func TestJoinStreamTableThroughKafka(t *testing.T) {
 		}
 		testkafka.Produce(t, brokers, recs...)
 	}
-	// run starts the engine, produces clicks, waits for them to come out,
-	// then runs then (if set) with the query, which returns how many more
-	// outputs to wait for.
-	run := func(dir string, cs []outRecord, then func(q *engine.Query) int) {
+	// run starts the engine, waits for it to read the table's records it
+	// has not read before (tableRecords: a click joins the table as its
+	// task has read it, so one produced at once could meet the table half
+	// read), produces clicks, waits for them to come out, then runs then
+	// (if set) with the query, which returns how many more outputs to
+	// wait for.
+	run := func(dir string, tableRecords int64, cs []outRecord, then func(q *engine.Query) int) {
 		t.Helper()
 		e := openEngine(t, brokers, dir, svc)
 		q := execute(t, e, sql)[2].Query
+		testkafka.Await(t, 60*time.Second, fmt.Sprintf("%d table records read", tableRecords), func() bool {
+			return q.Metrics.RecordsIn.Load() >= tableRecords
+		})
 		produce(cs...)
 		n := int64(len(cs))
 		testkafka.Await(t, 60*time.Second, fmt.Sprintf("%d enriched clicks", n), func() bool {
@@ -143,7 +149,7 @@ func TestJoinStreamTableThroughKafka(t *testing.T) {
 	}
 
 	dir := t.TempDir()
-	run(dir, []outRecord{
+	run(dir, 5, []outRecord{
 		click("k01", "carol", "home", "eu", 1*s),
 		click("k02", "heidi", "cart", "us", 2*s),
 		click("k03", "frank", "home", "apac", 3*s), // deleted user
@@ -165,7 +171,7 @@ func TestJoinStreamTableThroughKafka(t *testing.T) {
 		`frank:{"name":"Frank","tier":"bronze","region":"apac"}`,
 		`carol:`,
 	)
-	run(dir, []outRecord{
+	run(dir, 3, []outRecord{
 		click("k06", "carol", "home", "eu", 6*s), // deleted now
 		click("k07", "heidi", "home", "us", 7*s),
 		click("k08", "frank", "cart", "apac", 8*s),
@@ -189,8 +195,9 @@ func TestJoinStreamTableThroughKafka(t *testing.T) {
 	)
 	check("after restart", want)
 
-	// An empty data directory: the table comes back from its topic.
-	run(t.TempDir(), []outRecord{
+	// An empty data directory: the table comes back from its topic (a
+	// restore, before the query reads anything).
+	run(t.TempDir(), 0, []outRecord{
 		click("k12", "carol", "home", "eu", 12*s),
 		click("k13", "zoe", "home", "eu", 13*s),
 		click("k14", "frank", "home", "eu", 14*s),
