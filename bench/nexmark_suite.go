@@ -144,12 +144,13 @@ func (n *nexmarkSuiteCmd) Run(ctx context.Context, c *cli) error {
 	}
 
 	if slices.ContainsFunc(queries, func(q *nxQuery) bool { return q.expectFor != nil }) {
-		for _, src := range []*nxInputs{withBids, withoutBids} {
+		srcs := []*nxInputs{withBids}
+		if withoutBids != withBids {
+			srcs = append(srcs, withoutBids)
+		}
+		for _, src := range srcs {
 			if err := src.readWatermarks(ctx, cl.connOpts()); err != nil {
 				return err
-			}
-			if withoutBids == withBids {
-				break
 			}
 		}
 	}
