@@ -2,12 +2,14 @@ package exec
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"sort"
 	"strings"
 	"time"
 
 	"github.com/twmb/franz-go/pkg/kadm"
+	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kgo"
 )
 
@@ -133,6 +135,9 @@ func (r *KafkaRunner) restore(ctx context.Context, tp topicPartition, s taskStor
 			return fmt.Errorf("query %s: restore %s/%d: %w", r.topo.QueryID, s.spec.Name, tp.partition, err)
 		}
 	}
+	// A changelog of this query's own (not a source topic it reads) may
+	// hold the open last transaction of the partition's previous owner.
+	log.AfterOpenTransactions = s.spec.FromSource == nil
 	n, err := s.store.Restore(ctx, r.cfg.ConnOpts, log, func(done, total int64) {
 		r.mu.Lock()
 		prog.Done, prog.Total = done, total
@@ -280,16 +285,36 @@ func (r *KafkaRunner) dropTasks(parts map[string][]int32) {
 
 // resumeOffset is where the task of tp goes on reading tp: the group's
 // committed offset, or the start with none committed and
-// auto.offset.reset=earliest. Nil: the end of the topic (latest).
+// auto.offset.reset=earliest. Nil: the end of the topic (latest). The
+// offset is fetched stable (KIP-447): while a transaction that commits
+// offsets of tp is open, the broker answers UNSTABLE_OFFSET_COMMIT, and
+// the fetch is asked again until it has ended, as the consumer's own
+// fetch does before it reads tp.
 func (r *KafkaRunner) resumeOffset(ctx context.Context, tp topicPartition) (*int64, error) {
 	adm := kadm.NewClient(r.cl)
-	offs, err := adm.FetchOffsetsForTopics(ctx, r.cfg.GroupID, tp.topic)
-	if err != nil {
-		return nil, fmt.Errorf("committed offset of %s/%d: %w", tp.topic, tp.partition, err)
-	}
-	if o, ok := offs.Lookup(tp.topic, tp.partition); ok && o.Err == nil && o.At >= 0 {
-		at := o.At
-		return &at, nil
+	for {
+		offs, err := adm.FetchOffsetsForTopics(kadm.RequireStable(ctx), r.cfg.GroupID, tp.topic)
+		if err == nil {
+			if o, ok := offs.Lookup(tp.topic, tp.partition); ok && errors.Is(o.Err, kerr.UnstableOffsetCommit) {
+				err = o.Err
+			}
+		}
+		if errors.Is(err, kerr.UnstableOffsetCommit) {
+			select {
+			case <-ctx.Done():
+				return nil, ctx.Err()
+			case <-time.After(50 * time.Millisecond):
+			}
+			continue
+		}
+		if err != nil {
+			return nil, fmt.Errorf("committed offset of %s/%d: %w", tp.topic, tp.partition, err)
+		}
+		if o, ok := offs.Lookup(tp.topic, tp.partition); ok && o.Err == nil && o.At >= 0 {
+			at := o.At
+			return &at, nil
+		}
+		break
 	}
 	if strings.EqualFold(r.cfg.ResetOffset, "earliest") {
 		zero := int64(0)

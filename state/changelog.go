@@ -49,6 +49,15 @@ type Changelog struct {
 	// the task would see the records after it twice (once restored, once
 	// read).
 	Until *int64
+	// AfterOpenTransactions has the restore first wait for the
+	// transactions open in the log as it starts to end, committed or
+	// aborted. A task taking a partition over restores so: the previous
+	// owner's last transaction may still be ending (franz-go lets it
+	// commit through a rebalance once its offsets are sent, KIP-447), and
+	// a restore that stopped at the open transaction would miss the state
+	// of input the committed offsets then skip. A standby, which only
+	// keeps up, does not wait.
+	AfterOpenTransactions bool
 }
 
 // EnsureTopic creates topic with the given partition count and replication
@@ -293,6 +302,11 @@ func (s *Store) restore(ctx context.Context, connOpts []kgo.Opt, log Changelog, 
 	defer cl.Close()
 
 	adm := kadm.NewClient(cl)
+	if log.AfterOpenTransactions {
+		if err := s.awaitOpenTransactions(ctx, adm, log); err != nil {
+			return 0, err
+		}
+	}
 	lo, err := endOffset(ctx, adm, log)
 	if err != nil {
 		return 0, err
@@ -531,6 +545,50 @@ func endOffset(ctx context.Context, adm *kadm.Client, log Changelog) (kadm.Liste
 	}
 	lo, _ := ends.Lookup(log.Topic, log.Partition)
 	return lo, nil
+}
+
+// openTransactionsWarnAfter is how long a restore waits for the
+// transactions open in its changelog before it says so: longer than the
+// transaction timeout Sluice sets (15 s), after which the coordinator
+// aborts a transaction whose producer went silent.
+const openTransactionsWarnAfter = 20 * time.Second
+
+// awaitOpenTransactions returns once the log's last stable offset has
+// reached its high watermark as it was on entry: every transaction open
+// then has ended. Transactions begun later are not waited for.
+func (s *Store) awaitOpenTransactions(ctx context.Context, adm *kadm.Client, log Changelog) error {
+	what := fmt.Sprintf("high watermark of %s/%d", log.Topic, log.Partition)
+	highs, err := failover.Offsets(ctx, what, func(ctx context.Context) (kadm.ListedOffsets, error) {
+		return adm.ListEndOffsets(ctx, log.Topic)
+	})
+	if err != nil {
+		return fmt.Errorf("%s: %w", what, err)
+	}
+	high, ok := highs.Lookup(log.Topic, log.Partition)
+	if !ok || high.Err != nil {
+		return nil // endOffset reports a missing partition
+	}
+	start, warned := time.Now(), false
+	for {
+		lo, err := endOffset(ctx, adm, log)
+		if err != nil {
+			return err
+		}
+		if lo.Err != nil || lo.Offset >= high.Offset {
+			return nil
+		}
+		if !warned && time.Since(start) >= openTransactionsWarnAfter {
+			warned = true
+			s.db.log.Warn("restore waits for a transaction open in the changelog",
+				"store", s.id.String(), "topic", log.Topic, "partition", log.Partition,
+				"last_stable", lo.Offset, "high_watermark", high.Offset, "waited", time.Since(start).Round(time.Second))
+		}
+		select {
+		case <-ctx.Done():
+			return ctx.Err()
+		case <-time.After(50 * time.Millisecond):
+		}
+	}
 }
 
 // eachEntry applies the state entries among fetches' records at offsets

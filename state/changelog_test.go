@@ -564,6 +564,84 @@ func TestRestoreTransactionalChangelog(t *testing.T) {
 	}
 }
 
+// A partition's new owner restores while its previous owner's last
+// transaction is still ending (franz-go commits it through a rebalance
+// once its offsets are sent). With AfterOpenTransactions the restore waits
+// for it and keeps what it committed; without, it stops at the open
+// transaction and misses state the committed offsets then skip.
+func TestRestoreAfterOpenTransactions(t *testing.T) {
+	for _, wait := range []bool{true, false} {
+		t.Run(fmt.Sprintf("wait=%v", wait), func(t *testing.T) {
+			k := startKafka(t)
+			ctx := testCtx(t)
+			log := Changelog{Topic: testkafka.Name(t, "eos-open-changelog"), Partition: 0, AfterOpenTransactions: wait}
+			if err := EnsureTopic(ctx, k.adm, log.Topic, 1, -1, nil); err != nil {
+				t.Fatal(err)
+			}
+			txn, err := kgo.NewClient(append(k.conn,
+				kgo.RecordPartitioner(kgo.ManualPartitioner()),
+				kgo.TransactionalID(testkafka.Name(t, "sluice-test-owner")))...)
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer txn.Close()
+			owner := openDB(t, t.TempDir()).Store("agg", 0)
+			interval := func(ops []op) {
+				t.Helper()
+				if err := txn.BeginTransaction(); err != nil {
+					t.Fatal(err)
+				}
+				apply(owner, ops)
+				if err := owner.Flush(ctx, txn, log, nil); err != nil {
+					t.Fatal(err)
+				}
+			}
+			interval([]op{{k: "a", v: "1"}, {k: "b", v: "1"}})
+			if err := txn.EndTransaction(ctx, kgo.TryCommit); err != nil {
+				t.Fatal(err)
+			}
+			interval([]op{{k: "a", v: "2"}, {k: "c", v: "1"}}) // left open
+
+			type result struct {
+				n   int64
+				err error
+			}
+			dst := openDB(t, t.TempDir()).Store("agg", 0)
+			done := make(chan result, 1)
+			go func() {
+				n, err := dst.Restore(ctx, k.conn, log, nil)
+				done <- result{n, err}
+			}()
+			var res result
+			if wait {
+				// The restore has read the log's offsets long before;
+				// the owner's transaction commits only now.
+				time.Sleep(500 * time.Millisecond)
+				if err := txn.EndTransaction(ctx, kgo.TryCommit); err != nil {
+					t.Fatal(err)
+				}
+				res = <-done
+			} else {
+				// A standby's catch-up returns at the open transaction.
+				res = <-done
+				if err := txn.EndTransaction(ctx, kgo.TryCommit); err != nil {
+					t.Fatal(err)
+				}
+			}
+			if res.err != nil {
+				t.Fatal(res.err)
+			}
+			want := []kv{{"a", "2"}, {"b", "1"}, {"c", "1"}}
+			if !wait {
+				want = []kv{{"a", "1"}, {"b", "1"}}
+			}
+			if diff := cmp.Diff(want, collect(t, dst, nil)); diff != "" {
+				t.Errorf("restored data (-want +got):\n%s", diff)
+			}
+		})
+	}
+}
+
 // A windowed store's changelog may have expired entirely; restore must not
 // wait for records that retention removed.
 func TestRestoreExpiredChangelog(t *testing.T) {
