@@ -215,6 +215,7 @@ const (
 	processingGuaranteeProperty = "processing.guarantee"
 	commitIntervalProperty      = "commit.interval.ms"
 	numStreamThreadsProperty    = "num.stream.threads"
+	transactionTimeoutProperty  = "transaction.timeout.ms"
 
 	// Sluice commits every second, and every 100 ms under exactly-once,
 	// where results become visible to read_committed consumers only when
@@ -256,6 +257,10 @@ var (
 		}, number(64, 1),
 		"How often, in milliseconds, a query flushes its outputs and commits its state and offsets.").
 		describeDefault("1000; 100 under exactly-once")
+	propTransactionTimeout = declare(transactionTimeoutProperty,
+		[]string{"ksql.streams." + transactionTimeoutProperty, "producer." + transactionTimeoutProperty, "ksql.streams.producer." + transactionTimeoutProperty},
+		ScopeQuery, "INT", fixed(strconv.FormatInt(exec.DefaultTransactionTimeout.Milliseconds(), 10)), number(32, 1),
+		"Under exactly-once, how long, in milliseconds, a query's transaction may stay open before its coordinator aborts it: how long an instance that crashed or was cut off can hold back read_committed readers and the instance taking over its partitions. A commit of a query behind its input waits at most a quarter of it. Kafka refuses more than its brokers' transaction.max.timeout.ms (15 minutes by default).")
 	propNumStreamThreads = declare(numStreamThreadsProperty, []string{"ksql.streams." + numStreamThreadsProperty}, ScopeQuery, "INT",
 		func(map[string]string) string { return strconv.Itoa(runtime.GOMAXPROCS(0)) }, number(32, 1),
 		"How many of a query's tasks process records at once on this instance.").
@@ -348,7 +353,7 @@ var (
 
 // propertyTable is every declared property, sorted by name.
 var propertyTable = sortedProperties(
-	propAutoOffsetReset, propProcessingGuarantee, propCommitInterval, propNumStreamThreads, propStandbyReplicas,
+	propAutoOffsetReset, propProcessingGuarantee, propCommitInterval, propTransactionTimeout, propNumStreamThreads, propStandbyReplicas,
 	propTableRetention, propIdleTimeout, propCompat, propTimestampThrow, propDefaultKeyFormat, propDefaultValueFormat,
 	propNewQueryPlanner, propPushV2Registry, propStallTimeout, propHotKeyShare, propPullTableScan, propPullRangeScan, propPullLimit,
 	propPushV2Enabled, propPushV2Buffer, propStandbyReads, propMaxOffsetLag, propAssertTopicTimeout,
@@ -498,6 +503,11 @@ func atLeastOnce(props map[string]string) map[string]string {
 
 func commitInterval(props map[string]string) time.Duration {
 	ms, _ := strconv.ParseInt(propCommitInterval.value(props), 10, 64)
+	return time.Duration(ms) * time.Millisecond
+}
+
+func transactionTimeout(props map[string]string) time.Duration {
+	ms, _ := strconv.ParseInt(propTransactionTimeout.value(props), 10, 64)
 	return time.Duration(ms) * time.Millisecond
 }
 

@@ -138,6 +138,7 @@ func (e *Engine) kafkaConfig(group string, transient bool, out exec.Output, prop
 		GroupID:            group,
 		ResetOffset:        autoOffsetReset(props),
 		CommitInterval:     commitInterval(props),
+		TransactionTimeout: transactionTimeout(props),
 		DB:                 e.db,
 		Log:                e.log,
 		Transient:          transient,

@@ -47,10 +47,13 @@ type committer interface {
 // hang.
 const commitTimeout = 2 * time.Minute
 
-// transactionTimeout bounds how long a crashed instance's open
-// transaction can hold back read_committed consumers when no successor
-// with the same transactional id fences it.
-const transactionTimeout = 15 * time.Second
+// DefaultTransactionTimeout is a query's transaction.timeout.ms unless
+// set: it bounds how long a crashed or cut-off instance's open
+// transaction can hold back read_committed consumers, and a taker's
+// restore (state.Changelog.AfterOpenTransactions), when no successor with
+// the same transactional id fences it. Kafka Streams' default is 10 s;
+// Sluice's commits stretch to a quarter of it (commitDue).
+const DefaultTransactionTimeout = 15 * time.Second
 
 // endStuckAfter is how long a transaction's end may wait before the
 // rebalance callbacks it may be waiting for are let through. franz-go's

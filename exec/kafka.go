@@ -39,8 +39,11 @@ type KafkaConfig struct {
 	// CommitInterval is how often outputs are flushed, state committed
 	// and offsets committed. Default 1s.
 	CommitInterval time.Duration
-	DB             *state.DB
-	Log            *slog.Logger
+	// TransactionTimeout is the producer's transaction.timeout.ms under
+	// exactly-once (0: DefaultTransactionTimeout).
+	TransactionTimeout time.Duration
+	DB                 *state.DB
+	Log                *slog.Logger
 	// Transient queries keep no changelog and wipe their state at stop.
 	Transient bool
 	// Output replaces Kafka as the destination of sink records (transient
@@ -309,7 +312,7 @@ func StartKafka(topo *Topology, cfg KafkaConfig, m *Metrics) (*KafkaRunner, erro
 	}
 	opts = append(opts, cfg.ClientOpts...)
 	if cfg.ExactlyOnce {
-		opts = append(opts, kgo.TransactionalID(cfg.TransactionalID), kgo.TransactionTimeout(transactionTimeout))
+		opts = append(opts, kgo.TransactionalID(cfg.TransactionalID), kgo.TransactionTimeout(cfg.transactionTimeout()))
 		sess, err := kgo.NewGroupTransactSession(opts...)
 		if err != nil {
 			return nil, fmt.Errorf("query %s: kafka client: %w", topo.QueryID, err)
@@ -557,7 +560,7 @@ func (r *KafkaRunner) run(ctx context.Context) {
 		// commits at the interval or later, so that commits do not take
 		// most of its time.
 		caughtUp = total == 0
-		due := commitDue(time.Since(lastCommit), r.cfg.CommitInterval, commitTook, r.committer.holding(), caughtUp) ||
+		due := commitDue(time.Since(lastCommit), r.cfg.CommitInterval, r.cfg.transactionTimeout(), commitTook, r.committer.holding(), caughtUp) ||
 			r.overlayFull()
 		if procErr == nil && due {
 			r.watch.enter(phaseCommit)
@@ -598,6 +601,15 @@ func (r *KafkaRunner) overlayFull() bool {
 	return false
 }
 
+// transactionTimeout is the configured transaction timeout, or the
+// default.
+func (cfg KafkaConfig) transactionTimeout() time.Duration {
+	if cfg.TransactionTimeout > 0 {
+		return cfg.TransactionTimeout
+	}
+	return DefaultTransactionTimeout
+}
+
 // commitWorkShare is how many times as long as a commit takes the loop
 // processes between commits while it is behind its input, and
 // commitStretchMax how far past the commit interval that may stretch it.
@@ -619,7 +631,7 @@ const (
 // commits at the interval, and under a transaction early (after a quarter
 // of it) rather than hold its last results back: there the latency of
 // results counts, not the throughput.
-func commitDue(since, interval, lastTook time.Duration, holding, caughtUp bool) bool {
+func commitDue(since, interval, txnTimeout, lastTook time.Duration, holding, caughtUp bool) bool {
 	if caughtUp {
 		if holding {
 			return since >= interval/4
@@ -629,7 +641,7 @@ func commitDue(since, interval, lastTook time.Duration, holding, caughtUp bool) 
 	// The stretch stays well inside the transaction timeout (a longer
 	// transaction would be aborted by the coordinator); an interval
 	// set longer than that is left as it is.
-	limit := min(commitStretchMax*interval, max(interval, transactionTimeout/4))
+	limit := min(commitStretchMax*interval, max(interval, txnTimeout/4))
 	return since >= min(max(interval, commitWorkShare*lastTook), limit)
 }
 

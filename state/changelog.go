@@ -549,8 +549,8 @@ func endOffset(ctx context.Context, adm *kadm.Client, log Changelog) (kadm.Liste
 
 // openTransactionsWarnAfter is how long a restore waits for the
 // transactions open in its changelog before it says so: longer than the
-// transaction timeout Sluice sets (15 s), after which the coordinator
-// aborts a transaction whose producer went silent.
+// default transaction timeout (15 s, transaction.timeout.ms), after which
+// the coordinator aborts a transaction whose producer went silent.
 const openTransactionsWarnAfter = 20 * time.Second
 
 // awaitOpenTransactions returns once the log's last stable offset has
