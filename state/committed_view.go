@@ -115,16 +115,12 @@ func (v *committedView) snapshot(db *badger.DB, prefix []byte) ([]string, map[st
 	defer v.mu.RUnlock()
 	var keys []string
 	entries := map[string]viewEntry{}
-	if t := v.flushing; t != nil && t.order != nil {
-		t.order.AscendGreaterOrEqual(string(prefix), func(k string) bool {
-			if !strings.HasPrefix(k, string(prefix)) {
-				return false
-			}
+	if t := v.flushing; t != nil {
+		for _, k := range t.sortedKeysOf(string(prefix)) {
 			e := t.m[k]
 			keys = append(keys, k)
 			entries[k] = viewEntry{value: e.value, del: e.del, seq: v.flushSeq}
-			return true
-		})
+		}
 	}
 	for k, e := range v.m {
 		if strings.HasPrefix(k, string(prefix)) {

@@ -1,19 +1,31 @@
 package state
 
-import "github.com/google/btree"
+import (
+	"slices"
+	"strings"
+
+	"github.com/google/btree"
+)
 
 // memtable maps user key → latest write, with the keys in order. It holds a
 // commit interval's overlay, and the intervals committed while a cold
 // restore's snapshot is still being written to Badger (see restored.go).
 //
 // The map keeps get and an update of a known key at one hash lookup; the
-// B-tree orders the keys as they arrive, so a range over a few of them
-// (session and sliding windows range on every record) costs a tree seek,
-// not a sort of everything written this interval.
+// B-tree orders the keys, so a range over a few of them (session and
+// sliding windows range on every record) costs a tree seek, not a sort of
+// everything written this interval. The tree is built on the first range
+// of the table's life (or since its reset) and then kept as keys arrive:
+// a table nobody ranges over (an aggregation's overlay, read by key and
+// written to Badger and the changelog by the store's own sorted dirty
+// list) pays a map insert a key, not a tree insert too (the tree was a
+// twentieth of q16's CPU).
 type memtable struct {
-	m     map[string]entry
-	order *btree.BTreeG[string]
-	bytes int64
+	m map[string]entry
+	// order holds every key of m while ordered, and is empty otherwise.
+	order   *btree.BTreeG[string]
+	ordered bool
+	bytes   int64
 }
 
 type entry struct {
@@ -25,7 +37,7 @@ type entry struct {
 }
 
 func newMemtable() memtable {
-	return memtable{m: make(map[string]entry), order: newKeyOrder()}
+	return memtable{m: make(map[string]entry)}
 }
 
 func newKeyOrder() *btree.BTreeG[string] {
@@ -50,13 +62,57 @@ func (t *memtable) set(key []byte, e entry) (k string, fresh bool) {
 	if t.m == nil {
 		t.m = make(map[string]entry)
 	}
+	t.m[k] = e
+	if t.ordered {
+		t.order.ReplaceOrInsert(k)
+	}
+	t.bytes += int64(len(k) + len(e.value))
+	return k, true
+}
+
+// keyOrder returns the table's keys in order, building the tree from the
+// map on the first call since the table was made or reset.
+func (t *memtable) keyOrder() *btree.BTreeG[string] {
+	if t.ordered {
+		return t.order
+	}
 	if t.order == nil {
 		t.order = newKeyOrder()
 	}
-	t.m[k] = e
-	t.order.ReplaceOrInsert(k)
-	t.bytes += int64(len(k) + len(e.value))
-	return k, true
+	keys := make([]string, 0, len(t.m))
+	for k := range t.m {
+		keys = append(keys, k)
+	}
+	slices.Sort(keys)
+	for _, k := range keys {
+		t.order.ReplaceOrInsert(k)
+	}
+	t.ordered = true
+	return t.order
+}
+
+// sortedKeysOf returns the keys of t starting with prefix, in order,
+// without building t's tree: for readers that share t (a committed view's
+// table being flushed) and so may not change it.
+func (t *memtable) sortedKeysOf(prefix string) []string {
+	var out []string
+	if t.ordered {
+		t.order.AscendGreaterOrEqual(prefix, func(k string) bool {
+			if !strings.HasPrefix(k, prefix) {
+				return false
+			}
+			out = append(out, k)
+			return true
+		})
+		return out
+	}
+	for k := range t.m {
+		if strings.HasPrefix(k, prefix) {
+			out = append(out, k)
+		}
+	}
+	slices.Sort(out)
+	return out
 }
 
 // sortedKeys returns all keys in order, in a new slice: a Range in
@@ -68,9 +124,10 @@ func (t *memtable) sortedKeys() []string {
 // keysBetween returns the keys in [start, end) in order (end nil: no
 // bound), in a new slice.
 func (t *memtable) keysBetween(start, end []byte) []string {
-	if t.order == nil {
+	if len(t.m) == 0 {
 		return nil
 	}
+	order := t.keyOrder()
 	var out []string
 	collect := func(k string) bool {
 		out = append(out, k)
@@ -78,9 +135,9 @@ func (t *memtable) keysBetween(start, end []byte) []string {
 	}
 	switch {
 	case end != nil:
-		t.order.AscendRange(string(start), string(end), collect)
+		order.AscendRange(string(start), string(end), collect)
 	default:
-		t.order.AscendGreaterOrEqual(string(start), collect)
+		order.AscendGreaterOrEqual(string(start), collect)
 	}
 	return out
 }
@@ -106,14 +163,14 @@ const cursorChunk = 32
 
 func (t *memtable) cursor(start, end []byte) *keyCursor {
 	c := &keyCursor{end: end}
-	if t.order != nil && t.order.Len() > 0 {
-		c.order, c.from, c.more = t.order, string(start), true
+	if len(t.m) > 0 {
+		c.order, c.from, c.more = t.keyOrder(), string(start), true
 		c.fill()
 		if c.more {
 			// A range longer than a chunk reads the rest from a clone,
 			// taken before the caller can write: a short range (the
 			// common case) does not make later writes copy tree nodes.
-			c.order = t.order.Clone()
+			c.order = c.order.Clone()
 		}
 	}
 	return c
@@ -160,26 +217,44 @@ func (t *memtable) len() int { return len(t.m) }
 
 // memtableEntryOverhead is what a key costs the Go heap beyond its bytes
 // and its value's: the map slot and its share of the map's spare room,
-// the B-tree's string header and its share of the nodes, the store's
-// dirty list, and the rounding of the key's and the value's allocations
-// up to a size class. Measured with 26-byte keys and 18-byte values
-// (TestMemtableMemoryHonest): about 190 bytes a key on the heap, of
-// which the bytes themselves are 44.
-const memtableEntryOverhead = 144
+// the store's dirty list, and the rounding of the key's and the value's
+// allocations up to a size class; memtableTreeOverhead what the key order
+// adds once built (the B-tree's string header and its share of the
+// nodes). Measured with 26-byte keys and 18-byte values
+// (TestMemtableMemoryHonest): about 148 bytes a key on the heap without
+// the tree and 190 with it, of which the bytes themselves are 44.
+const (
+	memtableEntryOverhead = 104
+	memtableTreeOverhead  = 42
+)
 
 // memory estimates what the table holds on the Go heap: its keys and
 // values (bytes) and each key's overhead. bytes alone counted a
 // million-key aggregation's overlay at a quarter of its size, so a
 // bound on bytes let the heap grow four times past what it meant.
 func (t *memtable) memory() int64 {
-	return t.bytes + int64(len(t.m))*memtableEntryOverhead
+	per := int64(memtableEntryOverhead)
+	if t.ordered {
+		per += memtableTreeOverhead
+	}
+	return t.bytes + int64(len(t.m))*per
 }
 
-// reset empties the table in place.
+// maxKey returns the table's greatest key.
+func (t *memtable) maxKey() (string, bool) {
+	if len(t.m) == 0 {
+		return "", false
+	}
+	return t.keyOrder().Max()
+}
+
+// reset empties the table in place (the tree keeps its nodes for reuse,
+// and is built again on the next range).
 func (t *memtable) reset() {
 	clear(t.m)
 	if t.order != nil {
 		t.order.Clear(true)
 	}
+	t.ordered = false
 	t.bytes = 0
 }

@@ -595,30 +595,47 @@ func TestRangeLongOverlayIsStableUnderWrites(t *testing.T) {
 
 // TestMemtableMemoryHonest: what the overlay says it holds
 // (OverlayMemory) is its keys and values plus memtableEntryOverhead a
-// key, and that is within a fifth of what its entries cost the Go heap
-// (keys of 26 bytes and values of 18, as a windowed COUNT and SUM's).
-// Counting the bytes alone, a bound on it let the heap grow four times
-// past what it meant.
+// key (and memtableTreeOverhead once a range has built its key order),
+// and that is within a fifth of what its entries cost the Go heap (keys
+// of 26 bytes and values of 18, as a windowed COUNT and SUM's). Counting
+// the bytes alone, a bound on it let the heap grow four times past what
+// it meant.
 func TestMemtableMemoryHonest(t *testing.T) {
 	const n = 50_000
-	s := openDB(t, "").Store("agg", 0)
-	value := make([]byte, 18)
-	var before, after runtime.MemStats
-	runtime.GC()
-	runtime.ReadMemStats(&before)
-	for i := range n {
-		s.Put(fmt.Appendf(nil, "\x00\x00\x01\x8c%08dauction-%06d", i, i), value)
+	for _, c := range []struct {
+		name     string
+		ranged   bool
+		overhead int64
+	}{
+		{"read by key", false, memtableEntryOverhead},
+		{"ranged over", true, memtableEntryOverhead + memtableTreeOverhead},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			s := openDB(t, "").Store("agg", 0)
+			value := make([]byte, 18)
+			var before, after runtime.MemStats
+			runtime.GC()
+			runtime.ReadMemStats(&before)
+			for i := range n {
+				s.Put(fmt.Appendf(nil, "\x00\x00\x01\x8c%08dauction-%06d", i, i), value)
+			}
+			if c.ranged {
+				if err := s.RangeBetween([]byte("\x00"), []byte("\x00\x00\x01\x8c00000001"), func(k, v []byte) bool { return true }); err != nil {
+					t.Fatal(err)
+				}
+			}
+			runtime.GC()
+			runtime.ReadMemStats(&after)
+			if want := int64(n*(26+18)) + n*c.overhead; s.OverlayMemory() != want {
+				t.Errorf("OverlayMemory = %d, want %d (keys and values, and the overhead of %d keys)", s.OverlayMemory(), want, n)
+			}
+			heap := int64(after.HeapAlloc) - int64(before.HeapAlloc)
+			if ratio := float64(s.OverlayMemory()) / float64(heap); ratio < 0.8 || ratio > 1.2 {
+				t.Errorf("OverlayMemory %d against %d bytes of heap (%.2f); want within a fifth", s.OverlayMemory(), heap, ratio)
+			} else {
+				t.Logf("OverlayMemory %d, heap %d (%d a key)", s.OverlayMemory(), heap, heap/n)
+			}
+			runtime.KeepAlive(s)
+		})
 	}
-	runtime.GC()
-	runtime.ReadMemStats(&after)
-	if want := int64(n*(26+18) + n*memtableEntryOverhead); s.OverlayMemory() != want {
-		t.Errorf("OverlayMemory = %d, want %d (keys and values, and the overhead of %d keys)", s.OverlayMemory(), want, n)
-	}
-	heap := int64(after.HeapAlloc) - int64(before.HeapAlloc)
-	if ratio := float64(s.OverlayMemory()) / float64(heap); ratio < 0.8 || ratio > 1.2 {
-		t.Errorf("OverlayMemory %d against %d bytes of heap (%.2f); want within a fifth", s.OverlayMemory(), heap, ratio)
-	} else {
-		t.Logf("OverlayMemory %d, heap %d (%d a key)", s.OverlayMemory(), heap, heap/n)
-	}
-	runtime.KeepAlive(s)
 }

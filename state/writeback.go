@@ -62,10 +62,8 @@ func (s *Store) LastKey() (last []byte, ok, known bool, err error) {
 	if s.restored.Load() != nil {
 		return nil, false, false, nil
 	}
-	if s.overlay.order != nil {
-		if k, hit := s.overlay.order.Max(); hit {
-			last, ok = []byte(k), true
-		}
+	if k, hit := s.overlay.maxKey(); hit {
+		last, ok = []byte(k), true
 	}
 	err = s.db.bdb.View(func(txn *badger.Txn) error {
 		it := txn.NewIterator(badger.IteratorOptions{Reverse: true, Prefix: s.data})
