@@ -216,6 +216,7 @@ const (
 	commitIntervalProperty      = "commit.interval.ms"
 	numStreamThreadsProperty    = "num.stream.threads"
 	transactionTimeoutProperty  = "transaction.timeout.ms"
+	sessionTimeoutProperty      = "session.timeout.ms"
 
 	// Sluice commits every second, and every 100 ms under exactly-once,
 	// where results become visible to read_committed consumers only when
@@ -261,6 +262,10 @@ var (
 		[]string{"ksql.streams." + transactionTimeoutProperty, "producer." + transactionTimeoutProperty, "ksql.streams.producer." + transactionTimeoutProperty},
 		ScopeQuery, "INT", fixed(strconv.FormatInt(exec.DefaultTransactionTimeout.Milliseconds(), 10)), number(32, 1),
 		"Under exactly-once, how long, in milliseconds, a query's transaction may stay open before its coordinator aborts it: how long an instance that crashed or was cut off can hold back read_committed readers and the instance taking over its partitions. A commit of a query behind its input waits at most a quarter of it. Kafka refuses more than its brokers' transaction.max.timeout.ms (15 minutes by default).")
+	propSessionTimeout = declare(sessionTimeoutProperty,
+		[]string{"ksql.streams." + sessionTimeoutProperty, "consumer." + sessionTimeoutProperty, "ksql.streams.consumer." + sessionTimeoutProperty},
+		ScopeQuery, "INT", fixed(strconv.FormatInt(exec.DefaultSessionTimeout.Milliseconds(), 10)), number(32, 1),
+		"How long, in milliseconds, an instance that stopped heartbeating keeps a query's partitions before its group gives them to the others (Kafka's default is 45000). Kafka refuses a value outside its brokers' group.min.session.timeout.ms and group.max.session.timeout.ms (6 s and 30 min by default).")
 	propNumStreamThreads = declare(numStreamThreadsProperty, []string{"ksql.streams." + numStreamThreadsProperty}, ScopeQuery, "INT",
 		func(map[string]string) string { return strconv.Itoa(runtime.GOMAXPROCS(0)) }, number(32, 1),
 		"How many of a query's tasks process records at once on this instance.").
@@ -353,7 +358,7 @@ var (
 
 // propertyTable is every declared property, sorted by name.
 var propertyTable = sortedProperties(
-	propAutoOffsetReset, propProcessingGuarantee, propCommitInterval, propTransactionTimeout, propNumStreamThreads, propStandbyReplicas,
+	propAutoOffsetReset, propProcessingGuarantee, propCommitInterval, propTransactionTimeout, propSessionTimeout, propNumStreamThreads, propStandbyReplicas,
 	propTableRetention, propIdleTimeout, propCompat, propTimestampThrow, propDefaultKeyFormat, propDefaultValueFormat,
 	propNewQueryPlanner, propPushV2Registry, propStallTimeout, propHotKeyShare, propPullTableScan, propPullRangeScan, propPullLimit,
 	propPushV2Enabled, propPushV2Buffer, propStandbyReads, propMaxOffsetLag, propAssertTopicTimeout,
@@ -508,6 +513,11 @@ func commitInterval(props map[string]string) time.Duration {
 
 func transactionTimeout(props map[string]string) time.Duration {
 	ms, _ := strconv.ParseInt(propTransactionTimeout.value(props), 10, 64)
+	return time.Duration(ms) * time.Millisecond
+}
+
+func sessionTimeout(props map[string]string) time.Duration {
+	ms, _ := strconv.ParseInt(propSessionTimeout.value(props), 10, 64)
 	return time.Duration(ms) * time.Millisecond
 }
 

@@ -139,6 +139,7 @@ func (e *Engine) kafkaConfig(group string, transient bool, out exec.Output, prop
 		ResetOffset:        autoOffsetReset(props),
 		CommitInterval:     commitInterval(props),
 		TransactionTimeout: transactionTimeout(props),
+		SessionTimeout:     sessionTimeout(props),
 		DB:                 e.db,
 		Log:                e.log,
 		Transient:          transient,

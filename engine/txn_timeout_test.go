@@ -65,3 +65,53 @@ func TestTransactionTimeoutProperty(t *testing.T) {
 		})
 	}
 }
+
+// TestSessionTimeoutProperty: a query's consumer joins its group with the
+// session timeout session.timeout.ms (or one of its other names) sets,
+// 10 s unless set. The embedded broker observes the JoinGroup requests.
+func TestSessionTimeoutProperty(t *testing.T) {
+	for _, c := range []struct {
+		name  string
+		props []string
+		want  int32
+	}{
+		{"default", nil, 10000},
+		{"session.timeout.ms", []string{"session.timeout.ms", "7000"}, 7000},
+		{"consumer. name", []string{"consumer.session.timeout.ms", "8000"}, 8000},
+		{"ksql.streams.consumer. name", []string{"ksql.streams.consumer.session.timeout.ms", "9000"}, 9000},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			b := testkafka.Embedded(t) // the observer needs the embedded broker
+			brokers := b.Addr()
+			in, out := testkafka.Name(t, "session_in"), testkafka.Name(t, "session_out")
+			var mu sync.Mutex
+			seen := map[string]int32{} // group => session timeout asked
+			observe := b.Cluster().Fault(kfake.Fault{Keys: []kmsg.Key{kmsg.JoinGroup}, Observe: true, Count: -1,
+				When: func(req kmsg.Request) bool {
+					r := req.(*kmsg.JoinGroupRequest)
+					mu.Lock()
+					seen[r.Group] = r.SessionTimeoutMillis
+					mu.Unlock()
+					return true
+				}})
+			defer observe.Remove()
+			e := openEngineLog(t, brokers, t.TempDir(), testkafka.Name(t, "svc"), quiet, c.props...)
+			defer closeEngine(t, e)
+			execute(t, e, fmt.Sprintf(`
+				CREATE STREAM %[1]s (id VARCHAR KEY, v INT) WITH (KAFKA_TOPIC='%[1]s', VALUE_FORMAT='JSON', PARTITIONS=1);
+				CREATE TABLE %[2]s AS SELECT id, COUNT(*) AS n FROM %[1]s GROUP BY id;`, in, out))
+			testkafka.Await(t, 30*time.Second, "the query's consumer to join its group", func() bool {
+				mu.Lock()
+				defer mu.Unlock()
+				return len(seen) > 0
+			})
+			mu.Lock()
+			defer mu.Unlock()
+			for group, ms := range seen {
+				if ms != c.want {
+					t.Errorf("group %s joined with a %d ms session timeout, want %d", group, ms, c.want)
+				}
+			}
+		})
+	}
+}

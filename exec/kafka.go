@@ -42,8 +42,12 @@ type KafkaConfig struct {
 	// TransactionTimeout is the producer's transaction.timeout.ms under
 	// exactly-once (0: DefaultTransactionTimeout).
 	TransactionTimeout time.Duration
-	DB                 *state.DB
-	Log                *slog.Logger
+	// SessionTimeout is the consumer group's session.timeout.ms: how
+	// long a member that stopped heartbeating keeps its partitions (0:
+	// DefaultSessionTimeout).
+	SessionTimeout time.Duration
+	DB             *state.DB
+	Log            *slog.Logger
 	// Transient queries keep no changelog and wipe their state at stop.
 	Transient bool
 	// Output replaces Kafka as the destination of sink records (transient
@@ -296,12 +300,13 @@ func StartKafka(topo *Topology, cfg KafkaConfig, m *Metrics) (*KafkaRunner, erro
 		// fetch of an empty partition holds back the others after a
 		// restart.
 		kgo.FetchMaxWait(min(cfg.CommitInterval, 500*time.Millisecond)),
-		// A member that died without leaving holds its partitions this
-		// long (Kafka's default is 45 s), unless it restarts first: with
-		// InstanceID the restarted member takes them over at once (see
-		// membership.go).
-		kgo.SessionTimeout(10*time.Second),
-		kgo.HeartbeatInterval(time.Second),
+		// A member that died without leaving holds its partitions for
+		// the session timeout (Sluice's default 10 s, Kafka's 45 s),
+		// unless it restarts first: with InstanceID the restarted member
+		// takes them over at once (see membership.go). A member
+		// heartbeats at least three times a session.
+		kgo.SessionTimeout(cfg.sessionTimeout()),
+		kgo.HeartbeatInterval(min(time.Second, cfg.sessionTimeout()/3)),
 		kgo.WithLogger(newClientLogger(cfg.Log)),
 		kgo.OnPartitionsAssigned(r.onAssigned),
 		kgo.OnPartitionsRevoked(r.onRevoked),
@@ -599,6 +604,19 @@ func (r *KafkaRunner) overlayFull() bool {
 		}
 	}
 	return false
+}
+
+// DefaultSessionTimeout is a query's session.timeout.ms unless set
+// (Kafka's default is 45 s): a crashed instance that does not come back
+// holds its partitions this long.
+const DefaultSessionTimeout = 10 * time.Second
+
+// sessionTimeout is the configured session timeout, or the default.
+func (cfg KafkaConfig) sessionTimeout() time.Duration {
+	if cfg.SessionTimeout > 0 {
+		return cfg.SessionTimeout
+	}
+	return DefaultSessionTimeout
 }
 
 // transactionTimeout is the configured transaction timeout, or the
