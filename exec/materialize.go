@@ -100,6 +100,9 @@ type materializeOp struct {
 	// written, when set, reads the value columns back as the sink's
 	// value format carries them (AsWritten).
 	written format.Codec
+	// kbuf and vbuf are the record's key and encoded row, reused: the
+	// store copies what it keeps.
+	kbuf, vbuf []byte
 }
 
 func (o *materializeOp) Open(tc *TaskContext) error {
@@ -120,7 +123,8 @@ func (o *materializeOp) Process(tc *TaskContext, row *Row) error {
 	if row.NullKey || len(n.KeyIdx) == 0 || o.cols[0] == nil {
 		return o.emit(tc, row)
 	}
-	k := joinTableKey(nil, o.cols, len(n.KeyIdx), nil)
+	k := joinTableKey(o.kbuf[:0], o.cols, len(n.KeyIdx), nil)
+	o.kbuf = k
 	var kept []any
 	if n.SameRow || n.WithOld {
 		v, held, err := o.store.Get(k)
@@ -174,7 +178,8 @@ func (o *materializeOp) Process(tc *TaskContext, row *Row) error {
 	if n.SameRow && kept != nil && sameRow(kept, o.cols, len(o.cols)) {
 		return nil
 	}
-	o.store.Put(k, EncodeTableRow(nil, ts, o.cols))
+	o.vbuf = EncodeTableRow(o.vbuf[:0], ts, o.cols)
+	o.store.Put(k, o.vbuf)
 	return o.emit(tc, row)
 }
 

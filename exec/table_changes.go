@@ -56,6 +56,9 @@ type tableChangeOp struct {
 	forward
 	node  *TableChangeNode
 	store *state.Store
+	// kbuf and vbuf are the record's key and encoded row, reused: the
+	// store copies what it keeps.
+	kbuf, vbuf []byte
 }
 
 func (o *tableChangeOp) Open(tc *TaskContext) error {
@@ -69,7 +72,8 @@ func (o *tableChangeOp) Process(tc *TaskContext, row *Row) error {
 	if row.Cols[0] == nil {
 		return nil
 	}
-	k := joinTableKey(nil, row.Cols, n.NKeys, nil)
+	k := joinTableKey(o.kbuf[:0], row.Cols, n.NKeys, nil)
+	o.kbuf = k
 	v, existed, err := o.store.Get(k)
 	if err != nil {
 		return err
@@ -87,7 +91,8 @@ func (o *tableChangeOp) Process(tc *TaskContext, row *Row) error {
 	if row.Tombstone {
 		o.store.Delete(k)
 	} else {
-		o.store.Put(k, EncodeTableRow(nil, row.Ts, row.Cols))
+		o.vbuf = EncodeTableRow(o.vbuf[:0], row.Ts, row.Cols)
+		o.store.Put(k, o.vbuf)
 		cur = row.Cols
 	}
 	newGroup, newArgs, newOK := o.parts(cur)
