@@ -505,6 +505,24 @@ func BenchmarkRestore(b *testing.B) {
 	b.ReportMetric(records, "records/op")
 }
 
+// transactionalChangelog creates log's topic and returns a transactional
+// producer (transactional id named after txnID) that writes to it as Flush
+// needs; the test closes it.
+func transactionalChangelog(t *testing.T, k *testKafka, log Changelog, txnID string) *kgo.Client {
+	t.Helper()
+	if err := EnsureTopic(testCtx(t), k.adm, log.Topic, 1, -1, nil); err != nil {
+		t.Fatal(err)
+	}
+	txn, err := kgo.NewClient(append(k.conn,
+		kgo.RecordPartitioner(kgo.ManualPartitioner()),
+		kgo.TransactionalID(testkafka.Name(t, txnID)))...)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(txn.Close)
+	return txn
+}
+
 // With exactly_once the changelog ends in transaction markers, and aborted
 // intervals sit in it; restore must stop at the marker and skip the aborted
 // records.
@@ -512,16 +530,7 @@ func TestRestoreTransactionalChangelog(t *testing.T) {
 	k := startKafka(t)
 	ctx := testCtx(t)
 	log := Changelog{Topic: testkafka.Name(t, "eos-changelog"), Partition: 0}
-	if err := EnsureTopic(ctx, k.adm, log.Topic, 1, -1, nil); err != nil {
-		t.Fatal(err)
-	}
-	txn, err := kgo.NewClient(append(k.conn,
-		kgo.RecordPartitioner(kgo.ManualPartitioner()),
-		kgo.TransactionalID(testkafka.Name(t, "sluice-test-task-0")))...)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer txn.Close()
+	txn := transactionalChangelog(t, k, log, "sluice-test-task-0")
 	owner := openDB(t, t.TempDir()).Store("agg", 0)
 	interval := func(commit bool, ops []op) {
 		t.Helper()
@@ -575,16 +584,7 @@ func TestRestoreAfterOpenTransactions(t *testing.T) {
 			k := startKafka(t)
 			ctx := testCtx(t)
 			log := Changelog{Topic: testkafka.Name(t, "eos-open-changelog"), Partition: 0, AfterOpenTransactions: wait}
-			if err := EnsureTopic(ctx, k.adm, log.Topic, 1, -1, nil); err != nil {
-				t.Fatal(err)
-			}
-			txn, err := kgo.NewClient(append(k.conn,
-				kgo.RecordPartitioner(kgo.ManualPartitioner()),
-				kgo.TransactionalID(testkafka.Name(t, "sluice-test-owner")))...)
-			if err != nil {
-				t.Fatal(err)
-			}
-			defer txn.Close()
+			txn := transactionalChangelog(t, k, log, "sluice-test-owner")
 			owner := openDB(t, t.TempDir()).Store("agg", 0)
 			interval := func(ops []op) {
 				t.Helper()
