@@ -506,20 +506,20 @@ func atLeastOnce(props map[string]string) map[string]string {
 	return out
 }
 
-func commitInterval(props map[string]string) time.Duration {
-	ms, _ := strconv.ParseInt(propCommitInterval.value(props), 10, 64)
+// millis is the value in force of a property in milliseconds (its check
+// has accepted a whole number) as a duration.
+func (p *PropertyDef) millis(props map[string]string) time.Duration {
+	ms, _ := strconv.ParseInt(p.value(props), 10, 64)
 	return time.Duration(ms) * time.Millisecond
 }
+
+func commitInterval(props map[string]string) time.Duration { return propCommitInterval.millis(props) }
 
 func transactionTimeout(props map[string]string) time.Duration {
-	ms, _ := strconv.ParseInt(propTransactionTimeout.value(props), 10, 64)
-	return time.Duration(ms) * time.Millisecond
+	return propTransactionTimeout.millis(props)
 }
 
-func sessionTimeout(props map[string]string) time.Duration {
-	ms, _ := strconv.ParseInt(propSessionTimeout.value(props), 10, 64)
-	return time.Duration(ms) * time.Millisecond
-}
+func sessionTimeout(props map[string]string) time.Duration { return propSessionTimeout.millis(props) }
 
 func streamThreads(props map[string]string) int {
 	n, _ := strconv.Atoi(propNumStreamThreads.value(props))

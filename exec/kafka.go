@@ -1,6 +1,7 @@
 package exec
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -613,19 +614,13 @@ const DefaultSessionTimeout = 10 * time.Second
 
 // sessionTimeout is the configured session timeout, or the default.
 func (cfg KafkaConfig) sessionTimeout() time.Duration {
-	if cfg.SessionTimeout > 0 {
-		return cfg.SessionTimeout
-	}
-	return DefaultSessionTimeout
+	return cmp.Or(cfg.SessionTimeout, DefaultSessionTimeout)
 }
 
 // transactionTimeout is the configured transaction timeout, or the
 // default.
 func (cfg KafkaConfig) transactionTimeout() time.Duration {
-	if cfg.TransactionTimeout > 0 {
-		return cfg.TransactionTimeout
-	}
-	return DefaultTransactionTimeout
+	return cmp.Or(cfg.TransactionTimeout, DefaultTransactionTimeout)
 }
 
 // commitWorkShare is how many times as long as a commit takes the loop
