@@ -298,7 +298,8 @@ func (b *scaleBench) startRaw(k int, in, out, group string) (func() error, error
 	var clients []*kgo.Client
 	for range k {
 		cl, err := kgo.NewClient(append(slices.Clone(b.conn), kgo.ConsumeTopics(in), kgo.ConsumerGroup(group),
-			kgo.ConsumeResetOffset(kgo.NewOffset().AtStart()), kgo.ProducerLinger(2*time.Millisecond), kgo.DefaultProduceTopic(out))...)
+			kgo.ConsumeResetOffset(kgo.NewOffset().AtStart()), kgo.ProducerLinger(2*time.Millisecond), kgo.DefaultProduceTopic(out),
+			kgo.ProducerBatchCompression(kgo.NoCompression()))...) // as Sluice produces
 		if err != nil {
 			cancel()
 			return nil, err

@@ -43,6 +43,9 @@ func (w *workerCmd) Run(ctx context.Context, c *cli) error {
 		kgo.DefaultProduceTopic(w.Out),
 		kgo.RecordPartitioner(kgo.ManualPartitioner()),
 		kgo.ProducerLinger(5 * time.Millisecond),
+		// As Sluice's queries produce (compression.type none, Kafka's
+		// producer default), so a copy costs what a copy costs.
+		kgo.ProducerBatchCompression(kgo.NoCompression()),
 	}
 	switch w.Kind {
 	case "ha":

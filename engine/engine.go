@@ -229,7 +229,10 @@ func Open(ctx context.Context, cfg Config) (*Engine, error) {
 		return e, nil
 	}
 	opts := append([]kgo.Opt{}, cfg.ConnOpts...)
-	opts = append(opts, kgo.RecordPartitioner(exec.Partitioner(nil, nil)), kgo.ProducerLinger(2*time.Millisecond))
+	opts = append(opts, kgo.RecordPartitioner(exec.Partitioner(nil, nil)), kgo.ProducerLinger(2*time.Millisecond),
+		// INSERT … VALUES and the command topic compress as the
+		// instance's queries do unless a query sets its own.
+		kgo.ProducerBatchCompression(exec.CompressionCodec(compressionType(cfg.Properties))))
 	opts = append(opts, e.clientOpts("sluice-"+cfg.ServiceID+"-admin-"+e.instanceID)...)
 	cl, err := kgo.NewClient(opts...)
 	if err != nil {

@@ -217,6 +217,7 @@ const (
 	numStreamThreadsProperty    = "num.stream.threads"
 	transactionTimeoutProperty  = "transaction.timeout.ms"
 	sessionTimeoutProperty      = "session.timeout.ms"
+	compressionTypeProperty     = "compression.type"
 
 	// Sluice commits every second, and every 100 ms under exactly-once,
 	// where results become visible to read_committed consumers only when
@@ -266,6 +267,10 @@ var (
 		[]string{"ksql.streams." + sessionTimeoutProperty, "consumer." + sessionTimeoutProperty, "ksql.streams.consumer." + sessionTimeoutProperty},
 		ScopeQuery, "INT", fixed(strconv.FormatInt(exec.DefaultSessionTimeout.Milliseconds(), 10)), number(32, 1),
 		"How long, in milliseconds, an instance that stopped heartbeating keeps a query's partitions before its group gives them to the others (Kafka's default is 45000). Kafka refuses a value outside its brokers' group.min.session.timeout.ms and group.max.session.timeout.ms (6 s and 30 min by default).")
+	propCompressionType = declare(compressionTypeProperty,
+		[]string{"ksql.streams." + compressionTypeProperty, "producer." + compressionTypeProperty, "ksql.streams.producer." + compressionTypeProperty},
+		ScopeQuery, "STRING", fixed(exec.DefaultCompression), oneOf(exec.Compressions...),
+		"How a query's producer compresses the batches it writes to its outputs, repartition topics and changelogs: none (Kafka's producer default), gzip, snappy, lz4 or zstd. Compression spends the query's CPU (and the broker's, which checks each batch) to save network and disk.")
 	propNumStreamThreads = declare(numStreamThreadsProperty, []string{"ksql.streams." + numStreamThreadsProperty}, ScopeQuery, "INT",
 		func(map[string]string) string { return strconv.Itoa(runtime.GOMAXPROCS(0)) }, number(32, 1),
 		"How many of a query's tasks process records at once on this instance.").
@@ -358,7 +363,7 @@ var (
 
 // propertyTable is every declared property, sorted by name.
 var propertyTable = sortedProperties(
-	propAutoOffsetReset, propProcessingGuarantee, propCommitInterval, propTransactionTimeout, propSessionTimeout, propNumStreamThreads, propStandbyReplicas,
+	propAutoOffsetReset, propProcessingGuarantee, propCommitInterval, propTransactionTimeout, propSessionTimeout, propCompressionType, propNumStreamThreads, propStandbyReplicas,
 	propTableRetention, propIdleTimeout, propCompat, propTimestampThrow, propDefaultKeyFormat, propDefaultValueFormat,
 	propNewQueryPlanner, propPushV2Registry, propStallTimeout, propHotKeyShare, propPullTableScan, propPullRangeScan, propPullLimit,
 	propPushV2Enabled, propPushV2Buffer, propStandbyReads, propMaxOffsetLag, propAssertTopicTimeout,
@@ -520,6 +525,10 @@ func transactionTimeout(props map[string]string) time.Duration {
 }
 
 func sessionTimeout(props map[string]string) time.Duration { return propSessionTimeout.millis(props) }
+
+func compressionType(props map[string]string) string {
+	return strings.ToLower(strings.TrimSpace(propCompressionType.value(props)))
+}
 
 func streamThreads(props map[string]string) int {
 	n, _ := strconv.Atoi(propNumStreamThreads.value(props))

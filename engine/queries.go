@@ -140,6 +140,7 @@ func (e *Engine) kafkaConfig(group string, transient bool, out exec.Output, prop
 		CommitInterval:     commitInterval(props),
 		TransactionTimeout: transactionTimeout(props),
 		SessionTimeout:     sessionTimeout(props),
+		Compression:        compressionType(props),
 		DB:                 e.db,
 		Log:                e.log,
 		Transient:          transient,
