@@ -303,7 +303,7 @@ func verify(st *state.Store, keys, end int64) error {
 func fillChangelog(ctx context.Context, conn []kgo.Opt, log state.Changelog, keys, chunk int, parent string) (int64, error) {
 	prod, err := kgo.NewClient(append(slices.Clone(conn),
 		kgo.RecordPartitioner(kgo.ManualPartitioner()),
-		kgo.ProducerLinger(5*time.Millisecond),          // as exec's runner
+		kgo.ProducerLinger(5*time.Millisecond),            // as exec's runner
 		kgo.ProducerBatchCompression(kgo.NoCompression()), // as exec's runner
 	)...)
 	if err != nil {
