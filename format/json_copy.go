@@ -38,7 +38,9 @@ type JSONCopy struct {
 // input column from[i] unchanged or, where from[i] is -1, a value the
 // caller computes (see Write), or nil when copying cannot be exact for
 // these columns (an unwrapped single value on either side, a column read
-// of a type other than STRING, INT, BIGINT, DOUBLE or BOOLEAN, a type
+// of a type other than STRING, INT, BIGINT, DOUBLE, BOOLEAN, TIMESTAMP,
+// DATE or TIME (the last three copied as the integers they are read
+// from and written as), a type
 // change). needed marks the input columns a decode would convert (nil:
 // all); the others are skipped as unknown fields are. A JSONCopy serves
 // one goroutine.

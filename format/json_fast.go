@@ -118,11 +118,14 @@ func fastValue(v *fastjson.Value, col types.Column) (x any, err error) {
 		// fraction or exponent where an integer is wanted, or a value out
 		// of range, goes the general way.
 		switch t.Kind {
-		case types.BigInt:
+		case types.BigInt, types.Timestamp:
+			// A TIMESTAMP's number is its epoch milliseconds, read as a
+			// BIGINT's (FromJSON).
 			if n, err := v.Int64(); err == nil {
 				return n, nil
 			}
-		case types.Integer:
+		case types.Integer, types.Date, types.Time:
+			// DATE (days) and TIME (milliseconds) read as INT's numbers.
 			if n, err := v.Int64(); err == nil && n >= math.MinInt32 && n <= math.MaxInt32 {
 				return int32(n), nil
 			}

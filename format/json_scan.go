@@ -35,7 +35,11 @@ func newSpans(c *jsonCodec) *spans {
 	for i, col := range c.cols {
 		r.kinds[i] = col.Type.Kind
 		switch col.Type.Kind {
-		case types.String, types.Integer, types.BigInt, types.Double, types.Boolean:
+		case types.String, types.Integer, types.BigInt, types.Double, types.Boolean,
+			// Read from numbers as FromJSON reads them: TIMESTAMP a BIGINT
+			// of epoch milliseconds, DATE and TIME INTs; their text forms
+			// take the general path.
+			types.Timestamp, types.Date, types.Time:
 		default:
 			if !c.skips(i) {
 				return nil
@@ -91,9 +95,9 @@ func (r *spans) decode(data []byte, dst []any, only []bool) bool {
 		switch k {
 		case types.String:
 			dst[i] = string(text[1 : len(text)-1])
-		case types.BigInt:
+		case types.BigInt, types.Timestamp:
 			dst[i] = parseInt(text)
-		case types.Integer:
+		case types.Integer, types.Date, types.Time:
 			dst[i] = int32(parseInt(text))
 		case types.Double:
 			f, err := strconv.ParseFloat(string(text), 64)
@@ -222,7 +226,7 @@ func (s *scanner) column(k types.Kind) bool {
 		start := s.pos
 		plain, ok, ascii := s.strASCII()
 		return ok && plain && (ascii || utf8.Valid(s.data[start:s.pos]))
-	case types.BigInt, types.Integer:
+	case types.BigInt, types.Integer, types.Timestamp, types.Date, types.Time:
 		start := s.pos
 		if ok, integer := s.number(); !ok || !integer {
 			return false
@@ -235,7 +239,7 @@ func (s *scanner) column(k types.Kind) bool {
 		if text[0] == '-' {
 			digits--
 		}
-		if k == types.BigInt {
+		if k == types.BigInt || k == types.Timestamp {
 			return digits <= 18 || fitsInt(text, 64)
 		}
 		return digits <= 9 || fitsInt(text, 32)
