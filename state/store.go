@@ -471,7 +471,7 @@ func (s *Store) Commit(cp Checkpoint) error {
 	// Published before the write starts, forgotten once it is done:
 	// RangeCommitted sees the commit all along.
 	published := s.view.publishFlush(&f.table)
-	s.overlay = newMemtable()
+	s.overlay = newMemtableLike(&f.table)
 	s.nextGen()
 	s.held = nil
 	s.flush.Store(f)
