@@ -206,6 +206,12 @@ func duration(name, v string) error {
 	return err
 }
 
+// consumerAliases are a consumer config's other names: with the consumer.
+// prefix, ksqlDB's ksql.streams. form, and both.
+func consumerAliases(name string) []string {
+	return []string{"consumer." + name, "ksql.streams." + name, "ksql.streams.consumer." + name}
+}
+
 // streams is a Kafka Streams config's names: its own and ksqlDB's
 // ksql.streams. form.
 func streams(name string) (string, []string) { return name, []string{"ksql.streams." + name} }
@@ -218,6 +224,10 @@ const (
 	transactionTimeoutProperty  = "transaction.timeout.ms"
 	sessionTimeoutProperty      = "session.timeout.ms"
 	compressionTypeProperty     = "compression.type"
+	fetchMaxWaitProperty        = "fetch.max.wait.ms"
+	fetchMinBytesProperty       = "fetch.min.bytes"
+	fetchMaxBytesProperty       = "fetch.max.bytes"
+	maxPartitionFetchProperty   = "max.partition.fetch.bytes"
 
 	// Sluice commits every second, and every 100 ms under exactly-once,
 	// where results become visible to read_committed consumers only when
@@ -264,13 +274,28 @@ var (
 		ScopeQuery, "INT", fixed(strconv.FormatInt(exec.DefaultTransactionTimeout.Milliseconds(), 10)), number(32, 1),
 		"Under exactly-once, how long, in milliseconds, a query's transaction may stay open before its coordinator aborts it: how long an instance that crashed or was cut off can hold back read_committed readers and the instance taking over its partitions. A commit of a query behind its input waits at most a quarter of it. Kafka refuses more than its brokers' transaction.max.timeout.ms (15 minutes by default).")
 	propSessionTimeout = declare(sessionTimeoutProperty,
-		[]string{"ksql.streams." + sessionTimeoutProperty, "consumer." + sessionTimeoutProperty, "ksql.streams.consumer." + sessionTimeoutProperty},
+		consumerAliases(sessionTimeoutProperty),
 		ScopeQuery, "INT", fixed(strconv.FormatInt(exec.DefaultSessionTimeout.Milliseconds(), 10)), number(32, 1),
 		"How long, in milliseconds, an instance that stopped heartbeating keeps a query's partitions before its group gives them to the others (Kafka's default is 45000). Kafka refuses a value outside its brokers' group.min.session.timeout.ms and group.max.session.timeout.ms (6 s and 30 min by default).")
 	propCompressionType = declare(compressionTypeProperty,
 		[]string{"ksql.streams." + compressionTypeProperty, "producer." + compressionTypeProperty, "ksql.streams.producer." + compressionTypeProperty},
 		ScopeQuery, "STRING", fixed(exec.DefaultCompression), oneOf(exec.Compressions...),
 		"How a query's producer compresses the batches it writes to its outputs, repartition topics and changelogs: none (Kafka's producer default), gzip, snappy, lz4 or zstd. Compression spends the query's CPU (and the broker's, which checks each batch) to save network and disk.")
+	propFetchMaxWait = declare(fetchMaxWaitProperty, consumerAliases(fetchMaxWaitProperty), ScopeQuery, "INT",
+		func(props map[string]string) string {
+			return strconv.FormatInt(min(commitInterval(props), 500*time.Millisecond).Milliseconds(), 10)
+		}, number(32, 0),
+		"How long, in milliseconds, a query's fetch waits at the broker for fetch.min.bytes of data (at least 10).").
+		describeDefault("500, or the commit interval when shorter")
+	propFetchMinBytes = declare(fetchMinBytesProperty, consumerAliases(fetchMinBytesProperty), ScopeQuery, "INT",
+		fixed("1"), number(32, 0),
+		"How many bytes a query's fetch waits for (up to fetch.max.wait.ms) before the broker answers.")
+	propFetchMaxBytes = declare(fetchMaxBytesProperty, consumerAliases(fetchMaxBytesProperty), ScopeQuery, "INT",
+		fixed("52428800"), number(32, 1),
+		"At most how many bytes one fetch of a query returns, over all its partitions (the first batch goes whole).")
+	propMaxPartitionFetch = declare(maxPartitionFetchProperty, consumerAliases(maxPartitionFetchProperty), ScopeQuery, "INT",
+		fixed("1048576"), number(32, 1),
+		"At most how many bytes one fetch of a query returns of one partition (the first batch goes whole): with fetch.max.bytes, what a query holds of its input as it reads ahead.")
 	propNumStreamThreads = declare(numStreamThreadsProperty, []string{"ksql.streams." + numStreamThreadsProperty}, ScopeQuery, "INT",
 		func(map[string]string) string { return strconv.Itoa(runtime.GOMAXPROCS(0)) }, number(32, 1),
 		"How many of a query's tasks process records at once on this instance.").
@@ -363,7 +388,7 @@ var (
 
 // propertyTable is every declared property, sorted by name.
 var propertyTable = sortedProperties(
-	propAutoOffsetReset, propProcessingGuarantee, propCommitInterval, propTransactionTimeout, propSessionTimeout, propCompressionType, propNumStreamThreads, propStandbyReplicas,
+	propAutoOffsetReset, propProcessingGuarantee, propCommitInterval, propTransactionTimeout, propSessionTimeout, propCompressionType, propFetchMaxWait, propFetchMinBytes, propFetchMaxBytes, propMaxPartitionFetch, propNumStreamThreads, propStandbyReplicas,
 	propTableRetention, propIdleTimeout, propCompat, propTimestampThrow, propDefaultKeyFormat, propDefaultValueFormat,
 	propNewQueryPlanner, propPushV2Registry, propStallTimeout, propHotKeyShare, propPullTableScan, propPullRangeScan, propPullLimit,
 	propPushV2Enabled, propPushV2Buffer, propStandbyReads, propMaxOffsetLag, propAssertTopicTimeout,
@@ -525,6 +550,22 @@ func transactionTimeout(props map[string]string) time.Duration {
 }
 
 func sessionTimeout(props map[string]string) time.Duration { return propSessionTimeout.millis(props) }
+
+// fetchConfig is the consumer's fetch sizes as properties set them.
+func fetchConfig(props map[string]string) exec.FetchConfig {
+	n := func(p *PropertyDef) int32 {
+		v, _ := strconv.ParseInt(p.value(props), 10, 32)
+		return int32(v)
+	}
+	return exec.FetchConfig{
+		// 0 waits as little as the client can (10 ms); a zero MaxWait
+		// would mean the default.
+		MaxWait:           max(propFetchMaxWait.millis(props), time.Millisecond),
+		MinBytes:          n(propFetchMinBytes),
+		MaxBytes:          n(propFetchMaxBytes),
+		MaxPartitionBytes: n(propMaxPartitionFetch),
+	}
+}
 
 func compressionType(props map[string]string) string {
 	return strings.ToLower(strings.TrimSpace(propCompressionType.value(props)))

@@ -141,6 +141,7 @@ func (e *Engine) kafkaConfig(group string, transient bool, out exec.Output, prop
 		TransactionTimeout: transactionTimeout(props),
 		SessionTimeout:     sessionTimeout(props),
 		Compression:        compressionType(props),
+		Fetch:              fetchConfig(props),
 		DB:                 e.db,
 		Log:                e.log,
 		Transient:          transient,

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"math"
 	"runtime"
 	"runtime/pprof"
 	"sort"
@@ -50,8 +51,10 @@ type KafkaConfig struct {
 	// Compression is the producer's compression.type: one of Compressions
 	// ("": DefaultCompression).
 	Compression string
-	DB          *state.DB
-	Log         *slog.Logger
+	// Fetch sizes the consumer's fetches (zero fields: defaults).
+	Fetch FetchConfig
+	DB    *state.DB
+	Log   *slog.Logger
 	// Transient queries keep no changelog and wipe their state at stop.
 	Transient bool
 	// Output replaces Kafka as the destination of sink records (transient
@@ -306,7 +309,7 @@ func StartKafka(topo *Topology, cfg KafkaConfig, m *Metrics) (*KafkaRunner, erro
 		// A fetch waits at most this long for data: with the 5 s default a
 		// fetch of an empty partition holds back the others after a
 		// restart.
-		kgo.FetchMaxWait(min(cfg.CommitInterval, 500*time.Millisecond)),
+		kgo.FetchMaxWait(cfg.Fetch.maxWait(cfg.CommitInterval)),
 		// A member that died without leaving holds its partitions for
 		// the session timeout (Sluice's default 10 s, Kafka's 45 s),
 		// unless it restarts first: with InstanceID the restarted member
@@ -322,6 +325,7 @@ func StartKafka(topo *Topology, cfg KafkaConfig, m *Metrics) (*KafkaRunner, erro
 	if cfg.InstanceID != "" {
 		opts = append(opts, kgo.InstanceID(cfg.InstanceID))
 	}
+	opts = append(opts, cfg.Fetch.sizes()...)
 	opts = append(opts, cfg.ClientOpts...)
 	if cfg.ExactlyOnce {
 		opts = append(opts, kgo.TransactionalID(cfg.TransactionalID), kgo.TransactionTimeout(cfg.transactionTimeout()))
@@ -621,6 +625,46 @@ const DefaultSessionTimeout = 10 * time.Second
 // sessionTimeout is the configured session timeout, or the default.
 func (cfg KafkaConfig) sessionTimeout() time.Duration {
 	return cmp.Or(cfg.SessionTimeout, DefaultSessionTimeout)
+}
+
+// FetchConfig is what Kafka's consumer configs fetch.max.wait.ms,
+// fetch.min.bytes, fetch.max.bytes and max.partition.fetch.bytes set for
+// a query's consumer; a zero field keeps the default (Kafka's, but for
+// the wait: at most the commit interval).
+type FetchConfig struct {
+	MaxWait                               time.Duration
+	MinBytes, MaxBytes, MaxPartitionBytes int32
+}
+
+// minFetchWait is the shortest wait franz-go takes; a shorter
+// fetch.max.wait.ms waits this long.
+const minFetchWait = 10 * time.Millisecond
+
+// maxWait is how long a fetch waits for data: fetch.max.wait.ms, or
+// Kafka's 500 ms, but no longer than the commit interval.
+func (f FetchConfig) maxWait(commitInterval time.Duration) time.Duration {
+	if f.MaxWait > 0 {
+		return max(f.MaxWait, minFetchWait)
+	}
+	return max(min(commitInterval, 500*time.Millisecond), minFetchWait)
+}
+
+// sizes are the client options of the set byte sizes.
+func (f FetchConfig) sizes() []kgo.Opt {
+	var opts []kgo.Opt
+	if f.MinBytes > 0 {
+		opts = append(opts, kgo.FetchMinBytes(f.MinBytes))
+	}
+	if f.MaxBytes > 0 {
+		opts = append(opts, kgo.FetchMaxBytes(f.MaxBytes))
+		// A response may hold this much; franz-go refuses a fetch size
+		// past what it reads from a broker (100 MiB unless raised).
+		opts = append(opts, kgo.BrokerMaxReadBytes(int32(max(100<<20, min(math.MaxInt32, int64(f.MaxBytes)+1<<20)))))
+	}
+	if f.MaxPartitionBytes > 0 {
+		opts = append(opts, kgo.FetchMaxPartitionBytes(f.MaxPartitionBytes))
+	}
+	return opts
 }
 
 // DefaultCompression is a query's compression.type unless set: Kafka's
