@@ -77,3 +77,25 @@ func FuzzJSONDecodeSpansTemporal(f *testing.F) {
 		}
 	})
 }
+
+// TestJSONSpansStringsOwnTheirBytes: the strings of a record the span
+// reader decodes share one copy of their bytes, not the record's buffer:
+// they stay as they were when it is reused.
+func TestJSONSpansStringsOwnTheirBytes(t *testing.T) {
+	cols := []types.Column{col("A", types.StringType), col("N", types.BigIntType), col("B", types.StringType), col("C", types.StringType)}
+	c := newJSONCodec(cols, Props{}, false)
+	data := []byte(`{"A":"channel-1","N":7,"B":"https://x/y","C":""}`)
+	if c.spanReader() == nil || !c.spanReader().read(data) {
+		t.Fatal("the span reader declined the record")
+	}
+	got := make([]any, len(cols))
+	if err := c.Decode(data, got); err != nil {
+		t.Fatal(err)
+	}
+	for i := range data {
+		data[i] = 'x'
+	}
+	if diff := cmp.Diff([]any{"channel-1", int64(7), "https://x/y", ""}, got); diff != "" {
+		t.Errorf("after the record's buffer changed (-want +got):\n%s", diff)
+	}
+}

@@ -1,6 +1,7 @@
 package format
 
 import (
+	"bytes"
 	"encoding/binary"
 	"fmt"
 	"slices"
@@ -44,6 +45,9 @@ type rowsCodec struct {
 	wide    []types.Column
 	wideAt  []int
 	wideRow []any
+	// strings is how many STRING columns Decode converts (-1: not
+	// counted yet).
+	strings int
 }
 
 var (
@@ -56,7 +60,7 @@ func newRowsCodec(cols []types.Column, p Props, key bool) (*rowsCodec, error) {
 	if key {
 		return nil, fmt.Errorf("%w: %s is a value format", ErrUnsupported, Rows)
 	}
-	c := &rowsCodec{cols: cols}
+	c := &rowsCodec{cols: cols, strings: -1}
 	if p.RowsLegacy != nil && len(p.RowsLegacy) != len(cols) {
 		at := make([]int, len(cols))
 		for i, col := range cols {
@@ -70,11 +74,24 @@ func newRowsCodec(cols []types.Column, p Props, key bool) (*rowsCodec, error) {
 	return c, nil
 }
 
+// stringsNeeded counts the STRING columns Decode converts.
+func (c *rowsCodec) stringsNeeded() int {
+	if c.strings < 0 {
+		c.strings = 0
+		for i, col := range c.cols {
+			if col.Type.Kind == types.String && (c.needed == nil || c.needed[i]) {
+				c.strings++
+			}
+		}
+	}
+	return c.strings
+}
+
 // Select makes Decode convert only the needed columns; the others are
 // skipped over and left NULL.
 func (c *rowsCodec) Select(needed []bool) {
 	if len(needed) == len(c.cols) {
-		c.needed = needed
+		c.needed, c.strings = needed, -1
 		if c.legacy != nil {
 			c.legacy.Select(needed)
 		}
@@ -115,13 +132,19 @@ func (c *rowsCodec) Decode(data []byte, dst []any) error {
 		return fmt.Errorf("%w: %s record has %d columns, expected %d", ErrMalformed, Rows, n, len(c.cols))
 	}
 	buf := data[1+w:]
+	decode := types.DecodeValue
+	if c.stringsNeeded() > 1 {
+		// One copy of the record serves all its strings (they view it)
+		// instead of one allocation each.
+		buf, decode = bytes.Clone(buf), types.DecodeValueViewing
+	}
 	var err error
 	for i := range c.cols {
 		if c.needed != nil && !c.needed[i] {
 			dst[i] = nil
 			buf, err = types.SkipValue(buf)
 		} else {
-			dst[i], buf, err = types.DecodeValue(buf)
+			dst[i], buf, err = decode(buf)
 		}
 		if err != nil {
 			return fmt.Errorf("%w: %s record, column %s: %w", ErrMalformed, Rows, c.cols[i].Name, err)

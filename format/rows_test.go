@@ -262,3 +262,54 @@ func TestRowsReadsLegacyLayout(t *testing.T) {
 		t.Errorf("a column missing from the legacy layout: %v, want ErrUnsupported", err)
 	}
 }
+
+// TestRowsStringsOwnTheirBytes: a record's strings, decoded from one copy
+// of its bytes, stay as they were when the record's buffer is reused and
+// when the next record is decoded, with and without a selection.
+func TestRowsStringsOwnTheirBytes(t *testing.T) {
+	cols := []types.Column{col("A", types.StringType), col("N", types.BigIntType), col("B", types.StringType), col("C", types.StringType)}
+	for _, sel := range [][]bool{nil, {true, true, false, true}, {false, true, true, false}} {
+		c, err := NewValueCodec(Rows, cols, Props{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if sel != nil {
+			c.(Selective).Select(sel)
+		}
+		want := func(r []any) []any {
+			out := make([]any, len(r))
+			for i := range r {
+				if sel == nil || sel[i] {
+					out[i] = r[i]
+				}
+			}
+			return out
+		}
+		first, second := []any{"channel-1", int64(7), "https://x/y", ""}, []any{"é", int64(8), nil, "zz"}
+		enc, err := c.Encode(first)
+		if err != nil {
+			t.Fatal(err)
+		}
+		got := make([]any, len(cols))
+		if err := c.Decode(enc, got); err != nil {
+			t.Fatal(err)
+		}
+		for i := range enc {
+			enc[i] = 0xff // the fetched batch's buffer, reused
+		}
+		enc2, err := c.Encode(second)
+		if err != nil {
+			t.Fatal(err)
+		}
+		got2 := make([]any, len(cols))
+		if err := c.Decode(enc2, got2); err != nil {
+			t.Fatal(err)
+		}
+		if diff := cmp.Diff(want(first), got); diff != "" {
+			t.Errorf("select %v: first record after its buffer changed (-want +got):\n%s", sel, diff)
+		}
+		if diff := cmp.Diff(want(second), got2); diff != "" {
+			t.Errorf("select %v: second record (-want +got):\n%s", sel, diff)
+		}
+	}
+}

@@ -7,6 +7,7 @@ import (
 	"maps"
 	"math"
 	"slices"
+	"unsafe"
 
 	"github.com/cockroachdb/apd/v3"
 )
@@ -109,7 +110,14 @@ func DecodeValues(buf []byte) ([]any, []byte, error) {
 }
 
 // DecodeValue decodes one value written by AppendValue, returning the rest.
-func DecodeValue(buf []byte) (any, []byte, error) {
+func DecodeValue(buf []byte) (any, []byte, error) { return decodeValue(buf, false) }
+
+// DecodeValueViewing is DecodeValue whose STRING values are views of buf
+// rather than copies: one copy of a record's bytes serves all its
+// strings. buf must never change while a value decoded from it lives.
+func DecodeValueViewing(buf []byte) (any, []byte, error) { return decodeValue(buf, true) }
+
+func decodeValue(buf []byte, view bool) (any, []byte, error) {
 	if len(buf) == 0 {
 		return nil, nil, ErrCorrupt
 	}
@@ -150,6 +158,9 @@ func DecodeValue(buf []byte) (any, []byte, error) {
 			return d, buf[w+int(n):], nil
 		}
 		if tag == tagString {
+			if view {
+				return unsafe.String(unsafe.SliceData(payload), len(payload)), buf[w+int(n):], nil
+			}
 			return string(payload), buf[w+int(n):], nil
 		}
 		return append([]byte(nil), payload...), buf[w+int(n):], nil
