@@ -773,7 +773,16 @@ func (b *nexBench) run(ctx context.Context, ct *contender, want int64) (procSamp
 	}
 	s.CPU, s.RSS = p.cpu, p.rss
 	if got := cnt.n.Load(); got != want && ct.settle == nil {
-		return s, fmt.Errorf("output holds %d records, want %d", got, want)
+		err := fmt.Errorf("output holds %d records, want %d", got, want)
+		if ct.verify != nil {
+			// Which records: what the next person needs to tell an
+			// engine's mistake from the check's.
+			cnt.stop()
+			if verr := ct.verify(kept); verr != nil {
+				err = fmt.Errorf("%w: %w", err, verr)
+			}
+		}
+		return s, err
 	}
 	if ct.verify != nil {
 		cnt.stop()
