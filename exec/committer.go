@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"slices"
+	"strings"
 	"sync"
 	"time"
 
@@ -301,6 +302,16 @@ func (c *exactlyOnce) commit(ctx context.Context, tasks []*Task, final bool) (bo
 		r.cfg.Log.Warn("transaction fenced by its coordinator; reprocessing from the last commit", "query", r.topo.QueryID, "err", err)
 		committed, err = false, nil
 	}
+	if err != nil && !committed && offsetCommitFailed(err) {
+		// The transaction's offsets did not commit (the group's
+		// coordinator went away, or refused them), so End aborted the
+		// transaction, and that abort succeeded: End reports the offset
+		// commit's error only then (an EndTxn that fails is what it
+		// reports otherwise). Nothing of it committed and End has reset
+		// the session to the committed offsets: the tasks reprocess from
+		// the last commit, as after any abort.
+		produceErr, err = fmt.Errorf("transaction's offsets not committed: %w", err), nil
+	}
 	r.cfg.Push.committed(committed && err == nil)
 	if err != nil {
 		return false, fmt.Errorf("query %s: end transaction: %w", r.topo.QueryID, err)
@@ -324,6 +335,15 @@ func (c *exactlyOnce) commit(ctx context.Context, tasks []*Task, final bool) (bo
 	r.produceErr = nil
 	r.mu.Unlock()
 	return false, nil
+}
+
+// offsetCommitFailed reports an error franz-go's GroupTransactSession.End
+// returns when the transaction's TxnOffsetCommit failed and its EndTxn,
+// then an abort, succeeded. franz-go gives that error no type of its own,
+// only this text (kgo/txn.go); TestExactlyOnceOffsetCommitErrorReprocesses
+// fails should it change.
+func offsetCommitFailed(err error) bool {
+	return strings.HasPrefix(err.Error(), "unable to commit transaction offsets")
 }
 
 // commitState commits a committed transaction's state: to Badger at most
