@@ -56,8 +56,7 @@ func TestCompressionTypeProperty(t *testing.T) {
 								t.Errorf("produce to %s: %v", tp.Topic, err)
 								continue
 							}
-							// Produce v13 names a topic by its id only.
-							topic := cmp.Or(tp.Topic, fmt.Sprintf("%x", tp.TopicID))
+							topic := requestTopic(tp.Topic, tp.TopicID)
 							if codecs[topic] == nil {
 								codecs[topic] = map[int16]bool{}
 							}
@@ -82,7 +81,7 @@ func TestCompressionTypeProperty(t *testing.T) {
 				if c := codecs[name]; c != nil {
 					return c
 				}
-				return codecs[fmt.Sprintf("%x", [16]byte(topics[name].ID))]
+				return codecs[topicID(topics[name].ID)]
 			}
 			changelog := func() string {
 				for name := range topics {
@@ -126,3 +125,10 @@ func TestCompressionTypeProperty(t *testing.T) {
 		}
 	})
 }
+
+// requestTopic is how a request names a topic: by name, or (Produce v13,
+// Fetch v13 and later) by id only, as topicID spells it.
+func requestTopic(name string, id [16]byte) string { return cmp.Or(name, topicID(id)) }
+
+// topicID spells a topic id as requestTopic does.
+func topicID(id [16]byte) string { return fmt.Sprintf("%x", id) }

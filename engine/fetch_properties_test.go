@@ -1,7 +1,6 @@
 package engine_test
 
 import (
-	"cmp"
 	"context"
 	"fmt"
 	"sync"
@@ -47,8 +46,7 @@ func TestFetchProperties(t *testing.T) {
 					mu.Lock()
 					defer mu.Unlock()
 					for _, tp := range r.Topics {
-						// Fetch v13 names a topic by its id only.
-						if topic := cmp.Or(tp.Topic, fmt.Sprintf("%x", tp.TopicID)); topic == in || (inID != "" && topic == inID) {
+						if topic := requestTopic(tp.Topic, tp.TopicID); topic == in || (inID != "" && topic == inID) {
 							seen = append(seen, fetch{r.MaxWaitMillis, r.MinBytes, r.MaxBytes, tp.Partitions[0].PartitionMaxBytes})
 						}
 					}
@@ -61,7 +59,7 @@ func TestFetchProperties(t *testing.T) {
 				t.Fatal(err)
 			}
 			mu.Lock()
-			inID = fmt.Sprintf("%x", [16]byte(topics[in].ID))
+			inID = topicID(topics[in].ID)
 			mu.Unlock()
 			e := openEngineLog(t, b.Addr(), t.TempDir(), testkafka.Name(t, "svc"), quiet, c.props...)
 			defer closeEngine(t, e)

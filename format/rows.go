@@ -45,9 +45,10 @@ type rowsCodec struct {
 	wide    []types.Column
 	wideAt  []int
 	wideRow []any
-	// strings is how many STRING columns Decode converts (-1: not
-	// counted yet).
-	strings int
+	// viewStrings is set when Decode converts two or more STRING
+	// columns: one copy of a record then serves all its strings (they
+	// view it) instead of one allocation each.
+	viewStrings bool
 }
 
 var (
@@ -60,7 +61,8 @@ func newRowsCodec(cols []types.Column, p Props, key bool) (*rowsCodec, error) {
 	if key {
 		return nil, fmt.Errorf("%w: %s is a value format", ErrUnsupported, Rows)
 	}
-	c := &rowsCodec{cols: cols, strings: -1}
+	c := &rowsCodec{cols: cols}
+	c.countStrings()
 	if p.RowsLegacy != nil && len(p.RowsLegacy) != len(cols) {
 		at := make([]int, len(cols))
 		for i, col := range cols {
@@ -74,24 +76,23 @@ func newRowsCodec(cols []types.Column, p Props, key bool) (*rowsCodec, error) {
 	return c, nil
 }
 
-// stringsNeeded counts the STRING columns Decode converts.
-func (c *rowsCodec) stringsNeeded() int {
-	if c.strings < 0 {
-		c.strings = 0
-		for i, col := range c.cols {
-			if col.Type.Kind == types.String && (c.needed == nil || c.needed[i]) {
-				c.strings++
-			}
+// countStrings sets viewStrings from the columns Decode converts.
+func (c *rowsCodec) countStrings() {
+	n := 0
+	for i, col := range c.cols {
+		if col.Type.Kind == types.String && (c.needed == nil || c.needed[i]) {
+			n++
 		}
 	}
-	return c.strings
+	c.viewStrings = n > 1
 }
 
 // Select makes Decode convert only the needed columns; the others are
 // skipped over and left NULL.
 func (c *rowsCodec) Select(needed []bool) {
 	if len(needed) == len(c.cols) {
-		c.needed, c.strings = needed, -1
+		c.needed = needed
+		c.countStrings()
 		if c.legacy != nil {
 			c.legacy.Select(needed)
 		}
@@ -133,9 +134,7 @@ func (c *rowsCodec) Decode(data []byte, dst []any) error {
 	}
 	buf := data[1+w:]
 	decode := types.DecodeValue
-	if c.stringsNeeded() > 1 {
-		// One copy of the record serves all its strings (they view it)
-		// instead of one allocation each.
+	if c.viewStrings {
 		buf, decode = bytes.Clone(buf), types.DecodeValueViewing
 	}
 	var err error
