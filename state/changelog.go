@@ -267,7 +267,7 @@ func (s *Store) Restore(ctx context.Context, connOpts []kgo.Opt, log Changelog, 
 }
 
 func (s *Store) restore(ctx context.Context, connOpts []kgo.Opt, log Changelog, progress func(done, total int64)) (int64, error) {
-	if err := s.db.checkOpen(); err != nil {
+	if err := s.checkOpen(); err != nil {
 		return 0, err
 	}
 	// Held writes go to Badger first: the restore continues from their

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"maps"
 	"os"
 	"slices"
 	"strconv"
@@ -99,8 +100,14 @@ type DB struct {
 
 	closed atomic.Bool
 
-	mu     sync.Mutex // guards stores
+	mu     sync.Mutex // guards stores and the catalog
 	stores map[StoreID]*Store
+	// numbers and names are the catalog (keys.go): each store name's
+	// number, and each number's name; nextNumber is the one the next new
+	// name gets.
+	numbers    map[string]uint32
+	names      map[uint32]string
+	nextNumber uint32
 
 	// builds counts cold restores whose data is still being written to
 	// Badger in the background; Close waits for them.
@@ -184,6 +191,14 @@ func Open(opts Options) (*DB, error) {
 		mem = defaultRestoreMemory()
 	}
 	db := &DB{bdb: bdb, log: log, dir: opts.Dir, stores: make(map[StoreID]*Store), restoreMemory: mem}
+	if err := db.dropLegacy(); err != nil {
+		bdb.Close()
+		return nil, fmt.Errorf("open state %q: %w", opts.Dir, err)
+	}
+	if err := db.loadCatalog(); err != nil {
+		bdb.Close()
+		return nil, fmt.Errorf("open state %q: %w", opts.Dir, err)
+	}
 	reserve := opts.MinFreeBytes
 	if reserve == 0 {
 		reserve = DefaultMinFreeBytes
@@ -220,9 +235,92 @@ func (db *DB) Store(name string, partition int32) *Store {
 	if s, ok := db.stores[id]; ok {
 		return s
 	}
-	s := newStore(db, id)
-	db.stores[id] = s
+	number, err := db.numberLocked(name)
+	s := newStore(db, id, number, err)
+	if err == nil {
+		db.stores[id] = s
+	}
 	return s
+}
+
+// numberLocked returns name's store number, giving it the next one (and
+// writing that to the catalog before any of the store's data) when it
+// has none. db.mu is held.
+func (db *DB) numberLocked(name string) (uint32, error) {
+	if n, ok := db.numbers[name]; ok {
+		return n, nil
+	}
+	if err := db.checkOpen(); err != nil {
+		return 0, err
+	}
+	n := db.nextNumber
+	err := whileBlocked(func() error {
+		return db.bdb.Update(func(txn *badger.Txn) error { return txn.Set(catalogKey(name), encodeNumber(n)) })
+	})
+	if err != nil {
+		return 0, fmt.Errorf("number store %s: %w", name, err)
+	}
+	db.numbers[name], db.names[n] = n, name
+	db.nextNumber++
+	return n, nil
+}
+
+// loadCatalog reads every store name's number.
+func (db *DB) loadCatalog() error {
+	db.numbers, db.names, db.nextNumber = make(map[string]uint32), make(map[uint32]string), 1
+	err := db.bdb.View(func(txn *badger.Txn) error {
+		it := txn.NewIterator(badger.IteratorOptions{PrefetchValues: true, Prefix: []byte{tagCatalog}})
+		defer it.Close()
+		for it.Rewind(); it.Valid(); it.Next() {
+			name := string(it.Item().Key()[1:])
+			var n uint32
+			err := it.Item().Value(func(v []byte) (err error) {
+				n, err = decodeNumber(v)
+				return err
+			})
+			if err != nil {
+				return fmt.Errorf("store %s: %w", name, err)
+			}
+			if other, taken := db.names[n]; taken {
+				return fmt.Errorf("stores %s and %s have the same number %d", other, name, n)
+			}
+			db.numbers[name], db.names[n] = n, name
+			db.nextNumber = max(db.nextNumber, n+1)
+		}
+		return nil
+	})
+	if err != nil {
+		return fmt.Errorf("read store catalog: %w", err)
+	}
+	return nil
+}
+
+// dropLegacy deletes the stores of the key layout before store numbers
+// (keys.go): the stores they held are restored from their changelogs
+// when their tasks open them, as on a new disk.
+func (db *DB) dropLegacy() error {
+	found := false
+	err := db.bdb.View(func(txn *badger.Txn) error {
+		for _, tag := range legacyTags {
+			it := txn.NewIterator(badger.IteratorOptions{Prefix: []byte{tag}})
+			it.Rewind()
+			found = found || it.Valid()
+			it.Close()
+		}
+		return nil
+	})
+	if err != nil || !found {
+		return err
+	}
+	db.log.Warn("state: dropping stores kept in an earlier layout; their changelogs restore them", "dir", db.dir)
+	prefixes := make([][]byte, len(legacyTags))
+	for i, tag := range legacyTags {
+		prefixes[i] = []byte{tag}
+	}
+	if err := db.bdb.DropPrefix(prefixes...); err != nil {
+		return fmt.Errorf("drop stores of an earlier layout: %w", err)
+	}
+	return nil
 }
 
 // Stores lists the (name, partition) pairs that have data or a checkpoint on
@@ -244,6 +342,7 @@ func (db *DB) Stores() ([]StoreID, error) {
 			out = append(out, id)
 		}
 	}
+	names := maps.Clone(db.names)
 	db.mu.Unlock()
 	err := db.bdb.View(func(txn *badger.Txn) error {
 		for _, tag := range []byte{tagCheckpoint, tagData} {
@@ -252,10 +351,15 @@ func (db *DB) Stores() ([]StoreID, error) {
 			// first key, so the cost is one seek per store partition, not
 			// one step per data key.
 			for it.Rewind(); it.Valid(); {
-				_, name, part, n, err := decodeStorePrefix(it.Item().Key())
+				_, number, part, n, err := decodeStorePrefix(it.Item().Key())
 				if err != nil {
 					it.Close()
 					return err
+				}
+				name, ok := names[number]
+				if !ok {
+					it.Close()
+					return fmt.Errorf("store number %d is not in the catalog", number)
 				}
 				id := StoreID{Name: name, Partition: part}
 				if !seen[id] {

@@ -21,6 +21,7 @@ type Store struct {
 	id   StoreID
 	data []byte // Badger prefix of this store partition's data keys
 	ckey []byte // Badger key of this store partition's checkpoint
+	err  error  // why the store has no number in the catalog, if it has none
 
 	// overlay holds the writes since the last Commit: under exactly-once
 	// those of several transactions (see Hold).
@@ -100,14 +101,26 @@ type Checkpoint struct {
 	SourceOffsets map[string]int64
 }
 
-func newStore(db *DB, id StoreID) *Store {
+// newStore makes the store partition id, whose name has number in the
+// catalog; a store whose name could not be numbered (err) fails every
+// operation that reaches Badger with err.
+func newStore(db *DB, id StoreID, number uint32, err error) *Store {
 	return &Store{
 		db:      db,
 		id:      id,
-		data:    storePrefix(tagData, id.Name, id.Partition),
-		ckey:    storePrefix(tagCheckpoint, id.Name, id.Partition),
+		data:    storePrefix(tagData, number, id.Partition),
+		ckey:    storePrefix(tagCheckpoint, number, id.Partition),
+		err:     err,
 		overlay: newMemtable(),
 	}
+}
+
+// checkOpen is called by every operation that reaches Badger.
+func (s *Store) checkOpen() error {
+	if s.err != nil {
+		return s.err
+	}
+	return s.db.checkOpen()
 }
 
 // ID returns the store name and partition.
@@ -140,7 +153,7 @@ func (s *Store) Get(key []byte) (value []byte, ok bool, err error) {
 			return v, ok, nil
 		}
 	}
-	if err := s.db.checkOpen(); err != nil {
+	if err := s.checkOpen(); err != nil {
 		return nil, false, s.errorf("get", err)
 	}
 	err = s.db.bdb.View(func(txn *badger.Txn) error {
@@ -212,7 +225,7 @@ func (s *Store) RangeBetween(start, end []byte, fn func(key, value []byte) bool)
 }
 
 func (s *Store) rangeBetween(op string, start, end []byte, fn func(key, value []byte) bool) error {
-	if err := s.db.checkOpen(); err != nil {
+	if err := s.checkOpen(); err != nil {
 		return s.errorf(op, err)
 	}
 	// The cache's entries are part of what the range must see.
@@ -436,7 +449,7 @@ func (s *Store) CommitHeld() error {
 // and cp are kept in memory instead and reach Badger, in one transaction,
 // right after that data (see restored.go).
 func (s *Store) Commit(cp Checkpoint) error {
-	if err := s.db.checkOpen(); err != nil {
+	if err := s.checkOpen(); err != nil {
 		return s.errorf("commit", err)
 	}
 	// One commit at a time on its way to Badger: the previous one has
@@ -554,7 +567,7 @@ func (s *Store) writeTable(t *memtable, cp Checkpoint) error {
 // replays from the start; SourceOffsets nil: consume from the group's
 // committed offsets).
 func (s *Store) Checkpoint() (Checkpoint, error) {
-	if err := s.db.checkOpen(); err != nil {
+	if err := s.checkOpen(); err != nil {
 		return Checkpoint{}, s.errorf("checkpoint", err)
 	}
 	if s.held != nil {
@@ -603,7 +616,7 @@ func (s *Store) Checkpoint() (Checkpoint, error) {
 // overlay. Used before a restore from scratch. A cold restore's data still
 // being written to Badger is dropped: the build is cancelled first.
 func (s *Store) Wipe() error {
-	if err := s.db.checkOpen(); err != nil {
+	if err := s.checkOpen(); err != nil {
 		return s.errorf("wipe", err)
 	}
 	// A commit still being written would land after the wipe; its
@@ -662,7 +675,7 @@ func (s *Store) ApproxBytes() int64 {
 			return n + s.overlay.bytes
 		}
 	}
-	if s.db.checkOpen() != nil {
+	if s.checkOpen() != nil {
 		return s.overlay.bytes
 	}
 	onDisk, _ := s.db.bdb.EstimateSize(s.data)
@@ -683,7 +696,7 @@ func (s *Store) CommittedStats(prefix []byte) (keys, bytes int64, err error) {
 // all), for a store whose entries of one kind share no prefix (a time
 // window's COUNT_DISTINCT values sort among its windows).
 func (s *Store) CommittedStatsOf(prefix []byte, keep func(key []byte) bool) (keys, bytes int64, err error) {
-	if err := s.db.checkOpen(); err != nil {
+	if err := s.checkOpen(); err != nil {
 		return 0, 0, s.errorf("stats", err)
 	}
 	if err := s.flushed(); err != nil {
@@ -742,7 +755,7 @@ func (s *Store) RangeCommitted(prefix []byte, fn func(key, value []byte) bool) e
 // (a nil end is unbounded): it seeks to start and stops at end, so a pull
 // query's key range reads the keys in range and no others.
 func (s *Store) RangeCommittedBetween(start, end []byte, fn func(key, value []byte) bool) error {
-	if err := s.db.checkOpen(); err != nil {
+	if err := s.checkOpen(); err != nil {
 		return s.errorf("range", err)
 	}
 	// Committed includes the commit still being written.

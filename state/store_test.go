@@ -6,9 +6,11 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"maps"
 	"runtime"
 	"testing"
 
+	"github.com/dgraph-io/badger/v4"
 	"github.com/google/go-cmp/cmp"
 )
 
@@ -395,13 +397,130 @@ func TestCheckpointEncodingRoundTrip(t *testing.T) {
 }
 
 func TestKeyPrefixRoundTrip(t *testing.T) {
-	p := storePrefix(tagData, "my-store", 5)
-	tag, name, part, n, err := decodeStorePrefix(append(p, "user"...))
-	if err != nil || tag != tagData || name != "my-store" || part != 5 || n != len(p) {
-		t.Errorf("decode = %c %q %d %d %v", tag, name, part, n, err)
+	for _, c := range []struct {
+		number    uint32
+		partition int32
+		len       int
+	}{{1, 0, 6}, {127, 5, 6}, {128, 7, 7}, {300, 1 << 30, 7}, {1<<32 - 1, -1, 10}} {
+		p := storePrefix(tagData, c.number, c.partition)
+		tag, number, part, n, err := decodeStorePrefix(append(p, "user"...))
+		if err != nil || tag != tagData || number != c.number || part != c.partition || n != len(p) || len(p) != c.len {
+			t.Errorf("storePrefix(%d, %d) = %x: decode = %c %d %d %d %v, want %d bytes", c.number, c.partition, p, tag, number, part, n, err, c.len)
+		}
 	}
-	if !bytes.HasPrefix(p, []byte{'d', 8}) {
-		t.Errorf("prefix %x does not start with 'd' and the name length", p)
+	for _, bad := range [][]byte{nil, {tagData}, {tagData, 0x80}, {tagData, 1, 0, 0, 0}} {
+		if _, _, _, _, err := decodeStorePrefix(bad); err == nil {
+			t.Errorf("decodeStorePrefix(%x) = nil error", bad)
+		}
+	}
+}
+
+// TestKeyPrefixesDisjoint: no store partition's prefix is a prefix of
+// another's, across one-byte and two-byte store numbers, so a prefix
+// scan or DropPrefix never reaches a neighbour.
+func TestKeyPrefixesDisjoint(t *testing.T) {
+	var prefixes [][]byte
+	for _, number := range []uint32{1, 2, 127, 128, 129, 255, 256, 16383, 16384} {
+		for _, part := range []int32{0, 1, 255, 256} {
+			prefixes = append(prefixes, storePrefix(tagData, number, part))
+		}
+	}
+	for i, a := range prefixes {
+		for j, b := range prefixes {
+			if i != j && bytes.HasPrefix(b, a) {
+				t.Errorf("prefix %x is a prefix of %x", a, b)
+			}
+		}
+	}
+}
+
+// TestStoreNumbersLastAcrossReopen: a store name keeps its number in the
+// catalog, a name first seen after a reopen gets one no other name has,
+// and Stores() names stores by their names.
+func TestStoreNumbersLastAcrossReopen(t *testing.T) {
+	dir := t.TempDir()
+	db := openDB(t, dir)
+	for i, name := range []string{"CTAS_AGG_1-Aggregate-Materialize", "CSAS_J_2-Join-left-store"} {
+		s := db.Store(name, int32(i))
+		s.Put([]byte("k"), []byte(name))
+		if err := s.Commit(Checkpoint{ChangelogOffset: 1}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	before := maps.Clone(db.numbers)
+	if err := db.Close(); err != nil {
+		t.Fatal(err)
+	}
+	db2 := openDB(t, dir)
+	if diff := cmp.Diff(before, db2.numbers); diff != "" {
+		t.Errorf("catalog after reopen (-want +got):\n%s", diff)
+	}
+	fresh := db2.Store("CTAS_OTHER_3-Materialize", 0)
+	for name, n := range before {
+		if n == db2.numbers["CTAS_OTHER_3-Materialize"] {
+			t.Errorf("new store has %s's number %d", name, n)
+		}
+	}
+	if got, ok := mustGet(t, fresh, "k"); ok {
+		t.Errorf("new store reads %q written by another", got)
+	}
+	for i, name := range []string{"CTAS_AGG_1-Aggregate-Materialize", "CSAS_J_2-Join-left-store"} {
+		if got, ok := mustGet(t, db2.Store(name, int32(i)), "k"); !ok || got != name {
+			t.Errorf("%s/%d after reopen: %q %v", name, i, got, ok)
+		}
+	}
+	ids, err := db2.Stores()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if diff := cmp.Diff([]StoreID{{"CSAS_J_2-Join-left-store", 1}, {"CTAS_AGG_1-Aggregate-Materialize", 0}}, ids); diff != "" {
+		t.Errorf("Stores() (-want +got):\n%s", diff)
+	}
+}
+
+// TestOpenDropsLegacyLayout: keys of the layout before store numbers
+// (store names in every key) are dropped at Open, so their stores restore
+// from their changelogs instead of being read under a misparsed prefix.
+func TestOpenDropsLegacyLayout(t *testing.T) {
+	dir := t.TempDir()
+	db := openDB(t, dir)
+	legacy := func(tag byte, name string, part byte, rest string) []byte {
+		return append(append(append([]byte{tag, byte(len(name))}, name...), 0, 0, 0, part), rest...)
+	}
+	err := db.bdb.Update(func(txn *badger.Txn) error {
+		if err := txn.Set(legacy('d', "agg", 0, "key"), []byte("value")); err != nil {
+			return err
+		}
+		return txn.Set(legacy('c', "agg", 0, ""), encodeCheckpoint(Checkpoint{ChangelogOffset: 7}))
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := db.Close(); err != nil {
+		t.Fatal(err)
+	}
+	db2 := openDB(t, dir)
+	var left []string
+	err = db2.bdb.View(func(txn *badger.Txn) error {
+		it := txn.NewIterator(badger.IteratorOptions{})
+		defer it.Close()
+		for it.Rewind(); it.Valid(); it.Next() {
+			left = append(left, fmt.Sprintf("%q", it.Item().Key()))
+		}
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(left) != 0 {
+		t.Errorf("keys left after Open: %v", left)
+	}
+	s := db2.Store("agg", 0)
+	if cp, err := s.Checkpoint(); err != nil || cp.ChangelogOffset != 0 {
+		t.Errorf("Checkpoint() = %+v, %v; want the zero checkpoint (restore from the start)", cp, err)
+	}
+	if got, ok := mustGet(t, s, "key"); ok {
+		t.Errorf("Get(key) = %q from the dropped layout", got)
 	}
 }
 

@@ -53,7 +53,7 @@ func (s *Store) flushWriteBack() {
 // false when the store is empty; known is false when it cannot tell
 // cheaply (a cold restore's data is still being written to Badger).
 func (s *Store) LastKey() (last []byte, ok, known bool, err error) {
-	if err := s.db.checkOpen(); err != nil {
+	if err := s.checkOpen(); err != nil {
 		return nil, false, false, s.errorf("last key", err)
 	}
 	if err := s.settle(); err != nil {
