@@ -1,7 +1,6 @@
 package state
 
 import (
-	"bytes"
 	"context"
 	"errors"
 	"fmt"
@@ -419,7 +418,7 @@ func (s *Store) restore(ctx context.Context, connOpts []kgo.Opt, log Changelog, 
 				if r.Value == nil {
 					tail.set(r.Key, entry{del: true})
 				} else {
-					tail.set(r.Key, entry{value: bytes.Clone(r.Value)})
+					tail.put(r.Key, r.Value, 0)
 				}
 				return nil
 			})

@@ -3,6 +3,7 @@ package state
 import (
 	"slices"
 	"strings"
+	"unsafe"
 
 	"github.com/google/btree"
 )
@@ -20,12 +21,23 @@ import (
 // written to Badger and the changelog by the store's own sorted dirty
 // list) pays a map insert a key, not a tree insert too (the tree was a
 // twentieth of q16's CPU).
+//
+// The keys a table holds, and the first value of each, are copied into
+// chunks of its own (keep) rather than allocated one by one: a write of a
+// new key costs no allocation of its own, and the collector finds a
+// chunk where it found two objects a key. A key's later values are
+// allocated each, so that a key rewritten many times before a commit (an
+// aggregate's under exactly-once, Hold) leaves its old values to the
+// collector instead of the table's chunks.
 type memtable struct {
 	m map[string]entry
 	// order holds every key of m while ordered, and is empty otherwise.
 	order   *btree.BTreeG[string]
 	ordered bool
 	bytes   int64
+	// chunk is the slab keep appends to. Nothing in a chunk is ever
+	// written twice: keys (as strings) and values point into it.
+	chunk []byte
 }
 
 type entry struct {
@@ -61,16 +73,34 @@ func (t *memtable) get(key []byte) (entry, bool) {
 	return e, ok
 }
 
-// set writes key. fresh reports a key the table lacked or held from an
-// earlier generation than e's; k is the table's own copy of a key it
-// lacked ("" otherwise), for the caller to keep without copying again.
+// set writes key, with e's value as it is (the table keeps it, and the
+// caller must not change it). fresh reports a key the table lacked or held
+// from an earlier generation than e's; k is the table's own copy of a key
+// it lacked ("" otherwise), for the caller to keep without copying again.
 func (t *memtable) set(key []byte, e entry) (k string, fresh bool) {
+	return t.write(key, e, false)
+}
+
+// put is set with a copy of value, which must not be nil (nil is a
+// tombstone on the changelog; an empty value is not).
+func (t *memtable) put(key, value []byte, gen uint32) (k string, fresh bool) {
+	return t.write(key, entry{value: value, gen: gen}, true)
+}
+
+func (t *memtable) write(key []byte, e entry, copyValue bool) (k string, fresh bool) {
 	if old, hit := t.m[string(key)]; hit {
+		if copyValue {
+			e.value = append(make([]byte, 0, len(e.value)), e.value...)
+		}
 		t.bytes += int64(len(e.value) - len(old.value))
 		t.m[string(key)] = e
 		return "", old.gen != e.gen
 	}
-	k = string(key)
+	kb := t.keep(key)
+	k = unsafe.String(unsafe.SliceData(kb), len(kb))
+	if copyValue {
+		e.value = t.keep(e.value)
+	}
 	if t.m == nil {
 		t.m = make(map[string]entry)
 	}
@@ -80,6 +110,36 @@ func (t *memtable) set(key []byte, e entry) (k string, fresh bool) {
 	}
 	t.bytes += int64(len(k) + len(e.value))
 	return k, true
+}
+
+// Chunk sizes of a table's slab: the first small, so that a table that
+// takes a few writes an interval (most store partitions of a query that
+// has many) holds little, each next twice the last up to the largest.
+// A key or value above a quarter of the largest is allocated on its own.
+const (
+	firstChunk = 512
+	maxChunk   = 64 << 10
+)
+
+// keep returns a copy of b in the table's slab (b itself when empty). The
+// copy's capacity ends at its length, so nothing appends into a neighbour.
+func (t *memtable) keep(b []byte) []byte {
+	if len(b) == 0 {
+		return b[:0:0]
+	}
+	if len(b) > maxChunk/4 {
+		return append(make([]byte, 0, len(b)), b...)
+	}
+	if cap(t.chunk)-len(t.chunk) < len(b) {
+		size := min(max(2*cap(t.chunk), firstChunk), maxChunk)
+		for size < len(b) {
+			size *= 2
+		}
+		t.chunk = make([]byte, 0, size)
+	}
+	from := len(t.chunk)
+	t.chunk = append(t.chunk, b...)
+	return t.chunk[from:len(t.chunk):len(t.chunk)]
 }
 
 // keyOrder returns the table's keys in order, building the tree from the
@@ -228,16 +288,17 @@ func (c *keyCursor) advance() {
 func (t *memtable) len() int { return len(t.m) }
 
 // memtableEntryOverhead is what a key costs the Go heap beyond its bytes
-// and its value's: the map slot and its share of the map's spare room,
-// the store's dirty list, and the rounding of the key's and the value's
-// allocations up to a size class; memtableTreeOverhead what the key order
-// adds once built (the B-tree's string header and its share of the
-// nodes). Measured with 26-byte keys and 18-byte values
-// (TestMemtableMemoryHonest): about 148 bytes a key on the heap without
-// the tree and 190 with it, of which the bytes themselves are 44.
+// and its value's: the map slot and its share of the map's spare room and
+// the store's dirty list (the key and its first value share the table's
+// slab, so no allocation of their own is rounded up to a size class);
+// memtableTreeOverhead what the key order adds once built (the B-tree's
+// string header and its share of the nodes). Measured with 26-byte keys
+// and 18-byte values (TestMemtableMemoryHonest): about 137 bytes a key on
+// the heap without the tree and 176 with it, of which the bytes
+// themselves are 44.
 const (
-	memtableEntryOverhead = 104
-	memtableTreeOverhead  = 42
+	memtableEntryOverhead = 93
+	memtableTreeOverhead  = 39
 )
 
 // memory estimates what the table holds on the Go heap: its keys and
@@ -269,4 +330,6 @@ func (t *memtable) reset() {
 	}
 	t.ordered = false
 	t.bytes = 0
+	// Readers may still hold keys and values of the old chunk.
+	t.chunk = nil
 }

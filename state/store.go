@@ -176,21 +176,25 @@ func (s *Store) Get(key []byte) (value []byte, ok bool, err error) {
 // Put records key=value in the overlay, replacing any earlier write of key in
 // this interval. Key and value are copied, so the caller may reuse them.
 func (s *Store) Put(key, value []byte) {
-	v := bytes.Clone(value)
-	if v == nil {
+	if value == nil {
 		// A nil value must stay distinguishable from a tombstone on the
 		// changelog, where a nil value means delete.
-		v = []byte{}
+		value = []byte{}
 	}
-	s.set(key, entry{value: v})
+	k, fresh := s.overlay.put(key, value, s.gen)
+	s.noteWrite(key, k, fresh)
 }
 
 // Delete records a tombstone for key in the overlay.
-func (s *Store) Delete(key []byte) { s.set(key, entry{del: true}) }
+func (s *Store) Delete(key []byte) {
+	k, fresh := s.overlay.set(key, entry{del: true, gen: s.gen})
+	s.noteWrite(key, k, fresh)
+}
 
-func (s *Store) set(key []byte, e entry) {
-	e.gen = s.gen
-	if k, fresh := s.overlay.set(key, e); fresh {
+// noteWrite lists a write of key the changelog has not taken as dirty;
+// k and fresh are what the overlay's set returned.
+func (s *Store) noteWrite(key []byte, k string, fresh bool) {
+	if fresh {
 		if k == "" {
 			k = string(key)
 		}

@@ -8,6 +8,7 @@ import (
 	"log/slog"
 	"maps"
 	"runtime"
+	"strings"
 	"testing"
 
 	"github.com/dgraph-io/badger/v4"
@@ -154,6 +155,58 @@ func TestPutCopiesKeyAndValue(t *testing.T) {
 	copy(v, "YYY")
 	if got, ok := mustGet(t, s, "key"); !ok || got != "val" {
 		t.Fatalf("Get after caller reused buffers = %q, %v; want \"val\", true", got, ok)
+	}
+}
+
+// TestOverlayKeepsWhatItWasGiven: the overlay copies keys and values
+// into slabs of its own (a key's first value) or allocations of their own
+// (later values, and any above a slab's size); whichever, a value read
+// from it has no room past its end that a neighbour's bytes live in, an
+// empty value stays a value (not a tombstone), and what a reader holds is
+// not changed by later writes or a Discard.
+func TestOverlayKeepsWhatItWasGiven(t *testing.T) {
+	s := openDB(t, "").Store("agg", 0)
+	big := bytes.Repeat([]byte("b"), maxChunk)
+	buf := []byte("0123456789")
+	s.Put([]byte("a"), buf[:4])
+	s.Put([]byte("b"), buf[4:8])
+	s.Put([]byte("e"), nil)
+	s.Put([]byte("big"), big)
+	copy(buf, "XXXXXXXXXX")
+	big[0] = 'X'
+	a, _, err := s.Get([]byte("a"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	_ = append(a, "!!!!"...) // must not land in "b"'s value
+	want := map[string]string{"a": "0123", "b": "4567", "e": "", "big": strings.Repeat("b", maxChunk)}
+	for k, v := range want {
+		if got, ok := mustGet(t, s, k); !ok || got != v {
+			t.Errorf("Get(%q) = %.20q, %v; want %.20q", k, got, ok, v)
+		}
+	}
+	var empty *Change
+	for _, c := range s.Pending() {
+		if string(c.Key) == "e" {
+			empty = &c
+		}
+	}
+	if empty == nil || empty.Delete || empty.Value == nil {
+		t.Errorf("pending write of an empty value = %+v; want a non-nil empty value", empty)
+	}
+	// Rewrites take allocations of their own; a reader keeps what it read.
+	s.Put([]byte("a"), []byte("rewritten"))
+	if string(a) != "0123" {
+		t.Errorf("value read before a rewrite became %q", a)
+	}
+	s.Discard()
+	s.Put([]byte("a"), []byte("after discard"))
+	s.Put([]byte("c"), []byte("zzzz"))
+	if string(a) != "0123" {
+		t.Errorf("value read before a discard became %q", a)
+	}
+	if got, _ := mustGet(t, s, "a"); got != "after discard" {
+		t.Errorf("Get(a) after discard and put = %q", got)
 	}
 }
 
