@@ -350,7 +350,7 @@ func (s *Store) restore(ctx context.Context, connOpts []kgo.Opt, log Changelog, 
 				if err := s.commitTail(layer, &memtable{}, cp); err != nil {
 					return 0, err
 				}
-			} else if err := s.db.bdb.Update(func(txn *badger.Txn) error {
+			} else if err := s.db.update(func(txn *badger.Txn) error {
 				return txn.Set(s.ckey, encodeCheckpoint(cp))
 			}); err != nil {
 				return 0, err
@@ -431,24 +431,41 @@ func (s *Store) restore(ctx context.Context, connOpts []kgo.Opt, log Changelog, 
 			}
 			continue
 		}
-		wb := s.db.bdb.NewWriteBatch()
+		// A key may come more than once (the changelog is compacted
+		// lazily) and the batch has one commit timestamp, so only each
+		// key's last record is written: a batch that Badger splits
+		// holds no key twice at one version.
+		first := s.db.beginWrite(1)
+		wb := s.db.bdb.NewWriteBatchAt(first)
+		latest := make(map[string]*kgo.Record)
 		n, werr := eachEntry(fetches, &next, end, &cp, log.Transform, func(r *kgo.Record) error {
-			k := concat(s.data, r.Key)
-			if r.Value == nil {
-				return wb.Delete(k)
-			}
-			return wb.Set(k, r.Value)
+			latest[string(r.Key)] = r
+			return nil
 		})
 		applied += n
+		for k, r := range latest {
+			if werr != nil {
+				break
+			}
+			key := concat(s.data, []byte(k))
+			if r.Value == nil {
+				werr = wb.Delete(key)
+			} else {
+				werr = wb.Set(key, r.Value)
+			}
+		}
 		if werr == nil {
 			cp.ChangelogOffset = next
 			werr = wb.Set(s.ckey, encodeCheckpoint(cp))
 		}
 		if werr != nil {
 			wb.Cancel()
+			s.db.endWrite(first)
 			return applied, werr
 		}
-		if err := wb.Flush(); err != nil {
+		err := wb.Flush()
+		s.db.endWrite(first)
+		if err != nil {
 			return applied, err
 		}
 		if progress != nil {

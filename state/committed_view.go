@@ -1,6 +1,7 @@
 package state
 
 import (
+	"math"
 	"slices"
 	"strings"
 	"sync"
@@ -109,7 +110,10 @@ func (v *committedView) clear() {
 // snapshot returns the entries under prefix in key order and a Badger
 // read transaction opened at the same moment: no write can be forgotten
 // in between, so the two together are the committed state as of one
-// instant. The caller discards the transaction.
+// instant, but for keys that a commit made while the caller reads writes
+// to Badger (the transaction reads the latest versions: the DB gives
+// Badger its timestamps, and keeps no old versions for readers). The
+// caller discards the transaction.
 func (v *committedView) snapshot(db *badger.DB, prefix []byte) ([]string, map[string]viewEntry, *badger.Txn) {
 	v.mu.RLock()
 	defer v.mu.RUnlock()
@@ -131,5 +135,5 @@ func (v *committedView) snapshot(db *badger.DB, prefix []byte) ([]string, map[st
 		}
 	}
 	slices.Sort(keys)
-	return keys, entries, db.NewTransaction(false)
+	return keys, entries, db.NewTransactionAt(math.MaxUint64, false)
 }

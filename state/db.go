@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"log/slog"
 	"maps"
+	"math"
 	"os"
 	"slices"
 	"strconv"
@@ -115,6 +116,27 @@ type DB struct {
 	// buildGate, when set (by tests), holds every build before each chunk
 	// until it receives, so a test can look at a store mid-build.
 	buildGate chan struct{}
+	// Badger runs in managed mode: Sluice gives each write its commit
+	// timestamps, and reads read the latest version of every key
+	// (View's MaxUint64) without waiting. Badger's own timestamps make
+	// every read wait until each write given a timestamp before it is
+	// in the memtable: a task's Get or range waited for the commit its
+	// store was writing in the background, the very write that runs in
+	// the background so that the task goes on (in Nexmark q5 the tasks
+	// spent more time waiting there than in any other wait). A read
+	// needs no such wait here: a store partition's reads see its commit
+	// on the way to Badger in memory first (Store.flush), and no other
+	// writer touches its keys.
+	//
+	// tsMu guards lastTs (the last timestamp given out), writing (the
+	// first timestamp of each write under way, and how many writes
+	// share it) and discardTs, the timestamp below every write under
+	// way, up to which Badger may drop overwritten versions: nothing
+	// reads below the latest.
+	tsMu      sync.Mutex
+	lastTs    uint64
+	writing   map[uint64]int
+	discardTs uint64
 	// restoreMemory is Options.RestoreMemory; restoreHeld is what cold
 	// restores hold in memory now.
 	restoreMemory int64
@@ -174,14 +196,14 @@ func Open(opts Options) (*DB, error) {
 	if opts.Dir == "" {
 		bo = bo.WithInMemory(true)
 	}
-	bdb, err := badger.Open(bo)
+	bdb, err := badger.OpenManaged(bo)
 	if err != nil && isEmptyFileErr(err) {
 		// A crash between creating a memtable or value log file and its
 		// first write leaves it empty, and Badger's Open then fails with
 		// z.NewFile (dgraph-io/badger#2207) after sizing the file; the
 		// second Open finds it sized and goes on. Nothing was in it.
 		log.Warn("state: reopening after an empty file a crash left", "dir", opts.Dir, "err", err)
-		bdb, err = badger.Open(bo)
+		bdb, err = badger.OpenManaged(bo)
 	}
 	if err != nil {
 		return nil, fmt.Errorf("open state %q: %w", opts.Dir, err)
@@ -191,6 +213,10 @@ func Open(opts Options) (*DB, error) {
 		mem = defaultRestoreMemory()
 	}
 	db := &DB{bdb: bdb, log: log, dir: opts.Dir, stores: make(map[StoreID]*Store), restoreMemory: mem}
+	db.lastTs = bdb.MaxVersion()
+	db.writing = make(map[uint64]int)
+	db.discardTs = db.lastTs
+	bdb.SetDiscardTs(db.lastTs)
 	if err := db.dropLegacy(); err != nil {
 		bdb.Close()
 		return nil, fmt.Errorf("open state %q: %w", opts.Dir, err)
@@ -255,7 +281,7 @@ func (db *DB) numberLocked(name string) (uint32, error) {
 	}
 	n := db.nextNumber
 	err := whileBlocked(func() error {
-		return db.bdb.Update(func(txn *badger.Txn) error { return txn.Set(catalogKey(name), encodeNumber(n)) })
+		return db.update(func(txn *badger.Txn) error { return txn.Set(catalogKey(name), encodeNumber(n)) })
 	})
 	if err != nil {
 		return 0, fmt.Errorf("number store %s: %w", name, err)
@@ -263,6 +289,59 @@ func (db *DB) numberLocked(name string) (uint32, error) {
 	db.numbers[name], db.names[n] = n, name
 	db.nextNumber++
 	return n, nil
+}
+
+// beginWrite gives a write n commit timestamps, from the returned one
+// on, and keeps Badger from discarding versions at or above it until
+// endWrite(first).
+func (db *DB) beginWrite(n uint64) (first uint64) {
+	db.tsMu.Lock()
+	defer db.tsMu.Unlock()
+	first = db.lastTs + 1
+	db.lastTs += n
+	db.writing[first]++
+	return first
+}
+
+// moreTs gives a write under way (beginWrite) one more timestamp.
+func (db *DB) moreTs() uint64 {
+	db.tsMu.Lock()
+	defer db.tsMu.Unlock()
+	db.lastTs++
+	return db.lastTs
+}
+
+// endWrite ends the write that began at first, and lets Badger discard
+// the versions every later write overwrites.
+func (db *DB) endWrite(first uint64) {
+	db.tsMu.Lock()
+	defer db.tsMu.Unlock()
+	if db.writing[first]--; db.writing[first] <= 0 {
+		delete(db.writing, first)
+	}
+	low := db.lastTs
+	for f := range db.writing {
+		low = min(low, f-1)
+	}
+	if low > db.discardTs {
+		db.discardTs = low
+		db.bdb.SetDiscardTs(low)
+	}
+}
+
+// update runs fn in a read-write transaction and commits it.
+func (db *DB) update(fn func(txn *badger.Txn) error) error {
+	if err := db.checkOpen(); err != nil {
+		return err
+	}
+	ts := db.beginWrite(1)
+	defer db.endWrite(ts)
+	txn := db.bdb.NewTransactionAt(math.MaxUint64, true)
+	defer txn.Discard()
+	if err := fn(txn); err != nil {
+		return err
+	}
+	return txn.CommitAt(ts, nil)
 }
 
 // loadCatalog reads every store name's number.

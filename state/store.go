@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"maps"
+	"math"
 	"slices"
 	"sync/atomic"
 	"time"
@@ -522,7 +523,9 @@ func whileBlocked(write func() error) error {
 // exceeds Badger's transaction limit, the checkpoint in the last).
 func (s *Store) writeTable(t *memtable, cp Checkpoint) error {
 	enc := encodeCheckpoint(cp)
-	txn := s.db.bdb.NewTransaction(true)
+	ts := s.db.beginWrite(1)
+	defer s.db.endWrite(ts)
+	txn := s.db.bdb.NewTransactionAt(math.MaxUint64, true)
 	defer func() { txn.Discard() }()
 	write := func(key, value []byte, del bool) error {
 		if del {
@@ -535,10 +538,11 @@ func (s *Store) writeTable(t *memtable, cp Checkpoint) error {
 		if !errors.Is(err, badger.ErrTxnTooBig) {
 			return err
 		}
-		if err := txn.Commit(); err != nil {
+		if err := txn.CommitAt(ts, nil); err != nil {
 			return err
 		}
-		txn = s.db.bdb.NewTransaction(true)
+		ts = s.db.moreTs()
+		txn = s.db.bdb.NewTransactionAt(math.MaxUint64, true)
 		return write(key, value, del)
 	}
 	// Badger keeps each key until the transaction commits: they share
@@ -563,7 +567,7 @@ func (s *Store) writeTable(t *memtable, cp Checkpoint) error {
 	if err := apply(s.ckey, enc, false); err != nil {
 		return err
 	}
-	return txn.Commit()
+	return txn.CommitAt(ts, nil)
 }
 
 // Checkpoint returns the last committed checkpoint. A store partition that
