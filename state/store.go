@@ -9,6 +9,7 @@ import (
 	"slices"
 	"sync/atomic"
 	"time"
+	"unsafe"
 
 	"github.com/dgraph-io/badger/v4"
 )
@@ -60,6 +61,29 @@ type flush struct {
 	cp    Checkpoint
 	done  chan struct{} // closed once written; err is set before
 	err   error
+	// keys are table's keys in order, sorted by the first range that
+	// reads the table while it is being written (the store's owner
+	// only: the writing goroutine never reads them).
+	keys []string
+}
+
+// inFlight returns the commit being written to Badger if its write has
+// not ended; one that has ended is settled (dropped, or its error
+// returned). For the store's owner.
+func (s *Store) inFlight() (*flush, error) {
+	f := s.flush.Load()
+	if f == nil {
+		return nil, nil
+	}
+	select {
+	case <-f.done:
+		return nil, s.settle()
+	default:
+		if f.keys == nil {
+			f.keys = f.table.sortedKeysOf("")
+		}
+		return f, nil
+	}
 }
 
 // flushed waits for the commit being written to Badger, if any, and
@@ -235,12 +259,20 @@ func (s *Store) rangeBetween(op string, start, end []byte, fn func(key, value []
 	}
 	// The cache's entries are part of what the range must see.
 	s.flushWriteBack()
-	// A range merges the overlay over Badger only: the last commit must
-	// be there first.
-	if err := s.settle(); err != nil {
+	// A commit still being written to Badger is a layer of its own,
+	// between the overlay and Badger: the range goes on without waiting
+	// for the write (an aggregation closing windows ranges at every
+	// advance of its stream time, and waited for most of its commits).
+	f, err := s.inFlight()
+	if err != nil {
 		return s.errorf(op, err)
 	}
 	if r := s.restored.Load(); r != nil {
+		// Commits go to the restored layers while they are built: no
+		// commit is on its way to Badger but one from before.
+		if err := s.settle(); err != nil {
+			return s.errorf(op, err)
+		}
 		if v, ok := r.view(); ok {
 			if err := s.merge(newMemCursor(v, start, end), start, end, fn); err != nil {
 				return s.errorf(op, err)
@@ -248,7 +280,7 @@ func (s *Store) rangeBetween(op string, start, end []byte, fn func(key, value []
 			return nil
 		}
 	}
-	err := s.db.bdb.View(func(txn *badger.Txn) error {
+	err = s.db.bdb.View(func(txn *badger.Txn) error {
 		// A bounded range narrows the iterator to the longest prefix its
 		// bounds share, and reads values only for the keys it visits:
 		// Badger otherwise prefetches past the end of short ranges,
@@ -261,7 +293,11 @@ func (s *Store) rangeBetween(op string, start, end []byte, fn func(key, value []
 		it := txn.NewIterator(opts)
 		defer it.Close()
 		it.Seek(concat(s.data, start))
-		return s.merge(&badgerCursor{it: it, prefix: len(s.data), end: end}, start, end, fn)
+		var below cursor = &badgerCursor{it: it, prefix: len(s.data), end: end}
+		if f != nil {
+			below = newTableCursor(&f.table, f.keys, start, end, below)
+		}
+		return s.merge(below, start, end, fn)
 	})
 	if err != nil {
 		return s.errorf(op, err)
@@ -290,6 +326,83 @@ func (c *badgerCursor) valid() bool {
 func (c *badgerCursor) key() []byte                       { return c.it.Item().Key()[c.prefix:] }
 func (c *badgerCursor) value(fn func([]byte) error) error { return c.it.Item().Value(fn) }
 func (c *badgerCursor) next()                             { c.it.Next() }
+
+// tableCursor walks a table (its keys in order) over a cursor below it,
+// in [start, end): the live keys of both, the table's entries winning
+// and its tombstones hiding the keys below.
+type tableCursor struct {
+	t     *memtable
+	keys  []string
+	i     int
+	end   []byte
+	below cursor
+	// The current key and whence: below's (value read from it) or the
+	// table's (val).
+	ok, fromBelow bool
+	k, val        []byte
+}
+
+func newTableCursor(t *memtable, keys []string, start, end []byte, below cursor) *tableCursor {
+	c := &tableCursor{t: t, keys: keys, end: end, below: below}
+	c.i, _ = slices.BinarySearch(keys, string(start))
+	c.find()
+	return c
+}
+
+func (c *tableCursor) valid() bool { return c.ok }
+func (c *tableCursor) key() []byte { return c.k }
+
+func (c *tableCursor) value(fn func([]byte) error) error {
+	if c.fromBelow {
+		return c.below.value(fn)
+	}
+	return fn(c.val)
+}
+
+func (c *tableCursor) next() {
+	if c.fromBelow {
+		c.below.next()
+	}
+	c.find()
+}
+
+// find moves to the first live key at or after the table's next key and
+// below's current one.
+func (c *tableCursor) find() {
+	for {
+		var tk, bk []byte
+		if c.i < len(c.keys) {
+			// The table's keys never change: a view of one's bytes
+			// saves a copy a key.
+			tk = unsafe.Slice(unsafe.StringData(c.keys[c.i]), len(c.keys[c.i]))
+			if c.end != nil && bytes.Compare(tk, c.end) >= 0 {
+				c.i, tk = len(c.keys), nil
+			}
+		}
+		if c.below.valid() {
+			bk = c.below.key()
+		}
+		switch {
+		case tk == nil && bk == nil:
+			c.ok = false
+			return
+		case tk != nil && (bk == nil || bytes.Compare(tk, bk) <= 0):
+			if bk != nil && bytes.Equal(tk, bk) {
+				c.below.next() // shadowed by the table
+			}
+			e := c.t.m[c.keys[c.i]]
+			c.i++
+			if e.del {
+				continue
+			}
+			c.ok, c.fromBelow, c.k, c.val = true, false, tk, e.value
+			return
+		default:
+			c.ok, c.fromBelow, c.k = true, true, bk
+			return
+		}
+	}
+}
 
 // merge calls fn for the live keys of the overlay and below in [start,
 // end), in order; the overlay wins and its tombstones hide.

@@ -841,3 +841,61 @@ func TestWritesAfterReopenWin(t *testing.T) {
 		t.Errorf("Checkpoint() = %+v, %v", cp, err)
 	}
 }
+
+// TestRangeOverCommitInFlight: a range while a commit is on its way to
+// Badger (its write held here: never started) merges three layers — the
+// overlay over the commit over Badger — without waiting for the write:
+// each layer's writes win over those below, and its tombstones hide
+// them, within the range's bounds.
+func TestRangeOverCommitInFlight(t *testing.T) {
+	s := openDB(t, t.TempDir()).Store("w", 0)
+	apply(s, []op{{k: "a", v: "1"}, {k: "b", v: "2"}, {k: "c", v: "3"}, {k: "d", v: "4"}, {k: "g", v: "7"}})
+	if err := s.Commit(Checkpoint{ChangelogOffset: 1}); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.settle(); err != nil {
+		t.Fatal(err)
+	}
+	inFlight := newMemtable()
+	inFlight.put([]byte("b"), []byte("20"), 0)
+	inFlight.set([]byte("c"), entry{del: true})
+	inFlight.put([]byte("e"), []byte("5"), 0)
+	inFlight.put([]byte("g"), []byte("70"), 0)
+	held := &flush{table: inFlight, done: make(chan struct{})}
+	s.flush.Store(held)
+	apply(s, []op{{k: "a", v: "100"}, {k: "e", del: true}, {k: "f", v: "6"}})
+	for _, c := range []struct {
+		start, end string
+		want       []kv
+	}{
+		{"", "", []kv{{"a", "100"}, {"b", "20"}, {"d", "4"}, {"f", "6"}, {"g", "70"}}},
+		{"b", "e", []kv{{"b", "20"}, {"d", "4"}}},
+		{"c", "g", []kv{{"d", "4"}, {"f", "6"}}},
+		{"e", "", []kv{{"f", "6"}, {"g", "70"}}},
+		{"h", "", nil},
+	} {
+		var end []byte
+		if c.end != "" {
+			end = []byte(c.end)
+		}
+		var got []kv
+		err := s.RangeBetween([]byte(c.start), end, func(k, v []byte) bool {
+			got = append(got, kv{string(k), string(v)})
+			return true
+		})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if diff := cmp.Diff(c.want, got); diff != "" {
+			t.Errorf("RangeBetween(%q, %q) (-want +got):\n%s", c.start, c.end, diff)
+		}
+	}
+	if s.flush.Load() != held {
+		t.Error("a range waited for the commit in flight and dropped it")
+	}
+	if v, ok := mustGet(t, s, "c"); ok {
+		t.Errorf("Get(c) = %q; the commit in flight deleted it", v)
+	}
+	close(held.done)
+	s.Discard()
+}
