@@ -10,7 +10,9 @@
 // The planner names each store and its changelog topic; exec opens one DB per
 // instance, hands each task the *Store of every (store, partition) it owns,
 // and drives the lifecycle below. Nothing here knows about SQL or rows: keys
-// and values are bytes encoded by exec.
+// and values are bytes encoded by exec. In Badger each key starts with its
+// store partition's prefix: the number the DB's catalog gives the store's
+// name, and the partition (keys.go).
 //
 // # Lifecycle of a store partition
 //
@@ -31,9 +33,12 @@
 //     changelog partition and acknowledged (ProduceChangelog), then written
 //     to Badger in one transaction together with the checkpoint (next
 //     changelog offset and the applied source offsets: Commit). The Badger
-//     write runs in the background while the task goes on: reads see the
-//     commit being written between the overlay and Badger, and the next
-//     commit, a Range, a restore, a wipe or DB.Close waits for it.
+//     write runs in the background while the task goes on: reads and
+//     ranges see the commit being written between the overlay and Badger,
+//     and the next commit, a restore, a wipe or DB.Close waits for it.
+//     Badger runs in managed mode (db.go): the DB gives writes their
+//     commit timestamps and reads take the latest versions, so no read
+//     waits for a write under way.
 //     Exactly-once splits the two halves around its Kafka transaction:
 //     ProduceChangelog inside it, then, once it committed, Commit, or Hold,
 //     which keeps the committed writes in the overlay (the changelog takes
