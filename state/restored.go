@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"errors"
 	"fmt"
-	"slices"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -299,68 +298,39 @@ func (r *restored) stats(prefix []byte, keep func(key []byte) bool) (keys, size 
 	return keys, size, true
 }
 
-// memCursor walks the memory layers in key order over [start, end): after
-// shadows the snapshot, and its tombstones hide snapshot keys.
-type memCursor struct {
-	v      view
-	si, ai int
+// newMemCursor walks the memory layers in key order over [start, end):
+// after shadows the snapshot, and its tombstones hide snapshot keys.
+func newMemCursor(v view, start, end []byte) *tableCursor {
+	below := &snapCursor{snap: v.snap, sorted: v.sorted, i: v.snap.search(v.sorted, start), end: end}
+	return newTableCursor(v.after, v.afterKeys, start, end, below)
+}
+
+// snapCursor walks a snapshot's sorted entries from i while below end.
+type snapCursor struct {
+	snap   *snapshot
+	sorted []uint32
+	i      int
 	end    []byte
-	ok     bool
-	k, val []byte
 }
 
-func newMemCursor(v view, start, end []byte) *memCursor {
-	c := &memCursor{v: v, end: end}
-	c.si = v.snap.search(v.sorted, start)
-	c.ai, _ = slices.BinarySearch(v.afterKeys, string(start))
-	c.next()
-	return c
-}
-
-func (c *memCursor) inRange(k []byte) bool { return c.end == nil || bytes.Compare(k, c.end) < 0 }
-
-func (c *memCursor) valid() bool                       { return c.ok }
-func (c *memCursor) key() []byte                       { return c.k }
-func (c *memCursor) value(fn func([]byte) error) error { return fn(c.val) }
-
-func (c *memCursor) next() {
-	for {
-		var sk, sv []byte
-		if c.si < len(c.v.sorted) {
-			sk, sv = c.v.snap.entry(c.v.sorted[c.si])
-			if !c.inRange(sk) {
-				sk = nil
-			}
-		}
-		var ak []byte
-		if c.ai < len(c.v.afterKeys) {
-			ak = []byte(c.v.afterKeys[c.ai])
-			if !c.inRange(ak) {
-				ak = nil
-			}
-		}
-		switch {
-		case sk == nil && ak == nil:
-			c.ok = false
-			return
-		case ak != nil && (sk == nil || bytes.Compare(ak, sk) <= 0):
-			if sk != nil && bytes.Equal(ak, sk) {
-				c.si++ // shadowed by after
-			}
-			c.ai++
-			e, hit := c.v.after[string(ak)]
-			if !hit || e.del {
-				continue
-			}
-			c.ok, c.k, c.val = true, ak, e.value
-			return
-		default:
-			c.si++
-			c.ok, c.k, c.val = true, sk, sv
-			return
-		}
+func (c *snapCursor) valid() bool {
+	if c.i >= len(c.sorted) {
+		return false
 	}
+	return c.end == nil || bytes.Compare(c.key(), c.end) < 0
 }
+
+func (c *snapCursor) key() []byte {
+	k, _ := c.snap.entry(c.sorted[c.i])
+	return k
+}
+
+func (c *snapCursor) value(fn func([]byte) error) error {
+	_, v := c.snap.entry(c.sorted[c.i])
+	return fn(v)
+}
+
+func (c *snapCursor) next() { c.i++ }
 
 // waitBuild waits for a build of s to end (done, failed or cancelled) and
 // forgets the layer: Restore then starts from what Badger holds.

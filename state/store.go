@@ -295,7 +295,7 @@ func (s *Store) rangeBetween(op string, start, end []byte, fn func(key, value []
 		it.Seek(concat(s.data, start))
 		var below cursor = &badgerCursor{it: it, prefix: len(s.data), end: end}
 		if f != nil {
-			below = newTableCursor(&f.table, f.keys, start, end, below)
+			below = newTableCursor(f.table.m, f.keys, start, end, below)
 		}
 		return s.merge(below, start, end, fn)
 	})
@@ -327,11 +327,13 @@ func (c *badgerCursor) key() []byte                       { return c.it.Item().K
 func (c *badgerCursor) value(fn func([]byte) error) error { return c.it.Item().Value(fn) }
 func (c *badgerCursor) next()                             { c.it.Next() }
 
-// tableCursor walks a table (its keys in order) over a cursor below it,
-// in [start, end): the live keys of both, the table's entries winning
-// and its tombstones hiding the keys below.
+// tableCursor walks a table (its entries m, their keys in order) over a
+// cursor below it, in [start, end): the live keys of both, the table's
+// entries winning and its tombstones hiding the keys below. A commit on
+// its way to Badger is such a table over Badger, and a restore's writes
+// committed during its build over its snapshot.
 type tableCursor struct {
-	t     *memtable
+	m     map[string]entry
 	keys  []string
 	i     int
 	end   []byte
@@ -342,8 +344,8 @@ type tableCursor struct {
 	k, val        []byte
 }
 
-func newTableCursor(t *memtable, keys []string, start, end []byte, below cursor) *tableCursor {
-	c := &tableCursor{t: t, keys: keys, end: end, below: below}
+func newTableCursor(m map[string]entry, keys []string, start, end []byte, below cursor) *tableCursor {
+	c := &tableCursor{m: m, keys: keys, end: end, below: below}
 	c.i, _ = slices.BinarySearch(keys, string(start))
 	c.find()
 	return c
@@ -390,7 +392,7 @@ func (c *tableCursor) find() {
 			if bk != nil && bytes.Equal(tk, bk) {
 				c.below.next() // shadowed by the table
 			}
-			e := c.t.m[c.keys[c.i]]
+			e := c.m[c.keys[c.i]]
 			c.i++
 			if e.del {
 				continue
