@@ -435,7 +435,7 @@ func (s *Store) restore(ctx context.Context, connOpts []kgo.Opt, log Changelog, 
 		// lazily) and the batch has one commit timestamp, so only each
 		// key's last record is written: a batch that Badger splits
 		// holds no key twice at one version.
-		first := s.db.beginWrite(1)
+		first := s.db.beginWrite()
 		wb := s.db.bdb.NewWriteBatchAt(first)
 		latest := make(map[string]*kgo.Record)
 		n, werr := eachEntry(fetches, &next, end, &cp, log.Transform, func(r *kgo.Record) error {

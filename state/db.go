@@ -129,13 +129,12 @@ type DB struct {
 	// writer touches its keys.
 	//
 	// tsMu guards lastTs (the last timestamp given out), writing (the
-	// first timestamp of each write under way, and how many writes
-	// share it) and discardTs, the timestamp below every write under
-	// way, up to which Badger may drop overwritten versions: nothing
-	// reads below the latest.
+	// first timestamp of each write under way) and discardTs, the
+	// timestamp below every write under way, up to which Badger may drop
+	// overwritten versions: nothing reads below the latest.
 	tsMu      sync.Mutex
 	lastTs    uint64
-	writing   map[uint64]int
+	writing   map[uint64]struct{}
 	discardTs uint64
 	// restoreMemory is Options.RestoreMemory; restoreHeld is what cold
 	// restores hold in memory now.
@@ -214,7 +213,7 @@ func Open(opts Options) (*DB, error) {
 	}
 	db := &DB{bdb: bdb, log: log, dir: opts.Dir, stores: make(map[StoreID]*Store), restoreMemory: mem}
 	db.lastTs = bdb.MaxVersion()
-	db.writing = make(map[uint64]int)
+	db.writing = make(map[uint64]struct{})
 	db.discardTs = db.lastTs
 	bdb.SetDiscardTs(db.lastTs)
 	if err := db.dropLegacy(); err != nil {
@@ -291,15 +290,14 @@ func (db *DB) numberLocked(name string) (uint32, error) {
 	return n, nil
 }
 
-// beginWrite gives a write n commit timestamps, from the returned one
-// on, and keeps Badger from discarding versions at or above it until
-// endWrite(first).
-func (db *DB) beginWrite(n uint64) (first uint64) {
+// beginWrite gives a write its first commit timestamp, and keeps Badger
+// from discarding versions at or above it until endWrite(first).
+func (db *DB) beginWrite() (first uint64) {
 	db.tsMu.Lock()
 	defer db.tsMu.Unlock()
-	first = db.lastTs + 1
-	db.lastTs += n
-	db.writing[first]++
+	db.lastTs++
+	first = db.lastTs
+	db.writing[first] = struct{}{}
 	return first
 }
 
@@ -316,9 +314,7 @@ func (db *DB) moreTs() uint64 {
 func (db *DB) endWrite(first uint64) {
 	db.tsMu.Lock()
 	defer db.tsMu.Unlock()
-	if db.writing[first]--; db.writing[first] <= 0 {
-		delete(db.writing, first)
-	}
+	delete(db.writing, first)
 	low := db.lastTs
 	for f := range db.writing {
 		low = min(low, f-1)
@@ -334,7 +330,7 @@ func (db *DB) update(fn func(txn *badger.Txn) error) error {
 	if err := db.checkOpen(); err != nil {
 		return err
 	}
-	ts := db.beginWrite(1)
+	ts := db.beginWrite()
 	defer db.endWrite(ts)
 	txn := db.bdb.NewTransactionAt(math.MaxUint64, true)
 	defer txn.Discard()

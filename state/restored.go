@@ -124,7 +124,7 @@ func (s *Store) writeSorted(snap *snapshot, refs []uint32, pause func() error) e
 	// misses (the benchmark's 79k → 131k records/s).
 	// The snapshot holds each key once: one commit timestamp serves
 	// the whole batch, below handOver's, whose writes win.
-	ts := s.db.beginWrite(1)
+	ts := s.db.beginWrite()
 	defer s.db.endWrite(ts)
 	wb := s.db.bdb.NewWriteBatchAt(ts)
 	flushed := false

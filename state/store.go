@@ -638,7 +638,7 @@ func whileBlocked(write func() error) error {
 // exceeds Badger's transaction limit, the checkpoint in the last).
 func (s *Store) writeTable(t *memtable, cp Checkpoint) error {
 	enc := encodeCheckpoint(cp)
-	ts := s.db.beginWrite(1)
+	ts := s.db.beginWrite()
 	defer s.db.endWrite(ts)
 	txn := s.db.bdb.NewTransactionAt(math.MaxUint64, true)
 	defer func() { txn.Discard() }()
