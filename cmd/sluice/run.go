@@ -62,7 +62,7 @@ func (c *runCmd) Run(log *slog.Logger) error {
 	defer closeReg()
 	announceRegistry(log, served)
 	c.announceConnect(log)
-	e, err := engine.Open(ctx, engine.Config{ConnOpts: []kgo.Opt{kgo.SeedBrokers(brokers...)}, DataDir: c.DataDir, ServiceID: c.ServiceID, Log: log,
+	e, err := engine.Open(ctx, engine.Config{ConnOpts: kafkaConn(brokers, false), DataDir: c.DataDir, ServiceID: c.ServiceID, Log: log,
 		OnRestoreProgress: restoreProgress(), SchemaRegistry: reg, ConnectURL: c.ConnectURL, UDFDir: c.UDFDir})
 	if err != nil {
 		return err
@@ -238,4 +238,20 @@ func minWidth(t types.Type) int {
 		return 13
 	}
 	return 10
+}
+
+// kafkaConn is how every command reaches Kafka's brokers. A connection the
+// broker closes before answering its first request is retried as any
+// other broken connection is. franz-go does not retry it by default
+// because with SASL it usually means refused credentials; without SASL it
+// is a broker going away — a leader killed or restarted while a fresh
+// connection's request (a CREATE's CreateTopics, which opens a connection
+// of its own) was in flight — and failing the statement there would stop
+// a `sluice run` over a fault the cluster recovers from in seconds.
+func kafkaConn(brokers []string, sasl bool) []kgo.Opt {
+	opts := []kgo.Opt{kgo.SeedBrokers(brokers...)}
+	if !sasl {
+		opts = append(opts, kgo.AlwaysRetryEOF())
+	}
+	return opts
 }

@@ -90,7 +90,7 @@ func (c *serverCmd) Run(log *slog.Logger) error {
 		brokers = []string{b.Addr()}
 		connOpts = nil // the embedded broker speaks neither TLS nor SASL
 	}
-	connOpts = append(connOpts, kgo.SeedBrokers(brokers...))
+	connOpts = append(connOpts, kafkaConn(brokers, c.SASLMechanism != "" && len(c.Brokers) > 0)...)
 	if c.SchemaRegistry == "" && c.Config != "" {
 		c.SchemaRegistry = configString(string(c.Config), "ksql.schema.registry.url")
 	}

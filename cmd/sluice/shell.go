@@ -8,7 +8,6 @@ import (
 	"os"
 	"strings"
 
-	"github.com/twmb/franz-go/pkg/kgo"
 	"golang.org/x/term"
 
 	"github.com/sluice-sql/sluice/broker"
@@ -132,7 +131,7 @@ func (c *shellCmd) backend(ctx context.Context, log *slog.Logger, interactive bo
 	if c.ConnectURL != "" {
 		where += ", Kafka Connect at " + c.shownConnect()
 	}
-	cfg := engine.Config{ConnOpts: []kgo.Opt{kgo.SeedBrokers(brokers...)}, DataDir: c.DataDir, ServiceID: c.ServiceID, Log: log, CommandTopic: true,
+	cfg := engine.Config{ConnOpts: kafkaConn(brokers, false), DataDir: c.DataDir, ServiceID: c.ServiceID, Log: log, CommandTopic: true,
 		SchemaRegistry: schemas, ConnectURL: c.ConnectURL, UDFDir: c.UDFDir}
 	if interactive {
 		cfg.OnRestoreProgress = restoreProgress()
