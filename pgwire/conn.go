@@ -157,6 +157,8 @@ type pump struct {
 	cond *sync.Cond
 	buf  []byte
 	err  error
+	// total counts the bytes read from the connection.
+	total int64
 	// gone is closed when the connection's reading side ended.
 	gone     chan struct{}
 	stopOnce sync.Once
@@ -178,6 +180,7 @@ func (p *pump) loop() {
 		n, err := p.conn.Read(chunk)
 		p.mu.Lock()
 		p.buf = append(p.buf, chunk[:n]...)
+		p.total += int64(n)
 		if err != nil {
 			p.err = err
 			p.cond.Broadcast()
@@ -196,6 +199,13 @@ func (p *pump) loop() {
 			return
 		}
 	}
+}
+
+// received is how many bytes the client has sent so far.
+func (p *pump) received() int64 {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return p.total
 }
 
 // Read gives the bytes read so far, waiting for some.

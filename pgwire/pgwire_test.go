@@ -991,3 +991,106 @@ func TestPushEndsWhenClientVanishes(t *testing.T) {
 	}
 	testkafka.Await(t, 30*time.Second, "the session to end", func() bool { return pgwire.Sessions(pg) == 0 })
 }
+
+// TestCancelBeforeTheStatementStarts: a CancelRequest that comes after
+// the client sent a query but before the session started it (psql sends
+// one right after the query when Ctrl-C follows Enter, on a connection of
+// its own) cancels that query: 57014, and the session serves the next.
+// Here the query's last bytes are held back until the cancel is in, so
+// the session cannot have started it. A cancel to an idle session does
+// nothing to the next query.
+func TestCancelBeforeTheStatementStarts(t *testing.T) {
+	f := start(t)
+	pg, addr := f.listenServer(pgwire.Options{Users: map[string]string{"alice": "secret"}})
+	conn := connect(t, connString(addr, "alice", "secret", "disable"))
+	st := testkafka.Name(t, "S")
+	exec(t, conn, fmt.Sprintf("CREATE STREAM %s (K STRING KEY, V INT) WITH (KAFKA_TOPIC='%s', PARTITIONS=1, VALUE_FORMAT='JSON')", st, testkafka.Name(t, "s")))
+	exec(t, conn, "INSERT INTO "+st+" (K, V) VALUES ('a', 1)")
+	exec(t, conn, "SET 'auto.offset.reset'='earliest'")
+	hc, err := conn.PgConn().Hijack()
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer hc.Conn.Close()
+	sendCancel := func() {
+		cc, err := net.Dial("tcp", addr)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer cc.Close()
+		cfe := pgproto3.NewFrontend(cc, cc)
+		cfe.Send(&pgproto3.CancelRequest{ProcessID: hc.PID, SecretKey: hc.SecretKey})
+		if err := cfe.Flush(); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := io.ReadAll(cc); err != nil { // closed once acted on
+			t.Fatal(err)
+		}
+	}
+	// answer reads one query's answer up to ReadyForQuery: its rows and
+	// its error's code, if any.
+	answer := func() (rows int, code string) {
+		if err := hc.Conn.SetReadDeadline(time.Now().Add(30 * time.Second)); err != nil {
+			t.Fatal(err)
+		}
+		for {
+			msg, err := hc.Frontend.Receive()
+			if err != nil {
+				t.Fatalf("receive: %v", err)
+			}
+			switch m := msg.(type) {
+			case *pgproto3.DataRow:
+				rows++
+			case *pgproto3.ErrorResponse:
+				code = m.Code
+			case *pgproto3.ReadyForQuery:
+				return rows, code
+			}
+		}
+	}
+
+	// An idle session: the cancel does nothing; the next query runs.
+	sendCancel()
+	q, err := (&pgproto3.Query{String: fmt.Sprintf("SELECT K, V FROM %s EMIT CHANGES LIMIT 1", st)}).Encode(nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := hc.Conn.Write(q); err != nil {
+		t.Fatal(err)
+	}
+	if rows, code := answer(); rows != 1 || code != "" {
+		t.Errorf("after a cancel to an idle session: %d rows, error %q; want 1 row", rows, code)
+	}
+
+	// A push query without LIMIT, its last bytes held back.
+	q, err = (&pgproto3.Query{String: fmt.Sprintf("SELECT K, V FROM %s EMIT CHANGES", st)}).Encode(nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, idle := pgwire.Received(pg, hc.PID)
+	if _, err := hc.Conn.Write(q[:len(q)-3]); err != nil {
+		t.Fatal(err)
+	}
+	testkafka.Await(t, 10*time.Second, "the server to receive the query's first bytes", func() bool {
+		got, _ := pgwire.Received(pg, hc.PID)
+		return got == idle+int64(len(q)-3)
+	})
+	sendCancel()
+	if _, err := hc.Conn.Write(q[len(q)-3:]); err != nil {
+		t.Fatal(err)
+	}
+	if rows, code := answer(); code != "57014" {
+		t.Errorf("query canceled before it started: %d rows, error %q; want 57014", rows, code)
+	}
+	// The cancel is spent: the next query runs.
+	q, err = (&pgproto3.Query{String: fmt.Sprintf("SELECT K, V FROM %s EMIT CHANGES LIMIT 1", st)}).Encode(nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := hc.Conn.Write(q); err != nil {
+		t.Fatal(err)
+	}
+	if rows, code := answer(); rows != 1 || code != "" {
+		t.Errorf("after the canceled query: %d rows, error %q; want 1 row", rows, code)
+	}
+}

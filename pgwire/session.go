@@ -42,7 +42,13 @@ type session struct {
 	mu sync.Mutex
 	// cancelRun cancels the running statement (CancelRequest).
 	cancelRun context.CancelCauseFunc
-	closing   atomic.Bool
+	// idleMark is what the client had sent (pump.received) when the
+	// session last said ReadyForQuery; cancelPending a CancelRequest that
+	// came when the client had sent more since, but no statement had
+	// started yet: it cancels what runs until the next ReadyForQuery.
+	idleMark      int64
+	cancelPending bool
+	closing       atomic.Bool
 }
 
 var (
@@ -81,12 +87,20 @@ func (ss *session) shutdown() {
 	ss.in.stop()
 }
 
-// cancelStatement cancels the running statement, if any.
+// cancelStatement cancels the running statement; with none running, the
+// one the client sent and the session has not started yet (psql sends its
+// CancelRequest right after the query, on a connection of its own, so it
+// can come first), if the client sent anything since it was last told
+// the session is ready. A CancelRequest to an idle session does nothing,
+// as Postgres.
 func (ss *session) cancelStatement() {
 	ss.mu.Lock()
 	defer ss.mu.Unlock()
-	if ss.cancelRun != nil {
+	switch {
+	case ss.cancelRun != nil:
 		ss.cancelRun(errUserCancel)
+	case ss.in.received() > ss.idleMark:
+		ss.cancelPending = true
 	}
 }
 
@@ -96,6 +110,12 @@ func (ss *session) statementContext() (context.Context, func()) {
 	ctx, cancel := context.WithCancelCause(ss.ctx)
 	ss.mu.Lock()
 	ss.cancelRun = cancel
+	if ss.cancelPending {
+		// Every statement context until ReadyForQuery: a query is
+		// started in one (which a push query's start does not watch)
+		// and drained in another.
+		cancel(errUserCancel)
+	}
 	ss.mu.Unlock()
 	return ctx, func() {
 		ss.mu.Lock()
@@ -268,6 +288,11 @@ func (ss *session) ready() {
 		tx = 'T'
 	}
 	ss.be.Send(&pgproto3.ReadyForQuery{TxStatus: tx})
+	// Sent before the client can have it: whatever it sends from here on
+	// comes after.
+	ss.mu.Lock()
+	ss.idleMark, ss.cancelPending = ss.in.received(), false
+	ss.mu.Unlock()
 }
 
 // closeAll ends what the session still runs: portals and cursors.
