@@ -22,7 +22,7 @@ func sluiceRecord(key int64, value string) *kgo.Record {
 // highest price whose time lies in [window end − 1 ms − 10 s, window end −
 // 1 ms], for the windows each side has closed: a bid at a window's last
 // millisecond also matches the next window's maximum; Sluice and Kafka
-// Streams close a window at stream time end + the minute's grace, Flink at
+// Streams close a window at stream time end + the 90 s grace, Flink at
 // watermark end − 1 ms. The check accepts exactly those rows and rejects a
 // changed, a missing and an extra row.
 func TestNXVerifyQ7(t *testing.T) {
@@ -32,11 +32,11 @@ func TestNXVerifyQ7(t *testing.T) {
 		{Auction: 1002, Bidder: 3, Price: 70, DateTime: nxT + 9_999, Extra: "c"},  // window 0's last ms: matches window 1's 70
 		{Auction: 1003, Bidder: 4, Price: 70, DateTime: nxT + 10_500, Extra: "d"}, // window 1's highest
 		{Auction: 1004, Bidder: 5, Price: 20, DateTime: nxT + 15_000, Extra: "e"},
-		{Auction: 1005, Bidder: 6, Price: 1, DateTime: nxT + 90_000, Extra: "f"}, // stream time: windows 0–2 closed (S, KS)
+		{Auction: 1005, Bidder: 6, Price: 1, DateTime: nxT + 120_000, Extra: "f"}, // stream time: windows 0–2 closed (S, KS)
 	}}
 	// Flink's watermark: least of the partitions' greatest times, less 4 s:
 	// T + 11 s closes window 0 only.
-	env := nxEnv{partitions: 2, bidsMaxTS: map[int32]int64{0: nxT + 90_000, 1: nxT + 15_000}}
+	env := nxEnv{partitions: 2, bidsMaxTS: map[int32]int64{0: nxT + 120_000, 1: nxT + 15_000}}
 	row := func(i int) string {
 		b := nx.bids[i]
 		return fmt.Sprintf(`{"AUCTION":%d,"BIDDER":%d,"dateTime":%d,"EXTRA":%q}`, b.Auction, b.Bidder, b.DateTime, b.Extra)
@@ -135,9 +135,9 @@ func TestNXVerifyQ8(t *testing.T) {
 // TestNXVerifyQ5: q5's expected rows are, per 10 s window sliding by 2 s,
 // the auctions with the most bids (all of them on a tie), for the windows
 // each side has closed: Flink's by its watermark; Sluice's and Kafka
-// Streams' counts once their task's stream time passes end + a minute,
+// Streams' counts once their task's stream time passes end + 90 s,
 // their maxima once the greatest start the counts wrote passes start + 2
-// s + 30 s, with the start (their join key) in the row. The check rejects
+// s + 60 s, with the start (their join key) in the row. The check rejects
 // a changed, a missing and an extra row.
 func TestNXVerifyQ5(t *testing.T) {
 	nx := &nxEvents{bids: []bidAvro{
@@ -146,8 +146,8 @@ func TestNXVerifyQ5(t *testing.T) {
 		{Auction: 1002, DateTime: nxT + 500},
 		{Auction: 1003, DateTime: nxT + 5_000},
 		// Stream time for Sluice's counts (T + 200 s closes the windows
-		// starting up to T + 130 s), and a count at T + 100 s for the
-		// maxima (which closes their windows up to T + 68 s).
+		// starting up to T + 100 s), and a count at T + 100 s for the
+		// maxima (which closes their windows up to T + 38 s).
 		{Auction: 1004, DateTime: nxT + 100_000},
 		{Auction: 1005, DateTime: nxT + 200_000},
 	}}

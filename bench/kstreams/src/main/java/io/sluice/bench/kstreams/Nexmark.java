@@ -147,7 +147,7 @@ final class Nexmark {
 
   /** q11's session gap (the reference's 10 s) and grace (Sluice's, see bench/nexmark_queries.go). */
   static final SessionWindows SESSIONS =
-      SessionWindows.ofInactivityGapAndGrace(Duration.ofSeconds(10), Duration.ofSeconds(60));
+      SessionWindows.ofInactivityGapAndGrace(Duration.ofSeconds(10), Duration.ofSeconds(90));
 
   /**
    * q11: bids per bidder per session, each session written once it closes (suppressed until the
@@ -215,10 +215,10 @@ final class Nexmark {
   }
 
   /**
-   * The 10 s tumbling windows of q7, closed (and written once) after the minute's grace Sluice
+   * The 10 s tumbling windows of q7, closed (and written once) after the 90 s grace Sluice
    * uses too (bench/nexmark_winjoin.go: the repartition topic interleaves the source tasks' bids).
    */
-  static final TimeWindows TUMBLE_10S = TimeWindows.ofSizeAndGrace(Duration.ofSeconds(10), Duration.ofSeconds(60));
+  static final TimeWindows TUMBLE_10S = TimeWindows.ofSizeAndGrace(Duration.ofSeconds(10), Duration.ofSeconds(90));
 
   /**
    * The join of q7's bids with their window's highest price: the window result reaches the join
@@ -314,8 +314,8 @@ final class Nexmark {
 
   /** q5's windows: 10 s sliding by 2 s, and a window per start (2 s) for their maxima. */
   static final TimeWindows HOP_10S_2S =
-      TimeWindows.ofSizeAndGrace(Duration.ofSeconds(10), Duration.ofSeconds(60)).advanceBy(Duration.ofSeconds(2));
-  static final TimeWindows TUMBLE_2S = TimeWindows.ofSizeAndGrace(Duration.ofSeconds(2), Duration.ofSeconds(30));
+      TimeWindows.ofSizeAndGrace(Duration.ofSeconds(10), Duration.ofSeconds(90)).advanceBy(Duration.ofSeconds(2));
+  static final TimeWindows TUMBLE_2S = TimeWindows.ofSizeAndGrace(Duration.ofSeconds(2), Duration.ofSeconds(60));
   static final JoinWindows WITHIN_1S_HOUR_GRACE =
       JoinWindows.ofTimeDifferenceAndGrace(Duration.ofSeconds(1), Duration.ofHours(1));
 
