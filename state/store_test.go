@@ -899,3 +899,46 @@ func TestRangeOverCommitInFlight(t *testing.T) {
 	close(held.done)
 	s.Discard()
 }
+
+// TestCommitOverManyTransactions: a commit of more writes than one
+// Badger transaction of writeTable takes (several of them, the last with
+// the checkpoint) is all there after a reopen, tombstones included, and
+// the checkpoint is the commit's; the transactions' timestamps stay
+// ordered, so the next commit's writes and deletes win.
+func TestCommitOverManyTransactions(t *testing.T) {
+	dir := t.TempDir()
+	db := openDB(t, dir)
+	s := db.Store("agg", 0)
+	const n = 2*writeTxnKeys + 17
+	for i := range n {
+		s.Put(fmt.Appendf(nil, "k%05d", i), fmt.Appendf(nil, "v%d", i))
+	}
+	if err := s.Commit(Checkpoint{ChangelogOffset: 1}); err != nil {
+		t.Fatal(err)
+	}
+	for i := 0; i < n; i += 3 {
+		s.Delete(fmt.Appendf(nil, "k%05d", i))
+	}
+	s.Put([]byte("k00001"), []byte("again"))
+	if err := s.Commit(Checkpoint{ChangelogOffset: 2}); err != nil {
+		t.Fatal(err)
+	}
+	if err := db.Close(); err != nil {
+		t.Fatal(err)
+	}
+	s = openDB(t, dir).Store("agg", 0)
+	for i := range n {
+		key := fmt.Sprintf("k%05d", i)
+		got, ok := mustGet(t, s, key)
+		want, wantOK := fmt.Sprintf("v%d", i), i%3 != 0
+		if i == 1 {
+			want = "again"
+		}
+		if ok != wantOK || ok && got != want {
+			t.Fatalf("Get(%s) = %q, %v; want %q, %v", key, got, ok, want, wantOK)
+		}
+	}
+	if cp, err := s.Checkpoint(); err != nil || cp.ChangelogOffset != 2 {
+		t.Errorf("Checkpoint() = %+v, %v; want offset 2", cp, err)
+	}
+}
