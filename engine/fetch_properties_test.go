@@ -18,8 +18,9 @@ import (
 // sizes fetch.max.wait.ms, fetch.min.bytes, fetch.max.bytes and
 // max.partition.fetch.bytes (or their consumer., ksql.streams. and
 // ksql.streams.consumer. forms) set: Kafka's defaults unless set, but a
-// wait no longer than the commit interval (100 ms in these tests). The
-// embedded broker observes the query's Fetch requests of its input.
+// wait no longer than the commit interval (100 ms in these tests) and
+// half of Kafka's bytes of a partition. The embedded broker observes the
+// query's Fetch requests of its input.
 func TestFetchProperties(t *testing.T) {
 	type fetch struct{ wait, min, max, part int32 }
 	for _, c := range []struct {
@@ -27,11 +28,11 @@ func TestFetchProperties(t *testing.T) {
 		props []string
 		want  fetch
 	}{
-		{"defaults", nil, fetch{100, 1, 52428800, 1048576}},
-		{"fetch.max.wait.ms", []string{"commit.interval.ms", "1000", "fetch.max.wait.ms", "250"}, fetch{250, 1, 52428800, 1048576}},
-		{"commit interval", []string{"commit.interval.ms", "1000"}, fetch{500, 1, 52428800, 1048576}},
-		{"consumer.fetch.min.bytes", []string{"consumer.fetch.min.bytes", "7"}, fetch{100, 7, 52428800, 1048576}},
-		{"ksql.streams.fetch.max.bytes", []string{"ksql.streams.fetch.max.bytes", "2097152"}, fetch{100, 1, 2097152, 1048576}},
+		{"defaults", nil, fetch{100, 1, 52428800, 524288}},
+		{"fetch.max.wait.ms", []string{"commit.interval.ms", "1000", "fetch.max.wait.ms", "250"}, fetch{250, 1, 52428800, 524288}},
+		{"commit interval", []string{"commit.interval.ms", "1000"}, fetch{500, 1, 52428800, 524288}},
+		{"consumer.fetch.min.bytes", []string{"consumer.fetch.min.bytes", "7"}, fetch{100, 7, 52428800, 524288}},
+		{"ksql.streams.fetch.max.bytes", []string{"ksql.streams.fetch.max.bytes", "2097152"}, fetch{100, 1, 2097152, 524288}},
 		{"ksql.streams.consumer.max.partition.fetch.bytes", []string{"ksql.streams.consumer.max.partition.fetch.bytes", "65536"}, fetch{100, 1, 52428800, 65536}},
 	} {
 		t.Run(c.name, func(t *testing.T) {

@@ -293,9 +293,16 @@ var (
 	propFetchMaxBytes = declare(fetchMaxBytesProperty, consumerAliases(fetchMaxBytesProperty), ScopeQuery, "INT",
 		fixed("52428800"), number(32, 1),
 		"At most how many bytes one fetch of a query returns, over all its partitions (the first batch goes whole).")
+	// Half of Kafka's 1 MiB: a query holds the records of about two
+	// fetches at a time (the one it processes, the next already read),
+	// decompressed, and a record's franz-go struct besides; at 1 MiB of
+	// each partition that was 28 of the 118 MB live at the peak of a
+	// million-key aggregation. 512 KiB took its peak RSS from 276 to
+	// 251 MB, and q0's from 167 to 131, at the same records per CPU
+	// second (docs/benchmarks.md); 256 KiB cost the aggregation a tenth.
 	propMaxPartitionFetch = declare(maxPartitionFetchProperty, consumerAliases(maxPartitionFetchProperty), ScopeQuery, "INT",
-		fixed("1048576"), number(32, 1),
-		"At most how many bytes one fetch of a query returns of one partition (the first batch goes whole): with fetch.max.bytes, what a query holds of its input as it reads ahead.")
+		fixed("524288"), number(32, 1),
+		"At most how many bytes one fetch of a query returns of one partition (the first batch goes whole): with fetch.max.bytes, what a query holds of its input as it reads ahead. Half of Kafka's default.")
 	propNumStreamThreads = declare(numStreamThreadsProperty, []string{"ksql.streams." + numStreamThreadsProperty}, ScopeQuery, "INT",
 		func(map[string]string) string { return strconv.Itoa(runtime.GOMAXPROCS(0)) }, number(32, 1),
 		"How many of a query's tasks process records at once on this instance.").

@@ -518,7 +518,7 @@ func (r *KafkaRunner) run(ctx context.Context) {
 	}
 	for {
 		// A poll takes every buffered fetch, at most one response per
-		// broker (franz-go's FetchMaxPartitionBytes, 1 MiB of each
+		// broker (max.partition.fetch.bytes, 512 KiB of each
 		// partition, bounds it), so one commit (one transaction under
 		// exactly-once) stays small even when a restart finds a large
 		// backlog. A response holds its partitions one after the other:
