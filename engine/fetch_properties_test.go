@@ -18,22 +18,26 @@ import (
 // sizes fetch.max.wait.ms, fetch.min.bytes, fetch.max.bytes and
 // max.partition.fetch.bytes (or their consumer., ksql.streams. and
 // ksql.streams.consumer. forms) set: Kafka's defaults unless set, but a
-// wait no longer than the commit interval (100 ms in these tests) and
-// half of Kafka's bytes of a partition. The embedded broker observes the
-// query's Fetch requests of its input.
+// wait no longer than the commit interval (100 ms in these tests), and
+// half of Kafka's bytes of a partition for a query that keeps state. The
+// embedded broker observes the query's Fetch requests of its input.
 func TestFetchProperties(t *testing.T) {
 	type fetch struct{ wait, min, max, part int32 }
+	const stateless, stateful = "CREATE STREAM %[2]s AS SELECT id, v FROM %[1]s;", "CREATE TABLE %[2]s AS SELECT id, COUNT(*) AS n FROM %[1]s GROUP BY id;"
 	for _, c := range []struct {
 		name  string
 		props []string
 		want  fetch
+		query string
 	}{
-		{"defaults", nil, fetch{100, 1, 52428800, 524288}},
-		{"fetch.max.wait.ms", []string{"commit.interval.ms", "1000", "fetch.max.wait.ms", "250"}, fetch{250, 1, 52428800, 524288}},
-		{"commit interval", []string{"commit.interval.ms", "1000"}, fetch{500, 1, 52428800, 524288}},
-		{"consumer.fetch.min.bytes", []string{"consumer.fetch.min.bytes", "7"}, fetch{100, 7, 52428800, 524288}},
-		{"ksql.streams.fetch.max.bytes", []string{"ksql.streams.fetch.max.bytes", "2097152"}, fetch{100, 1, 2097152, 524288}},
-		{"ksql.streams.consumer.max.partition.fetch.bytes", []string{"ksql.streams.consumer.max.partition.fetch.bytes", "65536"}, fetch{100, 1, 52428800, 65536}},
+		{"defaults", nil, fetch{100, 1, 52428800, 1048576}, stateless},
+		{"fetch.max.wait.ms", []string{"commit.interval.ms", "1000", "fetch.max.wait.ms", "250"}, fetch{250, 1, 52428800, 1048576}, stateless},
+		{"commit interval", []string{"commit.interval.ms", "1000"}, fetch{500, 1, 52428800, 1048576}, stateless},
+		{"consumer.fetch.min.bytes", []string{"consumer.fetch.min.bytes", "7"}, fetch{100, 7, 52428800, 1048576}, stateless},
+		{"ksql.streams.fetch.max.bytes", []string{"ksql.streams.fetch.max.bytes", "2097152"}, fetch{100, 1, 2097152, 1048576}, stateless},
+		{"ksql.streams.consumer.max.partition.fetch.bytes", []string{"ksql.streams.consumer.max.partition.fetch.bytes", "65536"}, fetch{100, 1, 52428800, 65536}, stateless},
+		{"a query that keeps state", nil, fetch{100, 1, 52428800, 524288}, stateful},
+		{"a query that keeps state, max.partition.fetch.bytes set", []string{"max.partition.fetch.bytes", "2097152"}, fetch{100, 1, 52428800, 2097152}, stateful},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			b := testkafka.Embedded(t) // the observer needs the embedded broker
@@ -64,9 +68,7 @@ func TestFetchProperties(t *testing.T) {
 			mu.Unlock()
 			e := openEngineLog(t, b.Addr(), t.TempDir(), testkafka.Name(t, "svc"), quiet, c.props...)
 			defer closeEngine(t, e)
-			execute(t, e, fmt.Sprintf(`
-				CREATE STREAM %[1]s (id VARCHAR KEY, v INT) WITH (KAFKA_TOPIC='%[1]s', VALUE_FORMAT='JSON');
-				CREATE STREAM %[2]s AS SELECT id, v FROM %[1]s;`, in, out))
+			execute(t, e, fmt.Sprintf("CREATE STREAM %[1]s (id VARCHAR KEY, v INT) WITH (KAFKA_TOPIC='%[1]s', VALUE_FORMAT='JSON');\n"+c.query, in, out))
 			testkafka.Await(t, 30*time.Second, "the query to fetch its input", func() bool {
 				mu.Lock()
 				defer mu.Unlock()

@@ -293,16 +293,12 @@ var (
 	propFetchMaxBytes = declare(fetchMaxBytesProperty, consumerAliases(fetchMaxBytesProperty), ScopeQuery, "INT",
 		fixed("52428800"), number(32, 1),
 		"At most how many bytes one fetch of a query returns, over all its partitions (the first batch goes whole).")
-	// Half of Kafka's 1 MiB: a query holds the records of about two
-	// fetches at a time (the one it processes, the next already read),
-	// decompressed, and a record's franz-go struct besides; at 1 MiB of
-	// each partition that was 28 of the 118 MB live at the peak of a
-	// million-key aggregation. 512 KiB took its peak RSS from 276 to
-	// 251 MB, and q0's from 167 to 131, at the same records per CPU
-	// second (docs/benchmarks.md); 256 KiB cost the aggregation a tenth.
+	// Unset, a query that keeps state reads half as much
+	// (exec.statefulPartitionFetch).
 	propMaxPartitionFetch = declare(maxPartitionFetchProperty, consumerAliases(maxPartitionFetchProperty), ScopeQuery, "INT",
-		fixed("524288"), number(32, 1),
-		"At most how many bytes one fetch of a query returns of one partition (the first batch goes whole): with fetch.max.bytes, what a query holds of its input as it reads ahead. Half of Kafka's default.")
+		fixed("1048576"), number(32, 1),
+		"At most how many bytes one fetch of a query returns of one partition (the first batch goes whole): with fetch.max.bytes, what a query holds of its input as it reads ahead.").
+		describeDefault("1048576 (Kafka's); 524288 for a query that keeps state (an aggregation, a join)")
 	propNumStreamThreads = declare(numStreamThreadsProperty, []string{"ksql.streams." + numStreamThreadsProperty}, ScopeQuery, "INT",
 		func(map[string]string) string { return strconv.Itoa(runtime.GOMAXPROCS(0)) }, number(32, 1),
 		"How many of a query's tasks process records at once on this instance.").
@@ -570,8 +566,18 @@ func fetchConfig(props map[string]string) exec.FetchConfig {
 		MaxWait:           max(propFetchMaxWait.millis(props), time.Millisecond),
 		MinBytes:          n(propFetchMinBytes),
 		MaxBytes:          n(propFetchMaxBytes),
-		MaxPartitionBytes: n(propMaxPartitionFetch),
+		MaxPartitionBytes: partitionFetch(props),
 	}
+}
+
+// partitionFetch is max.partition.fetch.bytes when set (and valid), else
+// 0: the query's runner picks by its shape (exec.FetchConfig).
+func partitionFetch(props map[string]string) int32 {
+	if v, ok := propMaxPartitionFetch.lookup(props); ok && propMaxPartitionFetch.check(propMaxPartitionFetch.Name, v) == nil {
+		n, _ := strconv.ParseInt(strings.TrimSpace(v), 10, 32)
+		return int32(n)
+	}
+	return 0
 }
 
 func compressionType(props map[string]string) string {
