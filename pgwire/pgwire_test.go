@@ -1049,47 +1049,43 @@ func TestCancelBeforeTheStatementStarts(t *testing.T) {
 		}
 	}
 
+	// encode is a Query message of sql; write sends bytes of one.
+	encode := func(sql string) []byte {
+		q, err := (&pgproto3.Query{String: sql}).Encode(nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return q
+	}
+	write := func(b []byte) {
+		if _, err := hc.Conn.Write(b); err != nil {
+			t.Fatal(err)
+		}
+	}
+	limitOne := fmt.Sprintf("SELECT K, V FROM %s EMIT CHANGES LIMIT 1", st)
+
 	// An idle session: the cancel does nothing; the next query runs.
 	sendCancel()
-	q, err := (&pgproto3.Query{String: fmt.Sprintf("SELECT K, V FROM %s EMIT CHANGES LIMIT 1", st)}).Encode(nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if _, err := hc.Conn.Write(q); err != nil {
-		t.Fatal(err)
-	}
+	write(encode(limitOne))
 	if rows, code := answer(); rows != 1 || code != "" {
 		t.Errorf("after a cancel to an idle session: %d rows, error %q; want 1 row", rows, code)
 	}
 
 	// A push query without LIMIT, its last bytes held back.
-	q, err = (&pgproto3.Query{String: fmt.Sprintf("SELECT K, V FROM %s EMIT CHANGES", st)}).Encode(nil)
-	if err != nil {
-		t.Fatal(err)
-	}
+	q := encode(fmt.Sprintf("SELECT K, V FROM %s EMIT CHANGES", st))
 	_, idle := pgwire.Received(pg, hc.PID)
-	if _, err := hc.Conn.Write(q[:len(q)-3]); err != nil {
-		t.Fatal(err)
-	}
+	write(q[:len(q)-3])
 	testkafka.Await(t, 10*time.Second, "the server to receive the query's first bytes", func() bool {
 		got, _ := pgwire.Received(pg, hc.PID)
 		return got == idle+int64(len(q)-3)
 	})
 	sendCancel()
-	if _, err := hc.Conn.Write(q[len(q)-3:]); err != nil {
-		t.Fatal(err)
-	}
+	write(q[len(q)-3:])
 	if rows, code := answer(); code != "57014" {
 		t.Errorf("query canceled before it started: %d rows, error %q; want 57014", rows, code)
 	}
 	// The cancel is spent: the next query runs.
-	q, err = (&pgproto3.Query{String: fmt.Sprintf("SELECT K, V FROM %s EMIT CHANGES LIMIT 1", st)}).Encode(nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if _, err := hc.Conn.Write(q); err != nil {
-		t.Fatal(err)
-	}
+	write(encode(limitOne))
 	if rows, code := answer(); rows != 1 || code != "" {
 		t.Errorf("after the canceled query: %d rows, error %q; want 1 row", rows, code)
 	}
