@@ -560,9 +560,9 @@ func (s *Store) CommitHeld() error {
 // error.
 //
 // The data is split over transactions of writeTxnKeys writes with the
-// checkpoint in the last one (writeTable). That stays correct: a crash in between leaves the old checkpoint, and a restore replays
-// the changelog (which already holds this overlay) from it, rewriting the same
-// values.
+// checkpoint in the last one (writeTable). That stays correct: a crash in
+// between leaves the old checkpoint, and a restore replays the changelog
+// (which already holds this overlay) from it, rewriting the same values.
 //
 // While a cold restore's data is still being written to Badger, the overlay
 // and cp are kept in memory instead and reach Badger, in one transaction,
