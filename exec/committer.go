@@ -83,13 +83,15 @@ const stateWriteInterval = time.Second
 // plus one poll's writes, however far a query runs behind its input and
 // however many distinct keys it writes: a million-key aggregation,
 // every record a new key, grew its peak RSS with the commit interval's
-// stretch (docs/benchmarks.md, "Memory: M1 and M2"). 4 MiB rather than 8:
-// the aggregation's peak RSS fell by 34 MB (245 → 211) and Nexmark q20's,
-// q4's and q5's by 16–30 MB, at the same events per CPU second; the
-// writes of a store partition then reach Badger about twice a second
-// under load rather than once, which a full Badger write of a few
-// thousand keys makes cheap.
-const overlayMemoryLimit = 4 << 20
+// stretch (docs/benchmarks.md, "Memory: M1 and M2"). 4 MiB rather than 8
+// took the aggregation's peak RSS from 245 to 211 MB and Nexmark q20's,
+// q4's and q5's down 16–30 MB; 2 MiB rather than 4 took the aggregation
+// to 180 MB and q20 down a further 30–45 MB, q4 and q5 20–30 MB, at the
+// same events per CPU second within noise (a Badger write costs q20
+// about 2% more CPU; 1 MiB saved nothing more). Under load a store
+// partition's writes then reach Badger several times a second, in
+// writes of a few thousand keys, which Badger takes cheaply.
+const overlayMemoryLimit = 2 << 20
 
 // commitDetached commits with a context of its own: a stop requested
 // while a commit is under way must let it finish, or an exactly-once
