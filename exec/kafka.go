@@ -518,8 +518,8 @@ func (r *KafkaRunner) run(ctx context.Context) {
 	}
 	for {
 		// A poll takes every buffered fetch, at most one response per
-		// broker (max.partition.fetch.bytes, 1 MiB of each
-		// partition, bounds it), so one commit (one transaction under
+		// broker (max.partition.fetch.bytes of each partition bounds it:
+		// FetchConfig.sizes), so one commit (one transaction under
 		// exactly-once) stays small even when a restart finds a large
 		// backlog. A response holds its partitions one after the other:
 		// a poll of fewer records would mostly hand over one partition

@@ -39,8 +39,8 @@
 // going away. A CancelRequest that arrives after the client sent a query
 // but before the session started it (psql sends its own on a second
 // connection right after Ctrl-C) cancels that query when it starts; one
-// to an idle session, nothing sent since ReadyForQuery, does nothing. A cursor over one (DECLARE c CURSOR FOR SELECT … EMIT
-// CHANGES) pages it: FETCH n waits for the first row as long as it takes
+// to an idle session, nothing sent since ReadyForQuery, does nothing. A
+// cursor over one (DECLARE c CURSOR FOR SELECT … EMIT CHANGES) pages it: FETCH n waits for the first row as long as it takes
 // (a CancelRequest ends the wait), then returns when n rows arrived, the
 // query ended, or no further row came within 100 ms of the last; so it
 // returns at least one row unless the query ended. FETCH on a pull
