@@ -46,6 +46,9 @@ type entry struct {
 	// gen is the Store's changelog generation of the write (see
 	// Store.dirty); other tables leave it 0.
 	gen uint32
+	// local marks a delete the changelog is not to take (Store.Expire):
+	// a later write of the key, in any generation, is one it must take.
+	local bool
 }
 
 func newMemtable() memtable {
@@ -94,7 +97,7 @@ func (t *memtable) write(key []byte, e entry, copyValue bool) (k string, fresh b
 		}
 		t.bytes += int64(len(e.value) - len(old.value))
 		t.m[string(key)] = e
-		return "", old.gen != e.gen
+		return "", old.gen != e.gen || old.local
 	}
 	kb := t.keep(key)
 	k = unsafe.String(unsafe.SliceData(kb), len(kb))

@@ -216,6 +216,25 @@ func (s *Store) Delete(key []byte) {
 	s.noteWrite(key, k, fresh)
 }
 
+// Expire deletes key from the store partition without a changelog record,
+// for state a compact,delete changelog ages out by itself: a windowed
+// store's windows past retention. Kafka Streams drops such windows with
+// their store's time segments and writes no tombstones either; here a
+// tombstone per window was a seventh of a late-data aggregation's CPU
+// (its changelog produce and the collector's share, docs/benchmarks.md).
+// The changelog still holds the key's last value until its retention
+// deletes it, so a restore may bring the key back: the owner must expire
+// what it finds past retention after a restore as it does in the run.
+// A key written since the changelog last took the store gets its
+// tombstone (Delete): the changelog would otherwise take that write.
+func (s *Store) Expire(key []byte) {
+	if e, ok := s.overlay.get(key); ok && e.gen == s.gen && !e.local {
+		s.Delete(key)
+		return
+	}
+	s.overlay.set(key, entry{del: true, gen: s.gen, local: true})
+}
+
 // noteWrite lists a write of key the changelog has not taken as dirty;
 // k and fresh are what the overlay's set returned.
 func (s *Store) noteWrite(key []byte, k string, fresh bool) {

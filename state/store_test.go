@@ -942,3 +942,56 @@ func TestCommitOverManyTransactions(t *testing.T) {
 		t.Errorf("Checkpoint() = %+v, %v; want offset 2", cp, err)
 	}
 }
+
+// TestExpire: an expired key leaves the store without a changelog record
+// unless the changelog has yet to take a write of it (then it takes the
+// tombstone instead), and a later write of it is the changelog's again.
+// The delete reaches Badger with the next Commit.
+func TestExpire(t *testing.T) {
+	db := openDB(t, t.TempDir())
+	s := db.Store("windows", 0)
+	pending := func() []Change { return s.Pending() }
+	apply(s, []op{{k: "w1", v: "1"}, {k: "w2", v: "2"}, {k: "w3", v: "3"}})
+	s.Hold(Checkpoint{ChangelogOffset: 3})
+	if err := s.CommitHeld(); err != nil {
+		t.Fatal(err)
+	}
+	apply(s, []op{{k: "w2", v: "22"}})
+	s.Expire([]byte("w1")) // taken by the changelog: no record
+	s.Expire([]byte("w2")) // written since: its tombstone replaces the write
+	s.Expire([]byte("w3"))
+	s.Put([]byte("w3"), []byte("33")) // written again after expiring
+	want := []Change{
+		{Key: []byte("w2"), Delete: true},
+		{Key: []byte("w3"), Value: []byte("33")},
+	}
+	if diff := cmp.Diff(want, pending()); diff != "" {
+		t.Fatalf("pending (-want +got):\n%s", diff)
+	}
+	s.Expire([]byte("w9")) // never written: nothing
+	if diff := cmp.Diff(want, pending()); diff != "" {
+		t.Fatalf("pending after expiring an absent key (-want +got):\n%s", diff)
+	}
+	for _, k := range []string{"w1", "w2", "w9"} {
+		if v, ok := mustGet(t, s, k); ok {
+			t.Errorf("Get(%q) after Expire = %q, true", k, v)
+		}
+	}
+	s.Hold(Checkpoint{ChangelogOffset: 5})
+	if err := s.CommitHeld(); err != nil {
+		t.Fatal(err)
+	}
+	s.Expire([]byte("w3"))
+	if got := pending(); len(got) != 0 {
+		t.Fatalf("pending after expiring a committed key: %v", got)
+	}
+	if err := s.Commit(Checkpoint{ChangelogOffset: 5}); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.flushed(); err != nil {
+		t.Fatal(err)
+	}
+	if got := collectFrom(t, s.RangeCommitted, nil); len(got) != 0 {
+		t.Errorf("Badger after the expiries' commit holds %v, want nothing", got)
+	}
+}
