@@ -220,6 +220,13 @@ func (a *aggregate) Open(tc *TaskContext) error {
 		a.sliceTail, a.sliceTailEnd = nil, math.MinInt64
 	}
 	a.maxStart = math.MinInt64
+	if w := a.node.Window; w != nil && w.Kind != Session && w.Kind != Sliding && tc.StreamTime != math.MinInt64 {
+		// A restore from the changelog brings back the windows that
+		// expired without tombstones (Store.Expire): they go before
+		// anything reads the store, pull queries included, when the
+		// checkpoint knows the stream time they expired by.
+		return a.expire(tc)
+	}
 	return nil
 }
 
@@ -721,9 +728,8 @@ func (a *aggregate) expire(tc *TaskContext) error {
 	}
 	for _, k := range old {
 		// The windows' members too. No tombstones: the changelog is
-		// compact,delete and ages the windows out (Store.Expire); a
-		// restore that brings some back finds them here, since a task's
-		// first expiry scans from the oldest window.
+		// compact,delete and ages the windows out (Store.Expire); those
+		// a restore brings back go when the task opens (Open).
 		a.cache.drop(k)
 		a.store.Expire(k)
 	}
