@@ -700,23 +700,34 @@ func (a *aggregate) closeWindows(tc *TaskContext) error {
 func (a *aggregate) expire(tc *TaskContext) error {
 	w := a.node.Window
 	ret := w.retention()
-	cutoff := tc.StreamTime - ret // windows ending at or before cutoff are gone
-	a.nextExpire = math.MaxInt64
-	var old [][]byte
+	cutoff := subSat(tc.StreamTime, ret) // windows ending at or before cutoff are gone
+	// Windows starting at or before last have ended by cutoff. Window
+	// starts are multiples of the advance, so next is the first start a
+	// kept window can have, and expiry is due again when its retention
+	// ends (sooner than that, no scan finds anything).
+	adv := w.Size
+	if w.Kind == Hopping {
+		adv = w.Advance
+	}
+	last := subSat(cutoff, w.Size)
+	next := addSat(last, 1)
+	bound := windowBound(next)
+	if m := mod(next, adv); m != 0 {
+		next = addSat(next, adv-m)
+	}
+	a.nextExpire = addSat(addSat(next, w.Size), ret)
+	// The cache's expired windows go unwritten; the scan reads only what
+	// the store holds (no write-back for it) and finds the rest.
 	windows := 0
+	if a.cache != nil {
+		windows = a.cache.expireBelow(bound)
+	}
+	var old [][]byte
 	// Windows ending at or before cutoff are deleted below and closed for
 	// good (retention >= size + grace): the next scan starts after them.
 	from := a.expireFrom
-	a.expireFrom = max(a.expireFrom, addSat(subSat(cutoff, w.Size), 1))
-	err := a.store.RangeBetween(windowBound(from), nil, func(k, _ []byte) bool {
-		start, _, ok := splitWindowKey(k)
-		if !ok {
-			return true
-		}
-		if start+w.Size > cutoff {
-			a.nextExpire = start + w.Size + ret
-			return false
-		}
+	a.expireFrom = max(a.expireFrom, addSat(last, 1))
+	err := a.store.RangeStoredBetween(windowBound(from), bound, func(k, _ []byte) bool {
 		old = append(old, append([]byte(nil), k...))
 		if !isWindowMember(k) {
 			windows++
@@ -730,7 +741,6 @@ func (a *aggregate) expire(tc *TaskContext) error {
 		// The windows' members too. No tombstones: the changelog is
 		// compact,delete and ages the windows out (Store.Expire); those
 		// a restore brings back go when the task opens (Open).
-		a.cache.drop(k)
 		a.store.Expire(k)
 	}
 	tc.Metrics.Expired.Add(int64(windows))

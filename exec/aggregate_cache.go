@@ -268,6 +268,42 @@ func (c *aggCache) drop(key []byte) {
 	delete(c.entries, e.key)
 }
 
+// expireBelow forgets every entry and group whose key is below bound,
+// without writing them: windows past retention, which the aggregate
+// expires from the store by a scan of what the store holds
+// (Store.RangeStoredBetween). Changed entries and new members the store
+// does not have yet need no write only to be deleted. It returns how
+// many of the entries the store lacks, which the scan will not find.
+func (c *aggCache) expireBelow(bound []byte) (unstored int) {
+	for k, g := range c.groups {
+		if k < string(bound) {
+			g.newMembers, g.newEnds = nil, nil // not to be written
+			delete(c.groups, k)
+			c.memberBytes -= g.bytes
+		}
+	}
+	for k := range c.evicted {
+		if k < string(bound) {
+			delete(c.evicted, k)
+			c.evictedBytes -= int64(len(k)) + evictedOverhead
+		}
+	}
+	for k, e := range c.entries {
+		if k >= string(bound) {
+			continue
+		}
+		if !e.existed {
+			unstored++
+		}
+		// Still on the changed list and in the queue, it must not be
+		// written back nor counted again.
+		e.changed, e.gone, e.members = false, true, nil
+		c.bytes -= e.size
+		delete(c.entries, k)
+	}
+	return unstored
+}
+
 // groupMembers returns what the cache knows of the members of e's group,
 // starting from nothing (or, for a group without state, from knowing all)
 // if it knows nothing yet.

@@ -34,7 +34,10 @@ type memtable struct {
 	// order holds every key of m while ordered, and is empty otherwise.
 	order   *btree.BTreeG[string]
 	ordered bool
-	bytes   int64
+	// filtered counts the keys bounded ranges have visited in the map
+	// while the table had no tree (see cursor).
+	filtered int
+	bytes    int64
 	// chunk is the slab keep appends to. Nothing in a chunk is ever
 	// written twice: keys (as strings) and values point into it.
 	chunk []byte
@@ -236,8 +239,28 @@ type keyCursor struct {
 // cursorChunk is how many keys a keyCursor takes from the tree at a time.
 const cursorChunk = 32
 
+// filterPasses is how many passes over its map a table makes for
+// bounded ranges before it builds its tree instead. A pass costs a map
+// visit a key; the tree costs a sort now and an insert for every key
+// written after, some ten times a visit each. A table ranged over a few
+// times in its life (an aggregation's overlay, scanned for expired
+// windows a few times between commits) pays for no tree; one ranged
+// over at every record (session windows) builds it early on.
+const filterPasses = 8
+
 func (t *memtable) cursor(start, end []byte) *keyCursor {
 	c := &keyCursor{end: end}
+	if len(t.m) > 0 && !t.ordered && end != nil && t.filtered < filterPasses*len(t.m) {
+		t.filtered += len(t.m)
+		lo, hi := string(start), string(end)
+		for k := range t.m {
+			if k >= lo && k < hi {
+				c.chunk = append(c.chunk, k)
+			}
+		}
+		slices.Sort(c.chunk)
+		return c
+	}
 	if len(t.m) > 0 {
 		c.order, c.from, c.more = t.keyOrder(), string(start), true
 		c.fill()
@@ -332,6 +355,7 @@ func (t *memtable) reset() {
 		t.order.Clear(true)
 	}
 	t.ordered = false
+	t.filtered = 0
 	t.bytes = 0
 	// Readers may still hold keys and values of the old chunk.
 	t.chunk = nil
