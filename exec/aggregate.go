@@ -727,7 +727,7 @@ func (a *aggregate) expire(tc *TaskContext) error {
 	// good (retention >= size + grace): the next scan starts after them.
 	from := a.expireFrom
 	a.expireFrom = max(a.expireFrom, addSat(last, 1))
-	err := a.store.RangeStoredBetween(windowBound(from), bound, func(k, _ []byte) bool {
+	err := a.store.ScanForExpiry(windowBound(from), bound, func(k, _ []byte) bool {
 		old = append(old, append([]byte(nil), k...))
 		if !isWindowMember(k) {
 			windows++

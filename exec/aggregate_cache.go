@@ -271,7 +271,7 @@ func (c *aggCache) drop(key []byte) {
 // expireBelow forgets every entry and group whose key is below bound,
 // without writing them: windows past retention, which the aggregate
 // expires from the store by a scan of what the store holds
-// (Store.RangeStoredBetween). Changed entries and new members the store
+// (Store.ScanForExpiry). Changed entries and new members the store
 // does not have yet need no write only to be deleted. It returns how
 // many of the entries the store lacks, which the scan will not find.
 func (c *aggCache) expireBelow(bound []byte) (unstored int) {

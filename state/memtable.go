@@ -34,7 +34,7 @@ type memtable struct {
 	// order holds every key of m while ordered, and is empty otherwise.
 	order   *btree.BTreeG[string]
 	ordered bool
-	// filtered counts the keys bounded ranges have visited in the map
+	// filtered counts the keys whole ranges have visited in the map
 	// while the table had no tree (see cursor).
 	filtered int
 	bytes    int64
@@ -239,18 +239,20 @@ type keyCursor struct {
 // cursorChunk is how many keys a keyCursor takes from the tree at a time.
 const cursorChunk = 32
 
-// filterPasses is how many passes over its map a table makes for
-// bounded ranges before it builds its tree instead. A pass costs a map
-// visit a key; the tree costs a sort now and an insert for every key
-// written after, some ten times a visit each. A table ranged over a few
-// times in its life (an aggregation's overlay, scanned for expired
-// windows a few times between commits) pays for no tree; one ranged
-// over at every record (session windows) builds it early on.
+// filterPasses is how many passes over its map a table makes for ranges
+// read to their end (whole) before it builds its tree instead. A pass
+// costs a map visit a key; the tree costs a sort now and an insert for
+// every key written after, some ten times a visit each. An aggregation's
+// overlay, scanned for expired windows a few times between commits,
+// pays for no tree. A range that may stop early (a session's, a join's)
+// always walks the tree: a pass would collect and sort all of it.
 const filterPasses = 8
 
-func (t *memtable) cursor(start, end []byte) *keyCursor {
+// cursor walks the keys in [start, end) (end nil: no bound); whole says
+// the caller reads them all.
+func (t *memtable) cursor(start, end []byte, whole bool) *keyCursor {
 	c := &keyCursor{end: end}
-	if len(t.m) > 0 && !t.ordered && end != nil && t.filtered < filterPasses*len(t.m) {
+	if whole && len(t.m) > 0 && !t.ordered && end != nil && t.filtered < filterPasses*len(t.m) {
 		t.filtered += len(t.m)
 		lo, hi := string(start), string(end)
 		for k := range t.m {

@@ -260,33 +260,43 @@ func (s *Store) Range(prefix []byte, fn func(key, value []byte) bool) error {
 		if end == nil {
 			// prefix is all 0xff: the range is unbounded above but must
 			// still start at prefix.
-			return s.rangeBetween("range", prefix, nil, true, fn)
+			return s.rangeBetween("range", prefix, nil, rangeAll, fn)
 		}
 	}
-	return s.rangeBetween("range", prefix, end, true, fn)
+	return s.rangeBetween("range", prefix, end, rangeAll, fn)
 }
 
 // RangeBetween is Range over the keys in [start, end); a nil end is unbounded.
 // Window stores use it to scan time ranges of one key.
 func (s *Store) RangeBetween(start, end []byte, fn func(key, value []byte) bool) error {
-	return s.rangeBetween("range", start, end, true, fn)
+	return s.rangeBetween("range", start, end, rangeAll, fn)
 }
 
-// RangeStoredBetween is RangeBetween over what the store holds, without
-// the entries its WriteBack cache has not written yet: for the cache's
-// owner, which deals with those itself. An aggregation expiring windows
-// drops the cache's expired entries unwritten; a write-back for its
-// scan was a twentieth of a late-data aggregation's CPU, most of it
-// spent on entries the next write-back would write again.
-func (s *Store) RangeStoredBetween(start, end []byte, fn func(key, value []byte) bool) error {
-	return s.rangeBetween("range", start, end, false, fn)
+// ScanForExpiry is RangeBetween for the owner of the store's WriteBack
+// cache scanning [start, end) to the end to delete what it finds. The
+// cache is not written back first: the owner drops its own expired
+// entries, unwritten (a write-back for every scan was a twentieth of a
+// late-data aggregation's CPU, mostly entries the next write-back wrote
+// again). And the overlay may pass over its map for the keys in range
+// rather than build its key order (memtable.cursor), which every later
+// write of the interval would then keep up.
+func (s *Store) ScanForExpiry(start, end []byte, fn func(key, value []byte) bool) error {
+	return s.rangeBetween("scan for expiry", start, end, rangeExpiry, fn)
 }
 
-func (s *Store) rangeBetween(op string, start, end []byte, writeBack bool, fn func(key, value []byte) bool) error {
+// rangeKind says what a range is for.
+type rangeKind int
+
+const (
+	rangeAll    rangeKind = iota // everything the store and its cache hold
+	rangeExpiry                  // ScanForExpiry
+)
+
+func (s *Store) rangeBetween(op string, start, end []byte, kind rangeKind, fn func(key, value []byte) bool) error {
 	if err := s.checkOpen(); err != nil {
 		return s.errorf(op, err)
 	}
-	if writeBack {
+	if kind == rangeAll {
 		// The cache's entries are part of what the range must see.
 		s.flushWriteBack()
 	}
@@ -305,7 +315,7 @@ func (s *Store) rangeBetween(op string, start, end []byte, writeBack bool, fn fu
 			return s.errorf(op, err)
 		}
 		if v, ok := r.view(); ok {
-			if err := s.merge(newMemCursor(v, start, end), start, end, fn); err != nil {
+			if err := s.merge(newMemCursor(v, start, end), start, end, kind, fn); err != nil {
 				return s.errorf(op, err)
 			}
 			return nil
@@ -328,7 +338,7 @@ func (s *Store) rangeBetween(op string, start, end []byte, writeBack bool, fn fu
 		if f != nil {
 			below = newTableCursor(f.table.m, f.keys, start, end, below)
 		}
-		return s.merge(below, start, end, fn)
+		return s.merge(below, start, end, kind, fn)
 	})
 	if err != nil {
 		return s.errorf(op, err)
@@ -439,8 +449,8 @@ func (c *tableCursor) find() {
 
 // merge calls fn for the live keys of the overlay and below in [start,
 // end), in order; the overlay wins and its tombstones hide.
-func (s *Store) merge(below cursor, start, end []byte, fn func(key, value []byte) bool) error {
-	return mergeLayers(s.overlay.cursor(start, end), s.overlay.get, below, fn)
+func (s *Store) merge(below cursor, start, end []byte, kind rangeKind, fn func(key, value []byte) bool) error {
+	return mergeLayers(s.overlay.cursor(start, end, kind == rangeExpiry), s.overlay.get, below, fn)
 }
 
 // mergeLayers calls fn for the live keys of an upper layer (its keys in

@@ -792,9 +792,7 @@ func TestMemtableMemoryHonest(t *testing.T) {
 				s.Put(fmt.Appendf(nil, "\x00\x00\x01\x8c%08dauction-%06d", i, i), value)
 			}
 			if c.ranged {
-				// A range without an end builds the tree at once (a
-				// bounded one only after filterPasses).
-				if err := s.RangeBetween([]byte("\x00"), nil, func(k, v []byte) bool { return false }); err != nil {
+				if err := s.RangeBetween([]byte("\x00"), []byte("\x00\x00\x01\x8c00000001"), func(k, v []byte) bool { return true }); err != nil {
 					t.Fatal(err)
 				}
 			}
@@ -998,10 +996,11 @@ func TestExpire(t *testing.T) {
 	}
 }
 
-// TestBoundedRangesFilterBeforeTree: a table's first filterPasses bounded
-// ranges pass over its map and sort what they find, and the next builds
-// its tree; either way a range sees the keys in [start, end) in order, as
-// they were when it began.
+// TestBoundedRangesFilterBeforeTree: a table's first filterPasses ranges
+// read whole (ScanForExpiry's) pass over its map and sort what they find,
+// and the next builds its tree, as any other range does at once; either
+// way a range sees the keys in [start, end) in order, as they were when
+// it began.
 func TestBoundedRangesFilterBeforeTree(t *testing.T) {
 	tbl := newMemtable()
 	for i := range 100 {
@@ -1009,7 +1008,7 @@ func TestBoundedRangesFilterBeforeTree(t *testing.T) {
 	}
 	walk := func(start, end string, write string) []string {
 		var got []string
-		c := tbl.cursor([]byte(start), []byte(end))
+		c := tbl.cursor([]byte(start), []byte(end), true)
 		if write != "" {
 			tbl.put([]byte(write), []byte("new"), 0) // after the cursor began
 		}
@@ -1028,6 +1027,11 @@ func TestBoundedRangesFilterBeforeTree(t *testing.T) {
 		if tree := pass == filterPasses; tbl.ordered != tree {
 			t.Fatalf("after range %d: ordered = %v, want %v", pass, tbl.ordered, tree)
 		}
+	}
+	other := newMemtable()
+	other.put([]byte("a"), []byte("v"), 0)
+	if c := other.cursor([]byte("a"), []byte("b"), false); !other.ordered {
+		t.Fatalf("a range that may stop early did not build the tree (%v)", c.chunk)
 	}
 	tbl = newMemtable()
 	for _, k := range []string{"b", "a", "c"} {
