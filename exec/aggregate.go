@@ -744,6 +744,22 @@ func (a *aggregate) expire(tc *TaskContext) error {
 		a.store.Expire(k)
 	}
 	tc.Metrics.Expired.Add(int64(windows))
+	if windows == 0 {
+		// Nothing was due: the oldest window may lie far beyond next (a
+		// long retention, a gap in the input), and a scan at every
+		// advance until it is due would find nothing each time. Its own
+		// expiry is when the next scan is due.
+		a.nextExpire = math.MaxInt64
+		err := a.store.RangeBetween(bound, nil, func(k, _ []byte) bool {
+			if start, _, ok := splitWindowKey(k); ok {
+				a.nextExpire = addSat(addSat(start, w.Size), ret)
+			}
+			return false
+		})
+		if err != nil {
+			return fmt.Errorf("aggregate %s: find the oldest window: %w", a.node.Store, err)
+		}
+	}
 	return nil
 }
 
