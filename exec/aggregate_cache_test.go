@@ -220,16 +220,8 @@ func runAggregate(t *testing.T, final bool, stop string) (out, stored, changelog
 	}
 	// show decodes a window's key and value as the outputs show them.
 	show := func(k, v []byte) string {
-		start, gk, ok := splitWindowKey(k)
-		group, _, err := types.DecodeValues(gk)
-		if !ok || err != nil {
-			t.Fatalf("window key %x: %v", k, err)
-		}
-		accs, maxTs, err := decodeAggState(v, "agg")
-		if err != nil {
-			t.Fatal(err)
-		}
-		return fmt.Sprintf("%v [%d] %v %v @%d", group[0], start, accs[0], accs[1], maxTs)
+		w, maxTs := showWindow(t, k, v)
+		return fmt.Sprintf("%s @%d", w, maxTs)
 	}
 	tc.StreamTime = -1 << 63
 	open()
@@ -302,4 +294,20 @@ func runAggregate(t *testing.T, final bool, stop string) (out, stored, changelog
 		t.Fatal(err)
 	}
 	return out, stored, changelog
+}
+
+// showWindow decodes a COUNT(*), SUM windowed store's entry as
+// "group [start] count sum", with its latest event time.
+func showWindow(t *testing.T, k, v []byte) (string, int64) {
+	t.Helper()
+	start, gk, ok := splitWindowKey(k)
+	group, _, err := types.DecodeValues(gk)
+	if !ok || err != nil {
+		t.Fatalf("window key %x: %v", k, err)
+	}
+	accs, maxTs, err := decodeAggState(v, "agg")
+	if err != nil {
+		t.Fatal(err)
+	}
+	return fmt.Sprintf("%v [%d] %v %v", group[0], start, accs[0], accs[1]), maxTs
 }

@@ -9,7 +9,6 @@ import (
 	"github.com/google/go-cmp/cmp"
 	"github.com/google/go-cmp/cmp/cmpopts"
 	"github.com/sluice-sql/sluice/state"
-	"github.com/sluice-sql/sluice/types"
 )
 
 // TestWindowExpiryAgainstModel runs random keyed records, a fifth of
@@ -128,16 +127,8 @@ func storedWindows(t *testing.T, s *state.Store) []string {
 	t.Helper()
 	var out []string
 	if err := s.Range(nil, func(k, v []byte) bool {
-		start, gk, ok := splitWindowKey(k)
-		group, _, err := types.DecodeValues(gk)
-		if !ok || err != nil {
-			t.Fatalf("window key %x: %v", k, err)
-		}
-		accs, _, err := decodeAggState(v, "agg")
-		if err != nil {
-			t.Fatal(err)
-		}
-		out = append(out, fmt.Sprintf("%v [%d] %v %v", group[0], start, accs[0], accs[1]))
+		w, _ := showWindow(t, k, v)
+		out = append(out, w)
 		return true
 	}); err != nil {
 		t.Fatal(err)
