@@ -34,6 +34,7 @@ require (
 	github.com/twmb/franz-go/plugin/kslog v1.0.0
 	github.com/valyala/fastjson v1.6.10
 	github.com/xdg-go/scram v1.4.0
+	golang.org/x/sys v0.48.0
 	golang.org/x/term v0.44.0
 	google.golang.org/protobuf v1.36.12
 )
@@ -71,6 +72,5 @@ require (
 	go.opentelemetry.io/otel/metric v1.41.0 // indirect
 	go.opentelemetry.io/otel/trace v1.41.0 // indirect
 	golang.org/x/sync v0.23.0 // indirect
-	golang.org/x/sys v0.48.0 // indirect
 	golang.org/x/text v0.42.0 // indirect
 )

@@ -208,6 +208,12 @@ func (p *pump) received() int64 {
 	return p.total
 }
 
+// unread is how many bytes the client sent that the pump has not read
+// yet (they wait in the kernel): a CancelRequest on a connection of its
+// own can be accepted before the pump's goroutine reads the query it
+// cancels.
+func (p *pump) unread() int { return socketUnread(p.conn) }
+
 // Read gives the bytes read so far, waiting for some.
 func (p *pump) Read(b []byte) (int, error) {
 	p.mu.Lock()

@@ -93,13 +93,19 @@ func (ss *session) shutdown() {
 // can come first), if the client sent anything since it was last told
 // the session is ready. A CancelRequest to an idle session does nothing,
 // as Postgres.
+//
+// A cancel that finds a statement running also cancels what the session
+// starts after it until ReadyForQuery: a push query is started in one
+// statement context, which its start does not watch, and drained in the
+// next, so a cancel during the start must reach the drain.
 func (ss *session) cancelStatement() {
 	ss.mu.Lock()
 	defer ss.mu.Unlock()
 	switch {
 	case ss.cancelRun != nil:
 		ss.cancelRun(errUserCancel)
-	case ss.in.received() > ss.idleMark:
+		ss.cancelPending = true
+	case ss.in.received() > ss.idleMark || ss.in.unread() > 0:
 		ss.cancelPending = true
 	}
 }
@@ -290,6 +296,12 @@ func (ss *session) ready() {
 	ss.be.Send(&pgproto3.ReadyForQuery{TxStatus: tx})
 	// Sent before the client can have it: whatever it sends from here on
 	// comes after.
+	ss.markIdle()
+}
+
+// markIdle notes what the client has sent when the session says
+// ReadyForQuery, and forgets a cancel: it reached what it canceled.
+func (ss *session) markIdle() {
 	ss.mu.Lock()
 	ss.idleMark, ss.cancelPending = ss.in.received(), false
 	ss.mu.Unlock()
