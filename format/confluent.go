@@ -88,8 +88,9 @@ func GenerateSchema(formatName string, cols []types.Column, p Props, key bool) (
 // message). As in ksqlDB, a key in a format that writes single keys bare
 // (AVRO, JSON_SR) is one column, ROWKEY, of the schema's type, a record
 // being a STRUCT; a PROTOBUF key, always a message, has a column per
-// field.
-func SchemaColumns(formatName string, s Schema, fullName string, key bool) ([]types.Column, error) {
+// field. A value declared WRAP_SINGLE_VALUE=false (unwrapped) is one
+// column too, ROWVAL, whatever its schema.
+func SchemaColumns(formatName string, s Schema, fullName string, key, unwrapped bool) ([]types.Column, error) {
 	want := RegistryType(formatName)
 	if s.Type != want {
 		return nil, fmt.Errorf("%w: the registered schema is %s, not %s", ErrUnsupported, s.Type, want)
@@ -113,14 +114,14 @@ func SchemaColumns(formatName string, s Schema, fullName string, key bool) ([]ty
 		cols[i].Name = strings.ToUpper(cols[i].Name)
 		cols[i].Type = upperFields(cols[i].Type)
 	}
-	if !key || !record || want == SchemaProtobuf {
+	if !(key || unwrapped) || !record || want == SchemaProtobuf {
 		return cols, nil
 	}
 	st := types.Type{Kind: types.Struct, Fields: make([]types.Field, len(cols))}
 	for i, c := range cols {
 		st.Fields[i] = types.Field{Name: c.Name, Type: c.Type}
 	}
-	return []types.Column{{Name: "ROWKEY", Type: st, Key: true}}, nil
+	return soleColumn(st, key), nil
 }
 
 // soleColumn is the one column a schema that is not a record infers:

@@ -84,7 +84,8 @@ func (c *Catalog) registryColumns(topic string, key bool, formatName, pinned str
 			return nil, 0, found, err
 		}
 	}
-	cols, err = format.SchemaColumns(formatName, sch, p.FullName, key)
+	unwrapped := !key && p.WrapSingleValue != nil && !*p.WrapSingleValue
+	cols, err = format.SchemaColumns(formatName, sch, p.FullName, key, unwrapped)
 	if err != nil {
 		return nil, 0, false, fmt.Errorf("%w: schema %d of %s: %v", ErrInvalid, id, subject(topic, key), err)
 	}

@@ -69,6 +69,22 @@ func Serve(addr, file string) (*Embedded, error) {
 // URL is where the registry answers.
 func (e *Embedded) URL() string { return "http://" + e.ln.Addr().String() }
 
+// SetGlobalCompatibility sets the compatibility level of subjects that
+// have none of their own, as PUT /config does. It is not kept in the
+// file: a registry starts at BACKWARD.
+func (e *Embedded) SetGlobalCompatibility(level sr.CompatibilityLevel) error {
+	body, err := json.Marshal(map[string]sr.CompatibilityLevel{"compatibility": level})
+	if err != nil {
+		return err
+	}
+	rec := httptest.NewRecorder()
+	e.reg.Handler().ServeHTTP(rec, httptest.NewRequest(http.MethodPut, "/config", bytes.NewReader(body)))
+	if rec.Code != http.StatusOK {
+		return fmt.Errorf("schema registry: set compatibility %s: %d %s", level, rec.Code, rec.Body.String())
+	}
+	return nil
+}
+
 // Close stops serving.
 func (e *Embedded) Close() error { return e.srv.Close() }
 
@@ -117,29 +133,74 @@ func registration(r *http.Request) (string, bool) {
 	return subject, ok && subject != "" && !strings.Contains(subject, "/")
 }
 
-// incompatible checks an Avro registration against the subject's latest
-// version under BACKWARD compatibility (Confluent's default: the new
-// schema must read what the latest one wrote) and says why it fails, or
-// "". srfake registers anything; a real registry refuses these.
+// incompatible checks an Avro registration against the subject's
+// earlier versions at the subject's compatibility level (GET /config,
+// BACKWARD unless set: the new schema must read what the latest one
+// wrote) and says why it fails, or "". srfake registers anything; a real
+// registry refuses these. NONE checks nothing; FORWARD has the earlier
+// versions read the new one; FULL both; a _TRANSITIVE level every
+// version, the others the latest.
 func (e *Embedded) incompatible(subject string, body []byte) string {
 	var req sr.Schema
 	if json.Unmarshal(body, &req) != nil || req.Type != sr.TypeAvro {
 		return ""
 	}
-	var latest sr.SubjectSchema
-	if e.get("/subjects/"+subject+"/versions/latest", &latest) != nil {
-		return "" // no version yet
+	var cfg struct {
+		Level sr.CompatibilityLevel `json:"compatibilityLevel"`
 	}
-	if latest.Type != sr.TypeAvro {
+	if e.get("/config/"+url.PathEscape(subject), &cfg) != nil {
+		cfg.Level = sr.CompatBackward
+	}
+	var backward, forward, transitive bool
+	switch cfg.Level {
+	case sr.CompatNone:
 		return ""
+	case sr.CompatForward, sr.CompatForwardTransitive:
+		forward = true
+	case sr.CompatFull, sr.CompatFullTransitive:
+		backward, forward = true, true
+	default:
+		backward = true
 	}
-	reader, err1 := avro.Parse(req.Schema)
-	writer, err2 := avro.Parse(latest.Schema.Schema)
-	if err1 != nil || err2 != nil {
+	transitive = cfg.Level == sr.CompatBackwardTransitive || cfg.Level == sr.CompatForwardTransitive || cfg.Level == sr.CompatFullTransitive
+	versions := []string{"latest"}
+	if transitive {
+		var all []int
+		if e.get("/subjects/"+url.PathEscape(subject)+"/versions", &all) != nil {
+			return "" // no version yet
+		}
+		versions = versions[:0]
+		for _, v := range all {
+			versions = append(versions, fmt.Sprint(v))
+		}
+	}
+	next, err := avro.Parse(req.Schema)
+	if err != nil {
 		return "" // the registry's own validation answers
 	}
-	if err := avro.NewSchemaCompatibility().Compatible(reader, writer); err != nil {
-		return fmt.Sprintf("Schema being registered is incompatible with an earlier schema for subject %q (BACKWARD): %v", subject, err)
+	compat := avro.NewSchemaCompatibility()
+	for _, v := range versions {
+		var earlier sr.SubjectSchema
+		if e.get("/subjects/"+url.PathEscape(subject)+"/versions/"+v, &earlier) != nil {
+			return "" // no version yet
+		}
+		if earlier.Type != sr.TypeAvro {
+			continue
+		}
+		old, err := avro.Parse(earlier.Schema.Schema)
+		if err != nil {
+			continue
+		}
+		if backward {
+			if err := compat.Compatible(next, old); err != nil {
+				return fmt.Sprintf("Schema being registered is incompatible with an earlier schema for subject %q (%s): %v", subject, cfg.Level, err)
+			}
+		}
+		if forward {
+			if err := compat.Compatible(old, next); err != nil {
+				return fmt.Sprintf("Schema being registered is incompatible with an earlier schema for subject %q (%s): %v", subject, cfg.Level, err)
+			}
+		}
 	}
 	return ""
 }

@@ -156,3 +156,83 @@ func TestProtobufReferences(t *testing.T) {
 		t.Errorf("columns of the serialized schema: %v, %v", cols, err)
 	}
 }
+
+// TestCompatibilityLevels: the embedded registry refuses an Avro schema
+// by the subject's compatibility level (PUT /config/{subject}, or the
+// global level), against the latest version or, transitively, every one.
+func TestCompatibilityLevels(t *testing.T) {
+	const (
+		v1 = `{"type":"record","name":"Order","fields":[{"name":"ID","type":"long"}]}`
+		// addQty adds a field without a default: new readers cannot
+		// read old records; old readers skip it.
+		addQty = `{"type":"record","name":"Order","fields":[{"name":"ID","type":"long"},{"name":"QTY","type":"int"}]}`
+		// dropID: new readers read old records; old readers miss ID.
+		dropID = `{"type":"record","name":"Order","fields":[]}`
+		// qtyDefault then qtyRequired: each reads the one before it,
+		// qtyRequired cannot read v1.
+		qtyDefault  = `{"type":"record","name":"Order","fields":[{"name":"ID","type":"long"},{"name":"QTY","type":"int","default":0}]}`
+		qtyRequired = addQty
+	)
+	for _, tc := range []struct {
+		name     string
+		level    string // "" leaves the default
+		global   sr.CompatibilityLevel
+		versions []string // registered in order; the last is the candidate
+		refused  bool
+	}{
+		{"backward refuses a field without default", "", 0, []string{v1, addQty}, true},
+		{"backward takes a dropped field", "", 0, []string{v1, dropID}, false},
+		{"subject NONE", "NONE", 0, []string{v1, addQty}, false},
+		{"global NONE", "", sr.CompatNone, []string{v1, addQty}, false},
+		{"forward takes a field without default", "FORWARD", 0, []string{v1, addQty}, false},
+		{"forward refuses a dropped field", "FORWARD", 0, []string{v1, dropID}, true},
+		{"full refuses a field without default", "FULL", 0, []string{v1, addQty}, true},
+		{"full refuses a dropped field", "FULL", 0, []string{v1, dropID}, true},
+		{"full takes a field with default", "FULL", 0, []string{v1, qtyDefault}, false},
+		{"backward checks the latest only", "BACKWARD", 0, []string{v1, qtyDefault, qtyRequired}, false},
+		{"backward transitive checks every version", "BACKWARD_TRANSITIVE", 0, []string{v1, qtyDefault, qtyRequired}, true},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			ctx := context.Background()
+			reg, err := Serve("127.0.0.1:0", "")
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer reg.Close()
+			if tc.global != 0 {
+				if err := reg.SetGlobalCompatibility(tc.global); err != nil {
+					t.Fatal(err)
+				}
+			}
+			if tc.level != "" {
+				req, err := http.NewRequest(http.MethodPut, reg.URL()+"/config/orders-value", strings.NewReader(`{"compatibility":"`+tc.level+`"}`))
+				if err != nil {
+					t.Fatal(err)
+				}
+				req.Header.Set("Content-Type", "application/vnd.schemaregistry.v1+json")
+				resp, err := http.DefaultClient.Do(req)
+				if err != nil {
+					t.Fatal(err)
+				}
+				resp.Body.Close()
+				if resp.StatusCode != http.StatusOK {
+					t.Fatalf("PUT /config/orders-value: %s", resp.Status)
+				}
+			}
+			cl, err := NewClient(reg.URL())
+			if err != nil {
+				t.Fatal(err)
+			}
+			last := len(tc.versions) - 1
+			for _, v := range tc.versions[:last] {
+				if _, err := cl.Register(ctx, "orders-value", v); err != nil {
+					t.Fatal(err)
+				}
+			}
+			_, err = cl.Register(ctx, "orders-value", tc.versions[last])
+			if refused := errors.Is(err, ErrIncompatible); refused != tc.refused || err != nil && !refused {
+				t.Errorf("register: %v; want refused %v", err, tc.refused)
+			}
+		})
+	}
+}

@@ -279,7 +279,7 @@ func writerColumns(src *planner.Source) []types.Column {
 	if !format.UsesRegistry(src.ValueFormat) || p.SchemaID <= 0 || p.Schema == "" {
 		return values
 	}
-	cols, err := format.SchemaColumns(src.ValueFormat, format.Schema{Type: format.RegistryType(src.ValueFormat), Text: p.Schema, References: p.References}, p.FullName, false)
+	cols, err := format.SchemaColumns(src.ValueFormat, format.Schema{Type: format.RegistryType(src.ValueFormat), Text: p.Schema, References: p.References}, p.FullName, false, p.WrapSingleValue != nil && !*p.WrapSingleValue)
 	if err != nil || len(cols) <= len(values) {
 		return values
 	}
