@@ -139,6 +139,52 @@ func TestAvroEvolution(t *testing.T) {
 	}
 }
 
+// TestAvroReadsScalarsIntoStrings: a STRING column reads a number or a
+// boolean its writer's schema has as Java prints it, as ksqlDB does
+// (an Avro float as a float: 1.1, not 1.100000023841858), through the
+// record fast path, the generic path (a map's values) and a bare value.
+func TestAvroReadsScalarsIntoStrings(t *testing.T) {
+	record := `{"type":"record","name":"R","fields":[{"name":"I","type":"int"},{"name":"L","type":["null","long"]},{"name":"F","type":"float"},{"name":"D","type":"double"},{"name":"B","type":"boolean"},{"name":"BIG","type":"double"}]}`
+	mapped := `{"type":"record","name":"M","fields":[{"name":"M","type":{"type":"map","values":["null","int"]}}]}`
+	reg := schemaMap{1: record, 2: mapped, 3: `"int"`}
+	str := types.StringType
+	for _, tc := range []struct {
+		name  string
+		id    int
+		cols  []types.Column
+		props Props
+		val   any
+		want  []any
+	}{
+		{"record", 1, []types.Column{{Name: "I", Type: str}, {Name: "L", Type: str}, {Name: "F", Type: str}, {Name: "D", Type: str}, {Name: "B", Type: str}, {Name: "BIG", Type: str}}, Props{},
+			map[string]any{"I": 10, "L": int64(-7), "F": float32(1.1), "D": 2.5, "B": true, "BIG": 1.5e10},
+			[]any{"10", "-7", "1.1", "2.5", "true", "1.5E10"}},
+		{"map values", 2, []types.Column{{Name: "M", Type: types.MapOf(str, str)}}, Props{},
+			map[string]any{"M": map[string]any{"a": 1, "b": nil}},
+			[]any{map[string]any{"a": "1", "b": nil}}},
+		{"bare", 3, []types.Column{{Name: "FOO", Type: str}}, Props{WrapSingleValue: new(bool)}, 10, []any{"10"}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			tc.props.Registry = reg
+			c, err := NewValueCodec("AVRO", tc.cols, tc.props)
+			if err != nil {
+				t.Fatal(err)
+			}
+			body, err := avro.Marshal(avro.MustParse(reg[tc.id]), tc.val)
+			if err != nil {
+				t.Fatal(err)
+			}
+			got := make([]any, len(tc.cols))
+			if err := c.Decode(append(appendWireHeader(nil, tc.id), body...), got); err != nil {
+				t.Fatal(err)
+			}
+			if diff := cmp.Diff(tc.want, got); diff != "" {
+				t.Errorf("(-want +got):\n%s", diff)
+			}
+		})
+	}
+}
+
 // TestAvroBadRecords: what a source cannot read is ErrMalformed (counted,
 // logged, sent to the error topic by exec), with the reason.
 func TestAvroBadRecords(t *testing.T) {

@@ -3,6 +3,7 @@ package format
 import (
 	"fmt"
 	"math/big"
+	"strconv"
 	"strings"
 	"time"
 
@@ -77,7 +78,9 @@ func protoValue(v protoreflect.Value, fd protoreflect.FieldDescriptor, t types.T
 		x = v.Int()
 	case protoreflect.Uint32Kind, protoreflect.Fixed32Kind, protoreflect.Uint64Kind, protoreflect.Fixed64Kind:
 		x = int64(v.Uint())
-	case protoreflect.FloatKind, protoreflect.DoubleKind:
+	case protoreflect.FloatKind:
+		x = float32(v.Float())
+	case protoreflect.DoubleKind:
 		x = v.Float()
 	case protoreflect.StringKind:
 		x = v.String()
@@ -88,8 +91,12 @@ func protoValue(v protoreflect.Value, fd protoreflect.FieldDescriptor, t types.T
 }
 
 // protoScalar converts a scalar read from a message (bool, int64,
-// float64, string, []byte) to t.
+// float32, float64, string, []byte) to t. A STRING column reads a number
+// or a boolean as Java prints it, as ksqlDB does.
 func protoScalar(x any, t types.Type) (any, error) {
+	if f, ok := x.(float32); ok && t.Kind != types.String {
+		x = float64(f)
+	}
 	switch t.Kind {
 	case types.Boolean:
 		if b, ok := x.(bool); ok {
@@ -116,6 +123,14 @@ func protoScalar(x any, t types.Type) (any, error) {
 			return s, nil
 		case []byte:
 			return string(s), nil
+		case bool:
+			return strconv.FormatBool(s), nil
+		case int64:
+			return strconv.FormatInt(s, 10), nil
+		case float64:
+			return types.FormatDouble(s), nil
+		case float32:
+			return types.FormatFloat32(s), nil
 		}
 	case types.Bytes:
 		switch s := x.(type) {
@@ -155,19 +170,28 @@ func isWrapper(md protoreflect.MessageDescriptor) bool {
 		md.Fields().Len() == 1 && md.Fields().Get(0).Name() == "value"
 }
 
+// protoTemporal converts a timestamp, date or time message's number to
+// t: not to a STRING, which would read its number.
+func protoTemporal(n int64, t types.Type) (any, error) {
+	if t.Kind == types.String {
+		return nil, fmt.Errorf("PROTOBUF temporal value does not read as %s", t)
+	}
+	return protoScalar(n, t)
+}
+
 func protoMessageValue(m protoreflect.Message, t types.Type) (any, error) {
 	md := m.Descriptor()
 	get := func(name string) protoreflect.Value { return m.Get(md.Fields().ByName(protoreflect.Name(name))) }
 	switch string(md.FullName()) {
 	case pbTimestamp:
 		ms := get("seconds").Int()*1000 + get("nanos").Int()/1e6
-		return protoScalar(ms, t)
+		return protoTemporal(ms, t)
 	case pbDate:
 		d := time.Date(int(get("year").Int()), time.Month(get("month").Int()), int(get("day").Int()), 0, 0, 0, 0, time.UTC)
-		return protoScalar(d.Unix()/86400, t)
+		return protoTemporal(d.Unix()/86400, t)
 	case pbTimeOfDay:
 		ms := ((get("hours").Int()*60+get("minutes").Int())*60+get("seconds").Int())*1000 + get("nanos").Int()/1e6
-		return protoScalar(ms, t)
+		return protoTemporal(ms, t)
 	case pbDecimal:
 		if t.Kind != types.Decimal {
 			return nil, fmt.Errorf("a Decimal does not read as %s", t)

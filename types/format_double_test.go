@@ -31,3 +31,23 @@ func TestAppendJSONDouble(t *testing.T) {
 		t.Errorf("AppendJSONDouble(NaN) = %s", got)
 	}
 }
+
+// FormatFloat32 prints a float's own shortest digits, as Java's
+// Float.toString.
+func TestFormatFloat32(t *testing.T) {
+	for in, want := range map[float32]string{
+		1.1:            "1.1",
+		0.1:            "0.1",
+		10:             "10.0",
+		1e10:           "1.0E10",
+		1e-5:           "1.0E-5",
+		3.4028235e38:   "3.4028235E38",
+		-2.5:           "-2.5",
+		1.4e-45:        "1.4E-45",
+		float32(1) / 3: "0.33333334",
+	} {
+		if got := types.FormatFloat32(in); got != want {
+			t.Errorf("FormatFloat32(%v) = %q, want %q", in, got, want)
+		}
+	}
+}

@@ -265,7 +265,16 @@ func AppendJSONString(b []byte, s string) []byte {
 }
 
 // AppendDouble appends FormatDouble(f) to b.
-func AppendDouble(b []byte, f float64) []byte {
+func AppendDouble(b []byte, f float64) []byte { return appendJavaFloat(b, f, 64) }
+
+// FormatFloat32 prints a float as Java's Float.toString does: as
+// FormatDouble, with the shortest digits that round-trip a float (an
+// Avro float 1.1 reads "1.1", not the double nearest it).
+func FormatFloat32(f float32) string { return string(appendJavaFloat(nil, float64(f), 32)) }
+
+// appendJavaFloat appends f, a value of a bits-wide float, in Java's
+// toString form.
+func appendJavaFloat(b []byte, f float64, bits int) []byte {
 	switch {
 	case math.IsNaN(f):
 		return append(b, "NaN"...)
@@ -276,7 +285,7 @@ func AppendDouble(b []byte, f float64) []byte {
 	}
 	if a := math.Abs(f); a == 0 || (a >= 1e-3 && a < 1e7) {
 		start := len(b)
-		b = strconv.AppendFloat(b, f, 'f', -1, 64)
+		b = strconv.AppendFloat(b, f, 'f', -1, bits)
 		if !bytes.ContainsRune(b[start:], '.') {
 			b = append(b, ".0"...)
 		}
@@ -287,10 +296,10 @@ func AppendDouble(b []byte, f float64) []byte {
 	// takes the two-digit decimal nearest the exact value: the smallest
 	// double, 4.94…E-324, is 4.9E-324, not 5.0E-324.
 	var tmp [32]byte
-	s := strconv.AppendFloat(tmp[:0], f, 'e', -1, 64)
+	s := strconv.AppendFloat(tmp[:0], f, 'e', -1, bits)
 	if e := bytes.IndexByte(s, 'e'); !bytes.ContainsRune(s[:e], '.') {
-		two := strconv.AppendFloat(nil, f, 'e', 1, 64)
-		if g, err := strconv.ParseFloat(string(two), 64); err == nil && g == f {
+		two := strconv.AppendFloat(nil, f, 'e', 1, bits)
+		if g, err := strconv.ParseFloat(string(two), bits); err == nil && g == f {
 			s = two
 		}
 	}
