@@ -155,10 +155,16 @@ func (a *sessionAggregate) load(tc *TaskContext) error {
 	a.stale = false
 	w := a.node.Window
 	closed := int64(math.MinInt64) // sessions ending at or before closed are left out
+	cutoff := int64(math.MinInt64) // sessions ending at or before cutoff are past retention
 	if !a.node.EmitFinal {
 		closed = subSat(tc.StreamTime, w.Size+w.Grace)
+		cutoff = subSat(tc.StreamTime, w.retention())
 		a.expiry = newSessionExpiry(math.MinInt64, closed)
 	}
+	// Sessions expire without tombstones, so a restore from the changelog
+	// brings back those it had not aged out yet: they go before anything
+	// reads the store, pull queries included, when stream time is known.
+	var expired [][]byte
 	var failed error
 	err := a.store.Range([]byte{sessionDataTag}, func(k, v []byte) bool {
 		gk, start, ok := splitSessionKey(k)
@@ -166,6 +172,10 @@ func (a *sessionAggregate) load(tc *TaskContext) error {
 		if !ok || !okV {
 			failed = fmt.Errorf("aggregate %s: malformed session %x", a.node.Store, k)
 			return false
+		}
+		if end <= cutoff {
+			expired = append(expired, bytes.Clone(k))
+			return true
 		}
 		if end <= closed {
 			return true
@@ -184,6 +194,32 @@ func (a *sessionAggregate) load(tc *TaskContext) error {
 	}
 	if err != nil {
 		return fmt.Errorf("aggregate %s: index sessions: %w", a.node.Store, err)
+	}
+	return a.expireRestored(tc, expired, cutoff)
+}
+
+// expireRestored drops from the store the sessions past retention that
+// load found (their data keys), and the index keys by end of those
+// sessions: the ones ending at or before cutoff.
+func (a *sessionAggregate) expireRestored(tc *TaskContext, expired [][]byte, cutoff int64) error {
+	if len(expired) == 0 {
+		return nil
+	}
+	for _, k := range expired {
+		a.store.Expire(k)
+	}
+	tc.Metrics.Expired.Add(int64(len(expired)))
+	var idx [][]byte
+	hi := appendTime([]byte{sessionIndexTag}, addSat(cutoff, 1))
+	err := a.store.RangeBetween([]byte{sessionIndexTag}, hi, func(k, _ []byte) bool {
+		idx = append(idx, bytes.Clone(k))
+		return true
+	})
+	if err != nil {
+		return fmt.Errorf("aggregate %s: expire restored sessions: %w", a.node.Store, err)
+	}
+	for _, k := range idx {
+		a.store.Expire(k)
 	}
 	return nil
 }
@@ -276,6 +312,20 @@ func (a *sessionAggregate) dropSession(s *sessionState) {
 	if s.stored {
 		a.dataKey = sessionKey(a.dataKey[:0], []byte(s.ks.key), s.start)
 		a.store.Delete(a.dataKey)
+	}
+	s.changed, s.stored, s.gone = false, false, true
+	s.accs = nil
+}
+
+// expireSession drops session s, past its retention, from the store
+// without a changelog tombstone: the session changelog is compact,delete
+// and ages it out (state.Store.Expire), as Kafka Streams' session stores
+// drop their expired segments. A restore may bring it back; load expires
+// it again.
+func (a *sessionAggregate) expireSession(s *sessionState) {
+	if s.stored {
+		a.dataKey = sessionKey(a.dataKey[:0], []byte(s.ks.key), s.start)
+		a.store.Expire(a.dataKey)
 	}
 	s.changed, s.stored, s.gone = false, false, true
 	s.accs = nil
@@ -485,8 +535,9 @@ func (a *sessionAggregate) AdvanceTime(tc *TaskContext) error {
 			break
 		}
 		if s.end <= cutoff {
-			// Its retention ended as it closed (retention gap + grace).
-			a.dropSession(s)
+			// Its retention ended as it closed (retention gap + grace):
+			// no tombstone (expireSession).
+			a.expireSession(s)
 			tc.Metrics.Expired.Add(1)
 			continue
 		}
@@ -553,8 +604,8 @@ func (a *sessionAggregate) expireSessions(tc *TaskContext, closed int64) error {
 		a.keyBuf = append(a.keyBuf[:0], s.key...)
 		a.dataKey = sessionKey(a.dataKey[:0], a.keyBuf, s.start)
 		a.idxKey = sessionIndexKey(a.idxKey[:0], s.end, a.keyBuf, s.start)
-		a.store.Delete(a.idxKey)
-		a.store.Delete(a.dataKey)
+		a.store.Expire(a.idxKey)
+		a.store.Expire(a.dataKey)
 		tc.Metrics.Expired.Add(1)
 	}
 }

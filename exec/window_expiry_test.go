@@ -5,6 +5,7 @@ import (
 	"testing"
 
 	"github.com/sluice-sql/sluice/exec"
+	"github.com/sluice-sql/sluice/format"
 )
 
 // windowKeys counts the windows a windowed count's store holds.
@@ -75,5 +76,93 @@ func TestExpiredWindowsWriteNoTombstones(t *testing.T) {
 				t.Errorf("LateDropped = %d, want 1", got)
 			}
 		})
+	}
+}
+
+// sessionCountTopology is windowedCountTopology over session windows of
+// gap 10s and grace 2s, with retention (0: gap + grace).
+func sessionCountTopology(t testing.TB, retention int64) *exec.Topology {
+	topo := windowedCountTopology(t, false)
+	agg := topo.Subs[0].Nodes[0].(*exec.AggregateNode)
+	agg.Window = &exec.WindowSpec{Kind: exec.Session, Size: 10_000, Grace: 2_000, Retention: retention}
+	// A retraction carries the key and the session's bounds.
+	topo.Subs[0].Nodes[1].(*exec.ProjectNode).KeyInputs = map[int]int{0: 0, 3: 3, 4: 4}
+	topo.Subs[0].Nodes[2].(*exec.SinkNode).Window = exec.SessionWindowed
+	return topo
+}
+
+// sessOut is a session count's output record for hotel's session [start, end].
+func sessOut(hotel string, start, end int64, n int, revenue string, ts int64) out {
+	key := string(format.AppendSessionWindow([]byte(hotel), start, end))
+	if n == 0 {
+		return out{"hotel_10s", key, "<tombstone>", ts}
+	}
+	return out{"hotel_10s", key, fmt.Sprintf(`{"N":%d,"REVENUE":%s}`, n, revenue), ts}
+}
+
+// Sessions past retention leave the store without changelog tombstones,
+// whether they expire as they close (the default retention, gap + grace)
+// or later from the index by end (a longer RETENTION). A restore from the
+// changelog brings them back; the task drops them as it opens, and a
+// record for one of them is late.
+func TestExpiredSessionsWriteNoTombstones(t *testing.T) {
+	for _, retention := range []int64{0, 30_000} {
+		for _, wipe := range []bool{false, true} {
+			t.Run(fmt.Sprintf("retention=%d/wipe=%v", retention, wipe), func(t *testing.T) {
+				m := exec.NewMemoryRunner(openDB(t), quiet)
+				if err := m.Add(sessionCountTopology(t, retention)); err != nil {
+					t.Fatal(err)
+				}
+				runScript(t, m, []booking{
+					{"ritz", 10, 1_000, []out{sessOut("ritz", 1_000, 1_000, 1, "10.0", 1_000)}},
+					{"savoy", 7, 5_000, []out{sessOut("savoy", 5_000, 5_000, 1, "7.0", 5_000)}},
+					// The session grows under the key of its start.
+					{"ritz", 5, 8_000, []out{sessOut("ritz", 1_000, 1_000, 0, "", 1_000), sessOut("ritz", 1_000, 8_000, 2, "15.0", 8_000)}},
+					// Closed at 28000: both sessions close; with retention
+					// 12000 they expire too.
+					{"ritz", 1, 40_000, []out{sessOut("ritz", 40_000, 40_000, 1, "1.0", 40_000)}},
+					// Cutoff 15000 with retention 30000: they expire now.
+					{"savoy", 2, 45_000, []out{sessOut("savoy", 45_000, 45_000, 1, "2.0", 45_000)}},
+				}, -1, false)
+				if got := m.Metrics("CTAS_W").Expired.Load(); got != 2 {
+					t.Errorf("Expired = %d, want 2", got)
+				}
+				changes := exec.ChangelogRecords(m, "CTAS_W-changelog")
+				if len(changes) == 0 {
+					t.Fatal("the changelog took nothing")
+				}
+				for _, c := range changes {
+					if c.Delete {
+						t.Errorf("changelog holds a tombstone for %x", c.Key)
+					}
+				}
+				if got := windowKeys(t, m); got != 2 {
+					t.Errorf("store holds %d keys after expiry, want 2 (the two live sessions)", got)
+				}
+				if err := m.Restart(wipe); err != nil {
+					t.Fatal(err)
+				}
+				if got := windowKeys(t, m); got != 2 {
+					t.Errorf("store holds %d keys after the restart, want 2", got)
+				}
+				expired := int64(2)
+				if wipe {
+					expired = 4
+				}
+				if got := m.Metrics("CTAS_W").Expired.Load(); got != expired {
+					t.Errorf("Expired after the restart = %d, want %d", got, expired)
+				}
+				runScript(t, m, []booking{
+					{"ritz", 50, 3_000, nil}, // the expired session's: too late, not revived
+					{"ritz", 3, 45_001, []out{sessOut("ritz", 40_000, 40_000, 0, "", 40_000), sessOut("ritz", 40_000, 45_001, 2, "4.0", 45_001)}},
+				}, -1, false)
+				if got := windowKeys(t, m); got != 2 {
+					t.Errorf("store holds %d keys at the end, want 2", got)
+				}
+				if got := m.Metrics("CTAS_W").LateDropped.Load(); got != 1 {
+					t.Errorf("LateDropped = %d, want 1", got)
+				}
+			})
+		}
 	}
 }
