@@ -79,7 +79,22 @@ func slidingRecIndexKey(buf []byte, t int64, groupKey []byte) []byte {
 
 func (a *slidingAggregate) Open(tc *TaskContext) error {
 	a.nextPrune, a.pruneFrom = math.MinInt64, math.MinInt64
-	return a.aggregate.Open(tc)
+	if err := a.aggregate.Open(tc); err != nil {
+		return err
+	}
+	if tc.StreamTime == math.MinInt64 {
+		return nil
+	}
+	// Expired windows and pruned records leave the store without
+	// tombstones, so a restore from the changelog brings back those it
+	// had not aged out yet: they go before anything reads the store, pull
+	// queries included.
+	if !a.node.EmitFinal {
+		if err := a.scanWindows(tc, a.node.Window.retention(), &a.nextExpire, &a.expireFrom, false); err != nil {
+			return err
+		}
+	}
+	return a.prune(tc)
 }
 
 func (a *slidingAggregate) Process(tc *TaskContext, row *Row) error {
@@ -297,11 +312,18 @@ func (a *slidingAggregate) scanWindows(tc *TaskContext, after int64, next, from 
 			if err := a.emitStored(tc, a.stateKey, gk, end-w.Size, end); err != nil {
 				return err
 			}
-		} else {
-			tc.Metrics.Expired.Add(1)
+			// Emitted, the window is deleted: a restore must not bring
+			// it back to be emitted again.
+			a.store.Delete(k)
+			a.store.Delete(a.stateKey)
+			continue
 		}
-		a.store.Delete(k)
-		a.store.Delete(a.stateKey)
+		// Past retention: a local delete, no tombstone (state.Store.
+		// Expire); the compact,delete changelog ages the window out,
+		// and Open drops what a restore brings back.
+		tc.Metrics.Expired.Add(1)
+		a.store.Expire(k)
+		a.store.Expire(a.stateKey)
 	}
 	return nil
 }
@@ -328,9 +350,12 @@ func (a *slidingAggregate) prune(tc *TaskContext) error {
 	if err != nil {
 		return fmt.Errorf("aggregate %s: prune records: %w", a.node.Store, err)
 	}
+	// No new window can cover these records: a local delete, as for
+	// expired windows (a restored one is pruned again as the task opens,
+	// and could not join a window before that either).
 	for _, k := range old {
-		a.store.Delete(k)
-		a.store.Delete(slidingRecordKey(a.stateKey[:0], k[9:], readTime(k[1:])))
+		a.store.Expire(k)
+		a.store.Expire(slidingRecordKey(a.stateKey[:0], k[9:], readTime(k[1:])))
 	}
 	return nil
 }

@@ -166,3 +166,63 @@ func TestExpiredSessionsWriteNoTombstones(t *testing.T) {
 		}
 	}
 }
+
+// Sliding windows past retention and the records no new window can cover
+// leave the store without changelog tombstones; a restore brings them
+// back and the task drops them again as it opens.
+func TestExpiredSlidingWindowsWriteNoTombstones(t *testing.T) {
+	for _, wipe := range []bool{false, true} {
+		t.Run(fmt.Sprintf("wipe=%v", wipe), func(t *testing.T) {
+			topo := windowedCountTopology(t, false)
+			topo.Subs[0].Nodes[0].(*exec.AggregateNode).Window = &exec.WindowSpec{Kind: exec.Sliding, Size: 10_000, Grace: 2_000}
+			m := exec.NewMemoryRunner(openDB(t), quiet)
+			if err := m.Add(topo); err != nil {
+				t.Fatal(err)
+			}
+			in := func(hotel string, ts int64) {
+				t.Helper()
+				send(t, m, "bookings", hotel, `{"PRICE":1}`, ts)
+			}
+			in("ritz", 1_000)
+			in("savoy", 5_000)
+			// Retention and pruning age 12001: the windows ending at 1000
+			// and 5000 expire, and their records are pruned.
+			in("ritz", 40_000)
+			if got := m.Metrics("CTAS_W").Expired.Load(); got != 2 {
+				t.Errorf("Expired = %d, want 2", got)
+			}
+			for _, c := range exec.ChangelogRecords(m, "CTAS_W-changelog") {
+				if c.Delete {
+					t.Errorf("changelog holds a tombstone for %x", c.Key)
+				}
+			}
+			// ritz's window [30000, 40000], its index key by end, its
+			// record at 40000 and the record's index key by time.
+			if got := windowKeys(t, m); got != 4 {
+				t.Errorf("store holds %d keys after expiry, want 4", got)
+			}
+			if err := m.Restart(wipe); err != nil {
+				t.Fatal(err)
+			}
+			if got := windowKeys(t, m); got != 4 {
+				t.Errorf("store holds %d keys after the restart, want 4", got)
+			}
+			expired := int64(2)
+			if wipe {
+				expired = 4
+			}
+			if got := m.Metrics("CTAS_W").Expired.Load(); got != expired {
+				t.Errorf("Expired after the restart = %d, want %d", got, expired)
+			}
+			if got := send(t, m, "bookings", "ritz", `{"PRICE":1}`, 3_000); len(got) != 0 {
+				t.Errorf("a record for an expired window produced %v", got)
+			}
+			if got := m.Metrics("CTAS_W").LateDropped.Load(); got != 1 {
+				t.Errorf("LateDropped = %d, want 1", got)
+			}
+			if got := windowKeys(t, m); got != 4 {
+				t.Errorf("store holds %d keys at the end, want 4", got)
+			}
+		})
+	}
+}
