@@ -304,6 +304,11 @@ func (j *joinOp) Open(tc *TaskContext) error {
 					return err
 				}
 			}
+			// Rows expired without tombstones that a restore brought
+			// back go before the first record.
+			if err := j.expireRows(i); err != nil {
+				return err
+			}
 		}
 	}
 	return nil
@@ -867,41 +872,54 @@ func (j *joinOp) closeWindows(tc *TaskContext) error {
 				}
 			}
 		}
-		// Expiry: rows the side no longer keeps (see observed).
-		if j.observed[side] == math.MinInt64 {
-			continue
-		}
-		limit := j.observed[side] - j.retention() + 1
-		if x := j.kept[side]; x != nil {
-			// The index knows the rows by time: delete them where they
-			// are, with no scan of the expiry keys.
-			x.expire(limit, func(key string, ts int64, off []byte, expiry bool) {
-				kb := appendTime(append(append(j.kbuf[:0], joinDataTag), key...), ts)
-				s.Delete(append(kb, off...))
-				if expiry {
-					kb = joinExpiryKey(kb[:0], ts, []byte(key), off)
-					s.Delete(kb)
-				}
-				j.kbuf = kb
-			})
-			continue
-		}
-		if limit <= j.nextExpiry[side] {
-			continue // nothing kept is old enough to forget
-		}
-		var old [][]byte
-		next, err := scanDue(s, joinExpiryTag, j.nextExpiry[side], limit, func(k []byte) { old = append(old, k) })
-		if err != nil {
+		if err := j.expireRows(side); err != nil {
 			return err
 		}
-		j.nextExpiry[side] = next
-		for _, ek := range old {
-			ts := readTime(ek[1:9])
-			rest := ek[9:]
-			dk := appendTime(append([]byte{joinDataTag}, rest[:len(rest)-8]...), ts)
-			s.Delete(append(dk, rest[len(rest)-8:]...))
-			s.Delete(ek)
-		}
+	}
+	return nil
+}
+
+// expireRows forgets the rows a stream side no longer keeps (see
+// observed). They leave the store by a local delete, without changelog
+// tombstones (state.Store.Expire): the join's changelog is
+// compact,delete and ages them out. A restore may bring some back; the
+// side's observed time comes back with them, so they match nothing
+// (Process bounds matches by it), and Open expires them again.
+func (j *joinOp) expireRows(side int) error {
+	s := j.stores[side]
+	if j.observed[side] == math.MinInt64 {
+		return nil
+	}
+	limit := j.observed[side] - j.retention() + 1
+	if x := j.kept[side]; x != nil {
+		// The index knows the rows by time: delete them where they
+		// are, with no scan of the expiry keys.
+		x.expire(limit, func(key string, ts int64, off []byte, expiry bool) {
+			kb := appendTime(append(append(j.kbuf[:0], joinDataTag), key...), ts)
+			s.Expire(append(kb, off...))
+			if expiry {
+				kb = joinExpiryKey(kb[:0], ts, []byte(key), off)
+				s.Expire(kb)
+			}
+			j.kbuf = kb
+		})
+		return nil
+	}
+	if limit <= j.nextExpiry[side] {
+		return nil // nothing kept is old enough to forget
+	}
+	var old [][]byte
+	next, err := scanDue(s, joinExpiryTag, j.nextExpiry[side], limit, func(k []byte) { old = append(old, k) })
+	if err != nil {
+		return err
+	}
+	j.nextExpiry[side] = next
+	for _, ek := range old {
+		ts := readTime(ek[1:9])
+		rest := ek[9:]
+		dk := appendTime(append([]byte{joinDataTag}, rest[:len(rest)-8]...), ts)
+		s.Expire(append(dk, rest[len(rest)-8:]...))
+		s.Expire(ek)
 	}
 	return nil
 }

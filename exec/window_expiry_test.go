@@ -4,8 +4,11 @@ import (
 	"fmt"
 	"testing"
 
+	"github.com/google/go-cmp/cmp"
+
 	"github.com/sluice-sql/sluice/exec"
 	"github.com/sluice-sql/sluice/format"
+	"github.com/sluice-sql/sluice/types"
 )
 
 // windowKeys counts the windows a windowed count's store holds.
@@ -223,6 +226,122 @@ func TestExpiredSlidingWindowsWriteNoTombstones(t *testing.T) {
 			if got := windowKeys(t, m); got != 4 {
 				t.Errorf("store holds %d keys at the end, want 4", got)
 			}
+		})
+	}
+}
+
+// joinTopology is SELECT b.hotel, b.price AS lp, p.price AS rp FROM
+// bookings b JOIN payments p WITHIN 10 SECONDS GRACE PERIOD 2 SECONDS ON
+// b.hotel = p.hotel: each side keeps its rows 22s of its event time.
+func joinTopology() *exec.Topology {
+	left, right := bookingsSource(), bookingsSource()
+	right.Topic = "payments"
+	// A side's row: HOTEL, PRICE, ROWTIME, ROWPARTITION, ROWOFFSET.
+	join := &exec.JoinNode{
+		Type:   exec.InnerJoin,
+		Left:   exec.JoinSide{Name: "B", Width: 5, Store: "CSAS_J-L"},
+		Right:  exec.JoinSide{Name: "P", Width: 5, Store: "CSAS_J-R"},
+		Before: 10_000, After: 10_000, Grace: 2_000,
+	}
+	return &exec.Topology{
+		QueryID: "CSAS_J", SinkTopic: "joined",
+		Stores: []exec.StoreSpec{
+			{Name: "CSAS_J-L", Changelog: "CSAS_J-L-changelog", Windowed: true, Partitions: 1},
+			{Name: "CSAS_J-R", Changelog: "CSAS_J-R-changelog", Windowed: true, Partitions: 1},
+		},
+		Subs: []*exec.SubTopology{{ID: 0, Source: left, Sides: []*exec.SideInput{{Source: right, Node: 0, Side: 1}}, Nodes: []exec.Node{
+			join,
+			&exec.SinkNode{
+				Topic: "joined", KeyFormat: "KAFKA", ValueFormat: "JSON",
+				KeyCols:   []types.Column{{Name: "HOTEL", Type: types.StringType, Key: true}},
+				ValueCols: []types.Column{{Name: "LP", Type: types.DoubleType}, {Name: "RP", Type: types.DoubleType}},
+				KeyIdx:    []int{10}, ValueIdx: []int{1, 6},
+			},
+		}}},
+	}
+}
+
+// joinKeys counts what a join side's store holds.
+func joinKeys(t testing.TB, m *exec.MemoryRunner, store string) int {
+	t.Helper()
+	n := 0
+	if err := m.DB.Store(store, 0).Range(nil, func(_, _ []byte) bool { n++; return true }); err != nil {
+		t.Fatal(err)
+	}
+	return n
+}
+
+// A stream-stream join forgets rows past its window without changelog
+// tombstones; a restore brings them back and the task forgets them again
+// as it opens, and they join nothing.
+func TestExpiredJoinRowsWriteNoTombstones(t *testing.T) {
+	for _, wipe := range []bool{false, true} {
+		t.Run(fmt.Sprintf("wipe=%v", wipe), func(t *testing.T) {
+			m := exec.NewMemoryRunner(openDB(t), quiet)
+			if err := m.Add(joinTopology()); err != nil {
+				t.Fatal(err)
+			}
+			joined := func(hotel, value string, ts int64) []out { return []out{{"joined", hotel, value, ts}} }
+			for _, step := range []struct {
+				topic, hotel string
+				price        float64
+				ts           int64
+				want         []out
+			}{
+				{"bookings", "ritz", 1, 1_000, nil},
+				{"payments", "ritz", 2, 2_000, joined("ritz", `{"LP":1.0,"RP":2.0}`, 2_000)},
+				{"bookings", "savoy", 3, 5_000, nil},
+				// Bookings' time 40000: its rows before 18001 go.
+				{"bookings", "ritz", 4, 40_000, nil},
+				// Payments' time 50000: its row at 2000 goes.
+				{"payments", "savoy", 5, 50_000, nil},
+			} {
+				got := send(t, m, step.topic, step.hotel, fmt.Sprintf(`{"PRICE":%v}`, step.price), step.ts)
+				if len(got) == 0 && len(step.want) == 0 {
+					continue
+				}
+				if diff := cmp.Diff(step.want, got); diff != "" {
+					t.Errorf("%s %s @%d (-want +got):\n%s", step.topic, step.hotel, step.ts, diff)
+				}
+			}
+			for _, topic := range []string{"CSAS_J-L-changelog", "CSAS_J-R-changelog"} {
+				changes := exec.ChangelogRecords(m, topic)
+				if len(changes) == 0 {
+					t.Fatalf("%s took nothing", topic)
+				}
+				for _, c := range changes {
+					if c.Delete {
+						t.Errorf("%s holds a tombstone for %x", topic, c.Key)
+					}
+				}
+			}
+			// Each side: its newest event time and the rows it keeps.
+			check := func(when string, left, right int) {
+				t.Helper()
+				for store, want := range map[string]int{"CSAS_J-L": left, "CSAS_J-R": right} {
+					if got := joinKeys(t, m, store); got != want {
+						t.Errorf("%s: %s holds %d keys, want %d", when, store, got, want)
+					}
+				}
+			}
+			check("after expiry", 2, 2)
+			if err := m.Restart(wipe); err != nil {
+				t.Fatal(err)
+			}
+			check("after the restart", 2, 2)
+			// A late booking joins nothing, and the restored payment at
+			// 2000 is not matched by a booking inside its window either.
+			if got := send(t, m, "bookings", "ritz", `{"PRICE":6}`, 3_000); len(got) != 0 {
+				t.Errorf("a late booking produced %v", got)
+			}
+			if got := m.Metrics("CSAS_J").LateDropped.Load(); got != 1 {
+				t.Errorf("LateDropped = %d, want 1", got)
+			}
+			want := joined("savoy", `{"LP":7.0,"RP":5.0}`, 50_001)
+			if got := send(t, m, "bookings", "savoy", `{"PRICE":7}`, 50_001); !cmp.Equal(want, got) {
+				t.Errorf("a booking inside the payment's window: %v, want %v", got, want)
+			}
+			check("at the end", 3, 2)
 		})
 	}
 }
