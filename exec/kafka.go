@@ -132,6 +132,10 @@ type KafkaRunner struct {
 	// with their changelogs at least once since they became standbys:
 	// only those are read by pull queries (StandbyReadable).
 	standbyCaught map[topicPartition]bool
+	// standbyExpiry holds, per standby partition, when its catch-ups last
+	// dropped the expired state they restored (expireRestored) and
+	// whether they applied records since; standbyMu guards it.
+	standbyExpiry map[topicPartition]standbyExpiry
 	standbyMu     sync.Mutex
 	standbyKick   chan struct{}
 	standbyDone   chan struct{}
@@ -254,7 +258,7 @@ func StartKafka(topo *Topology, cfg KafkaConfig, m *Metrics) (*KafkaRunner, erro
 		cfg.StallTimeout = DefaultStallTimeout
 	}
 	r := &KafkaRunner{topo: topo, cfg: cfg, Metrics: m, tasks: map[topicPartition]*Task{}, restoring: map[topicPartition]*RestoreProgress{}, assigned: map[topicPartition]time.Time{}, done: make(chan struct{}),
-		standby: map[topicPartition]bool{}, standbyCaught: map[topicPartition]bool{}, standbyKick: make(chan struct{}, 1), standbyDone: make(chan struct{})}
+		standby: map[topicPartition]bool{}, standbyCaught: map[topicPartition]bool{}, standbyExpiry: map[topicPartition]standbyExpiry{}, standbyKick: make(chan struct{}, 1), standbyDone: make(chan struct{})}
 	r.promise = r.produced
 	r.watch = newStallWatch(topo.QueryID, cfg.StallTimeout, cfg.Log, topo.subIndex)
 	reset := kgo.NewOffset().AtEnd()

@@ -127,6 +127,7 @@ func (r *KafkaRunner) catchUp(ctx context.Context, tp topicPartition) (err error
 	if skip {
 		// State an owner left behind is no standby's until it caught up.
 		delete(r.standbyCaught, tp)
+		delete(r.standbyExpiry, tp)
 	}
 	r.mu.Unlock()
 	if skip {
@@ -142,6 +143,7 @@ func (r *KafkaRunner) catchUp(ctx context.Context, tp topicPartition) (err error
 		}
 	}()
 	sub := r.topo.sub(tp.topic)
+	var applied int64
 	for _, n := range sub.Nodes {
 		for _, name := range n.StoreNames() {
 			spec, err := r.topo.store(name)
@@ -158,8 +160,38 @@ func (r *KafkaRunner) catchUp(ctx context.Context, tp topicPartition) (err error
 				return fmt.Errorf("standby %s/%d: %w", name, tp.partition, err)
 			}
 			r.Metrics.StandbyRecords.Add(recs)
+			applied += recs
 		}
 	}
+	return r.expireStandby(sub, tp, applied)
+}
+
+// standbyExpiry is when a standby partition's state past retention was
+// last dropped, and whether records came since.
+type standbyExpiry struct {
+	last    time.Time
+	pending bool
+}
+
+// expireStandby drops the state past retention a standby partition's
+// catch-ups restored (expireRestored): at its first catch-up, then at
+// most every standbyExpiryEvery while records come. The caller holds
+// standbyMu.
+func (r *KafkaRunner) expireStandby(sub *SubTopology, tp topicPartition, applied int64) error {
+	e, seen := r.standbyExpiry[tp]
+	e.pending = e.pending || applied > 0
+	if seen && (!e.pending || time.Since(e.last) < standbyExpiryEvery) {
+		r.standbyExpiry[tp] = e
+		return nil
+	}
+	n, err := expireRestored(r.topo, sub, r.cfg.DB, tp.partition, r.cfg.Log)
+	if err != nil {
+		return fmt.Errorf("standby %s/%d: %w", tp.topic, tp.partition, err)
+	}
+	if n > 0 {
+		r.cfg.Log.Debug("standby dropped expired state", "query", r.topo.QueryID, "topic", tp.topic, "partition", tp.partition, "windows", n)
+	}
+	r.standbyExpiry[tp] = standbyExpiry{last: time.Now()}
 	return nil
 }
 

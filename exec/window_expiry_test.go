@@ -8,6 +8,7 @@ import (
 
 	"github.com/sluice-sql/sluice/exec"
 	"github.com/sluice-sql/sluice/format"
+	"github.com/sluice-sql/sluice/state"
 	"github.com/sluice-sql/sluice/types"
 )
 
@@ -29,7 +30,8 @@ func TestExpiredWindowsWriteNoTombstones(t *testing.T) {
 	for _, wipe := range []bool{false, true} {
 		t.Run(fmt.Sprintf("wipe=%v", wipe), func(t *testing.T) {
 			m := exec.NewMemoryRunner(openDB(t), quiet)
-			if err := m.Add(windowedCountTopology(t, false)); err != nil {
+			topo := windowedCountTopology(t, false)
+			if err := m.Add(topo); err != nil {
 				t.Fatal(err)
 			}
 			// Size 10s, grace 2s: a window is kept until stream time
@@ -52,6 +54,7 @@ func TestExpiredWindowsWriteNoTombstones(t *testing.T) {
 			if got := windowKeys(t, m); got != 2 {
 				t.Errorf("store holds %d windows after expiry, want 2", got)
 			}
+			checkStandby(t, m, topo, 2)
 			if err := m.Restart(wipe); err != nil {
 				t.Fatal(err)
 			}
@@ -113,7 +116,8 @@ func TestExpiredSessionsWriteNoTombstones(t *testing.T) {
 		for _, wipe := range []bool{false, true} {
 			t.Run(fmt.Sprintf("retention=%d/wipe=%v", retention, wipe), func(t *testing.T) {
 				m := exec.NewMemoryRunner(openDB(t), quiet)
-				if err := m.Add(sessionCountTopology(t, retention)); err != nil {
+				topo := sessionCountTopology(t, retention)
+				if err := m.Add(topo); err != nil {
 					t.Fatal(err)
 				}
 				runScript(t, m, []booking{
@@ -142,6 +146,7 @@ func TestExpiredSessionsWriteNoTombstones(t *testing.T) {
 				if got := windowKeys(t, m); got != 2 {
 					t.Errorf("store holds %d keys after expiry, want 2 (the two live sessions)", got)
 				}
+				checkStandby(t, m, topo, 2)
 				if err := m.Restart(wipe); err != nil {
 					t.Fatal(err)
 				}
@@ -204,6 +209,7 @@ func TestExpiredSlidingWindowsWriteNoTombstones(t *testing.T) {
 			if got := windowKeys(t, m); got != 4 {
 				t.Errorf("store holds %d keys after expiry, want 4", got)
 			}
+			checkStandby(t, m, topo, 2)
 			if err := m.Restart(wipe); err != nil {
 				t.Fatal(err)
 			}
@@ -278,7 +284,8 @@ func TestExpiredJoinRowsWriteNoTombstones(t *testing.T) {
 	for _, wipe := range []bool{false, true} {
 		t.Run(fmt.Sprintf("wipe=%v", wipe), func(t *testing.T) {
 			m := exec.NewMemoryRunner(openDB(t), quiet)
-			if err := m.Add(joinTopology()); err != nil {
+			topo := joinTopology()
+			if err := m.Add(topo); err != nil {
 				t.Fatal(err)
 			}
 			joined := func(hotel, value string, ts int64) []out { return []out{{"joined", hotel, value, ts}} }
@@ -325,6 +332,7 @@ func TestExpiredJoinRowsWriteNoTombstones(t *testing.T) {
 				}
 			}
 			check("after expiry", 2, 2)
+			checkStandby(t, m, topo, 0)
 			if err := m.Restart(wipe); err != nil {
 				t.Fatal(err)
 			}
@@ -343,5 +351,43 @@ func TestExpiredJoinRowsWriteNoTombstones(t *testing.T) {
 			}
 			check("at the end", 3, 2)
 		})
+	}
+}
+
+// keysOf lists what a store holds, in key order.
+func keysOf(t testing.TB, s *state.Store) []string {
+	t.Helper()
+	var keys []string
+	if err := s.Range(nil, func(k, _ []byte) bool { keys = append(keys, fmt.Sprintf("%x", k)); return true }); err != nil {
+		t.Fatal(err)
+	}
+	return keys
+}
+
+// checkStandby restores topo's changelogs into another DB as a standby's
+// catch-up does, which then drops the state past retention: the standby
+// must hold exactly what the owner's stores hold, its checkpoint where
+// the restore left it, having dropped wantExpired windows or sessions.
+func checkStandby(t *testing.T, m *exec.MemoryRunner, topo *exec.Topology, wantExpired int64) {
+	t.Helper()
+	standby := openDB(t)
+	n, err := exec.RestoreStandby(m, topo, standby)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if n != wantExpired {
+		t.Errorf("the standby dropped %d windows or sessions, want %d", n, wantExpired)
+	}
+	for _, spec := range topo.Stores {
+		if diff := cmp.Diff(keysOf(t, m.DB.Store(spec.Name, 0)), keysOf(t, standby.Store(spec.Name, 0))); diff != "" {
+			t.Errorf("standby %s (-owner +standby):\n%s", spec.Name, diff)
+		}
+		cp, err := standby.Store(spec.Name, 0).Checkpoint()
+		if err != nil {
+			t.Fatal(err)
+		}
+		if want := int64(len(exec.ChangelogRecords(m, spec.Changelog))); cp.ChangelogOffset != want {
+			t.Errorf("standby %s checkpoint at changelog offset %d, want %d", spec.Name, cp.ChangelogOffset, want)
+		}
 	}
 }
