@@ -307,25 +307,19 @@ func (a *sessionAggregate) writeSession(s *sessionState) {
 }
 
 // dropSession deletes session s, no longer indexed, from the store (if it
-// ever reached it) and from the sessions to write back.
-func (a *sessionAggregate) dropSession(s *sessionState) {
+// ever reached it) and from the sessions to write back. A session past
+// its retention (expired) leaves without a changelog tombstone: the
+// session changelog is compact,delete and ages it out (state.Store.
+// Expire), as Kafka Streams' session stores drop their expired segments;
+// a restore may bring it back, and load expires it again.
+func (a *sessionAggregate) dropSession(s *sessionState, expired bool) {
 	if s.stored {
 		a.dataKey = sessionKey(a.dataKey[:0], []byte(s.ks.key), s.start)
-		a.store.Delete(a.dataKey)
-	}
-	s.changed, s.stored, s.gone = false, false, true
-	s.accs = nil
-}
-
-// expireSession drops session s, past its retention, from the store
-// without a changelog tombstone: the session changelog is compact,delete
-// and ages it out (state.Store.Expire), as Kafka Streams' session stores
-// drop their expired segments. A restore may bring it back; load expires
-// it again.
-func (a *sessionAggregate) expireSession(s *sessionState) {
-	if s.stored {
-		a.dataKey = sessionKey(a.dataKey[:0], []byte(s.ks.key), s.start)
-		a.store.Expire(a.dataKey)
+		if expired {
+			a.store.Expire(a.dataKey)
+		} else {
+			a.store.Delete(a.dataKey)
+		}
 	}
 	s.changed, s.stored, s.gone = false, false, true
 	s.accs = nil
@@ -460,7 +454,7 @@ func (a *sessionAggregate) prepareSession(row *Row) *fallibleFold {
 // store, and under EMIT CHANGES retracts its row (event time maxTs).
 func (a *sessionAggregate) retract(tc *TaskContext, s *sessionState, maxTs int64) error {
 	a.index.remove(s)
-	a.dropSession(s)
+	a.dropSession(s, false)
 	if a.node.EmitFinal {
 		return nil
 	}
@@ -536,8 +530,8 @@ func (a *sessionAggregate) AdvanceTime(tc *TaskContext) error {
 		}
 		if s.end <= cutoff {
 			// Its retention ended as it closed (retention gap + grace):
-			// no tombstone (expireSession).
-			a.expireSession(s)
+			// no tombstone.
+			a.dropSession(s, true)
 			tc.Metrics.Expired.Add(1)
 			continue
 		}
@@ -576,7 +570,7 @@ func (a *sessionAggregate) emitClosed(tc *TaskContext, closed int64) error {
 				return err
 			}
 		}
-		a.dropSession(s)
+		a.dropSession(s, false)
 	}
 }
 

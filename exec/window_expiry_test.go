@@ -43,14 +43,7 @@ func TestExpiredWindowsWriteNoTombstones(t *testing.T) {
 				// Cutoff 13000: both windows at 0 expire.
 				{"ritz", 1, 25_000, []out{hotelOut("ritz", 20_000, 1, "1.0", 25_000)}},
 			}, -1, false)
-			if got := m.Metrics("CTAS_W").Expired.Load(); got != 2 {
-				t.Errorf("Expired = %d, want 2", got)
-			}
-			for _, c := range exec.ChangelogRecords(m, "CTAS_W-changelog") {
-				if c.Delete {
-					t.Errorf("changelog holds a tombstone for %x", c.Key)
-				}
-			}
+			expiredWithoutTombstones(t, m, 2)
 			if got := windowKeys(t, m); got != 2 {
 				t.Errorf("store holds %d windows after expiry, want 2", got)
 			}
@@ -64,13 +57,7 @@ func TestExpiredWindowsWriteNoTombstones(t *testing.T) {
 			if got := windowKeys(t, m); got != 2 {
 				t.Errorf("store holds %d windows after the restart, want 2", got)
 			}
-			expired := int64(2)
-			if wipe {
-				expired = 4
-			}
-			if got := m.Metrics("CTAS_W").Expired.Load(); got != expired {
-				t.Errorf("Expired after the restart = %d, want %d", got, expired)
-			}
+			expiredAgain(t, m, wipe, 2)
 			runScript(t, m, []booking{
 				{"savoy", 2, 25_001, []out{hotelOut("savoy", 20_000, 1, "2.0", 25_001)}},
 				{"ritz", 50, 9_000, nil}, // window 0: too late, not revived
@@ -131,18 +118,7 @@ func TestExpiredSessionsWriteNoTombstones(t *testing.T) {
 					// Cutoff 15000 with retention 30000: they expire now.
 					{"savoy", 2, 45_000, []out{sessOut("savoy", 45_000, 45_000, 1, "2.0", 45_000)}},
 				}, -1, false)
-				if got := m.Metrics("CTAS_W").Expired.Load(); got != 2 {
-					t.Errorf("Expired = %d, want 2", got)
-				}
-				changes := exec.ChangelogRecords(m, "CTAS_W-changelog")
-				if len(changes) == 0 {
-					t.Fatal("the changelog took nothing")
-				}
-				for _, c := range changes {
-					if c.Delete {
-						t.Errorf("changelog holds a tombstone for %x", c.Key)
-					}
-				}
+				expiredWithoutTombstones(t, m, 2)
 				if got := windowKeys(t, m); got != 2 {
 					t.Errorf("store holds %d keys after expiry, want 2 (the two live sessions)", got)
 				}
@@ -153,13 +129,7 @@ func TestExpiredSessionsWriteNoTombstones(t *testing.T) {
 				if got := windowKeys(t, m); got != 2 {
 					t.Errorf("store holds %d keys after the restart, want 2", got)
 				}
-				expired := int64(2)
-				if wipe {
-					expired = 4
-				}
-				if got := m.Metrics("CTAS_W").Expired.Load(); got != expired {
-					t.Errorf("Expired after the restart = %d, want %d", got, expired)
-				}
+				expiredAgain(t, m, wipe, 2)
 				runScript(t, m, []booking{
 					{"ritz", 50, 3_000, nil}, // the expired session's: too late, not revived
 					{"ritz", 3, 45_001, []out{sessOut("ritz", 40_000, 40_000, 0, "", 40_000), sessOut("ritz", 40_000, 45_001, 2, "4.0", 45_001)}},
@@ -196,14 +166,7 @@ func TestExpiredSlidingWindowsWriteNoTombstones(t *testing.T) {
 			// Retention and pruning age 12001: the windows ending at 1000
 			// and 5000 expire, and their records are pruned.
 			in("ritz", 40_000)
-			if got := m.Metrics("CTAS_W").Expired.Load(); got != 2 {
-				t.Errorf("Expired = %d, want 2", got)
-			}
-			for _, c := range exec.ChangelogRecords(m, "CTAS_W-changelog") {
-				if c.Delete {
-					t.Errorf("changelog holds a tombstone for %x", c.Key)
-				}
-			}
+			expiredWithoutTombstones(t, m, 2)
 			// ritz's window [30000, 40000], its index key by end, its
 			// record at 40000 and the record's index key by time.
 			if got := windowKeys(t, m); got != 4 {
@@ -216,13 +179,7 @@ func TestExpiredSlidingWindowsWriteNoTombstones(t *testing.T) {
 			if got := windowKeys(t, m); got != 4 {
 				t.Errorf("store holds %d keys after the restart, want 4", got)
 			}
-			expired := int64(2)
-			if wipe {
-				expired = 4
-			}
-			if got := m.Metrics("CTAS_W").Expired.Load(); got != expired {
-				t.Errorf("Expired after the restart = %d, want %d", got, expired)
-			}
+			expiredAgain(t, m, wipe, 2)
 			if got := send(t, m, "bookings", "ritz", `{"PRICE":1}`, 3_000); len(got) != 0 {
 				t.Errorf("a record for an expired window produced %v", got)
 			}
@@ -389,5 +346,36 @@ func checkStandby(t *testing.T, m *exec.MemoryRunner, topo *exec.Topology, wantE
 		if want := int64(len(exec.ChangelogRecords(m, spec.Changelog))); cp.ChangelogOffset != want {
 			t.Errorf("standby %s checkpoint at changelog offset %d, want %d", spec.Name, cp.ChangelogOffset, want)
 		}
+	}
+}
+
+// expiredWithoutTombstones checks that CTAS_W expired want windows or
+// sessions and that its changelog, which took writes, holds no tombstone.
+func expiredWithoutTombstones(t *testing.T, m *exec.MemoryRunner, want int64) {
+	t.Helper()
+	if got := m.Metrics("CTAS_W").Expired.Load(); got != want {
+		t.Errorf("Expired = %d, want %d", got, want)
+	}
+	changes := exec.ChangelogRecords(m, "CTAS_W-changelog")
+	if len(changes) == 0 {
+		t.Fatal("the changelog took nothing")
+	}
+	for _, c := range changes {
+		if c.Delete {
+			t.Errorf("changelog holds a tombstone for %x", c.Key)
+		}
+	}
+}
+
+// expiredAgain checks CTAS_W's Expired after a restart: the want expired
+// before it, twice that when the restart wiped the store and the restore
+// brought them back for the task to drop again as it opened.
+func expiredAgain(t *testing.T, m *exec.MemoryRunner, wipe bool, want int64) {
+	t.Helper()
+	if wipe {
+		want *= 2
+	}
+	if got := m.Metrics("CTAS_W").Expired.Load(); got != want {
+		t.Errorf("Expired after the restart = %d, want %d", got, want)
 	}
 }

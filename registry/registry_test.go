@@ -205,18 +205,8 @@ func TestCompatibilityLevels(t *testing.T) {
 				}
 			}
 			if tc.level != "" {
-				req, err := http.NewRequest(http.MethodPut, reg.URL()+"/config/orders-value", strings.NewReader(`{"compatibility":"`+tc.level+`"}`))
-				if err != nil {
-					t.Fatal(err)
-				}
-				req.Header.Set("Content-Type", "application/vnd.schemaregistry.v1+json")
-				resp, err := http.DefaultClient.Do(req)
-				if err != nil {
-					t.Fatal(err)
-				}
-				resp.Body.Close()
-				if resp.StatusCode != http.StatusOK {
-					t.Fatalf("PUT /config/orders-value: %s", resp.Status)
+				if code, body := httpDo(t, http.MethodPut, reg.URL()+"/config/orders-value", `{"compatibility":"`+tc.level+`"}`); code != http.StatusOK {
+					t.Fatalf("PUT /config/orders-value: %d %s", code, body)
 				}
 			}
 			cl, err := NewClient(reg.URL())
