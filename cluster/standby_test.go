@@ -68,49 +68,14 @@ func TestStandbyTakeover(t *testing.T) {
 	brokers := testkafka.Brokers(t)
 	in, out, svc := testkafka.Name(t, "clicks"), testkafka.Name(t, "per_user"), testkafka.Name(t, "svc")
 	conn := []kgo.Opt{kgo.SeedBrokers(strings.Split(brokers, ",")...)}
-	quiet := slog.New(slog.NewTextHandler(io.Discard, nil))
 	sql := fmt.Sprintf(`
 		CREATE STREAM %[1]s (user_id VARCHAR KEY, page VARCHAR) WITH (KAFKA_TOPIC='%[1]s', VALUE_FORMAT='JSON', PARTITIONS=2);
 		CREATE TABLE %[2]s AS SELECT user_id, COUNT(*) AS views FROM %[1]s GROUP BY user_id;`, in, out)
 	qid := "CTAS_" + out
 
-	type instance struct {
-		e *engine.Engine
-		r *Registry
-	}
-	start := func(id string) instance {
-		var reg atomic.Pointer[Registry]
-		e, err := engine.Open(context.Background(), engine.Config{ConnOpts: conn, DataDir: t.TempDir(), ServiceID: svc, Log: quiet,
-			Properties: map[string]string{"auto.offset.reset": "earliest", "commit.interval.ms": "100", "ksql.streams.num.standby.replicas": "1"},
-			OnPartitionsChange: func() {
-				if r := reg.Load(); r != nil {
-					r.Changed()
-				}
-			}})
-		if err != nil {
-			t.Fatal(err)
-		}
-		if _, err := e.Execute(context.Background(), sql); err != nil {
-			t.Fatal(err)
-		}
-		r, err := Start(context.Background(), Config{ConnOpts: conn, ServiceID: svc, InstanceID: id, URL: "http://" + id, Log: quiet, Interval: 200 * time.Millisecond,
-			Local:         func() map[string][]Partition { return EnginePartitions(e) },
-			LocalStandbys: func() map[string][]Partition { return EngineStandbys(e) },
-			OnInstances:   func(ins []Instance) { ApplyStandbys(e, ins) }})
-		if err != nil {
-			t.Fatal(err)
-		}
-		reg.Store(r)
-		return instance{e, r}
-	}
-	stop := func(i instance) {
-		if err := i.r.Close(); err != nil {
-			t.Error(err)
-		}
-		if err := i.e.Close(); err != nil {
-			t.Error(err)
-		}
-	}
+	type instance = standbyInstance
+	start := func(id string) instance { return startStandbyInstance(t, conn, svc, sql, id) }
+	stop := func(i instance) { i.stop(t) }
 	// With two instances on the ring each stands by for the other.
 	a := start("a")
 	defer stop(a)
@@ -255,4 +220,118 @@ func statusOf(t *testing.T, r *Registry, id string) Status {
 	}
 	t.Fatalf("no instance %s", id)
 	return Status{}
+}
+
+// standbyInstance is one instance of a service: an engine running a SQL
+// script with num.standby.replicas=1, and its registry.
+type standbyInstance struct {
+	e *engine.Engine
+	r *Registry
+}
+
+func startStandbyInstance(t *testing.T, conn []kgo.Opt, svc, sql, id string) standbyInstance {
+	t.Helper()
+	quiet := slog.New(slog.NewTextHandler(io.Discard, nil))
+	var reg atomic.Pointer[Registry]
+	e, err := engine.Open(context.Background(), engine.Config{ConnOpts: conn, DataDir: t.TempDir(), ServiceID: svc, Log: quiet,
+		Properties: map[string]string{"auto.offset.reset": "earliest", "commit.interval.ms": "100", "ksql.streams.num.standby.replicas": "1"},
+		OnPartitionsChange: func() {
+			if r := reg.Load(); r != nil {
+				r.Changed()
+			}
+		}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := e.Execute(context.Background(), sql); err != nil {
+		t.Fatal(err)
+	}
+	r, err := Start(context.Background(), Config{ConnOpts: conn, ServiceID: svc, InstanceID: id, URL: "http://" + id, Log: quiet, Interval: 200 * time.Millisecond,
+		Local:         func() map[string][]Partition { return EnginePartitions(e) },
+		LocalStandbys: func() map[string][]Partition { return EngineStandbys(e) },
+		OnInstances:   func(ins []Instance) { ApplyStandbys(e, ins) }})
+	if err != nil {
+		t.Fatal(err)
+	}
+	reg.Store(r)
+	return standbyInstance{e, r}
+}
+
+func (i standbyInstance) stop(t *testing.T) {
+	t.Helper()
+	if err := i.r.Close(); err != nil {
+		t.Error(err)
+	}
+	if err := i.e.Close(); err != nil {
+		t.Error(err)
+	}
+}
+
+// TestStandbyDropsExpiredWindows runs a tumbling count of 1 s windows on
+// two instances standing by for each other, over a minute of event time.
+// The owner expires windows without changelog tombstones; the standby of
+// its partition must drop them too, and end up holding exactly the
+// windows the owner holds (committed), not every window there ever was.
+func TestStandbyDropsExpiredWindows(t *testing.T) {
+	brokers := testkafka.Brokers(t)
+	in, out, svc := testkafka.Name(t, "clicks"), testkafka.Name(t, "per_user_1s"), testkafka.Name(t, "svc")
+	conn := []kgo.Opt{kgo.SeedBrokers(strings.Split(brokers, ",")...)}
+	sql := fmt.Sprintf(`
+		CREATE STREAM %[1]s (user_id VARCHAR KEY, page VARCHAR) WITH (KAFKA_TOPIC='%[1]s', VALUE_FORMAT='JSON', PARTITIONS=2);
+		CREATE TABLE %[2]s AS SELECT user_id, COUNT(*) AS views FROM %[1]s
+		  WINDOW TUMBLING (SIZE 1 SECOND, GRACE PERIOD 0 SECONDS) GROUP BY user_id;`, in, out)
+	a := startStandbyInstance(t, conn, svc, sql, "a")
+	defer a.stop(t)
+	b := startStandbyInstance(t, conn, svc, sql, "b")
+	defer b.stop(t)
+	running := func(i standbyInstance) []exec.TaskInfo { return i.e.Queries()[0].Partitions() }
+	testkafka.Await(t, 60*time.Second, "one partition each, running", func() bool {
+		pa, pb := running(a), running(b)
+		return len(pa) == 1 && len(pb) == 1 && pa[0].State == exec.TaskRunning && pb[0].State == exec.TaskRunning
+	})
+	moved := running(b)[0].Partition
+	testkafka.Await(t, 30*time.Second, "a standing by for b's partition", func() bool {
+		return cmp.Equal(a.e.Queries()[0].Standbys(), []exec.TaskInfo{{Topic: in, Partition: moved, State: exec.TaskStandby}})
+	})
+	// 3,000 records of 50 users, 20 ms of event time apart: a minute,
+	// sixty windows per user, of which the last one or two are live. They
+	// go in batches of two seconds, each counted and committed before the
+	// next, so that the windows reach the changelog before they expire
+	// (a window that expires within a commit interval is never written).
+	base := time.Now().Add(-time.Hour).Truncate(time.Second)
+	qa, qb := a.e.Queries()[0], b.e.Queries()[0]
+	for batch := range 30 {
+		var recs []*kgo.Record
+		for i := batch * 100; i < (batch+1)*100; i++ {
+			recs = append(recs, &kgo.Record{Topic: in, Key: []byte(fmt.Sprintf("user%d", i%50)), Value: []byte(`{"page":"home"}`),
+				Timestamp: base.Add(time.Duration(i) * 20 * time.Millisecond)})
+		}
+		testkafka.Produce(t, brokers, recs...)
+		testkafka.Await(t, 60*time.Second, "the batch counted", func() bool {
+			return qa.Metrics.RecordsIn.Load()+qb.Metrics.RecordsIn.Load() >= int64((batch+1)*100)
+		})
+		time.Sleep(150 * time.Millisecond) // a commit interval and more
+	}
+	store := qa.Plan.Topology.Stores[0].Name
+	keys := func(e *engine.Engine) []string {
+		var ks []string
+		err := e.DB().Store(store, moved).RangeCommitted(nil, func(k, _ []byte) bool {
+			ks = append(ks, fmt.Sprintf("%x", k))
+			return true
+		})
+		if err != nil {
+			return nil
+		}
+		return ks
+	}
+	var owner, standby []string
+	testkafka.Await(t, 60*time.Second, "the standby holding the owner's windows", func() bool {
+		owner, standby = keys(b.e), keys(a.e)
+		return len(owner) > 0 && cmp.Equal(owner, standby)
+	})
+	// Each user of the partition had about sixty windows, of which one or
+	// two are live: the standby applied many more than it keeps.
+	if applied := qa.Metrics.StandbyRecords.Load(); applied < 10*int64(len(standby)) {
+		t.Errorf("the standby applied %d changelog records and holds %d keys: want most windows dropped", applied, len(standby))
+	}
 }
