@@ -305,9 +305,17 @@ func (j *joinOp) Open(tc *TaskContext) error {
 				}
 			}
 			// Rows expired without tombstones that a restore brought
-			// back go before the first record.
-			if err := j.expireRows(i); err != nil {
+			// back go before the first record, unless an outer side
+			// still has a row among them waiting to be emitted alone:
+			// closeWindows emits it first, then expires.
+			waiting, err := j.pendingAmongExpired(i)
+			if err != nil {
 				return err
+			}
+			if !waiting {
+				if err := j.expireRows(i, tc.StreamTime); err != nil {
+					return err
+				}
 			}
 		}
 	}
@@ -872,11 +880,32 @@ func (j *joinOp) closeWindows(tc *TaskContext) error {
 				}
 			}
 		}
-		if err := j.expireRows(side); err != nil {
+		if err := j.expireRows(side, tc.StreamTime); err != nil {
 			return err
 		}
 	}
 	return nil
+}
+
+// pendingAmongExpired reports whether an outer side's store holds a row
+// that waits to be emitted alone (its pending key) among the rows the
+// side no longer keeps. The owner emits such rows before it expires
+// them, so normally there is none; one edge (a side whose lookback is 0)
+// can leave one.
+func (j *joinOp) pendingAmongExpired(side int) (bool, error) {
+	if !j.node.Type.outer(side) || j.node.Legacy || j.observed[side] == math.MinInt64 {
+		return false, nil
+	}
+	limit := j.observed[side] - j.retention() + 1
+	found := false
+	err := j.stores[side].RangeBetween([]byte{joinPendingTag}, appendTime([]byte{joinPendingTag}, limit), func(_, _ []byte) bool {
+		found = true
+		return false
+	})
+	if err != nil {
+		return false, fmt.Errorf("join %s: read pending rows: %w", j.node.Text, err)
+	}
+	return found, nil
 }
 
 // expireRows forgets the rows a stream side no longer keeps (see
@@ -885,12 +914,20 @@ func (j *joinOp) closeWindows(tc *TaskContext) error {
 // compact,delete and ages them out. A restore may bring some back; the
 // side's observed time comes back with them, so they match nothing
 // (Process bounds matches by it), and Open expires them again.
-func (j *joinOp) expireRows(side int) error {
+//
+// An outer side keeps a row until its window has closed at streamTime
+// too, so that closeWindows emits it alone first when it found no match:
+// with a lookback of 0 on the other side its time can pass retention
+// before its window closes.
+func (j *joinOp) expireRows(side int, streamTime int64) error {
 	s := j.stores[side]
 	if j.observed[side] == math.MinInt64 {
 		return nil
 	}
 	limit := j.observed[side] - j.retention() + 1
+	if n := j.node; n.Type.outer(side) && !n.Legacy {
+		limit = min(limit, streamTime-j.lookback(side)-n.Grace)
+	}
 	if x := j.kept[side]; x != nil {
 		// The index knows the rows by time: delete them where they
 		// are, with no scan of the expiry keys.

@@ -57,6 +57,29 @@ var joinCases = []struct {
 		"R": {"data x@100", "newest @100"},
 	},
 }, {
+	// A LEFT JOIN WITHIN 0 BEFORE, 10 AFTER, GRACE 5: a left row's time
+	// passes retention (before + after + grace) as its window closes, so
+	// it is kept until the row has been emitted alone.
+	name: "stream-stream-no-lookback",
+	node: &JoinNode{
+		Type:   LeftJoin,
+		Left:   JoinSide{Name: "L", Width: 2, Store: "L"},
+		Right:  JoinSide{Name: "R", Width: 2, Store: "R"},
+		Before: 0, After: 10, Grace: 5,
+	},
+	in: []joinIn{
+		{0, "a", "l1", 0, false}, {0, "b", "l2", 15, false}, // l1 past retention, its window still open
+		{1, "x", "r1", 16, false}, // l1's window closes
+		{1, "y", "r2", 40, false}, {0, "c", "l3", 41, false}, // commit after these
+		{1, "c", "r3", 45, false}, // matches l3
+		{0, "d", "l4", 80, false},
+	},
+	want: []string{"l1 <nil> @0", "l2 <nil> @15", "l3 r3 @45"},
+	stored: map[string][]string{
+		"L": {"data d@80", "pending d@80", "newest @80"},
+		"R": {"data c@45", "data y@40", "newest @45"},
+	},
+}, {
 	// A stream LEFT JOIN a table: the table's row changes and goes between
 	// the stream's lookups of it.
 	name: "stream-table",
