@@ -69,7 +69,7 @@ var joinCases = []struct {
 	},
 	in: []joinIn{
 		{0, "a", "l1", 0, false}, {0, "b", "l2", 15, false}, // l1 past retention, its window still open
-		{1, "x", "r1", 16, false}, // l1's window closes
+		{1, "x", "r1", 16, false},                            // l1's window closes
 		{1, "y", "r2", 40, false}, {0, "c", "l3", 41, false}, // commit after these
 		{1, "c", "r3", 45, false}, // matches l3
 		{0, "d", "l4", 80, false},
