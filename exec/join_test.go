@@ -641,3 +641,60 @@ func TestJoinRowReuse(t *testing.T) {
 		}
 	}
 }
+
+// TestJoinOpenKeepsRowsWaitingToBeEmitted: a task may commit a left row
+// whose window has closed before closeWindows emitted it alone (its
+// pending key). The next open must not expire it with the rows past
+// retention: the first AdvanceTime emits it, then forgets it.
+func TestJoinOpenKeepsRowsWaitingToBeEmitted(t *testing.T) {
+	node := &JoinNode{
+		Type:   LeftJoin,
+		Left:   JoinSide{Name: "L", Width: 2, Store: "L"},
+		Right:  JoinSide{Name: "R", Width: 2, Store: "R"},
+		Before: 0, After: 10, Grace: 5,
+	}
+	db := openState(t, t.TempDir())
+	defer func() { _ = db.Close() }()
+	var out []string
+	sink := &countingOp{fn: func(r *Row) { out = append(out, fmt.Sprintf("%v %v @%d", r.Cols[1], r.Cols[3], r.Ts)) }}
+	tc := &TaskContext{QueryID: "q", Metrics: &Metrics{}, Log: quietLog, stores: map[string]*state.Store{}}
+	open := func() SideOperator {
+		for _, name := range node.StoreNames() {
+			tc.stores[name] = db.Store(name, 0)
+		}
+		op, err := node.New(sink)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := op.Open(tc); err != nil {
+			t.Fatal(err)
+		}
+		return op.(SideOperator)
+	}
+	op := open()
+	// Processed, committed, stopped before an AdvanceTime: l1's window
+	// closes at stream time 16, where its time is past retention too.
+	for _, r := range []joinIn{{0, "a", "l1", 0, false}, {0, "b", "l2", 15, false}} {
+		tc.StreamTime = r.ts
+		if err := op.ProcessSide(tc, r.side, &Row{Cols: []any{r.key, r.val}, Ts: r.ts}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for _, name := range node.StoreNames() {
+		_ = tc.stores[name].Pending()
+		if err := tc.stores[name].Commit(state.Checkpoint{}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := op.Close(); err != nil {
+		t.Fatal(err)
+	}
+	tc.StreamTime = 16
+	op = open()
+	if err := op.AdvanceTime(tc); err != nil {
+		t.Fatal(err)
+	}
+	if diff := cmp.Diff([]string{"l1 <nil> @0"}, out); diff != "" {
+		t.Errorf("output (-want +got):\n%s", diff)
+	}
+}
