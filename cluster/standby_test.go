@@ -93,15 +93,8 @@ func TestStandbyTakeover(t *testing.T) {
 		testkafka.Produce(t, brokers, recs...)
 	}
 
-	running := func(i instance) []exec.TaskInfo { return i.e.Queries()[0].Partitions() }
-	testkafka.Await(t, 60*time.Second, "one partition each, running", func() bool {
-		pa, pb := running(a), running(b)
-		return len(pa) == 1 && len(pb) == 1 && pa[0].State == exec.TaskRunning && pb[0].State == exec.TaskRunning
-	})
-	moved := running(b)[0].Partition
-	testkafka.Await(t, 30*time.Second, "a standing by for b's partition", func() bool {
-		return cmp.Equal(a.e.Queries()[0].Standbys(), []exec.TaskInfo{{Topic: in, Partition: moved, State: exec.TaskStandby}})
-	})
+	running := func(i instance) []exec.TaskInfo { return i.running() }
+	moved := awaitStandingBy(t, a, b, in)
 	for range 4 {
 		batch(1000)
 	}
@@ -257,6 +250,24 @@ func startStandbyInstance(t *testing.T, conn []kgo.Opt, svc, sql, id string) sta
 	return standbyInstance{e, r}
 }
 
+// running lists the partitions the instance's first query runs.
+func (i standbyInstance) running() []exec.TaskInfo { return i.e.Queries()[0].Partitions() }
+
+// awaitStandingBy waits until a and b run one partition of topic each and
+// a stands by for b's, and returns b's.
+func awaitStandingBy(t *testing.T, a, b standbyInstance, topic string) int32 {
+	t.Helper()
+	testkafka.Await(t, 60*time.Second, "one partition each, running", func() bool {
+		pa, pb := a.running(), b.running()
+		return len(pa) == 1 && len(pb) == 1 && pa[0].State == exec.TaskRunning && pb[0].State == exec.TaskRunning
+	})
+	moved := b.running()[0].Partition
+	testkafka.Await(t, 30*time.Second, "a standing by for b's partition", func() bool {
+		return cmp.Equal(a.e.Queries()[0].Standbys(), []exec.TaskInfo{{Topic: topic, Partition: moved, State: exec.TaskStandby}})
+	})
+	return moved
+}
+
 func (i standbyInstance) stop(t *testing.T) {
 	t.Helper()
 	if err := i.r.Close(); err != nil {
@@ -284,15 +295,7 @@ func TestStandbyDropsExpiredWindows(t *testing.T) {
 	defer a.stop(t)
 	b := startStandbyInstance(t, conn, svc, sql, "b")
 	defer b.stop(t)
-	running := func(i standbyInstance) []exec.TaskInfo { return i.e.Queries()[0].Partitions() }
-	testkafka.Await(t, 60*time.Second, "one partition each, running", func() bool {
-		pa, pb := running(a), running(b)
-		return len(pa) == 1 && len(pb) == 1 && pa[0].State == exec.TaskRunning && pb[0].State == exec.TaskRunning
-	})
-	moved := running(b)[0].Partition
-	testkafka.Await(t, 30*time.Second, "a standing by for b's partition", func() bool {
-		return cmp.Equal(a.e.Queries()[0].Standbys(), []exec.TaskInfo{{Topic: in, Partition: moved, State: exec.TaskStandby}})
-	})
+	moved := awaitStandingBy(t, a, b, in)
 	// 3,000 records of 50 users, 20 ms of event time apart: a minute,
 	// sixty windows per user, of which the last one or two are live. They
 	// go in batches of two seconds, each counted and committed before the
