@@ -125,6 +125,38 @@ func (e *Engine) deleteGroup(ctx context.Context, group string) error {
 	return nil
 }
 
+// deleteOwnGroup deletes the consumer group of a query this instance ran
+// alone (a push query's), waiting out its own consumer's leave and the
+// coordinator's transient errors: a broker may still count the member
+// that has just left (NonEmptyGroup), or be moving the group's
+// coordinator, and a group given up on then would stay behind for good.
+func (e *Engine) deleteOwnGroup(ctx context.Context, group string) error {
+	// A leave takes a round trip; one that never comes (the member is
+	// expelled at its session timeout) is not waited for.
+	ctx, cancel := context.WithTimeout(ctx, 10*time.Second)
+	defer cancel()
+	wait := 50 * time.Millisecond
+	for {
+		resp, err := e.adm.DeleteGroups(ctx, group)
+		if err == nil {
+			r, ok := resp[group]
+			switch {
+			case !ok || r.Err == nil || errors.Is(r.Err, kerr.GroupIDNotFound):
+				return nil
+			case !errors.Is(r.Err, kerr.NonEmptyGroup) && !kerr.IsRetriable(r.Err):
+				return fmt.Errorf("delete group %s: %w", group, r.Err)
+			}
+			err = r.Err
+		}
+		select {
+		case <-ctx.Done():
+			return fmt.Errorf("delete group %s: %w", group, err)
+		case <-time.After(wait):
+		}
+		wait = min(2*wait, time.Second)
+	}
+}
+
 // wipeStores deletes every partition of the query's state stores from
 // the local database: the ones on disk and the ones its tasks opened.
 func (e *Engine) wipeStores(q *Query) error {

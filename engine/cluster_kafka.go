@@ -204,7 +204,7 @@ func (k *kafkaCluster) startTransient(ctx context.Context, plan *planner.Query, 
 		// The group was the query's alone: its offsets go with it.
 		dctx, cancel := context.WithTimeout(context.Background(), cleanupTimeout)
 		defer cancel()
-		if err := k.e.deleteGroup(dctx, group); err != nil {
+		if err := k.e.deleteOwnGroup(dctx, group); err != nil {
 			k.e.log.Debug("push query's consumer group not deleted", "query", plan.ID, "err", err)
 		}
 	}, nil
