@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"math/big"
 	"slices"
-	"strconv"
 	"strings"
 	"sync"
 	"time"
@@ -879,22 +878,14 @@ func fromAvro(v any, t types.Type, s avro.Schema) (any, error) {
 			return float64(n), nil
 		}
 	case types.String:
-		// ksqlDB reads a number or a boolean the writer's schema has
-		// where a STRING column is declared as its Java text.
 		switch x := v.(type) {
 		case string:
 			return x, nil
 		case []byte:
 			return string(x), nil
-		case bool:
-			return strconv.FormatBool(x), nil
-		case float64:
-			return types.FormatDouble(x), nil
-		case float32:
-			return types.FormatFloat32(x), nil
 		}
-		if n, ok := avroInt(v); ok {
-			return strconv.FormatInt(n, 10), nil
+		if text, ok := javaText(v); ok {
+			return text, nil
 		}
 	case types.Bytes:
 		switch x := v.(type) {

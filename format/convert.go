@@ -531,3 +531,24 @@ func jsonDouble(f float64) any {
 	}
 	return json.Number(types.FormatDouble(f))
 }
+
+// javaText is a number or boolean a writer's schema has, read into a
+// STRING column, as ksqlDB reads it there (Java's toString: 10, 1.5E10,
+// a float's own shortest digits, true); ok is false for anything else.
+func javaText(v any) (text string, ok bool) {
+	switch x := v.(type) {
+	case bool:
+		return strconv.FormatBool(x), true
+	case int:
+		return strconv.Itoa(x), true
+	case int32:
+		return strconv.FormatInt(int64(x), 10), true
+	case int64:
+		return strconv.FormatInt(x, 10), true
+	case float32:
+		return types.FormatFloat32(x), true
+	case float64:
+		return types.FormatDouble(x), true
+	}
+	return "", false
+}

@@ -3,7 +3,6 @@ package format
 import (
 	"fmt"
 	"math/big"
-	"strconv"
 	"strings"
 	"time"
 
@@ -123,14 +122,9 @@ func protoScalar(x any, t types.Type) (any, error) {
 			return s, nil
 		case []byte:
 			return string(s), nil
-		case bool:
-			return strconv.FormatBool(s), nil
-		case int64:
-			return strconv.FormatInt(s, 10), nil
-		case float64:
-			return types.FormatDouble(s), nil
-		case float32:
-			return types.FormatFloat32(s), nil
+		}
+		if text, ok := javaText(x); ok {
+			return text, nil
 		}
 	case types.Bytes:
 		switch s := x.(type) {
