@@ -308,7 +308,7 @@ func (j *joinOp) Open(tc *TaskContext) error {
 			// back go before the first record, unless an outer side
 			// still has a row among them waiting to be emitted alone:
 			// closeWindows emits it first, then expires.
-			waiting, err := j.pendingAmongExpired(i)
+			waiting, err := j.pendingAmongExpired(i, tc.StreamTime)
 			if err != nil {
 				return err
 			}
@@ -892,11 +892,11 @@ func (j *joinOp) closeWindows(tc *TaskContext) error {
 // side no longer keeps. The owner emits such rows before it expires
 // them, so normally there is none; one edge (a side whose lookback is 0)
 // can leave one.
-func (j *joinOp) pendingAmongExpired(side int) (bool, error) {
+func (j *joinOp) pendingAmongExpired(side int, streamTime int64) (bool, error) {
 	if !j.node.Type.outer(side) || j.node.Legacy || j.observed[side] == math.MinInt64 {
 		return false, nil
 	}
-	limit := j.observed[side] - j.retention() + 1
+	limit := j.expiryLimit(side, streamTime)
 	found := false
 	err := j.stores[side].RangeBetween([]byte{joinPendingTag}, appendTime([]byte{joinPendingTag}, limit), func(_, _ []byte) bool {
 		found = true
@@ -906,6 +906,17 @@ func (j *joinOp) pendingAmongExpired(side int) (bool, error) {
 		return false, fmt.Errorf("join %s: read pending rows: %w", j.node.Text, err)
 	}
 	return found, nil
+}
+
+// expiryLimit is the time below which a stream side forgets its rows:
+// observed - retention + 1, and for an outer side also below the window
+// closed at streamTime (see expireRows).
+func (j *joinOp) expiryLimit(side int, streamTime int64) int64 {
+	limit := j.observed[side] - j.retention() + 1
+	if n := j.node; n.Type.outer(side) && !n.Legacy {
+		limit = min(limit, streamTime-j.lookback(side)-n.Grace)
+	}
+	return limit
 }
 
 // expireRows forgets the rows a stream side no longer keeps (see
@@ -924,10 +935,7 @@ func (j *joinOp) expireRows(side int, streamTime int64) error {
 	if j.observed[side] == math.MinInt64 {
 		return nil
 	}
-	limit := j.observed[side] - j.retention() + 1
-	if n := j.node; n.Type.outer(side) && !n.Legacy {
-		limit = min(limit, streamTime-j.lookback(side)-n.Grace)
-	}
+	limit := j.expiryLimit(side, streamTime)
 	if x := j.kept[side]; x != nil {
 		// The index knows the rows by time: delete them where they
 		// are, with no scan of the expiry keys.
