@@ -151,7 +151,7 @@ func (e *Embedded) incompatible(subject string, body []byte) string {
 	if e.get("/config/"+url.PathEscape(subject), &cfg) != nil {
 		cfg.Level = sr.CompatBackward
 	}
-	var backward, forward, transitive bool
+	var backward, forward bool
 	switch cfg.Level {
 	case sr.CompatNone:
 		return ""
@@ -162,7 +162,7 @@ func (e *Embedded) incompatible(subject string, body []byte) string {
 	default:
 		backward = true
 	}
-	transitive = cfg.Level == sr.CompatBackwardTransitive || cfg.Level == sr.CompatForwardTransitive || cfg.Level == sr.CompatFullTransitive
+	transitive := cfg.Level == sr.CompatBackwardTransitive || cfg.Level == sr.CompatForwardTransitive || cfg.Level == sr.CompatFullTransitive
 	versions := []string{"latest"}
 	if transitive {
 		var all []int
@@ -192,14 +192,13 @@ func (e *Embedded) incompatible(subject string, body []byte) string {
 			continue
 		}
 		if backward {
-			if err := compat.Compatible(next, old); err != nil {
-				return fmt.Sprintf("Schema being registered is incompatible with an earlier schema for subject %q (%s): %v", subject, cfg.Level, err)
-			}
+			err = compat.Compatible(next, old)
 		}
-		if forward {
-			if err := compat.Compatible(old, next); err != nil {
-				return fmt.Sprintf("Schema being registered is incompatible with an earlier schema for subject %q (%s): %v", subject, cfg.Level, err)
-			}
+		if err == nil && forward {
+			err = compat.Compatible(old, next)
+		}
+		if err != nil {
+			return fmt.Sprintf("Schema being registered is incompatible with an earlier schema for subject %q (%s): %v", subject, cfg.Level, err)
 		}
 	}
 	return ""
